@@ -1,0 +1,112 @@
+package profiles
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+)
+
+//go:embed *.yaml
+var builtin embed.FS
+
+// ValidationError carries every field error of an invalid profile.
+type ValidationError struct {
+	// Source names where the profile came from.
+	Source string
+	// Errs lists every field error, with its path.
+	Errs field.ErrorList
+}
+
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "invalid profile %s: %d error(s):", e.Source, len(e.Errs))
+	for _, fe := range e.Errs {
+		b.WriteString("\n  ")
+		b.WriteString(fe.Error())
+	}
+	return b.String()
+}
+
+// Names lists the built-in profiles, sorted.
+func Names() []string {
+	entries, _ := fs.ReadDir(builtin, ".")
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Builtin returns the raw YAML of a built-in profile.
+func Builtin(name string) ([]byte, error) {
+	data, err := builtin.ReadFile(name + ".yaml")
+	if err != nil {
+		return nil, fmt.Errorf("no built-in profile %q (have: %s)", name, strings.Join(Names(), ", "))
+	}
+	return data, nil
+}
+
+// Load resolves ref as a built-in profile name or, if it contains a path
+// separator or ends in .yaml/.yml, as a file, then decodes, defaults and
+// validates it.
+func Load(ref string) (*Profile, error) {
+	if strings.ContainsRune(ref, os.PathSeparator) || strings.HasSuffix(ref, ".yaml") || strings.HasSuffix(ref, ".yml") {
+		data, err := os.ReadFile(ref)
+		if err != nil {
+			return nil, fmt.Errorf("reading profile: %w", err)
+		}
+		return Parse(path.Base(ref), data)
+	}
+	data, err := Builtin(ref)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(ref, data)
+}
+
+// Parse decodes a profile strictly (an unknown field is an error), applies
+// defaults and validates it, returning a *ValidationError listing every
+// problem at once.
+func Parse(source string, data []byte) (*Profile, error) {
+	var p Profile
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &ValidationError{Source: source, Errs: field.ErrorList{field.Required(field.NewPath("apiVersion"), "empty document")}}
+	}
+	if err := yaml.UnmarshalStrict(data, &p); err != nil {
+		return nil, &ValidationError{Source: source, Errs: field.ErrorList{field.Invalid(field.NewPath("(document)"), "", decodeMessage(err))}}
+	}
+	SetDefaults(&p)
+	if errs := Validate(&p); len(errs) > 0 {
+		return nil, &ValidationError{Source: source, Errs: errs}
+	}
+	return &p, nil
+}
+
+// decodeMessage strips the yaml library's wrapping so the message names the
+// offending field plainly.
+func decodeMessage(err error) string {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "error unmarshaling JSON: while decoding JSON: ")
+	return msg
+}
+
+// IsValidation reports whether err is a profile validation error.
+func IsValidation(err error) bool {
+	var ve *ValidationError
+	return errors.As(err, &ve)
+}
+
+// Marshal renders a resolved profile as YAML.
+func Marshal(p *Profile) ([]byte, error) {
+	return yaml.Marshal(p)
+}

@@ -1,0 +1,293 @@
+// Package profiles holds stormbench's storm profiles: the typed, versioned
+// YAML format, the strict loader with field-path validation, and the built-in
+// profiles embedded from this directory.
+package profiles
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// APIVersion and Kind identify a StormProfile document.
+const (
+	APIVersion = "stormbench.io/v1alpha1"
+	Kind       = "StormProfile"
+)
+
+// Storm kinds.
+const (
+	StormKubelet = "kubelet"
+	StormRuntime = "runtime"
+	StormReboot  = "reboot"
+)
+
+// GateChangeContainerStatusOnKubeletRestart is KEP-4781's feature gate. When
+// true (the legacy behaviour before 1.35), a restarting kubelet resets the
+// readiness of every probed container; when false it preserves it.
+const GateChangeContainerStatusOnKubeletRestart = "ChangeContainerStatusOnKubeletRestart"
+
+// KnownGates lists the feature gates a profile may set, with their 1.36 defaults.
+var KnownGates = map[string]bool{
+	GateChangeContainerStatusOnKubeletRestart: false,
+}
+
+// Profile is one StormProfile document: a fleet, its timing, and optionally a
+// storm with its variants, measurements and CI gates.
+type Profile struct {
+	// APIVersion must be stormbench.io/v1alpha1.
+	APIVersion string `json:"apiVersion"`
+	// Kind must be StormProfile.
+	Kind string `json:"kind"`
+	// Metadata names and describes the profile.
+	Metadata Metadata `json:"metadata"`
+	// Seed drives every random choice (node selection, downtimes), so two
+	// runs with the same seed restart the same nodes at the same offsets.
+	Seed int64 `json:"seed,omitempty"`
+	// Fleet describes the simulated nodes and the workloads on them.
+	Fleet Fleet `json:"fleet"`
+	// Timing holds heartbeat and node-lifecycle timing of the control plane.
+	Timing Timing `json:"timing,omitempty"`
+	// ControlPlane tunes the embedded control plane; ignored with --kubeconfig.
+	ControlPlane ControlPlane `json:"controlPlane,omitempty"`
+	// Storm describes the restarts to run. A profile without a storm only
+	// provisions the fleet.
+	Storm *Storm `json:"storm,omitempty"`
+	// Variants are named feature-gate settings run one after another on the
+	// same fleet with the same seed. Without variants, one variant named
+	// "default" runs with the storm's feature gates.
+	Variants []Variant `json:"variants,omitempty"`
+	// Repetitions repeats every variant; default 1.
+	Repetitions int `json:"repetitions,omitempty"`
+	// Measurements enables and configures measurements by name.
+	Measurements Measurements `json:"measurements,omitempty"`
+	// Gates are CI thresholds checked by `stormbench gate`.
+	Gates *Gates `json:"gates,omitempty"`
+}
+
+// Metadata names a profile.
+type Metadata struct {
+	// Name is the profile's name, a DNS label.
+	Name string `json:"name"`
+	// Description says what the profile is for.
+	Description string `json:"description,omitempty"`
+}
+
+// Fleet describes the KWOK nodes and the workload mix.
+type Fleet struct {
+	// Nodes is the number of KWOK nodes.
+	Nodes int `json:"nodes"`
+	// PodsPerNode is the target pod density; workload replicas are derived
+	// from it (nodes × podsPerNode pods in all, DaemonSet pods included).
+	PodsPerNode int `json:"podsPerNode"`
+	// Workloads is the mix of templates from workloads/. Empty means the
+	// default mix.
+	Workloads []WorkloadShare `json:"workloads,omitempty"`
+	// NodeCPU is each node's CPU capacity; default "32".
+	NodeCPU string `json:"nodeCPU,omitempty"`
+	// NodeMemory is each node's memory capacity; default "256Gi".
+	NodeMemory string `json:"nodeMemory,omitempty"`
+	// MaxPodsPerNode is each node's pod capacity; default podsPerNode×2+10.
+	MaxPodsPerNode int `json:"maxPodsPerNode,omitempty"`
+	// TolerationSeconds is the not-ready/unreachable NoExecute toleration
+	// put on workload pods; default 300, the API server's default.
+	TolerationSeconds *int64 `json:"tolerationSeconds,omitempty"`
+	// CreateParallelism bounds concurrent create requests; default 32.
+	CreateParallelism int `json:"createParallelism,omitempty"`
+	// QPS is the harness client's QPS; default 500.
+	QPS float32 `json:"qps,omitempty"`
+	// Burst is the harness client's burst; default 1000.
+	Burst int `json:"burst,omitempty"`
+	// ReadyTimeout bounds the wait for every node and pod to be Ready;
+	// default 10m.
+	ReadyTimeout metav1.Duration `json:"readyTimeout,omitempty"`
+}
+
+// WorkloadShare puts one workload template into the mix.
+type WorkloadShare struct {
+	// Template names a template in workloads/ (without .yaml).
+	Template string `json:"template"`
+	// Share is this template's relative weight among non-DaemonSet pods.
+	// DaemonSets ignore it: they run one pod per node.
+	Share int `json:"share,omitempty"`
+	// Replicas is the pod count of one object (Deployment, StatefulSet);
+	// default 10. The number of objects follows from share and density.
+	Replicas int `json:"replicas,omitempty"`
+}
+
+// Timing sets heartbeat and node-lifecycle timing.
+type Timing struct {
+	// HeartbeatFactor multiplies lease duration, status update frequency and
+	// grace period, as kwokctl's --heartbeat-factor does; default 1
+	// (kubelet-like timing). Values above 1 relax heartbeats for large fleets.
+	HeartbeatFactor float64 `json:"heartbeatFactor,omitempty"`
+	// NodeLeaseDurationSeconds is the node lease duration; default 40.
+	NodeLeaseDurationSeconds int `json:"nodeLeaseDurationSeconds,omitempty"`
+	// NodeStatusUpdateFrequency is how often KWOK updates node status;
+	// default 10s.
+	NodeStatusUpdateFrequency metav1.Duration `json:"nodeStatusUpdateFrequency,omitempty"`
+	// NodeMonitorGracePeriod is the KCM's --node-monitor-grace-period;
+	// default 50s (the 1.36 default).
+	NodeMonitorGracePeriod metav1.Duration `json:"nodeMonitorGracePeriod,omitempty"`
+	// NodeMonitorPeriod is the KCM's --node-monitor-period; default 5s.
+	NodeMonitorPeriod metav1.Duration `json:"nodeMonitorPeriod,omitempty"`
+}
+
+// ControlPlane tunes the embedded control plane.
+type ControlPlane struct {
+	// MaxRequestsInflight is kube-apiserver's --max-requests-inflight;
+	// 0 keeps the default (400).
+	MaxRequestsInflight int `json:"maxRequestsInflight,omitempty"`
+	// MaxMutatingRequestsInflight is kube-apiserver's
+	// --max-mutating-requests-inflight; 0 keeps the default (200).
+	MaxMutatingRequestsInflight int `json:"maxMutatingRequestsInflight,omitempty"`
+	// ControllerQPS is the KCM's and scheduler's --kube-api-qps; default 100.
+	ControllerQPS int `json:"controllerQPS,omitempty"`
+	// ControllerBurst is the KCM's and scheduler's --kube-api-burst;
+	// default 200.
+	ControllerBurst int `json:"controllerBurst,omitempty"`
+	// KwokNodeLeaseParallelism and KwokParallelism tune the kwok controller;
+	// 0 keeps kwok's defaults.
+	KwokNodeLeaseParallelism int `json:"kwokNodeLeaseParallelism,omitempty"`
+	// KwokParallelism is the kwok controller's pod/node play-stage parallelism.
+	KwokParallelism int `json:"kwokParallelism,omitempty"`
+}
+
+// Storm describes one restart storm.
+type Storm struct {
+	// Kind is kubelet, runtime or reboot.
+	Kind string `json:"kind"`
+	// Select chooses the nodes to restart.
+	Select Selection `json:"select"`
+	// Waves spreads restarts over time.
+	Waves Waves `json:"waves,omitempty"`
+	// Downtime is how long each node's kubelet (or runtime, or the node) is
+	// down.
+	Downtime Distribution `json:"downtime"`
+	// InitDuration is how long a restarted node stays NotReady after its
+	// kubelet starts, before it reports Ready.
+	InitDuration metav1.Duration `json:"initDuration,omitempty"`
+	// NodeChanges are label and taint changes applied while a node is down.
+	NodeChanges *NodeChanges `json:"nodeChanges,omitempty"`
+	// Planned makes a reboot a planned one: cordon, drain, reboot, uncordon.
+	Planned bool `json:"planned,omitempty"`
+	// FeatureGates are the simulated kubelets' feature gates.
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	// CloseWatchesAfterSync closes a simulated kubelet's watches after its
+	// initial sync instead of holding them while it is up (for very large
+	// fleets).
+	CloseWatchesAfterSync bool `json:"closeWatchesAfterSync,omitempty"`
+	// RecoveryTimeout bounds the wait for full recovery after the last
+	// restart; default 10m.
+	RecoveryTimeout metav1.Duration `json:"recoveryTimeout,omitempty"`
+}
+
+// Selection chooses nodes to restart.
+type Selection struct {
+	// Count restarts this many nodes. Exactly one of count and fraction.
+	Count int `json:"count,omitempty"`
+	// Fraction restarts this fraction (0 < f ≤ 1) of the matching nodes.
+	Fraction float64 `json:"fraction,omitempty"`
+	// LabelSelector narrows the candidates (the run label always applies).
+	LabelSelector string `json:"labelSelector,omitempty"`
+}
+
+// Waves describes rolling restarts.
+type Waves struct {
+	// Size is the number of nodes per wave: a count ("50") or a percentage
+	// of the selected nodes ("10%"). Empty means all at once.
+	Size string `json:"size,omitempty"`
+	// Interval is the time between wave starts.
+	Interval metav1.Duration `json:"interval,omitempty"`
+	// Concurrency bounds the nodes restarting at the same time; 0 means no
+	// bound beyond the wave size.
+	Concurrency int `json:"concurrency,omitempty"`
+}
+
+// Distribution is a seeded duration distribution.
+type Distribution struct {
+	// Type is fixed, uniform or normal.
+	Type string `json:"type,omitempty"`
+	// Value is the fixed duration.
+	Value metav1.Duration `json:"value,omitempty"`
+	// Min and Max bound uniform draws, and clamp normal ones when set.
+	Min metav1.Duration `json:"min,omitempty"`
+	// Max is the upper bound.
+	Max metav1.Duration `json:"max,omitempty"`
+	// Mean is the normal distribution's mean.
+	Mean metav1.Duration `json:"mean,omitempty"`
+	// StdDev is the normal distribution's standard deviation.
+	StdDev metav1.Duration `json:"stdDev,omitempty"`
+}
+
+// NodeChanges are applied to a node while it is down.
+type NodeChanges struct {
+	// SetLabels adds or overwrites node labels.
+	SetLabels map[string]string `json:"setLabels,omitempty"`
+	// RemoveLabels removes node labels.
+	RemoveLabels []string `json:"removeLabels,omitempty"`
+	// AddTaints adds taints.
+	AddTaints []Taint `json:"addTaints,omitempty"`
+}
+
+// Taint is a node taint.
+type Taint struct {
+	// Key is the taint key.
+	Key string `json:"key"`
+	// Value is the taint value.
+	Value string `json:"value,omitempty"`
+	// Effect is NoSchedule, PreferNoSchedule or NoExecute.
+	Effect string `json:"effect"`
+}
+
+// Variant is one named feature-gate setting.
+type Variant struct {
+	// Name identifies the variant in results and reports.
+	Name string `json:"name"`
+	// FeatureGates override the storm's feature gates.
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+}
+
+// Measurements enables measurements by name. A nil entry is disabled.
+type Measurements struct {
+	// APIServer scrapes /metrics of the control plane.
+	APIServer *APIServerMeasurement `json:"apiserver,omitempty"`
+	// EndpointSlices watches the run's EndpointSlices for churn.
+	EndpointSlices *EndpointSliceMeasurement `json:"endpointSlices,omitempty"`
+	// Recovery records recovery-latency histograms.
+	Recovery *RecoveryMeasurement `json:"recovery,omitempty"`
+}
+
+// APIServerMeasurement configures the /metrics scraper.
+type APIServerMeasurement struct {
+	// Interval is the scrape interval; default 1s.
+	Interval metav1.Duration `json:"interval,omitempty"`
+	// Baseline is the window measured before the storm; default 10s.
+	Baseline metav1.Duration `json:"baseline,omitempty"`
+}
+
+// EndpointSliceMeasurement configures EndpointSlice churn counting.
+type EndpointSliceMeasurement struct {
+	// Watchers opens this many extra real watches on the run's slices,
+	// decoding into a discarding sink, to load the API server's fan-out.
+	Watchers int `json:"watchers,omitempty"`
+}
+
+// RecoveryMeasurement configures recovery histograms.
+type RecoveryMeasurement struct {
+	// PerPod records per-pod recovery; default true.
+	PerPod *bool `json:"perPod,omitempty"`
+}
+
+// Gates are CI thresholds.
+type Gates struct {
+	// MaxRegression maps a metric name to the allowed relative regression,
+	// such as "10%".
+	MaxRegression map[string]string `json:"maxRegression,omitempty"`
+	// MutatingP99 is the absolute SLO for mutating API p99; default 1s.
+	MutatingP99 metav1.Duration `json:"mutatingP99,omitempty"`
+	// ListP99 is the absolute SLO for LIST p99; default 30s.
+	ListP99 metav1.Duration `json:"listP99,omitempty"`
+	// MaxOutageSeconds is the allowed service-outage seconds; default 0.
+	MaxOutageSeconds *float64 `json:"maxOutageSeconds,omitempty"`
+	// RecoveryP99 is the allowed node recovery p99; 0 disables it.
+	RecoveryP99 metav1.Duration `json:"recoveryP99,omitempty"`
+}

@@ -1,0 +1,417 @@
+package profiles
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/stormbench/stormbench/workloads"
+)
+
+// Sanity bounds that catch typos such as "30m" for "30s".
+const (
+	maxNodes     = 100000
+	maxDowntime  = time.Hour
+	maxPodsDense = 1000
+)
+
+// DefaultWorkloads is the mix used when a profile names none.
+var DefaultWorkloads = []WorkloadShare{
+	{Template: "web-exec", Share: 25, Replicas: 10},
+	{Template: "web-http", Share: 30, Replicas: 10},
+	{Template: "web-tcp", Share: 25, Replicas: 10},
+	{Template: "statefulset", Share: 10, Replicas: 5},
+	{Template: "standalone", Share: 10, Replicas: 1},
+	{Template: "daemonset"},
+}
+
+// SetDefaults fills unset fields with their documented defaults.
+func SetDefaults(p *Profile) {
+	f := &p.Fleet
+	if len(f.Workloads) == 0 {
+		f.Workloads = append([]WorkloadShare(nil), DefaultWorkloads...)
+	}
+	for i := range f.Workloads {
+		if f.Workloads[i].Replicas == 0 {
+			f.Workloads[i].Replicas = 10
+		}
+	}
+	if f.NodeCPU == "" {
+		f.NodeCPU = "32"
+	}
+	if f.NodeMemory == "" {
+		f.NodeMemory = "256Gi"
+	}
+	if f.MaxPodsPerNode == 0 {
+		f.MaxPodsPerNode = f.PodsPerNode*2 + 10
+	}
+	if f.TolerationSeconds == nil {
+		v := int64(300)
+		f.TolerationSeconds = &v
+	}
+	if f.CreateParallelism == 0 {
+		f.CreateParallelism = 32
+	}
+	if f.QPS == 0 {
+		f.QPS = 500
+	}
+	if f.Burst == 0 {
+		f.Burst = 1000
+	}
+	if f.ReadyTimeout.Duration == 0 {
+		f.ReadyTimeout.Duration = 10 * time.Minute
+	}
+	t := &p.Timing
+	if t.HeartbeatFactor == 0 {
+		t.HeartbeatFactor = 1
+	}
+	if t.NodeLeaseDurationSeconds == 0 {
+		t.NodeLeaseDurationSeconds = 40
+	}
+	setDur(&t.NodeStatusUpdateFrequency, 10*time.Second)
+	setDur(&t.NodeMonitorGracePeriod, 50*time.Second)
+	setDur(&t.NodeMonitorPeriod, 5*time.Second)
+	c := &p.ControlPlane
+	if c.ControllerQPS == 0 {
+		c.ControllerQPS = 100
+	}
+	if c.ControllerBurst == 0 {
+		c.ControllerBurst = 200
+	}
+	if s := p.Storm; s != nil {
+		if s.Downtime.Type == "" {
+			s.Downtime.Type = "fixed"
+		}
+		setDur(&s.RecoveryTimeout, 10*time.Minute)
+	}
+	if p.Repetitions == 0 {
+		p.Repetitions = 1
+	}
+	if m := p.Measurements.APIServer; m != nil {
+		setDur(&m.Interval, time.Second)
+		setDur(&m.Baseline, 10*time.Second)
+	}
+}
+
+func setDur(d *metav1.Duration, def time.Duration) {
+	if d.Duration == 0 {
+		d.Duration = def
+	}
+}
+
+// Validate returns every problem with a defaulted profile, with field paths.
+func Validate(p *Profile) field.ErrorList {
+	var errs field.ErrorList
+	if p.APIVersion != APIVersion {
+		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), p.APIVersion, []string{APIVersion}))
+	}
+	if p.Kind != Kind {
+		errs = append(errs, field.NotSupported(field.NewPath("kind"), p.Kind, []string{Kind}))
+	}
+	mp := field.NewPath("metadata", "name")
+	if p.Metadata.Name == "" {
+		errs = append(errs, field.Required(mp, ""))
+	} else {
+		for _, msg := range validation.IsDNS1123Label(p.Metadata.Name) {
+			errs = append(errs, field.Invalid(mp, p.Metadata.Name, msg))
+		}
+	}
+	errs = append(errs, validateFleet(&p.Fleet, field.NewPath("fleet"))...)
+	errs = append(errs, validateTiming(&p.Timing, field.NewPath("timing"))...)
+	if p.Storm != nil {
+		errs = append(errs, validateStorm(p.Storm, p.Fleet.Nodes, field.NewPath("storm"))...)
+	}
+	vp := field.NewPath("variants")
+	seen := map[string]bool{}
+	for i, v := range p.Variants {
+		ip := vp.Index(i)
+		if v.Name == "" {
+			errs = append(errs, field.Required(ip.Child("name"), ""))
+		} else if seen[v.Name] {
+			errs = append(errs, field.Duplicate(ip.Child("name"), v.Name))
+		}
+		seen[v.Name] = true
+		errs = append(errs, validateGates(v.FeatureGates, ip.Child("featureGates"))...)
+	}
+	if len(p.Variants) > 0 && p.Storm == nil {
+		errs = append(errs, field.Required(field.NewPath("storm"), "variants need a storm"))
+	}
+	if p.Repetitions < 1 || p.Repetitions > 100 {
+		errs = append(errs, field.Invalid(field.NewPath("repetitions"), p.Repetitions, "must be between 1 and 100"))
+	}
+	if m := p.Measurements.EndpointSlices; m != nil && (m.Watchers < 0 || m.Watchers > 10000) {
+		errs = append(errs, field.Invalid(field.NewPath("measurements", "endpointSlices", "watchers"), m.Watchers, "must be between 0 and 10000"))
+	}
+	if m := p.Measurements.APIServer; m != nil && m.Interval.Duration < 100*time.Millisecond {
+		errs = append(errs, field.Invalid(field.NewPath("measurements", "apiserver", "interval"), m.Interval.Duration.String(), "must be at least 100ms"))
+	}
+	if g := p.Gates; g != nil {
+		gp := field.NewPath("gates", "maxRegression")
+		keys := make([]string, 0, len(g.MaxRegression))
+		for k := range g.MaxRegression {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if _, err := ParsePercent(g.MaxRegression[k]); err != nil {
+				errs = append(errs, field.Invalid(gp.Key(k), g.MaxRegression[k], err.Error()))
+			}
+		}
+	}
+	return errs
+}
+
+func validateFleet(f *Fleet, fp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if f.Nodes <= 0 || f.Nodes > maxNodes {
+		errs = append(errs, field.Invalid(fp.Child("nodes"), f.Nodes, fmt.Sprintf("must be between 1 and %d", maxNodes)))
+	}
+	if f.PodsPerNode <= 0 || f.PodsPerNode > maxPodsDense {
+		errs = append(errs, field.Invalid(fp.Child("podsPerNode"), f.PodsPerNode, fmt.Sprintf("must be between 1 and %d", maxPodsDense)))
+	}
+	if f.MaxPodsPerNode < f.PodsPerNode {
+		errs = append(errs, field.Invalid(fp.Child("maxPodsPerNode"), f.MaxPodsPerNode, "must be at least podsPerNode"))
+	}
+	known := workloads.Names()
+	wp := fp.Child("workloads")
+	seen := map[string]bool{}
+	for i, w := range f.Workloads {
+		ip := wp.Index(i)
+		if !workloads.Exists(w.Template) {
+			errs = append(errs, field.NotSupported(ip.Child("template"), w.Template, known))
+		} else if seen[w.Template] {
+			errs = append(errs, field.Duplicate(ip.Child("template"), w.Template))
+		}
+		seen[w.Template] = true
+		if w.Share < 0 {
+			errs = append(errs, field.Invalid(ip.Child("share"), w.Share, "must not be negative"))
+		}
+		if w.Replicas < 1 || w.Replicas > 10000 {
+			errs = append(errs, field.Invalid(ip.Child("replicas"), w.Replicas, "must be between 1 and 10000"))
+		}
+	}
+	for _, q := range []struct{ name, val string }{{"nodeCPU", f.NodeCPU}, {"nodeMemory", f.NodeMemory}} {
+		if _, err := resource.ParseQuantity(q.val); err != nil {
+			errs = append(errs, field.Invalid(fp.Child(q.name), q.val, err.Error()))
+		}
+	}
+	if f.TolerationSeconds != nil && *f.TolerationSeconds < 0 {
+		errs = append(errs, field.Invalid(fp.Child("tolerationSeconds"), *f.TolerationSeconds, "must not be negative"))
+	}
+	if f.CreateParallelism < 1 || f.CreateParallelism > 1000 {
+		errs = append(errs, field.Invalid(fp.Child("createParallelism"), f.CreateParallelism, "must be between 1 and 1000"))
+	}
+	if f.QPS < 0 || f.Burst < 0 {
+		errs = append(errs, field.Invalid(fp.Child("qps"), f.QPS, "qps and burst must not be negative"))
+	}
+	return errs
+}
+
+func validateTiming(t *Timing, tp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if t.HeartbeatFactor < 0.1 || t.HeartbeatFactor > 100 {
+		errs = append(errs, field.Invalid(tp.Child("heartbeatFactor"), t.HeartbeatFactor, "must be between 0.1 and 100"))
+	}
+	if t.NodeLeaseDurationSeconds < 1 || t.NodeLeaseDurationSeconds > 3600 {
+		errs = append(errs, field.Invalid(tp.Child("nodeLeaseDurationSeconds"), t.NodeLeaseDurationSeconds, "must be between 1 and 3600"))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"nodeStatusUpdateFrequency", t.NodeStatusUpdateFrequency.Duration},
+		{"nodeMonitorGracePeriod", t.NodeMonitorGracePeriod.Duration},
+		{"nodeMonitorPeriod", t.NodeMonitorPeriod.Duration},
+	} {
+		if d.v < time.Second || d.v > maxDowntime {
+			errs = append(errs, field.Invalid(tp.Child(d.name), d.v.String(), "must be between 1s and 1h"))
+		}
+	}
+	if t.NodeMonitorPeriod.Duration >= t.NodeMonitorGracePeriod.Duration {
+		errs = append(errs, field.Invalid(tp.Child("nodeMonitorPeriod"), t.NodeMonitorPeriod.Duration.String(), "must be shorter than nodeMonitorGracePeriod"))
+	}
+	return errs
+}
+
+func validateStorm(s *Storm, nodes int, sp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch s.Kind {
+	case StormKubelet, StormRuntime, StormReboot:
+	default:
+		errs = append(errs, field.NotSupported(sp.Child("kind"), s.Kind, []string{StormKubelet, StormRuntime, StormReboot}))
+	}
+	selp := sp.Child("select")
+	switch {
+	case s.Select.Count != 0 && s.Select.Fraction != 0:
+		errs = append(errs, field.Invalid(selp, "count and fraction", "set exactly one of count and fraction"))
+	case s.Select.Count == 0 && s.Select.Fraction == 0:
+		errs = append(errs, field.Required(selp, "set count or fraction"))
+	case s.Select.Count < 0 || (nodes > 0 && s.Select.Count > nodes):
+		errs = append(errs, field.Invalid(selp.Child("count"), s.Select.Count, fmt.Sprintf("must be between 1 and fleet.nodes (%d)", nodes)))
+	case s.Select.Fraction < 0 || s.Select.Fraction > 1:
+		errs = append(errs, field.Invalid(selp.Child("fraction"), s.Select.Fraction, "must be in (0, 1]"))
+	}
+	if s.Select.LabelSelector != "" {
+		if _, err := labels.Parse(s.Select.LabelSelector); err != nil {
+			errs = append(errs, field.Invalid(selp.Child("labelSelector"), s.Select.LabelSelector, err.Error()))
+		}
+	}
+	wp := sp.Child("waves")
+	if s.Waves.Size != "" {
+		n, pct, err := ParseCountOrPercent(s.Waves.Size)
+		switch {
+		case err != nil:
+			errs = append(errs, field.Invalid(wp.Child("size"), s.Waves.Size, err.Error()))
+		case !pct && nodes > 0 && n > nodes:
+			errs = append(errs, field.Invalid(wp.Child("size"), s.Waves.Size, fmt.Sprintf("wave larger than the fleet (%d nodes)", nodes)))
+		case !pct && s.Select.Count > 0 && n > s.Select.Count:
+			errs = append(errs, field.Invalid(wp.Child("size"), s.Waves.Size, fmt.Sprintf("wave larger than the selection (%d nodes)", s.Select.Count)))
+		}
+		if s.Waves.Interval.Duration <= 0 {
+			errs = append(errs, field.Required(wp.Child("interval"), "rolling waves need an interval"))
+		}
+	}
+	if s.Waves.Interval.Duration < 0 || s.Waves.Interval.Duration > maxDowntime {
+		errs = append(errs, field.Invalid(wp.Child("interval"), s.Waves.Interval.Duration.String(), "must be between 0 and 1h"))
+	}
+	if s.Waves.Concurrency < 0 {
+		errs = append(errs, field.Invalid(wp.Child("concurrency"), s.Waves.Concurrency, "must not be negative"))
+	}
+	errs = append(errs, validateDistribution(&s.Downtime, sp.Child("downtime"))...)
+	if d := s.InitDuration.Duration; d < 0 || d > maxDowntime {
+		errs = append(errs, field.Invalid(sp.Child("initDuration"), d.String(), "must be between 0 and 1h"))
+	}
+	if s.Planned && s.Kind != StormReboot {
+		errs = append(errs, field.Invalid(sp.Child("planned"), true, "only reboot storms can be planned"))
+	}
+	if nc := s.NodeChanges; nc != nil {
+		np := sp.Child("nodeChanges")
+		for k := range nc.SetLabels {
+			for _, msg := range validation.IsQualifiedName(k) {
+				errs = append(errs, field.Invalid(np.Child("setLabels").Key(k), k, msg))
+			}
+		}
+		for i, t := range nc.AddTaints {
+			switch t.Effect {
+			case "NoSchedule", "PreferNoSchedule", "NoExecute":
+			default:
+				errs = append(errs, field.NotSupported(np.Child("addTaints").Index(i).Child("effect"), t.Effect, []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}))
+			}
+			if t.Key == "" {
+				errs = append(errs, field.Required(np.Child("addTaints").Index(i).Child("key"), ""))
+			}
+		}
+	}
+	errs = append(errs, validateGates(s.FeatureGates, sp.Child("featureGates"))...)
+	return errs
+}
+
+func validateDistribution(d *Distribution, dp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	check := func(name string, v time.Duration) {
+		if v < 0 || v > maxDowntime {
+			errs = append(errs, field.Invalid(dp.Child(name), v.String(), "must be between 0 and 1h"))
+		}
+	}
+	switch d.Type {
+	case "fixed":
+		check("value", d.Value.Duration)
+	case "uniform":
+		check("min", d.Min.Duration)
+		check("max", d.Max.Duration)
+		if d.Max.Duration < d.Min.Duration {
+			errs = append(errs, field.Invalid(dp.Child("max"), d.Max.Duration.String(), "must not be below min"))
+		}
+	case "normal":
+		check("mean", d.Mean.Duration)
+		check("stdDev", d.StdDev.Duration)
+		if d.Max.Duration != 0 {
+			check("max", d.Max.Duration)
+		}
+	default:
+		errs = append(errs, field.NotSupported(dp.Child("type"), d.Type, []string{"fixed", "uniform", "normal"}))
+	}
+	return errs
+}
+
+func validateGates(g map[string]bool, gp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	keys := make([]string, 0, len(g))
+	for k := range g {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	known := make([]string, 0, len(KnownGates))
+	for k := range KnownGates {
+		known = append(known, k)
+	}
+	sort.Strings(known)
+	for _, k := range keys {
+		if _, ok := KnownGates[k]; !ok {
+			errs = append(errs, field.NotSupported(gp.Key(k), k, known))
+		}
+	}
+	return errs
+}
+
+// ParseCountOrPercent parses "50" or "10%".
+func ParseCountOrPercent(s string) (n int, percent bool, err error) {
+	if strings.HasSuffix(s, "%") {
+		v, err := strconv.Atoi(strings.TrimSuffix(s, "%"))
+		if err != nil || v <= 0 || v > 100 {
+			return 0, true, fmt.Errorf("percentage must be an integer in (0, 100]")
+		}
+		return v, true, nil
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v <= 0 {
+		return 0, false, fmt.Errorf("must be a positive count or a percentage such as 10%%")
+	}
+	return v, false, nil
+}
+
+// ParsePercent parses "10%" (or "10") into 0.10.
+func ParsePercent(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("must be a non-negative percentage such as 10%%")
+	}
+	return v / 100, nil
+}
+
+// EffectiveGates returns the storm's gates overlaid with a variant's.
+func EffectiveGates(s *Storm, v *Variant) map[string]bool {
+	out := map[string]bool{}
+	for k, d := range KnownGates {
+		out[k] = d
+	}
+	if s != nil {
+		for k, val := range s.FeatureGates {
+			out[k] = val
+		}
+	}
+	if v != nil {
+		for k, val := range v.FeatureGates {
+			out[k] = val
+		}
+	}
+	return out
+}
+
+// ResolvedVariants returns the variants to run: the profile's, or a single
+// "default" one.
+func (p *Profile) ResolvedVariants() []Variant {
+	if len(p.Variants) > 0 {
+		return p.Variants
+	}
+	return []Variant{{Name: "default"}}
+}
