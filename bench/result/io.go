@@ -1,0 +1,276 @@
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+
+	"github.com/google/renameio/v2"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// WriteOptions tune WriteFile.
+type WriteOptions struct {
+	// Force replaces an existing file. Without it WriteFile refuses to
+	// overwrite, so that a result is never lost to a typo. A run that
+	// rewrites its own file after every variant passes Force on the
+	// rewrites.
+	Force bool
+}
+
+// Encode writes r as indented JSON, setting SchemaVersion if it is zero.
+// It fails on a document Validate rejects, so that stormbench never writes a
+// file it cannot read back.
+func Encode(w io.Writer, r *Result) error {
+	if r.SchemaVersion == 0 {
+		r.SchemaVersion = SchemaVersion
+	}
+	if err := Validate(r); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding result: %w", err)
+	}
+	b = append(b, '\n')
+	if _, err := w.Write(b); err != nil {
+		return fmt.Errorf("writing result: %w", err)
+	}
+	return nil
+}
+
+// WriteFile writes r to path atomically (a temporary file renamed into
+// place, see github.com/google/renameio), so that a reader or a crash never
+// sees half a document. Unless opts.Force is set it refuses to replace an
+// existing file; the error then wraps os.ErrExist. The check and the rename
+// are not one atomic step: two writers racing for the same new path can
+// still both succeed, the last one winning.
+func WriteFile(path string, r *Result, opts WriteOptions) error {
+	if !opts.Force {
+		if _, err := os.Lstat(path); err == nil {
+			return fmt.Errorf("writing result %s: %w (use force to overwrite)", path, os.ErrExist)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("writing result %s: %w", path, err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := Encode(&buf, r); err != nil {
+		return fmt.Errorf("writing result %s: %w", path, err)
+	}
+	if err := renameio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing result %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadFile reads and validates a result document.
+func ReadFile(path string) (*Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading result: %w", err)
+	}
+	defer f.Close()
+	r, err := Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("reading result %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// Decode reads and validates a result document. It rejects a document of
+// another schema version before looking at anything else, then decodes
+// strictly (an unknown field is an error) and validates required fields,
+// reporting every problem with its field path.
+func Decode(rd io.Reader) (*Result, error) {
+	data, err := io.ReadAll(rd)
+	if err != nil {
+		return nil, fmt.Errorf("reading result: %w", err)
+	}
+	var probe struct {
+		SchemaVersion *int `json:"schemaVersion"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, fmt.Errorf("decoding result: %w", err)
+	}
+	switch {
+	case probe.SchemaVersion == nil:
+		return nil, errors.New("decoding result: schemaVersion: Required value: not a stormbench result document")
+	case *probe.SchemaVersion != SchemaVersion:
+		return nil, fmt.Errorf("decoding result: schemaVersion: Unsupported value: %d: this stormbench reads schema version %d", *probe.SchemaVersion, SchemaVersion)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var r Result
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("decoding result: %w", err)
+	}
+	if err := Validate(&r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Validate checks that r has every required field and that its histograms
+// decode. It reports every problem at once, each with its field path.
+func Validate(r *Result) error {
+	var errs field.ErrorList
+	if r.SchemaVersion != SchemaVersion {
+		errs = append(errs, field.Invalid(field.NewPath("schemaVersion"), r.SchemaVersion, fmt.Sprintf("this stormbench reads schema version %d", SchemaVersion)))
+	}
+	run := field.NewPath("run")
+	if r.Run.ID == "" {
+		errs = append(errs, field.Required(run.Child("id"), ""))
+	}
+	if r.Run.ToolVersion == "" {
+		errs = append(errs, field.Required(run.Child("toolVersion"), ""))
+	}
+	if r.Run.Start.IsZero() {
+		errs = append(errs, field.Required(run.Child("start"), ""))
+	}
+	if r.Complete && r.Run.End.IsZero() {
+		errs = append(errs, field.Required(run.Child("end"), "a complete run has an end time"))
+	}
+	if len(r.Run.Profile) > 0 && !json.Valid(r.Run.Profile) {
+		errs = append(errs, field.Invalid(run.Child("profile"), "", "not valid JSON"))
+	}
+	for i := range r.Variants {
+		errs = append(errs, validateVariant(field.NewPath("variants").Index(i), &r.Variants[i])...)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid result document: %w", errs.ToAggregate())
+	}
+	return nil
+}
+
+func validateVariant(p *field.Path, v *VariantRun) field.ErrorList {
+	var errs field.ErrorList
+	if v.Variant == "" {
+		errs = append(errs, field.Required(p.Child("variant"), ""))
+	}
+	if v.Repetition < 0 {
+		errs = append(errs, field.Invalid(p.Child("repetition"), v.Repetition, "must be at least 0"))
+	}
+	if v.Start.IsZero() {
+		errs = append(errs, field.Required(p.Child("start"), ""))
+	}
+	seen := map[string]bool{}
+	for i := range v.Measurements {
+		m := &v.Measurements[i]
+		mp := p.Child("measurements").Index(i)
+		if m.Name == "" {
+			errs = append(errs, field.Required(mp.Child("name"), ""))
+		} else if seen[m.Name] {
+			errs = append(errs, field.Duplicate(mp.Child("name"), m.Name))
+		}
+		seen[m.Name] = true
+		errs = append(errs, validateMeasurement(mp, m)...)
+	}
+	return errs
+}
+
+func validateMeasurement(p *field.Path, m *Measurement) field.ErrorList {
+	var errs field.ErrorList
+	for i, w := range m.Windows {
+		wp := p.Child("windows").Index(i)
+		if w.Name == "" {
+			errs = append(errs, field.Required(wp.Child("name"), ""))
+		}
+		if w.End.Before(w.Start) {
+			errs = append(errs, field.Invalid(wp.Child("end"), w.End, "before start"))
+		}
+	}
+	for i, v := range m.Values {
+		vp := p.Child("values").Index(i)
+		if v.Name == "" {
+			errs = append(errs, field.Required(vp.Child("name"), ""))
+		}
+		if v.Unit == "" {
+			errs = append(errs, field.Required(vp.Child("unit"), ""))
+		}
+		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+			errs = append(errs, field.Invalid(vp.Child("value"), v.Value, "must be finite"))
+		}
+	}
+	for i := range m.Histograms {
+		errs = append(errs, validateHistogram(p.Child("histograms").Index(i), &m.Histograms[i])...)
+	}
+	for i, s := range m.Series {
+		sp := p.Child("series").Index(i)
+		if s.Name == "" {
+			errs = append(errs, field.Required(sp.Child("name"), ""))
+		}
+		if s.Unit == "" {
+			errs = append(errs, field.Required(sp.Child("unit"), ""))
+		}
+		if !slices.IsSortedFunc(s.Points, func(a, b Point) int { return cmpFloat(a.T, b.T) }) {
+			errs = append(errs, field.Invalid(sp.Child("points"), len(s.Points), "not in time order"))
+		}
+		for j, pt := range s.Points {
+			if math.IsNaN(pt.V) || math.IsInf(pt.V, 0) || math.IsNaN(pt.T) || math.IsInf(pt.T, 0) {
+				errs = append(errs, field.Invalid(sp.Child("points").Index(j), pt.V, "must be finite"))
+				break
+			}
+		}
+	}
+	return errs
+}
+
+func validateHistogram(p *field.Path, h *Histogram) field.ErrorList {
+	var errs field.ErrorList
+	if h.Name == "" {
+		errs = append(errs, field.Required(p.Child("name"), ""))
+	}
+	if h.Unit == "" {
+		errs = append(errs, field.Required(p.Child("unit"), ""))
+	}
+	if h.HDR != "" && len(h.Buckets) > 0 {
+		errs = append(errs, field.Forbidden(p.Child("buckets"), "a histogram is either hdr or buckets"))
+	}
+	if h.HDR != "" {
+		if h.HDRUnit == "" {
+			errs = append(errs, field.Required(p.Child("hdrUnit"), "hdr is set"))
+		}
+		d, err := DecodeHDR(h.HDR)
+		if err != nil {
+			errs = append(errs, field.Invalid(p.Child("hdr"), "<encoded>", err.Error()))
+		} else if d.TotalCount() != h.Summary.Count {
+			errs = append(errs, field.Invalid(p.Child("summary", "count"), h.Summary.Count,
+				fmt.Sprintf("does not match the encoded histogram's count %d", d.TotalCount())))
+		}
+	}
+	prevLE, prevCount := math.Inf(-1), 0.0
+	for i, b := range h.Buckets {
+		bp := p.Child("buckets").Index(i)
+		le, err := ParseLE(b.LE)
+		if err != nil {
+			errs = append(errs, field.Invalid(bp.Child("le"), b.LE, "not a number"))
+			continue
+		}
+		if le <= prevLE {
+			errs = append(errs, field.Invalid(bp.Child("le"), b.LE, "bounds must ascend"))
+		}
+		if b.Count < prevCount {
+			errs = append(errs, field.Invalid(bp.Child("count"), b.Count, "cumulative counts must not decrease"))
+		}
+		prevLE, prevCount = le, b.Count
+	}
+	if len(h.Buckets) > 0 && !math.IsInf(prevLE, 1) {
+		errs = append(errs, field.Invalid(p.Child("buckets"), len(h.Buckets), "the last bucket must be le=+Inf"))
+	}
+	return errs
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,367 @@
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// SchemaVersion is the version of the result document this package writes.
+// Read rejects any other version.
+const SchemaVersion = 1
+
+// Result is one run's result document.
+type Result struct {
+	// SchemaVersion is always SchemaVersion when written by this package.
+	SchemaVersion int `json:"schemaVersion"`
+	// Complete is false for a run that stopped early (an error, Ctrl-C):
+	// the document then holds whatever was gathered up to that point.
+	Complete bool `json:"complete"`
+	// Run describes the run: tool, cluster, fleet, profile, seed.
+	Run Run `json:"run"`
+	// Variants holds one entry per variant and repetition, in run order.
+	Variants []VariantRun `json:"variants"`
+	// Errors are run-level failures (cluster, fleet), in order.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// Run is the run metadata.
+type Run struct {
+	// ID is the run identifier; it is also the value of the run label on
+	// every object the run created.
+	ID string `json:"id"`
+	// ToolVersion is stormbench's version.
+	ToolVersion string `json:"toolVersion"`
+	// GitRevision is the VCS revision stormbench was built from, if known.
+	GitRevision string `json:"gitRevision,omitempty"`
+	// Start is when the run started.
+	Start time.Time `json:"start"`
+	// End is when the run ended; zero while it is still going.
+	End time.Time `json:"end,omitzero"`
+	// Cluster describes the control plane the run drove.
+	Cluster Cluster `json:"cluster"`
+	// Fleet is the size of the simulated fleet.
+	Fleet Fleet `json:"fleet"`
+	// Seed is the seed every random choice was drawn from.
+	Seed int64 `json:"seed"`
+	// FeatureGates are the storm's base feature gates; each VariantRun
+	// carries the resolved gates it ran with.
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	// Profile is the resolved storm profile (defaults applied), as JSON. It is
+	// kept opaque here so that this package does not depend on the profile
+	// types; it includes the profile's CI gates.
+	Profile json.RawMessage `json:"profile,omitempty"`
+}
+
+// Cluster describes the control plane.
+type Cluster struct {
+	// Embedded is true for stormbench's own kwokctl cluster and false for a
+	// cluster reached through --kubeconfig.
+	Embedded bool `json:"embedded"`
+	// Versions maps a component (kube-apiserver, kube-controller-manager,
+	// etcd, kwok) to its version.
+	Versions map[string]string `json:"versions,omitempty"`
+	// Settings are the component settings that shape a restart storm.
+	Settings Settings `json:"settings"`
+}
+
+// Settings are the component flags that matter to a restart storm. A zero
+// duration means "not known" unless the field says otherwise.
+type Settings struct {
+	// NodeMonitorGracePeriod is the KCM's --node-monitor-grace-period.
+	NodeMonitorGracePeriod Duration `json:"nodeMonitorGracePeriod"`
+	// NodeLeaseDuration is the node lease duration (KWOK's, or the
+	// kubelet's nodeLeaseDurationSeconds).
+	NodeLeaseDuration Duration `json:"nodeLeaseDuration"`
+	// NodeStatusUpdateFrequency is how often node status is refreshed.
+	NodeStatusUpdateFrequency Duration `json:"nodeStatusUpdateFrequency"`
+	// EndpointSliceUpdatesBatchPeriod is the KCM's
+	// --endpointslice-updates-batch-period; zero is the default (no batching).
+	EndpointSliceUpdatesBatchPeriod Duration `json:"endpointSliceUpdatesBatchPeriod"`
+	// Flags holds any other component flags, by component then flag name.
+	Flags map[string]map[string]string `json:"flags,omitempty"`
+}
+
+// Fleet is the size of the simulated fleet.
+type Fleet struct {
+	// Nodes is the number of KWOK nodes.
+	Nodes int `json:"nodes"`
+	// Pods is the number of workload pods.
+	Pods int `json:"pods"`
+	// Services is the number of Services in the run namespace.
+	Services int `json:"services"`
+}
+
+// VariantRun is one repetition of one variant.
+type VariantRun struct {
+	// Variant is the variant's name.
+	Variant string `json:"variant"`
+	// Repetition is the 0-based repetition index.
+	Repetition int `json:"repetition"`
+	// FeatureGates are the resolved feature gates this repetition ran with.
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	// Start is when measurements started (before the baseline window).
+	Start time.Time `json:"start"`
+	// StormStart is when the first restart began.
+	StormStart time.Time `json:"stormStart,omitzero"`
+	// End is when measurements were gathered, after the recovery wait.
+	End time.Time `json:"end,omitzero"`
+	// Restarts is the number of node restarts (storm Down events).
+	Restarts int `json:"restarts"`
+	// Complete is false if this repetition stopped early.
+	Complete bool `json:"complete"`
+	// Measurements are the gathered measurements, sorted by name.
+	Measurements []Measurement `json:"measurements"`
+	// Errors are this repetition's failures outside any one measurement.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// Measurement is what one measurement gathered. Figures are tagged with a
+// window name (WindowBaseline, WindowStorm, or empty for the whole
+// measurement) and labels.
+type Measurement struct {
+	// Name is the measurement's registered name (MeasurementAPIServer, ...).
+	Name string `json:"name"`
+	// Error is set when the measurement failed; figures gathered before the
+	// failure are kept.
+	Error string `json:"error,omitempty"`
+	// Windows are the time windows its figures refer to.
+	Windows []Window `json:"windows,omitempty"`
+	// Values are scalar figures.
+	Values []Value `json:"values,omitempty"`
+	// Histograms are latency distributions.
+	Histograms []Histogram `json:"histograms,omitempty"`
+	// Series are time series, one point per scrape or per second.
+	Series []Series `json:"series,omitempty"`
+	// Warnings are caveats about the figures (a failed scrape, a watch that
+	// had to relist), as data rather than log lines.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Window is a named time interval.
+type Window struct {
+	// Name is WindowBaseline or WindowStorm.
+	Name string `json:"name"`
+	// Start is the window's start.
+	Start time.Time `json:"start"`
+	// End is the window's end.
+	End time.Time `json:"end"`
+}
+
+// Duration returns the window's length.
+func (w Window) Duration() time.Duration { return w.End.Sub(w.Start) }
+
+// Value is one scalar figure.
+type Value struct {
+	// Name is the figure's name; see names.go and METRICS.md.
+	Name string `json:"name"`
+	// Window is the window the figure covers; empty for the whole measurement.
+	Window string `json:"window,omitempty"`
+	// Labels qualify the figure (verb, resource, component ...).
+	Labels map[string]string `json:"labels,omitempty"`
+	// Unit is the figure's unit (UnitRequests, UnitSeconds, ...).
+	Unit string `json:"unit"`
+	// Value is the figure. It is always finite.
+	Value float64 `json:"value"`
+}
+
+// Series is a time series.
+type Series struct {
+	// Name is the series' name.
+	Name string `json:"name"`
+	// Labels qualify the series.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Unit is the unit of the values.
+	Unit string `json:"unit"`
+	// Start is the time origin of the points.
+	Start time.Time `json:"start"`
+	// Points are (seconds since Start, value) pairs in time order. A missing
+	// point is a gap (for example a failed scrape), not a zero.
+	Points []Point `json:"points"`
+}
+
+// Point is one time-series sample. It is encoded as a two-element JSON
+// array [t, v], as in Prometheus' query API, to keep series compact.
+type Point struct {
+	// T is the offset from the series start, in seconds.
+	T float64
+	// V is the value.
+	V float64
+}
+
+// MarshalJSON encodes p as [t, v].
+func (p Point) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 32)
+	b = append(b, '[')
+	b = strconv.AppendFloat(b, p.T, 'f', -1, 64)
+	b = append(b, ',')
+	b = strconv.AppendFloat(b, p.V, 'g', -1, 64)
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON decodes [t, v].
+func (p *Point) UnmarshalJSON(b []byte) error {
+	var a []float64
+	if err := json.Unmarshal(b, &a); err != nil {
+		return fmt.Errorf("decoding point: %w", err)
+	}
+	if len(a) != 2 {
+		return fmt.Errorf("decoding point: want [t, v], got %d elements", len(a))
+	}
+	p.T, p.V = a[0], a[1]
+	return nil
+}
+
+// Duration is a time.Duration encoded as a Go duration string ("50s").
+type Duration time.Duration
+
+// MarshalJSON encodes d as a duration string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON decodes a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("decoding duration: %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("decoding duration: %w", err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Measurement returns the measurement with the given name, or nil.
+func (v *VariantRun) Measurement(name string) *Measurement {
+	for i := range v.Measurements {
+		if v.Measurements[i].Name == name {
+			return &v.Measurements[i]
+		}
+	}
+	return nil
+}
+
+// Value returns the value of the figure with the given name, window and
+// exactly the given labels (alternating keys and values), and whether it
+// exists. A nil Measurement has no figures.
+func (m *Measurement) Value(name, window string, labels ...string) (float64, bool) {
+	if m == nil {
+		return 0, false
+	}
+	for _, v := range m.Values {
+		if v.Name == name && v.Window == window && labelsEqual(v.Labels, labels) {
+			return v.Value, true
+		}
+	}
+	return 0, false
+}
+
+// Histogram returns the histogram with the given name, window and exactly
+// the given labels (alternating keys and values), or nil.
+func (m *Measurement) Histogram(name, window string, labels ...string) *Histogram {
+	if m == nil {
+		return nil
+	}
+	for i := range m.Histograms {
+		h := &m.Histograms[i]
+		if h.Name == name && h.Window == window && labelsEqual(h.Labels, labels) {
+			return h
+		}
+	}
+	return nil
+}
+
+// Window returns the window with the given name and whether it exists.
+func (m *Measurement) Window(name string) (Window, bool) {
+	if m == nil {
+		return Window{}, false
+	}
+	for _, w := range m.Windows {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return Window{}, false
+}
+
+// Labels builds a label map from alternating keys and values; it returns
+// nil for no labels, so that unlabelled figures omit the field.
+func Labels(kv ...string) map[string]string {
+	if len(kv) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+func labelsEqual(m map[string]string, kv []string) bool {
+	if len(m) != len(kv)/2 {
+		return false
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if v, ok := m[kv[i]]; !ok || v != kv[i+1] {
+			return false
+		}
+	}
+	return true
+}
+
+// Sort puts a measurement's figures in a deterministic order (name, window,
+// labels), so that documents diff cleanly and golden files are stable.
+func (m *Measurement) Sort() {
+	slices.SortStableFunc(m.Values, func(a, b Value) int {
+		return compareKeys(a.Name, a.Window, a.Labels, b.Name, b.Window, b.Labels)
+	})
+	slices.SortStableFunc(m.Histograms, func(a, b Histogram) int {
+		return compareKeys(a.Name, a.Window, a.Labels, b.Name, b.Window, b.Labels)
+	})
+	slices.SortStableFunc(m.Series, func(a, b Series) int {
+		return compareKeys(a.Name, "", a.Labels, b.Name, "", b.Labels)
+	})
+}
+
+func compareKeys(an, aw string, al map[string]string, bn, bw string, bl map[string]string) int {
+	if an != bn {
+		return cmpString(an, bn)
+	}
+	if aw != bw {
+		return cmpString(aw, bw)
+	}
+	return cmpString(labelString(al), labelString(bl))
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// labelString renders labels as {k="v",...} with sorted keys.
+func labelString(l map[string]string) string {
+	if len(l) == 0 {
+		return ""
+	}
+	b := []byte{'{'}
+	for i, k := range slices.Sorted(maps.Keys(l)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, k...)
+		b = append(b, '=')
+		b = strconv.AppendQuote(b, l[k])
+	}
+	return string(append(b, '}'))
+}

@@ -1,0 +1,235 @@
+package result
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteSummary writes the end-of-run summary: one column per variant
+// repetition and one row per headline figure (defined in METRICS.md), then
+// any errors and warnings. A figure a run did not measure shows as "-".
+func WriteSummary(w io.Writer, r *Result) error {
+	ew := &errWriter{w: w}
+	status := "complete"
+	if !r.Complete {
+		status = "INCOMPLETE"
+	}
+	ew.printf("stormbench %s  run %s  %d nodes  %d pods  %d services  seed %d  %s\n",
+		r.Run.ToolVersion, r.Run.ID, r.Run.Fleet.Nodes, r.Run.Fleet.Pods, r.Run.Fleet.Services, r.Run.Seed, status)
+	if len(r.Variants) == 0 {
+		ew.printf("no variant ran\n")
+	} else {
+		tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
+		reps := false
+		for _, v := range r.Variants {
+			reps = reps || v.Repetition > 0
+		}
+		header := []string{""}
+		for _, v := range r.Variants {
+			name := v.Variant
+			if reps {
+				name += "#" + strconv.Itoa(v.Repetition)
+			}
+			header = append(header, name)
+		}
+		writeRow(tw, header...)
+		for _, row := range summaryRows {
+			cells := []string{row.label}
+			for i := range r.Variants {
+				cells = append(cells, row.cell(&r.Variants[i]))
+			}
+			writeRow(tw, cells...)
+		}
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("writing summary: %w", err)
+		}
+	}
+	var notes []string
+	for _, e := range r.Errors {
+		notes = append(notes, "error: "+e)
+	}
+	for _, v := range r.Variants {
+		tag := fmt.Sprintf("%s#%d", v.Variant, v.Repetition)
+		for _, e := range v.Errors {
+			notes = append(notes, fmt.Sprintf("error: %s: %s", tag, e))
+		}
+		for _, m := range v.Measurements {
+			if m.Error != "" {
+				notes = append(notes, fmt.Sprintf("error: %s: %s: %s", tag, m.Name, m.Error))
+			}
+			if n := len(m.Warnings); n > 0 {
+				notes = append(notes, fmt.Sprintf("warning: %s: %s: %s", tag, m.Name, m.Warnings[0]))
+				if n > 1 {
+					notes = append(notes, fmt.Sprintf("warning: %s: %s: %d more warnings in the result file", tag, m.Name, n-1))
+				}
+			}
+		}
+	}
+	for _, n := range notes {
+		ew.printf("%s\n", n)
+	}
+	return ew.err
+}
+
+type summaryRow struct {
+	label string
+	cell  func(v *VariantRun) string
+}
+
+var summaryRows = []summaryRow{
+	{"restarts", func(v *VariantRun) string { return strconv.Itoa(v.Restarts) }},
+	{"API requests (storm)", apiValue(APIRequests, fmtCount)},
+	{"API requests peak/s", apiValue(APIRequestRatePeak, fmtRate)},
+	{"API burst seconds", apiValue(APIBurstSeconds, fmtSeconds)},
+	{"API excess requests/restart", apiValue(APIExcessPerRestart, fmtRate)},
+	{"429s", apiValue(APIThrottled, fmtCount)},
+	{"p99 mutating storm/baseline", p99Pair(ClassMutating)},
+	{"p99 LIST storm/baseline", p99Pair(ClassList)},
+	{"slice writes", sliceValue(SliceWrites, fmtCount)},
+	{"ready flips to not-ready/ready", flips},
+	{"peak not-ready endpoints", sliceValue(SliceNotReadyPeak, fmtCount)},
+	{"not-ready endpoint-seconds", sliceValue(SliceNotReadySeconds, fmtRate)},
+	{"outage seconds (services)", outage},
+	{"node recovery p50/p99/max", recovery(RecoveryNode)},
+	{"pod recovery p50/p99/max", recovery(RecoveryPod)},
+	{"service recovery p50/p99/max", recovery(RecoveryService)},
+	{"fleet recovered after", fleet},
+}
+
+const missing = "-"
+
+func apiValue(name string, f func(float64) string) func(*VariantRun) string {
+	return func(v *VariantRun) string {
+		x, ok := v.Measurement(MeasurementAPIServer).Value(name, WindowStorm)
+		if !ok {
+			return missing
+		}
+		return f(x)
+	}
+}
+
+func sliceValue(name string, f func(float64) string) func(*VariantRun) string {
+	return func(v *VariantRun) string {
+		x, ok := v.Measurement(MeasurementEndpointSlices).Value(name, WindowStorm)
+		if !ok {
+			return missing
+		}
+		return f(x)
+	}
+}
+
+func p99Pair(class string) func(*VariantRun) string {
+	return func(v *VariantRun) string {
+		m := v.Measurement(MeasurementAPIServer)
+		s := m.Histogram(APIRequestDuration, WindowStorm, LabelClass, class)
+		b := m.Histogram(APIRequestDuration, WindowBaseline, LabelClass, class)
+		return p99(s) + " / " + p99(b)
+	}
+}
+
+func p99(h *Histogram) string {
+	if h == nil || h.Summary.Count == 0 {
+		return missing
+	}
+	return fmtSeconds(h.Summary.P99)
+}
+
+func flips(v *VariantRun) string {
+	m := v.Measurement(MeasurementEndpointSlices)
+	down, ok1 := m.Value(SliceReadyFlips, WindowStorm, LabelDirection, DirectionReadyToNot)
+	up, ok2 := m.Value(SliceReadyFlips, WindowStorm, LabelDirection, DirectionNotToReady)
+	if !ok1 || !ok2 {
+		return missing
+	}
+	return fmtCount(down) + " / " + fmtCount(up)
+}
+
+func outage(v *VariantRun) string {
+	m := v.Measurement(MeasurementEndpointSlices)
+	secs, ok := m.Value(SliceOutageSeconds, WindowStorm)
+	if !ok {
+		return missing
+	}
+	n, _ := m.Value(SliceServicesOutage, WindowStorm)
+	return fmtRate(secs) + " (" + fmtCount(n) + ")"
+}
+
+func recovery(name string) func(*VariantRun) string {
+	return func(v *VariantRun) string {
+		h := v.Measurement(MeasurementRecovery).Histogram(name, WindowStorm)
+		if h == nil || h.Summary.Count == 0 {
+			return missing
+		}
+		s := h.Summary
+		return fmtSeconds(s.P50) + " / " + fmtSeconds(s.P99) + " / " + fmtSeconds(s.Max)
+	}
+}
+
+func fleet(v *VariantRun) string {
+	m := v.Measurement(MeasurementRecovery)
+	h := m.Histogram(RecoveryStorm, WindowStorm)
+	if h == nil || h.Summary.Count == 0 {
+		if m != nil {
+			return "not recovered"
+		}
+		return missing
+	}
+	return fmtSeconds(h.Summary.Max)
+}
+
+func fmtCount(x float64) string { return strconv.FormatInt(int64(math.Round(x)), 10) }
+
+func fmtRate(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
+
+// fmtSeconds formats seconds with about three significant digits.
+func fmtSeconds(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Millisecond:
+		return strconv.FormatFloat(s*1e6, 'f', 0, 64) + "µs"
+	case d < 10*time.Millisecond:
+		return strconv.FormatFloat(s*1e3, 'f', 2, 64) + "ms"
+	case d < 100*time.Millisecond:
+		return strconv.FormatFloat(s*1e3, 'f', 1, 64) + "ms"
+	case d < time.Second:
+		return strconv.FormatFloat(s*1e3, 'f', 0, 64) + "ms"
+	case d < 10*time.Second:
+		return strconv.FormatFloat(s, 'f', 2, 64) + "s"
+	case d < time.Minute:
+		return strconv.FormatFloat(s, 'f', 1, 64) + "s"
+	default:
+		d = d.Round(time.Second)
+		return fmt.Sprintf("%dm%02ds", int(d/time.Minute), int(d%time.Minute/time.Second))
+	}
+}
+
+func writeRow(w io.Writer, cells ...string) {
+	// w is a tabwriter, which only buffers here; a write error surfaces at
+	// its Flush.
+	_, _ = io.WriteString(w, strings.Join(cells, "\t")+"\n")
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	fmt.Fprintf(e, format, args...)
+}
