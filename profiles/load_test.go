@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stormbench/stormbench/workloads"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -245,4 +247,18 @@ func FuzzParse(f *testing.F) {
 		}
 		checkRoundTrip(t, p)
 	})
+}
+
+// TestDefaultWorkloadsCoverEveryTemplate keeps the default mix complete: the
+// workloads tests check that the templates together cover every behaviour
+// the simulation models, which only helps if the default mix runs them all.
+func TestDefaultWorkloadsCoverEveryTemplate(t *testing.T) {
+	var mix []string
+	for _, w := range DefaultWorkloads {
+		mix = append(mix, w.Template)
+	}
+	slices.Sort(mix)
+	if want := workloads.Names(); !slices.Equal(mix, want) {
+		t.Errorf("default mix %v, want every template %v", mix, want)
+	}
 }
