@@ -1,0 +1,259 @@
+package measure
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+// Request sources: who sent a request, so that harness requests can be
+// subtracted from kubelet ones.
+const (
+	// SourceKubelet marks requests a simulated kubelet replays.
+	SourceKubelet = "kubelet"
+	// SourceHarness marks stormbench's own requests (relabelling nodes,
+	// creating the fleet).
+	SourceHarness = "harness"
+)
+
+// RequestKey identifies one client-side latency histogram.
+type RequestKey struct {
+	// Source is SourceKubelet or SourceHarness.
+	Source string
+	// Verb, Resource and Subresource are as in RequestInfo.
+	Verb, Resource, Subresource string
+}
+
+// ClientLatencyOptions configure ClientLatency.
+type ClientLatencyOptions struct {
+	// Highest is the largest latency a histogram tracks; default 60s. Larger
+	// samples are recorded as Highest and counted as clamped.
+	Highest time.Duration
+}
+
+// ClientLatency records the latency of every request the simulated kubelets
+// send, in one HdrHistogram per (source, verb, resource, subresource), from
+// 1 µs to 60 s at 3 significant digits, together with error, 429 and retry
+// counts.
+//
+// Recording takes no lock: the histogram for a key is found in a
+// copy-on-write map read through an atomic pointer, and counts are atomic
+// adds (see atomicHist for why this beats one histogram per goroutine
+// here). Only the first request of a new key takes a mutex, to add it.
+// Record and the RoundTripper are safe for concurrent use by any number of
+// goroutines; BenchmarkClientLatencyRecord checks that recording does not
+// allocate.
+//
+// Latency is measured around the HTTP round trip, after client-go's
+// client-side rate limiter: for WATCH, until the response headers arrive;
+// for every other verb, until the body has been read to EOF or closed, so
+// that a LIST includes transferring its payload.
+type ClientLatency struct {
+	clk     clock.PassiveClock
+	highest time.Duration
+
+	series atomic.Pointer[map[RequestKey]*clientSeries]
+	mu     sync.Mutex // serializes adding keys
+}
+
+var _ Measurement = (*ClientLatency)(nil)
+
+type clientSeries struct {
+	hist      *atomicHist
+	requests  atomic.Int64
+	errors    atomic.Int64
+	throttled atomic.Int64
+	retries   atomic.Int64
+}
+
+// NewClientLatency returns an empty recorder using the real clock until
+// Start provides env.Clock.
+func NewClientLatency(opts ClientLatencyOptions) *ClientLatency {
+	if opts.Highest <= 0 {
+		opts.Highest = 60 * time.Second
+	}
+	c := &ClientLatency{clk: clock.RealClock{}, highest: opts.Highest}
+	empty := map[RequestKey]*clientSeries{}
+	c.series.Store(&empty)
+	return c
+}
+
+// Name implements Measurement.
+func (c *ClientLatency) Name() string { return result.MeasurementClientLatency }
+
+// Start takes the clock from env. Recording works before Start too.
+func (c *ClientLatency) Start(_ context.Context, env *Env) error {
+	if env.Clock != nil {
+		c.mu.Lock()
+		c.clk = env.Clock
+		c.mu.Unlock()
+	}
+	return nil
+}
+
+// MarkStormStart implements Measurement. Client-side histograms cover the
+// replayed requests only, which all belong to the storm.
+func (c *ClientLatency) MarkStormStart(time.Time) {}
+
+// Dispose implements Measurement.
+func (c *ClientLatency) Dispose() {}
+
+func (c *ClientLatency) clock() clock.PassiveClock {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.clk
+}
+
+func (c *ClientLatency) seriesFor(k RequestKey) *clientSeries {
+	if s, ok := (*c.series.Load())[k]; ok {
+		return s
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := *c.series.Load()
+	if s, ok := old[k]; ok {
+		return s
+	}
+	next := make(map[RequestKey]*clientSeries, len(old)+1)
+	for kk, v := range old {
+		next[kk] = v
+	}
+	s := &clientSeries{hist: newAtomicHist(c.highest.Microseconds())}
+	next[k] = s
+	c.series.Store(&next)
+	return s
+}
+
+// Record records one request: its latency, its HTTP status code (0 when the
+// round trip failed), whether it failed at the transport level, and whether
+// the response asked client-go to retry (a 429 or 5xx with Retry-After; see
+// checkWait in k8s.io/client-go/rest/with_retry.go). It does not allocate
+// once the key has been seen.
+func (c *ClientLatency) Record(k RequestKey, d time.Duration, code int, transportErr, retryable bool) {
+	s := c.seriesFor(k)
+	s.requests.Add(1)
+	s.hist.record(d.Microseconds())
+	switch {
+	case transportErr || code >= 500:
+		s.errors.Add(1)
+	case code == http.StatusTooManyRequests:
+		s.throttled.Add(1)
+	}
+	if retryable {
+		s.retries.Add(1)
+	}
+}
+
+// Wrapper returns a client-go transport wrapper recording every request
+// under the given source. Install it on a rest.Config with
+// cfg.Wrap(c.Wrapper(SourceKubelet)), which chains it after any existing
+// wrapper.
+func (c *ClientLatency) Wrapper(source string) func(http.RoundTripper) http.RoundTripper {
+	return func(rt http.RoundTripper) http.RoundTripper {
+		return &latencyTransport{c: c, clk: c.clock(), source: source, next: rt}
+	}
+}
+
+// WrapTransport wraps rt to record every request as SourceKubelet; its
+// signature fits rest.Config.WrapTransport.
+func (c *ClientLatency) WrapTransport(rt http.RoundTripper) http.RoundTripper {
+	return c.Wrapper(SourceKubelet)(rt)
+}
+
+// latencyTransport is the recording http.RoundTripper.
+type latencyTransport struct {
+	c      *ClientLatency
+	clk    clock.PassiveClock
+	source string
+	next   http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *latencyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	info := ParseRequest(req)
+	k := RequestKey{Source: t.source, Verb: info.Verb, Resource: info.Resource, Subresource: info.Subresource}
+	start := t.clk.Now()
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		t.c.Record(k, t.clk.Since(start), 0, true, false)
+		return resp, err
+	}
+	retryable := (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500) && resp.Header.Get("Retry-After") != ""
+	if info.Verb == "WATCH" || resp.Body == nil || resp.Body == http.NoBody {
+		t.c.Record(k, t.clk.Since(start), resp.StatusCode, false, retryable)
+		return resp, nil
+	}
+	resp.Body = &timedBody{ReadCloser: resp.Body, t: t, key: k, start: start, code: resp.StatusCode, retryable: retryable}
+	return resp, nil
+}
+
+// WrappedRoundTripper lets client-go's utilnet unwrap this transport.
+func (t *latencyTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+// timedBody records its request when the body is read to EOF, fails, or is
+// closed, whichever comes first.
+type timedBody struct {
+	io.ReadCloser
+	t         *latencyTransport
+	key       RequestKey
+	start     time.Time
+	code      int
+	retryable bool
+	done      atomic.Bool
+}
+
+func (b *timedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.finish(err != io.EOF)
+	}
+	return n, err
+}
+
+func (b *timedBody) Close() error {
+	b.finish(false)
+	return b.ReadCloser.Close()
+}
+
+func (b *timedBody) finish(failed bool) {
+	if b.done.CompareAndSwap(false, true) {
+		b.t.c.Record(b.key, b.t.clk.Since(b.start), b.code, failed, b.retryable)
+	}
+}
+
+// Gather implements Measurement: per key, the latency histogram and the
+// request, error, 429, retry and clamped counts.
+func (c *ClientLatency) Gather(context.Context) (result.Measurement, error) {
+	out := result.Measurement{Name: c.Name()}
+	m := *c.series.Load()
+	for k, s := range m {
+		labels := []string{result.LabelSource, k.Source, result.LabelVerb, k.Verb, result.LabelResource, k.Resource, result.LabelSubresource, k.Subresource}
+		h, err := result.FromHDR(result.ClientLatency, "", result.Labels(labels...), s.hist.snapshot())
+		if err != nil {
+			return out, err
+		}
+		out.Histograms = append(out.Histograms, h)
+		for _, v := range []struct {
+			name string
+			n    int64
+		}{
+			{result.ClientRequests, s.requests.Load()},
+			{result.ClientErrors, s.errors.Load()},
+			{result.ClientThrottled, s.throttled.Load()},
+			{result.ClientRetries, s.retries.Load()},
+			{result.ClientClamped, s.hist.clamped.Load()},
+		} {
+			if v.n > 0 || v.name == result.ClientRequests {
+				out.Values = append(out.Values, result.Value{Name: v.name, Labels: result.Labels(labels...), Unit: result.UnitRequests, Value: float64(v.n)})
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,272 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+
+	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/bench/storm"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// Env is what a measurement needs from the run. The orchestration builds one
+// per variant repetition and passes it to Set.Start.
+type Env struct {
+	// Client is the harness client (not impersonating a node). Watches of
+	// measurements are opened with it.
+	Client kubernetes.Interface
+	// Namespace is the run namespace holding the workloads, Services and
+	// EndpointSlices.
+	Namespace string
+	// RunID identifies the run.
+	RunID string
+	// NodeSelector is a label selector matching the run's nodes; empty
+	// watches every node.
+	NodeSelector string
+	// Scrapers are the /metrics endpoints of the control plane; see
+	// APIServerSource and HTTPSource.
+	Scrapers []MetricsSource
+	// Clock timestamps every observation. Production uses clock.RealClock.
+	Clock clock.Clock
+	// Nodes is the number of nodes in the fleet, used for the EndpointSlice
+	// watch fan-out estimate (one kube-proxy watch per node).
+	Nodes int
+	// Events is the storm's event log; measurements read restart times from
+	// it at gather time. It may be nil when no storm ran.
+	Events *storm.EventLog
+}
+
+func (e *Env) validate() error {
+	var errs []error
+	if e.Client == nil {
+		errs = append(errs, errors.New("env.Client is nil"))
+	}
+	if e.Clock == nil {
+		errs = append(errs, errors.New("env.Clock is nil"))
+	}
+	return errors.Join(errs...)
+}
+
+func (e *Env) events() []storm.Event {
+	if e.Events == nil {
+		return nil
+	}
+	return e.Events.Events()
+}
+
+// Measurement is one thing stormbench measures, with the lifecycle of a
+// clusterloader2 measurement: Start before the storm (after the fleet is
+// Ready), MarkStormStart when the first restart begins, Gather after the
+// recovery wait, then Dispose. Implementations are safe for MarkStormStart
+// and Gather to be called from a goroutine other than Start's.
+type Measurement interface {
+	// Name is the registered name (result.MeasurementAPIServer, ...).
+	Name() string
+	// Start begins observing: scrapers start, watches open and sync. It
+	// returns once the measurement is observing, or with an error.
+	Start(ctx context.Context, env *Env) error
+	// MarkStormStart records when the storm began; it separates the
+	// baseline window from the storm window.
+	MarkStormStart(t time.Time)
+	// Gather stops the storm window and returns the figures. On error the
+	// returned Measurement still holds whatever figures could be computed.
+	Gather(ctx context.Context) (result.Measurement, error)
+	// Dispose stops every goroutine and watch the measurement started. It is
+	// safe to call more than once, and without Start.
+	Dispose()
+}
+
+// Constructor builds a measurement from the profile's measurements section,
+// or returns nil when the profile leaves it disabled. It validates its
+// options and fails before the cluster is touched.
+type Constructor func(cfg profiles.Measurements) (Measurement, error)
+
+// Constructors returns stormbench's measurements by registered name. It is
+// built on every call (no package-level registry) so that tests and tools
+// can add or replace entries without affecting each other.
+func Constructors() map[string]Constructor {
+	return map[string]Constructor{
+		result.MeasurementAPIServer: func(cfg profiles.Measurements) (Measurement, error) {
+			if cfg.APIServer == nil {
+				return nil, nil
+			}
+			return NewAPIServerMetrics(APIServerOptions{
+				Interval: cfg.APIServer.Interval.Duration,
+				Baseline: cfg.APIServer.Baseline.Duration,
+			})
+		},
+		result.MeasurementClientLatency: func(profiles.Measurements) (Measurement, error) {
+			// Always on: recording costs nanoseconds per request.
+			return NewClientLatency(ClientLatencyOptions{}), nil
+		},
+		result.MeasurementEndpointSlices: func(cfg profiles.Measurements) (Measurement, error) {
+			if cfg.EndpointSlices == nil {
+				return nil, nil
+			}
+			return NewEndpointSliceChurn(EndpointSliceOptions{Watchers: cfg.EndpointSlices.Watchers})
+		},
+		result.MeasurementRecovery: func(cfg profiles.Measurements) (Measurement, error) {
+			if cfg.Recovery == nil {
+				return nil, nil
+			}
+			perPod := true
+			if cfg.Recovery.PerPod != nil {
+				perPod = *cfg.Recovery.PerPod
+			}
+			return NewRecovery(RecoveryOptions{PerPod: perPod}), nil
+		},
+	}
+}
+
+// Set runs the enabled measurements together. One measurement failing to
+// start or gather does not stop the others; its failure is recorded in its
+// result.
+type Set struct {
+	ms []Measurement
+
+	mu        sync.Mutex
+	startErrs map[string]error
+	started   bool
+	disposed  bool
+}
+
+// NewSet builds the measurements cfg enables, using Constructors.
+func NewSet(cfg profiles.Measurements) (*Set, error) {
+	return NewSetFrom(Constructors(), cfg)
+}
+
+// NewSetFrom builds the measurements cfg enables from the given
+// constructors, in name order. Every constructor error is reported.
+func NewSetFrom(ctors map[string]Constructor, cfg profiles.Measurements) (*Set, error) {
+	s := &Set{startErrs: map[string]error{}}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(ctors)) {
+		m, err := ctors[name](cfg)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("measurement %s: %w", name, err))
+			continue
+		}
+		if m != nil {
+			s.ms = append(s.ms, m)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return s, nil
+}
+
+// Measurements returns the enabled measurements in name order.
+func (s *Set) Measurements() []Measurement { return slices.Clone(s.ms) }
+
+// ClientLatency returns the client-side latency recorder, to be installed
+// on the simulated kubelets' rest.Config (see ClientLatency.Wrapper), or nil
+// when it is not in the set.
+func (s *Set) ClientLatency() *ClientLatency {
+	for _, m := range s.ms {
+		if c, ok := m.(*ClientLatency); ok {
+			return c
+		}
+	}
+	return nil
+}
+
+// BaselineWait is how long the orchestration should wait between Start and
+// the storm so that every measurement has a full baseline window.
+func (s *Set) BaselineWait() time.Duration {
+	var d time.Duration
+	for _, m := range s.ms {
+		if b, ok := m.(interface{ BaselineWait() time.Duration }); ok {
+			d = max(d, b.BaselineWait())
+		}
+	}
+	return d
+}
+
+// Start starts every measurement. It returns the joined errors of those
+// that failed; the others keep running and are gathered as usual, and the
+// failed ones appear in Gather's output with their error.
+func (s *Set) Start(ctx context.Context, env *Env) error {
+	if err := env.validate(); err != nil {
+		return fmt.Errorf("starting measurements: %w", err)
+	}
+	s.mu.Lock()
+	if s.started {
+		s.mu.Unlock()
+		return errors.New("starting measurements: already started")
+	}
+	s.started = true
+	s.mu.Unlock()
+
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, m := range s.ms {
+		wg.Go(func() {
+			if err := m.Start(ctx, env); err != nil {
+				err = fmt.Errorf("starting %s: %w", m.Name(), err)
+				mu.Lock()
+				s.startErrs[m.Name()] = err
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// MarkStormStart forwards the storm's start to every measurement.
+func (s *Set) MarkStormStart(t time.Time) {
+	for _, m := range s.ms {
+		m.MarkStormStart(t)
+	}
+}
+
+// Gather gathers every measurement that started, sequentially and in name
+// order, and returns one result per enabled measurement. A failed start or
+// gather is recorded in that measurement's Error.
+func (s *Set) Gather(ctx context.Context) []result.Measurement {
+	out := make([]result.Measurement, 0, len(s.ms))
+	for _, m := range s.ms {
+		s.mu.Lock()
+		startErr := s.startErrs[m.Name()]
+		s.mu.Unlock()
+		if startErr != nil {
+			out = append(out, result.Measurement{Name: m.Name(), Error: startErr.Error()})
+			continue
+		}
+		r, err := m.Gather(ctx)
+		r.Name = m.Name()
+		if err != nil {
+			r.Error = fmt.Sprintf("gathering %s: %v", m.Name(), err)
+		}
+		r.Sort()
+		out = append(out, r)
+	}
+	return out
+}
+
+// Dispose disposes every measurement.
+func (s *Set) Dispose() {
+	s.mu.Lock()
+	if s.disposed {
+		s.mu.Unlock()
+		return
+	}
+	s.disposed = true
+	s.mu.Unlock()
+	for _, m := range s.ms {
+		m.Dispose()
+	}
+}

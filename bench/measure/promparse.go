@@ -1,0 +1,392 @@
+package measure
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+// family identifies a metric family stormbench reads from /metrics.
+type family uint8
+
+const (
+	famNone family = iota
+	// Counters.
+	famRequests       // apiserver_request_total{verb,resource,subresource,code}
+	famFlowDispatched // apiserver_flowcontrol_dispatched_requests_total{priority_level,flow_schema}
+	famFlowRejected   // apiserver_flowcontrol_rejected_requests_total{priority_level,flow_schema,reason}
+	famWatchEvents    // apiserver_watch_events_total{resource}
+	famCPU            // process_cpu_seconds_total
+	famSliceChanges   // endpoint_slice_controller_changes{operation}
+	// Gauges.
+	famInflight    // apiserver_current_inflight_requests{request_kind}
+	famFlowInqueue // apiserver_flowcontrol_current_inqueue_requests{priority_level,flow_schema}
+	famWatchers    // apiserver_registered_watchers, summed
+	famLongRunning // apiserver_longrunning_requests{verb="WATCH"}, summed
+	famRSS         // process_resident_memory_bytes
+	famStartTime   // process_start_time_seconds
+	// Histograms.
+	famRequestDuration // apiserver_request_duration_seconds by verb class
+	famEtcdDuration    // etcd_request_duration_seconds{operation}
+)
+
+// familyOf maps a metric family name to the family stormbench reads, or
+// famNone. The names are the Kubernetes 1.36 ones; see
+// k8s.io/apiserver/pkg/endpoints/metrics, .../util/flowcontrol/metrics,
+// .../storage/etcd3/metrics and k8s.io/endpointslice/metrics.
+func familyOf(name string) family {
+	switch name {
+	case "apiserver_request_total":
+		return famRequests
+	case "apiserver_flowcontrol_dispatched_requests_total":
+		return famFlowDispatched
+	case "apiserver_flowcontrol_rejected_requests_total":
+		return famFlowRejected
+	case "apiserver_watch_events_total":
+		return famWatchEvents
+	case "process_cpu_seconds_total":
+		return famCPU
+	case "endpoint_slice_controller_changes":
+		return famSliceChanges
+	case "apiserver_current_inflight_requests":
+		return famInflight
+	case "apiserver_flowcontrol_current_inqueue_requests":
+		return famFlowInqueue
+	case "apiserver_registered_watchers":
+		return famWatchers
+	case "apiserver_longrunning_requests":
+		return famLongRunning
+	case "process_resident_memory_bytes":
+		return famRSS
+	case "process_start_time_seconds":
+		return famStartTime
+	case "apiserver_request_duration_seconds":
+		return famRequestDuration
+	case "etcd_request_duration_seconds":
+		return famEtcdDuration
+	}
+	return famNone
+}
+
+// familyNames lists every family familyOf knows, for the line filter.
+func familyNames() []string {
+	return []string{
+		"apiserver_request_total", "apiserver_flowcontrol_dispatched_requests_total",
+		"apiserver_flowcontrol_rejected_requests_total", "apiserver_watch_events_total",
+		"process_cpu_seconds_total", "endpoint_slice_controller_changes",
+		"apiserver_current_inflight_requests", "apiserver_flowcontrol_current_inqueue_requests",
+		"apiserver_registered_watchers", "apiserver_longrunning_requests",
+		"process_resident_memory_bytes", "process_start_time_seconds",
+		"apiserver_request_duration_seconds", "etcd_request_duration_seconds",
+	}
+}
+
+// seriesKey identifies one aggregated series: a family and up to four label
+// values, in the order documented on the family constant.
+type seriesKey struct {
+	fam        family
+	a, b, c, d string
+}
+
+// bucketSample is one aggregated Prometheus histogram: cumulative counts per
+// upper bound (the last one +Inf), with sum and count.
+type bucketSample struct {
+	bounds []float64
+	cum    []float64
+	sum    float64
+	count  float64
+}
+
+func (h *bucketSample) clone() *bucketSample {
+	return &bucketSample{bounds: h.bounds, cum: slices.Clone(h.cum), sum: h.sum, count: h.count}
+}
+
+// add adds o into h; it fails when the bucket layouts differ.
+func (h *bucketSample) add(o *bucketSample) error {
+	if !slices.Equal(h.bounds, o.bounds) {
+		return fmt.Errorf("bucket bounds differ: %v vs %v", h.bounds, o.bounds)
+	}
+	for i := range h.cum {
+		h.cum[i] += o.cum[i]
+	}
+	h.sum += o.sum
+	h.count += o.count
+	return nil
+}
+
+// sample is one parsed scrape of one component, reduced to the series
+// stormbench uses.
+type sample struct {
+	at        time.Time
+	startTime float64 // process_start_time_seconds, 0 if absent
+	counters  map[seriesKey]float64
+	gauges    map[seriesKey]float64
+	hists     map[seriesKey]*bucketSample
+	// skipped counts series dropped for an inconsistent bucket layout.
+	skipped int
+}
+
+// metricsParser parses /metrics text into samples. It is not safe for
+// concurrent use; each scrape loop owns one, and it reuses its buffers.
+type metricsParser struct {
+	keep   map[string]bool
+	parser expfmt.TextParser
+	buf    []byte
+}
+
+func newMetricsParser() *metricsParser {
+	keep := map[string]bool{}
+	for _, n := range familyNames() {
+		keep[n] = true
+		// Histogram samples carry suffixes; the family name covers HELP/TYPE.
+		keep[n+"_bucket"], keep[n+"_sum"], keep[n+"_count"] = true, true, true
+	}
+	return &metricsParser{keep: keep, parser: expfmt.NewTextParser(model.UTF8Validation)}
+}
+
+// filter copies the lines of the families stormbench reads (their samples
+// and their # HELP / # TYPE lines) into p.buf. A big API server exposes tens
+// of thousands of series stormbench never looks at; dropping them by name
+// before expfmt parses the rest cuts the scrape cost several times. Only
+// whole lines are selected: every value is still parsed by expfmt.
+func (p *metricsParser) filter(text []byte) []byte {
+	out := p.buf[:0]
+	for len(text) > 0 {
+		line := text
+		if i := bytes.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i+1], text[i+1:]
+		} else {
+			text = nil
+		}
+		var name []byte
+		switch {
+		case bytes.HasPrefix(line, []byte("# HELP ")), bytes.HasPrefix(line, []byte("# TYPE ")):
+			rest := line[len("# HELP "):]
+			end := bytes.IndexAny(rest, " \t\n")
+			if end < 0 {
+				end = len(rest)
+			}
+			name = rest[:end]
+		case len(line) > 0 && line[0] != '#':
+			end := bytes.IndexAny(line, "{ \t\n")
+			if end < 0 {
+				end = len(line)
+			}
+			name = line[:end]
+		}
+		if name != nil && p.keep[string(name)] {
+			out = append(out, line...)
+			if line[len(line)-1] != '\n' {
+				out = append(out, '\n')
+			}
+		}
+	}
+	p.buf = out
+	return out
+}
+
+// parse parses one scrape taken at the given time.
+func (p *metricsParser) parse(text []byte, at time.Time) (*sample, error) {
+	fams, err := p.parser.TextToMetricFamilies(bytes.NewReader(p.filter(text)))
+	if err != nil {
+		return nil, fmt.Errorf("parsing /metrics: %w", err)
+	}
+	s := &sample{
+		at:       at,
+		counters: map[seriesKey]float64{},
+		gauges:   map[seriesKey]float64{},
+		hists:    map[seriesKey]*bucketSample{},
+	}
+	for name, mf := range fams {
+		fam := familyOf(name)
+		for _, m := range mf.GetMetric() {
+			s.addMetric(fam, mf.GetType(), m)
+		}
+	}
+	return s, nil
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+func scalar(t dto.MetricType, m *dto.Metric) float64 {
+	switch {
+	case m.GetCounter() != nil:
+		return m.GetCounter().GetValue()
+	case m.GetGauge() != nil:
+		return m.GetGauge().GetValue()
+	case m.GetUntyped() != nil:
+		return m.GetUntyped().GetValue()
+	}
+	return math.NaN()
+}
+
+func (s *sample) addMetric(fam family, t dto.MetricType, m *dto.Metric) {
+	switch fam {
+	case famRequests:
+		s.addCounter(seriesKey{fam: fam, a: label(m, "verb"), b: label(m, "resource"), c: label(m, "subresource"), d: label(m, "code")}, scalar(t, m))
+	case famFlowDispatched:
+		s.addCounter(seriesKey{fam: fam, a: label(m, "priority_level"), b: label(m, "flow_schema")}, scalar(t, m))
+	case famFlowRejected:
+		s.addCounter(seriesKey{fam: fam, a: label(m, "priority_level"), b: label(m, "flow_schema"), c: label(m, "reason")}, scalar(t, m))
+	case famWatchEvents:
+		res := label(m, "resource")
+		if res == "" {
+			res = label(m, "kind") // before Kubernetes 1.30 the label was kind
+		}
+		s.addCounter(seriesKey{fam: fam, a: res}, scalar(t, m))
+	case famCPU:
+		s.addCounter(seriesKey{fam: fam}, scalar(t, m))
+	case famSliceChanges:
+		s.addCounter(seriesKey{fam: fam, a: label(m, "operation")}, scalar(t, m))
+	case famInflight:
+		s.addGauge(seriesKey{fam: fam, a: label(m, "request_kind")}, scalar(t, m))
+	case famFlowInqueue:
+		s.addGauge(seriesKey{fam: fam, a: label(m, "priority_level"), b: label(m, "flow_schema")}, scalar(t, m))
+	case famWatchers:
+		s.addGauge(seriesKey{fam: fam}, scalar(t, m))
+	case famLongRunning:
+		if label(m, "verb") == "WATCH" {
+			s.addGauge(seriesKey{fam: fam}, scalar(t, m))
+		}
+	case famRSS:
+		s.addGauge(seriesKey{fam: fam}, scalar(t, m))
+	case famStartTime:
+		s.startTime = scalar(t, m)
+	case famRequestDuration:
+		// Non-resource requests (/healthz, /metrics ...) carry no resource
+		// and are not part of the API call latency SLO.
+		class := verbClass(label(m, "verb"))
+		if class == "" || label(m, "resource") == "" {
+			return
+		}
+		s.addHist(seriesKey{fam: fam, a: class}, m)
+	case famEtcdDuration:
+		s.addHist(seriesKey{fam: fam, a: label(m, "operation")}, m)
+	}
+}
+
+func (s *sample) addCounter(k seriesKey, v float64) {
+	if !math.IsNaN(v) {
+		s.counters[k] += v
+	}
+}
+
+func (s *sample) addGauge(k seriesKey, v float64) {
+	if !math.IsNaN(v) {
+		s.gauges[k] += v
+	}
+}
+
+func (s *sample) addHist(k seriesKey, m *dto.Metric) {
+	h := m.GetHistogram()
+	if h == nil {
+		return
+	}
+	b := &bucketSample{sum: h.GetSampleSum(), count: float64(h.GetSampleCount())}
+	if h.SampleCountFloat != nil {
+		b.count = h.GetSampleCountFloat()
+	}
+	for _, bk := range h.GetBucket() {
+		c := float64(bk.GetCumulativeCount())
+		if bk.CumulativeCountFloat != nil {
+			c = bk.GetCumulativeCountFloat()
+		}
+		b.bounds = append(b.bounds, bk.GetUpperBound())
+		b.cum = append(b.cum, c)
+	}
+	if n := len(b.bounds); n == 0 || !math.IsInf(b.bounds[n-1], 1) {
+		b.bounds = append(b.bounds, math.Inf(1))
+		b.cum = append(b.cum, b.count)
+	}
+	if prev, ok := s.hists[k]; ok {
+		if err := prev.add(b); err != nil {
+			s.skipped++
+		}
+		return
+	}
+	s.hists[k] = b
+}
+
+// verbClass maps an apiserver_request_total verb label to its latency class,
+// or "" for the long-running verbs (WATCH, CONNECT) the SLO excludes.
+func verbClass(verb string) string {
+	switch verb {
+	case "POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION", "APPLY":
+		return result.ClassMutating
+	case "GET":
+		return result.ClassGet
+	case "LIST":
+		return result.ClassList
+	}
+	return ""
+}
+
+// delta returns cur − prev per series, treating a decrease as a counter
+// reset (the component restarted): the increment is then cur itself, as in
+// PromQL's increase(). A changed process_start_time_seconds resets every
+// series at once, which also catches a restart after which a counter already
+// grew past its old value. Series new in cur count from zero, because
+// Prometheus client libraries create a labelled series at its first
+// increment. reset reports whether any reset was seen.
+func delta(prev, cur *sample) (counters map[seriesKey]float64, hists map[seriesKey]*bucketSample, reset bool) {
+	restarted := prev.startTime != 0 && cur.startTime != 0 && prev.startTime != cur.startTime
+	reset = restarted
+	counters = make(map[seriesKey]float64, len(cur.counters))
+	for k, v := range cur.counters {
+		p, ok := prev.counters[k]
+		switch {
+		case !ok || restarted:
+			counters[k] = v
+		case v < p:
+			counters[k] = v
+			reset = true
+		default:
+			counters[k] = v - p
+		}
+	}
+	hists = make(map[seriesKey]*bucketSample, len(cur.hists))
+	for k, h := range cur.hists {
+		p, ok := prev.hists[k]
+		switch {
+		case !ok || restarted || !slices.Equal(p.bounds, h.bounds):
+			hists[k] = h.clone()
+		case histDecreased(p, h):
+			hists[k] = h.clone()
+			reset = true
+		default:
+			d := &bucketSample{bounds: h.bounds, cum: make([]float64, len(h.cum)), sum: h.sum - p.sum, count: h.count - p.count}
+			for i := range h.cum {
+				d.cum[i] = h.cum[i] - p.cum[i]
+			}
+			hists[k] = d
+		}
+	}
+	return counters, hists, reset
+}
+
+func histDecreased(p, h *bucketSample) bool {
+	if h.count < p.count {
+		return true
+	}
+	for i := range h.cum {
+		if h.cum[i] < p.cum[i] {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,148 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+// RecoveryOptions configure the recovery measurement.
+type RecoveryOptions struct {
+	// PerPod records per-pod recovery (a pod watch on the run namespace).
+	PerPod bool
+	// SyncTimeout bounds the initial list of the watches; default 2m.
+	SyncTimeout time.Duration
+}
+
+// Recovery is the recovery measurement: it watches the run's nodes, pods
+// and EndpointSlices from before the storm with a RecoveryTracker, and at
+// Gather matches what it saw with the storm's Down events (env.Events).
+type Recovery struct {
+	opts RecoveryOptions
+
+	env     *Env
+	tracker *RecoveryTracker
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	once    sync.Once
+}
+
+var _ Measurement = (*Recovery)(nil)
+
+// NewRecovery returns the measurement.
+func NewRecovery(opts RecoveryOptions) *Recovery {
+	if opts.SyncTimeout <= 0 {
+		opts.SyncTimeout = 2 * time.Minute
+	}
+	return &Recovery{opts: opts, stop: make(chan struct{})}
+}
+
+// Name implements Measurement.
+func (m *Recovery) Name() string { return result.MeasurementRecovery }
+
+// Start opens the node (env.NodeSelector), pod and EndpointSlice informers
+// and waits for their initial lists.
+func (m *Recovery) Start(ctx context.Context, env *Env) error {
+	if env.Namespace == "" {
+		return errors.New("env.Namespace is empty")
+	}
+	m.env = env
+	m.tracker = NewRecoveryTracker(env.Clock)
+	nodeFactory := informers.NewSharedInformerFactoryWithOptions(env.Client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = env.NodeSelector }))
+	nsFactory := informers.NewSharedInformerFactoryWithOptions(env.Client, 0, informers.WithNamespace(env.Namespace))
+
+	nodes := nodeFactory.Core().V1().Nodes().Informer()
+	slices := nsFactory.Discovery().V1().EndpointSlices().Informer()
+	synced := []cache.InformerSynced{nodes.HasSynced, slices.HasSynced}
+	handlers := []struct {
+		inf cache.SharedIndexInformer
+		h   cache.ResourceEventHandler
+	}{
+		{nodes, cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { m.observeNode(obj) },
+			UpdateFunc: func(_, obj any) { m.observeNode(obj) },
+		}},
+		{slices, cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { m.observeSlice(obj, false) },
+			UpdateFunc: func(_, obj any) { m.observeSlice(obj, false) },
+			DeleteFunc: func(obj any) { m.observeSlice(unwrapTombstone(obj), true) },
+		}},
+	}
+	if m.opts.PerPod {
+		pods := nsFactory.Core().V1().Pods().Informer()
+		synced = append(synced, pods.HasSynced)
+		handlers = append(handlers, struct {
+			inf cache.SharedIndexInformer
+			h   cache.ResourceEventHandler
+		}{pods, cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { m.observePod(obj, false) },
+			UpdateFunc: func(_, obj any) { m.observePod(obj, false) },
+			DeleteFunc: func(obj any) { m.observePod(unwrapTombstone(obj), true) },
+		}})
+	}
+	for _, h := range handlers {
+		if _, err := h.inf.AddEventHandler(h.h); err != nil {
+			return fmt.Errorf("adding a watch handler: %w", err)
+		}
+	}
+	nodeFactory.Start(m.stop)
+	nsFactory.Start(m.stop)
+	m.wg.Go(func() {
+		<-m.stop
+		nodeFactory.Shutdown()
+		nsFactory.Shutdown()
+	})
+	return waitForSync(ctx, m.opts.SyncTimeout, "nodes, pods and EndpointSlices", synced...)
+}
+
+func (m *Recovery) observeNode(obj any) {
+	if n, ok := obj.(*corev1.Node); ok {
+		m.tracker.ObserveNode(n)
+	}
+}
+
+func (m *Recovery) observePod(obj any, deleted bool) {
+	if p, ok := obj.(*corev1.Pod); ok {
+		m.tracker.ObservePod(p, deleted)
+	}
+}
+
+func (m *Recovery) observeSlice(obj any, deleted bool) {
+	if s, ok := obj.(*discoveryv1.EndpointSlice); ok {
+		m.tracker.ObserveSlice(s, deleted)
+	}
+}
+
+// MarkStormStart implements Measurement; restart times come from the
+// storm's event log instead.
+func (m *Recovery) MarkStormStart(time.Time) {}
+
+// Gather implements Measurement.
+func (m *Recovery) Gather(context.Context) (result.Measurement, error) {
+	if m.tracker == nil {
+		return result.Measurement{Name: m.Name()}, errors.New("not started")
+	}
+	events := m.env.events()
+	out, err := recoveryResult(m.tracker.Compute(events), m.opts.PerPod)
+	if restarts(events) == 0 {
+		out.Warnings = append(out.Warnings, "the storm event log has no Down event: nothing to measure recovery from")
+	}
+	return out, err
+}
+
+// Dispose stops the watches and waits for them.
+func (m *Recovery) Dispose() {
+	m.once.Do(func() { close(m.stop) })
+	m.wg.Wait()
+}

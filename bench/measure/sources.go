@@ -1,0 +1,85 @@
+package measure
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+
+	"k8s.io/client-go/rest"
+)
+
+// MetricsSource fetches one component's /metrics in the Prometheus text
+// exposition format.
+type MetricsSource struct {
+	// Component names the component in results: kube-apiserver,
+	// kube-controller-manager, etcd, kwok-controller ...
+	Component string
+	// Fetch returns the body of one /metrics scrape.
+	Fetch func(ctx context.Context) ([]byte, error)
+}
+
+// Component names used by the embedded cluster.
+const (
+	ComponentAPIServer         = "kube-apiserver"
+	ComponentControllerManager = "kube-controller-manager"
+	ComponentEtcd              = "etcd"
+	ComponentKwok              = "kwok-controller"
+)
+
+// textFormat asks for the Prometheus text format (version 0.0.4), which
+// every Kubernetes component serves; it keeps promhttp from negotiating
+// OpenMetrics or protobuf.
+const textFormat = "text/plain;version=0.0.4"
+
+// APIServerSource scrapes kube-apiserver's /metrics through a REST client
+// (client.CoreV1().RESTClient() or client.Discovery().RESTClient()), so it
+// uses the harness' credentials and TLS. The harness identity needs the
+// "get" verb on the /metrics non-resource URL (cluster-admin has it).
+//
+// Behind a load balancer every scrape may reach a different API server,
+// which makes counters jump; scrape each server directly instead.
+func APIServerSource(c rest.Interface) MetricsSource {
+	return MetricsSource{
+		Component: ComponentAPIServer,
+		Fetch: func(ctx context.Context) ([]byte, error) {
+			b, err := c.Get().AbsPath("/metrics").SetHeader("Accept", textFormat).DoRaw(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("fetching %s /metrics: %w", ComponentAPIServer, err)
+			}
+			return b, nil
+		},
+	}
+}
+
+// HTTPSource scrapes a component's /metrics over plain HTTP(S), for the
+// embedded cluster's KCM, etcd and kwok on loopback. client carries any TLS
+// settings; nil means http.DefaultClient.
+func HTTPSource(component, url string, client *http.Client) MetricsSource {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	return MetricsSource{
+		Component: component,
+		Fetch: func(ctx context.Context) ([]byte, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return nil, fmt.Errorf("fetching %s /metrics: %w", component, err)
+			}
+			req.Header.Set("Accept", textFormat)
+			resp, err := client.Do(req)
+			if err != nil {
+				return nil, fmt.Errorf("fetching %s /metrics: %w", component, err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return nil, fmt.Errorf("fetching %s /metrics: HTTP %s", component, resp.Status)
+			}
+			b, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return nil, fmt.Errorf("fetching %s /metrics: %w", component, err)
+			}
+			return b, nil
+		},
+	}
+}
