@@ -26,6 +26,10 @@ const (
 	streamDowntime uint64 = 0x646f776e74   // "downt"
 )
 
+// maxNormal caps normal draws (about 146 years) so they convert to a
+// Duration safely; validation bounds real profiles far below it.
+const maxNormal = float64(1 << 62)
+
 // downtimeResolution is the granularity of drawn downtimes: finer values
 // only make logs and results harder to read.
 const downtimeResolution = time.Millisecond
@@ -91,6 +95,9 @@ type Schedule struct {
 // than Concurrency nodes are busy, a node being busy for its downtime plus
 // s.InitDuration (it reports NotReady until initialized). Restarts start in
 // Index order, so a later node never overtakes an earlier one.
+//
+// nodes should be the run's own nodes: the schedule does not check
+// ownership, the caller does before it touches a node.
 func NewSchedule(s *profiles.Storm, seed int64, nodes []NodeInfo) (*Schedule, error) {
 	if s == nil {
 		return nil, errors.New("building storm schedule: profile has no storm section")
@@ -277,7 +284,8 @@ func newSampler(d profiles.Distribution, seed int64) (func() time.Duration, erro
 			return nil, fmt.Errorf("uniform max %s is below min %s", hi, lo)
 		}
 		return func() time.Duration {
-			v := lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
+			// Uint64N: hi-lo+1 can exceed MaxInt64 when hi-lo is MaxInt64.
+			v := lo + time.Duration(rng.Uint64N(uint64(hi-lo)+1))
 			return min(max(v.Round(downtimeResolution), lo), hi)
 		}, nil
 	case "normal":
@@ -286,14 +294,17 @@ func newSampler(d profiles.Distribution, seed int64) (func() time.Duration, erro
 		}
 		mean, sd := float64(d.Mean.Duration), float64(d.StdDev.Duration)
 		return func() time.Duration {
-			v := time.Duration(math.Round(mean + rng.NormFloat64()*sd)).Round(downtimeResolution)
+			// Clamp before converting: a float beyond int64 converts to
+			// an unspecified value.
+			f := min(max(mean+rng.NormFloat64()*sd, 0), maxNormal)
+			v := time.Duration(math.Round(f)).Round(downtimeResolution)
 			if lo != 0 {
 				v = max(v, lo)
 			}
 			if hi != 0 {
 				v = min(v, hi)
 			}
-			return max(v, 0)
+			return v
 		}, nil
 	default:
 		return nil, fmt.Errorf("unknown distribution type %q (want fixed, uniform or normal)", d.Type)

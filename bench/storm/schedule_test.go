@@ -792,3 +792,39 @@ func TestPlayRunsConcurrently(t *testing.T) {
 		t.Fatal("restarts did not run concurrently")
 	}
 }
+
+func TestDowntimeExtremesDoNotPanic(t *testing.T) {
+	// Validation bounds profiles far below these, but NewSchedule is
+	// exported and must not panic or wrap around on any input.
+	for _, d := range []profiles.Distribution{
+		{Type: "uniform", Max: dur(math.MaxInt64)},
+		{Type: "normal", Mean: dur(math.MaxInt64), StdDev: dur(math.MaxInt64)},
+		{Type: "normal", StdDev: dur(math.MaxInt64)},
+	} {
+		draw, err := newSampler(d, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 1000 {
+			if v := draw(); v < 0 {
+				t.Fatalf("%+v drew %s", d, v)
+			}
+		}
+	}
+}
+
+func BenchmarkNewSchedule(b *testing.B) {
+	storm := &profiles.Storm{
+		Select:       profiles.Selection{Fraction: 0.5, LabelSelector: "type=kwok"},
+		Waves:        profiles.Waves{Size: "5%", Interval: dur(10 * time.Second), Concurrency: 500},
+		Downtime:     profiles.Distribution{Type: "normal", Mean: dur(20 * time.Second), StdDev: dur(5 * time.Second)},
+		InitDuration: dur(2 * time.Second),
+	}
+	nodes := shuffled(fleet(100000), 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewSchedule(storm, 1, nodes); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
