@@ -1,0 +1,340 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// KWOK management label. The embedded kwok controller manages only nodes
+// labelled KubeletLabel=KubeletUp; relabelling a node to KubeletDown makes
+// KWOK stop renewing its lease and status at once, which is how a storm pauses
+// a node's "kubelet". (The annotation selector does not stop renewals when the
+// annotation goes away; see DESIGN.md.)
+const (
+	KubeletLabel = "stormbench.io/kubelet"
+	KubeletUp    = "up"
+	KubeletDown  = "down"
+)
+
+// KubeVersion is the Kubernetes version `make components` builds.
+const KubeVersion = "v1.36.3"
+
+// EmbeddedOptions configures an embedded cluster.
+type EmbeddedOptions struct {
+	// Name is the kwokctl cluster name.
+	Name string
+	// WorkDir is kwokctl's private KWOK_WORKDIR.
+	WorkDir string
+	// Components locates the binaries.
+	Components Components
+	// Timing is the heartbeat and node-lifecycle timing.
+	Timing profiles.Timing
+	// ControlPlane tunes the components.
+	ControlPlane profiles.ControlPlane
+	// Log receives kwokctl's output; nil discards it.
+	Log io.Writer
+}
+
+// Embedded is a kwokctl binary-runtime cluster listening on 127.0.0.1 only.
+type Embedded struct {
+	opts EmbeddedOptions
+}
+
+// NewEmbedded returns a handle on the embedded cluster opts.Name in
+// opts.WorkDir; nothing is started until Up.
+func NewEmbedded(opts EmbeddedOptions) (*Embedded, error) {
+	if opts.Name == "" {
+		return nil, errors.New("embedded cluster: empty name")
+	}
+	if opts.WorkDir == "" {
+		return nil, errors.New("embedded cluster: empty work directory")
+	}
+	abs, err := filepath.Abs(opts.WorkDir)
+	if err != nil {
+		return nil, fmt.Errorf("embedded cluster: %w", err)
+	}
+	opts.WorkDir = abs
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	return &Embedded{opts: opts}, nil
+}
+
+// Name returns the cluster name.
+func (e *Embedded) Name() string { return e.opts.Name }
+
+// Dir is kwokctl's directory for this cluster (logs, pids, pki).
+func (e *Embedded) Dir() string { return filepath.Join(e.opts.WorkDir, "clusters", e.opts.Name) }
+
+// Kubeconfig is the path of the cluster's admin kubeconfig (mode 0600).
+func (e *Embedded) Kubeconfig() string {
+	return filepath.Join(e.opts.WorkDir, e.opts.Name+".kubeconfig")
+}
+
+// LogPath returns where a component's log is.
+func (e *Embedded) LogPath(component string) string {
+	return filepath.Join(e.Dir(), "logs", component+".log")
+}
+
+// Exists reports whether the cluster's directory exists (it was created and
+// not deleted).
+func (e *Embedded) Exists() bool {
+	_, err := os.Stat(filepath.Join(e.Dir(), "kwok.yaml"))
+	return err == nil
+}
+
+// Config renders the KwokctlConfiguration for this cluster.
+func (e *Embedded) Config() ([]byte, error) {
+	t := e.opts.Timing
+	f := t.HeartbeatFactor
+	if f == 0 {
+		f = 1
+	}
+	ms := func(d time.Duration) int64 { return int64(float64(d.Milliseconds()) * f) }
+	c := e.opts.Components
+	cp := e.opts.ControlPlane
+	type arg struct {
+		Key   string `json:"key"`
+		Value string `json:"value"`
+	}
+	type patch struct {
+		Name      string `json:"name"`
+		ExtraArgs []arg  `json:"extraArgs,omitempty"`
+	}
+	apiserverArgs := []arg{
+		// kubeadm enables NodeRestriction; the default plugin list does not.
+		// It is what limits a node identity to its own objects.
+		{"enable-admission-plugins", "NodeRestriction"},
+	}
+	if cp.MaxRequestsInflight > 0 {
+		apiserverArgs = append(apiserverArgs, arg{"max-requests-inflight", strconv.Itoa(cp.MaxRequestsInflight)})
+	}
+	if cp.MaxMutatingRequestsInflight > 0 {
+		apiserverArgs = append(apiserverArgs, arg{"max-mutating-requests-inflight", strconv.Itoa(cp.MaxMutatingRequestsInflight)})
+	}
+	qps := []arg{
+		{"kube-api-qps", strconv.Itoa(cp.ControllerQPS)},
+		{"kube-api-burst", strconv.Itoa(cp.ControllerBurst)},
+	}
+	kwokArgs := []arg{
+		{"manage-all-nodes", "false"},
+		{"manage-nodes-with-label-selector", KubeletLabel + "=" + KubeletUp},
+	}
+	if cp.KwokNodeLeaseParallelism > 0 {
+		kwokArgs = append(kwokArgs, arg{"node-lease-parallelism", strconv.Itoa(cp.KwokNodeLeaseParallelism)})
+	}
+	cfg := map[string]any{
+		"apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+		"kind":       "KwokctlConfiguration",
+		"options": map[string]any{
+			"runtime":     "binary",
+			"bindAddress": "127.0.0.1",
+			"kubeVersion": KubeVersion,
+			// Timing is scaled here, so kwokctl must not scale it again.
+			"heartbeatFactor":                                         1,
+			"nodeLeaseDurationSeconds":                                int(float64(t.NodeLeaseDurationSeconds) * f),
+			"nodeStatusUpdateFrequencyMilliseconds":                   ms(t.NodeStatusUpdateFrequency.Duration),
+			"kubeControllerManagerNodeMonitorGracePeriodMilliseconds": ms(t.NodeMonitorGracePeriod.Duration),
+			"kubeControllerManagerNodeMonitorPeriodMilliseconds":      t.NodeMonitorPeriod.Milliseconds(),
+			"kubeAuthorization":                                       true,
+			"kubeAdmission":                                           true,
+			"securePort":                                              true,
+			"kubeApiserverBinary":                                     c.Path(BinKubeApiserver),
+			"kubeControllerManagerBinary":                             c.Path(BinKubeControllerManager),
+			"kubeSchedulerBinary":                                     c.Path(BinKubeScheduler),
+			"etcdBinary":                                              c.Path(BinEtcd),
+			"kwokControllerBinary":                                    c.Path(BinKwok),
+		},
+		"componentsPatches": []patch{
+			{Name: "kube-apiserver", ExtraArgs: apiserverArgs},
+			{Name: "kube-controller-manager", ExtraArgs: qps},
+			{Name: "kube-scheduler", ExtraArgs: qps},
+			{Name: "kwok-controller", ExtraArgs: kwokArgs},
+		},
+	}
+	return yaml.Marshal(cfg)
+}
+
+// Up creates and starts the cluster and waits until it serves. When a
+// component fails to start, the error names it and where its log is.
+func (e *Embedded) Up(ctx context.Context) error {
+	if e.Exists() {
+		return fmt.Errorf("embedded cluster %q already exists in %s: use it with --kubeconfig %s, or remove it with `stormbench cluster down --name %s`", e.opts.Name, e.opts.WorkDir, e.Kubeconfig(), e.opts.Name)
+	}
+	if err := os.MkdirAll(e.opts.WorkDir, 0o700); err != nil {
+		return fmt.Errorf("creating work directory: %w", err)
+	}
+	cfg, err := e.Config()
+	if err != nil {
+		return err
+	}
+	cfgPath := filepath.Join(e.opts.WorkDir, e.opts.Name+".kwokctl.yaml")
+	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
+		return fmt.Errorf("writing kwokctl configuration: %w", err)
+	}
+	out, err := e.kwokctl(ctx, "create", "cluster",
+		"--name", e.opts.Name,
+		"--runtime", "binary",
+		"--config", cfgPath,
+		"--kubeconfig", e.Kubeconfig(),
+		"--wait", "2m",
+		"--timeout", "3m",
+	)
+	if err != nil {
+		return fmt.Errorf("creating embedded cluster %q: %w%s", e.opts.Name, err, e.failureHint(out))
+	}
+	if err := os.Chmod(e.Kubeconfig(), 0o600); err != nil {
+		return fmt.Errorf("securing kubeconfig: %w", err)
+	}
+	return nil
+}
+
+// failureHint names the component that failed and its log, from kwokctl's
+// output.
+func (e *Embedded) failureHint(out []byte) string {
+	var b strings.Builder
+	for _, comp := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller"} {
+		if bytes.Contains(out, []byte(comp)) && (bytes.Contains(out, []byte("fail")) || bytes.Contains(out, []byte("rror"))) {
+			fmt.Fprintf(&b, "\n  %s log: %s", comp, e.LogPath(comp))
+		}
+	}
+	tail := out
+	if len(tail) > 2000 {
+		tail = tail[len(tail)-2000:]
+	}
+	if len(tail) > 0 {
+		fmt.Fprintf(&b, "\n  kwokctl said:\n%s", indent(string(tail), "    "))
+	}
+	return b.String()
+}
+
+func indent(s, pad string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i := range lines {
+		lines[i] = pad + lines[i]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Down stops every component and deletes the cluster's files. It is safe to
+// call on a cluster that does not exist.
+func (e *Embedded) Down(ctx context.Context) error {
+	if !e.Exists() {
+		e.killLeftovers()
+		return nil
+	}
+	pids := e.PIDs()
+	out, err := e.kwokctl(ctx, "delete", "cluster", "--name", e.opts.Name, "--kubeconfig", e.Kubeconfig())
+	if err != nil {
+		e.killPIDs(pids)
+		return fmt.Errorf("deleting embedded cluster %q: %w%s", e.opts.Name, err, e.failureHint(out))
+	}
+	// kwokctl stops components with SIGINT and does not wait for them all;
+	// make sure none survives.
+	e.waitGone(pids, 15*time.Second)
+	_ = os.Remove(e.Kubeconfig())
+	_ = os.Remove(filepath.Join(e.opts.WorkDir, e.opts.Name+".kwokctl.yaml"))
+	return nil
+}
+
+func (e *Embedded) killLeftovers() {}
+
+func (e *Embedded) waitGone(pids map[string]int, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		alive := false
+		for _, pid := range pids {
+			if ProcessAlive(pid) {
+				alive = true
+			}
+		}
+		if !alive {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	e.killPIDs(pids)
+}
+
+func (e *Embedded) killPIDs(pids map[string]int) {
+	for _, pid := range pids {
+		if ProcessAlive(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// ProcessAlive reports whether a process with that id exists and is not a
+// zombie.
+func ProcessAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	s := string(data)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z' && s[i+2] != 'X'
+	}
+	return true
+}
+
+// PIDs returns the process id of every component, by component name, read
+// from kwokctl's pid files.
+func (e *Embedded) PIDs() map[string]int {
+	out := map[string]int{}
+	entries, err := os.ReadDir(filepath.Join(e.Dir(), "pids"))
+	if err != nil {
+		return out
+	}
+	for _, en := range entries {
+		name, ok := strings.CutSuffix(en.Name(), ".pid")
+		if !ok {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(e.Dir(), "pids", en.Name()))
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
+			out[name] = pid
+		}
+	}
+	return out
+}
+
+func (e *Embedded) kwokctl(ctx context.Context, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, e.opts.Components.Path(BinKwokctl), args...)
+	cmd.Env = append(os.Environ(),
+		"KWOK_WORKDIR="+e.opts.WorkDir,
+		"KWOK_KUBE_VERSION="+KubeVersion,
+		"KWOK_RUNTIME=binary",
+	)
+	var buf bytes.Buffer
+	w := io.MultiWriter(&buf, e.opts.Log)
+	cmd.Stdout = w
+	cmd.Stderr = w
+	// Run kwokctl in its own process group so a Ctrl-C meant for stormbench
+	// does not kill it half-way; stormbench decides when to tear down.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	return buf.Bytes(), err
+}

@@ -1,0 +1,181 @@
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kwokv1alpha1 "sigs.k8s.io/kwok/pkg/apis/config/v1alpha1"
+	"sigs.k8s.io/yaml"
+)
+
+// ComponentStatus is the health of one control-plane component.
+type ComponentStatus struct {
+	// Name is the component name (etcd, kube-apiserver, ...).
+	Name string `json:"name"`
+	// PID is its process id; 0 when unknown.
+	PID int `json:"pid"`
+	// Running reports whether the process is alive.
+	Running bool `json:"running"`
+	// Healthy reports whether its metrics endpoint answered.
+	Healthy bool `json:"healthy"`
+	// Version is what the component reports (from its build_info metric).
+	Version string `json:"version,omitempty"`
+	// MetricsURL is where its /metrics is served.
+	MetricsURL string `json:"metricsURL,omitempty"`
+	// Log is its log file.
+	Log string `json:"log"`
+	// Error says why it is not healthy.
+	Error string `json:"error,omitempty"`
+}
+
+// MetricsEndpoint is a component's /metrics address and client credentials.
+type MetricsEndpoint struct {
+	// Component is the component name.
+	Component string
+	// URL is the full /metrics URL.
+	URL string
+	// Client is an HTTP client with the credentials the endpoint needs.
+	Client *http.Client
+}
+
+// Fetch reads the endpoint's metrics text.
+func (m MetricsEndpoint) Fetch(ctx context.Context) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := m.Client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s /metrics: HTTP %d", m.Component, resp.StatusCode)
+	}
+	return body, nil
+}
+
+// Configuration reads the resolved KwokctlConfiguration kwokctl saved for the
+// cluster (component ports, metrics endpoints, credentials paths).
+func (e *Embedded) Configuration() (*kwokv1alpha1.KwokctlConfiguration, error) {
+	data, err := os.ReadFile(filepath.Join(e.Dir(), "kwok.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("reading cluster configuration: %w", err)
+	}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading cluster configuration: %w", err)
+		}
+		if !bytes.Contains(doc, []byte("kind: KwokctlConfiguration")) {
+			continue
+		}
+		var c kwokv1alpha1.KwokctlConfiguration
+		if err := yaml.Unmarshal(doc, &c); err != nil {
+			return nil, fmt.Errorf("decoding cluster configuration: %w", err)
+		}
+		return &c, nil
+	}
+	return nil, fmt.Errorf("cluster configuration %s holds no KwokctlConfiguration", filepath.Join(e.Dir(), "kwok.yaml"))
+}
+
+// MetricsEndpoints returns every component's /metrics endpoint, from the
+// cluster configuration. kwokctl records a component's metrics address with
+// its in-cluster host name; on the binary runtime it listens on 127.0.0.1.
+func (e *Embedded) MetricsEndpoints() ([]MetricsEndpoint, error) {
+	conf, err := e.Configuration()
+	if err != nil {
+		return nil, err
+	}
+	var out []MetricsEndpoint
+	for _, c := range conf.Components {
+		if c.Metric == nil {
+			continue
+		}
+		m := c.Metric
+		tlsConf := &tls.Config{InsecureSkipVerify: m.InsecureSkipVerify} //nolint:gosec // loopback, kwokctl's self-signed certificates
+		if m.CertPath != "" && m.KeyPath != "" {
+			cert, err := tls.LoadX509KeyPair(m.CertPath, m.KeyPath)
+			if err != nil {
+				return nil, fmt.Errorf("loading %s metrics credentials: %w", c.Name, err)
+			}
+			tlsConf.Certificates = []tls.Certificate{cert}
+		}
+		out = append(out, MetricsEndpoint{
+			Component: c.Name,
+			URL:       m.Scheme + "://" + m.Host + m.Path,
+			Client: &http.Client{
+				Timeout:   10 * time.Second,
+				Transport: &http.Transport{TLSClientConfig: tlsConf, DisableCompression: false},
+			},
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Component < out[j].Component })
+	return out, nil
+}
+
+// Status reports every component's process, health and version.
+func (e *Embedded) Status(ctx context.Context) ([]ComponentStatus, error) {
+	if !e.Exists() {
+		return nil, fmt.Errorf("embedded cluster %q does not exist in %s (start it with `stormbench cluster up`)", e.opts.Name, e.opts.WorkDir)
+	}
+	eps, err := e.MetricsEndpoints()
+	if err != nil {
+		return nil, err
+	}
+	pids := e.PIDs()
+	var out []ComponentStatus
+	for _, ep := range eps {
+		st := ComponentStatus{Name: ep.Component, PID: pids[ep.Component], MetricsURL: ep.URL, Log: e.LogPath(ep.Component)}
+		st.Running = ProcessAlive(st.PID)
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		body, err := ep.Fetch(cctx)
+		cancel()
+		if err != nil {
+			st.Error = err.Error()
+		} else {
+			st.Healthy = true
+			st.Version = buildVersion(body)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// buildVersion finds the version in a component's build-info metric
+// (kubernetes_build_info{git_version=...}, etcd_server_version{server_version=...}).
+func buildVersion(metrics []byte) string {
+	for _, line := range strings.Split(string(metrics), "\n") {
+		for _, key := range []string{"git_version=\"", "server_version=\""} {
+			if strings.HasPrefix(line, "#") {
+				continue
+			}
+			if i := strings.Index(line, key); i >= 0 {
+				rest := line[i+len(key):]
+				if j := strings.IndexByte(rest, '"'); j >= 0 {
+					return rest[:j]
+				}
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,444 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// Progress receives progress of long steps. Implementations draw a bar on a
+// TTY or print periodic lines; bench code never prints.
+type Progress interface {
+	// Start begins a step of total units.
+	Start(step string, total int)
+	// Add reports n more units done.
+	Add(n int)
+	// Set reports the absolute number of units done.
+	Set(n int)
+	// Done ends the step.
+	Done()
+}
+
+// NopProgress discards progress.
+type NopProgress struct{}
+
+func (NopProgress) Start(string, int) {}
+func (NopProgress) Add(int)           {}
+func (NopProgress) Set(int)           {}
+func (NopProgress) Done()             {}
+
+var _ Progress = NopProgress{}
+
+// Fleet provisions one run's nodes and workloads.
+type Fleet struct {
+	client   kubernetes.Interface
+	spec     profiles.Fleet
+	plan     *Plan
+	progress Progress
+}
+
+// New prepares a fleet for runID from a defaulted fleet spec.
+func New(client kubernetes.Interface, runID string, spec profiles.Fleet, progress Progress) (*Fleet, error) {
+	if spec.Nodes > MaxNodes {
+		return nil, fmt.Errorf("fleet of %d nodes exceeds the maximum of %d", spec.Nodes, MaxNodes)
+	}
+	plan, err := NewPlan(runID, spec)
+	if err != nil {
+		return nil, err
+	}
+	if progress == nil {
+		progress = NopProgress{}
+	}
+	return &Fleet{client: client, spec: spec, plan: plan, progress: progress}, nil
+}
+
+// Plan returns what the fleet consists of.
+func (f *Fleet) Plan() *Plan { return f.plan }
+
+// RunSelector selects the run's objects.
+func (f *Fleet) RunSelector() string { return RunLabel + "=" + f.plan.RunID }
+
+// Up creates the namespace, nodes and workloads, skipping objects that exist
+// already (so a re-run continues where a previous one stopped), and waits
+// until every node and pod is Ready.
+func (f *Fleet) Up(ctx context.Context) error {
+	if err := f.createNamespace(ctx); err != nil {
+		return err
+	}
+	if err := f.createNodes(ctx); err != nil {
+		return err
+	}
+	if err := f.createObjects(ctx); err != nil {
+		return err
+	}
+	return f.WaitReady(ctx, f.spec.ReadyTimeout.Duration)
+}
+
+func (f *Fleet) createNamespace(ctx context.Context) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.plan.Namespace, Labels: map[string]string{RunLabel: f.plan.RunID}}}
+	if _, err := f.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", ns.Name, err)
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "stormbench-workload", Namespace: f.plan.Namespace, Labels: map[string]string{RunLabel: f.plan.RunID}}}
+	if _, err := f.client.CoreV1().ServiceAccounts(f.plan.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating service account: %w", err)
+	}
+	return nil
+}
+
+func (f *Fleet) createNodes(ctx context.Context) error {
+	f.progress.Start("creating nodes", f.spec.Nodes)
+	defer f.progress.Done()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(f.spec.CreateParallelism)
+	for i := 0; i < f.spec.Nodes; i++ {
+		node, err := BuildNode(NodeSpec{RunID: f.plan.RunID, Index: i, CPU: f.spec.NodeCPU, Memory: f.spec.NodeMemory, Pods: f.spec.MaxPodsPerNode})
+		if err != nil {
+			return err
+		}
+		g.Go(func() error {
+			_, err := f.client.CoreV1().Nodes().Create(gctx, node, metav1.CreateOptions{})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("creating node %q: %w", node.Name, err)
+			}
+			f.progress.Add(1)
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+func (f *Fleet) createObjects(ctx context.Context) error {
+	f.progress.Start("creating workloads", len(f.plan.Objects))
+	defer f.progress.Done()
+	// Dependencies (ConfigMaps, Secrets, Services) go in first, as a group.
+	var i int
+	for i < len(f.plan.Objects) {
+		j := i
+		first := phase(f.plan.Objects[i])
+		for j < len(f.plan.Objects) && phase(f.plan.Objects[j]) == first {
+			j++
+		}
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(f.spec.CreateParallelism)
+		for _, obj := range f.plan.Objects[i:j] {
+			g.Go(func() error {
+				if err := f.create(gctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+					return err
+				}
+				f.progress.Add(1)
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+func phase(o runtime.Object) int {
+	switch o.(type) {
+	case *corev1.ConfigMap, *corev1.Secret, *corev1.Service:
+		return 0
+	default:
+		return 1
+	}
+}
+
+func (f *Fleet) create(ctx context.Context, obj runtime.Object) error {
+	ns := f.plan.Namespace
+	opts := metav1.CreateOptions{}
+	var err error
+	var name string
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		name = "configmap/" + o.Name
+		_, err = f.client.CoreV1().ConfigMaps(ns).Create(ctx, o, opts)
+	case *corev1.Secret:
+		name = "secret/" + o.Name
+		_, err = f.client.CoreV1().Secrets(ns).Create(ctx, o, opts)
+	case *corev1.Service:
+		name = "service/" + o.Name
+		_, err = f.client.CoreV1().Services(ns).Create(ctx, o, opts)
+	case *corev1.Pod:
+		name = "pod/" + o.Name
+		_, err = f.client.CoreV1().Pods(ns).Create(ctx, o, opts)
+	case *appsv1.Deployment:
+		name = "deployment/" + o.Name
+		_, err = f.client.AppsV1().Deployments(ns).Create(ctx, o, opts)
+	case *appsv1.StatefulSet:
+		name = "statefulset/" + o.Name
+		_, err = f.client.AppsV1().StatefulSets(ns).Create(ctx, o, opts)
+	case *appsv1.DaemonSet:
+		name = "daemonset/" + o.Name
+		_, err = f.client.AppsV1().DaemonSets(ns).Create(ctx, o, opts)
+	case *policyv1.PodDisruptionBudget:
+		name = "poddisruptionbudget/" + o.Name
+		_, err = f.client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, o, opts)
+	default:
+		return fmt.Errorf("workload object of unsupported type %T", obj)
+	}
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating %s: %w", name, err)
+	}
+	return err
+}
+
+// WaitReady waits until every node of the run is Ready and the expected
+// number of pods are Ready. On timeout the error says what is not Ready and
+// why, for example "37/2000 pods not Ready: 35 Pending (Unschedulable: ...)".
+func (f *Fleet) WaitReady(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	f.progress.Start("waiting for nodes and pods to be Ready", f.spec.Nodes+f.plan.ExpectedPods)
+	defer f.progress.Done()
+	var last atomic.Pointer[Readiness]
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for {
+		r, err := f.Readiness(ctx)
+		if err == nil {
+			last.Store(r)
+			f.progress.Set(r.ReadyNodes + r.ReadyPods)
+			if r.Complete() {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			if r := last.Load(); r != nil {
+				return fmt.Errorf("fleet not Ready after %s: %s", timeout, r)
+			}
+			return fmt.Errorf("fleet not Ready after %s: %w", timeout, errors.Join(ctx.Err(), err))
+		case <-tick.C:
+		}
+	}
+}
+
+// Readiness is a snapshot of how much of the fleet is Ready.
+type Readiness struct {
+	// Nodes, ReadyNodes count the run's nodes.
+	Nodes, ReadyNodes int
+	// ExpectedPods is what the plan produces; Pods, ReadyPods what exists.
+	ExpectedPods, Pods, ReadyPods int
+	// NotReadyNodes names some nodes that are not Ready.
+	NotReadyNodes []string
+	// PodReasons counts not-Ready pods by "Phase (Reason: message)".
+	PodReasons map[string]int
+}
+
+// Complete reports whether everything is Ready.
+func (r *Readiness) Complete() bool {
+	return r.ReadyNodes == r.Nodes && r.ReadyPods >= r.ExpectedPods && r.Pods == r.ReadyPods
+}
+
+func (r *Readiness) String() string {
+	var parts []string
+	if r.ReadyNodes < r.Nodes {
+		s := fmt.Sprintf("%d/%d nodes not Ready", r.Nodes-r.ReadyNodes, r.Nodes)
+		if len(r.NotReadyNodes) > 0 {
+			s += " (" + strings.Join(r.NotReadyNodes, ", ") + ")"
+		}
+		parts = append(parts, s)
+	}
+	notReady := r.ExpectedPods - r.ReadyPods
+	if notReady < r.Pods-r.ReadyPods {
+		notReady = r.Pods - r.ReadyPods
+	}
+	if notReady > 0 {
+		s := fmt.Sprintf("%d/%d pods not Ready", notReady, r.ExpectedPods)
+		var reasons []string
+		for k, v := range r.PodReasons {
+			reasons = append(reasons, fmt.Sprintf("%d %s", v, k))
+		}
+		sort.Strings(reasons)
+		if missing := r.ExpectedPods - r.Pods; missing > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d not created yet (check the workload controllers)", missing))
+		}
+		if len(reasons) > 0 {
+			s += ": " + strings.Join(reasons, ", ")
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return "all Ready"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Readiness lists the run's nodes and pods and counts what is Ready.
+func (f *Fleet) Readiness(ctx context.Context) (*Readiness, error) {
+	r := &Readiness{ExpectedPods: f.plan.ExpectedPods, PodReasons: map[string]int{}}
+	sel := metav1.ListOptions{LabelSelector: f.RunSelector(), ResourceVersion: "0"}
+	nodes, err := f.client.CoreV1().Nodes().List(ctx, sel)
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	r.Nodes = len(nodes.Items)
+	if r.Nodes < f.spec.Nodes {
+		r.Nodes = f.spec.Nodes
+	}
+	for i := range nodes.Items {
+		if NodeReady(&nodes.Items[i]) {
+			r.ReadyNodes++
+		} else if len(r.NotReadyNodes) < 5 {
+			r.NotReadyNodes = append(r.NotReadyNodes, nodes.Items[i].Name)
+		}
+	}
+	pods, err := f.client.CoreV1().Pods(f.plan.Namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		r.Pods++
+		if PodReady(p) {
+			r.ReadyPods++
+			continue
+		}
+		r.PodReasons[podReason(p)]++
+	}
+	return r, nil
+}
+
+func podReason(p *corev1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status != corev1.ConditionTrue {
+			msg := c.Message
+			if len(msg) > 120 {
+				msg = msg[:120] + "..."
+			}
+			return fmt.Sprintf("%s (%s: %s)", p.Status.Phase, c.Reason, msg)
+		}
+	}
+	phase := string(p.Status.Phase)
+	if phase == "" {
+		phase = "Pending"
+	}
+	if p.Spec.NodeName != "" {
+		return phase + " (not ready)"
+	}
+	return phase
+}
+
+// NodeReady reports whether a node's Ready condition is True.
+func NodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// PodReady reports whether a pod's Ready condition is True.
+func PodReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// Down deletes the run's namespace (and so every workload), waits until its
+// pods are gone, then deletes the run's nodes and waits until they are gone.
+// It touches only objects with the run label.
+func (f *Fleet) Down(ctx context.Context, timeout time.Duration) error {
+	return Delete(ctx, f.client, f.plan.RunID, timeout, f.progress)
+}
+
+// Delete removes every object of runID: namespaces and nodes carrying the run
+// label. It waits until they are gone, or says what is left on timeout.
+func Delete(ctx context.Context, client kubernetes.Interface, runID string, timeout time.Duration, progress Progress) error {
+	if progress == nil {
+		progress = NopProgress{}
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	sel := labels.Set{RunLabel: runID}.AsSelector().String()
+	nss, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return fmt.Errorf("listing run namespaces: %w", err)
+	}
+	for _, ns := range nss.Items {
+		if ns.DeletionTimestamp == nil {
+			if err := client.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting namespace %s: %w", ns.Name, err)
+			}
+		}
+	}
+	progress.Start("deleting workloads", len(nss.Items))
+	// Pods go first, while their nodes still exist and KWOK can finish their
+	// deletion; orphans would wait for the pod GC controller instead.
+	if err := waitGone(ctx, "run namespaces", func() (int, error) {
+		l, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			return 0, err
+		}
+		progress.Set(len(nss.Items) - len(l.Items))
+		return len(l.Items), nil
+	}); err != nil {
+		progress.Done()
+		return err
+	}
+	progress.Done()
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return fmt.Errorf("listing run nodes: %w", err)
+	}
+	progress.Start("deleting nodes", len(nodes.Items))
+	defer progress.Done()
+	if len(nodes.Items) > 0 {
+		if err := client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}); err != nil {
+			return fmt.Errorf("deleting run nodes: %w", err)
+		}
+	}
+	return waitGone(ctx, "run nodes", func() (int, error) {
+		l, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			return 0, err
+		}
+		progress.Set(len(nodes.Items) - len(l.Items))
+		return len(l.Items), nil
+	})
+}
+
+func waitGone(ctx context.Context, what string, count func() (int, error)) error {
+	left := -1
+	for {
+		n, err := count()
+		if err == nil {
+			left = n
+			if n == 0 {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s to be deleted: %d left: %w", what, left, ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package fleet
+
+import (
+	"fmt"
+	"math"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/stormbench/stormbench/profiles"
+	"github.com/stormbench/stormbench/workloads"
+)
+
+// Plan is the set of objects a fleet consists of.
+type Plan struct {
+	// RunID is the run label value.
+	RunID string
+	// Namespace holds every workload object.
+	Namespace string
+	// Nodes is the node count.
+	Nodes int
+	// Objects are the workload objects, in creation order (ConfigMaps,
+	// Secrets and Services before the pods that use them).
+	Objects []runtime.Object
+	// ExpectedPods is how many pods the objects produce on a healthy fleet.
+	ExpectedPods int
+	// Services counts Services.
+	Services int
+}
+
+// Namespace returns a run's namespace name.
+func Namespace(runID string) string { return "stormbench-" + runID }
+
+// NewPlan renders the workload mix for a fleet: DaemonSets run one pod per
+// node, and the remaining nodes × podsPerNode pods are split among the other
+// templates by share, in objects of `replicas` pods.
+func NewPlan(runID string, f profiles.Fleet) (*Plan, error) {
+	p := &Plan{RunID: runID, Namespace: Namespace(runID), Nodes: f.Nodes}
+	total := f.Nodes * f.PodsPerNode
+	type tmplInfo struct {
+		share        profiles.WorkloadShare
+		perNode      bool
+		podsPerCopy  int
+		replicasKnob bool
+	}
+	var infos []tmplInfo
+	shareSum := 0
+	for _, w := range f.Workloads {
+		objs, err := workloads.Render(workloads.Params{Template: w.Template, Name: "probe", Namespace: p.Namespace, RunID: runID, Replicas: 1, TolerationSeconds: 300})
+		if err != nil {
+			return nil, err
+		}
+		info := tmplInfo{share: w}
+		for _, o := range objs {
+			switch o.(type) {
+			case *appsv1.DaemonSet:
+				info.perNode = true
+			case *appsv1.Deployment, *appsv1.StatefulSet:
+				info.replicasKnob = true
+				info.podsPerCopy += w.Replicas
+			case *corev1.Pod:
+				info.podsPerCopy++
+			}
+		}
+		if info.perNode {
+			total -= f.Nodes
+		} else {
+			shareSum += w.Share
+		}
+		infos = append(infos, info)
+	}
+	if total < 0 {
+		return nil, fmt.Errorf("podsPerNode %d leaves no room for the DaemonSets' pods", f.PodsPerNode)
+	}
+	for _, info := range infos {
+		copies := 1
+		pods := f.Nodes
+		if !info.perNode {
+			if shareSum == 0 || info.share.Share == 0 || info.podsPerCopy == 0 {
+				continue
+			}
+			want := float64(total) * float64(info.share.Share) / float64(shareSum)
+			copies = int(math.Round(want / float64(info.podsPerCopy)))
+			if copies == 0 && want > 0 {
+				copies = 1
+			}
+			pods = copies * info.podsPerCopy
+		}
+		for k := 0; k < copies; k++ {
+			objs, err := workloads.Render(workloads.Params{
+				Template:          info.share.Template,
+				Name:              fmt.Sprintf("%s-%d", info.share.Template, k),
+				Namespace:         p.Namespace,
+				RunID:             runID,
+				Replicas:          info.share.Replicas,
+				TolerationSeconds: *f.TolerationSeconds,
+			})
+			if err != nil {
+				return nil, err
+			}
+			p.Objects = append(p.Objects, objs...)
+		}
+		p.ExpectedPods += pods
+	}
+	// Dependencies first: a pod whose ConfigMap does not exist yet would wait
+	// for it, and a Service created after its pods delays its slices.
+	order := func(o runtime.Object) int {
+		switch o.(type) {
+		case *corev1.ConfigMap, *corev1.Secret:
+			return 0
+		case *corev1.Service:
+			p.Services++
+			return 1
+		default:
+			return 2
+		}
+	}
+	buckets := make([][]runtime.Object, 3)
+	for _, o := range p.Objects {
+		i := order(o)
+		buckets[i] = append(buckets[i], o)
+	}
+	p.Objects = append(append(buckets[0], buckets[1]...), buckets[2]...)
+	return p, nil
+}
