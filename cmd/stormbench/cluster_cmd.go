@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/stormbench/stormbench/profiles"
+)
+
+func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
+	sub, rest, err := subcommand(args, "up", "down", "status")
+	if err != nil {
+		return err
+	}
+	if sub == "help" {
+		fmt.Fprint(env.stdout, "Usage: stormbench cluster up|down|status [flags]\n\n  up      start the embedded control plane (kwokctl binary runtime, 127.0.0.1 only)\n  down    stop it and delete its files\n  status  show each component's health, version and the kubeconfig path\n")
+		return nil
+	}
+	var o clusterOptions
+	var profile, output string
+	fs := newFlagSet(env, "cluster "+sub, "cluster "+sub+" [flags]")
+	o.addFlags(fs, false)
+	if sub == "up" {
+		fs.StringVar(&profile, "profile", "", "Take timing and control-plane tuning from this profile (name or file)")
+	}
+	if sub == "status" {
+		fs.StringVarP(&output, "output", "o", "text", "Output format: text, json or yaml")
+	}
+	if err := parse(fs, rest); err != nil {
+		return err
+	}
+	if err := checkFormat(output); err != nil {
+		return err
+	}
+	var p *profiles.Profile
+	if profile != "" {
+		if p, err = profiles.Load(profile); err != nil {
+			return err
+		}
+	}
+	var log io.Writer
+	if sub != "status" {
+		log = env.stderr
+	}
+	e, err := o.embedded(p, log)
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "up":
+		fmt.Fprintf(env.stderr, "Starting embedded cluster %q (Kubernetes %s, 127.0.0.1 only)...\n", e.Name(), "v1.36.3")
+		if err := e.Up(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "Embedded cluster %q is up.\nkubeconfig: %s\n", e.Name(), e.Kubeconfig())
+		return nil
+	case "down":
+		if err := e.Down(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "Embedded cluster %q is down.\n", e.Name())
+		return nil
+	default:
+		st, err := e.Status(ctx)
+		if err != nil {
+			return err
+		}
+		if output == "json" || output == "yaml" {
+			return printStructured(env.stdout, output, map[string]any{"name": e.Name(), "kubeconfig": e.Kubeconfig(), "components": st})
+		}
+		fmt.Fprintf(env.stdout, "Cluster:    %s\nKubeconfig: %s\n\n", e.Name(), e.Kubeconfig())
+		tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "COMPONENT\tPID\tPROCESS\tHEALTH\tVERSION\tLOG")
+		healthy := true
+		for _, c := range st {
+			h := fmtBool(c.Healthy, "ok", "unhealthy: "+c.Error)
+			healthy = healthy && c.Healthy && c.Running
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, c.PID, fmtBool(c.Running, "running", "stopped"), h, c.Version, c.Log)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if !healthy {
+			return fmt.Errorf("embedded cluster %q is not healthy", e.Name())
+		}
+		return nil
+	}
+}

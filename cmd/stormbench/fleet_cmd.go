@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+func runFleet(ctx context.Context, env *cmdEnv, args []string) error {
+	sub, rest, err := subcommand(args, "up", "down")
+	if err != nil {
+		return err
+	}
+	if sub == "help" {
+		fmt.Fprint(env.stdout, "Usage: stormbench fleet up|down [flags]\n\n  up    create the profile's KWOK nodes and workloads (continues a previous partial run) and wait until all are Ready\n  down  delete every object carrying the run label and wait until it is gone\n")
+		return nil
+	}
+	var o clusterOptions
+	var profile, runID string
+	var nodes, podsPerNode int
+	var timeout time.Duration
+	fs := newFlagSet(env, "fleet "+sub, "fleet "+sub+" [flags]")
+	o.addFlags(fs, true)
+	fs.StringVar(&runID, "run", "fleet", "Run id: the value of the stormbench.io/run label on every object")
+	fs.StringVar(&profile, "profile", "quick", "Profile whose fleet section to use (name or file)")
+	fs.IntVar(&nodes, "nodes", 0, "Override the profile's node count")
+	fs.IntVar(&podsPerNode, "pods-per-node", 0, "Override the profile's pods per node")
+	fs.DurationVar(&timeout, "timeout", 10*time.Minute, "How long to wait for deletion (down)")
+	if err := parse(fs, rest); err != nil {
+		return err
+	}
+	if err := validateRunID(runID); err != nil {
+		return err
+	}
+	p, err := profiles.Load(profile)
+	if err != nil {
+		return err
+	}
+	if nodes > 0 || podsPerNode > 0 {
+		if nodes > 0 {
+			p.Fleet.Nodes = nodes
+		}
+		if podsPerNode > 0 {
+			p.Fleet.PodsPerNode = podsPerNode
+			p.Fleet.MaxPodsPerNode = 0
+		}
+		profiles.SetDefaults(p)
+		if errs := profiles.Validate(p); len(errs) > 0 {
+			return &profiles.ValidationError{Source: profile + " (with flag overrides)", Errs: errs}
+		}
+	}
+	t, _, err := o.connect(ctx, env, p.Fleet.QPS, p.Fleet.Burst)
+	if err != nil {
+		return err
+	}
+	prog := newProgress(env.stderr)
+	f, err := fleet.New(t.Client, runID, p.Fleet, prog)
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "up":
+		start := time.Now()
+		if err := f.Up(ctx); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("interrupted: %w\nto remove what was created: stormbench fleet down --run %s", err, runID)
+			}
+			return fmt.Errorf("%w\nto continue: run the same command again; to remove: stormbench fleet down --run %s", err, runID)
+		}
+		fmt.Fprintf(env.stdout, "Fleet %q is Ready: %d nodes, %d pods, %d services in namespace %s (%s)\n",
+			runID, p.Fleet.Nodes, f.Plan().ExpectedPods, f.Plan().Services, f.Plan().Namespace, time.Since(start).Round(100*time.Millisecond))
+		return nil
+	default:
+		if err := f.Down(ctx, timeout); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "Fleet %q deleted.\n", runID)
+		return nil
+	}
+}
+
+// validateRunID checks a run id can be a label value and a name prefix.
+func validateRunID(id string) error {
+	if id == "" || len(id) > 40 {
+		return usagef("run id %q must be 1 to 40 characters", id)
+	}
+	for i, r := range id {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || (r == '-' && i > 0 && i < len(id)-1)
+		if !ok {
+			return usagef("run id %q must be lower-case letters, digits and inner dashes", id)
+		}
+	}
+	return nil
+}

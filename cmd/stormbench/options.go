@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// clusterOptions are the flags that pick the cluster.
+type clusterOptions struct {
+	kubeconfig string
+	context    string
+	workDir    string
+	binDir     string
+	name       string
+	yes        bool
+}
+
+func (o *clusterOptions) addFlags(fs *pflag.FlagSet, withTarget bool) {
+	if withTarget {
+		fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig of an existing cluster; without it stormbench uses its embedded cluster")
+		fs.StringVar(&o.context, "context", "", "Kubeconfig context; required for any cluster other than the embedded one")
+		fs.BoolVar(&o.yes, "yes", false, "Do not ask for confirmation before loading a non-embedded cluster")
+	}
+	fs.StringVar(&o.name, "name", "stormbench", "Name of the embedded cluster")
+	fs.StringVar(&o.workDir, "workdir", defaultWorkDir(), "Directory for embedded clusters (kubeconfigs, logs, pki)")
+	fs.StringVar(&o.binDir, "bin-dir", "", "Directory with the component binaries (default: $STORMBENCH_BIN_DIR, ./bin or a parent's bin/)")
+}
+
+func defaultWorkDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "stormbench")
+	}
+	return filepath.Join(os.TempDir(), "stormbench")
+}
+
+// embedded returns a handle on the named embedded cluster.
+func (o *clusterOptions) embedded(p *profiles.Profile, log io.Writer) (*cluster.Embedded, error) {
+	comps, err := cluster.FindComponents(o.binDir)
+	if err != nil {
+		return nil, err
+	}
+	var timing profiles.Timing
+	var cp profiles.ControlPlane
+	if p != nil {
+		timing, cp = p.Timing, p.ControlPlane
+	} else {
+		def := &profiles.Profile{}
+		profiles.SetDefaults(def)
+		timing, cp = def.Timing, def.ControlPlane
+	}
+	return cluster.NewEmbedded(cluster.EmbeddedOptions{
+		Name: o.name, WorkDir: o.workDir, Components: comps, Timing: timing, ControlPlane: cp, Log: log,
+	})
+}
+
+// isEmbeddedKubeconfig reports whether path is an embedded cluster's
+// kubeconfig in the work directory.
+func (o *clusterOptions) isEmbeddedKubeconfig(path string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	wd, err := filepath.Abs(o.workDir)
+	if err != nil {
+		return false
+	}
+	return strings.HasPrefix(abs, wd+string(os.PathSeparator)) && strings.HasSuffix(abs, ".kubeconfig")
+}
+
+// connect connects to --kubeconfig, or to the running embedded cluster when
+// none is given. A cluster other than the embedded one needs --context, and
+// on a TTY a confirmation unless --yes.
+func (o *clusterOptions) connect(ctx context.Context, env *cmdEnv, qps float32, burst int) (*cluster.Target, bool, error) {
+	path := o.kubeconfig
+	embedded := false
+	if path == "" {
+		e, err := o.embedded(nil, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		if !e.Exists() {
+			return nil, false, usagef("no --kubeconfig given and the embedded cluster %q is not running (start it with `stormbench cluster up`)", o.name)
+		}
+		path = e.Kubeconfig()
+		embedded = true
+	} else if o.isEmbeddedKubeconfig(path) {
+		embedded = true
+	} else if o.context == "" {
+		return nil, false, usagef("--context is required for a cluster other than the embedded one (kubeconfig %s)", path)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, false, usagef("kubeconfig %s: %v", path, err)
+	}
+	t, err := cluster.Connect(ctx, cluster.ConnectOptions{Kubeconfig: path, Context: o.context, QPS: qps, Burst: burst, Timeout: 10 * time.Second})
+	if err != nil {
+		return nil, false, err
+	}
+	if !embedded {
+		fmt.Fprintf(env.stderr, "Target: API server %s, context %q (Kubernetes %s)\n", t.Host, t.Context, t.ServerVersion)
+		if !o.yes && isTTY(os.Stdin) {
+			fmt.Fprint(env.stderr, "Load this cluster? [y/N] ")
+			var answer string
+			_, _ = fmt.Fscanln(os.Stdin, &answer)
+			if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+				return nil, false, usagef("not confirmed")
+			}
+		}
+	}
+	return t, embedded, nil
+}
+
+func isTTY(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
