@@ -124,17 +124,9 @@ func (m *APIServerMetrics) BaselineWait() time.Duration { return m.opts.Baseline
 // interval) and starts one scrape loop per source. It fails only if every
 // source failed its first scrape.
 func (m *APIServerMetrics) Start(ctx context.Context, env *Env) error {
-	if len(env.Scrapers) == 0 {
-		return errors.New("no /metrics sources configured (env.Scrapers is empty)")
+	if err := m.setup(env); err != nil {
+		return err
 	}
-	m.env, m.clk = env, env.Clock
-	m.mu.Lock()
-	m.start = m.clk.Now()
-	for _, src := range env.Scrapers {
-		m.comps = append(m.comps, &componentState{src: src, parser: newMetricsParser()})
-	}
-	m.mu.Unlock()
-
 	var errs []error
 	for _, c := range m.comps {
 		if err := m.scrape(ctx, c); err != nil {
@@ -148,6 +140,21 @@ func (m *APIServerMetrics) Start(ctx context.Context, env *Env) error {
 	m.cancel = cancel
 	for _, c := range m.comps {
 		m.wg.Go(func() { m.loop(loopCtx, c) })
+	}
+	return nil
+}
+
+// setup prepares one componentState per source; Start and tests call it.
+func (m *APIServerMetrics) setup(env *Env) error {
+	if len(env.Scrapers) == 0 {
+		return errors.New("no /metrics sources configured (env.Scrapers is empty)")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.env, m.clk = env, env.Clock
+	m.start = m.clk.Now()
+	for _, src := range env.Scrapers {
+		m.comps = append(m.comps, &componentState{src: src, parser: newMetricsParser()})
 	}
 	return nil
 }

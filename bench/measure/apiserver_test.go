@@ -1,0 +1,252 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/bench/storm"
+)
+
+// scriptedSource serves testdata/apiserver/scrape-<n>.prom, n being the
+// fake clock's whole seconds since t0; a missing file is a failed scrape.
+func scriptedSource(t *testing.T, clk *testingclock.FakeClock) MetricsSource {
+	return MetricsSource{
+		Component: ComponentAPIServer,
+		Fetch: func(context.Context) ([]byte, error) {
+			n := int(clk.Now().Sub(t0) / time.Second)
+			b, err := os.ReadFile(filepath.Join("testdata", "apiserver", fmt.Sprintf("scrape-%d.prom", n)))
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, errors.New("connection refused")
+			}
+			return b, err
+		},
+	}
+}
+
+// runScripted drives the scraper through the canned scrapes 0..8: a 3 s
+// baseline of 11 requests/s, a storm from t=3.5s, a failed scrape at t=5
+// and an API-server restart before t=7; Gather takes the scrape at t=8.
+func runScripted(t *testing.T) result.Measurement {
+	t.Helper()
+	clk := testingclock.NewFakeClock(t0)
+	events := &storm.EventLog{}
+	for i, n := range []string{"kn-1", "kn-2", "kn-3"} {
+		events.Add(storm.Event{Time: at(3500*time.Millisecond + time.Duration(i)*time.Millisecond), Type: storm.EventDown, Node: n})
+	}
+	env := &Env{Client: fake.NewClientset(), Clock: clk, Events: events, Scrapers: []MetricsSource{scriptedSource(t, clk)}}
+	m, err := NewAPIServerMetrics(APIServerOptions{Interval: time.Second, Baseline: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.setup(env); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 8 {
+		clk.SetTime(at(time.Duration(i) * time.Second))
+		err := m.scrape(ctx, m.comps[0])
+		if (err != nil) != (i == 5) {
+			t.Fatalf("scrape %d: error %v", i, err)
+		}
+		if i == 3 {
+			m.MarkStormStart(at(3500 * time.Millisecond))
+		}
+	}
+	clk.SetTime(at(8 * time.Second))
+	out, err := m.Gather(ctx)
+	if err != nil {
+		t.Fatalf("Gather: %v", err)
+	}
+	return out
+}
+
+func TestAPIServerScriptedGolden(t *testing.T) {
+	goldenMeasurement(t, "apiserver.golden.json", runScripted(t))
+}
+
+func TestAPIServerScriptedFigures(t *testing.T) {
+	out := runScripted(t)
+	storm, base := result.WindowStorm, result.WindowBaseline
+	tests := []struct {
+		name, window string
+		labels       []string
+		want         float64
+	}{
+		// Baseline: scrapes 1..3, 11 requests each.
+		{result.APIRequests, base, nil, 33},
+		{result.APIRequestRateMean, base, nil, 11},
+		{result.APIRequestRateStdDev, base, nil, 0},
+		// Storm: 106 (t=4) + 212 over the gap (t=6) + 11 after the reset
+		// (t=7, counted from zero) + 11 (t=8).
+		{result.APIRequests, storm, nil, 340},
+		{result.APIRequests, storm, []string{result.LabelCode, "429"}, 30},
+		{result.APIThrottled, storm, nil, 30},
+		{result.APIRequests, storm, []string{result.LabelVerb, "PATCH", result.LabelResource, "pods", result.LabelSubresource, "status"}, 120},
+		{result.APIRequestRatePeak, storm, nil, 106},
+		{result.APIRequestRateMean, storm, nil, 68},
+		{result.APIBurstThreshold, storm, nil, 22},
+		{result.APIBurstSeconds, storm, nil, 3},
+		{result.APIExcessRequests, storm, nil, 340 - 11*5},
+		{result.APIExcessPerRestart, storm, nil, (340 - 11*5) / 3.0},
+		{result.APIExcessPerRestart, storm, []string{result.LabelVerb, "LIST", result.LabelResource, "pods", result.LabelSubresource, ""}, 150 / 3.0},
+		{result.APIFlowDispatched, storm, []string{result.LabelPriorityLevel, "node-high", result.LabelFlowSchema, "system-node-high"}, 50},
+		{result.APIFlowRejected, storm, []string{result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes", result.LabelReason, "queue-full"}, 30},
+		{result.APIFlowInqueueMax, storm, []string{result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes"}, 12},
+		{result.APIInflightMax, storm, []string{result.LabelRequestKind, "readOnly"}, 80},
+		{result.APIInflightMax, base, []string{result.LabelRequestKind, "readOnly"}, 3},
+		{result.APIWatchersMax, storm, nil, 400},
+		{result.APIWatchEvents, storm, []string{result.LabelResource, "pods"}, 100 + 200 + 2 + 2},
+		// CPU: +1.5 (t=4), +3 (t=6), 0.5 after the reset, +0.5.
+		{result.APICPUSeconds, storm, []string{result.LabelComponent, ComponentAPIServer}, 5.5},
+		{result.APIScrapes, "", []string{result.LabelComponent, ComponentAPIServer}, 9},
+		{result.APIScrapeFailures, "", []string{result.LabelComponent, ComponentAPIServer}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/%s/%v", tt.name, tt.window, tt.labels), func(t *testing.T) {
+			if got := value(t, &out, tt.name, tt.window, tt.labels...); !approx(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+
+	// Latency classes from bucket deltas; WATCH and non-resource GETs excluded.
+	hist := func(window, class string) *result.Histogram {
+		h := out.Histogram(result.APIRequestDuration, window, result.LabelClass, class)
+		if h == nil {
+			t.Fatalf("no %s histogram for class %s", window, class)
+		}
+		return h
+	}
+	if h := hist(base, result.ClassMutating); h.Summary.Count != 15 || !approx(h.Summary.P99, 0.005+0.02*0.99) {
+		t.Errorf("baseline mutating = %+v, want 15 requests, p99 0.0248", h.Summary)
+	}
+	// Storm mutating: 25 PUTs at 0.02 s and 120 PATCHes at 0.15 s.
+	if h := hist(storm, result.ClassMutating); h.Summary.Count != 145 || !approx(h.Summary.P99, 0.1+0.1*(0.99*145-25)/120) {
+		t.Errorf("storm mutating = %+v, want 145 requests, p99 %v", h.Summary, 0.1+0.1*(0.99*145-25)/120)
+	}
+	if h := hist(storm, result.ClassGet); h.Summary.Count != 25 {
+		t.Errorf("storm GET count = %d, want 25 (5 storm intervals; the non-resource GETs are excluded)", h.Summary.Count)
+	}
+	if h := hist(storm, result.ClassList); h.Summary.Count != 150 || h.Summary.P50 <= 0.4 {
+		t.Errorf("storm LIST = %+v, want 150 requests, p50 in (0.4, 0.6]", h.Summary)
+	}
+	if out.Histogram(result.APIEtcdRequestDuration, storm) == nil {
+		t.Error("no overall etcd histogram")
+	}
+
+	// The failed scrape and the reset are reported as warnings.
+	if len(out.Warnings) != 2 {
+		t.Errorf("warnings = %q, want the gap and the reset", out.Warnings)
+	}
+}
+
+func TestAPIServerWithoutStormStart(t *testing.T) {
+	clk := testingclock.NewFakeClock(at(time.Second))
+	env := &Env{Client: fake.NewClientset(), Clock: clk, Scrapers: []MetricsSource{scriptedSource(t, clk)}}
+	m, err := NewAPIServerMetrics(APIServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.setup(env); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.scrape(context.Background(), m.comps[0]); err != nil {
+		t.Fatal(err)
+	}
+	clk.SetTime(at(2 * time.Second))
+	out, err := m.Gather(context.Background())
+	if err == nil {
+		t.Error("Gather without MarkStormStart returned no error")
+	}
+	if len(out.Windows) != 0 {
+		t.Errorf("windows = %v, want none", out.Windows)
+	}
+	if v, _ := out.Value(result.APIScrapes, "", result.LabelComponent, ComponentAPIServer); v != 2 {
+		t.Errorf("scrapes = %v, want 2: partial figures survive the error", v)
+	}
+}
+
+func TestAPIServerOptions(t *testing.T) {
+	for _, o := range []APIServerOptions{{Interval: -1}, {Baseline: -time.Second}, {Timeout: -1}} {
+		if _, err := NewAPIServerMetrics(o); err == nil {
+			t.Errorf("NewAPIServerMetrics(%+v) accepted invalid options", o)
+		}
+	}
+	m, err := NewAPIServerMetrics(APIServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.BaselineWait() != 11*time.Second {
+		t.Errorf("default BaselineWait = %v, want 11s", m.BaselineWait())
+	}
+	if err := m.Start(context.Background(), &Env{Clock: testingclock.NewFakeClock(t0)}); err == nil {
+		t.Error("Start without scrapers succeeded")
+	}
+}
+
+// TestAPIServerLoop checks that Start scrapes once, then once per interval
+// of the injected clock, and that Dispose stops the loop.
+func TestAPIServerLoop(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	var n atomic.Int32
+	src := MetricsSource{Component: "kwok-controller", Fetch: func(context.Context) ([]byte, error) {
+		n.Add(1)
+		return []byte("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1\n"), nil
+	}}
+	m, err := NewAPIServerMetrics(APIServerOptions{Interval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(context.Background(), &Env{Clock: clk, Scrapers: []MetricsSource{src}}); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Dispose()
+	if got := n.Load(); got != 1 {
+		t.Fatalf("scrapes after Start = %d, want 1", got)
+	}
+	for want := int32(2); want <= 4; want++ {
+		waitFor(t, "the scrape loop to wait on the clock", func() bool { return clk.HasWaiters() })
+		clk.Step(time.Second)
+		waitFor(t, fmt.Sprintf("scrape %d", want), func() bool { return n.Load() == want })
+	}
+	m.Dispose()
+	if clk.HasWaiters() {
+		t.Error("the scrape loop still waits on the clock after Dispose")
+	}
+}
+
+func TestAPIServerStartFailsWhenEverySourceFails(t *testing.T) {
+	bad := MetricsSource{Component: "etcd", Fetch: func(context.Context) ([]byte, error) { return nil, errors.New("refused") }}
+	good := MetricsSource{Component: "kwok-controller", Fetch: func(context.Context) ([]byte, error) { return []byte("up 1\n"), nil }}
+	m, _ := NewAPIServerMetrics(APIServerOptions{})
+	if err := m.Start(context.Background(), &Env{Clock: testingclock.NewFakeClock(t0), Scrapers: []MetricsSource{bad}}); err == nil {
+		t.Error("Start succeeded with every source failing")
+	}
+	m.Dispose()
+	m, _ = NewAPIServerMetrics(APIServerOptions{})
+	if err := m.Start(context.Background(), &Env{Clock: testingclock.NewFakeClock(t0), Scrapers: []MetricsSource{bad, good}}); err != nil {
+		t.Errorf("Start failed with one good source: %v", err)
+	}
+	m.Dispose()
+}
+
+// waitFor polls cond until it holds; the deadline only bounds a broken test.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true,
+		func(context.Context) (bool, error) { return cond(), nil })
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}

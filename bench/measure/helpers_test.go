@@ -1,0 +1,74 @@
+package measure
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run with -update to create it): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; run `go test ./bench/measure -update` and review the diff.\ngot:\n%s", path, got)
+	}
+}
+
+// goldenMeasurement sorts m and compares its JSON with a golden file.
+func goldenMeasurement(t *testing.T, name string, m result.Measurement) {
+	t.Helper()
+	m.Sort()
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, name, append(b, '\n'))
+}
+
+// value returns a figure or fails the test.
+func value(t *testing.T, m *result.Measurement, name, window string, labels ...string) float64 {
+	t.Helper()
+	v, ok := m.Value(name, window, labels...)
+	if !ok {
+		t.Fatalf("no value %s window=%q labels=%v", name, window, labels)
+	}
+	return v
+}
+
+func approx(a, b float64) bool {
+	d := a - b
+	if d < 0 {
+		d = -d
+	}
+	return d <= 1e-9*max(1, abs(a), abs(b))
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
