@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -82,8 +83,26 @@ func Parse(source string, data []byte) (*Profile, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &ValidationError{Source: source, Errs: field.ErrorList{field.Required(field.NewPath("apiVersion"), "empty document")}}
 	}
-	if err := yaml.UnmarshalStrict(data, &p); err != nil {
-		return nil, &ValidationError{Source: source, Errs: field.ErrorList{field.Invalid(field.NewPath("(document)"), "", decodeMessage(err))}}
+	if bytes.Contains(data, []byte("\n---")) && len(bytes.TrimSpace(bytes.SplitN(data, []byte("\n---"), 2)[1])) > 0 {
+		return nil, &ValidationError{Source: source, Errs: field.ErrorList{field.Invalid(field.NewPath("(document)"), field.OmitValueType{}, "a profile file holds exactly one YAML document")}}
+	}
+	j, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, &ValidationError{Source: source, Errs: field.ErrorList{field.Invalid(field.NewPath("(document)"), field.OmitValueType{}, decodeMessage(err))}}
+	}
+	// sigs.k8s.io/json matches field names case-sensitively and reports
+	// every unknown or duplicate field with its path, where encoding/json
+	// would accept "FLEET:" for "fleet:".
+	strictErrs, err := kjson.UnmarshalStrict(j, &p)
+	if err != nil {
+		return nil, &ValidationError{Source: source, Errs: field.ErrorList{field.Invalid(field.NewPath("(document)"), field.OmitValueType{}, decodeMessage(err))}}
+	}
+	if len(strictErrs) > 0 {
+		var errs field.ErrorList
+		for _, se := range strictErrs {
+			errs = append(errs, field.Invalid(field.NewPath("(document)"), field.OmitValueType{}, se.Error()))
+		}
+		return nil, &ValidationError{Source: source, Errs: errs}
 	}
 	SetDefaults(&p)
 	if errs := Validate(&p); len(errs) > 0 {
@@ -97,6 +116,7 @@ func Parse(source string, data []byte) (*Profile, error) {
 func decodeMessage(err error) string {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "error unmarshaling JSON: while decoding JSON: ")
+	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
 	return msg
 }
 

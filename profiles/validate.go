@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -19,7 +19,7 @@ import (
 
 // Sanity bounds that catch typos such as "30m" for "30s".
 const (
-	maxNodes     = 100000
+	maxNodes     = 32768
 	maxDowntime  = time.Hour
 	maxPodsDense = 1000
 )
@@ -325,6 +325,9 @@ func validateDistribution(d *Distribution, dp *field.Path) field.ErrorList {
 	switch d.Type {
 	case "fixed":
 		check("value", d.Value.Duration)
+		if d.Value.Duration == 0 {
+			errs = append(errs, field.Required(dp.Child("value"), "a fixed downtime needs a value"))
+		}
 	case "uniform":
 		check("min", d.Min.Duration)
 		check("max", d.Max.Duration)
@@ -334,8 +337,14 @@ func validateDistribution(d *Distribution, dp *field.Path) field.ErrorList {
 	case "normal":
 		check("mean", d.Mean.Duration)
 		check("stdDev", d.StdDev.Duration)
+		if d.Min.Duration != 0 {
+			check("min", d.Min.Duration)
+		}
 		if d.Max.Duration != 0 {
 			check("max", d.Max.Duration)
+			if d.Max.Duration < d.Min.Duration {
+				errs = append(errs, field.Invalid(dp.Child("max"), d.Max.Duration.String(), "must not be below min"))
+			}
 		}
 	default:
 		errs = append(errs, field.NotSupported(dp.Child("type"), d.Type, []string{"fixed", "uniform", "normal"}))
