@@ -137,7 +137,7 @@ var badProfiles = []struct {
 	{"variants-without-storm", "variants without a storm", []string{"storm:"}},
 	// The strict decoder names the field but not its path (see the
 	// report on profiles.Parse).
-	{"unknown-field", "an unknown field", []string{`unknown field "downtimeJitter"`}},
+	{"unknown-field", "an unknown field", []string{`unknown field "storm.downtimeJitter"`}},
 	{"duplicate-key", "a key given twice", []string{`key "fleet" already set`}},
 	{"wrong-apiversion", "a wrong apiVersion", []string{"apiVersion:"}},
 	{"wrong-kind-and-name", "a wrong kind and a name that is not a DNS label", []string{"kind:", "metadata.name:"}},
