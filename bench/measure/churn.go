@@ -154,13 +154,13 @@ func (t *SliceTracker) OnAdd(s *discoveryv1.EndpointSlice, initialList bool) {
 	t.applySlice(now, s, false)
 }
 
-// OnUpdate records a slice updated. An update with an unchanged
+// OnUpdate records a slice updated. An update with an unchanged, non-empty
 // resourceVersion (an informer resync) is not a write.
 func (t *SliceTracker) OnUpdate(old, cur *discoveryv1.EndpointSlice) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.clk.Now()
-	if old == nil || old.ResourceVersion != cur.ResourceVersion {
+	if old == nil || old.ResourceVersion == "" || old.ResourceVersion != cur.ResourceVersion {
 		w := &t.windows[t.cur]
 		w.Updates++
 		w.Writes++
