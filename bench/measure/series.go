@@ -37,12 +37,13 @@ func (s *secondSeries) observe(t time.Time, v float64) {
 	s.has[i] = true
 }
 
-// series returns one point per second up to end, at the end of each second.
+// series returns one point per second up to end; the point at T covers the
+// second [T−1, T).
 func (s *secondSeries) series(name, unit string, end time.Time) result.Series {
 	out := result.Series{Name: name, Unit: unit, Start: s.origin}
-	n := int(end.Sub(s.origin) / time.Second)
+	n := int((end.Sub(s.origin) + time.Second - 1) / time.Second)
 	level := 0.0
-	for i := 0; i <= n; i++ {
+	for i := 0; i < n; i++ {
 		v := 0.0
 		switch {
 		case i < len(s.vals) && s.has[i]:
