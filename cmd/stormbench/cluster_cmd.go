@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"text/tabwriter"
 
 	"github.com/stormbench/stormbench/profiles"
@@ -40,11 +39,8 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 			return err
 		}
 	}
-	var log io.Writer
-	if sub != "status" {
-		log = env.stderr
-	}
-	e, err := o.embedded(p, log)
+	// kwokctl's own log lines are shown only when it fails.
+	e, err := o.embedded(p, nil)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,151 @@
 package main
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
-func runRun(ctx context.Context, env *cmdEnv, args []string) error { return usagef("run: not yet") }
+	"github.com/stormbench/stormbench/bench"
+	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+func runRun(ctx context.Context, env *cmdEnv, args []string) error {
+	var o clusterOptions
+	var profile, runID, outDir, outFile, output, shard, startAt string
+	var keepCluster, keepFleet, dryRun, force bool
+	var seed int64
+	fs := newFlagSet(env, "run", "run [--profile NAME|FILE] [flags]")
+	fs.StringVar(&profile, "profile", "quick", "Storm profile: a built-in name (see `stormbench profiles list`) or a YAML file")
+	o.addFlags(fs, true)
+	fs.StringVar(&runID, "run-id", "", "Run id, the stormbench.io/run label value (default: <profile>-<timestamp>)")
+	fs.Int64Var(&seed, "seed", 0, "Override the profile's seed")
+	fs.StringVar(&outDir, "output-dir", "results", "Directory for the result file <run-id>.json")
+	fs.StringVar(&outFile, "result", "", "Result file path (overrides --output-dir)")
+	fs.BoolVar(&force, "force", false, "Overwrite an existing result file")
+	fs.StringVarP(&output, "output", "o", "text", "Summary format on stdout: text, or json/yaml for the whole result document")
+	fs.BoolVar(&keepCluster, "keep-cluster", false, "Leave the embedded cluster running at the end")
+	fs.BoolVar(&keepFleet, "keep-fleet", false, "Leave the fleet (nodes, workloads) in place at the end")
+	fs.BoolVar(&dryRun, "dry-run", false, "Print the resolved profile and exit")
+	fs.StringVar(&shard, "shard", "", "Run only shard i of n (\"i/n\") of the restarts; the schedule is computed from the whole fleet")
+	fs.StringVar(&startAt, "start-at", "", "RFC 3339 time at which the storm starts (to coordinate shards)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("run takes no arguments (got %q)", fs.Args())
+	}
+	if err := checkFormat(output); err != nil {
+		return err
+	}
+	p, err := profiles.Load(profile)
+	if err != nil {
+		return err
+	}
+	if fs.Changed("seed") {
+		p.Seed = seed
+	}
+	if dryRun {
+		return printStructured(env.stdout, "yaml", p)
+	}
+	var shardI, shardN int
+	if shard != "" {
+		if _, err := fmt.Sscanf(shard, "%d/%d", &shardI, &shardN); err != nil || shardN < 1 || shardI < 0 || shardI >= shardN {
+			return usagef("--shard %q: want i/n with 0 <= i < n", shard)
+		}
+	}
+	var at time.Time
+	if startAt != "" {
+		if at, err = time.Parse(time.RFC3339, startAt); err != nil {
+			return usagef("--start-at: %v", err)
+		}
+	}
+	if runID == "" {
+		runID = fmt.Sprintf("%s-%s", p.Metadata.Name, time.Now().UTC().Format("0102-150405"))
+	}
+	if err := validateRunID(runID); err != nil {
+		return err
+	}
+	path := outFile
+	if path == "" {
+		path = filepath.Join(outDir, runID+".json")
+	}
+	if _, err := os.Stat(path); err == nil && !force {
+		return usagef("result file %s exists; use --force to overwrite or choose another --run-id", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("creating result directory: %w", err)
+	}
+
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(env.stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
+	}
+	var emb *cluster.Embedded
+	if o.kubeconfig == "" {
+		// An ephemeral embedded cluster for this run.
+		o.name = "sb-" + runID
+		if emb, err = o.embedded(p, nil); err != nil {
+			return err
+		}
+		logf("Starting embedded cluster %s (Kubernetes %s, 127.0.0.1 only)", o.name, cluster.KubeVersion)
+		if err := emb.Up(ctx); err != nil {
+			_ = emb.Down(context.WithoutCancel(ctx))
+			return err
+		}
+		defer func() {
+			if keepCluster {
+				fmt.Fprintf(env.stderr, "Embedded cluster %s kept: kubeconfig %s; stop it with `stormbench cluster down --name %s`\n", o.name, emb.Kubeconfig(), o.name)
+				return
+			}
+			logf("Stopping embedded cluster %s", o.name)
+			if err := emb.Down(context.WithoutCancel(ctx)); err != nil {
+				fmt.Fprintf(env.stderr, "stormbench: %v\n", err)
+			}
+		}()
+		o.kubeconfig = emb.Kubeconfig()
+	}
+	target, _, err := o.connect(ctx, env, p.Fleet.QPS, p.Fleet.Burst)
+	if err != nil {
+		return err
+	}
+	logf("Target %s (Kubernetes %s), run %s, result %s", target.Host, target.ServerVersion, runID, path)
+	written := false
+	checkpoint := func(r *result.Result) error {
+		err := result.WriteFile(path, r, result.WriteOptions{Force: force || written})
+		if err == nil {
+			written = true
+		}
+		return err
+	}
+	res, runErr := bench.Run(ctx, bench.Options{
+		Profile: p, RunID: runID, Target: target, Embedded: emb,
+		Progress: newProgress(env.stderr), Logf: logf, Checkpoint: checkpoint,
+		KeepFleet: keepFleet, ShardIndex: shardI, ShardCount: shardN, StartAt: at,
+	})
+	if res != nil && len(res.Variants) > 0 {
+		switch output {
+		case "json", "yaml":
+			if err := printStructured(env.stdout, output, res); err != nil {
+				return err
+			}
+		default:
+			if err := result.WriteSummary(env.stdout, res); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.stdout, "\nResult: %s%s\n", path, map[bool]string{true: "", false: " (incomplete)"}[res.Complete])
+		}
+	}
+	if runErr != nil {
+		if errors.Is(runErr, context.Canceled) {
+			return fmt.Errorf("run interrupted; partial result in %s: %w", path, runErr)
+		}
+		return fmt.Errorf("run failed: %w", runErr)
+	}
+	_ = strings.TrimSpace
+	return nil
+}

@@ -1,0 +1,853 @@
+package kubelet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"net/http"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/storm"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// Config configures the simulated kubelets of one storm.
+type Config struct {
+	// Base is the harness's rest.Config; kubelet clients impersonate nodes
+	// with its credentials.
+	Base *rest.Config
+	// Harness is the harness's client, used for what a kubelet would not
+	// do (relabelling a node so KWOK lets go of it, cordon, drain). Wrap it so
+	// its requests are counted apart from the kubelet's.
+	Harness kubernetes.Interface
+	// Wrap records every kubelet request; optional.
+	Wrap func(http.RoundTripper) http.RoundTripper
+	// RunID is the run label value; nodes without it are never touched.
+	RunID string
+	// Kind is kubelet, runtime or reboot.
+	Kind string
+	// Gates are the simulated kubelets' feature gates.
+	Gates map[string]bool
+	// InitDuration is how long a started kubelet reports NotReady.
+	InitDuration time.Duration
+	// CloseWatchesAfterSync closes the kubelet's watches after its initial
+	// sync instead of holding them while it is up.
+	CloseWatchesAfterSync bool
+	// NodeChanges are applied while a node is down.
+	NodeChanges *profiles.NodeChanges
+	// Planned makes reboots planned: cordon, drain, reboot, uncordon.
+	Planned bool
+	// Seed seeds probe jitter.
+	Seed int64
+	// Clock is injected for tests.
+	Clock clock.Clock
+	// Events receives every step.
+	Events *storm.EventLog
+	// RecoveryTimeout bounds the wait for a node's pods to be Ready again.
+	RecoveryTimeout time.Duration
+}
+
+// Counters are what the simulated kubelets did, summed over nodes.
+type Counters struct {
+	// Restarts counts node restarts carried out.
+	Restarts atomic.Int64
+	// PodStatusPatches counts PATCHes of pods/status.
+	PodStatusPatches atomic.Int64
+	// ReadyFlipsDown and ReadyFlipsUp count pod Ready transitions written.
+	ReadyFlipsDown, ReadyFlipsUp atomic.Int64
+	// TokenRequests counts TokenRequests sent.
+	TokenRequests atomic.Int64
+	// ObjectWatches counts per-Secret/ConfigMap reflectors started.
+	ObjectWatches atomic.Int64
+	// ContainerRestarts counts containers restarted.
+	ContainerRestarts atomic.Int64
+	// MemoryEmptyDirsLost counts memory-backed emptyDir volumes lost in
+	// reboots.
+	MemoryEmptyDirsLost atomic.Int64
+	// PodsRejected counts pods rejected by admission re-run.
+	PodsRejected atomic.Int64
+	// PodsDeleted counts pods whose deletion (eviction) the kubelet
+	// completed on start.
+	PodsDeleted atomic.Int64
+	// PodsDrained counts pods evicted by a planned reboot's drain.
+	PodsDrained atomic.Int64
+	// Errors counts failed restarts.
+	Errors atomic.Int64
+}
+
+// Snapshot returns the counters as a map.
+func (c *Counters) Snapshot() map[string]int64 {
+	return map[string]int64{
+		"restarts":            c.Restarts.Load(),
+		"podStatusPatches":    c.PodStatusPatches.Load(),
+		"readyFlipsDown":      c.ReadyFlipsDown.Load(),
+		"readyFlipsUp":        c.ReadyFlipsUp.Load(),
+		"tokenRequests":       c.TokenRequests.Load(),
+		"objectWatches":       c.ObjectWatches.Load(),
+		"containerRestarts":   c.ContainerRestarts.Load(),
+		"memoryEmptyDirsLost": c.MemoryEmptyDirsLost.Load(),
+		"podsRejected":        c.PodsRejected.Load(),
+		"podsDeleted":         c.PodsDeleted.Load(),
+		"podsDrained":         c.PodsDrained.Load(),
+		"errors":              c.Errors.Load(),
+	}
+}
+
+// Simulator carries out restarts.
+type Simulator struct {
+	cfg      Config
+	Counters Counters
+}
+
+// NewSimulator validates cfg and returns a simulator.
+func NewSimulator(cfg Config) (*Simulator, error) {
+	var errs []error
+	if cfg.Base == nil || cfg.Harness == nil {
+		errs = append(errs, errors.New("kubelet simulator: Base and Harness are required"))
+	}
+	if cfg.RunID == "" {
+		errs = append(errs, errors.New("kubelet simulator: RunID is required"))
+	}
+	switch cfg.Kind {
+	case profiles.StormKubelet, profiles.StormRuntime, profiles.StormReboot:
+	default:
+		errs = append(errs, fmt.Errorf("kubelet simulator: unknown kind %q", cfg.Kind))
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Events == nil {
+		cfg.Events = &storm.EventLog{}
+	}
+	if cfg.RecoveryTimeout == 0 {
+		cfg.RecoveryTimeout = 10 * time.Minute
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &Simulator{cfg: cfg}, nil
+}
+
+func (s *Simulator) gate(name string) bool {
+	if v, ok := s.cfg.Gates[name]; ok {
+		return v
+	}
+	return profiles.KnownGates[name]
+}
+
+func (s *Simulator) event(t storm.EventType, node string, wave int, detail string) {
+	s.cfg.Events.Add(storm.Event{Time: s.cfg.Clock.Now(), Type: t, Node: node, Wave: wave, Detail: detail})
+}
+
+func (s *Simulator) sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.cfg.Clock.After(d):
+		return nil
+	}
+}
+
+// Restart carries out one scheduled restart of the configured kind. Whatever
+// happens, the node is handed back to KWOK before it returns.
+func (s *Simulator) Restart(ctx context.Context, r storm.Restart) (err error) {
+	defer func() {
+		if err != nil {
+			s.Counters.Errors.Add(1)
+			s.event(storm.EventError, r.Node, r.Wave, err.Error())
+		}
+	}()
+	node, err := s.cfg.Harness.CoreV1().Nodes().Get(ctx, r.Node, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("getting node %s: %w", r.Node, err)
+	}
+	// Ownership: never touch a node this run did not create.
+	if node.Labels[fleet.RunLabel] != s.cfg.RunID || node.Labels[cluster.KubeletLabel] == "" {
+		return fmt.Errorf("refusing to restart node %s: it does not carry %s=%s", r.Node, fleet.RunLabel, s.cfg.RunID)
+	}
+	defer func() {
+		// Hand the node back even when the run is interrupted.
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if herr := s.setKubeletLabel(bctx, r.Node, cluster.KubeletUp); herr != nil && err == nil {
+			err = herr
+		}
+	}()
+	s.Counters.Restarts.Add(1)
+	switch s.cfg.Kind {
+	case profiles.StormRuntime:
+		return s.runtimeRestart(ctx, r, node)
+	case profiles.StormReboot:
+		return s.reboot(ctx, r, node)
+	default:
+		return s.kubeletRestart(ctx, r, node)
+	}
+}
+
+// setKubeletLabel is a harness action: relabelling the node makes KWOK stop
+// (down) or resume (up) its heartbeats.
+func (s *Simulator) setKubeletLabel(ctx context.Context, node, value string) error {
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, cluster.KubeletLabel, value)
+	_, err := s.cfg.Harness.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("relabelling node %s %s=%s: %w", node, cluster.KubeletLabel, value, err)
+	}
+	return nil
+}
+
+// applyNodeChanges is a harness action standing in for an operator changing
+// the node while it is down.
+func (s *Simulator) applyNodeChanges(ctx context.Context, node *corev1.Node) error {
+	nc := s.cfg.NodeChanges
+	if nc == nil {
+		return nil
+	}
+	n, err := s.cfg.Harness.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	for k, v := range nc.SetLabels {
+		n.Labels[k] = v
+	}
+	for _, k := range nc.RemoveLabels {
+		if k == fleet.RunLabel || k == cluster.KubeletLabel {
+			continue
+		}
+		delete(n.Labels, k)
+	}
+	for _, t := range nc.AddTaints {
+		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
+	}
+	_, err = s.cfg.Harness.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+	if err != nil {
+		return fmt.Errorf("changing node %s during downtime: %w", node.Name, err)
+	}
+	return nil
+}
+
+func (s *Simulator) rng(node string, salt uint64) *rand.Rand {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(node))
+	return rand.New(rand.NewPCG(uint64(s.cfg.Seed)^h.Sum64(), salt))
+}
+
+// kubeletRestart: the kubelet stops for the downtime while containers keep
+// running, then starts and replays its startup traffic.
+func (s *Simulator) kubeletRestart(ctx context.Context, r storm.Restart, node *corev1.Node) error {
+	if err := s.down(ctx, r, node); err != nil {
+		return err
+	}
+	return s.boot(ctx, r, false)
+}
+
+// down stops the node's heartbeats for the downtime.
+func (s *Simulator) down(ctx context.Context, r storm.Restart, node *corev1.Node) error {
+	if err := s.setKubeletLabel(ctx, r.Node, cluster.KubeletDown); err != nil {
+		return err
+	}
+	s.event(storm.EventDown, r.Node, r.Wave, s.cfg.Kind)
+	if err := s.applyNodeChanges(ctx, node); err != nil {
+		return err
+	}
+	return s.sleep(ctx, r.Downtime)
+}
+
+// boot starts a simulated kubelet and drives the node back to Ready and its
+// pods back to their kubelet-decided readiness. rebooted says every
+// container was stopped.
+func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) error {
+	s.event(storm.EventKubeletStart, r.Node, r.Wave, "")
+	sess, err := newSession(s.cfg.Base, r.Node, s.cfg.Wrap, s.cfg.Clock)
+	if err != nil {
+		return err
+	}
+	defer sess.close()
+	if err := sess.register(ctx); err != nil {
+		return err
+	}
+	if err := sess.startInformers(ctx); err != nil {
+		return err
+	}
+	if err := sess.renewLease(ctx); err != nil {
+		return err
+	}
+	node, ok, _ := sess.nodeInf.GetStore().GetByKey(r.Node)
+	if !ok {
+		return fmt.Errorf("kubelet %s: own node not in its informer", r.Node)
+	}
+	nodeObj := node.(*corev1.Node)
+	// Initializing: NotReady until the runtime, network and PLEG are up
+	// (kubelet_node_status.go setNodeReadyCondition).
+	if err := sess.patchNodeReady(ctx, false, "KubeletNotReady", "container runtime status check may not have completed yet"); err != nil {
+		return err
+	}
+	if err := sess.csiNode(ctx, nodeObj.UID); err != nil {
+		return err
+	}
+	for _, e := range startupEvents(rebooted) {
+		if err := sess.event(ctx, nodeObj.UID, e.typ, e.reason, e.msg); err != nil {
+			return err
+		}
+	}
+	pods := sess.pods()
+	if err := sess.watchPodObjects(ctx, pods); err != nil {
+		return err
+	}
+	s.Counters.ObjectWatches.Add(int64(len(sess.objects)))
+	n, err := sess.requestTokens(ctx, pods)
+	s.Counters.TokenRequests.Add(int64(n))
+	if err != nil {
+		return err
+	}
+	s.event(storm.EventSynced, r.Node, r.Wave, fmt.Sprintf("%d pods", len(pods)))
+	if s.cfg.CloseWatchesAfterSync {
+		sess.close()
+	}
+	// The status manager syncs every pod once after start (its cache is
+	// empty), and the prober decides readiness.
+	plans, err := s.startPods(ctx, sess, nodeObj, pods, rebooted)
+	if err != nil {
+		return err
+	}
+	if err := s.sleep(ctx, s.cfg.InitDuration); err != nil {
+		return err
+	}
+	if err := sess.renewLease(ctx); err != nil {
+		return err
+	}
+	if err := sess.patchNodeReady(ctx, true, "KubeletReady", "kubelet is posting ready status"); err != nil {
+		return err
+	}
+	if err := sess.event(ctx, nodeObj.UID, corev1.EventTypeNormal, "NodeReady", fmt.Sprintf("Node %s status is now: NodeReady", r.Node)); err != nil {
+		return err
+	}
+	// Hand heartbeats back to KWOK; the prober goes on below.
+	if err := s.setKubeletLabel(ctx, r.Node, cluster.KubeletUp); err != nil {
+		return err
+	}
+	s.event(storm.EventReportedReady, r.Node, r.Wave, "")
+	if err := s.probe(ctx, sess, plans); err != nil {
+		return err
+	}
+	s.event(storm.EventPodsRecovered, r.Node, r.Wave, "")
+	return nil
+}
+
+type nodeEvent struct{ typ, reason, msg string }
+
+// startupEvents are the node events a starting kubelet records
+// (kubelet.go initializeModules/Run, kubelet_node_status.go).
+func startupEvents(rebooted bool) []nodeEvent {
+	ev := []nodeEvent{
+		{corev1.EventTypeNormal, "Starting", "Starting kubelet."},
+		{corev1.EventTypeNormal, "NodeAllocatableEnforced", "Updated Node Allocatable limit across pods"},
+		{corev1.EventTypeNormal, "NodeHasSufficientMemory", "Node status is now: NodeHasSufficientMemory"},
+		{corev1.EventTypeNormal, "NodeHasNoDiskPressure", "Node status is now: NodeHasNoDiskPressure"},
+		{corev1.EventTypeNormal, "NodeHasSufficientPID", "Node status is now: NodeHasSufficientPID"},
+	}
+	if rebooted {
+		ev = append(ev, nodeEvent{corev1.EventTypeWarning, "Rebooted", "Node has been rebooted, boot id changed"})
+	}
+	return ev
+}
+
+// probePlan is when a pod's containers become ready again.
+type probePlan struct {
+	ns, name string
+	// at is the offset from kubelet start of the first successful probe
+	// for each probed container; 0 for containers without a readiness
+	// probe.
+	at map[string]time.Duration
+}
+
+// startPods replays the kubelet's first sync of each pod: admission re-run,
+// completing deletions, restarting containers after a reboot, and the status
+// manager's first status write. It returns when each pod's readiness probes
+// will first succeed.
+func (s *Simulator) startPods(ctx context.Context, sess *session, node *corev1.Node, pods []*corev1.Pod, rebooted bool) ([]probePlan, error) {
+	legacy := s.gate(profiles.GateChangeContainerStatusOnKubeletRestart)
+	rng := s.rng(node.Name, 1)
+	now := metav1.NewTime(s.cfg.Clock.Now())
+	var plans []probePlan
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		// Admission re-run (kubelet.go HandlePodAdditions → canAdmitPod):
+		// pods that no longer fit the node are rejected (kubernetes#123859).
+		if reason, msg, rejected := admissionRejects(node, p); rejected {
+			if _, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
+				st.Phase, st.Reason, st.Message = corev1.PodFailed, reason, msg
+				return true
+			}); err != nil {
+				return nil, err
+			}
+			s.Counters.PodsRejected.Add(1)
+			s.Counters.PodStatusPatches.Add(1)
+			continue
+		}
+		plan := probePlan{ns: p.Namespace, name: p.Name, at: map[string]time.Duration{}}
+		for _, c := range p.Spec.Containers {
+			if c.ReadinessProbe == nil {
+				continue
+			}
+			period := time.Duration(max(c.ReadinessProbe.PeriodSeconds, 1)) * time.Second
+			// prober/worker.go run: a worker started within one period of
+			// the prober manager waits a random part of the period first.
+			jitter := time.Duration(rng.Float64() * float64(period))
+			// worker.go doProbe: no probe until initialDelaySeconds after the
+			// container started, which matters only for new containers.
+			delay := time.Duration(0)
+			if rebooted {
+				delay = time.Duration(c.ReadinessProbe.InitialDelaySeconds) * time.Second
+			}
+			plan.at[c.Name] = delay + jitter
+		}
+		if rebooted {
+			for _, v := range p.Spec.Volumes {
+				if v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumMemory {
+					s.Counters.MemoryEmptyDirsLost.Add(1)
+				}
+			}
+		}
+		probed := func(c string) bool { _, ok := plan.at[c]; return ok }
+		patched, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus, spec *corev1.PodSpec) bool {
+			changed := false
+			wasReady := podReady(st)
+			if rebooted {
+				// Every container was stopped: restartCount+1, last state
+				// terminated, not ready until probes pass, whatever the gate.
+				changed = restartContainers(st, nil, 255, "Unknown", now)
+				s.Counters.ContainerRestarts.Add(int64(len(st.ContainerStatuses)))
+				changed = setReadiness(st, func(c string) bool { return !probed(c) }, now) || changed
+				markStarted(st)
+			} else if legacy {
+				// ChangeContainerStatusOnKubeletRestart=true: the prober's
+				// readiness results start at Failure, so every probed container
+				// is reported not ready until its first successful probe.
+				changed = setReadiness(st, func(c string) bool { return !probed(c) }, now)
+			} else {
+				// Readiness is preserved (KEP-4781); but if the node-lifecycle
+				// controller marked the pod not ready while the node was away,
+				// probed containers stay not ready until their probe passes
+				// and the others are ready at once.
+				if !wasReady {
+					changed = setReadiness(st, func(c string) bool { return !probed(c) }, now)
+				}
+			}
+			if wasReady && !podReady(st) {
+				s.Counters.ReadyFlipsDown.Add(1)
+			}
+			if !wasReady && podReady(st) {
+				s.Counters.ReadyFlipsUp.Add(1)
+			}
+			return changed
+		})
+		if err != nil {
+			return nil, err
+		}
+		if patched {
+			s.Counters.PodStatusPatches.Add(1)
+		}
+		plans = append(plans, plan)
+	}
+	// Complete deletions the API server started while the node was away
+	// (taint-based eviction): the kubelet kills the pod and the status
+	// manager deletes it with grace period 0 (status_manager.go syncPod).
+	for _, p := range sess.podInf.GetStore().List() {
+		pod := p.(*corev1.Pod)
+		if pod.DeletionTimestamp == nil {
+			continue
+		}
+		uid := pod.UID
+		zero := int64(0)
+		err := sess.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return nil, fmt.Errorf("kubelet %s: deleting pod %s/%s: %w", sess.node, pod.Namespace, pod.Name, err)
+		}
+		s.Counters.PodsDeleted.Add(1)
+	}
+	return plans, nil
+}
+
+// probe waits for each planned first successful probe and writes the pod's
+// readiness through the status manager (GET + PATCH) when it changes.
+func (s *Simulator) probe(ctx context.Context, sess *session, plans []probePlan) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RecoveryTimeout)
+	defer cancel()
+	start := s.cfg.Clock.Now()
+	type step struct {
+		at   time.Duration
+		plan *probePlan
+	}
+	var steps []step
+	for i := range plans {
+		var last time.Duration
+		for _, d := range plans[i].at {
+			last = max(last, d)
+		}
+		steps = append(steps, step{last, &plans[i]})
+	}
+	sort.SliceStable(steps, func(i, j int) bool { return steps[i].at < steps[j].at })
+	var firstErr error
+	for _, st := range steps {
+		if err := s.sleep(ctx, st.at-s.cfg.Clock.Since(start)); err != nil {
+			return fmt.Errorf("kubelet %s: waiting to probe: %w", sess.node, err)
+		}
+		patched, err := sess.syncPodStatus(ctx, st.plan.ns, st.plan.name, func(ps *corev1.PodStatus, _ *corev1.PodSpec) bool {
+			if ps.Phase != corev1.PodRunning {
+				return false
+			}
+			was := podReady(ps)
+			changed := setReadiness(ps, func(string) bool { return true }, metav1.NewTime(s.cfg.Clock.Now()))
+			markStarted(ps)
+			if !was && podReady(ps) {
+				s.Counters.ReadyFlipsUp.Add(1)
+			}
+			return changed
+		})
+		if err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) && firstErr == nil {
+			firstErr = err
+		}
+		if patched {
+			s.Counters.PodStatusPatches.Add(1)
+		}
+	}
+	return firstErr
+}
+
+func podReady(st *corev1.PodStatus) bool {
+	for _, c := range st.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// admissionRejects re-runs the node-fit checks the kubelet's admission does
+// on start (lifecycle/predicate.go): the nodeSelector must match the node's
+// labels, and NoExecute taints must be tolerated.
+func admissionRejects(node *corev1.Node, p *corev1.Pod) (reason, msg string, rejected bool) {
+	for k, v := range p.Spec.NodeSelector {
+		if node.Labels[k] != v {
+			return "NodeAffinity", "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector", true
+		}
+	}
+	for _, t := range node.Spec.Taints {
+		if t.Effect != corev1.TaintEffectNoExecute {
+			continue
+		}
+		// The node-lifecycle controller's own taints are handled by
+		// eviction, not admission.
+		if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
+			continue
+		}
+		tolerated := false
+		for _, tol := range p.Spec.Tolerations {
+			if tol.ToleratesTaint(klog.Background(), &t, false) {
+				tolerated = true
+				break
+			}
+		}
+		if !tolerated {
+			return "TaintToleration", fmt.Sprintf("Pod was rejected: Predicate TaintToleration failed: node(s) had untolerated taint {%s: %s}", t.Key, t.Value), true
+		}
+	}
+	return "", "", false
+}
+
+// runtimeRestart: the container runtime is down for the downtime while the
+// kubelet stays up and keeps heartbeating. The node reports NotReady, exec
+// probes fail (readiness flips after failureThreshold × period; liveness past
+// its threshold restarts the container once the runtime is back); HTTP and
+// TCP probes, run by the kubelet itself, are unaffected.
+func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *corev1.Node) error {
+	// KWOK must stop writing this node's status while the simulated
+	// kubelet reports the runtime down; heartbeats continue from here.
+	if err := s.setKubeletLabel(ctx, r.Node, cluster.KubeletDown); err != nil {
+		return err
+	}
+	s.event(storm.EventDown, r.Node, r.Wave, s.cfg.Kind)
+	sess, err := newSession(s.cfg.Base, r.Node, s.cfg.Wrap, s.cfg.Clock)
+	if err != nil {
+		return err
+	}
+	defer sess.close()
+	// The kubelet is up and its pod cache warm: it sends no LIST; the
+	// harness reads the node's pods to know what the kubelet knows.
+	list, err := s.cfg.Harness.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + r.Node, ResourceVersion: "0"})
+	if err != nil {
+		return fmt.Errorf("listing pods of %s: %w", r.Node, err)
+	}
+	if err := sess.patchNodeReady(ctx, false, "KubeletNotReady", "container runtime is down"); err != nil {
+		return err
+	}
+	// Heartbeats go on every 10s while the runtime is down.
+	hbCtx, stopHB := context.WithCancel(ctx)
+	var hbWG sync.WaitGroup
+	hbWG.Add(1)
+	go func() {
+		defer hbWG.Done()
+		for s.sleep(hbCtx, 10*time.Second) == nil {
+			_ = sess.renewLease(hbCtx)
+		}
+	}()
+	defer func() { stopHB(); hbWG.Wait() }()
+
+	type failure struct {
+		ns, name, container string
+		at                  time.Duration
+		liveness            bool
+	}
+	var fails []failure
+	for _, p := range list.Items {
+		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		for _, c := range p.Spec.Containers {
+			for _, pr := range []struct {
+				probe    *corev1.Probe
+				liveness bool
+			}{{c.ReadinessProbe, false}, {c.LivenessProbe, true}} {
+				if pr.probe == nil || pr.probe.Exec == nil {
+					continue
+				}
+				thr := max(pr.probe.FailureThreshold, 1)
+				if pr.probe.FailureThreshold == 0 {
+					thr = 3
+				}
+				at := time.Duration(thr) * time.Duration(max(pr.probe.PeriodSeconds, 1)) * time.Second
+				if at <= r.Downtime {
+					fails = append(fails, failure{p.Namespace, p.Name, c.Name, at, pr.liveness})
+				}
+			}
+		}
+	}
+	sort.SliceStable(fails, func(i, j int) bool { return fails[i].at < fails[j].at })
+	start := s.cfg.Clock.Now()
+	livenessFailed := map[string]map[string]bool{}
+	for _, f := range fails {
+		if err := s.sleep(ctx, f.at-s.cfg.Clock.Since(start)); err != nil {
+			return err
+		}
+		if f.liveness {
+			// The kubelet tries to kill the container, which waits for the
+			// runtime; the restart is written when it is back.
+			key := f.ns + "/" + f.name
+			if livenessFailed[key] == nil {
+				livenessFailed[key] = map[string]bool{}
+			}
+			livenessFailed[key][f.container] = true
+			continue
+		}
+		patched, err := sess.syncPodStatus(ctx, f.ns, f.name, func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
+			was := podReady(st)
+			changed := setReadiness(st, func(c string) bool {
+				for _, cs := range st.ContainerStatuses {
+					if cs.Name == c {
+						return cs.Ready && c != f.container
+					}
+				}
+				return false
+			}, metav1.NewTime(s.cfg.Clock.Now()))
+			if was && !podReady(st) {
+				s.Counters.ReadyFlipsDown.Add(1)
+			}
+			return changed
+		})
+		if err != nil {
+			return err
+		}
+		if patched {
+			s.Counters.PodStatusPatches.Add(1)
+		}
+	}
+	if err := s.sleep(ctx, r.Downtime-s.cfg.Clock.Since(start)); err != nil {
+		return err
+	}
+	// Runtime back: containers whose liveness probe failed are restarted.
+	now := metav1.NewTime(s.cfg.Clock.Now())
+	rng := s.rng(r.Node, 2)
+	var plans []probePlan
+	affected := map[string]bool{}
+	for _, f := range fails {
+		affected[f.ns+"/"+f.name] = true
+	}
+	for _, p := range list.Items {
+		key := p.Namespace + "/" + p.Name
+		if !affected[key] {
+			continue
+		}
+		killed := livenessFailed[key]
+		if len(killed) > 0 {
+			patched, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
+				was := podReady(st)
+				changed := restartContainers(st, func(c string) bool { return killed[c] }, 137, "Error", now)
+				changed = setReadiness(st, func(c string) bool {
+					if killed[c] {
+						return false
+					}
+					for _, cs := range st.ContainerStatuses {
+						if cs.Name == c {
+							return cs.Ready
+						}
+					}
+					return false
+				}, now) || changed
+				if was && !podReady(st) {
+					s.Counters.ReadyFlipsDown.Add(1)
+				}
+				return changed
+			})
+			if err != nil {
+				return err
+			}
+			s.Counters.ContainerRestarts.Add(int64(len(killed)))
+			if patched {
+				s.Counters.PodStatusPatches.Add(1)
+			}
+		}
+		plan := probePlan{ns: p.Namespace, name: p.Name, at: map[string]time.Duration{}}
+		for _, c := range p.Spec.Containers {
+			if c.ReadinessProbe == nil {
+				continue
+			}
+			period := time.Duration(max(c.ReadinessProbe.PeriodSeconds, 1)) * time.Second
+			d := time.Duration(rng.Float64() * float64(period))
+			if killed[c.Name] {
+				d += time.Duration(c.ReadinessProbe.InitialDelaySeconds) * time.Second
+			}
+			plan.at[c.Name] = d
+		}
+		plans = append(plans, plan)
+	}
+	stopHB()
+	hbWG.Wait()
+	if err := sess.renewLease(ctx); err != nil {
+		return err
+	}
+	if err := sess.patchNodeReady(ctx, true, "KubeletReady", "kubelet is posting ready status"); err != nil {
+		return err
+	}
+	if err := s.setKubeletLabel(ctx, r.Node, cluster.KubeletUp); err != nil {
+		return err
+	}
+	s.event(storm.EventReportedReady, r.Node, r.Wave, "")
+	if err := s.probe(ctx, sess, plans); err != nil {
+		return err
+	}
+	s.event(storm.EventPodsRecovered, r.Node, r.Wave, "")
+	return nil
+}
+
+// reboot: every container stops for the downtime. On boot the kubelet
+// replays its startup traffic and recreates every container. A planned
+// reboot cordons and drains the node first, and uncordons it after boot.
+func (s *Simulator) reboot(ctx context.Context, r storm.Restart, node *corev1.Node) error {
+	if s.cfg.Planned {
+		if err := s.cordon(ctx, r.Node, true); err != nil {
+			return err
+		}
+		if err := s.drain(ctx, r.Node); err != nil {
+			return err
+		}
+	}
+	if err := s.down(ctx, r, node); err != nil {
+		return err
+	}
+	if err := s.boot(ctx, r, true); err != nil {
+		return err
+	}
+	if s.cfg.Planned {
+		return s.cordon(ctx, r.Node, false)
+	}
+	return nil
+}
+
+// cordon is a harness action (kubectl cordon/uncordon).
+func (s *Simulator) cordon(ctx context.Context, node string, on bool) error {
+	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"unschedulable": on}})
+	if _, err := s.cfg.Harness.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("cordoning node %s: %w", node, err)
+	}
+	return nil
+}
+
+// drain is a harness action (kubectl drain): evict every non-DaemonSet pod
+// through the Eviction API, which honours PodDisruptionBudgets (429 means
+// retry later), and wait until they are gone.
+func (s *Simulator) drain(ctx context.Context, node string) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RecoveryTimeout)
+	defer cancel()
+	list, err := s.cfg.Harness.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+	if err != nil {
+		return fmt.Errorf("draining %s: listing pods: %w", node, err)
+	}
+	for _, p := range list.Items {
+		if isDaemonSetPod(&p) || p.DeletionTimestamp != nil {
+			continue
+		}
+		for {
+			ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
+			err := s.cfg.Harness.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev)
+			if err == nil || apierrors.IsNotFound(err) {
+				s.Counters.PodsDrained.Add(1)
+				break
+			}
+			if !apierrors.IsTooManyRequests(err) {
+				return fmt.Errorf("draining %s: evicting %s/%s: %w", node, p.Namespace, p.Name, err)
+			}
+			if err := s.sleep(ctx, 2*time.Second); err != nil {
+				return fmt.Errorf("draining %s: evicting %s/%s blocked by a PodDisruptionBudget: %w", node, p.Namespace, p.Name, err)
+			}
+		}
+	}
+	for {
+		l, err := s.cfg.Harness.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+		if err == nil {
+			left := 0
+			for i := range l.Items {
+				if !isDaemonSetPod(&l.Items[i]) {
+					left++
+				}
+			}
+			if left == 0 {
+				return nil
+			}
+		}
+		if err := s.sleep(ctx, time.Second); err != nil {
+			return fmt.Errorf("draining %s: waiting for evicted pods to go: %w", node, err)
+		}
+	}
+}
+
+func isDaemonSetPod(p *corev1.Pod) bool {
+	for _, o := range p.OwnerReferences {
+		if o.Kind == "DaemonSet" {
+			return true
+		}
+	}
+	return false
+}

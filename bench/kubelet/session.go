@@ -1,0 +1,332 @@
+// Package kubelet models what a node's kubelet sends to the API server when
+// the kubelet, its container runtime or the whole node restarts. While a node
+// restarts, stormbench *is* that node's kubelet: every request goes out under
+// the node's identity (user system:node:<name>, group system:nodes) with the
+// kubelet's client settings, so the Node authorizer, NodeRestriction and API
+// Priority and Fairness treat it as kubelet traffic.
+//
+// The request pattern follows the kubelet in k8s.io/kubernetes v1.36.3,
+// pkg/kubelet; see ../shared/reference/kubelet-startup-requests.md.
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+)
+
+// Client settings of a kubelet (pkg/kubelet/apis/config/v1beta1/defaults.go:
+// KubeAPIQPS 50, KubeAPIBurst 100, ContentType application/vnd.kubernetes.protobuf).
+const (
+	kubeletQPS         = 50
+	kubeletBurst       = 100
+	kubeletContentType = "application/vnd.kubernetes.protobuf"
+	// nodeLeaseNamespace holds node leases (pkg/kubelet/kubelet.go).
+	nodeLeaseNamespace = corev1.NamespaceNodeLease
+)
+
+// NodeUser returns the user name a node's kubelet authenticates as.
+func NodeUser(node string) string { return "system:node:" + node }
+
+// ClientConfig returns the rest.Config of node's simulated kubelet: the
+// harness's credentials impersonating system:node:<node> in group
+// system:nodes, with the kubelet's QPS, burst and protobuf content type.
+// wrap, when set, records every request.
+func ClientConfig(base *rest.Config, node string, wrap func(http.RoundTripper) http.RoundTripper) *rest.Config {
+	cfg := rest.CopyConfig(base)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: NodeUser(node),
+		Groups:   []string{"system:nodes", "system:authenticated"},
+	}
+	cfg.QPS = kubeletQPS
+	cfg.Burst = kubeletBurst
+	cfg.ContentType = kubeletContentType
+	cfg.AcceptContentTypes = kubeletContentType + ",application/json"
+	cfg.UserAgent = "kubelet/v1.36.3 (linux/amd64) stormbench"
+	cfg.WrapTransport = nil
+	if wrap != nil {
+		cfg.Wrap(wrap)
+	}
+	return cfg
+}
+
+// session is one running simulated kubelet: its clients and the informers it
+// holds open while it is up.
+type session struct {
+	node   string
+	client kubernetes.Interface
+	// heartbeat is the separate client the kubelet uses for leases and node
+	// status (kubelet.go: heartbeatClient).
+	heartbeat kubernetes.Interface
+	clk       clock.Clock
+
+	stopOnce sync.Once
+	stop     chan struct{}
+	wg       sync.WaitGroup
+
+	nodeInf, podInf cache.SharedIndexInformer
+	// objects watches one Secret or ConfigMap each.
+	objects []cache.SharedIndexInformer
+}
+
+func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) http.RoundTripper, clk clock.Clock) (*session, error) {
+	client, err := kubernetes.NewForConfig(ClientConfig(base, node, wrap))
+	if err != nil {
+		return nil, fmt.Errorf("kubelet client for %s: %w", node, err)
+	}
+	hb, err := kubernetes.NewForConfig(ClientConfig(base, node, wrap))
+	if err != nil {
+		return nil, fmt.Errorf("kubelet heartbeat client for %s: %w", node, err)
+	}
+	return &session{node: node, client: client, heartbeat: hb, clk: clk, stop: make(chan struct{})}, nil
+}
+
+func (s *session) run(inf cache.SharedIndexInformer) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		inf.Run(s.stop)
+	}()
+}
+
+// close stops every informer (closing its watch) and waits for them.
+func (s *session) close() {
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.wg.Wait()
+}
+
+func (s *session) waitSynced(ctx context.Context, what string, infs ...cache.SharedIndexInformer) error {
+	synced := make([]cache.InformerSynced, len(infs))
+	for i, inf := range infs {
+		synced[i] = inf.HasSynced
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return fmt.Errorf("kubelet %s: %s informers did not sync within 2m", s.node, what)
+	}
+	return nil
+}
+
+func newInformer(lw cache.ListerWatcher, obj runtime.Object) cache.SharedIndexInformer {
+	// Resync 0, as the kubelet's informers.
+	return cache.NewSharedIndexInformer(lw, obj, 0, cache.Indexers{})
+}
+
+// register replays registerWithAPIServer (kubelet_node_status.go): POST the
+// node, which exists already (409), then GET it to reconcile. Our node
+// object matches what is registered, so no PATCH follows.
+func (s *session) register(ctx context.Context) error {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+		Name: s.node,
+		Labels: map[string]string{
+			corev1.LabelHostname:   s.node,
+			corev1.LabelOSStable:   "linux",
+			corev1.LabelArchStable: "amd64",
+		},
+	}}
+	_, err := s.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		return fmt.Errorf("kubelet %s: registration created a node that should have existed", s.node)
+	case apierrors.IsAlreadyExists(err):
+	default:
+		return fmt.Errorf("kubelet %s: registering node: %w", s.node, err)
+	}
+	if _, err := s.client.CoreV1().Nodes().Get(ctx, s.node, metav1.GetOptions{}); err != nil {
+		return fmt.Errorf("kubelet %s: getting registered node: %w", s.node, err)
+	}
+	return nil
+}
+
+// startInformers replays the kubelet's informers (kubelet.go NewMainKubelet):
+// its own Node by metadata.name; Services with spec.clusterIP!=None
+// (kubelet.go: headless services are not needed for env vars); CSIDrivers
+// (volume plugin manager) and RuntimeClasses (runtimeclass.NewManager); then,
+// once the node has synced, its pods by spec.nodeName in all namespaces
+// (config/apiserver.go NewSourceApiserver).
+func (s *session) startInformers(ctx context.Context) error {
+	rc := s.client.CoreV1().RESTClient()
+	s.nodeInf = newInformer(cache.NewListWatchFromClient(rc, "nodes", metav1.NamespaceAll,
+		fields.OneTermEqualSelector(metav1.ObjectNameField, s.node)), &corev1.Node{})
+	svcInf := newInformer(cache.NewListWatchFromClient(rc, "services", metav1.NamespaceAll,
+		fields.OneTermNotEqualSelector("spec.clusterIP", corev1.ClusterIPNone)), &corev1.Service{})
+	csiInf := newInformer(cache.NewListWatchFromClient(s.client.StorageV1().RESTClient(), "csidrivers", metav1.NamespaceAll, fields.Everything()), &storagev1.CSIDriver{})
+	rtInf := newInformer(cache.NewListWatchFromClient(s.client.NodeV1().RESTClient(), "runtimeclasses", metav1.NamespaceAll, fields.Everything()), &nodev1.RuntimeClass{})
+	for _, inf := range []cache.SharedIndexInformer{s.nodeInf, svcInf, csiInf, rtInf} {
+		s.run(inf)
+	}
+	if err := s.waitSynced(ctx, "node", s.nodeInf); err != nil {
+		return err
+	}
+	s.podInf = newInformer(cache.NewListWatchFromClient(rc, "pods", metav1.NamespaceAll,
+		fields.OneTermEqualSelector("spec.nodeName", s.node)), &corev1.Pod{})
+	s.run(s.podInf)
+	return s.waitSynced(ctx, "pod, service, CSIDriver and RuntimeClass", s.podInf, svcInf, csiInf, rtInf)
+}
+
+// pods returns the node's pods from the kubelet's pod informer, by name.
+func (s *session) pods() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, o := range s.podInf.GetStore().List() {
+		p := o.(*corev1.Pod)
+		if p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name })
+	return out
+}
+
+// watchPodObjects replays the watch-based Secret and ConfigMap managers
+// (util/manager/watch_based_manager.go): one reflector per distinct object
+// the node's pods use, listing and watching it by metadata.name. Immutable
+// objects are not watched after their first fetch.
+func (s *session) watchPodObjects(ctx context.Context, pods []*corev1.Pod) error {
+	type ref struct{ kind, ns, name string }
+	seen := map[ref]bool{}
+	var refs []ref
+	for _, p := range pods {
+		for _, v := range p.Spec.Volumes {
+			var r ref
+			switch {
+			case v.ConfigMap != nil:
+				r = ref{"configmaps", p.Namespace, v.ConfigMap.Name}
+			case v.Secret != nil:
+				r = ref{"secrets", p.Namespace, v.Secret.SecretName}
+			default:
+				continue
+			}
+			if !seen[r] {
+				seen[r] = true
+				refs = append(refs, r)
+			}
+		}
+	}
+	rc := s.client.CoreV1().RESTClient()
+	for _, r := range refs {
+		var obj runtime.Object = &corev1.ConfigMap{}
+		if r.kind == "secrets" {
+			obj = &corev1.Secret{}
+		}
+		inf := newInformer(cache.NewListWatchFromClient(rc, r.kind, r.ns, fields.OneTermEqualSelector(metav1.ObjectNameField, r.name)), obj)
+		s.objects = append(s.objects, inf)
+		s.run(inf)
+	}
+	return s.waitSynced(ctx, "secret and configmap", s.objects...)
+}
+
+// requestTokens replays the token manager (token/token_manager.go): its cache
+// is in memory only, so after a restart every projected service-account
+// token is requested again, bound to its pod.
+func (s *session) requestTokens(ctx context.Context, pods []*corev1.Pod) (int, error) {
+	n := 0
+	for _, p := range pods {
+		for _, v := range p.Spec.Volumes {
+			if v.Projected == nil {
+				continue
+			}
+			for _, src := range v.Projected.Sources {
+				t := src.ServiceAccountToken
+				if t == nil {
+					continue
+				}
+				tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+					ExpirationSeconds: t.ExpirationSeconds,
+					BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: p.Name, UID: p.UID},
+				}}
+				if t.Audience != "" {
+					tr.Spec.Audiences = []string{t.Audience}
+				}
+				sa := p.Spec.ServiceAccountName
+				if sa == "" {
+					sa = "default"
+				}
+				if _, err := s.client.CoreV1().ServiceAccounts(p.Namespace).CreateToken(ctx, sa, tr, metav1.CreateOptions{}); err != nil {
+					return n, fmt.Errorf("kubelet %s: token for pod %s/%s: %w", s.node, p.Namespace, p.Name, err)
+				}
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+// renewLease replays the node lease controller (component-helpers
+// apimachinery/lease): GET the lease, then UPDATE its renewTime.
+func (s *session) renewLease(ctx context.Context) error {
+	leases := s.heartbeat.CoordinationV1().Leases(nodeLeaseNamespace)
+	l, err := leases.Get(ctx, s.node, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		dur := int32(40)
+		holder := s.node
+		now := metav1.NewMicroTime(s.clk.Now())
+		l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: s.node, Namespace: nodeLeaseNamespace},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &dur, RenewTime: &now}}
+		_, err = leases.Create(ctx, l, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("kubelet %s: getting lease: %w", s.node, err)
+	}
+	now := metav1.NewMicroTime(s.clk.Now())
+	l.Spec.RenewTime = &now
+	if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("kubelet %s: renewing lease: %w", s.node, err)
+	}
+	return nil
+}
+
+// csiNode replays the CSI node-info initialisation: GET the CSINode object
+// and create it when missing.
+func (s *session) csiNode(ctx context.Context, nodeUID types.UID) error {
+	_, err := s.client.StorageV1().CSINodes().Get(ctx, s.node, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		cn := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: s.node,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: s.node, UID: nodeUID}}}}
+		_, err = s.client.StorageV1().CSINodes().Create(ctx, cn, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			err = nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("kubelet %s: CSINode: %w", s.node, err)
+	}
+	return nil
+}
+
+// event posts a node event, as the kubelet's recorder does (core/v1 events in
+// the default namespace, involvedObject the node).
+func (s *session) event(ctx context.Context, nodeUID types.UID, typ, reason, msg string) error {
+	now := metav1.NewTime(s.clk.Now())
+	ev := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{GenerateName: s.node + ".", Namespace: metav1.NamespaceDefault},
+		InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: s.node, UID: types.UID(s.node), APIVersion: "v1"},
+		Reason:         reason, Message: msg, Type: typ,
+		Source:         corev1.EventSource{Component: "kubelet", Host: s.node},
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+		ReportingController: "kubelet", ReportingInstance: s.node,
+	}
+	if _, err := s.client.CoreV1().Events(metav1.NamespaceDefault).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("kubelet %s: event %s: %w", s.node, reason, err)
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+package kubelet
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+)
+
+// syncPodStatus replays the status manager's syncPod
+// (status/status_manager.go): GET the pod from the API server, merge the
+// kubelet's status, and PATCH pods/<name>/status with a two-way strategic
+// merge patch, skipped when nothing changed (statusutil.PatchPodStatus).
+// mutate changes the status in place and reports whether the kubelet's
+// view differs. It returns whether a PATCH was sent.
+func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate func(st *corev1.PodStatus, spec *corev1.PodSpec) bool) (bool, error) {
+	pod, err := s.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false, fmt.Errorf("kubelet %s: getting pod %s/%s: %w", s.node, ns, name, err)
+	}
+	if pod.Spec.NodeName != s.node {
+		return false, nil
+	}
+	old := pod.Status.DeepCopy()
+	st := pod.Status.DeepCopy()
+	if !mutate(st, &pod.Spec) {
+		return false, nil
+	}
+	patch, err := podStatusPatch(pod.UID, *old, *st)
+	if err != nil {
+		return false, err
+	}
+	if string(patch) == "{}" {
+		return false, nil
+	}
+	if _, err := s.client.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		return false, fmt.Errorf("kubelet %s: patching pod %s/%s status: %w", s.node, ns, name, err)
+	}
+	return true, nil
+}
+
+// podStatusPatch builds the patch as statusutil.PatchPodStatus does: the UID
+// as a precondition, then the status difference.
+func podStatusPatch(uid types.UID, old, cur corev1.PodStatus) ([]byte, error) {
+	oldData, err := json.Marshal(corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}, Status: old})
+	if err != nil {
+		return nil, err
+	}
+	newData, err := json.Marshal(corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}, Status: cur})
+	if err != nil {
+		return nil, err
+	}
+	return strategicpatch.CreateTwoWayMergePatch(oldData, newData, corev1.Pod{})
+}
+
+// setCondition sets a pod condition, moving its transition time only when
+// its status changes (status_manager.go updateLastTransitionTime).
+func setCondition(st *corev1.PodStatus, typ corev1.PodConditionType, status corev1.ConditionStatus, reason string, now metav1.Time) bool {
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
+		if c.Type != typ {
+			continue
+		}
+		if c.Status == status {
+			return false
+		}
+		c.Status, c.Reason, c.LastTransitionTime = status, reason, now
+		c.Message = ""
+		if reason == "ContainersNotReady" {
+			c.Message = "containers with unready status"
+		}
+		return true
+	}
+	st.Conditions = append(st.Conditions, corev1.PodCondition{Type: typ, Status: status, Reason: reason, LastTransitionTime: now})
+	return true
+}
+
+// setReadiness sets each container's ready flag from ready(name) and derives
+// the ContainersReady and Ready conditions, as the kubelet's status generator
+// does (kubelet_pods.go generateAPIPodStatus, status/generate.go).
+func setReadiness(st *corev1.PodStatus, ready func(container string) bool, now metav1.Time) bool {
+	changed := false
+	all := true
+	for i := range st.ContainerStatuses {
+		cs := &st.ContainerStatuses[i]
+		r := ready(cs.Name)
+		if cs.Ready != r {
+			cs.Ready = r
+			changed = true
+		}
+		all = all && r
+	}
+	status, reason := corev1.ConditionTrue, ""
+	if !all {
+		status, reason = corev1.ConditionFalse, "ContainersNotReady"
+	}
+	changed = setCondition(st, corev1.ContainersReady, status, reason, now) || changed
+	changed = setCondition(st, corev1.PodReady, status, reason, now) || changed
+	return changed
+}
+
+// restartContainers records that every container (or only those named)
+// was restarted: restartCount+1, the previous run as lastState terminated,
+// a new running state, not ready and not started until probes pass
+// (kuberuntime: a recreated container).
+func restartContainers(st *corev1.PodStatus, which func(string) bool, exitCode int32, reason string, now metav1.Time) bool {
+	changed := false
+	for i := range st.ContainerStatuses {
+		cs := &st.ContainerStatuses[i]
+		if which != nil && !which(cs.Name) {
+			continue
+		}
+		started := now
+		if cs.State.Running != nil {
+			started = cs.State.Running.StartedAt
+		}
+		cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: exitCode, Reason: reason, StartedAt: started, FinishedAt: now, ContainerID: cs.ContainerID,
+		}}
+		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
+		cs.RestartCount++
+		cs.Ready = false
+		f := false
+		cs.Started = &f
+		changed = true
+	}
+	return changed
+}
+
+// markStarted sets started=true on the named containers.
+func markStarted(st *corev1.PodStatus) {
+	t := true
+	for i := range st.ContainerStatuses {
+		st.ContainerStatuses[i].Started = &t
+	}
+}
+
+// patchNodeReady replays the kubelet's node status update
+// (kubelet_node_status.go tryUpdateNodeStatus → nodeutil.PatchNodeStatus):
+// a strategic merge patch of nodes/<name>/status setting the Ready
+// condition, sent on the heartbeat client.
+func (s *session) patchNodeReady(ctx context.Context, ready bool, reason, message string) error {
+	now := metav1.NewTime(s.clk.Now())
+	status := corev1.ConditionTrue
+	if !ready {
+		status = corev1.ConditionFalse
+	}
+	patch := map[string]any{
+		"status": map[string]any{
+			"$setElementOrder/conditions": []map[string]string{{"type": "MemoryPressure"}, {"type": "DiskPressure"}, {"type": "PIDPressure"}, {"type": "Ready"}},
+			"conditions": []map[string]any{{
+				"type": "Ready", "status": status, "reason": reason, "message": message,
+				"lastHeartbeatTime": now, "lastTransitionTime": now,
+			}},
+		},
+	}
+	data, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	if _, err := s.heartbeat.CoreV1().Nodes().Patch(ctx, s.node, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status"); err != nil {
+		return fmt.Errorf("kubelet %s: patching node status: %w", s.node, err)
+	}
+	return nil
+}

@@ -1,0 +1,341 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+
+	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/bench/storm"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// MeasurementStorm is the result measurement with the simulator's own
+// counters and stormbench's own cost.
+const MeasurementStorm = "storm"
+
+// Options configure one run.
+type Options struct {
+	// Profile is the resolved profile.
+	Profile *profiles.Profile
+	// RunID labels every object of the run.
+	RunID string
+	// Target is the connected cluster (harness identity).
+	Target *cluster.Target
+	// Embedded is the embedded cluster, or nil for an existing one.
+	Embedded *cluster.Embedded
+	// Progress receives progress of long steps.
+	Progress fleet.Progress
+	// Logf receives one-line progress messages; optional.
+	Logf func(format string, args ...any)
+	// Checkpoint is called with the result so far after every variant
+	// and when the run stops early, so partial results are never lost.
+	Checkpoint func(*result.Result) error
+	// KeepFleet leaves the fleet in place at the end.
+	KeepFleet bool
+	// Shard restricts restarts to this shard's share: index and count.
+	ShardIndex, ShardCount int
+	// StartAt delays the first storm's start to this time (shared by shards).
+	StartAt time.Time
+	// Clock is injected for tests; default the real clock.
+	Clock clock.Clock
+}
+
+// Run provisions the fleet, runs every variant and repetition of the
+// profile's storm with its measurements, and returns the result. When ctx is
+// cancelled it stops starting restarts, brings every node back, gathers what
+// it has and returns the result marked incomplete together with the error.
+func Run(ctx context.Context, o Options) (*result.Result, error) {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Progress == nil {
+		o.Progress = fleet.NopProgress{}
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.ShardCount == 0 {
+		o.ShardCount = 1
+	}
+	p := o.Profile
+	res := newResult(o)
+	f, err := fleet.New(o.Target.Client, o.RunID, p.Fleet, o.Progress)
+	if err != nil {
+		return res, err
+	}
+	res.Run.Fleet = result.Fleet{Nodes: p.Fleet.Nodes, Pods: f.Plan().ExpectedPods, Services: f.Plan().Services}
+	o.Logf("Provisioning fleet %q: %d nodes, %d pods, %d services", o.RunID, p.Fleet.Nodes, f.Plan().ExpectedPods, f.Plan().Services)
+	provStart := o.Clock.Now()
+	if err := f.Up(ctx); err != nil {
+		return res, fmt.Errorf("provisioning fleet: %w", err)
+	}
+	o.Logf("Fleet Ready in %s", o.Clock.Since(provStart).Round(100*time.Millisecond))
+	runErr := runStorms(ctx, o, f, res)
+	res.Run.End = o.Clock.Now()
+	res.Complete = runErr == nil
+	if runErr != nil {
+		res.Errors = append(res.Errors, runErr.Error())
+	}
+	if o.Checkpoint != nil {
+		if err := o.Checkpoint(res); err != nil {
+			runErr = errors.Join(runErr, err)
+		}
+	}
+	if !o.KeepFleet {
+		o.Logf("Deleting fleet %q", o.RunID)
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
+		defer cancel()
+		if err := f.Down(dctx, 10*time.Minute); err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("deleting fleet: %w (remove it with `stormbench fleet down --run %s`)", err, o.RunID))
+		}
+	}
+	return res, runErr
+}
+
+func newResult(o Options) *result.Result {
+	p := o.Profile
+	raw, _ := json.Marshal(p)
+	versions := map[string]string{"kube-apiserver": o.Target.ServerVersion}
+	return &result.Result{
+		SchemaVersion: result.SchemaVersion,
+		Run: result.Run{
+			ID:          o.RunID,
+			ToolVersion: Version,
+			GitRevision: GitRevision,
+			Start:       o.Clock.Now(),
+			Cluster: result.Cluster{
+				Embedded: o.Embedded != nil,
+				Versions: versions,
+				Settings: result.Settings{
+					NodeMonitorGracePeriod:    result.Duration(time.Duration(float64(p.Timing.NodeMonitorGracePeriod.Duration) * p.Timing.HeartbeatFactor)),
+					NodeLeaseDuration:         result.Duration(time.Duration(float64(p.Timing.NodeLeaseDurationSeconds)*p.Timing.HeartbeatFactor) * time.Second),
+					NodeStatusUpdateFrequency: result.Duration(time.Duration(float64(p.Timing.NodeStatusUpdateFrequency.Duration) * p.Timing.HeartbeatFactor)),
+					// kube-controller-manager 1.36 default
+					// --endpointslice-updates-batch-period.
+					EndpointSliceUpdatesBatchPeriod: 0,
+				},
+			},
+			Seed:    p.Seed,
+			Profile: raw,
+		},
+	}
+}
+
+// runStorms runs every variant × repetition on the provisioned fleet.
+func runStorms(ctx context.Context, o Options, f *fleet.Fleet, res *result.Result) error {
+	p := o.Profile
+	if p.Storm == nil {
+		return nil
+	}
+	nodes, err := o.Target.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: f.RunSelector()})
+	if err != nil {
+		return fmt.Errorf("listing fleet nodes: %w", err)
+	}
+	infos := make([]storm.NodeInfo, 0, len(nodes.Items))
+	for _, n := range nodes.Items {
+		infos = append(infos, storm.NodeInfo{Name: n.Name, Labels: n.Labels})
+	}
+	sched, err := storm.NewSchedule(p.Storm, p.Seed, infos)
+	if err != nil {
+		return fmt.Errorf("computing storm schedule: %w", err)
+	}
+	restarts := sched.Restarts
+	if o.ShardCount > 1 {
+		restarts = sched.Shard(o.ShardIndex, o.ShardCount)
+	}
+	for _, v := range p.ResolvedVariants() {
+		for rep := 0; rep < p.Repetitions; rep++ {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			vr, err := runVariant(ctx, o, f, v, rep, restarts, sched.Waves)
+			res.Variants = append(res.Variants, vr)
+			if o.Checkpoint != nil {
+				if cerr := o.Checkpoint(res); cerr != nil {
+					return errors.Join(err, cerr)
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("variant %s repetition %d: %w", v.Name, rep, err)
+			}
+		}
+	}
+	return nil
+}
+
+func runVariant(ctx context.Context, o Options, f *fleet.Fleet, v profiles.Variant, rep int, restarts []storm.Restart, waves int) (result.VariantRun, error) {
+	p := o.Profile
+	gates := profiles.EffectiveGates(p.Storm, &v)
+	vr := result.VariantRun{Variant: v.Name, Repetition: rep, FeatureGates: gates, Start: o.Clock.Now()}
+	o.Logf("Variant %s (repetition %d): %s storm of %d nodes in %d wave(s), gates %v", v.Name, rep, p.Storm.Kind, len(restarts), waves, gates)
+	set, err := measure.NewSet(p.Measurements)
+	if err != nil {
+		return vr, err
+	}
+	defer set.Dispose()
+	events := &storm.EventLog{}
+	env := &measure.Env{
+		Client:       o.Target.Client,
+		Namespace:    f.Plan().Namespace,
+		RunID:        o.RunID,
+		NodeSelector: f.RunSelector(),
+		Clock:        o.Clock,
+		Nodes:        p.Fleet.Nodes,
+		Events:       events,
+		Scrapers:     metricsSources(o),
+	}
+	if err := set.Start(ctx, env); err != nil {
+		vr.Errors = append(vr.Errors, err.Error())
+	}
+	if err := sleep(ctx, o.Clock, set.BaselineWait()); err != nil {
+		vr.Measurements = set.Gather(context.WithoutCancel(ctx))
+		return vr, err
+	}
+	if !o.StartAt.IsZero() {
+		if err := sleep(ctx, o.Clock, o.StartAt.Sub(o.Clock.Now())); err != nil {
+			return vr, err
+		}
+	}
+	var wrapKubelet, wrapHarness func(http.RoundTripper) http.RoundTripper
+	if cl := set.ClientLatency(); cl != nil {
+		wrapKubelet = cl.Wrapper(measure.SourceKubelet)
+		wrapHarness = cl.Wrapper(measure.SourceHarness)
+	}
+	harnessCfg := rest.CopyConfig(o.Target.Config)
+	if wrapHarness != nil {
+		harnessCfg.Wrap(wrapHarness)
+	}
+	harness, err := kubernetes.NewForConfig(harnessCfg)
+	if err != nil {
+		return vr, err
+	}
+	sim, err := kubelet.NewSimulator(kubelet.Config{
+		Base: o.Target.Config, Harness: harness, Wrap: wrapKubelet, RunID: o.RunID,
+		Kind: p.Storm.Kind, Gates: gates, InitDuration: p.Storm.InitDuration.Duration,
+		CloseWatchesAfterSync: p.Storm.CloseWatchesAfterSync, NodeChanges: p.Storm.NodeChanges,
+		Planned: p.Storm.Planned, Seed: p.Seed, Clock: o.Clock, Events: events,
+		RecoveryTimeout: p.Storm.RecoveryTimeout.Duration,
+	})
+	if err != nil {
+		return vr, err
+	}
+	cpuStart := selfCPU()
+	stormStart := o.Clock.Now()
+	vr.StormStart = stormStart
+	set.MarkStormStart(stormStart)
+	events.Add(storm.Event{Time: stormStart, Type: storm.EventWaveStart})
+	playErr := storm.Play(ctx, o.Clock, restarts, stormStart, func(ctx context.Context, r storm.Restart) {
+		_ = sim.Restart(ctx, r)
+	})
+	var recErr error
+	if playErr == nil {
+		// Full recovery: every node and pod Ready again.
+		recErr = f.WaitReady(ctx, p.Storm.RecoveryTimeout.Duration)
+	}
+	end := o.Clock.Now()
+	events.Add(storm.Event{Time: end, Type: storm.EventStormEnd})
+	cpu := selfCPU() - cpuStart
+	vr.Restarts = int(sim.Counters.Restarts.Load())
+	vr.End = end
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	vr.Measurements = append(set.Gather(gctx), stormMeasurement(sim, cpu, stormStart, end))
+	vr.Complete = playErr == nil && recErr == nil && sim.Counters.Errors.Load() == 0
+	for _, e := range events.Events() {
+		if e.Type == storm.EventError && len(vr.Errors) < 20 {
+			vr.Errors = append(vr.Errors, e.Node+": "+e.Detail)
+		}
+	}
+	o.Logf("Variant %s (repetition %d) done: %d restarts in %s", v.Name, rep, vr.Restarts, end.Sub(stormStart).Round(100*time.Millisecond))
+	switch {
+	case playErr != nil:
+		return vr, playErr
+	case recErr != nil:
+		return vr, fmt.Errorf("waiting for full recovery: %w", recErr)
+	case sim.Counters.Errors.Load() > 0:
+		return vr, fmt.Errorf("%d restarts failed (first: %s)", sim.Counters.Errors.Load(), strings.Join(vr.Errors[:min(1, len(vr.Errors))], ""))
+	}
+	return vr, nil
+}
+
+// stormMeasurement records what the simulated kubelets did and what
+// stormbench itself cost during the storm.
+func stormMeasurement(sim *kubelet.Simulator, cpu time.Duration, start, end time.Time) result.Measurement {
+	m := result.Measurement{Name: MeasurementStorm, Windows: []result.Window{{Name: result.WindowStorm, Start: start, End: end}}}
+	for k, v := range sim.Counters.Snapshot() {
+		m.Values = append(m.Values, result.Value{Name: k, Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(v)})
+	}
+	m.Values = append(m.Values,
+		result.Value{Name: "stormbenchCPUSeconds", Window: result.WindowStorm, Unit: result.UnitSeconds, Value: cpu.Seconds()},
+		result.Value{Name: "stormbenchPeakRSSBytes", Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(peakRSS())},
+	)
+	m.Sort()
+	return m
+}
+
+func metricsSources(o Options) []measure.MetricsSource {
+	var out []measure.MetricsSource
+	if o.Embedded != nil {
+		if eps, err := o.Embedded.MetricsEndpoints(); err == nil {
+			for _, ep := range eps {
+				out = append(out, measure.MetricsSource{Component: ep.Component, Fetch: ep.Fetch})
+			}
+			return out
+		}
+	}
+	return append(out, measure.APIServerSource(o.Target.Client.CoreV1().RESTClient()))
+}
+
+func sleep(ctx context.Context, clk clock.Clock, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-clk.After(d):
+		return nil
+	}
+}
+
+// selfCPU is this process's user+system CPU time.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// peakRSS is this process's peak resident set size (VmHWM), in bytes.
+func peakRSS() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
