@@ -255,7 +255,11 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, v profiles.Varia
 	vr.End = end
 	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	vr.Measurements = append(set.Gather(gctx), stormMeasurement(sim, cpu, stormStart, end))
+	lost := 0
+	if r, err := f.Readiness(gctx); err == nil {
+		lost = r.LostPods
+	}
+	vr.Measurements = append(set.Gather(gctx), stormMeasurement(sim, cpu, lost, stormStart, end))
 	vr.Complete = playErr == nil && recErr == nil && sim.Counters.Errors.Load() == 0
 	for _, e := range events.Events() {
 		if e.Type == storm.EventError && len(vr.Errors) < 20 {
@@ -276,7 +280,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, v profiles.Varia
 
 // stormMeasurement records what the simulated kubelets did and what
 // stormbench itself cost during the storm.
-func stormMeasurement(sim *kubelet.Simulator, cpu time.Duration, start, end time.Time) result.Measurement {
+func stormMeasurement(sim *kubelet.Simulator, cpu time.Duration, lostPods int, start, end time.Time) result.Measurement {
 	m := result.Measurement{Name: MeasurementStorm, Windows: []result.Window{{Name: result.WindowStorm, Start: start, End: end}}}
 	for k, v := range sim.Counters.Snapshot() {
 		m.Values = append(m.Values, result.Value{Name: k, Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(v)})
@@ -284,6 +288,9 @@ func stormMeasurement(sim *kubelet.Simulator, cpu time.Duration, start, end time
 	m.Values = append(m.Values,
 		result.Value{Name: "stormbenchCPUSeconds", Window: result.WindowStorm, Unit: result.UnitSeconds, Value: cpu.Seconds()},
 		result.Value{Name: "stormbenchPeakRSSBytes", Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(peakRSS())},
+		// Standalone pods evicted while their node was down: nothing
+		// replaces them.
+		result.Value{Name: "podsLost", Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(lostPods)},
 	)
 	m.Sort()
 	return m

@@ -239,6 +239,9 @@ type Readiness struct {
 	Nodes, ReadyNodes int
 	// ExpectedPods is what the plan produces; Pods, ReadyPods what exists.
 	ExpectedPods, Pods, ReadyPods int
+	// LostPods counts standalone pods that no longer exist (evicted; no
+	// controller replaces them).
+	LostPods int
 	// NotReadyNodes names some nodes that are not Ready.
 	NotReadyNodes []string
 	// PodReasons counts not-Ready pods by "Phase (Reason: message)".
@@ -247,7 +250,7 @@ type Readiness struct {
 
 // Complete reports whether everything is Ready.
 func (r *Readiness) Complete() bool {
-	return r.ReadyNodes == r.Nodes && r.ReadyPods >= r.ExpectedPods && r.Pods == r.ReadyPods
+	return r.ReadyNodes == r.Nodes && r.ReadyPods >= r.ExpectedPods-r.LostPods && r.Pods == r.ReadyPods
 }
 
 func (r *Readiness) String() string {
@@ -259,18 +262,18 @@ func (r *Readiness) String() string {
 		}
 		parts = append(parts, s)
 	}
-	notReady := r.ExpectedPods - r.ReadyPods
+	notReady := r.ExpectedPods - r.LostPods - r.ReadyPods
 	if notReady < r.Pods-r.ReadyPods {
 		notReady = r.Pods - r.ReadyPods
 	}
 	if notReady > 0 {
-		s := fmt.Sprintf("%d/%d pods not Ready", notReady, r.ExpectedPods)
+		s := fmt.Sprintf("%d/%d pods not Ready", notReady, r.ExpectedPods-r.LostPods)
 		var reasons []string
 		for k, v := range r.PodReasons {
 			reasons = append(reasons, fmt.Sprintf("%d %s", v, k))
 		}
 		sort.Strings(reasons)
-		if missing := r.ExpectedPods - r.Pods; missing > 0 {
+		if missing := r.ExpectedPods - r.LostPods - r.Pods; missing > 0 {
 			reasons = append(reasons, fmt.Sprintf("%d not created yet (check the workload controllers)", missing))
 		}
 		if len(reasons) > 0 {
@@ -306,6 +309,15 @@ func (f *Fleet) Readiness(ctx context.Context) (*Readiness, error) {
 	pods, err := f.client.CoreV1().Pods(f.plan.Namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	present := map[string]bool{}
+	for i := range pods.Items {
+		present[pods.Items[i].Name] = true
+	}
+	for _, name := range f.plan.StandalonePods {
+		if !present[name] {
+			r.LostPods++
+		}
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]

@@ -27,6 +27,9 @@ type Plan struct {
 	ExpectedPods int
 	// Services counts Services.
 	Services int
+	// StandalonePods names the bare pods (no controller): when one is
+	// evicted it is lost, not replaced.
+	StandalonePods []string
 }
 
 // Namespace returns a run's namespace name.
@@ -118,6 +121,9 @@ func NewPlan(runID string, f profiles.Fleet) (*Plan, error) {
 	}
 	buckets := make([][]runtime.Object, 3)
 	for _, o := range p.Objects {
+		if pod, ok := o.(*corev1.Pod); ok {
+			p.StandalonePods = append(p.StandalonePods, pod.Name)
+		}
 		i := order(o)
 		buckets[i] = append(buckets[i], o)
 	}

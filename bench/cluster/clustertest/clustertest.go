@@ -1,0 +1,120 @@
+// Package clustertest starts real embedded clusters for tests and
+// benchmarks, and guarantees they are torn down, even when a test fails.
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// Cluster is a running embedded cluster and a connection to it.
+type Cluster struct {
+	*cluster.Embedded
+	Target *cluster.Target
+}
+
+var (
+	mu     sync.Mutex
+	active = map[*cluster.Embedded]bool{}
+	once   sync.Once
+)
+
+// downOnSignal tears down every cluster still up when the test binary is
+// interrupted, so an aborted `go test` leaves no processes behind.
+func downOnSignal() {
+	once.Do(func() {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		go func() {
+			<-ch
+			mu.Lock()
+			for e := range active {
+				_ = e.Down(context.Background())
+			}
+			mu.Unlock()
+			os.Exit(130)
+		}()
+	})
+}
+
+// Start starts an embedded cluster with the profile's timing and control
+// plane settings (nil: defaults) and registers its teardown with tb.Cleanup.
+// Without built components it fails the test with a message naming
+// `make components`; with -short it skips instead.
+func Start(tb testing.TB, p *profiles.Profile) *Cluster {
+	tb.Helper()
+	comps, err := cluster.FindComponents("")
+	if err != nil {
+		if testing.Short() {
+			tb.Skipf("skipping integration test in -short mode: %v", err)
+		}
+		tb.Fatalf("integration tests need the control-plane components: %v", err)
+	}
+	if p == nil {
+		p = &profiles.Profile{}
+	}
+	profiles.SetDefaults(p)
+	name := fmt.Sprintf("sbt-%d-%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
+	// Unix socket and path limits: keep the work directory short.
+	dir, err := os.MkdirTemp("", "sbt-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e, err := cluster.NewEmbedded(cluster.EmbeddedOptions{Name: name, WorkDir: dir, Components: comps, Timing: p.Timing, ControlPlane: p.ControlPlane})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	downOnSignal()
+	mu.Lock()
+	active[e] = true
+	mu.Unlock()
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := e.Down(ctx); err != nil {
+			tb.Errorf("tearing down embedded cluster: %v", err)
+		}
+		mu.Lock()
+		delete(active, e)
+		mu.Unlock()
+		if !tb.Failed() {
+			_ = os.RemoveAll(dir)
+		} else {
+			tb.Logf("embedded cluster files kept in %s", dir)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := e.Up(ctx); err != nil {
+		tb.Fatalf("starting embedded cluster: %v", err)
+	}
+	t, err := cluster.Connect(ctx, cluster.ConnectOptions{Kubeconfig: e.Kubeconfig(), QPS: p.Fleet.QPS, Burst: p.Fleet.Burst})
+	if err != nil {
+		tb.Fatalf("connecting to embedded cluster: %v", err)
+	}
+	return &Cluster{Embedded: e, Target: t}
+}
+
+// LogTail returns the last lines of a component's log, for failure messages.
+func (c *Cluster) LogTail(component string, lines int) string {
+	data, err := os.ReadFile(c.LogPath(component))
+	if err != nil {
+		return err.Error()
+	}
+	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return filepath.Base(c.LogPath(component)) + ":\n" + strings.Join(all, "\n")
+}

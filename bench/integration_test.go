@@ -1,0 +1,273 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/stormbench/stormbench/bench"
+	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/cluster/clustertest"
+	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// mustProfile parses an inline test profile.
+func mustProfile(t testing.TB, yaml string) *profiles.Profile {
+	t.Helper()
+	p, err := profiles.Parse(t.Name(), []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func runProfile(t *testing.T, c *clustertest.Cluster, p *profiles.Profile, runID string) *result.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	res, err := bench.Run(ctx, bench.Options{Profile: p, RunID: runID, Target: c.Target, Embedded: c.Embedded, Logf: t.Logf})
+	if err != nil {
+		t.Fatalf("run %s: %v\n%s", runID, err, c.LogTail("kube-controller-manager", 20))
+	}
+	if !res.Complete {
+		t.Fatalf("run %s incomplete: %v", runID, res.Errors)
+	}
+	assertNothingLeft(t, c.Target.Client, runID)
+	return res
+}
+
+func value(t *testing.T, v *result.VariantRun, meas, name, window string, labels ...string) float64 {
+	t.Helper()
+	m := v.Measurement(meas)
+	if m == nil {
+		t.Fatalf("variant %s: no %s measurement", v.Variant, meas)
+	}
+	if m.Error != "" {
+		t.Fatalf("variant %s: measurement %s failed: %s", v.Variant, meas, m.Error)
+	}
+	x, ok := m.Value(name, window, labels...)
+	if !ok {
+		t.Fatalf("variant %s: %s has no value %s{%v} in window %q", v.Variant, meas, name, labels, window)
+	}
+	return x
+}
+
+func assertNothingLeft(t *testing.T, client kubernetes.Interface, runID string) {
+	t.Helper()
+	ctx := context.Background()
+	sel := metav1.ListOptions{LabelSelector: fleet.RunLabel + "=" + runID}
+	nodes, err := client.CoreV1().Nodes().List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nss, err := client.CoreV1().Namespaces().List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(nodes.Items) + len(nss.Items) + len(pods.Items); n != 0 {
+		t.Errorf("run %s left %d nodes, %d namespaces, %d pods behind", runID, len(nodes.Items), len(nss.Items), len(pods.Items))
+	}
+}
+
+// TestFleetProvisioning provisions 100 nodes × 10 pods on the real embedded
+// cluster, checks every Service's EndpointSlices hold its ready pods, removes
+// the fleet, and checks no component process survives teardown.
+func TestFleetProvisioning(t *testing.T) {
+	c := clustertest.Start(t, nil)
+	p := mustProfile(t, `
+apiVersion: stormbench.io/v1alpha1
+kind: StormProfile
+metadata: {name: fleet-test}
+fleet: {nodes: 100, podsPerNode: 10}
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	const runID = "fleet-test"
+	f, err := fleet.New(c.Target.Client, runID, p.Fleet, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Up(ctx); err != nil {
+		t.Fatalf("fleet up: %v", err)
+	}
+	r, err := f.Readiness(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Nodes != 100 || r.ReadyNodes != 100 || r.ReadyPods != f.Plan().ExpectedPods || r.ReadyPods < 1000 {
+		t.Fatalf("readiness %+v, want 100 Ready nodes and %d Ready pods", r, f.Plan().ExpectedPods)
+	}
+	client := c.Target.Client
+	ns := f.Plan().Namespace
+	// Every node has its own pod CIDR and every pod IP lies in its node's.
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: f.RunSelector()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cidrs := map[string]string{}
+	for _, n := range nodes.Items {
+		if n.Spec.PodCIDR == "" || n.Spec.ProviderID != "kwok://"+n.Name || n.Labels[cluster.KubeletLabel] != cluster.KubeletUp {
+			t.Errorf("node %s: podCIDR %q providerID %q labels %v", n.Name, n.Spec.PodCIDR, n.Spec.ProviderID, n.Labels)
+		}
+		cidrs[n.Name] = strings.TrimSuffix(n.Spec.PodCIDR, "0/24")
+	}
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ips := map[string]bool{}
+	for _, p := range pods.Items {
+		if !strings.HasPrefix(p.Status.PodIP, cidrs[p.Spec.NodeName]) || ips[p.Status.PodIP] {
+			t.Errorf("pod %s on %s has IP %q (node prefix %q, duplicate %v)", p.Name, p.Spec.NodeName, p.Status.PodIP, cidrs[p.Spec.NodeName], ips[p.Status.PodIP])
+		}
+		ips[p.Status.PodIP] = true
+	}
+	// EndpointSlices hold exactly the ready pods of each Service.
+	svcs, err := client.CoreV1().Services(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(svcs.Items) != f.Plan().Services || len(svcs.Items) == 0 {
+		t.Fatalf("%d services, plan says %d", len(svcs.Items), f.Plan().Services)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var problems []string
+		for _, s := range svcs.Items {
+			want := 0
+			sel := labels.SelectorFromSet(s.Spec.Selector)
+			for _, p := range pods.Items {
+				if sel.Matches(labels.Set(p.Labels)) && fleet.PodReady(&p) {
+					want++
+				}
+			}
+			slices, err := client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + s.Name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := 0
+			for _, sl := range slices.Items {
+				for _, ep := range sl.Endpoints {
+					if ep.Conditions.Ready != nil && *ep.Conditions.Ready {
+						got++
+					}
+				}
+			}
+			if got != want || want == 0 {
+				problems = append(problems, fmt.Sprintf("service %s: %d ready endpoints, %d ready pods", s.Name, got, want))
+			}
+		}
+		if len(problems) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("EndpointSlices do not match ready pods:\n%s", strings.Join(problems, "\n"))
+		}
+		time.Sleep(2 * time.Second)
+	}
+	if err := f.Down(ctx, 5*time.Minute); err != nil {
+		t.Fatalf("fleet down: %v", err)
+	}
+	assertNothingLeft(t, client, runID)
+
+	pids := c.PIDs()
+	if len(pids) < 5 {
+		t.Fatalf("expected 5 component pids, got %v", pids)
+	}
+	if err := c.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for name, pid := range pids {
+		if cluster.ProcessAlive(pid) {
+			t.Errorf("component %s (pid %d) survived teardown", name, pid)
+		}
+	}
+}
+
+const stormProfile = `
+apiVersion: stormbench.io/v1alpha1
+kind: StormProfile
+metadata: {name: %s}
+seed: 7
+fleet: {nodes: 20, podsPerNode: 10}
+storm:
+  kind: %s
+  select: {count: 6}
+  downtime: {type: fixed, value: %s}
+  initDuration: 1s
+%s
+measurements:
+  apiserver: {interval: 1s, baseline: 3s}
+  endpointSlices: {}
+  recovery: {}
+`
+
+// TestKubeletRestartGateAB runs a short kubelet storm with the legacy and
+// the preserving readiness behaviour on the real embedded cluster.
+func TestKubeletRestartGateAB(t *testing.T) {
+	c := clustertest.Start(t, nil)
+	p := mustProfile(t, fmt.Sprintf(stormProfile, "gate-ab", "kubelet", "3s", `variants:
+- {name: legacy, featureGates: {ChangeContainerStatusOnKubeletRestart: true}}
+- {name: preserve, featureGates: {ChangeContainerStatusOnKubeletRestart: false}}`))
+	res := runProfile(t, c, p, "gate-ab")
+	if len(res.Variants) != 2 {
+		t.Fatalf("%d variants, want 2", len(res.Variants))
+	}
+	legacy, preserve := &res.Variants[0], &res.Variants[1]
+	for _, v := range []*result.VariantRun{legacy, preserve} {
+		if v.Restarts != 6 {
+			t.Errorf("%s: %d restarts, want 6", v.Variant, v.Restarts)
+		}
+		// One streaming LIST+WATCH per informer per restarted node, as a
+		// kubelet (client-go WatchListClient is on by default since 1.35).
+		for _, res := range []string{"pods", "services", "nodes", "csidrivers", "runtimeclasses"} {
+			if got := value(t, v, result.MeasurementClientLatency, "requests", "", "resource", res, "source", "kubelet", "subresource", "", "verb", "WATCH"); got != 6 {
+				t.Errorf("%s: %v kubelet WATCH %s, want 6 (one per restarted node)", v.Variant, got, res)
+			}
+		}
+		if got := value(t, v, result.MeasurementClientLatency, "requests", "", "resource", "nodes", "source", "kubelet", "subresource", "", "verb", "POST"); got != 6 {
+			t.Errorf("%s: %v node registrations, want 6", v.Variant, got)
+		}
+		// Server-side deltas agree with the client side: TokenRequests and
+		// pod GETs are sent only by simulated kubelets.
+		for _, k := range [][2]string{{"serviceaccounts", "token"}} {
+			client := value(t, v, result.MeasurementClientLatency, "requests", "", "resource", k[0], "source", "kubelet", "subresource", k[1], "verb", "POST")
+			server := value(t, v, result.MeasurementAPIServer, "requests", result.WindowStorm, "resource", k[0], "subresource", k[1], "verb", "POST")
+			if client == 0 || client != server {
+				t.Errorf("%s: %s/%s client %v server %v", v.Variant, k[0], k[1], client, server)
+			}
+		}
+		// The replayed requests reach the API server as nodes: APF puts them
+		// in system-node-high (leases, node status) and system-nodes.
+		if value(t, v, result.MeasurementAPIServer, "apf_dispatched_requests", result.WindowStorm, "flow_schema", "system-nodes", "priority_level", "system") == 0 {
+			t.Errorf("%s: no requests classified as system-nodes", v.Variant)
+		}
+	}
+	if got := value(t, legacy, bench.MeasurementStorm, "readyFlipsDown", result.WindowStorm); got == 0 {
+		t.Error("legacy: no pod went not ready")
+	}
+	if got := value(t, preserve, bench.MeasurementStorm, "readyFlipsDown", result.WindowStorm); got != 0 {
+		t.Errorf("preserve: %v pods went not ready, want 0", got)
+	}
+	if got := value(t, preserve, bench.MeasurementStorm, "podStatusPatches", result.WindowStorm); got != 0 {
+		t.Errorf("preserve: %v pod status patches, want 0", got)
+	}
+	lw := value(t, legacy, result.MeasurementEndpointSlices, "slice_writes", result.WindowStorm)
+	pw := value(t, preserve, result.MeasurementEndpointSlices, "slice_writes", result.WindowStorm)
+	if lw == 0 || pw != 0 {
+		t.Errorf("slice writes legacy %v preserve %v, want >0 and 0", lw, pw)
+	}
+}

@@ -1,0 +1,145 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stormbench/stormbench/bench"
+	"github.com/stormbench/stormbench/bench/cluster/clustertest"
+	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// shortTiming makes the node-lifecycle controller react within seconds so
+// that downtimes above the grace period fit in a test.
+const shortTiming = `timing:
+  nodeMonitorGracePeriod: 12s
+  nodeMonitorPeriod: 2s
+`
+
+// runKeep runs a profile and keeps its fleet for inspection; the fleet is
+// deleted when the test ends.
+func runKeep(t *testing.T, c *clustertest.Cluster, p *profiles.Profile, runID string) (*result.Result, []corev1.Pod) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	t.Cleanup(func() {
+		if err := fleet.Delete(context.Background(), c.Target.Client, runID, 5*time.Minute, nil); err != nil {
+			t.Errorf("deleting fleet: %v", err)
+		}
+	})
+	res, err := bench.Run(ctx, bench.Options{Profile: p, RunID: runID, Target: c.Target, Embedded: c.Embedded, Logf: t.Logf, KeepFleet: true})
+	if err != nil {
+		t.Fatalf("run %s: %v", runID, err)
+	}
+	pods, err := c.Target.Client.CoreV1().Pods(fleet.Namespace(runID)).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, pods.Items
+}
+
+func readyTransition(p *corev1.Pod) time.Time {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
+// TestKubeletRestartLongDowntime: the kubelet stays down past the grace
+// period, so the node-lifecycle controller marks the node and its pods not
+// ready, even with readiness preservation on; everything recovers.
+func TestKubeletRestartLongDowntime(t *testing.T) {
+	p := mustProfile(t, fmt.Sprintf(stormProfile, "long-downtime", "kubelet", "25s", shortTiming+`variants:
+- {name: preserve, featureGates: {ChangeContainerStatusOnKubeletRestart: false}}`))
+	c := clustertest.Start(t, p)
+	res := runProfile(t, c, p, "long-downtime")
+	v := &res.Variants[0]
+	flips := value(t, v, result.MeasurementEndpointSlices, "ready_flips", result.WindowStorm, "direction", "ready_to_not_ready")
+	if flips == 0 {
+		t.Error("no endpoint went not ready although the downtime outlasted the grace period")
+	}
+	if got := value(t, v, bench.MeasurementStorm, "readyFlipsUp", result.WindowStorm); got == 0 {
+		t.Error("the simulated prober restored no pod")
+	}
+	if got := value(t, v, bench.MeasurementStorm, "readyFlipsDown", result.WindowStorm); got != 0 {
+		t.Errorf("the kubelet itself flipped %v pods with preservation on", got)
+	}
+}
+
+// TestRuntimeRestart: only exec-probed pods flip, and liveness-exec
+// containers are restarted.
+func TestRuntimeRestart(t *testing.T) {
+	c := clustertest.Start(t, nil)
+	p := mustProfile(t, fmt.Sprintf(stormProfile, "runtime", "runtime", "10s", ""))
+	res, pods := runKeep(t, c, p, "runtime")
+	v := &res.Variants[0]
+	if got := value(t, v, bench.MeasurementStorm, "readyFlipsDown", result.WindowStorm); got == 0 {
+		t.Error("no exec-probed pod went not ready")
+	}
+	if got := value(t, v, bench.MeasurementStorm, "containerRestarts", result.WindowStorm); got == 0 {
+		t.Error("no liveness-exec container restarted")
+	}
+	restarted := 0
+	for i := range pods {
+		pod := &pods[i]
+		exec := false
+		for _, c := range pod.Spec.Containers {
+			if (c.ReadinessProbe != nil && c.ReadinessProbe.Exec != nil) || (c.LivenessProbe != nil && c.LivenessProbe.Exec != nil) {
+				exec = true
+			}
+		}
+		for _, cs := range pod.Status.ContainerStatuses {
+			if cs.RestartCount > 0 {
+				restarted++
+				if pod.Spec.Containers[0].LivenessProbe == nil || pod.Spec.Containers[0].LivenessProbe.Exec == nil {
+					t.Errorf("pod %s without a liveness exec probe was restarted", pod.Name)
+				}
+				if cs.LastTerminationState.Terminated == nil {
+					t.Errorf("pod %s: restarted container has no terminated last state", pod.Name)
+				}
+			}
+		}
+		if !exec && readyTransition(pod).After(v.StormStart) {
+			t.Errorf("pod %s has no exec probe but its readiness changed during the storm", pod.Name)
+		}
+	}
+	if restarted == 0 {
+		t.Error("no pod shows restartCount > 0")
+	}
+}
+
+// TestReboot: every container of a rebooted node restarts; with the
+// downtime above a shortened toleration the KCM evicts pods: a standalone pod
+// is lost and Deployment pods are replaced.
+func TestReboot(t *testing.T) {
+	p := mustProfile(t, strings.Replace(fmt.Sprintf(stormProfile, "reboot", "reboot", "45s", shortTiming),
+		"fleet: {nodes: 20, podsPerNode: 10}", "fleet: {nodes: 20, podsPerNode: 10, tolerationSeconds: 10}", 1))
+	p.Storm.Select = profiles.Selection{Fraction: 0.5}
+	c := clustertest.Start(t, p)
+	res, pods := runKeep(t, c, p, "reboot")
+	v := &res.Variants[0]
+	for _, name := range []string{"containerRestarts", "memoryEmptyDirsLost", "podsLost", "podsDeleted"} {
+		if got := value(t, v, bench.MeasurementStorm, name, result.WindowStorm); got == 0 {
+			t.Errorf("%s = 0, want > 0", name)
+		}
+	}
+	replaced := 0
+	for i := range pods {
+		if pods[i].CreationTimestamp.After(v.StormStart) {
+			replaced++
+		}
+	}
+	if replaced == 0 {
+		t.Error("no pod was replaced after eviction")
+	}
+}
