@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	testingclock "k8s.io/utils/clock/testing"
@@ -19,8 +22,9 @@ import (
 )
 
 // scriptedSource serves testdata/apiserver/scrape-<n>.prom, n being the
-// fake clock's whole seconds since t0; a missing file is a failed scrape.
-func scriptedSource(t *testing.T, clk *testingclock.FakeClock) MetricsSource {
+// fake clock's whole seconds since t0, in the text format or converted to
+// the protobuf delimited format; a missing file is a failed scrape.
+func scriptedSource(t *testing.T, clk *testingclock.FakeClock, proto bool) MetricsSource {
 	return MetricsSource{
 		Component: ComponentAPIServer,
 		Fetch: func(context.Context) ([]byte, error) {
@@ -29,22 +33,44 @@ func scriptedSource(t *testing.T, clk *testingclock.FakeClock) MetricsSource {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil, errors.New("connection refused")
 			}
-			return b, err
+			if err != nil || !proto {
+				return b, err
+			}
+			return toProto(t, b), nil
 		},
 	}
+}
+
+// toProto re-encodes a text exposition in the protobuf delimited format, as
+// promhttp serves it to a client sending MetricsAccept.
+func toProto(t testing.TB, text []byte) []byte {
+	t.Helper()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	enc := expfmt.NewEncoder(&out, expfmt.NewFormat(expfmt.TypeProtoDelim))
+	for _, name := range sortedKeys(fams) {
+		if err := enc.Encode(fams[name]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out.Bytes()
 }
 
 // runScripted drives the scraper through the canned scrapes 0..8: a 3 s
 // baseline of 11 requests/s, a storm from t=3.5s, a failed scrape at t=5
 // and an API-server restart before t=7; Gather takes the scrape at t=8.
-func runScripted(t *testing.T) result.Measurement {
+func runScripted(t *testing.T, proto bool) result.Measurement {
 	t.Helper()
 	clk := testingclock.NewFakeClock(t0)
 	events := &storm.EventLog{}
 	for i, n := range []string{"kn-1", "kn-2", "kn-3"} {
 		events.Add(storm.Event{Time: at(3500*time.Millisecond + time.Duration(i)*time.Millisecond), Type: storm.EventDown, Node: n})
 	}
-	env := &Env{Client: fake.NewClientset(), Clock: clk, Events: events, Scrapers: []MetricsSource{scriptedSource(t, clk)}}
+	env := &Env{Client: fake.NewClientset(), Clock: clk, Events: events, Scrapers: []MetricsSource{scriptedSource(t, clk, proto)}}
 	m, err := NewAPIServerMetrics(APIServerOptions{Interval: time.Second, Baseline: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -71,12 +97,18 @@ func runScripted(t *testing.T) result.Measurement {
 	return out
 }
 
+// TestAPIServerScriptedGolden checks the figures of the scripted scrapes
+// against a golden file, for both exposition formats.
 func TestAPIServerScriptedGolden(t *testing.T) {
-	goldenMeasurement(t, "apiserver.golden.json", runScripted(t))
+	for _, proto := range []bool{false, true} {
+		t.Run(map[bool]string{false: "text", true: "protobuf"}[proto], func(t *testing.T) {
+			goldenMeasurement(t, "apiserver.golden.json", runScripted(t, proto))
+		})
+	}
 }
 
 func TestAPIServerScriptedFigures(t *testing.T) {
-	out := runScripted(t)
+	out := runScripted(t, true)
 	storm, base := result.WindowStorm, result.WindowBaseline
 	tests := []struct {
 		name, window string
@@ -153,7 +185,7 @@ func TestAPIServerScriptedFigures(t *testing.T) {
 
 func TestAPIServerWithoutStormStart(t *testing.T) {
 	clk := testingclock.NewFakeClock(at(time.Second))
-	env := &Env{Client: fake.NewClientset(), Clock: clk, Scrapers: []MetricsSource{scriptedSource(t, clk)}}
+	env := &Env{Client: fake.NewClientset(), Clock: clk, Scrapers: []MetricsSource{scriptedSource(t, clk, false)}}
 	m, err := NewAPIServerMetrics(APIServerOptions{})
 	if err != nil {
 		t.Fatal(err)

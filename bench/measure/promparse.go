@@ -2,7 +2,10 @@ package measure
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"time"
@@ -193,25 +196,60 @@ func (p *metricsParser) filter(text []byte) []byte {
 	return out
 }
 
-// parse parses one scrape taken at the given time.
-func (p *metricsParser) parse(text []byte, at time.Time) (*sample, error) {
-	fams, err := p.parser.TextToMetricFamilies(bytes.NewReader(p.filter(text)))
-	if err != nil {
-		return nil, fmt.Errorf("parsing /metrics: %w", err)
-	}
+// parse parses one scrape taken at the given time, in either exposition
+// format: the protobuf delimited one that MetricsAccept asks for, or the text
+// format of a source that ignores the Accept header.
+func (p *metricsParser) parse(body []byte, at time.Time) (*sample, error) {
 	s := &sample{
 		at:       at,
 		counters: map[seriesKey]float64{},
 		gauges:   map[seriesKey]float64{},
 		hists:    map[seriesKey]*bucketSample{},
 	}
-	for name, mf := range fams {
-		fam := familyOf(name)
-		for _, m := range mf.GetMetric() {
-			s.addMetric(fam, mf.GetType(), m)
+	if isProtoDelimited(body) {
+		dec := expfmt.NewDecoder(bytes.NewReader(body), expfmt.NewFormat(expfmt.TypeProtoDelim))
+		for {
+			var mf dto.MetricFamily
+			if err := dec.Decode(&mf); err != nil {
+				if errors.Is(err, io.EOF) {
+					return s, nil
+				}
+				return nil, fmt.Errorf("parsing /metrics (protobuf): %w", err)
+			}
+			s.addFamily(&mf)
 		}
 	}
+	fams, err := p.parser.TextToMetricFamilies(bytes.NewReader(p.filter(body)))
+	if err != nil {
+		return nil, fmt.Errorf("parsing /metrics (text): %w", err)
+	}
+	for _, mf := range fams {
+		s.addFamily(mf)
+	}
 	return s, nil
+}
+
+// isProtoDelimited tells the protobuf delimited exposition format from the
+// text format. A delimited stream starts with a varint length and then the
+// MetricFamily's field 1 (its name: tag byte 0x0a). Valid text starts with
+// '#' or a metric name, and a one-character first line would be invalid,
+// so the two cannot be confused.
+func isProtoDelimited(b []byte) bool {
+	if len(b) < 2 || b[0] == '#' {
+		return false
+	}
+	l, n := binary.Uvarint(b)
+	return n > 0 && l > 0 && uint64(len(b)-n) >= l && b[n] == 0x0a
+}
+
+func (s *sample) addFamily(mf *dto.MetricFamily) {
+	fam := familyOf(mf.GetName())
+	if fam == famNone {
+		return
+	}
+	for _, m := range mf.GetMetric() {
+		s.addMetric(fam, mf.GetType(), m)
+	}
 }
 
 func label(m *dto.Metric, name string) string {

@@ -9,13 +9,15 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// MetricsSource fetches one component's /metrics in the Prometheus text
-// exposition format.
+// MetricsSource fetches one component's /metrics.
 type MetricsSource struct {
 	// Component names the component in results: kube-apiserver,
 	// kube-controller-manager, etcd, kwok-controller ...
 	Component string
-	// Fetch returns the body of one /metrics scrape.
+	// Fetch returns the body of one /metrics scrape, in the protobuf
+	// delimited or the text exposition format (told apart by content).
+	// Request it with the Accept header MetricsAccept: protobuf costs about a
+	// seventh of the text format to parse, and a fifth of its size.
 	Fetch func(ctx context.Context) ([]byte, error)
 }
 
@@ -27,10 +29,11 @@ const (
 	ComponentKwok              = "kwok-controller"
 )
 
-// textFormat asks for the Prometheus text format (version 0.0.4), which
-// every Kubernetes component serves; it keeps promhttp from negotiating
-// OpenMetrics or protobuf.
-const textFormat = "text/plain;version=0.0.4"
+// MetricsAccept is the Accept header for /metrics scrapes: the protobuf
+// delimited exposition format, which every Kubernetes component, etcd and
+// kwok serve through promhttp's content negotiation, with the text format
+// (version 0.0.4) as fallback. It is what Prometheus itself sends.
+const MetricsAccept = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3"
 
 // APIServerSource scrapes kube-apiserver's /metrics through a REST client
 // (client.CoreV1().RESTClient() or client.Discovery().RESTClient()), so it
@@ -43,7 +46,7 @@ func APIServerSource(c rest.Interface) MetricsSource {
 	return MetricsSource{
 		Component: ComponentAPIServer,
 		Fetch: func(ctx context.Context) ([]byte, error) {
-			b, err := c.Get().AbsPath("/metrics").SetHeader("Accept", textFormat).DoRaw(ctx)
+			b, err := c.Get().AbsPath("/metrics").SetHeader("Accept", MetricsAccept).DoRaw(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("fetching %s /metrics: %w", ComponentAPIServer, err)
 			}
@@ -66,7 +69,7 @@ func HTTPSource(component, url string, client *http.Client) MetricsSource {
 			if err != nil {
 				return nil, fmt.Errorf("fetching %s /metrics: %w", component, err)
 			}
-			req.Header.Set("Accept", textFormat)
+			req.Header.Set("Accept", MetricsAccept)
 			resp, err := client.Do(req)
 			if err != nil {
 				return nil, fmt.Errorf("fetching %s /metrics: %w", component, err)

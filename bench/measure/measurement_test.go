@@ -1,0 +1,142 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+type fakeMeasurement struct {
+	name                string
+	startErr, gatherErr error
+	stormStart          time.Time
+	disposed            int
+}
+
+func (f *fakeMeasurement) Name() string                      { return f.name }
+func (f *fakeMeasurement) Start(context.Context, *Env) error { return f.startErr }
+func (f *fakeMeasurement) MarkStormStart(t time.Time)        { f.stormStart = t }
+func (f *fakeMeasurement) Dispose()                          { f.disposed++ }
+func (f *fakeMeasurement) BaselineWait() time.Duration       { return 7 * time.Second }
+func (f *fakeMeasurement) Gather(context.Context) (result.Measurement, error) {
+	return result.Measurement{Values: []result.Value{{Name: "x", Unit: result.UnitCount, Value: 1}}}, f.gatherErr
+}
+
+func TestSetKeepsOthersWhenOneFails(t *testing.T) {
+	ms := map[string]*fakeMeasurement{
+		"a": {name: "a"},
+		"b": {name: "b", startErr: errors.New("forbidden")},
+		"c": {name: "c", gatherErr: errors.New("watch closed")},
+	}
+	ctors := map[string]Constructor{"disabled": func(profiles.Measurements) (Measurement, error) { return nil, nil }}
+	for name, m := range ms {
+		ctors[name] = func(profiles.Measurements) (Measurement, error) { return m, nil }
+	}
+	s, err := NewSetFrom(ctors, profiles.Measurements{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{Client: fake.NewClientset(), Clock: testingclock.NewFakeClock(t0)}
+	err = s.Start(context.Background(), env)
+	if err == nil || !strings.Contains(err.Error(), "starting b: forbidden") {
+		t.Errorf("Start error = %v, want b's failure", err)
+	}
+	if s.BaselineWait() != 7*time.Second {
+		t.Errorf("BaselineWait = %v, want 7s", s.BaselineWait())
+	}
+	s.MarkStormStart(at(time.Second))
+	out := s.Gather(context.Background())
+	var names []string
+	for _, m := range out {
+		names = append(names, m.Name)
+	}
+	if !slices.Equal(names, []string{"a", "b", "c"}) {
+		t.Fatalf("gathered %v, want [a b c] in name order", names)
+	}
+	if out[0].Error != "" || len(out[0].Values) != 1 {
+		t.Errorf("a = %+v, want its figures and no error", out[0])
+	}
+	if !strings.Contains(out[1].Error, "forbidden") || len(out[1].Values) != 0 {
+		t.Errorf("b = %+v, want its start error and no figures", out[1])
+	}
+	if !strings.Contains(out[2].Error, "watch closed") || len(out[2].Values) != 1 {
+		t.Errorf("c = %+v, want its gather error and its partial figures", out[2])
+	}
+	if !ms["a"].stormStart.Equal(at(time.Second)) {
+		t.Error("MarkStormStart was not forwarded")
+	}
+	s.Dispose()
+	s.Dispose()
+	for name, m := range ms {
+		if m.disposed != 1 {
+			t.Errorf("%s disposed %d times, want 1", name, m.disposed)
+		}
+	}
+	if err := s.Start(context.Background(), env); err == nil {
+		t.Error("a second Start succeeded")
+	}
+}
+
+func TestNewSetFromProfile(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     profiles.Measurements
+		want    []string
+		wantErr string
+	}{
+		{"none: client latency is always on", profiles.Measurements{}, []string{result.MeasurementClientLatency}, ""},
+		{"all", profiles.Measurements{
+			APIServer:      &profiles.APIServerMeasurement{Interval: metav1.Duration{Duration: 2 * time.Second}},
+			EndpointSlices: &profiles.EndpointSliceMeasurement{Watchers: 3},
+			Recovery:       &profiles.RecoveryMeasurement{},
+		}, []string{result.MeasurementAPIServer, result.MeasurementClientLatency, result.MeasurementEndpointSlices, result.MeasurementRecovery}, ""},
+		{"invalid options fail before the run", profiles.Measurements{
+			APIServer:      &profiles.APIServerMeasurement{Interval: metav1.Duration{Duration: -time.Second}},
+			EndpointSlices: &profiles.EndpointSliceMeasurement{Watchers: -1},
+		}, nil, "measurement apiserver: interval -1s must be positive\nmeasurement endpointSlices: watchers -1 must not be negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := NewSet(tt.cfg)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("NewSet error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, m := range s.Measurements() {
+				names = append(names, m.Name())
+			}
+			if !slices.Equal(names, tt.want) {
+				t.Errorf("measurements = %v, want %v", names, tt.want)
+			}
+			if s.ClientLatency() == nil {
+				t.Error("no ClientLatency in the set")
+			}
+		})
+	}
+}
+
+func TestSetStartValidatesEnv(t *testing.T) {
+	s, err := NewSet(profiles.Measurements{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background(), &Env{}); err == nil {
+		t.Error("Start accepted an Env without client and clock")
+	}
+}
