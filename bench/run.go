@@ -287,7 +287,7 @@ func stormMeasurement(sim *kubelet.Simulator, cpu time.Duration, lostPods int, s
 	}
 	m.Values = append(m.Values,
 		result.Value{Name: "stormbenchCPUSeconds", Window: result.WindowStorm, Unit: result.UnitSeconds, Value: cpu.Seconds()},
-		result.Value{Name: "stormbenchPeakRSSBytes", Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(peakRSS())},
+		result.Value{Name: "stormbenchPeakRSSBytes", Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(PeakRSS())},
 		// Standalone pods evicted while their node was down: nothing
 		// replaces them.
 		result.Value{Name: "podsLost", Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(lostPods)},
@@ -330,8 +330,8 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// peakRSS is this process's peak resident set size (VmHWM), in bytes.
-func peakRSS() int64 {
+// PeakRSS is this process's peak resident set size (VmHWM), in bytes.
+func PeakRSS() int64 {
 	data, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0

@@ -51,7 +51,25 @@ type Fleet struct {
 	spec     profiles.Fleet
 	plan     *Plan
 	progress Progress
+
+	timings Timings
 }
+
+// Timings are the provisioning milestones of the last Up, measured from its
+// start.
+type Timings struct {
+	// NodesCreated is when the last node create returned.
+	NodesCreated time.Duration
+	// ObjectsCreated is when the last workload create returned.
+	ObjectsCreated time.Duration
+	// NodesReady is when every node was first seen Ready.
+	NodesReady time.Duration
+	// PodsReady is when every pod was first seen Ready.
+	PodsReady time.Duration
+}
+
+// Timings returns the milestones of the last Up.
+func (f *Fleet) Timings() Timings { return f.timings }
 
 // New prepares a fleet for runID from a defaulted fleet spec.
 func New(client kubernetes.Interface, runID string, spec profiles.Fleet, progress Progress) (*Fleet, error) {
@@ -78,16 +96,20 @@ func (f *Fleet) RunSelector() string { return RunLabel + "=" + f.plan.RunID }
 // already (so a re-run continues where a previous one stopped), and waits
 // until every node and pod is Ready.
 func (f *Fleet) Up(ctx context.Context) error {
+	start := time.Now()
+	f.timings = Timings{}
 	if err := f.createNamespace(ctx); err != nil {
 		return err
 	}
 	if err := f.createNodes(ctx); err != nil {
 		return err
 	}
+	f.timings.NodesCreated = time.Since(start)
 	if err := f.createObjects(ctx); err != nil {
 		return err
 	}
-	return f.WaitReady(ctx, f.spec.ReadyTimeout.Duration)
+	f.timings.ObjectsCreated = time.Since(start)
+	return f.waitReady(ctx, f.spec.ReadyTimeout.Duration, start)
 }
 
 func (f *Fleet) createNamespace(ctx context.Context) error {
@@ -99,7 +121,21 @@ func (f *Fleet) createNamespace(ctx context.Context) error {
 	if _, err := f.client.CoreV1().ServiceAccounts(f.plan.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating service account: %w", err)
 	}
-	return nil
+	// The ServiceAccount admission plugin rejects pods until the
+	// controller manager has created the namespace's "default" account.
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		_, err := f.client.CoreV1().ServiceAccounts(f.plan.Namespace).Get(wctx, "default", metav1.GetOptions{})
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-wctx.Done():
+			return fmt.Errorf("waiting for service account %s/default (created by kube-controller-manager): %w", f.plan.Namespace, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 func (f *Fleet) createNodes(ctx context.Context) error {
@@ -206,19 +242,29 @@ func (f *Fleet) create(ctx context.Context, obj runtime.Object) error {
 // number of pods are Ready. On timeout the error says what is not Ready and
 // why, for example "37/2000 pods not Ready: 35 Pending (Unschedulable: ...)".
 func (f *Fleet) WaitReady(ctx context.Context, timeout time.Duration) error {
+	return f.waitReady(ctx, timeout, time.Time{})
+}
+
+func (f *Fleet) waitReady(ctx context.Context, timeout time.Duration, start time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	f.progress.Start("waiting for nodes and pods to be Ready", f.spec.Nodes+f.plan.ExpectedPods)
 	defer f.progress.Done()
 	var last atomic.Pointer[Readiness]
-	tick := time.NewTicker(2 * time.Second)
+	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
 		r, err := f.Readiness(ctx)
 		if err == nil {
 			last.Store(r)
 			f.progress.Set(r.ReadyNodes + r.ReadyPods)
+			if !start.IsZero() && f.timings.NodesReady == 0 && r.ReadyNodes == r.Nodes {
+				f.timings.NodesReady = time.Since(start)
+			}
 			if r.Complete() {
+				if !start.IsZero() {
+					f.timings.PodsReady = time.Since(start)
+				}
 				return nil
 			}
 		}

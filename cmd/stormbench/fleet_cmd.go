@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -70,8 +71,15 @@ func runFleet(ctx context.Context, env *cmdEnv, args []string) error {
 			}
 			return fmt.Errorf("%w\nto continue: run the same command again; to remove: stormbench fleet down --run %s", err, runID)
 		}
+		el := time.Since(start)
+		tm := f.Timings()
 		fmt.Fprintf(env.stdout, "Fleet %q is Ready: %d nodes, %d pods, %d services in namespace %s (%s)\n",
-			runID, p.Fleet.Nodes, f.Plan().ExpectedPods, f.Plan().Services, f.Plan().Namespace, time.Since(start).Round(100*time.Millisecond))
+			runID, p.Fleet.Nodes, f.Plan().ExpectedPods, f.Plan().Services, f.Plan().Namespace, el.Round(100*time.Millisecond))
+		fmt.Fprintf(env.stdout, "  nodes created %s, workloads created %s, all nodes Ready %s (%.0f nodes/s), all pods Ready %s (%.0f pods/s)\n",
+			tm.NodesCreated.Round(100*time.Millisecond), tm.ObjectsCreated.Round(100*time.Millisecond),
+			tm.NodesReady.Round(100*time.Millisecond), float64(p.Fleet.Nodes)/tm.NodesReady.Seconds(),
+			tm.PodsReady.Round(100*time.Millisecond), float64(f.Plan().ExpectedPods)/tm.PodsReady.Seconds())
+		fmt.Fprintf(env.stdout, "  stormbench peak RSS %.1f MiB\n", float64(bench.PeakRSS())/(1<<20))
 		return nil
 	default:
 		if err := f.Down(ctx, timeout); err != nil {

@@ -118,3 +118,50 @@ func (c *Cluster) LogTail(component string, lines int) string {
 	}
 	return filepath.Base(c.LogPath(component)) + ":\n" + strings.Join(all, "\n")
 }
+
+// StartDetached starts an embedded cluster that outlives any one test or
+// benchmark (one per test process); the caller must call stop, typically
+// from TestMain. It tears the cluster down itself on SIGINT/SIGTERM.
+func StartDetached(p *profiles.Profile) (c *Cluster, stop func(), err error) {
+	comps, err := cluster.FindComponents("")
+	if err != nil {
+		return nil, nil, err
+	}
+	if p == nil {
+		p = &profiles.Profile{}
+	}
+	profiles.SetDefaults(p)
+	dir, err := os.MkdirTemp("", "sbb-")
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := cluster.NewEmbedded(cluster.EmbeddedOptions{Name: fmt.Sprintf("sbb-%d", os.Getpid()), WorkDir: dir, Components: comps, Timing: p.Timing, ControlPlane: p.ControlPlane})
+	if err != nil {
+		return nil, nil, err
+	}
+	downOnSignal()
+	mu.Lock()
+	active[e] = true
+	mu.Unlock()
+	stop = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = e.Down(ctx)
+		mu.Lock()
+		delete(active, e)
+		mu.Unlock()
+		_ = os.RemoveAll(dir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := e.Up(ctx); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	t, err := cluster.Connect(ctx, cluster.ConnectOptions{Kubeconfig: e.Kubeconfig(), QPS: p.Fleet.QPS, Burst: p.Fleet.Burst})
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return &Cluster{Embedded: e, Target: t}, stop, nil
+}

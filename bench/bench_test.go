@@ -1,0 +1,153 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stormbench/stormbench/bench"
+	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/cluster/clustertest"
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+// The benchmarks share one embedded cluster per test process (or the cluster
+// given by STORMBENCH_KUBECONFIG/STORMBENCH_CONTEXT) and one fleet per size;
+// every iteration runs one storm on it. Their output feeds benchstat as is:
+//
+//	go test -run '^$' -bench . -count 5 ./bench/ > new.txt
+//	benchstat old.txt new.txt
+var (
+	benchOnce    sync.Once
+	benchCluster *clustertest.Cluster
+	benchTarget  *cluster.Target
+	benchErr     error
+	benchStop    = func() {}
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	benchStop()
+	os.Exit(code)
+}
+
+func benchEnv(b *testing.B) (*cluster.Target, *cluster.Embedded) {
+	b.Helper()
+	benchOnce.Do(func() {
+		if kc := os.Getenv("STORMBENCH_KUBECONFIG"); kc != "" {
+			benchTarget, benchErr = cluster.Connect(context.Background(), cluster.ConnectOptions{
+				Kubeconfig: kc, Context: os.Getenv("STORMBENCH_CONTEXT"), QPS: 500, Burst: 1000})
+			return
+		}
+		benchCluster, benchStop, benchErr = clustertest.StartDetached(nil)
+		if benchErr == nil {
+			benchTarget = benchCluster.Target
+		}
+	})
+	if benchErr != nil {
+		b.Fatalf("benchmarks need a cluster: %v", benchErr)
+	}
+	if benchCluster != nil {
+		return benchTarget, benchCluster.Embedded
+	}
+	return benchTarget, nil
+}
+
+// benchNodes is the fleet size: STORMBENCH_BENCH_NODES, default 100.
+func benchNodes() int {
+	if n, err := strconv.Atoi(os.Getenv("STORMBENCH_BENCH_NODES")); err == nil && n > 0 {
+		return n
+	}
+	return 100
+}
+
+const benchProfile = `
+apiVersion: stormbench.io/v1alpha1
+kind: StormProfile
+metadata: {name: bench}
+seed: 1
+fleet: {nodes: %d, podsPerNode: 10}
+storm:
+  kind: %s
+  select: {fraction: 0.2}
+  downtime: {type: fixed, value: 3s}
+  initDuration: 1s
+  featureGates: {ChangeContainerStatusOnKubeletRestart: %t}
+measurements:
+  apiserver: {interval: 1s, baseline: 3s}
+  endpointSlices: {}
+  recovery: {}
+`
+
+func benchStorm(b *testing.B, kind string, legacy bool) {
+	target, emb := benchEnv(b)
+	nodes := benchNodes()
+	p := mustProfile(b, fmt.Sprintf(benchProfile, nodes, kind, legacy))
+	runID := fmt.Sprintf("bench-%d", nodes)
+	var requests, writes, flips, cpuMS, restarts float64
+	var recovery []float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+		// The fleet is provisioned by the first iteration and kept: later
+		// Ups find every object and only wait for readiness.
+		res, err := bench.Run(ctx, bench.Options{Profile: p, RunID: runID, Target: target, Embedded: emb, KeepFleet: true})
+		cancel()
+		if err != nil {
+			b.Fatalf("storm: %v", err)
+		}
+		v := &res.Variants[0]
+		restarts += float64(v.Restarts)
+		api := v.Measurement(result.MeasurementAPIServer)
+		if x, ok := api.Value("requests", result.WindowStorm); ok {
+			requests += x
+		}
+		if x, ok := api.Value("cpu_seconds", result.WindowStorm, "component", "kube-apiserver"); ok {
+			cpuMS += x * 1000
+		}
+		es := v.Measurement(result.MeasurementEndpointSlices)
+		if x, ok := es.Value("slice_writes", result.WindowStorm); ok {
+			writes += x
+		}
+		if x, ok := es.Value("ready_flips", result.WindowStorm, "direction", "ready_to_not_ready"); ok {
+			flips += x
+		}
+		if h := v.Measurement(result.MeasurementRecovery).Histogram("node_ready", result.WindowStorm); h != nil {
+			recovery = append(recovery, h.Summary.P99)
+		}
+	}
+	b.StopTimer()
+	if restarts == 0 {
+		b.Fatal("no restarts")
+	}
+	b.ReportMetric(requests/restarts, "api-requests/restart")
+	b.ReportMetric(writes/restarts, "slice-writes/restart")
+	b.ReportMetric(flips/restarts, "ready-flips/restart")
+	b.ReportMetric(cpuMS/restarts, "apiserver-cpu-ms/restart")
+	var p99 float64
+	for _, r := range recovery {
+		p99 = max(p99, r)
+	}
+	b.ReportMetric(p99*1000, "recovery-p99-ms")
+}
+
+func BenchmarkKubeletRestartStorm(b *testing.B) {
+	for _, g := range []struct {
+		name   string
+		legacy bool
+	}{{"legacy", true}, {"preserve", false}} {
+		b.Run(fmt.Sprintf("nodes=%d/gate=%s", benchNodes(), g.name), func(b *testing.B) { benchStorm(b, "kubelet", g.legacy) })
+	}
+}
+
+func BenchmarkRuntimeRestartStorm(b *testing.B) {
+	b.Run(fmt.Sprintf("nodes=%d", benchNodes()), func(b *testing.B) { benchStorm(b, "runtime", false) })
+}
+
+func BenchmarkRebootStorm(b *testing.B) {
+	b.Run(fmt.Sprintf("nodes=%d", benchNodes()), func(b *testing.B) { benchStorm(b, "reboot", false) })
+}
