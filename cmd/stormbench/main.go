@@ -83,6 +83,8 @@ func commands() []command {
 		{"cluster", "Manage the embedded control plane: up, down, status", runCluster},
 		{"fleet", "Provision or remove a fleet of KWOK nodes and workloads: up, down", runFleet},
 		{"profiles", "List or show built-in storm profiles: list, show NAME", runProfiles},
+		{"preflight", "Read-only checks of a cluster: permissions, KWOK label selector, heartbeat timing", runPreflight},
+		{"cleanup", "Remove what runs left behind: --run ID, --all, or --list", runCleanup},
 		{"version", "Print the stormbench version", runVersion},
 	}
 }

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -114,6 +114,13 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	logf("Target %s (Kubernetes %s), run %s, result %s", target.Host, target.ServerVersion, runID, path)
+	if runs, err := fleet.ListRuns(ctx, target.Client); err == nil {
+		for _, r := range runs {
+			if r.RunID != runID {
+				logf("Leftovers of run %s: %d nodes (%d not handed back to KWOK), %d namespaces; remove them with `stormbench cleanup --run %s`", r.RunID, r.Nodes, r.DownNodes, r.Namespaces, r.RunID)
+			}
+		}
+	}
 	written := false
 	checkpoint := func(r *result.Result) error {
 		err := result.WriteFile(path, r, result.WriteOptions{Force: force || written})
@@ -146,6 +153,5 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		return fmt.Errorf("run failed: %w", runErr)
 	}
-	_ = strings.TrimSpace
 	return nil
 }

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+func runPreflight(ctx context.Context, env *cmdEnv, args []string) error {
+	var o clusterOptions
+	var profile, output string
+	fs := newFlagSet(env, "preflight", "preflight [--kubeconfig F --context C] [--profile P] [flags]")
+	o.addFlags(fs, true)
+	fs.StringVar(&profile, "profile", "quick", "Profile whose timing the cluster should match")
+	fs.StringVarP(&output, "output", "o", "text", "Output format: text, json or yaml")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkFormat(output); err != nil {
+		return err
+	}
+	p, err := profiles.Load(profile)
+	if err != nil {
+		return err
+	}
+	o.yes = true // read-only: nothing to confirm
+	t, embedded, err := o.connect(ctx, env, 50, 100)
+	if err != nil {
+		return err
+	}
+	var e *cluster.Embedded
+	if embedded {
+		if e, err = o.embedded(p, nil); err != nil {
+			return err
+		}
+	}
+	grace := time.Duration(float64(p.Timing.NodeMonitorGracePeriod.Duration) * p.Timing.HeartbeatFactor)
+	lease := int(float64(p.Timing.NodeLeaseDurationSeconds) * p.Timing.HeartbeatFactor)
+	checks := cluster.Preflight(ctx, t, e, grace, lease)
+	if output == "json" || output == "yaml" {
+		if err := printStructured(env.stdout, output, checks); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(env.stdout, "Target: %s (context %q, Kubernetes %s)\n", t.Host, t.Context, t.ServerVersion)
+		tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "CHECK\tSTATUS\tDETAIL")
+		for _, c := range checks {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, c.Status, c.Detail)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	for _, c := range checks {
+		if c.Status == cluster.CheckFail {
+			return fmt.Errorf("preflight failed: %s: %s", c.Name, c.Detail)
+		}
+	}
+	return nil
+}
