@@ -18,7 +18,8 @@ import (
 // control plane serving a 1,000-node cluster: every built-in resource with
 // its verbs, codes and scopes, the latency, SLI and response-size
 // histograms, etcd, APF, watch cache and Go runtime families. Its size (about
-// 80,000 lines, 11 MB) is what such a server exposes; the node count shows in
+// 91,000 lines, 15 MB as text, 2.5 MB as protobuf) is what such a server
+// exposes; the node count shows in
 // the values. tick scales the counters so consecutive scrapes differ.
 func bigMetrics(tick int) []byte {
 	resources := []string{"pods", "nodes", "services", "endpoints", "endpointslices", "configmaps", "secrets", "leases",

@@ -147,7 +147,7 @@ func TestSliceTrackerStorm(t *testing.T) {
 			t.Errorf("%s = %v, want %v", tt.name, tt.got, tt.want)
 		}
 	}
-	if !s.End.Equal(at(30 * time.Second)) || !s.Start.Equal(at(5*time.Second)) {
+	if !s.End.Equal(at(30*time.Second)) || !s.Start.Equal(at(5*time.Second)) {
 		t.Errorf("storm window = [%v, %v], want [5s, 30s]", s.Start, s.End)
 	}
 
@@ -348,4 +348,3 @@ func TestEndpointSliceChurnWatch(t *testing.T) {
 	}
 	m.Dispose()
 }
-
