@@ -56,7 +56,7 @@ type ClientLatencyOptions struct {
 // for every other verb, until the body has been read to EOF or closed, so
 // that a LIST includes transferring its payload.
 type ClientLatency struct {
-	clk     clock.PassiveClock
+	clk     atomic.Pointer[clockRef]
 	highest time.Duration
 
 	series atomic.Pointer[map[RequestKey]*clientSeries]
@@ -64,6 +64,9 @@ type ClientLatency struct {
 }
 
 var _ Measurement = (*ClientLatency)(nil)
+
+// clockRef boxes a clock for atomic.Pointer.
+type clockRef struct{ clock.PassiveClock }
 
 type clientSeries struct {
 	hist      *atomicHist
@@ -79,7 +82,8 @@ func NewClientLatency(opts ClientLatencyOptions) *ClientLatency {
 	if opts.Highest <= 0 {
 		opts.Highest = 60 * time.Second
 	}
-	c := &ClientLatency{clk: clock.RealClock{}, highest: opts.Highest}
+	c := &ClientLatency{highest: opts.Highest}
+	c.clk.Store(&clockRef{clock.RealClock{}})
 	empty := map[RequestKey]*clientSeries{}
 	c.series.Store(&empty)
 	return c
@@ -88,12 +92,11 @@ func NewClientLatency(opts ClientLatencyOptions) *ClientLatency {
 // Name implements Measurement.
 func (c *ClientLatency) Name() string { return result.MeasurementClientLatency }
 
-// Start takes the clock from env. Recording works before Start too.
+// Start takes the clock from env; transports created by Wrapper use it from
+// then on. Recording works before Start too, with the real clock.
 func (c *ClientLatency) Start(_ context.Context, env *Env) error {
 	if env.Clock != nil {
-		c.mu.Lock()
-		c.clk = env.Clock
-		c.mu.Unlock()
+		c.clk.Store(&clockRef{env.Clock})
 	}
 	return nil
 }
@@ -105,11 +108,7 @@ func (c *ClientLatency) MarkStormStart(time.Time) {}
 // Dispose implements Measurement.
 func (c *ClientLatency) Dispose() {}
 
-func (c *ClientLatency) clock() clock.PassiveClock {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.clk
-}
+func (c *ClientLatency) clock() clock.PassiveClock { return c.clk.Load().PassiveClock }
 
 func (c *ClientLatency) seriesFor(k RequestKey) *clientSeries {
 	if s, ok := (*c.series.Load())[k]; ok {
@@ -157,7 +156,7 @@ func (c *ClientLatency) Record(k RequestKey, d time.Duration, code int, transpor
 // wrapper.
 func (c *ClientLatency) Wrapper(source string) func(http.RoundTripper) http.RoundTripper {
 	return func(rt http.RoundTripper) http.RoundTripper {
-		return &latencyTransport{c: c, clk: c.clock(), source: source, next: rt}
+		return &latencyTransport{c: c, source: source, next: rt}
 	}
 }
 
@@ -170,7 +169,6 @@ func (c *ClientLatency) WrapTransport(rt http.RoundTripper) http.RoundTripper {
 // latencyTransport is the recording http.RoundTripper.
 type latencyTransport struct {
 	c      *ClientLatency
-	clk    clock.PassiveClock
 	source string
 	next   http.RoundTripper
 }
@@ -179,18 +177,19 @@ type latencyTransport struct {
 func (t *latencyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	info := ParseRequest(req)
 	k := RequestKey{Source: t.source, Verb: info.Verb, Resource: info.Resource, Subresource: info.Subresource}
-	start := t.clk.Now()
+	clk := t.c.clock()
+	start := clk.Now()
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
-		t.c.Record(k, t.clk.Since(start), 0, true, false)
+		t.c.Record(k, clk.Since(start), 0, true, false)
 		return resp, err
 	}
 	retryable := (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500) && resp.Header.Get("Retry-After") != ""
 	if info.Verb == "WATCH" || resp.Body == nil || resp.Body == http.NoBody {
-		t.c.Record(k, t.clk.Since(start), resp.StatusCode, false, retryable)
+		t.c.Record(k, clk.Since(start), resp.StatusCode, false, retryable)
 		return resp, nil
 	}
-	resp.Body = &timedBody{ReadCloser: resp.Body, t: t, key: k, start: start, code: resp.StatusCode, retryable: retryable}
+	resp.Body = &timedBody{ReadCloser: resp.Body, c: t.c, clk: clk, key: k, start: start, code: resp.StatusCode, retryable: retryable}
 	return resp, nil
 }
 
@@ -201,7 +200,8 @@ func (t *latencyTransport) WrappedRoundTripper() http.RoundTripper { return t.ne
 // closed, whichever comes first.
 type timedBody struct {
 	io.ReadCloser
-	t         *latencyTransport
+	c         *ClientLatency
+	clk       clock.PassiveClock
 	key       RequestKey
 	start     time.Time
 	code      int
@@ -224,7 +224,7 @@ func (b *timedBody) Close() error {
 
 func (b *timedBody) finish(failed bool) {
 	if b.done.CompareAndSwap(false, true) {
-		b.t.c.Record(b.key, b.t.clk.Since(b.start), b.code, failed, b.retryable)
+		b.c.Record(b.key, b.clk.Since(b.start), b.code, failed, b.retryable)
 	}
 }
 
