@@ -55,8 +55,15 @@ run: components build ## Start the embedded cluster, run PROFILE (default quick)
 	$(BIN)/stormbench run --profile $(PROFILE) --bin-dir $(BIN) --output-dir results
 
 .PHONY: test
-test: components ## Unit and integration tests (integration tests use the embedded cluster).
+test: components ## Unit and integration tests (integration tests use the embedded cluster), plus a one-iteration benchmark smoke run.
 	STORMBENCH_BIN_DIR=$(BIN) $(GO) test -count=1 -timeout 60m ./...
+	STORMBENCH_BIN_DIR=$(BIN) STORMBENCH_BENCH_NODES=20 $(GO) test -count=1 -run '^$$' -bench . -benchtime=1x -timeout 30m ./bench/
+
+COUNT ?= 5
+BENCH_NODES ?= 100
+.PHONY: bench
+bench: components ## Storm benchmarks (go test -bench, COUNT repetitions, BENCH_NODES nodes); output feeds benchstat.
+	STORMBENCH_BIN_DIR=$(BIN) STORMBENCH_BENCH_NODES=$(BENCH_NODES) $(GO) test -run '^$$' -bench . -count $(COUNT) -timeout 120m ./bench/ | tee results/bench.txt
 
 .PHONY: test-unit
 test-unit: ## Unit tests only (no cluster).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -19,6 +20,12 @@ import (
 // view differs. It returns whether a PATCH was sent.
 func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate func(st *corev1.PodStatus, spec *corev1.PodSpec) bool) (bool, error) {
 	pod, err := s.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+		// The pod went away after the kubelet's cache saw it (deleted, or
+		// no longer bound to this node, which the Node authorizer reports
+		// as forbidden). The status manager logs this and drops the update.
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("kubelet %s: getting pod %s/%s: %w", s.node, ns, name, err)
 	}
@@ -37,7 +44,9 @@ func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate fun
 	if string(patch) == "{}" {
 		return false, nil
 	}
-	if _, err := s.client.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+	if _, err := s.client.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+		return false, nil
+	} else if err != nil {
 		return false, fmt.Errorf("kubelet %s: patching pod %s/%s status: %w", s.node, ns, name, err)
 	}
 	return true, nil
