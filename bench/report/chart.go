@@ -1,0 +1,170 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"image/color"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Chart is one rendered chart: an inline SVG with its title and caption.
+type Chart struct {
+	// ID is the chart's HTML id.
+	ID string
+	// Title is the chart's title.
+	Title string
+	// Caption explains what the chart shows.
+	Caption string
+	// SVG is the rendered chart, ready to inline.
+	SVG template.HTML
+}
+
+// palette is Tableau 10: distinguishable, and readable by most people with
+// colour-vision deficiency.
+var palette = [...]color.RGBA{
+	{0x4e, 0x79, 0xa7, 0xff}, {0xf2, 0x8e, 0x2b, 0xff}, {0xe1, 0x57, 0x59, 0xff}, {0x76, 0xb7, 0xb2, 0xff},
+	{0x59, 0xa1, 0x4f, 0xff}, {0xed, 0xc9, 0x48, 0xff}, {0xb0, 0x7a, 0xa1, 0xff}, {0xff, 0x9d, 0xa7, 0xff},
+	{0x9c, 0x75, 0x5f, 0xff}, {0xba, 0xb0, 0xac, 0xff},
+}
+
+func colour(i int) color.RGBA { return palette[i%len(palette)] }
+
+// markerColour draws event markers (storm start, fleet recovered).
+var markerColour = color.RGBA{0x33, 0x33, 0x33, 0xff}
+
+const (
+	chartWidth  = 8 * vg.Inch
+	chartHeight = 3.4 * vg.Inch
+	// legendWidth is the column right of the plot that holds the legend,
+	// so that it never hides data.
+	legendWidth = 1.8 * vg.Inch
+)
+
+var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// figure is a plot with its legend, drawn side by side.
+type figure struct {
+	*plot.Plot
+	legend plot.Legend
+}
+
+// newFigure returns a plot with sans-serif text and a grid. The fonts are
+// set per plot rather than through plot.DefaultFont, which is package state.
+func newFigure(title, xLabel, yLabel string) *figure {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font = font.From(sans, 12)
+	p.X.Label.Text, p.Y.Label.Text = xLabel, yLabel
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = font.From(sans, 10)
+		a.Tick.Label.Font = font.From(sans, 9)
+	}
+	p.Add(plotter.NewGrid())
+	l := plot.NewLegend()
+	l.TextStyle.Font = font.From(sans, 9)
+	l.Top, l.Left = true, true
+	l.ThumbnailWidth = vg.Points(18)
+	return &figure{Plot: p, legend: l}
+}
+
+// lines builds a line from points, split at gaps (a missing scrape is a
+// gap, not a zero): a step more than twice the typical interval starts a
+// new segment.
+func lines(pts plotter.XYs, c color.Color, width vg.Length, dashes ...vg.Length) []plot.Plotter {
+	var out []plot.Plotter
+	for _, seg := range splitGaps(pts) {
+		l, err := plotter.NewLine(seg)
+		if err != nil {
+			continue
+		}
+		l.Color = c
+		l.Width = width
+		l.Dashes = dashes
+		out = append(out, l)
+	}
+	return out
+}
+
+func splitGaps(pts plotter.XYs) []plotter.XYs {
+	if len(pts) < 2 {
+		return []plotter.XYs{pts}
+	}
+	steps := make([]float64, 0, len(pts)-1)
+	for i := 1; i < len(pts); i++ {
+		steps = append(steps, pts[i].X-pts[i-1].X)
+	}
+	slices.Sort(steps)
+	typical := steps[len(steps)/2]
+	var out []plotter.XYs
+	start := 0
+	for i := 1; i < len(pts); i++ {
+		if typical > 0 && pts[i].X-pts[i-1].X > 2*typical+0.5 {
+			out = append(out, pts[start:i])
+			start = i
+		}
+	}
+	return append(out, pts[start:])
+}
+
+// legendLine adds a legend entry drawn as a line of the given style.
+func (f *figure) legendLine(name string, c color.Color, width vg.Length, dashes ...vg.Length) {
+	l := &plotter.Line{LineStyle: draw.LineStyle{Color: c, Width: width, Dashes: dashes}}
+	f.legend.Add(name, l)
+}
+
+// verticalMarker draws a vertical line at x across [0, top]; an empty name
+// adds no legend entry.
+func (f *figure) verticalMarker(name string, x, top float64, dashes []vg.Length) {
+	pts := plotter.XYs{{X: x, Y: 0}, {X: x, Y: top}}
+	f.Add(lines(pts, markerColour, vg.Points(1), dashes...)...)
+	if name != "" {
+		f.legendLine(name, markerColour, vg.Points(1), dashes...)
+	}
+}
+
+var (
+	xmlDecl     = regexp.MustCompile(`(?s)^<\?xml[^>]*\?>\s*(<!--.*?-->\s*)?`)
+	svgFamilies = regexp.MustCompile(`font-family:([^;"]+);`)
+)
+
+// render draws the figure and returns the SVG element ready to inline in
+// HTML: without the XML declaration, and with font fallbacks so that text
+// shows in the reader's sans-serif font when Liberation is not installed
+// (fonts are never embedded or fetched).
+func (f *figure) render() (template.HTML, error) {
+	c := vgsvg.New(chartWidth, chartHeight)
+	dc := draw.New(c)
+	f.Draw(draw.Crop(dc, 0, -legendWidth, 0, 0))
+	f.legend.Draw(draw.Crop(dc, chartWidth-legendWidth+vg.Points(8), 0, 0, -vg.Points(20)))
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return "", fmt.Errorf("rendering chart %q: %w", f.Title.Text, err)
+	}
+	s := xmlDecl.ReplaceAllString(buf.String(), "")
+	s = svgFamilies.ReplaceAllStringFunc(s, func(m string) string {
+		fam := strings.TrimSuffix(strings.TrimPrefix(m, "font-family:"), ";")
+		return fmt.Sprintf("font-family:'%s',Arial,Helvetica,sans-serif;", fam)
+	})
+	// Safe to inline: generated here from numbers, and vgsvg escapes text.
+	return template.HTML(strings.TrimSpace(s)), nil
+}
+
+// niceMax pads a data maximum so lines do not touch the frame; 1 for an
+// all-zero chart.
+func niceMax(m float64) float64 {
+	if m <= 0 || math.IsNaN(m) || math.IsInf(m, 0) {
+		return 1
+	}
+	return m * 1.08
+}

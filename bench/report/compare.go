@@ -1,0 +1,399 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"golang.org/x/perf/benchmath"
+
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+// Input is one result document given to Compare.
+type Input struct {
+	// Name labels the document in output, usually its file name. Names must
+	// be unique.
+	Name string
+	// Result is the document.
+	Result *result.Result
+}
+
+// GroupBy says how variant runs are grouped into the samples (columns) that
+// Compare summarises and compares.
+type GroupBy string
+
+// Ways to group variant runs.
+const (
+	// GroupByAuto groups by variant name, unless that yields a single group
+	// from several documents (two runs of the same profile, as when
+	// comparing two commits); then it groups by document.
+	GroupByAuto GroupBy = ""
+	// GroupByVariant pools every repetition of a variant name across
+	// documents: one column per variant.
+	GroupByVariant GroupBy = "variant"
+	// GroupByFile pools every variant run of a document: one column per
+	// document.
+	GroupByFile GroupBy = "file"
+	// GroupByFileVariant gives every (document, variant) pair its own
+	// column, named "document/variant".
+	GroupByFileVariant GroupBy = "file-variant"
+)
+
+// ParseGroupBy parses a --group-by value ("auto" or "" is GroupByAuto).
+func ParseGroupBy(s string) (GroupBy, error) {
+	switch g := GroupBy(s); g {
+	case GroupByVariant, GroupByFile, GroupByFileVariant:
+		return g, nil
+	case "", "auto":
+		return GroupByAuto, nil
+	}
+	return "", fmt.Errorf("unknown grouping %q: one of auto, variant, file, file-variant", s)
+}
+
+// CompareOptions tune Compare.
+type CompareOptions struct {
+	// GroupBy says how variant runs become columns; default GroupByAuto.
+	GroupBy GroupBy
+	// Baseline names the group the others are compared against; default the
+	// first group in input order.
+	Baseline string
+	// Metrics are the rows; default KeyMetrics().
+	Metrics []Metric
+	// Confidence is the confidence level of the median's interval; default
+	// 0.95.
+	Confidence float64
+	// Alpha is the significance level of the Mann-Whitney U test; default
+	// 0.05.
+	Alpha float64
+}
+
+// Comparison is a side-by-side table: one row per metric, one column per
+// group of variant runs, with deltas against the baseline group. It is
+// JSON-encodable as is.
+type Comparison struct {
+	// Inputs describes the compared documents, in order.
+	Inputs []InputInfo `json:"inputs"`
+	// GroupBy is the grouping in effect (never GroupByAuto).
+	GroupBy GroupBy `json:"groupBy"`
+	// Baseline is the name of the baseline group.
+	Baseline string `json:"baseline"`
+	// Groups are the columns, in order of first appearance.
+	Groups []Group `json:"groups"`
+	// Rows hold one metric each; metrics no run measured are left out.
+	Rows []Row `json:"rows"`
+	// Notes are the numbered footnotes cells refer to: note n is Notes[n-1].
+	Notes []string `json:"notes,omitempty"`
+	// Warnings are caveats about the inputs (incomplete runs, failed
+	// measurements).
+	Warnings []string `json:"warnings,omitempty"`
+	// Confidence is the confidence level of the intervals.
+	Confidence float64 `json:"confidence"`
+	// Alpha is the significance level of the comparisons.
+	Alpha float64 `json:"alpha"`
+}
+
+// InputInfo describes one compared document.
+type InputInfo struct {
+	Name        string `json:"name"`
+	RunID       string `json:"runID"`
+	Profile     string `json:"profile,omitempty"`
+	ToolVersion string `json:"toolVersion"`
+	Nodes       int    `json:"nodes"`
+	Pods        int    `json:"pods"`
+	Services    int    `json:"services"`
+	Complete    bool   `json:"complete"`
+}
+
+// Group is one column: the variant runs pooled into one sample.
+type Group struct {
+	// Name is the column's name: a variant, a document, or "document/variant".
+	Name string `json:"name"`
+	// Runs lists the pooled runs as "document:variant#repetition".
+	Runs []string `json:"runs"`
+	// FeatureGates are the first run's resolved feature gates.
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+
+	runs []*result.VariantRun
+}
+
+// Row is one metric across the groups.
+type Row struct {
+	// Metric is the row's metric.
+	Metric Metric `json:"metric"`
+	// Cells are aligned with Comparison.Groups.
+	Cells []Cell `json:"cells"`
+}
+
+// Cell is one group's sample of one metric.
+type Cell struct {
+	// N is the number of runs that measured the metric; 0 means missing.
+	N int `json:"n"`
+	// Values are the measured values, in ascending order.
+	Values []float64 `json:"values,omitempty"`
+	// Median is the sample median.
+	Median float64 `json:"median"`
+	// Lo and Hi bound the median's confidence interval; nil when it is
+	// unbounded (too few runs).
+	Lo *float64 `json:"lo,omitempty"`
+	Hi *float64 `json:"hi,omitempty"`
+	// CI is the interval as benchstat prints it ("±3%", "±∞"); empty for a
+	// single run.
+	CI string `json:"ci,omitempty"`
+	// Notes are footnote numbers.
+	Notes []int `json:"notes,omitempty"`
+	// Delta compares the cell with the baseline group's; nil for the
+	// baseline itself or when either is missing.
+	Delta *Delta `json:"delta,omitempty"`
+}
+
+// Delta is one group's difference from the baseline group.
+type Delta struct {
+	// Change is (median - baseline median) / baseline median; nil when the
+	// baseline median is 0 and this one is not.
+	Change *float64 `json:"change,omitempty"`
+	// Text is the change for people: "-55.0%", or "~" when the test finds
+	// no significant difference.
+	Text string `json:"text"`
+	// P is the Mann-Whitney U test's p-value.
+	P float64 `json:"p"`
+	// N1 and N2 are the baseline's and this sample's sizes.
+	N1 int `json:"n1"`
+	N2 int `json:"n2"`
+	// Significant is true when P ≤ Alpha.
+	Significant bool `json:"significant"`
+	// TooFew is true when the samples are too small for any difference to
+	// be significant; Text then shows the raw change of the medians.
+	TooFew bool `json:"tooFewRepetitions,omitempty"`
+	// Notes are footnote numbers.
+	Notes []int `json:"notes,omitempty"`
+}
+
+// Compare groups the variant runs of the inputs, summarises every metric
+// per group with its median and confidence interval, and compares every
+// group with the baseline group using the Mann-Whitney U test.
+func Compare(inputs []Input, opts CompareOptions) (*Comparison, error) {
+	if len(inputs) == 0 {
+		return nil, errors.New("comparing: no result given")
+	}
+	if opts.Confidence == 0 {
+		opts.Confidence = 0.95
+	}
+	if opts.Alpha == 0 {
+		opts.Alpha = benchmath.DefaultThresholds.CompareAlpha
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = KeyMetrics()
+	}
+	c := &Comparison{Confidence: opts.Confidence, Alpha: opts.Alpha}
+	seen := map[string]bool{}
+	for _, in := range inputs {
+		if seen[in.Name] {
+			return nil, fmt.Errorf("comparing: two inputs are named %q", in.Name)
+		}
+		seen[in.Name] = true
+		c.Inputs = append(c.Inputs, describeInput(in))
+		c.Warnings = append(c.Warnings, inputWarnings(in)...)
+	}
+	c.GroupBy = opts.GroupBy
+	if c.GroupBy == GroupByAuto {
+		c.GroupBy = GroupByVariant
+		if len(inputs) > 1 && len(groupRuns(inputs, GroupByVariant)) == 1 {
+			c.GroupBy = GroupByFile
+		}
+	}
+	c.Groups = groupRuns(inputs, c.GroupBy)
+	if len(c.Groups) == 0 {
+		return nil, errors.New("comparing: the results hold no variant runs")
+	}
+	base := 0
+	if opts.Baseline != "" {
+		base = slices.IndexFunc(c.Groups, func(g Group) bool { return g.Name == opts.Baseline })
+		if base < 0 {
+			return nil, fmt.Errorf("comparing: no group %q to use as baseline (have: %s)", opts.Baseline, strings.Join(groupNames(c.Groups), ", "))
+		}
+	}
+	// The baseline goes first, so that every other column reads "vs it".
+	if base > 0 {
+		g := c.Groups[base]
+		c.Groups = slices.Delete(c.Groups, base, base+1)
+		c.Groups = slices.Insert(c.Groups, 0, g)
+	}
+	c.Baseline = c.Groups[0].Name
+
+	thresholds := benchmath.DefaultThresholds
+	thresholds.CompareAlpha = opts.Alpha
+	notes := &noteSet{}
+	for _, m := range opts.Metrics {
+		row := Row{Metric: m, Cells: make([]Cell, len(c.Groups))}
+		samples := make([]*benchmath.Sample, len(c.Groups))
+		any := false
+		for gi := range c.Groups {
+			var vals []float64
+			for _, v := range c.Groups[gi].runs {
+				if x, ok := m.Extract(v); ok {
+					vals = append(vals, x)
+				}
+			}
+			if len(vals) == 0 {
+				continue
+			}
+			any = true
+			samples[gi] = benchmath.NewSample(vals, &thresholds)
+			row.Cells[gi] = summarise(samples[gi], opts.Confidence, notes)
+		}
+		if !any {
+			continue
+		}
+		for gi := 1; gi < len(c.Groups); gi++ {
+			if samples[0] == nil || samples[gi] == nil {
+				continue
+			}
+			row.Cells[gi].Delta = compareSamples(samples[0], samples[gi], row.Cells[0].Median, row.Cells[gi].Median, notes)
+		}
+		c.Rows = append(c.Rows, row)
+	}
+	c.Notes = notes.list
+	return c, nil
+}
+
+func summarise(s *benchmath.Sample, confidence float64, notes *noteSet) Cell {
+	sum := benchmath.AssumeNothing.Summary(s, confidence)
+	cell := Cell{N: len(s.Values), Values: s.Values, Median: sum.Center}
+	if cell.N < 2 {
+		// One run has no interval to speak of; the comparison notes say so.
+		return cell
+	}
+	if !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) {
+		lo, hi := sum.Lo, sum.Hi
+		cell.Lo, cell.Hi = &lo, &hi
+	}
+	cell.CI = "±" + sum.PctRangeString()
+	for _, w := range sum.Warnings {
+		cell.Notes = append(cell.Notes, notes.add(w.Error()))
+	}
+	return cell
+}
+
+// tooFewMarker is how benchmath says that the samples are too small for the
+// U test to reach the significance level whatever the values.
+const tooFewMarker = "samples to detect a difference"
+
+func compareSamples(base, cur *benchmath.Sample, baseMedian, curMedian float64, notes *noteSet) *Delta {
+	cmp := benchmath.AssumeNothing.Compare(base, cur)
+	d := &Delta{P: cmp.P, N1: cmp.N1, N2: cmp.N2, Significant: cmp.P <= cmp.Alpha}
+	change := relChange(baseMedian, curMedian)
+	if !math.IsInf(change, 0) {
+		d.Change = &change
+	}
+	for _, w := range cmp.Warnings {
+		msg := w.Error()
+		switch {
+		case strings.Contains(msg, tooFewMarker):
+			d.TooFew = true
+			d.Notes = append(d.Notes, notes.add("too few repetitions to tell whether a difference is significant: "+msg+"; the change shown is between the medians"))
+		case strings.Contains(msg, "all samples are equal"):
+			// Identical samples: "~" says it all.
+		default:
+			d.Notes = append(d.Notes, notes.add(msg))
+		}
+	}
+	switch {
+	case d.TooFew && change != 0:
+		d.Text = FormatPercent(change)
+	case d.Significant:
+		d.Text = FormatPercent(change)
+	default:
+		d.Text = "~"
+	}
+	return d
+}
+
+// noteSet numbers footnotes in order of first use.
+type noteSet struct{ list []string }
+
+func (n *noteSet) add(s string) int {
+	if i := slices.Index(n.list, s); i >= 0 {
+		return i + 1
+	}
+	n.list = append(n.list, s)
+	return len(n.list)
+}
+
+func groupRuns(inputs []Input, by GroupBy) []Group {
+	var groups []Group
+	for _, in := range inputs {
+		for i := range in.Result.Variants {
+			v := &in.Result.Variants[i]
+			var name string
+			switch by {
+			case GroupByFile:
+				name = in.Name
+			case GroupByFileVariant:
+				name = in.Name + "/" + v.Variant
+			default:
+				name = v.Variant
+			}
+			gi := slices.IndexFunc(groups, func(g Group) bool { return g.Name == name })
+			if gi < 0 {
+				groups = append(groups, Group{Name: name, FeatureGates: v.FeatureGates})
+				gi = len(groups) - 1
+			}
+			groups[gi].runs = append(groups[gi].runs, v)
+			groups[gi].Runs = append(groups[gi].Runs, fmt.Sprintf("%s:%s#%d", in.Name, v.Variant, v.Repetition))
+		}
+	}
+	return groups
+}
+
+func groupNames(gs []Group) []string {
+	var out []string
+	for _, g := range gs {
+		out = append(out, g.Name)
+	}
+	return out
+}
+
+func describeInput(in Input) InputInfo {
+	r := in.Result
+	return InputInfo{
+		Name:        in.Name,
+		RunID:       r.Run.ID,
+		Profile:     profileName(r),
+		ToolVersion: r.Run.ToolVersion,
+		Nodes:       r.Run.Fleet.Nodes,
+		Pods:        r.Run.Fleet.Pods,
+		Services:    r.Run.Fleet.Services,
+		Complete:    r.Complete,
+	}
+}
+
+// inputWarnings lists what makes a document's figures less trustworthy:
+// an incomplete run, run errors, failed measurements.
+func inputWarnings(in Input) []string {
+	r := in.Result
+	var out []string
+	if !r.Complete {
+		out = append(out, fmt.Sprintf("%s: run %s is incomplete (it stopped early)", in.Name, r.Run.ID))
+	}
+	for _, e := range r.Errors {
+		out = append(out, fmt.Sprintf("%s: run error: %s", in.Name, e))
+	}
+	for _, v := range r.Variants {
+		tag := fmt.Sprintf("%s:%s#%d", in.Name, v.Variant, v.Repetition)
+		if !v.Complete && r.Complete {
+			out = append(out, tag+": incomplete")
+		}
+		for _, e := range v.Errors {
+			out = append(out, fmt.Sprintf("%s: error: %s", tag, e))
+		}
+		for _, m := range v.Measurements {
+			if m.Error != "" {
+				out = append(out, fmt.Sprintf("%s: measurement %s failed: %s", tag, m.Name, m.Error))
+			}
+		}
+	}
+	return out
+}

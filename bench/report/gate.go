@@ -1,0 +1,519 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchmath"
+
+	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// AllMetrics is the MaxRegression key that applies to every key metric
+// without a threshold of its own.
+const AllMetrics = "*"
+
+// GateOptions are the thresholds `stormbench gate` checks.
+type GateOptions struct {
+	// MaxRegression maps a metric ID (or AllMetrics) to the allowed relative
+	// increase of the current median over the baseline median: 0.10 allows
+	// +10 %.
+	MaxRegression map[string]float64
+	// MutatingP99 is the SLO on the storm-window p99 of mutating API calls
+	// (the Kubernetes API call latency SLO: 1 s); 0 disables it.
+	MutatingP99 time.Duration
+	// ListP99 is the SLO on the storm-window p99 of LIST calls (30 s for
+	// cluster-scoped LISTs in the same SLO); 0 disables it.
+	ListP99 time.Duration
+	// MaxOutageSeconds is the allowed service-outage seconds (a Service with
+	// no ready endpoint); nil disables it.
+	MaxOutageSeconds *float64
+	// RecoveryP99 is the allowed node recovery p99; 0 disables it.
+	RecoveryP99 time.Duration
+	// Variants restricts the gates to these variants of the current result;
+	// empty means all.
+	Variants []string
+	// Alpha is the significance level below which a relative regression
+	// between samples large enough to tell is taken as real; default 0.05.
+	Alpha float64
+}
+
+// DefaultGateOptions returns the Kubernetes scalability SLOs stormbench
+// gates on without further configuration: mutating p99 ≤ 1 s, LIST p99 ≤
+// 30 s and no service outage
+// (https://github.com/kubernetes/community/blob/master/sig-scalability/slos/api_call_latency.md).
+func DefaultGateOptions() GateOptions {
+	zero := 0.0
+	return GateOptions{
+		MutatingP99:      time.Second,
+		ListP99:          30 * time.Second,
+		MaxOutageSeconds: &zero,
+	}
+}
+
+// ApplyProfile overlays a profile's gates section on o: every threshold the
+// section sets replaces o's.
+func (o *GateOptions) ApplyProfile(g *profiles.Gates) error {
+	if g == nil {
+		return nil
+	}
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(g.MaxRegression)) {
+		f, err := ParseRegression(g.MaxRegression[k])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("gates.maxRegression[%s]: %w", k, err))
+			continue
+		}
+		if k != AllMetrics {
+			if _, err := LookupMetrics(k); err != nil {
+				errs = append(errs, fmt.Errorf("gates.maxRegression[%s]: %w", k, err))
+				continue
+			}
+		}
+		if o.MaxRegression == nil {
+			o.MaxRegression = map[string]float64{}
+		}
+		o.MaxRegression[k] = f
+	}
+	if g.MutatingP99.Duration > 0 {
+		o.MutatingP99 = g.MutatingP99.Duration
+	}
+	if g.ListP99.Duration > 0 {
+		o.ListP99 = g.ListP99.Duration
+	}
+	if g.MaxOutageSeconds != nil {
+		v := *g.MaxOutageSeconds
+		o.MaxOutageSeconds = &v
+	}
+	if g.RecoveryP99.Duration > 0 {
+		o.RecoveryP99 = g.RecoveryP99.Duration
+	}
+	return errors.Join(errs...)
+}
+
+// ParseRegression parses an allowed regression such as "10%" (or "10")
+// into 0.10.
+func ParseRegression(s string) (float64, error) {
+	return profiles.ParsePercent(s)
+}
+
+// GateKind is the kind of a gate.
+type GateKind string
+
+// Gate kinds.
+const (
+	// GateComplete checks that the current run completed without failed
+	// measurements, so that its figures are whole.
+	GateComplete GateKind = "complete"
+	// GateSLO checks an absolute threshold on the current run's worst
+	// repetition.
+	GateSLO GateKind = "slo"
+	// GateRegression checks the relative change of the current median from
+	// the baseline median.
+	GateRegression GateKind = "regression"
+)
+
+// GateStatus is a gate's outcome.
+type GateStatus string
+
+// Gate outcomes.
+const (
+	GatePass GateStatus = "pass"
+	GateFail GateStatus = "FAIL"
+	GateSkip GateStatus = "skip"
+)
+
+// GateResult is one checked gate.
+type GateResult struct {
+	// Variant is the current result's variant the gate checked.
+	Variant string `json:"variant"`
+	// Kind is the gate's kind.
+	Kind GateKind `json:"kind"`
+	// Metric is the metric ID ("" for GateComplete).
+	Metric string `json:"metric,omitempty"`
+	// Name names the gate for people and JUnit.
+	Name string `json:"name"`
+	// Unit is the unit of Value, Baseline and Limit.
+	Unit string `json:"unit,omitempty"`
+	// Value is the current figure: the worst repetition for an SLO, the
+	// median for a regression.
+	Value float64 `json:"value"`
+	// Baseline is the baseline median of a regression gate.
+	Baseline *float64 `json:"baseline,omitempty"`
+	// Change is the relative change from the baseline; nil when infinite.
+	Change *float64 `json:"change,omitempty"`
+	// MaxRegression is a regression gate's allowed relative change.
+	MaxRegression *float64 `json:"maxRegression,omitempty"`
+	// Limit is the threshold Value is held to, in Unit.
+	Limit *float64 `json:"limit,omitempty"`
+	// Threshold is the threshold for people ("≤ 1s", "≤ +10% (≤ 1779)").
+	Threshold string `json:"threshold"`
+	// Status is pass, FAIL or skip.
+	Status GateStatus `json:"status"`
+	// Detail says by how much the gate passed or failed, or why it was
+	// skipped.
+	Detail string `json:"detail"`
+}
+
+// GateReport is the outcome of EvaluateGates.
+type GateReport struct {
+	// Baseline and Current describe the two documents.
+	Baseline *InputInfo `json:"baseline,omitempty"`
+	Current  InputInfo  `json:"current"`
+	// Results are the gates, per variant: completeness, SLOs, regressions.
+	Results []GateResult `json:"results"`
+	// Passed, Failed and Skipped count Results.
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Skipped int `json:"skipped"`
+	// Warnings are caveats about the inputs.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// OK reports whether no gate failed.
+func (r *GateReport) OK() bool { return r.Failed == 0 }
+
+// FailedGates returns the failed gates.
+func (r *GateReport) FailedGates() []GateResult {
+	var out []GateResult
+	for _, g := range r.Results {
+		if g.Status == GateFail {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// EvaluateGates checks current against opts: per variant, that the run is
+// complete, the absolute SLOs on its worst repetition, and the relative
+// regressions of its medians from baseline's (which may be nil when no
+// regression is configured). It returns an error only for unusable input:
+// an unknown metric, a variant missing from either document, a regression
+// gate without a baseline.
+func EvaluateGates(baseline, current Input, opts GateOptions) (*GateReport, error) {
+	if current.Result == nil {
+		return nil, errors.New("gating: no current result")
+	}
+	if opts.Alpha == 0 {
+		opts.Alpha = benchmath.DefaultThresholds.CompareAlpha
+	}
+	regressions, err := regressionMetrics(opts.MaxRegression)
+	if err != nil {
+		return nil, fmt.Errorf("gating: %w", err)
+	}
+	if len(regressions) > 0 && baseline.Result == nil {
+		return nil, errors.New("gating: relative regression thresholds need a baseline result")
+	}
+	rep := &GateReport{Current: describeInput(current)}
+	rep.Warnings = inputWarnings(current)
+	if baseline.Result != nil {
+		b := describeInput(baseline)
+		rep.Baseline = &b
+		if !baseline.Result.Complete {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("baseline %s is incomplete", baseline.Name))
+		}
+	}
+	cur := groupRuns([]Input{current}, GroupByVariant)
+	if len(cur) == 0 {
+		return nil, fmt.Errorf("gating: current result %s holds no variant runs", current.Name)
+	}
+	if len(opts.Variants) > 0 {
+		var sel []Group
+		for _, name := range opts.Variants {
+			i := slices.IndexFunc(cur, func(g Group) bool { return g.Name == name })
+			if i < 0 {
+				return nil, fmt.Errorf("gating: current result %s has no variant %q (have: %s)", current.Name, name, strings.Join(groupNames(cur), ", "))
+			}
+			sel = append(sel, cur[i])
+		}
+		cur = sel
+	}
+	var base []Group
+	if baseline.Result != nil {
+		base = groupRuns([]Input{baseline}, GroupByVariant)
+	}
+	for _, g := range cur {
+		rep.Results = append(rep.Results, completeGate(current.Result, g))
+		rep.Results = append(rep.Results, sloGates(g, opts)...)
+		if len(regressions) == 0 {
+			continue
+		}
+		bg, err := matchVariant(base, g.Name, len(cur) == 1)
+		if err != nil {
+			return nil, fmt.Errorf("gating: baseline %s: %w", baseline.Name, err)
+		}
+		for _, rm := range regressions {
+			rep.Results = append(rep.Results, regressionGate(bg, g, rm, opts.Alpha))
+		}
+	}
+	for _, r := range rep.Results {
+		switch r.Status {
+		case GatePass:
+			rep.Passed++
+		case GateFail:
+			rep.Failed++
+		case GateSkip:
+			rep.Skipped++
+		}
+	}
+	return rep, nil
+}
+
+type regressionMetric struct {
+	Metric
+	max      float64
+	explicit bool
+}
+
+// regressionMetrics resolves MaxRegression into metrics in display order:
+// AllMetrics covers every key metric, and a metric's own entry wins.
+func regressionMetrics(m map[string]float64) ([]regressionMetric, error) {
+	var unknown []string
+	for k := range m {
+		if k != AllMetrics {
+			if _, err := LookupMetrics(k); err != nil {
+				unknown = append(unknown, k)
+			}
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		_, err := LookupMetrics(unknown...)
+		return nil, err
+	}
+	var out []regressionMetric
+	for _, km := range KeyMetrics() {
+		if f, ok := m[km.ID]; ok {
+			out = append(out, regressionMetric{km, f, true})
+		} else if f, ok := m[AllMetrics]; ok {
+			out = append(out, regressionMetric{km, f, false})
+		}
+	}
+	return out, nil
+}
+
+// matchVariant finds the baseline group of a current variant: the one with
+// the same name or, when both documents hold a single variant, that one.
+func matchVariant(base []Group, name string, single bool) (Group, error) {
+	if i := slices.IndexFunc(base, func(g Group) bool { return g.Name == name }); i >= 0 {
+		return base[i], nil
+	}
+	if single && len(base) == 1 {
+		return base[0], nil
+	}
+	return Group{}, fmt.Errorf("no variant %q to compare with (have: %s)", name, strings.Join(groupNames(base), ", "))
+}
+
+func completeGate(r *result.Result, g Group) GateResult {
+	gr := GateResult{Variant: g.Name, Kind: GateComplete, Name: "run complete", Threshold: "complete, no failed measurement", Status: GatePass, Detail: "complete"}
+	var problems []string
+	if !r.Complete {
+		problems = append(problems, "the run stopped early")
+	}
+	for _, v := range g.runs {
+		tag := fmt.Sprintf("#%d", v.Repetition)
+		if !v.Complete && r.Complete {
+			problems = append(problems, tag+" incomplete")
+		}
+		for _, m := range v.Measurements {
+			if m.Error != "" {
+				problems = append(problems, fmt.Sprintf("%s measurement %s failed: %s", tag, m.Name, m.Error))
+			}
+		}
+		for _, e := range v.Errors {
+			problems = append(problems, fmt.Sprintf("%s: %s", tag, e))
+		}
+	}
+	if len(problems) > 0 {
+		gr.Status = GateFail
+		gr.Value = 1
+		gr.Detail = strings.Join(problems, "; ")
+	}
+	return gr
+}
+
+func sloGates(g Group, o GateOptions) []GateResult {
+	var out []GateResult
+	if o.MutatingP99 > 0 {
+		out = append(out, latencySLO(g, MetricMutatingP99, "SLO API p99 mutating (storm)", result.ClassMutating, o.MutatingP99))
+	}
+	if o.ListP99 > 0 {
+		out = append(out, latencySLO(g, MetricListP99, "SLO API p99 LIST (storm)", result.ClassList, o.ListP99))
+	}
+	if o.MaxOutageSeconds != nil {
+		m, _ := LookupMetrics(MetricOutageSeconds)
+		out = append(out, valueSLO(g, m[0], "SLO service outage seconds", *o.MaxOutageSeconds, "no outage recorded"))
+	}
+	if o.RecoveryP99 > 0 {
+		out = append(out, recoverySLO(g, o.RecoveryP99))
+	}
+	return out
+}
+
+// latencySLO checks the worst repetition's server-side p99 of a verb class.
+// A repetition without the histogram (no apiserver measurement) fails: a
+// gate that cannot see must not pass.
+func latencySLO(g Group, id, name, class string, limit time.Duration) GateResult {
+	lim := limit.Seconds()
+	gr := GateResult{Variant: g.Name, Kind: GateSLO, Metric: id, Name: name, Unit: result.UnitSeconds, Limit: &lim, Threshold: "≤ " + FormatSeconds(lim)}
+	worst, requests := 0.0, int64(0)
+	for _, v := range g.runs {
+		h := v.Measurement(result.MeasurementAPIServer).Histogram(result.APIRequestDuration, result.WindowStorm, result.LabelClass, class)
+		if h == nil {
+			return notMeasured(gr, v)
+		}
+		requests += h.Summary.Count
+		if h.Summary.Count > 0 {
+			worst = max(worst, h.Summary.P99)
+		}
+	}
+	gr.Value = worst
+	judgeAbsolute(&gr, worst, lim)
+	if requests == 0 {
+		gr.Detail = "no such requests in the storm window"
+	}
+	return gr
+}
+
+func recoverySLO(g Group, limit time.Duration) GateResult {
+	lim := limit.Seconds()
+	gr := GateResult{Variant: g.Name, Kind: GateSLO, Metric: MetricNodeReadyP99, Name: "SLO node recovery p99", Unit: result.UnitSeconds, Limit: &lim, Threshold: "≤ " + FormatSeconds(lim)}
+	worst, n := 0.0, int64(0)
+	for _, v := range g.runs {
+		h := v.Measurement(result.MeasurementRecovery).Histogram(result.RecoveryNode, result.WindowStorm)
+		if h == nil {
+			return notMeasured(gr, v)
+		}
+		n += h.Summary.Count
+		worst = max(worst, h.Summary.P99)
+		if u, ok := v.Measurement(result.MeasurementRecovery).Value(result.RecoveryUnrecovered, result.WindowStorm, result.LabelKind, "node"); ok && u > 0 {
+			gr.Value = worst
+			gr.Status = GateFail
+			gr.Detail = fmt.Sprintf("#%d: %s nodes never recovered", v.Repetition, formatNumber(u))
+			return gr
+		}
+	}
+	gr.Value = worst
+	judgeAbsolute(&gr, worst, lim)
+	if n == 0 {
+		gr.Detail = "no node went not-ready"
+	}
+	return gr
+}
+
+func valueSLO(g Group, m Metric, name string, lim float64, zeroDetail string) GateResult {
+	gr := GateResult{Variant: g.Name, Kind: GateSLO, Metric: m.ID, Name: name, Unit: m.Unit, Limit: &lim, Threshold: "≤ " + FormatValue(lim, m.Unit)}
+	worst := math.Inf(-1)
+	for _, v := range g.runs {
+		x, ok := m.Extract(v)
+		if !ok {
+			return notMeasured(gr, v)
+		}
+		worst = max(worst, x)
+	}
+	gr.Value = worst
+	judgeAbsolute(&gr, worst, lim)
+	if worst == 0 && gr.Status == GatePass {
+		gr.Detail = zeroDetail
+	}
+	return gr
+}
+
+func notMeasured(gr GateResult, v *result.VariantRun) GateResult {
+	gr.Status = GateFail
+	gr.Detail = fmt.Sprintf("not measured in repetition #%d (is its measurement enabled?)", v.Repetition)
+	return gr
+}
+
+// judgeAbsolute sets Status and a Detail saying by how much value is over
+// or under the limit.
+func judgeAbsolute(gr *GateResult, value, limit float64) {
+	diff := value - limit
+	if diff > 0 {
+		gr.Status = GateFail
+		gr.Detail = "over by " + FormatValue(diff, gr.Unit)
+		if limit > 0 {
+			gr.Detail += " (" + FormatPercent(diff/limit) + ")"
+		}
+		return
+	}
+	gr.Status = GatePass
+	gr.Detail = FormatValue(-diff, gr.Unit) + " headroom"
+}
+
+func regressionGate(base, cur Group, rm regressionMetric, alpha float64) GateResult {
+	maxReg := rm.max
+	gr := GateResult{
+		Variant: cur.Name, Kind: GateRegression, Metric: rm.ID, Name: "regression " + rm.Label, Unit: rm.Unit,
+		MaxRegression: &maxReg, Threshold: "≤ " + FormatPercent(rm.max),
+	}
+	bv, cv := extractAll(base, rm.Metric), extractAll(cur, rm.Metric)
+	switch {
+	case len(cv) == 0 && rm.explicit && len(bv) > 0:
+		gr.Status = GateFail
+		gr.Detail = "not measured in the current run"
+		return gr
+	case len(cv) == 0:
+		gr.Status = GateSkip
+		gr.Detail = "not measured in the current run"
+		return gr
+	case len(bv) == 0:
+		gr.Status = GateSkip
+		gr.Detail = "no baseline value"
+		return gr
+	}
+	thresholds := benchmath.DefaultThresholds
+	thresholds.CompareAlpha = alpha
+	bs, cs := benchmath.NewSample(bv, &thresholds), benchmath.NewSample(cv, &thresholds)
+	bm := benchmath.AssumeNothing.Summary(bs, 0.95).Center
+	cm := benchmath.AssumeNothing.Summary(cs, 0.95).Center
+	gr.Value, gr.Baseline = cm, &bm
+	limit := bm * (1 + rm.max)
+	gr.Limit = &limit
+	gr.Threshold = fmt.Sprintf("≤ %s (%s)", FormatPercent(rm.max), FormatValue(limit, rm.Unit))
+	change := relChange(bm, cm)
+	if !math.IsInf(change, 0) {
+		gr.Change = &change
+	}
+	n := fmt.Sprintf("n=%d+%d", len(bv), len(cv))
+	if change <= rm.max {
+		gr.Status = GatePass
+		gr.Detail = fmt.Sprintf("%s from %s", FormatPercent(change), FormatValue(bm, rm.Unit))
+		return gr
+	}
+	cmp := benchmath.AssumeNothing.Compare(bs, cs)
+	tooFew := slices.ContainsFunc(cmp.Warnings, func(e error) bool { return strings.Contains(e.Error(), tooFewMarker) })
+	if !tooFew && cmp.P > cmp.Alpha {
+		// Enough runs to tell, and the U test cannot tell the samples
+		// apart: noise, not a regression.
+		gr.Status = GatePass
+		gr.Detail = fmt.Sprintf("%s from %s, not significant (p=%.3f %s)", FormatPercent(change), FormatValue(bm, rm.Unit), cmp.P, n)
+		return gr
+	}
+	gr.Status = GateFail
+	if math.IsInf(change, 1) {
+		gr.Detail = fmt.Sprintf("%s from 0 (any increase from 0 is a regression)", FormatValue(cm, rm.Unit))
+	} else {
+		gr.Detail = fmt.Sprintf("%s from %s: %.1f points over the allowed %s", FormatPercent(change), FormatValue(bm, rm.Unit), (change-rm.max)*100, FormatPercent(rm.max))
+	}
+	if !tooFew {
+		gr.Detail += fmt.Sprintf(" (p=%.3f %s)", cmp.P, n)
+	}
+	return gr
+}
+
+func extractAll(g Group, m Metric) []float64 {
+	var out []float64
+	for _, v := range g.runs {
+		if x, ok := m.Extract(v); ok {
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,159 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// gateValue renders a gate's current figure.
+func gateValue(g GateResult) string {
+	switch {
+	case g.Kind == GateComplete && g.Status == GatePass:
+		return "yes"
+	case g.Kind == GateComplete:
+		return "no"
+	case g.Status == GateSkip || g.Detail != "" && strings.HasPrefix(g.Detail, "not measured"):
+		return "-"
+	}
+	return FormatValue(g.Value, g.Unit)
+}
+
+func gateBaseline(g GateResult) string {
+	if g.Baseline == nil {
+		return "-"
+	}
+	return FormatValue(*g.Baseline, g.Unit)
+}
+
+// WriteGateText writes one line per gate with its value, threshold, outcome
+// and by how much, then a verdict line.
+func WriteGateText(w io.Writer, r *GateReport) error {
+	ew := &errWriter{w: w}
+	ew.printf("current:  %s\n", inputLine(r.Current))
+	if r.Baseline != nil {
+		ew.printf("baseline: %s\n", inputLine(*r.Baseline))
+	}
+	ew.printf("\n")
+	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VARIANT\tGATE\tVALUE\tBASELINE\tTHRESHOLD\tRESULT")
+	for _, g := range r.Results {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s: %s\n", g.Variant, g.Name, gateValue(g), gateBaseline(g), g.Threshold, g.Status, g.Detail)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, wn := range r.Warnings {
+		ew.printf("warning: %s\n", wn)
+	}
+	ew.printf("\n%s\n", Verdict(r))
+	return ew.err
+}
+
+// Verdict is the one-line outcome: which gates failed and by how much, or
+// that all passed.
+func Verdict(r *GateReport) string {
+	total := len(r.Results)
+	skipped := ""
+	if r.Skipped > 0 {
+		skipped = fmt.Sprintf(", %d skipped", r.Skipped)
+	}
+	if r.OK() {
+		return fmt.Sprintf("PASS: %d of %d gates passed%s", r.Passed, total, skipped)
+	}
+	var failed []string
+	for _, g := range r.FailedGates() {
+		failed = append(failed, fmt.Sprintf("%s %s (%s)", g.Variant, g.Name, g.Detail))
+	}
+	return fmt.Sprintf("FAIL: %d of %d gates failed%s: %s", r.Failed, total, skipped, strings.Join(failed, "; "))
+}
+
+// JUnit XML, in the dialect Jenkins, GitLab and GitHub test reporters read.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	ClassName string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
+// WriteJUnit writes the gates as JUnit XML: one test suite per variant and
+// one test case per gate, failed gates carrying a failure that says by how
+// much.
+func WriteJUnit(w io.Writer, r *GateReport) error {
+	doc := junitSuites{Name: "stormbench gate", Tests: len(r.Results), Failures: r.Failed, Skipped: r.Skipped}
+	props := []junitProperty{{"current", r.Current.Name}, {"current.run", r.Current.RunID}}
+	if r.Baseline != nil {
+		props = append(props, junitProperty{"baseline", r.Baseline.Name}, junitProperty{"baseline.run", r.Baseline.RunID})
+	}
+	for _, g := range r.Results {
+		i := len(doc.Suites) - 1
+		if i < 0 || doc.Suites[i].Name != "stormbench gate: "+g.Variant {
+			doc.Suites = append(doc.Suites, junitSuite{Name: "stormbench gate: " + g.Variant, Properties: props})
+			i++
+		}
+		s := &doc.Suites[i]
+		s.Tests++
+		out := fmt.Sprintf("value: %s\nbaseline: %s\nthreshold: %s\nresult: %s: %s\n", gateValue(g), gateBaseline(g), g.Threshold, g.Status, g.Detail)
+		c := junitCase{Name: g.Name, ClassName: "stormbench.gate." + g.Variant, Time: "0", SystemOut: out}
+		switch g.Status {
+		case GateFail:
+			s.Failures++
+			c.Failure = &junitFailure{
+				Message: fmt.Sprintf("%s: %s %s: %s", g.Name, gateValue(g), g.Threshold, g.Detail),
+				Type:    string(g.Kind),
+				Text:    out,
+			}
+		case GateSkip:
+			s.Skipped++
+			c.Skipped = &junitSkipped{Message: g.Detail}
+		}
+		s.Cases = append(s.Cases, c)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("writing JUnit XML: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

@@ -1,0 +1,274 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// Options tune Build.
+type Options struct {
+	// Baseline names the variant the others are compared against; default
+	// the first.
+	Baseline string
+	// Charts renders the SVG charts (needed by WriteHTML only).
+	Charts bool
+}
+
+// Report is a result document turned into a report: run metadata, the key
+// metrics compared across variants, charts, the kubelet request pattern
+// and caveats.
+type Report struct {
+	// Title is the page title.
+	Title string
+	// Meta are (label, value) lines describing the run.
+	Meta []MetaItem
+	// Variants describe the variants, in run order.
+	Variants []VariantInfo
+	// Comparison holds the key metrics, variants against the baseline.
+	Comparison *Comparison
+	// Highlights are the largest changes against the baseline, as sentences.
+	Highlights []string
+	// Sections hold the charts, by topic; empty unless Options.Charts.
+	Sections []Section
+	// Kubelet is the per-restart request table; Rows is empty when the run
+	// had no clientLatency measurement.
+	Kubelet KubeletTable
+	// NotModelled lists what the simulation leaves out.
+	NotModelled []string
+	// Warnings are caveats about the figures: run errors, failed
+	// measurements, measurement warnings.
+	Warnings []string
+}
+
+// MetaItem is one line of run metadata.
+type MetaItem struct {
+	Label, Value string
+}
+
+// VariantInfo describes one variant of the run.
+type VariantInfo struct {
+	Name         string
+	FeatureGates string
+	Repetitions  int
+	Restarts     int
+	Complete     bool
+}
+
+// Section is a titled group of charts.
+type Section struct {
+	Title  string
+	Intro  string
+	Charts []Chart
+}
+
+// notModelled are the parts of a real kubelet restart the simulation leaves
+// out; their API traffic and delays come on top of the figures.
+var notModelled = []string{
+	"Image-pull cancellation and re-pull: KWOK pods pull no images, so a restart that aborts in-flight pulls costs nothing here.",
+	"Device-plugin re-registration: real device plugins re-register with a restarted kubelet and nodes re-advertise extended resources (a nodes/status update, with pods needing devices admitted only afterwards).",
+	"Garbage-collection and eviction pauses: no image or container GC and no eviction manager run on simulated nodes, so post-restart housekeeping neither delays readiness nor adds deletes.",
+}
+
+// Build turns a result into a report.
+func Build(in Input, opts Options) (*Report, error) {
+	r := in.Result
+	prof, err := decodeProfile(r)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{NotModelled: notModelled}
+	rep.Title = "stormbench report: run " + r.Run.ID
+	if prof.Metadata.Name != "" {
+		rep.Title = fmt.Sprintf("stormbench report: %s (run %s)", prof.Metadata.Name, r.Run.ID)
+	}
+	rep.Meta = runMeta(in, prof)
+	groups := groupRuns([]Input{in}, GroupByVariant)
+	for _, g := range groups {
+		vi := VariantInfo{Name: g.Name, FeatureGates: gateList(g.FeatureGates), Repetitions: len(g.runs), Complete: true}
+		for _, v := range g.runs {
+			vi.Restarts += v.Restarts
+			vi.Complete = vi.Complete && v.Complete
+		}
+		rep.Variants = append(rep.Variants, vi)
+	}
+	if len(groups) > 0 {
+		c, err := Compare([]Input{in}, CompareOptions{GroupBy: GroupByVariant, Baseline: opts.Baseline})
+		if err != nil {
+			return nil, err
+		}
+		rep.Comparison = c
+		rep.Highlights = highlights(c)
+		// The charts and the kubelet table follow the comparison's column
+		// order, baseline first.
+		ordered := make([]Group, 0, len(groups))
+		for _, cg := range c.Groups {
+			i := slices.IndexFunc(groups, func(g Group) bool { return g.Name == cg.Name })
+			ordered = append(ordered, groups[i])
+		}
+		groups = ordered
+	}
+	if t, ok := buildKubeletTable(groups); ok {
+		rep.Kubelet = t
+	}
+	rep.Warnings = inputWarnings(in)
+	for _, g := range groups {
+		for _, v := range g.runs {
+			for _, m := range v.Measurements {
+				for _, w := range m.Warnings {
+					rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s#%d: %s: %s", v.Variant, v.Repetition, m.Name, w))
+				}
+			}
+		}
+	}
+	if opts.Charts && len(groups) > 0 {
+		secs, err := buildSections(groups, func(v *result.VariantRun) []float64 { return waveStarts(prof, v) })
+		if err != nil {
+			return nil, err
+		}
+		rep.Sections = secs
+	}
+	return rep, nil
+}
+
+func gateList(g map[string]bool) string {
+	if len(g) == 0 {
+		return "defaults"
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(g)) {
+		out = append(out, fmt.Sprintf("%s=%t", k, g[k]))
+	}
+	return strings.Join(out, ", ")
+}
+
+func runMeta(in Input, prof runProfile) []MetaItem {
+	r := in.Result
+	var meta []MetaItem
+	add := func(l, v string) { meta = append(meta, MetaItem{l, v}) }
+	status := "complete"
+	if !r.Complete {
+		status = "INCOMPLETE (the run stopped early; figures are partial)"
+	}
+	add("Result", fmt.Sprintf("%s, run %s, %s", in.Name, r.Run.ID, status))
+	if prof.Metadata.Name != "" {
+		p := prof.Metadata.Name
+		if prof.Metadata.Description != "" {
+			p += ": " + prof.Metadata.Description
+		}
+		add("Profile", p)
+	}
+	if prof.Storm != nil && prof.Storm.Kind != "" {
+		add("Storm", prof.Storm.Kind+" restart")
+	}
+	tool := "stormbench " + r.Run.ToolVersion
+	if r.Run.GitRevision != "" && r.Run.GitRevision != "unknown" {
+		tool += " (" + r.Run.GitRevision + ")"
+	}
+	add("Tool", tool)
+	when := r.Run.Start.UTC().Format(time.RFC3339)
+	if !r.Run.End.IsZero() {
+		when += fmt.Sprintf(", %s", r.Run.End.Sub(r.Run.Start).Round(time.Second))
+	}
+	add("Started", when)
+	cl := "external (--kubeconfig)"
+	if r.Run.Cluster.Embedded {
+		cl = "embedded kwokctl cluster"
+	}
+	var vers []string
+	for _, k := range slices.Sorted(maps.Keys(r.Run.Cluster.Versions)) {
+		vers = append(vers, k+" "+r.Run.Cluster.Versions[k])
+	}
+	if len(vers) > 0 {
+		cl += ": " + strings.Join(vers, ", ")
+	}
+	add("Cluster", cl)
+	s := r.Run.Cluster.Settings
+	add("Settings", fmt.Sprintf("node-monitor-grace-period %s, node lease %s, node status every %s, endpointslice-updates-batch-period %s",
+		time.Duration(s.NodeMonitorGracePeriod), time.Duration(s.NodeLeaseDuration), time.Duration(s.NodeStatusUpdateFrequency), time.Duration(s.EndpointSliceUpdatesBatchPeriod)))
+	add("Fleet", fmt.Sprintf("%d nodes, %d pods, %d services, seed %d", r.Run.Fleet.Nodes, r.Run.Fleet.Pods, r.Run.Fleet.Services, r.Run.Seed))
+	return meta
+}
+
+// highlights lists, per compared variant, the key metrics that changed by
+// at least 10 % from the baseline, largest first, at most six.
+func highlights(c *Comparison) []string {
+	var out []string
+	for gi := 1; gi < len(c.Groups); gi++ {
+		type hl struct {
+			text string
+			mag  float64
+		}
+		var hs []hl
+		for _, r := range c.Rows {
+			d := r.Cells[gi].Delta
+			if d == nil || d.Text == "~" {
+				continue
+			}
+			mag := math.Inf(1)
+			if d.Change != nil {
+				mag = math.Abs(*d.Change)
+			}
+			if mag < 0.10 {
+				continue
+			}
+			hs = append(hs, hl{fmt.Sprintf("%s %s (%s → %s)", r.Metric.Label, d.Text, FormatValue(r.Cells[0].Median, r.Metric.Unit), FormatValue(r.Cells[gi].Median, r.Metric.Unit)), mag})
+		}
+		slices.SortStableFunc(hs, func(a, b hl) int {
+			switch {
+			case a.mag > b.mag:
+				return -1
+			case a.mag < b.mag:
+				return 1
+			}
+			return 0
+		})
+		if len(hs) > 6 {
+			hs = hs[:6]
+		}
+		if len(hs) == 0 {
+			out = append(out, fmt.Sprintf("%s vs %s: no key metric changed by 10%% or more.", c.Groups[gi].Name, c.Baseline))
+			continue
+		}
+		var parts []string
+		for _, h := range hs {
+			parts = append(parts, h.text)
+		}
+		caveat := ""
+		if slices.ContainsFunc(c.Rows, func(r Row) bool { d := r.Cells[gi].Delta; return d != nil && d.TooFew }) {
+			caveat = " (too few repetitions to call these significant)"
+		}
+		out = append(out, fmt.Sprintf("%s vs %s%s: %s.", c.Groups[gi].Name, c.Baseline, caveat, strings.Join(parts, "; ")))
+	}
+	return out
+}
+
+// waveStarts returns the offsets from the storm start of the storm's
+// second and later waves, derived from the profile as bench/storm schedules
+// them: waves of waves.size of the selected nodes (here: the restarts),
+// waves.interval apart.
+func waveStarts(prof runProfile, v *result.VariantRun) []float64 {
+	if prof.Storm == nil || prof.Storm.Waves.Interval <= 0 || prof.Storm.Waves.Size == "" || v.Restarts == 0 {
+		return nil
+	}
+	n, pct, err := profiles.ParseCountOrPercent(prof.Storm.Waves.Size)
+	if err != nil {
+		return nil
+	}
+	if pct {
+		n = max(1, (v.Restarts*n+99)/100)
+	}
+	n = min(n, v.Restarts)
+	var out []float64
+	interval := time.Duration(prof.Storm.Waves.Interval).Seconds()
+	for k := 1; k < (v.Restarts+n-1)/n; k++ {
+		out = append(out, float64(k)*interval)
+	}
+	return out
+}

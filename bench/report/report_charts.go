@@ -1,0 +1,528 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+// stackedResources is how many resources the request-rate chart stacks
+// individually; the rest are summed as "other".
+const stackedResources = 8
+
+var (
+	markerDashes   = []vg.Length{vg.Points(4), vg.Points(3)}
+	recoveryDashes = []vg.Length{vg.Points(1), vg.Points(2)}
+	waveDashes     = []vg.Length{vg.Points(8), vg.Points(2), vg.Points(1), vg.Points(2)}
+)
+
+// buildSections renders every chart. Time axes are seconds since the storm
+// started, so variants line up and the baseline window is x < 0. Series
+// come from each variant's first repetition: time series do not merge.
+func buildSections(groups []Group, waves func(*result.VariantRun) []float64) ([]Section, error) {
+	var api, churn, rec Section
+	api = Section{Title: "API server", Intro: "Server-side figures scraped from the control plane's /metrics every interval; x < 0 is the baseline window before the storm."}
+	churn = Section{Title: "EndpointSlice churn", Intro: "Endpoint readiness as watched on EndpointSlices; each ready flip of a pod rewrites the slices of its Services, and every write fans out to every slice watcher (one kube-proxy per node in a real cluster)."}
+	rec = Section{Title: "Recovery", Intro: "Time from a restart until the node, its pods and its Services were ready again (HdrHistograms merged across repetitions)."}
+
+	resources := topResources(groups)
+	rateMax, p99Max, inflMax := 0.0, 0.0, 0.0
+	for _, g := range groups {
+		v := g.runs[0]
+		m := v.Measurement(result.MeasurementAPIServer)
+		if s := findSeries(m, result.SeriesRequestRate); s != nil {
+			rateMax = max(rateMax, seriesMax(s))
+		}
+		for _, s := range seriesNamed(m, result.SeriesRequestP99) {
+			p99Max = max(p99Max, seriesMax(s)*1e3)
+		}
+		for _, s := range append(seriesNamed(m, result.SeriesInflight), seriesNamed(m, result.SeriesFlowInqueue)...) {
+			inflMax = max(inflMax, seriesMax(s))
+		}
+	}
+	// One row of charts per kind, variants side by side in column order.
+	var panels []panel
+	for _, g := range groups {
+		v := g.runs[0]
+		if m := v.Measurement(result.MeasurementAPIServer); m != nil {
+			panels = append(panels, panel{variant: g.Name, v: v, m: m, origin: stormOrigin(v), waves: waves(v)})
+		}
+	}
+	for _, build := range []func(panel) (Chart, bool, error){
+		func(pn panel) (Chart, bool, error) { return requestRateChart(pn, resources, rateMax) },
+		func(pn panel) (Chart, bool, error) { return latencyChart(pn, p99Max) },
+		func(pn panel) (Chart, bool, error) { return inflightChart(pn, inflMax) },
+	} {
+		for _, pn := range panels {
+			c, ok, err := build(pn)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				api.Charts = append(api.Charts, c)
+			}
+		}
+	}
+	for _, spec := range []struct {
+		id, series, title, unit, caption string
+	}{
+		{"not-ready-endpoints", result.SeriesNotReady, "Not-ready endpoints", "endpoints",
+			"Endpoints marked not ready in EndpointSlices, per variant (first repetition). With ChangeContainerStatusOnKubeletRestart=true every probed pod on a restarted node goes not ready until its first probe passes; with it false readiness is kept across the restart."},
+		{"slice-writes", result.SeriesSliceWrites, "EndpointSlice writes per second", "writes/s",
+			"EndpointSlice creates, updates and deletes per second, per variant (first repetition)."},
+	} {
+		c, ok, err := overlayChart(groups, result.MeasurementEndpointSlices, spec.series, spec.id, spec.title, spec.unit, spec.caption)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			churn.Charts = append(churn.Charts, c)
+		}
+	}
+	for _, kind := range []struct{ name, title string }{
+		{result.RecoveryNode, "Node recovery latency"},
+		{result.RecoveryPod, "Pod recovery latency"},
+		{result.RecoveryService, "Service recovery latency"},
+	} {
+		c, ok, err := percentileChart(groups, kind.name, kind.title)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			rec.Charts = append(rec.Charts, c)
+		}
+	}
+	var out []Section
+	for _, s := range []Section{api, churn, rec} {
+		if len(s.Charts) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// stormOrigin is the time axis origin: the storm's start, or the variant's
+// start when no restart began.
+func stormOrigin(v *result.VariantRun) time.Time {
+	if !v.StormStart.IsZero() {
+		return v.StormStart
+	}
+	return v.Start
+}
+
+func findSeries(m *result.Measurement, name string, labels ...string) *result.Series {
+	if m == nil {
+		return nil
+	}
+	for i := range m.Series {
+		s := &m.Series[i]
+		if s.Name == name && labelsMatch(s.Labels, labels) {
+			return s
+		}
+	}
+	return nil
+}
+
+func labelsMatch(m map[string]string, kv []string) bool {
+	if len(m) != len(kv)/2 {
+		return false
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if v, ok := m[kv[i]]; !ok || v != kv[i+1] {
+			return false
+		}
+	}
+	return true
+}
+
+// seriesNamed returns every series of the name, whatever its labels, in
+// document order (sorted by labels).
+func seriesNamed(m *result.Measurement, name string) []*result.Series {
+	if m == nil {
+		return nil
+	}
+	var out []*result.Series
+	for i := range m.Series {
+		if m.Series[i].Name == name {
+			out = append(out, &m.Series[i])
+		}
+	}
+	return out
+}
+
+func seriesMax(s *result.Series) float64 {
+	m := 0.0
+	for _, p := range s.Points {
+		m = max(m, p.V)
+	}
+	return m
+}
+
+// xy places a series on the storm-relative time axis, scaling values.
+func xy(s *result.Series, origin time.Time, scale float64) plotter.XYs {
+	off := s.Start.Sub(origin).Seconds()
+	pts := make(plotter.XYs, len(s.Points))
+	for i, p := range s.Points {
+		pts[i] = plotter.XY{X: off + p.T, Y: p.V * scale}
+	}
+	return pts
+}
+
+// topResources ranks resources by requests across every variant's first
+// repetition, so that a resource keeps its colour in every chart.
+func topResources(groups []Group) []string {
+	total := map[string]float64{}
+	for _, g := range groups {
+		for _, s := range seriesNamed(g.runs[0].Measurement(result.MeasurementAPIServer), result.SeriesRequestRate) {
+			r, ok := s.Labels[result.LabelResource]
+			if !ok || len(s.Labels) != 1 {
+				continue
+			}
+			for _, p := range s.Points {
+				total[r] += p.V
+			}
+		}
+	}
+	var rs []string
+	for r, t := range total {
+		if t > 0 {
+			rs = append(rs, r)
+		}
+	}
+	slices.SortFunc(rs, func(a, b string) int {
+		switch {
+		case total[a] > total[b]:
+			return -1
+		case total[a] < total[b]:
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return rs
+}
+
+func chartID(parts ...string) string {
+	id := strings.ToLower(strings.Join(parts, "-"))
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '-'
+	}, id)
+}
+
+// markStorm draws the storm start at x=0 and, when known, when the fleet
+// had recovered.
+func markStorm(p *figure, v *result.VariantRun, waves []float64, top float64) {
+	if v.StormStart.IsZero() {
+		return
+	}
+	p.verticalMarker("storm start", 0, top, markerDashes)
+	for i, w := range waves {
+		name := ""
+		if i == 0 {
+			name = "next waves"
+		}
+		p.verticalMarker(name, w, top, waveDashes)
+	}
+	if h := v.Measurement(result.MeasurementRecovery).Histogram(result.RecoveryStorm, result.WindowStorm); h != nil && h.Summary.Count > 0 {
+		p.verticalMarker("fleet recovered", h.Summary.Max, top, recoveryDashes)
+	}
+}
+
+// requestRateChart stacks per-resource request rates. Points are aligned by
+// scrape time; a resource without a point at a scrape counts 0 there.
+// panel is one variant's first repetition, placed on the storm-relative
+// time axis.
+type panel struct {
+	variant string
+	v       *result.VariantRun
+	m       *result.Measurement
+	origin  time.Time
+	// waves are the start offsets of the storm's later waves.
+	waves []float64
+}
+
+func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, error) {
+	variant, v, m, origin := pn.variant, pn.v, pn.m, pn.origin
+	byRes := map[string]*result.Series{}
+	for _, s := range seriesNamed(m, result.SeriesRequestRate) {
+		if r, ok := s.Labels[result.LabelResource]; ok && len(s.Labels) == 1 {
+			byRes[r] = s
+		}
+	}
+	if len(byRes) == 0 {
+		return Chart{}, false, nil
+	}
+	// The same busiest resources (across variants) are stacked in every
+	// variant's chart, so that bands and colours compare.
+	var layers []string
+	for _, r := range ranked[:min(stackedResources, len(ranked))] {
+		if byRes[r] != nil {
+			layers = append(layers, r)
+		}
+	}
+	hasOther := false
+	for r := range byRes {
+		if !slices.Contains(layers, r) && seriesMax(byRes[r]) > 0 {
+			hasOther = true
+		}
+	}
+	var times []float64
+	for _, s := range byRes {
+		for _, p := range xy(s, origin, 1) {
+			times = append(times, math.Round(p.X*1000)/1000)
+		}
+	}
+	slices.Sort(times)
+	times = slices.Compact(times)
+	value := func(s *result.Series) map[float64]float64 {
+		out := map[float64]float64{}
+		for _, p := range xy(s, origin, 1) {
+			out[math.Round(p.X*1000)/1000] += p.Y
+		}
+		return out
+	}
+	cum := make([]float64, len(times))
+	var stacks []plotter.XYs
+	var names []string
+	addLayer := func(name string, vals map[float64]float64) {
+		pts := make(plotter.XYs, len(times))
+		for i, t := range times {
+			cum[i] += vals[t]
+			pts[i] = plotter.XY{X: t, Y: cum[i]}
+		}
+		stacks = append(stacks, pts)
+		names = append(names, name)
+	}
+	for _, r := range layers {
+		addLayer(r, value(byRes[r]))
+	}
+	if hasOther {
+		other := map[float64]float64{}
+		for r, s := range byRes {
+			if slices.Contains(layers, r) {
+				continue
+			}
+			for t, x := range value(s) {
+				other[t] += x
+			}
+		}
+		addLayer("other", other)
+	}
+	p := newFigure("API request rate by resource: "+variant, "seconds since storm start", "requests/s")
+	p.Y.Min, p.Y.Max = 0, niceMax(yMax)
+	// Draw the tallest cumulative layer first so each lower one paints
+	// over it: the visible bands are the per-resource rates.
+	for i := len(stacks) - 1; i >= 0; i-- {
+		c := resourceColour(ranked, names[i])
+		for _, seg := range splitGaps(stacks[i]) {
+			l, err := plotter.NewLine(seg)
+			if err != nil {
+				return Chart{}, false, fmt.Errorf("request rate chart: %w", err)
+			}
+			l.FillColor = c
+			l.Color = c
+			l.Width = vg.Points(0.5)
+			p.Add(l)
+		}
+	}
+	for _, n := range names {
+		p.legendLine(n, resourceColour(ranked, n), vg.Points(6))
+	}
+	markStorm(p, v, pn.waves, p.Y.Max)
+	svg, err := p.render()
+	if err != nil {
+		return Chart{}, false, err
+	}
+	return Chart{
+		ID:      chartID("request-rate", variant),
+		Title:   "API request rate by resource: " + variant,
+		Caption: fmt.Sprintf("apiserver_request_total rate by resource, stacked; the %d busiest resources, the rest as other. Dashed: storm start; dash-dot: later waves; dotted: fleet recovered.", stackedResources),
+		SVG:     svg,
+	}, true, nil
+}
+
+// resourceColour keeps a resource's colour across variants; "other" gets
+// the palette's grey, which no resource uses.
+func resourceColour(ranked []string, name string) color.RGBA {
+	i := slices.Index(ranked, name)
+	if name == "other" || i < 0 {
+		return palette[len(palette)-1]
+	}
+	return palette[i%(len(palette)-1)]
+}
+
+func latencyChart(pn panel, yMax float64) (Chart, bool, error) {
+	variant, v, m, origin := pn.variant, pn.v, pn.m, pn.origin
+	p := newFigure("API p99 latency: "+variant, "seconds since storm start", "p99 latency (ms)")
+	n := 0
+	for i, class := range []string{result.ClassMutating, result.ClassGet, result.ClassList} {
+		s := findSeries(m, result.SeriesRequestP99, result.LabelClass, class)
+		if s == nil || len(s.Points) == 0 {
+			continue
+		}
+		p.Add(lines(xy(s, origin, 1e3), colour(i), vg.Points(1.5))...)
+		p.legendLine(class, colour(i), vg.Points(1.5))
+		n++
+	}
+	if n == 0 {
+		return Chart{}, false, nil
+	}
+	p.Y.Min, p.Y.Max = 0, niceMax(yMax)
+	markStorm(p, v, pn.waves, p.Y.Max)
+	svg, err := p.render()
+	if err != nil {
+		return Chart{}, false, err
+	}
+	return Chart{
+		ID:      chartID("latency", variant),
+		Title:   "API p99 latency: " + variant,
+		Caption: "p99 of apiserver_request_duration_seconds per verb class and scrape interval (WATCH and CONNECT excluded, as in the API call latency SLO); baseline before the storm (x < 0) versus storm.",
+		SVG:     svg,
+	}, true, nil
+}
+
+func inflightChart(pn panel, yMax float64) (Chart, bool, error) {
+	variant, v, m, origin := pn.variant, pn.v, pn.m, pn.origin
+	p := newFigure("In-flight requests and APF queue: "+variant, "seconds since storm start", "requests")
+	n := 0
+	for _, s := range seriesNamed(m, result.SeriesInflight) {
+		name := "in-flight " + s.Labels[result.LabelRequestKind]
+		p.Add(lines(xy(s, origin, 1), colour(n), vg.Points(1.5))...)
+		p.legendLine(name, colour(n), vg.Points(1.5))
+		n++
+	}
+	for _, s := range seriesNamed(m, result.SeriesFlowInqueue) {
+		name := "APF queued"
+		if pl := s.Labels[result.LabelPriorityLevel]; pl != "" {
+			name += " " + pl
+		}
+		p.Add(lines(xy(s, origin, 1), colour(n), vg.Points(1.5), vg.Points(3), vg.Points(2))...)
+		p.legendLine(name, colour(n), vg.Points(1.5), vg.Points(3), vg.Points(2))
+		n++
+	}
+	if n == 0 {
+		return Chart{}, false, nil
+	}
+	p.Y.Min, p.Y.Max = 0, niceMax(yMax)
+	markStorm(p, v, pn.waves, p.Y.Max)
+	svg, err := p.render()
+	if err != nil {
+		return Chart{}, false, err
+	}
+	return Chart{
+		ID:      chartID("inflight", variant),
+		Title:   "In-flight requests and APF queue: " + variant,
+		Caption: "apiserver_current_inflight_requests by request kind, and apiserver_flowcontrol_current_inqueue_requests (requests waiting in API Priority and Fairness queues).",
+		SVG:     svg,
+	}, true, nil
+}
+
+// overlayChart draws one series per variant on a shared axis.
+func overlayChart(groups []Group, measurement, series, id, title, unit, caption string) (Chart, bool, error) {
+	p := newFigure(title, "seconds since storm start", unit)
+	n := 0
+	top := 0.0
+	for gi, g := range groups {
+		v := g.runs[0]
+		s := findSeries(v.Measurement(measurement), series)
+		if s == nil {
+			continue
+		}
+		p.Add(lines(xy(s, stormOrigin(v), 1), colour(gi), vg.Points(1.5))...)
+		p.legendLine(g.Name, colour(gi), vg.Points(1.5))
+		top = max(top, seriesMax(s))
+		n++
+	}
+	if n == 0 {
+		return Chart{}, false, nil
+	}
+	p.Y.Min, p.Y.Max = 0, niceMax(top)
+	p.verticalMarker("storm start", 0, p.Y.Max, markerDashes)
+	svg, err := p.render()
+	if err != nil {
+		return Chart{}, false, err
+	}
+	return Chart{ID: chartID(id), Title: title, Caption: caption, SVG: svg}, true, nil
+}
+
+// percentileTicks label the percentile axis, which is -log10(1-q) so that
+// the tail gets as much room as the body, as in HdrHistogram's percentile
+// distribution plots.
+var percentileTicks = []struct {
+	q     float64
+	label string
+}{{0, "0%"}, {0.5, "50%"}, {0.9, "90%"}, {0.99, "99%"}, {0.999, "99.9%"}}
+
+func percentileX(q float64) float64 { return -math.Log10(1 - q) }
+
+// percentileChart plots a recovery histogram's percentiles per variant,
+// merged across repetitions.
+func percentileChart(groups []Group, name, title string) (Chart, bool, error) {
+	p := newFigure(title+" percentiles", "percentile", "seconds")
+	var ticks plot.ConstantTicks
+	for _, t := range percentileTicks {
+		ticks = append(ticks, plot.Tick{Value: percentileX(t.q), Label: t.label})
+	}
+	p.X.Tick.Marker = ticks
+	p.X.Min, p.X.Max = 0, 3
+	n := 0
+	var empty []string
+	for gi, g := range groups {
+		var hs []*result.Histogram
+		for _, v := range g.runs {
+			if h := v.Measurement(result.MeasurementRecovery).Histogram(name, result.WindowStorm); h != nil {
+				hs = append(hs, h)
+			}
+		}
+		if len(hs) == 0 {
+			continue
+		}
+		merged, err := result.MergeHistograms(hs...)
+		if err != nil {
+			return Chart{}, false, fmt.Errorf("%s of %s: %w", name, g.Name, err)
+		}
+		if merged.Summary.Count == 0 || merged.HDR == "" {
+			empty = append(empty, g.Name)
+			continue
+		}
+		h, err := result.DecodeHDR(merged.HDR)
+		if err != nil {
+			return Chart{}, false, fmt.Errorf("%s of %s: %w", name, g.Name, err)
+		}
+		scale := 1e-6 // HDR values are microseconds
+		var pts plotter.XYs
+		for x := 0.0; x <= 3.0001; x += 0.05 {
+			q := 1 - math.Pow(10, -x)
+			// HdrHistogram's 0th percentile is its lowest bucket (0), not
+			// the smallest sample.
+			pts = append(pts, plotter.XY{X: x, Y: float64(max(h.ValueAtQuantile(q*100), h.Min())) * scale})
+		}
+		p.Add(lines(pts, colour(gi), vg.Points(1.5))...)
+		p.legendLine(fmt.Sprintf("%s (n=%d)", g.Name, merged.Summary.Count), colour(gi), vg.Points(1.5))
+		n++
+	}
+	if n == 0 {
+		return Chart{}, false, nil
+	}
+	p.Y.Min = 0
+	caption := "Recovery latency by percentile, from the HdrHistograms of every repetition merged; beyond 1/n the line is the maximum."
+	if len(empty) > 0 {
+		caption += " No samples (nothing went not-ready) for: " + strings.Join(empty, ", ") + "."
+	}
+	svg, err := p.render()
+	if err != nil {
+		return Chart{}, false, err
+	}
+	return Chart{ID: chartID("recovery", name), Title: title + " percentiles", Caption: caption, SVG: svg}, true, nil
+}

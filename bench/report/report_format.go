@@ -1,0 +1,166 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+)
+
+// kubeletIntro explains the per-restart request table.
+const kubeletIntro = "Requests the simulated kubelets sent (clientLatency measurement, by source, verb and resource), divided by the number of restarts, against what a starting Kubernetes 1.36 kubelet sends (pkg/kubelet: NewMainKubelet, Run, kubelet_node_status.go, token manager). client-go 1.36 informers use the streaming watch-list, so an informer's initial LIST shows as one WATCH with sendInitialEvents=true. ✓ within the reference's range, ▲ above, ▼ below; no mark where the count depends on the workload."
+
+// kubeletView is the kubelet table as rendered cells.
+type kubeletView struct {
+	Header []string
+	Rows   [][]string
+}
+
+func newKubeletView(t KubeletTable) kubeletView {
+	v := kubeletView{Header: []string{"request"}}
+	for i, name := range t.Variants {
+		v.Header = append(v.Header, fmt.Sprintf("%s (per restart, %d restarts)", name, t.Restarts[i]))
+	}
+	v.Header = append(v.Header, "expected per kubelet start")
+	for _, r := range t.Rows {
+		cells := []string{r.Request}
+		for i, x := range r.PerRestart {
+			cells = append(cells, kubeletCell(x, r.Check[i]))
+		}
+		v.Rows = append(v.Rows, append(cells, r.Expected))
+	}
+	return v
+}
+
+var reportPage = template.Must(template.New("report").Parse(compareTableTemplate + `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.R.Title}}</title>
+<style>` + pageStyle + `</style>
+</head>
+<body>
+<h1>{{.R.Title}}</h1>
+<table class="meta">
+{{range .R.Meta}}<tr><th class="text">{{.Label}}</th><td class="text">{{.Value}}</td></tr>
+{{end}}</table>
+<nav><a href="#variants">Variants</a>{{if .R.Comparison}} · <a href="#key-metrics">Key metrics</a>{{end}}{{range .Sections}} · <a href="#{{.ID}}">{{.Title}}</a>{{end}}{{if .Kubelet.Rows}} · <a href="#kubelet">Requests per restart</a>{{end}} · <a href="#not-modelled">Not modelled</a></nav>
+<h2 id="variants">Variants</h2>
+<table>
+<thead><tr><th>variant</th><th class="text">feature gates</th><th>repetitions</th><th>restarts</th><th>complete</th></tr></thead>
+<tbody>
+{{range .R.Variants}}<tr><td class="metric">{{.Name}}</td><td class="text">{{.FeatureGates}}</td><td>{{.Repetitions}}</td><td>{{.Restarts}}</td><td>{{if .Complete}}yes{{else}}NO{{end}}</td></tr>
+{{end}}</tbody>
+</table>
+{{if .R.Highlights}}<ul class="highlights">{{range .R.Highlights}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .R.Comparison}}<h2 id="key-metrics">Key metrics</h2>
+{{template "compare" .Table}}{{end}}
+{{range .Sections}}<h2 id="{{.ID}}">{{.Title}}</h2>
+<p>{{.Intro}}</p>
+{{range .Charts}}<figure id="{{.ID}}">
+{{.SVG}}
+<figcaption>{{.Caption}}</figcaption>
+</figure>
+{{end}}{{end}}
+{{if .Kubelet.Rows}}<h2 id="kubelet">Requests per restarted node, against the kubelet start pattern</h2>
+<p>{{.KubeletIntro}}</p>
+<table>
+<thead><tr>{{range .Kubelet.Header}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{range .Kubelet.Rows}}<tr>{{range $i, $c := .}}<td class="{{if eq $i 0}}metric{{else}}num{{end}}">{{$c}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>{{end}}
+<h2 id="not-modelled">Not modelled</h2>
+<div class="note"><ul>
+{{range .R.NotModelled}}<li>{{.}}</li>
+{{end}}</ul></div>
+{{if .R.Warnings}}<h2>Warnings</h2>
+<ul>{{range .R.Warnings}}<li class="warning">{{.}}</li>{{end}}</ul>{{end}}
+</body>
+</html>
+`))
+
+type sectionView struct {
+	ID, Title, Intro string
+	Charts           []Chart
+}
+
+// WriteHTML writes the report as one self-contained HTML page: inline
+// style, inline SVG charts, no script, and nothing fetched from elsewhere.
+func WriteHTML(w io.Writer, r *Report) error {
+	data := struct {
+		R            *Report
+		Table        compareTable
+		Sections     []sectionView
+		Kubelet      kubeletView
+		KubeletIntro string
+	}{R: r, Kubelet: newKubeletView(r.Kubelet), KubeletIntro: kubeletIntro}
+	if r.Comparison != nil {
+		data.Table = newCompareTable(r.Comparison)
+	}
+	for _, s := range r.Sections {
+		data.Sections = append(data.Sections, sectionView{ID: chartID("section", s.Title), Title: s.Title, Intro: s.Intro, Charts: s.Charts})
+	}
+	if err := reportPage.Execute(w, data); err != nil {
+		return fmt.Errorf("writing HTML report: %w", err)
+	}
+	return nil
+}
+
+// WriteMarkdown writes the report's summary as GitHub-flavoured markdown for
+// a pull-request comment: metadata, highlights, the key-metrics table, the
+// kubelet request table and caveats; no charts.
+func WriteMarkdown(w io.Writer, r *Report) error {
+	ew := &errWriter{w: w}
+	ew.printf("## %s\n\n", mdEscape(r.Title))
+	ew.printf("| | |\n|:---|:---|\n")
+	for _, m := range r.Meta {
+		ew.printf("| %s | %s |\n", mdEscape(m.Label), mdEscape(m.Value))
+	}
+	ew.printf("\n### Variants\n\n| variant | feature gates | repetitions | restarts | complete |\n|:---|:---|---:|---:|:---|\n")
+	for _, v := range r.Variants {
+		ew.printf("| %s | %s | %d | %d | %s |\n", mdEscape(v.Name), mdEscape(v.FeatureGates), v.Repetitions, v.Restarts, yesNo(v.Complete))
+	}
+	if len(r.Highlights) > 0 {
+		ew.printf("\n### Highlights\n\n")
+		for _, h := range r.Highlights {
+			ew.printf("- %s\n", mdEscape(h))
+		}
+	}
+	if ew.err != nil {
+		return ew.err
+	}
+	if r.Comparison != nil {
+		ew.printf("\n### Key metrics\n\n")
+		if err := writeComparisonMarkdown(ew, r.Comparison, 0); err != nil {
+			return err
+		}
+	}
+	if len(r.Kubelet.Rows) > 0 {
+		v := newKubeletView(r.Kubelet)
+		ew.printf("\n### Requests per restarted node, against the kubelet start pattern\n\n%s\n\n", mdEscape(kubeletIntro))
+		ew.printf("| %s |\n|:---|%s:---|\n", strings.Join(mdEscapeAll(v.Header), " | "), strings.Repeat("---:|", len(v.Header)-2))
+		for _, row := range v.Rows {
+			ew.printf("| %s |\n", strings.Join(mdEscapeAll(row), " | "))
+		}
+	}
+	ew.printf("\n### Not modelled\n\n")
+	for _, n := range r.NotModelled {
+		ew.printf("- %s\n", mdEscape(n))
+	}
+	if len(r.Warnings) > 0 {
+		ew.printf("\n### Warnings\n\n")
+		for _, wn := range r.Warnings {
+			ew.printf("- %s\n", mdEscape(wn))
+		}
+	}
+	return ew.err
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "NO"
+}
