@@ -361,7 +361,7 @@ func sloGates(g Group, o GateOptions) []GateResult {
 // gate that cannot see must not pass.
 func latencySLO(g Group, id, name, class string, limit time.Duration) GateResult {
 	lim := limit.Seconds()
-	gr := GateResult{Variant: g.Name, Kind: GateSLO, Metric: id, Name: name, Unit: result.UnitSeconds, Limit: &lim, Threshold: "≤ " + FormatSeconds(lim)}
+	gr := GateResult{Variant: g.Name, Kind: GateSLO, Metric: id, Name: name, Unit: result.UnitSeconds, Limit: &lim, Threshold: "≤ " + limit.String()}
 	worst, requests := 0.0, int64(0)
 	for _, v := range g.runs {
 		h := v.Measurement(result.MeasurementAPIServer).Histogram(result.APIRequestDuration, result.WindowStorm, result.LabelClass, class)
@@ -383,7 +383,7 @@ func latencySLO(g Group, id, name, class string, limit time.Duration) GateResult
 
 func recoverySLO(g Group, limit time.Duration) GateResult {
 	lim := limit.Seconds()
-	gr := GateResult{Variant: g.Name, Kind: GateSLO, Metric: MetricNodeReadyP99, Name: "SLO node recovery p99", Unit: result.UnitSeconds, Limit: &lim, Threshold: "≤ " + FormatSeconds(lim)}
+	gr := GateResult{Variant: g.Name, Kind: GateSLO, Metric: MetricNodeReadyP99, Name: "SLO node recovery p99", Unit: result.UnitSeconds, Limit: &lim, Threshold: "≤ " + limit.String()}
 	worst, n := 0.0, int64(0)
 	for _, v := range g.runs {
 		h := v.Measurement(result.MeasurementRecovery).Histogram(result.RecoveryNode, result.WindowStorm)
@@ -461,7 +461,7 @@ func regressionGate(base, cur Group, rm regressionMetric, alpha float64) GateRes
 		return gr
 	case len(cv) == 0:
 		gr.Status = GateSkip
-		gr.Detail = "not measured in the current run"
+		gr.Detail = "no value in the current run (not measured, or no samples)"
 		return gr
 	case len(bv) == 0:
 		gr.Status = GateSkip

@@ -15,7 +15,7 @@ func gateValue(g GateResult) string {
 		return "yes"
 	case g.Kind == GateComplete:
 		return "no"
-	case g.Status == GateSkip || g.Detail != "" && strings.HasPrefix(g.Detail, "not measured"):
+	case g.Status == GateSkip || strings.HasPrefix(g.Detail, "not measured"):
 		return "-"
 	}
 	return FormatValue(g.Value, g.Unit)
@@ -70,6 +70,15 @@ func Verdict(r *GateReport) string {
 	return fmt.Sprintf("FAIL: %d of %d gates failed%s: %s", r.Failed, total, skipped, strings.Join(failed, "; "))
 }
 
+// FailureSummary names the failed gates in one line, for an error message.
+func FailureSummary(r *GateReport) string {
+	var failed []string
+	for _, g := range r.FailedGates() {
+		failed = append(failed, g.Variant+" "+g.Name)
+	}
+	return fmt.Sprintf("%d of %d gates failed: %s", r.Failed, len(r.Results), strings.Join(failed, ", "))
+}
+
 // JUnit XML, in the dialect Jenkins, GitLab and GitHub test reporters read.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
@@ -100,13 +109,19 @@ type junitCase struct {
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
 	Skipped   *junitSkipped `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
+	SystemOut *junitText    `xml:"system-out,omitempty"`
+}
+
+// junitText is element text kept verbatim in a CDATA section, so that
+// multi-line details read as written.
+type junitText struct {
+	Text string `xml:",cdata"`
 }
 
 type junitFailure struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
+	Text    string `xml:",cdata"`
 }
 
 type junitSkipped struct {
@@ -131,12 +146,12 @@ func WriteJUnit(w io.Writer, r *GateReport) error {
 		s := &doc.Suites[i]
 		s.Tests++
 		out := fmt.Sprintf("value: %s\nbaseline: %s\nthreshold: %s\nresult: %s: %s\n", gateValue(g), gateBaseline(g), g.Threshold, g.Status, g.Detail)
-		c := junitCase{Name: g.Name, ClassName: "stormbench.gate." + g.Variant, Time: "0", SystemOut: out}
+		c := junitCase{Name: g.Name, ClassName: "stormbench.gate." + g.Variant, Time: "0", SystemOut: &junitText{out}}
 		switch g.Status {
 		case GateFail:
 			s.Failures++
 			c.Failure = &junitFailure{
-				Message: fmt.Sprintf("%s: %s %s: %s", g.Name, gateValue(g), g.Threshold, g.Detail),
+				Message: fmt.Sprintf("%s: %s, want %s: %s", g.Name, gateValue(g), g.Threshold, g.Detail),
 				Type:    string(g.Kind),
 				Text:    out,
 			}

@@ -55,6 +55,13 @@ func BuildPerfData(r *result.Result) ([]PerfFile, error) {
 	if suffix == "" {
 		suffix = "stormbench"
 	}
+	// clusterloader2 separates the name's parts with "_".
+	suffix = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
+			return r
+		}
+		return '-'
+	}, suffix)
 	stamp := r.Run.Start.UTC().Format("2006-01-02T15:04:05Z")
 	fileLabels := map[string]string{"run": r.Run.ID, "toolVersion": r.Run.ToolVersion, "nodes": strconv.Itoa(r.Run.Fleet.Nodes)}
 	if v := r.Run.Cluster.Versions["kube-apiserver"]; v != "" {

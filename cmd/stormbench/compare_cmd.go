@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/stormbench/stormbench/bench/report"
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+const compareHelp = `Compare result files side by side: one row per key metric, one column per
+group of variant runs, with each group's median (± its 95% confidence interval
+once there are enough repetitions) and its change from the baseline group.
+
+Changes are tested with the Mann-Whitney U test (golang.org/x/perf/benchmath,
+as benchstat does): "~" means no significant difference at --alpha, and a
+note says when there are too few repetitions to tell (the change between the
+medians is then shown with "(n=1)" and that note). Every key metric is a
+cost: lower is better.
+
+Groups: by default every repetition of a variant name forms one group, across
+all files, so one A/B result file compares its variants (legacy vs preserve)
+and several files of the same profile pool their repetitions. When that gives
+a single group from several files (two runs of one profile, as for two
+commits), each file becomes a group instead. --group-by overrides.
+
+Examples:
+  stormbench compare results/quick-ab.json
+  stormbench compare --baseline-variant preserve -o markdown results/quick-ab.json
+  stormbench compare old.json new.json
+  stormbench compare --group-by file-variant old.json new.json
+`
+
+func runCompare(ctx context.Context, env *cmdEnv, args []string) error {
+	var format, baseline, groupBy string
+	var metrics []string
+	var alpha, confidence float64
+	var listMetrics bool
+	fs := newFlagSet(env, "compare", "compare RESULT.json [RESULT.json ...] [flags]\n\n"+compareHelp)
+	fs.StringVarP(&format, "output", "o", report.FormatText, "Output format: text, markdown, html (a self-contained page) or json")
+	fs.StringVar(&format, "format", report.FormatText, "Same as --output")
+	fs.StringVar(&baseline, "baseline-variant", "", "Group to compare the others against (a variant name, or a file/group name with --group-by file or file-variant); default the first")
+	fs.StringVar(&groupBy, "group-by", "auto", "How runs form groups: auto, variant, file or file-variant (FILE/VARIANT)")
+	fs.StringSliceVar(&metrics, "metrics", nil, "Comma-separated metric IDs to show, in this order (default: every key metric; see --list-metrics)")
+	fs.Float64Var(&alpha, "alpha", 0.05, "Significance level of the Mann-Whitney U test")
+	fs.Float64Var(&confidence, "confidence", 0.95, "Confidence level of the medians' intervals")
+	fs.BoolVar(&listMetrics, "list-metrics", false, "List the key metrics (ID, unit, label) and exit")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if listMetrics {
+		return printMetrics(env)
+	}
+	switch format {
+	case report.FormatText, report.FormatMarkdown, report.FormatHTML, report.FormatJSON:
+	case "md":
+		format = report.FormatMarkdown
+	default:
+		return usagef("unknown output format %q (-o): one of text, markdown, html, json", format)
+	}
+	if fs.NArg() == 0 {
+		return usagef("compare needs at least one result file")
+	}
+	if alpha <= 0 || alpha >= 1 {
+		return usagef("--alpha %v: must be between 0 and 1", alpha)
+	}
+	if confidence <= 0 || confidence >= 1 {
+		return usagef("--confidence %v: must be between 0 and 1", confidence)
+	}
+	by, err := report.ParseGroupBy(groupBy)
+	if err != nil {
+		return usagef("--group-by: %v", err)
+	}
+	opts := report.CompareOptions{GroupBy: by, Baseline: baseline, Alpha: alpha, Confidence: confidence}
+	if len(metrics) > 0 {
+		ms, err := report.LookupMetrics(metrics...)
+		if err != nil {
+			return usagef("--metrics: %v", err)
+		}
+		opts.Metrics = ms
+	}
+	inputs, err := readResults(fs.Args())
+	if err != nil {
+		return err
+	}
+	c, err := report.Compare(inputs, opts)
+	if err != nil {
+		return usageError{err}
+	}
+	if format == report.FormatJSON {
+		return printStructured(env.stdout, "json", c)
+	}
+	return report.WriteComparison(env.stdout, c, format)
+}
+
+func printMetrics(env *cmdEnv) error {
+	for _, m := range report.KeyMetrics() {
+		fmt.Fprintf(env.stdout, "%-42s %-16s %s\n", m.ID, m.Unit, m.Label)
+	}
+	return nil
+}
+
+// readResults reads and validates result files. A file that cannot be read
+// or is not a valid result document is bad input (exit 2). Each input is
+// named after its file; files with the same base name keep their path.
+func readResults(paths []string) ([]report.Input, error) {
+	base := map[string]int{}
+	for _, p := range paths {
+		base[filepath.Base(p)]++
+	}
+	var out []report.Input
+	seen := map[string]bool{}
+	for _, p := range paths {
+		name := filepath.Base(p)
+		if base[name] > 1 {
+			name = p
+		}
+		if seen[name] {
+			return nil, usagef("result %s given twice", p)
+		}
+		seen[name] = true
+		r, err := result.ReadFile(p)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		out = append(out, report.Input{Name: name, Result: r})
+	}
+	return out, nil
+}
+
+// readResult reads one result file for a flag; see readResults.
+func readResult(flag, path string) (report.Input, error) {
+	if strings.TrimSpace(path) == "" {
+		return report.Input{}, usagef("%s needs a result file", flag)
+	}
+	in, err := readResults([]string{path})
+	if err != nil {
+		return report.Input{}, err
+	}
+	return in[0], nil
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/stormbench/stormbench/bench/report"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+const gateHelp = `Check a result against CI thresholds, per variant:
+  - the run completed and no measurement failed;
+  - absolute SLOs on the worst repetition: mutating API p99 <= 1s and LIST
+    p99 <= 30s (Kubernetes API call latency SLOs, storm window, server side),
+    service-outage seconds <= 0, and node recovery p99 <= --max-recovery-p99
+    when set;
+  - relative regressions of each key metric's median against the baseline
+    result's same variant (--max-regression). With enough repetitions on both
+    sides, a change the Mann-Whitney U test calls insignificant passes.
+
+Thresholds: built-in defaults, then the profile's gates section (--profile),
+then flags given on the command line. Metric IDs are listed by
+'stormbench compare --list-metrics'.
+
+Exit codes: 0 every gate passed, 1 a gate failed, 2 bad usage or input (an
+unreadable or invalid result file, an unknown metric, a variant missing from
+the baseline).
+
+Examples:
+  stormbench gate --baseline results/baselines/ci.json --current results/ci.json --max-regression 10%
+  stormbench gate --baseline base.json --current cur.json --profile ci \
+      --max-regression apiserver.requests=5% --junit gate.xml --perfdash perfdash/
+`
+
+// regressionFlag collects --max-regression values: "10%" for every key
+// metric, "METRIC=10%" for one.
+type regressionFlag struct {
+	values map[string]float64
+	raw    []string
+}
+
+func (f *regressionFlag) String() string { return strings.Join(f.raw, ",") }
+func (f *regressionFlag) Type() string   { return "[METRIC=]PERCENT" }
+
+func (f *regressionFlag) Set(s string) error {
+	key, pct := report.AllMetrics, s
+	if k, v, ok := strings.Cut(s, "="); ok {
+		key, pct = strings.TrimSpace(k), v
+		if _, err := report.LookupMetrics(key); err != nil {
+			return err
+		}
+	}
+	v, err := report.ParseRegression(pct)
+	if err != nil {
+		return fmt.Errorf("%q: %w", s, err)
+	}
+	if f.values == nil {
+		f.values = map[string]float64{}
+	}
+	f.values[key] = v
+	f.raw = append(f.raw, s)
+	return nil
+}
+
+func runGate(ctx context.Context, env *cmdEnv, args []string) error {
+	var basePath, curPath, profile, output, junit, perfdash string
+	var mutating, list, recovery time.Duration
+	var outage, alpha float64
+	var variants []string
+	var reg regressionFlag
+	def := report.DefaultGateOptions()
+	fs := newFlagSet(env, "gate", "gate --current RESULT.json [--baseline BASE.json] [flags]\n\n"+gateHelp)
+	fs.StringVar(&curPath, "current", "", "Result file to check (required)")
+	fs.StringVar(&basePath, "baseline", "", "Baseline result file for relative regressions (required with --max-regression or a profile's maxRegression)")
+	fs.StringVar(&profile, "profile", "", "Read thresholds from this profile's gates section: a built-in name or a YAML file")
+	fs.Var(&reg, "max-regression", "Allowed increase of a median over the baseline's: \"10%\" for every key metric, or \"METRIC=10%\" for one (repeatable; a metric's own value wins)")
+	fs.DurationVar(&mutating, "max-mutating-p99", def.MutatingP99, "SLO on the storm-window p99 of mutating API calls; 0 disables")
+	fs.DurationVar(&list, "max-list-p99", def.ListP99, "SLO on the storm-window p99 of LIST calls; 0 disables")
+	fs.Float64Var(&outage, "max-outage-seconds", *def.MaxOutageSeconds, "Allowed service-outage seconds (Services with no ready endpoint); negative disables")
+	fs.DurationVar(&recovery, "max-recovery-p99", 0, "SLO on node recovery p99 (restart to Ready); 0 disables")
+	fs.StringSliceVar(&variants, "variant", nil, "Check only these variants of the current result (repeatable or comma-separated; default all)")
+	fs.Float64Var(&alpha, "alpha", 0.05, "Significance level below which a regression between samples large enough to tell counts")
+	fs.StringVarP(&output, "output", "o", "text", "Output format: text or json")
+	fs.StringVar(&junit, "junit", "", "Also write JUnit XML here, one test case per gate")
+	fs.StringVar(&perfdash, "perfdash", "", "Also write the current result as clusterloader2 PerfData JSON files into this directory, for perf-dash")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("gate takes no arguments (got %q); use --current and --baseline", fs.Args())
+	}
+	if output != "text" && output != "json" {
+		return usagef("unknown output format %q (-o): text or json", output)
+	}
+	if curPath == "" {
+		return usagef("--current is required")
+	}
+	if alpha <= 0 || alpha >= 1 {
+		return usagef("--alpha %v: must be between 0 and 1", alpha)
+	}
+	for name, d := range map[string]time.Duration{"--max-mutating-p99": mutating, "--max-list-p99": list, "--max-recovery-p99": recovery} {
+		if d < 0 {
+			return usagef("%s %s: must not be negative", name, d)
+		}
+	}
+
+	opts := def
+	opts.Alpha = alpha
+	opts.Variants = variants
+	if profile != "" {
+		p, err := profiles.Load(profile)
+		if err != nil {
+			if profiles.IsValidation(err) {
+				return err
+			}
+			return usageError{err}
+		}
+		if err := opts.ApplyProfile(p.Gates); err != nil {
+			return usagef("profile %s: %v", profile, err)
+		}
+	}
+	if fs.Changed("max-regression") {
+		if opts.MaxRegression == nil {
+			opts.MaxRegression = map[string]float64{}
+		}
+		for k, v := range reg.values {
+			opts.MaxRegression[k] = v
+		}
+	}
+	if fs.Changed("max-mutating-p99") {
+		opts.MutatingP99 = mutating
+	}
+	if fs.Changed("max-list-p99") {
+		opts.ListP99 = list
+	}
+	if fs.Changed("max-outage-seconds") {
+		opts.MaxOutageSeconds = &outage
+		if outage < 0 {
+			opts.MaxOutageSeconds = nil
+		}
+	}
+	if fs.Changed("max-recovery-p99") {
+		opts.RecoveryP99 = recovery
+	}
+	if len(opts.MaxRegression) > 0 && basePath == "" {
+		return usagef("relative regression thresholds need --baseline")
+	}
+
+	cur, err := readResult("--current", curPath)
+	if err != nil {
+		return err
+	}
+	var base report.Input
+	if basePath != "" {
+		if base, err = readResult("--baseline", basePath); err != nil {
+			return err
+		}
+	}
+	rep, err := report.EvaluateGates(base, cur, opts)
+	if err != nil {
+		return usageError{err}
+	}
+	if output == "json" {
+		err = printStructured(env.stdout, "json", rep)
+	} else {
+		err = report.WriteGateText(env.stdout, rep)
+	}
+	if err != nil {
+		return err
+	}
+	// The exports are written whatever the verdict: a failed gate is
+	// exactly when CI wants the JUnit file.
+	if junit != "" {
+		var buf bytes.Buffer
+		if err := report.WriteJUnit(&buf, rep); err != nil {
+			return err
+		}
+		if err := renameio.WriteFile(junit, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("writing JUnit XML: %w", err)
+		}
+	}
+	if perfdash != "" {
+		files, err := report.BuildPerfData(cur.Result)
+		if err != nil {
+			return err
+		}
+		if _, err := report.WritePerfData(perfdash, files); err != nil {
+			return err
+		}
+	}
+	if !rep.OK() {
+		return gateError{errors.New(report.FailureSummary(rep))}
+	}
+	return nil
+}

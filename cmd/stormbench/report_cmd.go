@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/stormbench/stormbench/bench/report"
+)
+
+const reportHelp = `Turn one result file into a report.
+
+HTML (-o FILE.html): one self-contained page (inline style and SVG charts, no
+script, nothing fetched, works offline): run metadata, the key metrics of every
+variant against the baseline variant, API request rate stacked by resource
+with the storm's waves marked, API p99 latency, in-flight requests and APF
+queueing, not-ready endpoints and EndpointSlice writes per variant, recovery
+latency percentiles per variant, requests per restarted node against the
+kubelet start pattern, and what the simulation does not model.
+
+Markdown (-o FILE.md, or stdout without -o): the same without charts, for a
+pull-request comment.
+
+Examples:
+  stormbench report results/quick-ab.json -o report.html
+  stormbench report results/quick-ab.json -o report.md
+  stormbench report results/quick-ab.json > comment.md
+`
+
+func runReport(ctx context.Context, env *cmdEnv, args []string) error {
+	var out, format, baseline string
+	fs := newFlagSet(env, "report", "report RESULT.json [-o report.html|report.md] [flags]\n\n"+reportHelp)
+	fs.StringVarP(&out, "output", "o", "", "Output file; its extension picks the format (.html/.htm: HTML, .md/.markdown: markdown). Default: markdown on stdout")
+	fs.StringVar(&format, "format", "", "Output format, overriding the extension: html or markdown")
+	fs.StringVar(&baseline, "baseline-variant", "", "Variant the others are compared against (default: the first)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("report takes exactly one result file (got %d)", fs.NArg())
+	}
+	if format == "" {
+		switch strings.ToLower(filepath.Ext(out)) {
+		case ".html", ".htm":
+			format = report.FormatHTML
+		case ".md", ".markdown":
+			format = report.FormatMarkdown
+		case "":
+			if out != "" && out != "-" {
+				return usagef("cannot tell the format of %q: name it .html or .md, or give --format", out)
+			}
+			format = report.FormatMarkdown
+		default:
+			return usagef("cannot tell the format of %q: name it .html or .md, or give --format", out)
+		}
+	}
+	if format == "md" {
+		format = report.FormatMarkdown
+	}
+	if format != report.FormatHTML && format != report.FormatMarkdown {
+		return usagef("unknown report format %q: html or markdown", format)
+	}
+	in, err := readResult("report", fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	rep, err := report.Build(in, report.Options{Baseline: baseline, Charts: format == report.FormatHTML})
+	if err != nil {
+		return usageError{err}
+	}
+	var buf bytes.Buffer
+	if format == report.FormatHTML {
+		err = report.WriteHTML(&buf, rep)
+	} else {
+		err = report.WriteMarkdown(&buf, rep)
+	}
+	if err != nil {
+		return err
+	}
+	if out == "" || out == "-" {
+		_, err := env.stdout.Write(buf.Bytes())
+		return err
+	}
+	// Written atomically, so that a CI artifact is never half a page.
+	if err := renameio.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	fmt.Fprintf(env.stdout, "wrote %s report %s\n", format, out)
+	return nil
+}
