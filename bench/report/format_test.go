@@ -1,0 +1,50 @@
+package report
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+func TestFormatValue(t *testing.T) {
+	tests := []struct {
+		x    float64
+		unit string
+		want string
+	}{
+		{0, result.UnitSeconds, "0s"},
+		{0.000250, result.UnitSeconds, "250µs"},
+		{0.00495, result.UnitSeconds, "4.95ms"},
+		{0.0609, result.UnitSeconds, "60.9ms"},
+		{0.5, result.UnitSeconds, "500ms"},
+		{9.822, result.UnitSeconds, "9.82s"},
+		{20.6, result.UnitSeconds, "20.6s"},
+		{125, result.UnitSeconds, "2m05s"},
+		{-0.822, result.UnitSeconds, "-822ms"},
+		{1617, result.UnitRequests, "1617"},
+		{157.94, result.UnitRequests, "158"},
+		{70.309, result.UnitRequests, "70.3"},
+		{0.25, result.UnitCount, "0.25"},
+		{17580750, result.UnitEvents, "17.58M"},
+		{309.26, result.UnitRequestsPerSecond, "309/s"},
+		{277.04, result.UnitEndpointSeconds, "277 ep·s"},
+		{96735232, result.UnitBytes, "92.3MiB"},
+	}
+	for _, tt := range tests {
+		if got := FormatValue(tt.x, tt.unit); got != tt.want {
+			t.Errorf("FormatValue(%v, %s) = %q, want %q", tt.x, tt.unit, got, tt.want)
+		}
+	}
+}
+
+func TestFormatPercent(t *testing.T) {
+	for _, tt := range []struct {
+		f    float64
+		want string
+	}{{-1, "-100%"}, {-0.55, "-55.0%"}, {0.1, "+10.0%"}, {0, "0.0%"}, {0.0001, "0.0%"}, {2.5, "+250%"}, {math.Inf(1), "+∞%"}} {
+		if got := FormatPercent(tt.f); got != tt.want {
+			t.Errorf("FormatPercent(%v) = %q, want %q", tt.f, got, tt.want)
+		}
+	}
+}

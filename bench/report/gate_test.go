@@ -1,0 +1,226 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// regressed returns the fixture with the legacy variant made worse: 30 %
+// more API requests and slice writes, 2.5 s of service outage.
+func regressed(t *testing.T) *result.Result {
+	r := readFixture(t)
+	setValue(t, r, "legacy", result.MeasurementAPIServer, result.APIRequests, func(x float64) float64 { return x * 1.3 })
+	setValue(t, r, "legacy", result.MeasurementEndpointSlices, result.SliceWrites, func(x float64) float64 { return x * 1.3 })
+	setValue(t, r, "legacy", result.MeasurementEndpointSlices, result.SliceOutageSeconds, func(float64) float64 { return 2.5 })
+	return r
+}
+
+func gateOpts(mod func(*GateOptions)) GateOptions {
+	o := DefaultGateOptions()
+	if mod != nil {
+		mod(&o)
+	}
+	return o
+}
+
+func TestEvaluateGates(t *testing.T) {
+	base := Input{Name: "base.json", Result: readFixture(t)}
+	tests := []struct {
+		name    string
+		current *result.Result
+		opts    GateOptions
+		failed  []string // "variant/gate name"
+	}{
+		{"same result passes", readFixture(t), gateOpts(func(o *GateOptions) { o.MaxRegression = map[string]float64{AllMetrics: 0.10} }), nil},
+		{"regression", regressed(t), gateOpts(func(o *GateOptions) {
+			o.MaxRegression = map[string]float64{AllMetrics: 0.10, "apiserver.requests": 0.50}
+			o.MaxOutageSeconds = nil
+		}), []string{"legacy/regression EndpointSlice writes", "legacy/regression Service outage seconds"}},
+		{"outage SLO", regressed(t), gateOpts(nil), []string{"legacy/SLO service outage seconds"}},
+		{"tight latency SLO", readFixture(t), gateOpts(func(o *GateOptions) { o.MutatingP99 = 50 * time.Millisecond }), []string{"legacy/SLO API p99 mutating (storm)"}},
+		{"recovery SLO", readFixture(t), gateOpts(func(o *GateOptions) { o.RecoveryP99 = 9700 * time.Millisecond }), []string{"legacy/SLO node recovery p99"}},
+		{"one variant", regressed(t), gateOpts(func(o *GateOptions) { o.Variants = []string{"preserve"} }), nil},
+		{"incomplete run", func() *result.Result {
+			r := readFixture(t)
+			r.Variants[1].Measurements[0].Error = "scrape failed"
+			return r
+		}(), gateOpts(nil), []string{"preserve/run complete"}},
+		{"measurement missing", func() *result.Result {
+			r := readFixture(t)
+			r.Variants[1].Measurements = r.Variants[1].Measurements[1:] // drop apiserver
+			return r
+		}(), gateOpts(nil), []string{"preserve/SLO API p99 mutating (storm)", "preserve/SLO API p99 LIST (storm)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, err := EvaluateGates(base, Input{Name: "cur.json", Result: tt.current}, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var failed []string
+			for _, g := range rep.FailedGates() {
+				failed = append(failed, g.Variant+"/"+g.Name)
+			}
+			if strings.Join(failed, "; ") != strings.Join(tt.failed, "; ") {
+				t.Errorf("failed gates %q, want %q", failed, tt.failed)
+			}
+			if rep.OK() != (len(tt.failed) == 0) {
+				t.Errorf("OK() = %t with %d failures", rep.OK(), rep.Failed)
+			}
+		})
+	}
+}
+
+func TestEvaluateGatesBadInput(t *testing.T) {
+	cur := Input{Name: "cur.json", Result: readFixture(t)}
+	other := synthetic(t, "o", map[string][]float64{"x": {1}, "y": {2}}, "x", "y")
+	for _, tt := range []struct {
+		name string
+		base Input
+		opts GateOptions
+		want string
+	}{
+		{"unknown metric", Input{Name: "b", Result: readFixture(t)}, GateOptions{MaxRegression: map[string]float64{"apiserver.p99": 0.1}}, `unknown metric "apiserver.p99"`},
+		{"no baseline", Input{}, GateOptions{MaxRegression: map[string]float64{AllMetrics: 0.1}}, "need a baseline"},
+		{"variant missing from baseline", Input{Name: "o.json", Result: other}, GateOptions{MaxRegression: map[string]float64{AllMetrics: 0.1}}, `no variant "legacy"`},
+		{"unknown variant", Input{}, GateOptions{Variants: []string{"nope"}}, `no variant "nope"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := EvaluateGates(tt.base, cur, tt.opts)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestRegressionSignificance: with enough repetitions, a median over the
+// threshold that the U test cannot tell from noise passes; a real shift
+// fails.
+func TestRegressionSignificance(t *testing.T) {
+	base := synthetic(t, "b", map[string][]float64{"v": {100, 140, 90, 130, 95, 120}}, "v")
+	noisy := synthetic(t, "c", map[string][]float64{"v": {150, 90, 135, 100, 128, 140}}, "v")
+	shifted := synthetic(t, "d", map[string][]float64{"v": {200, 210, 190, 205, 195, 220}}, "v")
+	opts := GateOptions{MaxRegression: map[string]float64{"endpointSlices.slice_writes": 0.05}}
+	for _, tt := range []struct {
+		cur  *result.Result
+		want GateStatus
+	}{{noisy, GatePass}, {shifted, GateFail}} {
+		rep, err := EvaluateGates(Input{Name: "b", Result: base}, Input{Name: tt.cur.Run.ID, Result: tt.cur}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := rep.Results[len(rep.Results)-1]
+		if g.Metric != "endpointSlices.slice_writes" || g.Status != tt.want {
+			t.Errorf("%s: %s %s (%s), want %s", tt.cur.Run.ID, g.Metric, g.Status, g.Detail, tt.want)
+		}
+	}
+}
+
+func TestApplyProfile(t *testing.T) {
+	o := DefaultGateOptions()
+	zero := 1.5
+	err := o.ApplyProfile(&profiles.Gates{
+		MaxRegression:    map[string]string{"*": "10%", "apiserver.requests": "5%"},
+		MutatingP99:      metav1.Duration{Duration: 500 * time.Millisecond},
+		RecoveryP99:      metav1.Duration{Duration: 30 * time.Second},
+		MaxOutageSeconds: &zero,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.MaxRegression[AllMetrics] != 0.10 || o.MaxRegression["apiserver.requests"] != 0.05 || o.MutatingP99 != 500*time.Millisecond ||
+		o.ListP99 != 30*time.Second || o.RecoveryP99 != 30*time.Second || *o.MaxOutageSeconds != 1.5 {
+		t.Errorf("options after profile: %+v", o)
+	}
+	err = o.ApplyProfile(&profiles.Gates{MaxRegression: map[string]string{"apiserver.p99": "10%", "apiserver.requests": "ten"}})
+	if err == nil || !strings.Contains(err.Error(), "gates.maxRegression[apiserver.p99]") || !strings.Contains(err.Error(), "gates.maxRegression[apiserver.requests]") {
+		t.Errorf("bad profile gates: %v, want both reported with their field path", err)
+	}
+}
+
+func TestGateGolden(t *testing.T) {
+	opts := gateOpts(func(o *GateOptions) {
+		o.MaxRegression = map[string]float64{"apiserver.requests": 0.10, "endpointSlices.slice_writes": 0.10, "endpointSlices.ready_flips": 0.10, "recovery.pod_ready_p99": 0.10}
+		o.RecoveryP99 = 30 * time.Second
+	})
+	rep, err := EvaluateGates(Input{Name: "base.json", Result: readFixture(t)}, Input{Name: "cur.json", Result: regressed(t)}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, junit bytes.Buffer
+	if err := WriteGateText(&text, rep); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "gate.txt.golden", text.Bytes())
+	if err := WriteJUnit(&junit, rep); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "gate.junit.xml.golden", junit.Bytes())
+
+	// The JUnit document parses, with one test case per gate.
+	var doc junitSuites
+	if err := xml.Unmarshal(junit.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	cases, failures := 0, 0
+	for _, s := range doc.Suites {
+		cases += len(s.Cases)
+		for _, c := range s.Cases {
+			if c.Failure != nil {
+				failures++
+			}
+		}
+	}
+	if cases != len(rep.Results) || failures != rep.Failed || doc.Failures != rep.Failed {
+		t.Errorf("JUnit: %d cases, %d failures; report: %d gates, %d failed", cases, failures, len(rep.Results), rep.Failed)
+	}
+}
+
+func TestPerfDataGolden(t *testing.T) {
+	files, err := BuildPerfData(readFixture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	paths, err := WritePerfData(dir, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNames := []string{
+		"StormbenchAPIResponsiveness_quick_2026-11-30T08:53:25Z.json",
+		"StormbenchRecoveryLatency_quick_2026-11-30T08:53:25Z.json",
+		"StormbenchMetrics_quick_2026-11-30T08:53:25Z.json",
+	}
+	if len(paths) != len(wantNames) {
+		t.Fatalf("wrote %v, want %v", paths, wantNames)
+	}
+	for i, p := range paths {
+		if filepath.Base(p) != wantNames[i] {
+			t.Errorf("file %d is %s, want %s", i, filepath.Base(p), wantNames[i])
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pd PerfData
+		if err := json.Unmarshal(b, &pd); err != nil || pd.Version != "v1" || len(pd.DataItems) == 0 {
+			t.Errorf("%s: %v, version %q, %d items", p, err, pd.Version, len(pd.DataItems))
+		}
+		golden(t, strings.SplitN(wantNames[i], "_", 2)[0]+".perfdata.golden.json", b)
+	}
+	if _, err := WritePerfData(dir, []PerfFile{{Name: "../x.json"}}); err == nil {
+		t.Error("a file name leaving the directory was accepted")
+	}
+}

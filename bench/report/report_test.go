@@ -1,0 +1,217 @@
+package report
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+func TestReportHTML(t *testing.T) {
+	rep, err := Build(Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{Charts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	doc := parseHTML(t, buf.Bytes())
+	assertSelfContained(t, doc)
+
+	var charts []Chart
+	for _, s := range rep.Sections {
+		charts = append(charts, s.Charts...)
+	}
+	// Per variant: request rate, p99 latency, in-flight; shared: not-ready
+	// endpoints, slice writes; recovery: node, pod, service.
+	wantIDs := []string{
+		"request-rate-legacy", "request-rate-preserve", "latency-legacy", "latency-preserve",
+		"inflight-legacy", "inflight-preserve", "not-ready-endpoints", "slice-writes",
+		"recovery-node-ready", "recovery-pod-ready", "recovery-service-ready",
+	}
+	var gotIDs []string
+	for _, c := range charts {
+		gotIDs = append(gotIDs, c.ID)
+	}
+	if strings.Join(gotIDs, " ") != strings.Join(wantIDs, " ") {
+		t.Errorf("charts %v, want %v", gotIDs, wantIDs)
+	}
+	figures := findAll(doc, "figure")
+	svgs := findAll(doc, "svg")
+	if len(figures) != len(charts) || len(svgs) != len(charts) {
+		t.Fatalf("%d charts, %d <figure>, %d <svg>: want one inline SVG per chart", len(charts), len(figures), len(svgs))
+	}
+	for _, f := range figures {
+		if n := len(findAll(f, "svg")); n != 1 {
+			t.Errorf("figure %s holds %d <svg>, want 1", attr(f, "id"), n)
+		}
+		if len(findAll(f, "figcaption")) != 1 {
+			t.Errorf("figure %s has no caption", attr(f, "id"))
+		}
+	}
+	for _, s := range svgs {
+		if attr(s, "viewbox") == "" {
+			t.Error("an <svg> has no viewBox, so it cannot scale")
+		}
+		if len(findAll(s, "text")) == 0 {
+			t.Error("an <svg> has no text: axes and titles missing")
+		}
+	}
+	page := buf.String()
+	for _, want := range []string{"Key metrics", "Not modelled", "Image-pull cancellation", "Device-plugin re-registration", "eviction", "pods/status PATCH", "sendInitialEvents"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
+func TestReportMarkdownGolden(t *testing.T) {
+	rep, err := Build(Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Sections) != 0 {
+		t.Error("charts rendered without Options.Charts")
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.md.golden", buf.Bytes())
+}
+
+func TestKubeletTable(t *testing.T) {
+	rep, err := Build(Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kt := rep.Kubelet
+	if strings.Join(kt.Variants, ",") != "legacy,preserve" || kt.Restarts[0] != 10 {
+		t.Fatalf("variants %v restarts %v", kt.Variants, kt.Restarts)
+	}
+	rows := map[string]KubeletRow{}
+	for _, r := range kt.Rows {
+		rows[r.Request] = r
+	}
+	for _, tt := range []struct {
+		request          string
+		legacy, preserve float64
+		check            string
+	}{
+		{"pods WATCH", 1, 1, "ok"},
+		{"events POST", 6, 6, "ok"},
+		{"pods/status PATCH", 19, 0, ""},
+		{"csinodes GET+POST+PUT", 2, 1, "ok"},
+		{"harness: nodes PATCH", 3, 3, ""},
+	} {
+		r, ok := rows[tt.request]
+		if !ok {
+			t.Errorf("no row %q", tt.request)
+			continue
+		}
+		if r.PerRestart[0] != tt.legacy || r.PerRestart[1] != tt.preserve || r.Check[0] != tt.check {
+			t.Errorf("%s: %v %v, want %v/%v %q", tt.request, r.PerRestart, r.Check, tt.legacy, tt.preserve, tt.check)
+		}
+	}
+	if _, ok := rows["podcertificaterequests WATCH"]; ok {
+		t.Error("an optional request nobody sent has a row")
+	}
+}
+
+// TestReportBaseline puts the chosen baseline first everywhere.
+func TestReportBaseline(t *testing.T) {
+	rep, err := Build(Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{Baseline: "preserve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Comparison.Baseline != "preserve" || rep.Kubelet.Variants[0] != "preserve" {
+		t.Errorf("baseline %s, kubelet columns %v", rep.Comparison.Baseline, rep.Kubelet.Variants)
+	}
+	if d := findRow(t, rep.Comparison, "endpointSlices.slice_writes").Cells[1].Delta; d == nil || d.Text != "+∞%" {
+		t.Errorf("slice writes legacy vs preserve: %+v, want +∞%%", d)
+	}
+	if _, err := Build(Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{Baseline: "nope"}); err == nil {
+		t.Error("unknown baseline variant: no error")
+	}
+}
+
+func TestWaveStarts(t *testing.T) {
+	rep := readFixture(t)
+	prof, err := decodeProfile(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// quick: 10 restarts in waves of 50% every 5s: a second wave at 5s.
+	if got := waveStarts(prof, &rep.Variants[0]); len(got) != 1 || got[0] != 5 {
+		t.Errorf("waveStarts = %v, want [5]", got)
+	}
+}
+
+func parseHTML(t *testing.T, b []byte) *html.Node {
+	t.Helper()
+	doc, err := html.Parse(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func findAll(n *html.Node, tag string) []*html.Node {
+	var out []*html.Node
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && n.Data == tag {
+			out = append(out, n)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return out
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if strings.EqualFold(a.Key, key) {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+var remoteURL = regexp.MustCompile(`(?i)^\s*(https?:)?//`)
+
+// assertSelfContained checks that a page loads nothing: no script, no
+// stylesheet link, no remote src or href, no url() or @import in styles.
+func assertSelfContained(t *testing.T, doc *html.Node) {
+	t.Helper()
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			switch n.Data {
+			case "script", "link", "iframe", "object", "embed", "img":
+				t.Errorf("page has a <%s> element", n.Data)
+			}
+			for _, a := range n.Attr {
+				k := strings.ToLower(a.Key)
+				if (k == "src" || k == "href" || strings.HasSuffix(k, ":href") || k == "srcset") && remoteURL.MatchString(a.Val) {
+					t.Errorf("<%s %s=%q> loads from elsewhere", n.Data, a.Key, a.Val)
+				}
+				if k == "style" && (strings.Contains(a.Val, "url(") || strings.Contains(a.Val, "@import")) {
+					t.Errorf("<%s style=%q> loads from elsewhere", n.Data, a.Val)
+				}
+			}
+			if n.Data == "style" && n.FirstChild != nil && (strings.Contains(n.FirstChild.Data, "url(") || strings.Contains(n.FirstChild.Data, "@import")) {
+				t.Error("a <style> loads from elsewhere")
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+}
