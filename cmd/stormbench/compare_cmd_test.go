@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCompareCommand(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.json")
+	if err := os.WriteFile(garbage, []byte("not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string // in stdout, or in stderr for a failure
+	}{
+		{"variants of one file", []string{abFixture}, exitOK, "-100% (n=1) ¹"},
+		{"too few repetitions note", []string{abFixture}, exitOK, "too few repetitions"},
+		{"markdown", []string{"-o", "markdown", abFixture}, exitOK, "| EndpointSlice writes | 157 | 0 | -100% (n=1) ¹ |"},
+		{"format alias", []string{"--format", "md", abFixture}, exitOK, "|:---|---:|"},
+		{"html", []string{"-o", "html", abFixture}, exitOK, "<!DOCTYPE html>"},
+		{"baseline variant", []string{"--baseline-variant", "preserve", abFixture}, exitOK, "vs preserve"},
+		{"metrics subset", []string{"--metrics", "endpointSlices.ready_flips,apiserver.requests", abFixture}, exitOK, "Endpoint ready→not-ready flips"},
+		{"two files by file", []string{"--group-by", "file-variant", abFixture, regressedFixture(t, dir)}, exitOK, "regressed.json/legacy"},
+		{"list metrics", []string{"--list-metrics"}, exitOK, "endpointSlices.slice_writes"},
+		{"no files", nil, exitUsage, "at least one result file"},
+		{"malformed file", []string{garbage}, exitUsage, "decoding result"},
+		{"missing file", []string{filepath.Join(dir, "nope.json")}, exitUsage, "no such file"},
+		{"unknown format", []string{"-o", "yaml", abFixture}, exitUsage, "unknown output format"},
+		{"unknown baseline", []string{"--baseline-variant", "nope", abFixture}, exitUsage, `no group "nope"`},
+		{"unknown metric", []string{"--metrics", "x", abFixture}, exitUsage, `unknown metric "x"`},
+		{"bad grouping", []string{"--group-by", "files", abFixture}, exitUsage, "unknown grouping"},
+		{"help", []string{"--help"}, exitOK, "Mann-Whitney"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, append([]string{"compare"}, tt.args...)...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
+			}
+			out := stdout
+			if code != exitOK {
+				out = stderr
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("output lacks %q:\n%s", tt.want, out)
+			}
+		})
+	}
+}
+
+func TestCompareCommandJSON(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "compare", "-o", "json", abFixture)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var c struct {
+		Baseline string `json:"baseline"`
+		Rows     []struct {
+			Metric struct {
+				ID string `json:"id"`
+			} `json:"metric"`
+			Cells []struct {
+				Median float64 `json:"median"`
+				Delta  *struct {
+					Text   string `json:"text"`
+					TooFew bool   `json:"tooFewRepetitions"`
+				} `json:"delta"`
+			} `json:"cells"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Baseline != "legacy" || len(c.Rows) == 0 {
+		t.Fatalf("baseline %q, %d rows", c.Baseline, len(c.Rows))
+	}
+	for _, r := range c.Rows {
+		if r.Metric.ID == "endpointSlices.ready_flips" {
+			if r.Cells[0].Median != 79 || r.Cells[1].Delta == nil || r.Cells[1].Delta.Text != "-100%" || !r.Cells[1].Delta.TooFew {
+				t.Errorf("ready flips: %+v", r.Cells)
+			}
+			return
+		}
+	}
+	t.Error("no ready flips row")
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+// abFixture is a real 50-node kubelet-storm A/B result (variants legacy and
+// preserve), shared with bench/report's tests.
+const abFixture = "../../bench/report/testdata/quick-ab.json"
+
+// runCLI runs stormbench with args and returns its exit code and output.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), &stdout, &stderr, args)
+	return code, stdout.String(), stderr.String()
+}
+
+// regressedFixture writes the fixture with the legacy variant's API
+// requests up 30 % and returns its path.
+func regressedFixture(t *testing.T, dir string) string {
+	t.Helper()
+	r, err := result.ReadFile(abFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range r.Variants {
+		if r.Variants[i].Variant != "legacy" {
+			continue
+		}
+		m := r.Variants[i].Measurement(result.MeasurementAPIServer)
+		for j := range m.Values {
+			if v := &m.Values[j]; v.Name == result.APIRequests && v.Window == result.WindowStorm && len(v.Labels) == 0 {
+				v.Value *= 1.3
+			}
+		}
+	}
+	p := filepath.Join(dir, "regressed.json")
+	if err := result.WriteFile(p, r, result.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestGateExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	regressed := regressedFixture(t, dir)
+	garbage := filepath.Join(dir, "garbage.json")
+	if err := os.WriteFile(garbage, []byte(`{"schemaVersion": 1, "run": {}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	invalid := filepath.Join(dir, "invalid.json")
+	if err := os.WriteFile(invalid, []byte(`{"schemaVersion": 1, "complete": true, "run": {"id": "x"}, "variants": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	otherSchema := filepath.Join(dir, "v9.json")
+	if err := os.WriteFile(otherSchema, []byte(`{"schemaVersion": 9}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		code       int
+		wantStdout string
+		wantStderr string
+	}{
+		{"pass", []string{"--baseline", abFixture, "--current", abFixture, "--max-regression", "10%"}, exitOK, "PASS: ", ""},
+		{"pass without baseline", []string{"--current", abFixture}, exitOK, "PASS: 8 of 8 gates passed", ""},
+		{"regression", []string{"--baseline", abFixture, "--current", regressed, "--max-regression", "10%"}, exitGateFail,
+			"FAIL: +30.0% from 1617", "1 of 66 gates failed: legacy regression API requests (storm)"},
+		{"regression within a per-metric threshold", []string{"--baseline", abFixture, "--current", regressed, "--max-regression", "10%", "--max-regression", "apiserver.requests=50%"}, exitOK, "PASS", ""},
+		{"SLO breach", []string{"--current", abFixture, "--max-mutating-p99", "50ms"}, exitGateFail, "over by 10.9ms", "legacy SLO API p99 mutating (storm)"},
+		{"recovery SLO", []string{"--current", abFixture, "--max-recovery-p99", "9s"}, exitGateFail, "FAIL: over by 822ms", "2 of 10 gates failed"},
+		{"SLO disabled", []string{"--current", abFixture, "--max-mutating-p99", "0", "--max-list-p99", "0", "--max-outage-seconds", "-1"}, exitOK, "PASS: 2 of 2", ""},
+		{"profile gates", []string{"--current", abFixture, "--profile", writeProfile(t, dir, "mutatingP99: 10ms")}, exitGateFail, "≤ 10ms", "gates failed"},
+		{"flag overrides profile", []string{"--current", abFixture, "--profile", writeProfile(t, dir, "mutatingP99: 10ms"), "--max-mutating-p99", "1s"}, exitOK, "PASS", ""},
+		{"one variant", []string{"--current", abFixture, "--variant", "preserve", "--max-recovery-p99", "9.7s"}, exitOK, "PASS: 5 of 5", ""},
+		{"malformed current", []string{"--current", garbage}, exitUsage, "", "decoding result"},
+		{"invalid current", []string{"--current", invalid}, exitUsage, "", "run.toolVersion: Required value"},
+		{"other schema", []string{"--current", otherSchema}, exitUsage, "", "schemaVersion: Unsupported value: 9"},
+		{"missing baseline file", []string{"--baseline", filepath.Join(dir, "nope.json"), "--current", abFixture, "--max-regression", "5%"}, exitUsage, "", "no such file"},
+		{"no current", []string{"--baseline", abFixture}, exitUsage, "", "--current is required"},
+		{"regression without baseline", []string{"--current", abFixture, "--max-regression", "5%"}, exitUsage, "", "need --baseline"},
+		{"unknown metric", []string{"--current", abFixture, "--baseline", abFixture, "--max-regression", "apiserver.p99=5%"}, exitUsage, "", `unknown metric "apiserver.p99"`},
+		{"bad percentage", []string{"--current", abFixture, "--baseline", abFixture, "--max-regression", "ten"}, exitUsage, "", "non-negative percentage"},
+		{"unknown variant", []string{"--current", abFixture, "--variant", "nope"}, exitUsage, "", `no variant "nope"`},
+		{"bad profile", []string{"--current", abFixture, "--profile", writeProfile(t, dir, "maxRegression: {apiserver.p99: 5%}")}, exitUsage, "", "gates.maxRegression[apiserver.p99]"},
+		{"stray argument", []string{"--current", abFixture, abFixture}, exitUsage, "", "takes no arguments"},
+		{"help", []string{"--help"}, exitOK, "--max-regression", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, append([]string{"gate"}, tt.args...)...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, tt.wantStdout) {
+				t.Errorf("stdout lacks %q:\n%s", tt.wantStdout, stdout)
+			}
+			if !strings.Contains(stderr, tt.wantStderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.wantStderr, stderr)
+			}
+		})
+	}
+}
+
+// writeProfile writes the quick profile with the given gates section.
+func writeProfile(t *testing.T, dir, gates string) string {
+	t.Helper()
+	p := filepath.Join(dir, strings.NewReplacer(" ", "", ":", "", "{", "", "}", "", "%", "").Replace(gates)+".yaml")
+	doc := `apiVersion: stormbench.io/v1alpha1
+kind: StormProfile
+metadata:
+  name: gated
+seed: 1
+fleet:
+  nodes: 10
+  podsPerNode: 5
+gates:
+  ` + gates + "\n"
+	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestGateExports(t *testing.T) {
+	dir := t.TempDir()
+	junit := filepath.Join(dir, "gate.xml")
+	perf := filepath.Join(dir, "perfdash")
+	code, stdout, stderr := runCLI(t, "gate", "--baseline", abFixture, "--current", regressedFixture(t, dir),
+		"--max-regression", "10%", "--junit", junit, "--perfdash", perf)
+	if code != exitGateFail {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	// JUnit is written even though (because) a gate failed.
+	b, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil || doc.Tests != 66 || doc.Failures != 1 {
+		t.Errorf("JUnit: %v, %d tests, %d failures; want 66 and 1", err, doc.Tests, doc.Failures)
+	}
+	entries, err := os.ReadDir(perf)
+	if err != nil || len(entries) != 3 {
+		t.Errorf("perfdash dir: %v, %d files, want 3", err, len(entries))
+	}
+	code, stdout, _ = runCLI(t, "gate", "--current", abFixture, "-o", "json")
+	if code != exitOK || !strings.Contains(stdout, `"status": "pass"`) {
+		t.Errorf("-o json: exit %d\n%s", code, stdout)
+	}
+}
