@@ -229,7 +229,7 @@ func Compare(inputs []Input, opts CompareOptions) (*Comparison, error) {
 	for _, m := range opts.Metrics {
 		row := Row{Metric: m, Cells: make([]Cell, len(c.Groups))}
 		samples := make([]*benchmath.Sample, len(c.Groups))
-		any := false
+		measured := false
 		for gi := range c.Groups {
 			var vals []float64
 			for _, v := range c.Groups[gi].runs {
@@ -240,11 +240,11 @@ func Compare(inputs []Input, opts CompareOptions) (*Comparison, error) {
 			if len(vals) == 0 {
 				continue
 			}
-			any = true
+			measured = true
 			samples[gi] = benchmath.NewSample(vals, &thresholds)
 			row.Cells[gi] = summarise(samples[gi], opts.Confidence, notes)
 		}
-		if !any {
+		if !measured {
 			continue
 		}
 		for gi := 1; gi < len(c.Groups); gi++ {

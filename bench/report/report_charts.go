@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -271,15 +272,17 @@ func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, err
 			layers = append(layers, r)
 		}
 	}
+	// Sorted, so that float sums and thus the SVG are the same every time.
+	names := slices.Sorted(maps.Keys(byRes))
 	hasOther := false
-	for r := range byRes {
+	for _, r := range names {
 		if !slices.Contains(layers, r) && seriesMax(byRes[r]) > 0 {
 			hasOther = true
 		}
 	}
 	var times []float64
-	for _, s := range byRes {
-		for _, p := range xy(s, origin, 1) {
+	for _, r := range names {
+		for _, p := range xy(byRes[r], origin, 1) {
 			times = append(times, math.Round(p.X*1000)/1000)
 		}
 	}
@@ -294,7 +297,7 @@ func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, err
 	}
 	cum := make([]float64, len(times))
 	var stacks []plotter.XYs
-	var names []string
+	var stacked []string
 	addLayer := func(name string, vals map[float64]float64) {
 		pts := make(plotter.XYs, len(times))
 		for i, t := range times {
@@ -302,18 +305,18 @@ func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, err
 			pts[i] = plotter.XY{X: t, Y: cum[i]}
 		}
 		stacks = append(stacks, pts)
-		names = append(names, name)
+		stacked = append(stacked, name)
 	}
 	for _, r := range layers {
 		addLayer(r, value(byRes[r]))
 	}
 	if hasOther {
 		other := map[float64]float64{}
-		for r, s := range byRes {
+		for _, r := range names {
 			if slices.Contains(layers, r) {
 				continue
 			}
-			for t, x := range value(s) {
+			for t, x := range value(byRes[r]) {
 				other[t] += x
 			}
 		}
@@ -324,7 +327,7 @@ func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, err
 	// Draw the tallest cumulative layer first so each lower one paints
 	// over it: the visible bands are the per-resource rates.
 	for i := len(stacks) - 1; i >= 0; i-- {
-		c := resourceColour(ranked, names[i])
+		c := resourceColour(ranked, stacked[i])
 		for _, seg := range splitGaps(stacks[i]) {
 			l, err := plotter.NewLine(seg)
 			if err != nil {
@@ -336,7 +339,7 @@ func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, err
 			p.Add(l)
 		}
 	}
-	for _, n := range names {
+	for _, n := range stacked {
 		p.legendLine(n, resourceColour(ranked, n), vg.Points(6))
 	}
 	markStorm(p, v, pn.waves, p.Y.Max)

@@ -215,3 +215,21 @@ func assertSelfContained(t *testing.T, doc *html.Node) {
 	}
 	walk(doc)
 }
+
+// TestReportHTMLDeterministic: the same result gives the same page, so that
+// committed example reports only change when the result does.
+func TestReportHTMLDeterministic(t *testing.T) {
+	var pages [2]bytes.Buffer
+	for i := range pages {
+		rep, err := Build(Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{Charts: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteHTML(&pages[i], rep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(pages[0].Bytes(), pages[1].Bytes()) {
+		t.Error("two renderings of one result differ")
+	}
+}
