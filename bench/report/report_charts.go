@@ -497,6 +497,7 @@ func percentileChart(groups []Group, name, title string) (Chart, bool, error) {
 		}
 		if merged.Summary.Count == 0 || merged.HDR == "" {
 			empty = append(empty, g.Name)
+			p.legend.Add(g.Name + ": no samples")
 			continue
 		}
 		h, err := result.DecodeHDR(merged.HDR)

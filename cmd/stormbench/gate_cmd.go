@@ -82,7 +82,7 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Var(&reg, "max-regression", "Allowed increase of a median over the baseline's: \"10%\" for every key metric, or \"METRIC=10%\" for one (repeatable; a metric's own value wins)")
 	fs.DurationVar(&mutating, "max-mutating-p99", def.MutatingP99, "SLO on the storm-window p99 of mutating API calls; 0 disables")
 	fs.DurationVar(&list, "max-list-p99", def.ListP99, "SLO on the storm-window p99 of LIST calls; 0 disables")
-	fs.Float64Var(&outage, "max-outage-seconds", *def.MaxOutageSeconds, "Allowed service-outage seconds (Services with no ready endpoint); negative disables")
+	fs.Float64Var(&outage, "max-outage-seconds", *def.MaxOutageSeconds, "Allowed service-outage seconds (Services with no ready endpoint); default 0, any outage fails; negative disables")
 	fs.DurationVar(&recovery, "max-recovery-p99", 0, "SLO on node recovery p99 (restart to Ready); 0 disables")
 	fs.StringSliceVar(&variants, "variant", nil, "Check only these variants of the current result (repeatable or comma-separated; default all)")
 	fs.Float64Var(&alpha, "alpha", 0.05, "Significance level below which a regression between samples large enough to tell counts")
