@@ -42,13 +42,3 @@ func profileName(r *result.Result) string {
 	p, _ := decodeProfile(r)
 	return p.Metadata.Name
 }
-
-// ProfileGates returns the gates section of the profile embedded in a
-// result document, or nil.
-func ProfileGates(r *result.Result) (*profiles.Gates, error) {
-	p, err := decodeProfile(r)
-	if err != nil {
-		return nil, err
-	}
-	return p.Gates, nil
-}
