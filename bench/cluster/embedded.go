@@ -119,6 +119,9 @@ func (e *Embedded) Config() ([]byte, error) {
 		// kubeadm enables NodeRestriction; the default plugin list does not.
 		// It is what limits a node identity to its own objects.
 		{"enable-admission-plugins", "NodeRestriction"},
+		// The default /24 holds 254 Services; a 1,000-node fleet has
+		// hundreds. Pod CIDRs live in 10.128.0.0/9 and do not overlap.
+		{"service-cluster-ip-range", "10.96.0.0/12"},
 	}
 	if cp.MaxRequestsInflight > 0 {
 		apiserverArgs = append(apiserverArgs, arg{"max-requests-inflight", strconv.Itoa(cp.MaxRequestsInflight)})

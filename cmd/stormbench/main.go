@@ -15,7 +15,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
 
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -29,6 +31,8 @@ const (
 )
 
 func main() {
+	// client-go logs through klog; stormbench reports errors itself.
+	klog.SetLogger(logr.Discard())
 	ctx, stop := signalContext()
 	defer stop()
 	os.Exit(run(ctx, os.Stdout, os.Stderr, os.Args[1:]))
