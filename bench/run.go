@@ -79,6 +79,7 @@ func Run(ctx context.Context, o Options) (*result.Result, error) {
 	if err != nil {
 		return res, err
 	}
+	f.SetStaleReadinessFixer(kubelet.StaleReadinessFixer(o.Target.Config, nil))
 	res.Run.Fleet = result.Fleet{Nodes: p.Fleet.Nodes, Pods: f.Plan().ExpectedPods, Services: f.Plan().Services}
 	o.Logf("Provisioning fleet %q: %d nodes, %d pods, %d services", o.RunID, p.Fleet.Nodes, f.Plan().ExpectedPods, f.Plan().Services)
 	provStart := o.Clock.Now()
@@ -236,6 +237,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, v profiles.Varia
 		return vr, err
 	}
 	cpuStart := selfCPU()
+	fixedBefore := f.StaleReadinessFixed()
 	stormStart := o.Clock.Now()
 	vr.StormStart = stormStart
 	set.MarkStormStart(stormStart)
@@ -259,7 +261,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, v profiles.Varia
 	if r, err := f.Readiness(gctx); err == nil {
 		lost = r.LostPods
 	}
-	vr.Measurements = append(set.Gather(gctx), stormMeasurement(sim, cpu, lost, stormStart, end))
+	vr.Measurements = append(set.Gather(gctx), stormMeasurement(sim, cpu, lost, f.StaleReadinessFixed()-fixedBefore, stormStart, end))
 	vr.Complete = playErr == nil && recErr == nil && sim.Counters.Errors.Load() == 0
 	for _, e := range events.Events() {
 		if e.Type == storm.EventError && len(vr.Errors) < 20 {
@@ -280,7 +282,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, v profiles.Varia
 
 // stormMeasurement records what the simulated kubelets did and what
 // stormbench itself cost during the storm.
-func stormMeasurement(sim *kubelet.Simulator, cpu time.Duration, lostPods int, start, end time.Time) result.Measurement {
+func stormMeasurement(sim *kubelet.Simulator, cpu time.Duration, lostPods int, fixed int64, start, end time.Time) result.Measurement {
 	m := result.Measurement{Name: MeasurementStorm, Windows: []result.Window{{Name: result.WindowStorm, Start: start, End: end}}}
 	for k, v := range sim.Counters.Snapshot() {
 		m.Values = append(m.Values, result.Value{Name: k, Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(v)})
@@ -291,6 +293,10 @@ func stormMeasurement(sim *kubelet.Simulator, cpu time.Duration, lostPods int, s
 		// Standalone pods evicted while their node was down: nothing
 		// replaces them.
 		result.Value{Name: "podsLost", Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(lostPods)},
+		// Pods the node-lifecycle controller left not ready on nodes that
+		// KWOK (not a simulated kubelet) brought back, set Ready by
+		// stormbench acting as their kubelet (kwok#1464).
+		result.Value{Name: "staleReadinessFixed", Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(fixed)},
 	)
 	m.Sort()
 	return m

@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -53,7 +52,16 @@ type Fleet struct {
 	progress Progress
 
 	timings Timings
+	fixer   StaleReadinessFixer
+	fixed   atomic.Int64
 }
+
+// SetStaleReadinessFixer installs the fixer WaitReady uses for pods left not
+// ready by the node-lifecycle controller; nil leaves them alone.
+func (f *Fleet) SetStaleReadinessFixer(fix StaleReadinessFixer) { f.fixer = fix }
+
+// StaleReadinessFixed counts pods the fixer set Ready again.
+func (f *Fleet) StaleReadinessFixed() int64 { return f.fixed.Load() }
 
 // Timings are the provisioning milestones of the last Up, measured from its
 // start.
@@ -248,32 +256,39 @@ func (f *Fleet) WaitReady(ctx context.Context, timeout time.Duration) error {
 func (f *Fleet) waitReady(ctx context.Context, timeout time.Duration, start time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	w, err := f.watchReadiness(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.close()
 	f.progress.Start("waiting for nodes and pods to be Ready", f.spec.Nodes+f.plan.ExpectedPods)
 	defer f.progress.Done()
-	var last atomic.Pointer[Readiness]
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	var last *Readiness
 	for {
-		r, err := f.Readiness(ctx)
-		if err == nil {
-			last.Store(r)
-			f.progress.Set(r.ReadyNodes + r.ReadyPods)
-			if !start.IsZero() && f.timings.NodesReady == 0 && r.ReadyNodes == r.Nodes {
-				f.timings.NodesReady = time.Since(start)
+		r, stale := w.snapshot(f)
+		last = r
+		f.progress.Set(r.ReadyNodes + r.ReadyPods)
+		if !start.IsZero() && f.timings.NodesReady == 0 && r.ReadyNodes == r.Nodes {
+			f.timings.NodesReady = time.Since(start)
+		}
+		if r.Complete() {
+			if !start.IsZero() {
+				f.timings.PodsReady = time.Since(start)
 			}
-			if r.Complete() {
-				if !start.IsZero() {
-					f.timings.PodsReady = time.Since(start)
+			return nil
+		}
+		if f.fixer != nil {
+			for _, p := range stale {
+				if err := f.fixer(ctx, p); err == nil {
+					f.fixed.Add(1)
 				}
-				return nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			if r := last.Load(); r != nil {
-				return fmt.Errorf("fleet not Ready after %s: %s", timeout, r)
-			}
-			return fmt.Errorf("fleet not Ready after %s: %w", timeout, errors.Join(ctx.Err(), err))
+			return fmt.Errorf("fleet not Ready after %s: %s", timeout, last)
 		case <-tick.C:
 		}
 	}
@@ -356,17 +371,27 @@ func (f *Fleet) Readiness(ctx context.Context) (*Readiness, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
-	present := map[string]bool{}
+	ptrs := make([]*corev1.Pod, len(pods.Items))
 	for i := range pods.Items {
-		present[pods.Items[i].Name] = true
+		ptrs[i] = &pods.Items[i]
 	}
-	for _, name := range f.plan.StandalonePods {
+	r.count(f.plan, ptrs, nil)
+	return r, nil
+}
+
+// count adds the pods to r; notReady, when set, sees every live pod that is
+// not Ready.
+func (r *Readiness) count(plan *Plan, pods []*corev1.Pod, notReady func(*corev1.Pod)) {
+	present := map[string]bool{}
+	for _, p := range pods {
+		present[p.Name] = true
+	}
+	for _, name := range plan.StandalonePods {
 		if !present[name] {
 			r.LostPods++
 		}
 	}
-	for i := range pods.Items {
-		p := &pods.Items[i]
+	for _, p := range pods {
 		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
@@ -376,8 +401,10 @@ func (f *Fleet) Readiness(ctx context.Context) (*Readiness, error) {
 			continue
 		}
 		r.PodReasons[podReason(p)]++
+		if notReady != nil {
+			notReady(p)
+		}
 	}
-	return r, nil
 }
 
 func podReason(p *corev1.Pod) string {

@@ -1,0 +1,100 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+)
+
+// StaleReadinessFixer acts as the kubelet of a pod's node for a pod whose
+// Ready condition the node-lifecycle controller set to False while the node
+// was late with its heartbeats, and which KWOK never sets back
+// (kubernetes-sigs/kwok#1464). A real kubelet's status manager would write
+// Ready=True again, since its own view of the pod differs.
+type StaleReadinessFixer func(ctx context.Context, pod *corev1.Pod) error
+
+// staleAfter is how long a pod must look stale before it is fixed, so that
+// transient states and the storm's own readiness changes are left alone.
+const staleAfter = 5 * time.Second
+
+// readinessWatch holds informer caches of the run's nodes and pods, so that
+// waiting for readiness costs the API server one watch each instead of a
+// LIST of every pod per poll.
+type readinessWatch struct {
+	nodes, pods cache.SharedIndexInformer
+	stop        chan struct{}
+}
+
+func (f *Fleet) watchReadiness(ctx context.Context) (*readinessWatch, error) {
+	w := &readinessWatch{stop: make(chan struct{})}
+	nf := informers.NewSharedInformerFactoryWithOptions(f.client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = f.RunSelector()
+	}))
+	pf := informers.NewSharedInformerFactoryWithOptions(f.client, 0, informers.WithNamespace(f.plan.Namespace))
+	w.nodes = nf.Core().V1().Nodes().Informer()
+	w.pods = pf.Core().V1().Pods().Informer()
+	nf.Start(w.stop)
+	pf.Start(w.stop)
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if !cache.WaitForCacheSync(sctx.Done(), w.nodes.HasSynced, w.pods.HasSynced) {
+		close(w.stop)
+		return nil, fmt.Errorf("watching the fleet's nodes and pods: caches did not sync: %w", sctx.Err())
+	}
+	return w, nil
+}
+
+func (w *readinessWatch) close() { close(w.stop) }
+
+// snapshot computes readiness from the caches, and returns the pods whose
+// readiness looks stale (see StaleReadinessFixer).
+func (w *readinessWatch) snapshot(f *Fleet) (*Readiness, []*corev1.Pod) {
+	r := &Readiness{ExpectedPods: f.plan.ExpectedPods, PodReasons: map[string]int{}}
+	readyNodes := map[string]bool{}
+	for _, o := range w.nodes.GetStore().List() {
+		n := o.(*corev1.Node)
+		r.Nodes++
+		if NodeReady(n) {
+			r.ReadyNodes++
+			readyNodes[n.Name] = true
+		} else if len(r.NotReadyNodes) < 5 {
+			r.NotReadyNodes = append(r.NotReadyNodes, n.Name)
+		}
+	}
+	r.Nodes = max(r.Nodes, f.spec.Nodes)
+	var pods []*corev1.Pod
+	for _, o := range w.pods.GetStore().List() {
+		pods = append(pods, o.(*corev1.Pod))
+	}
+	var stale []*corev1.Pod
+	r.count(f.plan, pods, func(p *corev1.Pod) {
+		if readyNodes[p.Spec.NodeName] && staleNotReady(p, time.Now()) {
+			stale = append(stale, p)
+		}
+	})
+	return r, stale
+}
+
+// staleNotReady: Running, containers ready, pod not ready for a while: the
+// node-lifecycle controller's MarkPodsNotReady signature.
+func staleNotReady(p *corev1.Pod, now time.Time) bool {
+	if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+		return false
+	}
+	var ready, containers *corev1.PodCondition
+	for i := range p.Status.Conditions {
+		switch p.Status.Conditions[i].Type {
+		case corev1.PodReady:
+			ready = &p.Status.Conditions[i]
+		case corev1.ContainersReady:
+			containers = &p.Status.Conditions[i]
+		}
+	}
+	return ready != nil && containers != nil && ready.Status == corev1.ConditionFalse &&
+		containers.Status == corev1.ConditionTrue && now.Sub(ready.LastTransitionTime.Time) > staleAfter
+}
