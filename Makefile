@@ -77,3 +77,20 @@ vet: ## go vet and gofmt check.
 .PHONY: clean
 clean: ## Remove bin/ (components included).
 	rm -rf $(BIN)
+
+CI_PROFILE     ?= quick
+BASELINE       ?= results/baselines/$(CI_PROFILE).json
+MAX_REGRESSION ?= 50%
+
+.PHONY: compare-gates
+compare-gates: components build ## Run the gate A/B profile (quick) and write results/compare-gates.{json,html,md}.
+	$(BIN)/stormbench run --profile quick --bin-dir $(BIN) --result results/compare-gates.json --force
+	$(BIN)/stormbench compare results/compare-gates.json
+	$(BIN)/stormbench report results/compare-gates.json -o results/compare-gates.html
+	$(BIN)/stormbench report results/compare-gates.json -o results/compare-gates.md
+
+.PHONY: gate
+gate: components build ## Run CI_PROFILE and gate it against the committed baseline (exit 1 when a gate fails).
+	$(BIN)/stormbench run --profile $(CI_PROFILE) --bin-dir $(BIN) --result results/gate-current.json --force
+	$(BIN)/stormbench gate --baseline $(BASELINE) --current results/gate-current.json --profile $(CI_PROFILE) \
+		$(if $(MAX_REGRESSION),--max-regression $(MAX_REGRESSION)) --junit results/gate-junit.xml --perfdash results/perfdash
