@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -236,8 +238,32 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, v profiles.Varia
 	if err != nil {
 		return vr, err
 	}
-	cpuStart := selfCPU()
 	fixedBefore := f.StaleReadinessFixed()
+	// stormbench's own memory during the storm: RSS sampled every 500ms,
+	// against the RSS when the storm starts (after a GC), so the fleet's
+	// provisioning caches do not count.
+	runtime.GC()
+	rssStart := currentRSS()
+	var rssMax atomic.Int64
+	rssMax.Store(rssStart)
+	sampleCtx, stopSampling := context.WithCancel(ctx)
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-sampleCtx.Done():
+				return
+			case <-t.C:
+				if r := currentRSS(); r > rssMax.Load() {
+					rssMax.Store(r)
+				}
+			}
+		}
+	}()
+	cpuStart := selfCPU()
 	stormStart := o.Clock.Now()
 	vr.StormStart = stormStart
 	set.MarkStormStart(stormStart)
@@ -253,6 +279,8 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, v profiles.Varia
 	end := o.Clock.Now()
 	events.Add(storm.Event{Time: end, Type: storm.EventStormEnd})
 	cpu := selfCPU() - cpuStart
+	stopSampling()
+	<-sampled
 	vr.Restarts = int(sim.Counters.Restarts.Load())
 	vr.End = end
 	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
@@ -261,7 +289,8 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, v profiles.Varia
 	if r, err := f.Readiness(gctx); err == nil {
 		lost = r.LostPods
 	}
-	vr.Measurements = append(set.Gather(gctx), stormMeasurement(sim, cpu, lost, f.StaleReadinessFixed()-fixedBefore, stormStart, end))
+	vr.Measurements = append(set.Gather(gctx), withValues(stormMeasurement(sim, cpu, lost, f.StaleReadinessFixed()-fixedBefore, stormStart, end),
+		rssValues(rssStart, rssMax.Load(), len(restarts))...))
 	vr.Complete = playErr == nil && recErr == nil && sim.Counters.Errors.Load() == 0
 	for _, e := range events.Events() {
 		if e.Type == storm.EventError && len(vr.Errors) < 20 {
@@ -300,6 +329,38 @@ func stormMeasurement(sim *kubelet.Simulator, cpu time.Duration, lostPods int, f
 	)
 	m.Sort()
 	return m
+}
+
+func withValues(m result.Measurement, vs ...result.Value) result.Measurement {
+	m.Values = append(m.Values, vs...)
+	m.Sort()
+	return m
+}
+
+// rssValues are stormbench's RSS at the storm's start, its peak during the
+// storm, and the growth per restarted node.
+func rssValues(start, peak int64, restarts int) []result.Value {
+	out := []result.Value{
+		{Name: "stormbenchRSSStartBytes", Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(start)},
+		{Name: "stormbenchRSSPeakBytes", Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(peak)},
+	}
+	if restarts > 0 {
+		out = append(out, result.Value{Name: "stormbenchRSSGrowthPerRestartBytes", Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(peak-start) / float64(restarts)})
+	}
+	return out
+}
+
+// currentRSS is this process's resident set size, in bytes.
+func currentRSS() int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var size, resident int64
+	if _, err := fmt.Sscanf(string(data), "%d %d", &size, &resident); err != nil {
+		return 0
+	}
+	return resident * int64(os.Getpagesize())
 }
 
 func metricsSources(o Options) []measure.MetricsSource {
