@@ -79,16 +79,24 @@ func NewPlan(runID string, f profiles.Fleet) (*Plan, error) {
 	for _, info := range infos {
 		copies := 1
 		pods := f.Nodes
+		replicas := info.share.Replicas
 		if !info.perNode {
 			if shareSum == 0 || info.share.Share == 0 || info.podsPerCopy == 0 {
 				continue
 			}
 			want := float64(total) * float64(info.share.Share) / float64(shareSum)
 			copies = int(math.Round(want / float64(info.podsPerCopy)))
+			perCopy := info.podsPerCopy
 			if copies == 0 && want > 0 {
 				copies = 1
+				if info.replicasKnob {
+					// A small fleet: one smaller object rather than one
+					// full-size object above the target density.
+					replicas = max(1, int(math.Round(want)))
+					perCopy = replicas
+				}
 			}
-			pods = copies * info.podsPerCopy
+			pods = copies * perCopy
 		}
 		for k := 0; k < copies; k++ {
 			objs, err := workloads.Render(workloads.Params{
@@ -96,7 +104,7 @@ func NewPlan(runID string, f profiles.Fleet) (*Plan, error) {
 				Name:              fmt.Sprintf("%s-%d", info.share.Template, k),
 				Namespace:         p.Namespace,
 				RunID:             runID,
-				Replicas:          info.share.Replicas,
+				Replicas:          replicas,
 				TolerationSeconds: *f.TolerationSeconds,
 			})
 			if err != nil {

@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -37,11 +38,11 @@ func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate fun
 	if !mutate(st, &pod.Spec) {
 		return false, nil
 	}
-	patch, err := podStatusPatch(pod.UID, *old, *st)
+	patch, unchanged, err := podStatusPatch(pod.UID, *old, *st)
 	if err != nil {
 		return false, err
 	}
-	if string(patch) == "{}" {
+	if unchanged {
 		return false, nil
 	}
 	if _, err := s.client.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
@@ -52,18 +53,24 @@ func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate fun
 	return true, nil
 }
 
-// podStatusPatch builds the patch as statusutil.PatchPodStatus does: the UID
-// as a precondition, then the status difference.
-func podStatusPatch(uid types.UID, old, cur corev1.PodStatus) ([]byte, error) {
-	oldData, err := json.Marshal(corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}, Status: old})
+// podStatusPatch builds the patch as pkg/util/pod preparePatchBytesForPodStatus
+// does: the UID only in the new object, so it appears in the patch as a
+// precondition, then the status difference. unchanged reports a patch that
+// holds nothing but the UID.
+func podStatusPatch(uid types.UID, old, cur corev1.PodStatus) (patch []byte, unchanged bool, err error) {
+	oldData, err := json.Marshal(corev1.Pod{Status: old})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	newData, err := json.Marshal(corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}, Status: cur})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return strategicpatch.CreateTwoWayMergePatch(oldData, newData, corev1.Pod{})
+	patch, err = strategicpatch.CreateTwoWayMergePatch(oldData, newData, corev1.Pod{})
+	if err != nil {
+		return nil, false, err
+	}
+	return patch, bytes.Equal(patch, []byte(fmt.Sprintf(`{"metadata":{"uid":%q}}`, uid))), nil
 }
 
 // setCondition sets a pod condition, moving its transition time only when

@@ -1,0 +1,158 @@
+package kubelet
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+)
+
+func TestClientConfig(t *testing.T) {
+	base := &rest.Config{Host: "https://127.0.0.1:6443", QPS: 500, Burst: 1000}
+	cfg := ClientConfig(base, "n1", nil)
+	if cfg.Impersonate.UserName != "system:node:n1" {
+		t.Errorf("user %q", cfg.Impersonate.UserName)
+	}
+	if len(cfg.Impersonate.Groups) == 0 || cfg.Impersonate.Groups[0] != "system:nodes" {
+		t.Errorf("groups %v", cfg.Impersonate.Groups)
+	}
+	// pkg/kubelet/apis/config/v1beta1/defaults.go
+	if cfg.QPS != 50 || cfg.Burst != 100 || cfg.ContentType != "application/vnd.kubernetes.protobuf" {
+		t.Errorf("qps %v burst %v content type %q", cfg.QPS, cfg.Burst, cfg.ContentType)
+	}
+	if base.Impersonate.UserName != "" || base.QPS != 500 {
+		t.Error("ClientConfig modified its base config")
+	}
+}
+
+func pod(ready bool) *corev1.PodStatus {
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	return &corev1.PodStatus{
+		Phase: corev1.PodRunning,
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.ContainersReady, Status: status},
+			{Type: corev1.PodReady, Status: status},
+		},
+		ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "app", Ready: ready, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(100, 0))}}},
+			{Name: "sidecar", Ready: ready, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(100, 0))}}},
+		},
+	}
+}
+
+func TestSetReadiness(t *testing.T) {
+	now := metav1.NewTime(time.Unix(1000, 0))
+	tests := []struct {
+		name        string
+		start       bool
+		ready       func(string) bool
+		wantChanged bool
+		wantReady   bool
+	}{
+		{"all stay ready", true, func(string) bool { return true }, false, true},
+		{"probed container resets", true, func(c string) bool { return c != "app" }, true, false},
+		{"probe passes", false, func(string) bool { return true }, true, true},
+		{"still failing", false, func(string) bool { return false }, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := pod(tt.start)
+			changed := setReadiness(st, tt.ready, now)
+			if changed != tt.wantChanged || podReady(st) != tt.wantReady {
+				t.Errorf("changed %v ready %v, want %v %v", changed, podReady(st), tt.wantChanged, tt.wantReady)
+			}
+			for _, c := range st.Conditions {
+				if changed && c.Type == corev1.PodReady && !c.LastTransitionTime.Equal(&now) {
+					t.Errorf("Ready transition time %v not moved", c.LastTransitionTime)
+				}
+			}
+		})
+	}
+}
+
+func TestRestartContainers(t *testing.T) {
+	now := metav1.NewTime(time.Unix(1000, 0))
+	st := pod(true)
+	if !restartContainers(st, func(c string) bool { return c == "app" }, 137, "Error", now) {
+		t.Fatal("no change")
+	}
+	app, side := st.ContainerStatuses[0], st.ContainerStatuses[1]
+	if app.RestartCount != 1 || app.Ready || app.LastTerminationState.Terminated == nil ||
+		app.LastTerminationState.Terminated.ExitCode != 137 || !app.State.Running.StartedAt.Equal(&now) ||
+		!app.LastTerminationState.Terminated.StartedAt.Equal(&metav1.Time{Time: time.Unix(100, 0)}) {
+		t.Errorf("restarted container: %+v", app)
+	}
+	if side.RestartCount != 0 || !side.Ready {
+		t.Errorf("untouched container changed: %+v", side)
+	}
+}
+
+func TestPodStatusPatch(t *testing.T) {
+	old := pod(true)
+	cur := old.DeepCopy()
+	setReadiness(cur, func(string) bool { return false }, metav1.NewTime(time.Unix(1000, 0)))
+	patch, unchanged, err := podStatusPatch("uid-1", *old, *cur)
+	if err != nil || unchanged {
+		t.Fatal(err, unchanged)
+	}
+	s := string(patch)
+	// As statusutil.PatchPodStatus: the UID precondition and only the
+	// changed status, with strategic-merge directives for lists.
+	for _, want := range []string{`"uid":"uid-1"`, `"$setElementOrder/conditions"`, `"type":"Ready"`, `"status":"False"`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("patch %s lacks %s", s, want)
+		}
+	}
+	same, unchanged, err := podStatusPatch("uid-1", *old, *old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !unchanged || string(same) != `{"metadata":{"uid":"uid-1"}}` {
+		t.Errorf("no-op patch %s (unchanged %v)", same, unchanged)
+	}
+}
+
+func TestAdmissionRejects(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"type": "kwok", "zone": "a"}}}
+	tests := []struct {
+		name       string
+		taints     []corev1.Taint
+		selector   map[string]string
+		tolerate   []corev1.Toleration
+		wantReason string
+	}{
+		{"fits", nil, map[string]string{"type": "kwok"}, nil, ""},
+		{"label gone", nil, map[string]string{"zone": "b"}, nil, "NodeAffinity"},
+		{"untolerated NoExecute", []corev1.Taint{{Key: "maintenance", Value: "x", Effect: corev1.TaintEffectNoExecute}}, nil, nil, "TaintToleration"},
+		{"tolerated NoExecute", []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoExecute}}, nil, []corev1.Toleration{{Key: "maintenance", Operator: corev1.TolerationOpExists}}, ""},
+		{"NoSchedule ignored", []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoSchedule}}, nil, nil, ""},
+		{"lifecycle taint is eviction's business", []corev1.Taint{{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute}}, nil, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := node.DeepCopy()
+			n.Spec.Taints = tt.taints
+			p := &corev1.Pod{Spec: corev1.PodSpec{NodeSelector: tt.selector, Tolerations: tt.tolerate}}
+			reason, msg, rejected := admissionRejects(n, p)
+			if reason != tt.wantReason || rejected != (tt.wantReason != "") || (rejected && !strings.HasPrefix(msg, "Pod was rejected")) {
+				t.Errorf("got %q %q %v, want %q", reason, msg, rejected, tt.wantReason)
+			}
+		})
+	}
+}
+
+func TestStartupEvents(t *testing.T) {
+	if n := len(startupEvents(false)); n < 5 || n > 8 {
+		t.Errorf("%d start-up events, the reference says about 5-8", n)
+	}
+	ev := startupEvents(true)
+	if ev[len(ev)-1].reason != "Rebooted" {
+		t.Errorf("a rebooted node records Rebooted last, got %v", ev)
+	}
+}
