@@ -283,6 +283,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 		return err
 	}
 	defer sess.close()
+	sess.syncTimeout = s.cfg.RecoveryTimeout
 	if err := sess.register(ctx); err != nil {
 		return err
 	}

@@ -82,6 +82,9 @@ type session struct {
 	stop     chan struct{}
 	wg       sync.WaitGroup
 
+	// syncTimeout bounds every wait for an initial sync.
+	syncTimeout time.Duration
+
 	nodeInf, podInf cache.SharedIndexInformer
 	// objects watches one Secret or ConfigMap each.
 	objects []cache.SharedIndexInformer
@@ -96,7 +99,7 @@ func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) htt
 	if err != nil {
 		return nil, fmt.Errorf("kubelet heartbeat client for %s: %w", node, err)
 	}
-	return &session{node: node, client: client, heartbeat: hb, clk: clk, stop: make(chan struct{})}, nil
+	return &session{node: node, client: client, heartbeat: hb, clk: clk, stop: make(chan struct{}), syncTimeout: 10 * time.Minute}, nil
 }
 
 func (s *session) run(inf cache.SharedIndexInformer) {
@@ -118,10 +121,19 @@ func (s *session) waitSynced(ctx context.Context, what string, infs ...cache.Sha
 	for i, inf := range infs {
 		synced[i] = inf.HasSynced
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	return s.waitFor(ctx, what, synced...)
+}
+
+// waitFor waits for caches to sync. A real kubelet keeps retrying its
+// LIST/WATCH for as long as it takes (reflectors back off on 429s and
+// errors), so the only bound is the session's sync timeout, the storm's
+// recovery timeout.
+func (s *session) waitFor(ctx context.Context, what string, synced ...cache.InformerSynced) error {
+	start := s.clk.Now()
+	ctx, cancel := context.WithTimeout(ctx, s.syncTimeout)
 	defer cancel()
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return fmt.Errorf("kubelet %s: %s informers did not sync within 2m", s.node, what)
+		return fmt.Errorf("kubelet %s: %s caches did not sync within %s: %w", s.node, what, s.clk.Since(start).Round(time.Second), ctx.Err())
 	}
 	return nil
 }
@@ -167,12 +179,26 @@ func (s *session) startInformers(ctx context.Context) error {
 	rc := s.client.CoreV1().RESTClient()
 	s.nodeInf = newInformer(cache.NewListWatchFromClient(rc, "nodes", metav1.NamespaceAll,
 		fields.OneTermEqualSelector(metav1.ObjectNameField, s.node)), &corev1.Node{})
-	svcInf := newInformer(cache.NewListWatchFromClient(rc, "services", metav1.NamespaceAll,
-		fields.OneTermNotEqualSelector("spec.clusterIP", corev1.ClusterIPNone)), &corev1.Service{})
-	csiInf := newInformer(cache.NewListWatchFromClient(s.client.StorageV1().RESTClient(), "csidrivers", metav1.NamespaceAll, fields.Everything()), &storagev1.CSIDriver{})
-	rtInf := newInformer(cache.NewListWatchFromClient(s.client.NodeV1().RESTClient(), "runtimeclasses", metav1.NamespaceAll, fields.Everything()), &nodev1.RuntimeClass{})
-	for _, inf := range []cache.SharedIndexInformer{s.nodeInf, svcInf, csiInf, rtInf} {
-		s.run(inf)
+	s.run(s.nodeInf)
+	// Same requests as the kubelet's informers, into stores that keep
+	// nothing (see sinkStore).
+	var sinks []*sinkStore
+	for _, r := range []struct {
+		lw  cache.ListerWatcher
+		obj runtime.Object
+	}{
+		{cache.NewListWatchFromClient(rc, "services", metav1.NamespaceAll, fields.OneTermNotEqualSelector("spec.clusterIP", corev1.ClusterIPNone)), &corev1.Service{}},
+		{cache.NewListWatchFromClient(s.client.StorageV1().RESTClient(), "csidrivers", metav1.NamespaceAll, fields.Everything()), &storagev1.CSIDriver{}},
+		{cache.NewListWatchFromClient(s.client.NodeV1().RESTClient(), "runtimeclasses", metav1.NamespaceAll, fields.Everything()), &nodev1.RuntimeClass{}},
+	} {
+		sink := &sinkStore{}
+		sinks = append(sinks, sink)
+		refl := cache.NewReflector(r.lw, r.obj, sink, 0)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			refl.Run(s.stop)
+		}()
 	}
 	if err := s.waitSynced(ctx, "node", s.nodeInf); err != nil {
 		return err
@@ -180,7 +206,14 @@ func (s *session) startInformers(ctx context.Context) error {
 	s.podInf = newInformer(cache.NewListWatchFromClient(rc, "pods", metav1.NamespaceAll,
 		fields.OneTermEqualSelector("spec.nodeName", s.node)), &corev1.Pod{})
 	s.run(s.podInf)
-	return s.waitSynced(ctx, "pod, service, CSIDriver and RuntimeClass", s.podInf, svcInf, csiInf, rtInf)
+	if err := s.waitSynced(ctx, "pod", s.podInf); err != nil {
+		return err
+	}
+	synced := make([]cache.InformerSynced, len(sinks))
+	for i, sk := range sinks {
+		synced[i] = sk.HasSynced
+	}
+	return s.waitFor(ctx, "service, CSIDriver and RuntimeClass", synced...)
 }
 
 // pods returns the node's pods from the kubelet's pod informer, by name.
