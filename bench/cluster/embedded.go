@@ -200,8 +200,19 @@ func (e *Embedded) Up(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("creating embedded cluster %q: %w%s", e.opts.Name, err, e.failureHint(out))
 	}
-	if err := os.Chmod(e.Kubeconfig(), 0o600); err != nil {
-		return fmt.Errorf("securing kubeconfig: %w", err)
+	return e.secureFiles()
+}
+
+// secureFiles makes the kubeconfigs and private keys kwokctl wrote readable
+// by their owner only (kwokctl writes them 0644).
+func (e *Embedded) secureFiles() error {
+	files := []string{e.Kubeconfig(), filepath.Join(e.Dir(), "kubeconfig.yaml"), filepath.Join(e.Dir(), "kubeconfig")}
+	keys, _ := filepath.Glob(filepath.Join(e.Dir(), "pki", "*.key"))
+	files = append(files, keys...)
+	for _, f := range files {
+		if err := os.Chmod(f, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("securing %s: %w", f, err)
+		}
 	}
 	return nil
 }

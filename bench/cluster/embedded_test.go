@@ -1,0 +1,101 @@
+package cluster_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stormbench/stormbench/bench/cluster/clustertest"
+)
+
+// listeningAddrs returns the local addresses of the TCP sockets in LISTEN
+// state that process pid holds.
+func listeningAddrs(t *testing.T, pid int) []string {
+	t.Helper()
+	inodes := map[string]bool{}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range fds {
+		link, err := os.Readlink(filepath.Join(fmt.Sprintf("/proc/%d/fd", pid), fd.Name()))
+		if err == nil && strings.HasPrefix(link, "socket:[") {
+			inodes[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] = true
+		}
+	}
+	var out []string
+	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		f, err := os.Open(file)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		sc.Scan() // header
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			// local_address st ... inode: LISTEN is state 0A.
+			if len(fields) > 9 && fields[3] == "0A" && inodes[fields[9]] {
+				out = append(out, decodeAddr(fields[1]))
+			}
+		}
+		f.Close()
+	}
+	return out
+}
+
+// decodeAddr turns /proc/net/tcp's "0100007F:1F90" into "127.0.0.1:8080"
+// (IPv6 addresses are returned in their hex form).
+func decodeAddr(s string) string {
+	host, port, _ := strings.Cut(s, ":")
+	p, _ := strconv.ParseUint(port, 16, 16)
+	if len(host) == 8 {
+		v, _ := strconv.ParseUint(host, 16, 32)
+		return fmt.Sprintf("%d.%d.%d.%d:%d", v&0xff, v>>8&0xff, v>>16&0xff, v>>24, p)
+	}
+	return fmt.Sprintf("[%s]:%d", host, p)
+}
+
+// TestEmbeddedLoopbackOnly checks every component of the embedded cluster
+// listens on 127.0.0.1 only, and that its kubeconfig and keys are private.
+func TestEmbeddedLoopbackOnly(t *testing.T) {
+	c := clustertest.Start(t, nil)
+	pids := c.PIDs()
+	if len(pids) < 5 {
+		t.Fatalf("component pids: %v", pids)
+	}
+	for name, pid := range pids {
+		addrs := listeningAddrs(t, pid)
+		if len(addrs) == 0 {
+			t.Errorf("%s (pid %d) listens on nothing", name, pid)
+		}
+		for _, a := range addrs {
+			if !strings.HasPrefix(a, "127.0.0.1:") {
+				t.Errorf("%s listens on %s, not loopback", name, a)
+			}
+		}
+	}
+	st, err := os.Stat(c.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("kubeconfig mode %v, want 0600", st.Mode().Perm())
+	}
+	keys, _ := filepath.Glob(filepath.Join(c.Dir(), "pki", "*.key"))
+	if len(keys) == 0 {
+		t.Fatal("no keys found in the cluster's pki directory")
+	}
+	for _, k := range keys {
+		st, err := os.Stat(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm()&0o077 != 0 {
+			t.Errorf("key %s mode %v is readable by others", k, st.Mode().Perm())
+		}
+	}
+}
