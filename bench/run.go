@@ -54,6 +54,10 @@ type Options struct {
 	ShardIndex, ShardCount int
 	// StartAt delays the first storm's start to this time (shared by shards).
 	StartAt time.Time
+	// SweepWaveSizes, when set, runs the storm all at once at each of these
+	// sizes, one after another on the same fleet (a capacity sweep); the
+	// variants are named "<variant>/wave=<size>".
+	SweepWaveSizes []int
 	// Clock is injected for tests; default the real clock.
 	Clock clock.Clock
 }
@@ -154,20 +158,42 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, res *result.Resul
 	for _, n := range nodes.Items {
 		infos = append(infos, storm.NodeInfo{Name: n.Name, Labels: n.Labels})
 	}
-	sched, err := storm.NewSchedule(p.Storm, p.Seed, infos)
-	if err != nil {
-		return fmt.Errorf("computing storm schedule: %w", err)
+	type step struct {
+		variant profiles.Variant
+		storm   *profiles.Storm
 	}
-	restarts := sched.Restarts
-	if o.ShardCount > 1 {
-		restarts = sched.Shard(o.ShardIndex, o.ShardCount)
-	}
+	var steps []step
 	for _, v := range p.ResolvedVariants() {
+		if len(o.SweepWaveSizes) == 0 {
+			steps = append(steps, step{v, p.Storm})
+			continue
+		}
+		// A capacity sweep: the same storm, all at once, at growing sizes,
+		// on the same fleet.
+		for _, size := range o.SweepWaveSizes {
+			st := *p.Storm
+			st.Select = profiles.Selection{Count: size, LabelSelector: p.Storm.Select.LabelSelector}
+			st.Waves = profiles.Waves{}
+			sv := v
+			sv.Name = fmt.Sprintf("%s/wave=%d", v.Name, size)
+			steps = append(steps, step{sv, &st})
+		}
+	}
+	for _, s := range steps {
+		sched, err := storm.NewSchedule(s.storm, p.Seed, infos)
+		if err != nil {
+			return fmt.Errorf("computing storm schedule: %w", err)
+		}
+		restarts := sched.Restarts
+		if o.ShardCount > 1 {
+			restarts = sched.Shard(o.ShardIndex, o.ShardCount)
+		}
+		v := s.variant
 		for rep := 0; rep < p.Repetitions; rep++ {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			vr, err := runVariant(ctx, o, f, v, rep, restarts, sched.Waves)
+			vr, err := runVariant(ctx, o, f, s.storm, v, rep, restarts, sched.Waves)
 			res.Variants = append(res.Variants, vr)
 			if o.Checkpoint != nil {
 				if cerr := o.Checkpoint(res); cerr != nil {
@@ -182,11 +208,11 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, res *result.Resul
 	return nil
 }
 
-func runVariant(ctx context.Context, o Options, f *fleet.Fleet, v profiles.Variant, rep int, restarts []storm.Restart, waves int) (result.VariantRun, error) {
+func runVariant(ctx context.Context, o Options, f *fleet.Fleet, st *profiles.Storm, v profiles.Variant, rep int, restarts []storm.Restart, waves int) (result.VariantRun, error) {
 	p := o.Profile
-	gates := profiles.EffectiveGates(p.Storm, &v)
+	gates := profiles.EffectiveGates(st, &v)
 	vr := result.VariantRun{Variant: v.Name, Repetition: rep, FeatureGates: gates, Start: o.Clock.Now()}
-	o.Logf("Variant %s (repetition %d): %s storm of %d nodes in %d wave(s), gates %v", v.Name, rep, p.Storm.Kind, len(restarts), waves, gates)
+	o.Logf("Variant %s (repetition %d): %s storm of %d nodes in %d wave(s), gates %v", v.Name, rep, st.Kind, len(restarts), waves, gates)
 	set, err := measure.NewSet(p.Measurements)
 	if err != nil {
 		return vr, err
@@ -230,10 +256,10 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, v profiles.Varia
 	}
 	sim, err := kubelet.NewSimulator(kubelet.Config{
 		Base: o.Target.Config, Harness: harness, Wrap: wrapKubelet, RunID: o.RunID,
-		Kind: p.Storm.Kind, Gates: gates, InitDuration: p.Storm.InitDuration.Duration,
-		CloseWatchesAfterSync: p.Storm.CloseWatchesAfterSync, NodeChanges: p.Storm.NodeChanges,
-		Planned: p.Storm.Planned, Seed: p.Seed, Clock: o.Clock, Events: events,
-		RecoveryTimeout: p.Storm.RecoveryTimeout.Duration,
+		Kind: st.Kind, Gates: gates, InitDuration: st.InitDuration.Duration,
+		CloseWatchesAfterSync: st.CloseWatchesAfterSync, NodeChanges: st.NodeChanges,
+		Planned: st.Planned, Seed: p.Seed, Clock: o.Clock, Events: events,
+		RecoveryTimeout: st.RecoveryTimeout.Duration,
 	})
 	if err != nil {
 		return vr, err
@@ -274,7 +300,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, v profiles.Varia
 	var recErr error
 	if playErr == nil {
 		// Full recovery: every node and pod Ready again.
-		recErr = f.WaitReady(ctx, p.Storm.RecoveryTimeout.Duration)
+		recErr = f.WaitReady(ctx, st.RecoveryTimeout.Duration)
 	}
 	end := o.Clock.Now()
 	events.Add(storm.Event{Time: end, Type: storm.EventStormEnd})

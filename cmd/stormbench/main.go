@@ -84,6 +84,7 @@ type cmdEnv struct {
 func commands() []command {
 	return []command{
 		{"run", "Provision a fleet, run a storm profile, print the summary and write the result", runRun},
+		{"sweep", "Capacity sweep: the storm at growing wave sizes; the max safe restart wave", runSweep},
 		{"cluster", "Manage the embedded control plane: up, down, status", runCluster},
 		{"fleet", "Provision or remove a fleet of KWOK nodes and workloads: up, down", runFleet},
 		{"profiles", "List or show built-in storm profiles: list, show NAME", runProfiles},
@@ -93,6 +94,7 @@ func commands() []command {
 		{"compare", "Compare result files or the variants of one: medians, deltas, significance", runCompare},
 		{"report", "Write a self-contained HTML report (charts) or a markdown summary of a result", runReport},
 		{"gate", "Check a result against SLOs and a baseline for CI: exit 1 when a gate fails", runGate},
+		{"merge", "Combine the result files of a sharded run (run --shard i/n) into one result", runMerge},
 	}
 }
 

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/stormbench/stormbench/bench"
@@ -16,12 +20,30 @@ import (
 )
 
 func runRun(ctx context.Context, env *cmdEnv, args []string) error {
+	return runStorm(ctx, env, args, false)
+}
+
+// runSweep runs a capacity sweep: the profile's storm, all at once, at
+// growing wave sizes on one fleet, and reports the largest wave that keeps
+// mutating API p99 ≤ 1s, zero 429s and zero service-outage seconds.
+func runSweep(ctx context.Context, env *cmdEnv, args []string) error {
+	return runStorm(ctx, env, args, true)
+}
+
+func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error {
 	var o clusterOptions
-	var profile, runID, outDir, outFile, output, shard, startAt string
+	var profile, runID, outDir, outFile, output, shard, startAt, waveSizes string
 	var keepCluster, keepFleet, dryRun, force bool
 	var seed int64
-	fs := newFlagSet(env, "run", "run [--profile NAME|FILE] [flags]")
-	fs.StringVar(&profile, "profile", "quick", "Storm profile: a built-in name (see `stormbench profiles list`) or a YAML file")
+	name, usage := "run", "run [--profile NAME|FILE] [flags]"
+	if sweep {
+		name, usage = "sweep", "sweep --profile NAME|FILE --wave-sizes 50,100,200 [flags]"
+	}
+	fs := newFlagSet(env, name, usage)
+	if sweep {
+		fs.StringVar(&waveSizes, "wave-sizes", "", "Comma-separated wave sizes (nodes restarted at once), smallest first")
+	}
+	fs.StringVar(&profile, "profile", "quick", "Storm profile: a built-in name (see: stormbench profiles list) or a YAML file")
 	o.addFlags(fs, true)
 	fs.StringVar(&runID, "run-id", "", "Run id, the stormbench.io/run label value (default: <profile>-<timestamp>)")
 	fs.Int64Var(&seed, "seed", 0, "Override the profile's seed")
@@ -46,6 +68,12 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	p, err := profiles.Load(profile)
 	if err != nil {
 		return err
+	}
+	var sizes []int
+	if sweep {
+		if sizes, err = parseWaveSizes(waveSizes, p); err != nil {
+			return err
+		}
 	}
 	if fs.Changed("seed") {
 		p.Seed = seed
@@ -133,7 +161,14 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		Profile: p, RunID: runID, Target: target, Embedded: emb,
 		Progress: newProgress(env.stderr), Logf: logf, Checkpoint: checkpoint,
 		KeepFleet: keepFleet, ShardIndex: shardI, ShardCount: shardN, StartAt: at,
+		SweepWaveSizes: sizes,
 	})
+	if sweep && res != nil && output != "json" && output != "yaml" {
+		fmt.Fprintln(env.stdout)
+		if err := writeSweep(env.stdout, res, sizes); err != nil {
+			return err
+		}
+	}
 	if res != nil && len(res.Variants) > 0 {
 		switch output {
 		case "json", "yaml":
@@ -152,6 +187,75 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 			return fmt.Errorf("run interrupted; partial result in %s: %w", path, runErr)
 		}
 		return fmt.Errorf("run failed: %w", runErr)
+	}
+	return nil
+}
+
+func parseWaveSizes(s string, p *profiles.Profile) ([]int, error) {
+	if p.Storm == nil {
+		return nil, usagef("profile %s has no storm to sweep", p.Metadata.Name)
+	}
+	if s == "" {
+		return nil, usagef("--wave-sizes is required")
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > p.Fleet.Nodes {
+			return nil, usagef("--wave-sizes: %q is not a size between 1 and the fleet's %d nodes", f, p.Fleet.Nodes)
+		}
+		if len(out) > 0 && n <= out[len(out)-1] {
+			return nil, usagef("--wave-sizes must grow: %d after %d", n, out[len(out)-1])
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// writeSweep prints, per wave size, the figures a capacity planner checks,
+// and the largest wave size for which they (and all smaller ones) hold.
+func writeSweep(w io.Writer, res *result.Result, sizes []int) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "VARIANT\tWAVE\tMUTATING P99\t429s\tOUTAGE s\tPEAK req/s\tSAFE")
+	safeUpTo := map[string]int{}
+	broken := map[string]bool{}
+	var order []string
+	for i := range res.Variants {
+		v := &res.Variants[i]
+		base, sizeStr, ok := strings.Cut(v.Variant, "/wave=")
+		if !ok {
+			continue
+		}
+		size, _ := strconv.Atoi(sizeStr)
+		if _, seen := safeUpTo[base]; !seen {
+			order = append(order, base)
+			safeUpTo[base] = 0
+		}
+		api := v.Measurement(result.MeasurementAPIServer)
+		var p99 float64 = -1
+		if h := api.Histogram("request_duration", result.WindowStorm, "class", "mutating"); h != nil {
+			p99 = h.Summary.P99
+		}
+		throttled, _ := api.Value("throttled_requests", result.WindowStorm)
+		peak, _ := api.Value("requests_per_second_peak", result.WindowStorm)
+		outage, _ := v.Measurement(result.MeasurementEndpointSlices).Value("outage_seconds", result.WindowStorm)
+		safe := v.Complete && p99 >= 0 && p99 <= 1 && throttled == 0 && outage == 0
+		if safe && !broken[base] {
+			safeUpTo[base] = size
+		} else if !safe {
+			broken[base] = true
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.3fs\t%.0f\t%.1f\t%.1f\t%s\n", base, size, p99, throttled, outage, peak, fmtBool(safe, "yes", "NO"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, b := range order {
+		if safeUpTo[b] == 0 {
+			fmt.Fprintf(w, "%s: no wave size tried was safe (mutating p99 <= 1s, no 429s, no outage)\n", b)
+			continue
+		}
+		fmt.Fprintf(w, "%s: max safe restart wave: %d nodes (mutating p99 <= 1s, no 429s, no service outage)\n", b, safeUpTo[b])
 	}
 	return nil
 }
