@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+const mergeHelp = `Combine the result files of the shards of one sharded run
+(stormbench run --shard i/n, same --run-id, profile and seed, same cluster)
+into one result, as if one process had restarted every node.
+
+Per variant run, counts of what each shard did add up (restarts, the
+simulated kubelets' requests and counters, stormbench's CPU and memory) and
+HdrHistograms merge exactly (client latency, node and pod recovery).
+Figures of the shared control plane (apiserver, endpointSlices), which every
+shard observed in full, are taken from one shard instead of being summed;
+ratios per restart are recomputed over all shards' restarts. Caveats are
+printed and kept in the result as measurement warnings starting "merge:".
+See result.Merge for every rule.
+
+Shards are named by their position among the arguments: shard 0 is the first.
+
+Examples:
+  stormbench merge -o results/big.json results/big-0.json results/big-1.json
+  stormbench merge --force -o merged.json shard-*.json
+`
+
+func runMerge(_ context.Context, env *cmdEnv, args []string) error {
+	var out string
+	var force bool
+	fs := newFlagSet(env, "merge", "merge -o MERGED.json [--force] SHARD.json...\n\n"+mergeHelp)
+	fs.StringVarP(&out, "output", "o", "", "Merged result file (required)")
+	fs.BoolVar(&force, "force", false, "Overwrite an existing merged result file")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if out == "" {
+		return usagef("merge needs the merged result file: -o MERGED.json")
+	}
+	paths := fs.Args()
+	if len(paths) == 0 {
+		return usagef("merge needs the shard result files")
+	}
+	infos := make([]os.FileInfo, len(paths))
+	for i, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return usagef("shard result %s: %v", p, err)
+		}
+		for j := range i {
+			if os.SameFile(infos[j], st) {
+				return usagef("shard result %s given twice (as %s and %s)", p, paths[j], p)
+			}
+		}
+		infos[i] = st
+	}
+	if st, err := os.Stat(out); err == nil {
+		for _, in := range infos {
+			if os.SameFile(in, st) {
+				return usagef("-o %s is one of the shard results; choose another file", out)
+			}
+		}
+		if !force {
+			return usagef("merged result file %s exists; use --force to overwrite", out)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return usagef("merged result file %s: %v", out, err)
+	}
+	shards := make([]*result.Result, len(paths))
+	for i, p := range paths {
+		r, err := result.ReadFile(p)
+		if err != nil {
+			return usageError{err}
+		}
+		shards[i] = r
+	}
+	merged, err := result.Merge(shards...)
+	if err != nil {
+		return usageError{err}
+	}
+	if dir := filepath.Dir(out); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("creating result directory: %w", err)
+		}
+	}
+	if err := result.WriteFile(out, merged, result.WriteOptions{Force: force}); err != nil {
+		return err
+	}
+
+	status := "complete"
+	if !merged.Complete {
+		status = "INCOMPLETE"
+	}
+	fmt.Fprintf(env.stdout, "Merged %d shard results of run %s (seed %d) into %s: %s\n", len(shards), merged.Run.ID, merged.Run.Seed, out, status)
+	for i, p := range paths {
+		fmt.Fprintf(env.stdout, "  shard %d: %s\n", i, p)
+	}
+	for k, v := range merged.Variants {
+		parts := make([]string, len(shards))
+		for i, s := range shards {
+			parts[i] = fmt.Sprint(s.Variants[k].Restarts)
+		}
+		fmt.Fprintf(env.stdout, "  %s#%d: %d restarts (%s)%s\n", v.Variant, v.Repetition, v.Restarts, strings.Join(parts, " + "),
+			fmtBool(v.Complete, "", ", incomplete"))
+	}
+	for _, e := range merged.Errors {
+		fmt.Fprintf(env.stdout, "error: %s\n", e)
+	}
+	if notes := result.MergeNotes(merged); len(notes) > 0 {
+		fmt.Fprintln(env.stdout, "Caveats:")
+		for _, n := range notes {
+			fmt.Fprintf(env.stdout, "  %s\n", n)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stormbench/stormbench/bench"
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+// writeShardFixtures writes two "shards" of abFixture (the same document,
+// the second started a second later) and returns their paths.
+func writeShardFixtures(t *testing.T, dir string) (string, string) {
+	t.Helper()
+	var paths []string
+	for i := range 2 {
+		r, err := result.ReadFile(abFixture)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Run.Start = r.Run.Start.Add(time.Duration(i) * time.Second)
+		p := filepath.Join(dir, "shard-"+string(rune('0'+i))+".json")
+		if err := result.WriteFile(p, r, result.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths[0], paths[1]
+}
+
+func TestMergeCommand(t *testing.T) {
+	dir := t.TempDir()
+	a, b := writeShardFixtures(t, dir)
+	garbage := filepath.Join(dir, "garbage.json")
+	if err := os.WriteFile(garbage, []byte("not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.json")
+	r, err := result.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Run.ID = "another-run"
+	if err := result.WriteFile(other, r, result.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	existing := filepath.Join(dir, "existing.json")
+	if err := os.WriteFile(existing, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string // in stdout, or in stderr for a failure
+	}{
+		{"help", []string{"--help"}, exitOK, "as if one process had restarted every node"},
+		{"no output", []string{a, b}, exitUsage, "-o MERGED.json"},
+		{"no shards", []string{"-o", filepath.Join(dir, "m.json")}, exitUsage, "needs the shard result files"},
+		{"missing file", []string{"-o", filepath.Join(dir, "m.json"), a, filepath.Join(dir, "nope.json")}, exitUsage, "no such file"},
+		{"malformed file", []string{"-o", filepath.Join(dir, "m.json"), a, garbage}, exitUsage, "decoding result"},
+		{"other run", []string{"-o", filepath.Join(dir, "m.json"), a, other}, exitUsage, "shard 1 is not of the same run as shard 0: run id another-run"},
+		{"same shard twice", []string{"-o", filepath.Join(dir, "m.json"), a, a}, exitUsage, "given twice"},
+		{"same shard by another path", []string{"-o", filepath.Join(dir, "m.json"), a, filepath.Join(dir, ".", filepath.Base(a))}, exitUsage, "given twice"},
+		{"output exists", []string{"-o", existing, a, b}, exitUsage, "exists; use --force"},
+		{"output is a shard", []string{"--force", "-o", b, a, b}, exitUsage, "is one of the shard results"},
+		{"unknown flag", []string{"--nope", "-o", existing, a, b}, exitUsage, "unknown flag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, append([]string{"merge"}, tt.args...)...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
+			}
+			out := stdout
+			if code != exitOK {
+				out = stderr
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("output lacks %q:\n%s", tt.want, out)
+			}
+		})
+	}
+	if data, err := os.ReadFile(existing); err != nil || string(data) != "keep me" {
+		t.Errorf("refused merge touched %s: %q, %v", existing, data, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m.json")); !os.IsNotExist(err) {
+		t.Errorf("a failed merge wrote a file: %v", err)
+	}
+}
+
+func TestMergeCommandWrites(t *testing.T) {
+	dir := t.TempDir()
+	a, b := writeShardFixtures(t, dir)
+	out := filepath.Join(dir, "merged", "run.json")
+	code, stdout, stderr := runCLI(t, "merge", "-o", out, a, b)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, w := range []string{"Merged 2 shard results of run", "shard 1: " + b, "legacy#0: ", "Caveats:", "cluster-wide figures taken from shard"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, stdout)
+		}
+	}
+	merged, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard, err := result.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if result.MergedShards(merged) != 2 {
+		t.Errorf("merged result not marked: %v", merged.Run.Cluster.Settings.Flags)
+	}
+	for k, v := range merged.Variants {
+		s := shard.Variants[k]
+		if v.Restarts != 2*s.Restarts {
+			t.Errorf("%s: restarts %d, want %d", v.Variant, v.Restarts, 2*s.Restarts)
+		}
+		// The simulator's counters (bench.MeasurementStorm) add up: the
+		// name this package and bench/result agree on.
+		got, ok := v.Measurement(bench.MeasurementStorm).Value("tokenRequests", result.WindowStorm)
+		want, _ := s.Measurement(bench.MeasurementStorm).Value("tokenRequests", result.WindowStorm)
+		if !ok || got != 2*want {
+			t.Errorf("%s: storm tokenRequests %v, want %v", v.Variant, got, 2*want)
+		}
+		// The API server's figures are not summed.
+		got, _ = v.Measurement(result.MeasurementAPIServer).Value(result.APIRequests, result.WindowStorm)
+		want, _ = s.Measurement(result.MeasurementAPIServer).Value(result.APIRequests, result.WindowStorm)
+		if got != want {
+			t.Errorf("%s: API requests %v, want %v (one shard's)", v.Variant, got, want)
+		}
+	}
+
+	// Again: refused without --force, done with it.
+	if code, _, stderr := runCLI(t, "merge", "-o", out, a, b); code != exitUsage || !strings.Contains(stderr, "--force") {
+		t.Errorf("second merge without --force: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "merge", "--force", "-o", out, a, b); code != exitOK {
+		t.Errorf("merge --force: exit %d: %s", code, stderr)
+	}
+	// A merged result is not a shard.
+	if code, _, stderr := runCLI(t, "merge", "-o", filepath.Join(dir, "again.json"), out); code != exitUsage || !strings.Contains(stderr, "already merged") {
+		t.Errorf("merging a merged result: exit %d: %s", code, stderr)
+	}
+}
