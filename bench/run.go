@@ -229,17 +229,23 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, st *profiles.Sto
 		Events:       events,
 		Scrapers:     metricsSources(o),
 	}
+	// With a shared start time (shards), measurements start one baseline
+	// before it, so the baseline holds no other shard's set-up traffic.
+	if !o.StartAt.IsZero() {
+		if err := sleep(ctx, o.Clock, o.StartAt.Add(-set.BaselineWait()).Sub(o.Clock.Now())); err != nil {
+			return vr, err
+		}
+	}
 	if err := set.Start(ctx, env); err != nil {
 		vr.Errors = append(vr.Errors, err.Error())
 	}
-	if err := sleep(ctx, o.Clock, set.BaselineWait()); err != nil {
+	baselineEnd := o.Clock.Now().Add(set.BaselineWait())
+	if !o.StartAt.IsZero() && o.StartAt.After(baselineEnd) {
+		baselineEnd = o.StartAt
+	}
+	if err := sleep(ctx, o.Clock, baselineEnd.Sub(o.Clock.Now())); err != nil {
 		vr.Measurements = set.Gather(context.WithoutCancel(ctx))
 		return vr, err
-	}
-	if !o.StartAt.IsZero() {
-		if err := sleep(ctx, o.Clock, o.StartAt.Sub(o.Clock.Now())); err != nil {
-			return vr, err
-		}
 	}
 	var wrapKubelet, wrapHarness func(http.RoundTripper) http.RoundTripper
 	if cl := set.ClientLatency(); cl != nil {
