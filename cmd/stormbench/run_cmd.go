@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -35,6 +36,7 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 	var profile, runID, outDir, outFile, output, shard, startAt, waveSizes string
 	var keepCluster, keepFleet, dryRun, force bool
 	var seed int64
+	var cpuProfile, memProfile string
 	name, usage := "run", "run [--profile NAME|FILE] [flags]"
 	if sweep {
 		name, usage = "sweep", "sweep --profile NAME|FILE --wave-sizes 50,100,200 [flags]"
@@ -55,6 +57,8 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 	fs.BoolVar(&keepFleet, "keep-fleet", false, "Leave the fleet (nodes, workloads) in place at the end")
 	fs.BoolVar(&dryRun, "dry-run", false, "Print the resolved profile and exit")
 	fs.StringVar(&shard, "shard", "", "Run only shard i of n (\"i/n\") of the restarts; the schedule is computed from the whole fleet")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "Write a pprof CPU profile of stormbench itself to this file")
+	fs.StringVar(&memProfile, "memprofile", "", "Write a pprof heap profile of stormbench itself, taken after the storms, to this file")
 	fs.StringVar(&startAt, "start-at", "", "RFC 3339 time at which the storm starts (to coordinate shards)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -110,6 +114,25 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 		return fmt.Errorf("creating result directory: %w", err)
 	}
 
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if memProfile != "" {
+		defer func() {
+			if f, err := os.Create(memProfile); err == nil {
+				_ = pprof.WriteHeapProfile(f)
+				f.Close()
+			}
+		}()
+	}
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(env.stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
 	}
