@@ -56,7 +56,8 @@ run: components build ## Start the embedded cluster, run PROFILE (default quick)
 
 .PHONY: test
 test: components ## Unit and integration tests (integration tests use the embedded cluster), plus a one-iteration benchmark smoke run.
-	STORMBENCH_BIN_DIR=$(BIN) $(GO) test -count=1 -timeout 60m ./...
+	# -p 1: integration tests start real clusters; one package at a time on 2 cores.
+	STORMBENCH_BIN_DIR=$(BIN) $(GO) test -p 1 -count=1 -timeout 60m ./...
 	STORMBENCH_BIN_DIR=$(BIN) STORMBENCH_BENCH_NODES=20 $(GO) test -count=1 -run '^$$' -bench . -benchtime=1x -timeout 30m ./bench/
 
 COUNT ?= 5
