@@ -81,7 +81,7 @@ clean: ## Remove bin/ (components included).
 
 CI_PROFILE     ?= quick
 BASELINE       ?= results/baselines/$(CI_PROFILE).json
-MAX_REGRESSION ?= 50%
+MAX_REGRESSION ?=
 
 .PHONY: compare-gates
 compare-gates: components build ## Run the gate A/B profile (quick) and write results/compare-gates.{json,html,md}.
