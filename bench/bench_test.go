@@ -12,7 +12,11 @@ import (
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
+	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/bench/storm"
 )
 
 // The benchmarks share one embedded cluster per test process (or the cluster
@@ -31,9 +35,20 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	// On a cluster given by STORMBENCH_KUBECONFIG, remove the benchmarks'
+	// fleets; an embedded cluster goes away as a whole.
+	if benchTarget != nil && benchCluster == nil {
+		benchRuns.Range(func(k, _ any) bool {
+			_ = fleet.Delete(context.Background(), benchTarget.Client, k.(string), 10*time.Minute, nil)
+			return true
+		})
+	}
 	benchStop()
 	os.Exit(code)
 }
+
+// benchRuns records the run ids of the fleets the benchmarks created.
+var benchRuns sync.Map
 
 func benchEnv(b *testing.B) (*cluster.Target, *cluster.Embedded) {
 	b.Helper()
@@ -88,6 +103,7 @@ func benchStorm(b *testing.B, kind string, legacy bool) {
 	nodes := benchNodes()
 	p := mustProfile(b, fmt.Sprintf(benchProfile, nodes, kind, legacy))
 	runID := fmt.Sprintf("bench-%d", nodes)
+	benchRuns.Store(runID, true)
 	var requests, writes, flips, cpuMS, restarts float64
 	var recovery []float64
 	b.ResetTimer()
@@ -150,4 +166,64 @@ func BenchmarkRuntimeRestartStorm(b *testing.B) {
 
 func BenchmarkRebootStorm(b *testing.B) {
 	b.Run(fmt.Sprintf("nodes=%d", benchNodes()), func(b *testing.B) { benchStorm(b, "reboot", false) })
+}
+
+// BenchmarkKubeletReplay measures one simulated kubelet's start-up replay
+// (registration, informers, lease, node status, events, Secret/ConfigMap
+// watches, TokenRequests, the status manager's first sync) against the real
+// API server: time, stormbench's allocations, and requests per replay.
+func BenchmarkKubeletReplay(b *testing.B) {
+	for _, g := range []struct {
+		name   string
+		legacy bool
+	}{{"legacy", true}, {"preserve", false}} {
+		b.Run("gate="+g.name, func(b *testing.B) {
+			target, _ := benchEnv(b)
+			p := mustProfile(b, `
+apiVersion: stormbench.io/v1alpha1
+kind: StormProfile
+metadata: {name: replay}
+fleet: {nodes: 3, podsPerNode: 10}
+`)
+			const runID = "bench-replay"
+			benchRuns.Store(runID, true)
+			f, err := fleet.New(target.Client, runID, p.Fleet, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			if err := f.Up(ctx); err != nil {
+				b.Fatal(err)
+			}
+			cl := measure.NewClientLatency(measure.ClientLatencyOptions{})
+			sim, err := kubelet.NewSimulator(kubelet.Config{
+				Base: target.Config, Harness: target.Client, Wrap: cl.Wrapper(measure.SourceKubelet), RunID: runID,
+				Kind: "kubelet", Gates: map[string]bool{"ChangeContainerStatusOnKubeletRestart": g.legacy},
+				RecoveryTimeout: time.Minute,
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			node := fleet.NodeName(runID, 0)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := sim.Restart(ctx, storm.Restart{Node: node}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			m, err := cl.Gather(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var reqs float64
+			for _, v := range m.Values {
+				if v.Name == "requests" && v.Labels[result.LabelSource] == measure.SourceKubelet {
+					reqs += v.Value
+				}
+			}
+			b.ReportMetric(reqs/float64(b.N), "requests/replay")
+		})
+	}
 }
