@@ -307,6 +307,9 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, st *profiles.Sto
 	if playErr == nil {
 		// Full recovery: every node and pod Ready again.
 		recErr = f.WaitReady(ctx, st.RecoveryTimeout.Duration)
+		if recErr == nil {
+			recErr = f.WaitEndpointsReady(ctx, st.RecoveryTimeout.Duration)
+		}
 	}
 	end := o.Clock.Now()
 	events.Add(storm.Event{Time: end, Type: storm.EventStormEnd})

@@ -98,3 +98,33 @@ func staleNotReady(p *corev1.Pod, now time.Time) bool {
 	return ready != nil && containers != nil && ready.Status == corev1.ConditionFalse &&
 		containers.Status == corev1.ConditionTrue && now.Sub(ready.LastTransitionTime.Time) > staleAfter
 }
+
+// WaitEndpointsReady waits until every endpoint in the run's EndpointSlices
+// is ready, that is until the EndpointSlice controller has caught up with
+// the pods' readiness: the last step of a full recovery.
+func (f *Fleet) WaitEndpointsReady(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	notReady := -1
+	for {
+		slices, err := f.client.DiscoveryV1().EndpointSlices(f.plan.Namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err == nil {
+			notReady = 0
+			for _, s := range slices.Items {
+				for _, ep := range s.Endpoints {
+					if ep.Conditions.Ready == nil || !*ep.Conditions.Ready {
+						notReady++
+					}
+				}
+			}
+			if notReady == 0 {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("EndpointSlices not caught up after %s: %d endpoints not ready", timeout, notReady)
+		case <-time.After(time.Second):
+		}
+	}
+}
