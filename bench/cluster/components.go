@@ -20,10 +20,11 @@ const (
 	BinEtcd                  = "etcd"
 	BinKwok                  = "kwok"
 	BinKwokctl               = "kwokctl"
+	BinKubectl               = "kubectl"
 )
 
 // AllBinaries lists every binary the embedded cluster needs.
-var AllBinaries = []string{BinKubeApiserver, BinKubeControllerManager, BinKubeScheduler, BinEtcd, BinKwok, BinKwokctl}
+var AllBinaries = []string{BinKubeApiserver, BinKubeControllerManager, BinKubeScheduler, BinEtcd, BinKwok, BinKwokctl, BinKubectl}
 
 // ErrComponentsMissing is returned when bin/ lacks a component binary.
 var ErrComponentsMissing = errors.New("control-plane components are missing: run `make components` to build them into bin/")

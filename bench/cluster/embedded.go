@@ -161,6 +161,9 @@ func (e *Embedded) Config() ([]byte, error) {
 			"kubeSchedulerBinary":                                     c.Path(BinKubeScheduler),
 			"etcdBinary":                                              c.Path(BinEtcd),
 			"kwokControllerBinary":                                    c.Path(BinKwok),
+			// kwokctl checks that the cluster serves with kubectl; without
+			// this it would take whatever kubectl is on PATH, or download one.
+			"kubectlBinary": c.Path(BinKubectl),
 		},
 		"componentsPatches": []patch{
 			{Name: "kube-apiserver", ExtraArgs: apiserverArgs},
@@ -217,13 +220,29 @@ func (e *Embedded) secureFiles() error {
 	return nil
 }
 
-// failureHint names the component that failed and its log, from kwokctl's
-// output.
+// failureHint names the component that failed and its log: a component
+// whose log reports a bind failure or whose process is gone, then the tail
+// of kwokctl's output.
 func (e *Embedded) failureHint(out []byte) string {
 	var b strings.Builder
+	pids := e.PIDs()
 	for _, comp := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller"} {
-		if bytes.Contains(out, []byte(comp)) && (bytes.Contains(out, []byte("fail")) || bytes.Contains(out, []byte("rror"))) {
-			fmt.Fprintf(&b, "\n  %s log: %s", comp, e.LogPath(comp))
+		log, _ := os.ReadFile(e.LogPath(comp))
+		var why string
+		for _, line := range strings.Split(string(log), "\n") {
+			if strings.Contains(line, "address already in use") || strings.Contains(line, "bind:") {
+				why = strings.TrimSpace(line)
+				if len(why) > 300 {
+					why = why[:300] + "..."
+				}
+				break
+			}
+		}
+		switch {
+		case why != "":
+			fmt.Fprintf(&b, "\n  %s could not listen (%s); log: %s", comp, why, e.LogPath(comp))
+		case len(pids) > 0 && !ProcessAlive(pids[comp]):
+			fmt.Fprintf(&b, "\n  %s is not running; log: %s", comp, e.LogPath(comp))
 		}
 	}
 	tail := out
@@ -336,7 +355,10 @@ func (e *Embedded) PIDs() map[string]int {
 
 func (e *Embedded) kwokctl(ctx context.Context, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, e.opts.Components.Path(BinKwokctl), args...)
+	// bin/ first on PATH: kwokctl looks kubectl up there before its
+	// configured binary, and must get the v1.36.3 one we built.
 	cmd.Env = append(os.Environ(),
+		"PATH="+e.opts.Components.Dir+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"KWOK_WORKDIR="+e.opts.WorkDir,
 		"KWOK_KUBE_VERSION="+KubeVersion,
 		"KWOK_RUNTIME=binary",
