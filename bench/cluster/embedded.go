@@ -201,7 +201,12 @@ func (e *Embedded) Up(ctx context.Context) error {
 		"--timeout", "3m",
 	)
 	if err != nil {
-		return fmt.Errorf("creating embedded cluster %q: %w%s", e.opts.Name, err, e.failureHint(out))
+		hint := e.failureHint(out)
+		// Stop whatever did start; keep the files so the logs named above
+		// can be read.
+		e.killPIDs(e.PIDs())
+		return fmt.Errorf("creating embedded cluster %q: %w%s\n  its files are kept in %s; remove them with `stormbench cluster down --name %s --workdir %s`",
+			e.opts.Name, err, hint, e.Dir(), e.opts.Name, e.opts.WorkDir)
 	}
 	return e.secureFiles()
 }

@@ -145,7 +145,6 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 		}
 		logf("Starting embedded cluster %s (Kubernetes %s, 127.0.0.1 only)", o.name, cluster.KubeVersion)
 		if err := emb.Up(ctx); err != nil {
-			_ = emb.Down(context.WithoutCancel(ctx))
 			return err
 		}
 		defer func() {
