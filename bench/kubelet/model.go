@@ -91,6 +91,9 @@ type Counters struct {
 	PodsDrained atomic.Int64
 	// Errors counts failed restarts.
 	Errors atomic.Int64
+	// Retries counts kubelet requests retried after a transient error
+	// (API server away, 5xx, 429).
+	Retries atomic.Int64
 }
 
 // Snapshot returns the counters as a map.
@@ -108,6 +111,7 @@ func (c *Counters) Snapshot() map[string]int64 {
 		"podsDeleted":         c.PodsDeleted.Load(),
 		"podsDrained":         c.PodsDrained.Load(),
 		"errors":              c.Errors.Load(),
+		"retries":             c.Retries.Load(),
 	}
 }
 
@@ -209,7 +213,15 @@ func (s *Simulator) Restart(ctx context.Context, r storm.Restart) (err error) {
 // (down) or resume (up) its heartbeats.
 func (s *Simulator) setKubeletLabel(ctx context.Context, node, value string) error {
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, cluster.KubeletLabel, value)
-	_, err := s.cfg.Harness.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	// Harness requests retry transient failures with backoff (client-go
+	// already waits out a 429's Retry-After).
+	var err error
+	for delay := 200 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+		_, err = s.cfg.Harness.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		if err == nil || !transient(err) || s.sleep(ctx, delay) != nil {
+			break
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("relabelling node %s %s=%s: %w", node, cluster.KubeletLabel, value, err)
 	}
@@ -284,6 +296,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	}
 	defer sess.close()
 	sess.syncTimeout = s.cfg.RecoveryTimeout
+	sess.retries = &s.Counters.Retries
 	if err := sess.register(ctx); err != nil {
 		return err
 	}
@@ -596,6 +609,8 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 		return err
 	}
 	defer sess.close()
+	sess.syncTimeout = s.cfg.RecoveryTimeout
+	sess.retries = &s.Counters.Retries
 	// The kubelet is up and its pod cache warm: it sends no LIST; the
 	// harness reads the node's pods to know what the kubelet knows.
 	list, err := s.cfg.Harness.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + r.Node, ResourceVersion: "0"})

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -82,8 +83,10 @@ type session struct {
 	stop     chan struct{}
 	wg       sync.WaitGroup
 
-	// syncTimeout bounds every wait for an initial sync.
+	// syncTimeout bounds every wait for an initial sync, and retries.
 	syncTimeout time.Duration
+	// retries counts retried requests; may be nil.
+	retries *atomic.Int64
 
 	nodeInf, podInf cache.SharedIndexInformer
 	// objects watches one Secret or ConfigMap each.
@@ -155,7 +158,10 @@ func (s *session) register(ctx context.Context) error {
 			corev1.LabelArchStable: "amd64",
 		},
 	}}
-	_, err := s.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	err := s.retry(ctx, func() error {
+		_, err := s.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		return err
+	})
 	switch {
 	case err == nil:
 		return fmt.Errorf("kubelet %s: registration created a node that should have existed", s.node)
@@ -163,7 +169,10 @@ func (s *session) register(ctx context.Context) error {
 	default:
 		return fmt.Errorf("kubelet %s: registering node: %w", s.node, err)
 	}
-	if _, err := s.client.CoreV1().Nodes().Get(ctx, s.node, metav1.GetOptions{}); err != nil {
+	if err := s.retry(ctx, func() error {
+		_, err := s.client.CoreV1().Nodes().Get(ctx, s.node, metav1.GetOptions{})
+		return err
+	}); err != nil {
 		return fmt.Errorf("kubelet %s: getting registered node: %w", s.node, err)
 	}
 	return nil
@@ -293,7 +302,10 @@ func (s *session) requestTokens(ctx context.Context, pods []*corev1.Pod) (int, e
 				if sa == "" {
 					sa = "default"
 				}
-				if _, err := s.client.CoreV1().ServiceAccounts(p.Namespace).CreateToken(ctx, sa, tr, metav1.CreateOptions{}); err != nil {
+				if err := s.retry(ctx, func() error {
+					_, err := s.client.CoreV1().ServiceAccounts(p.Namespace).CreateToken(ctx, sa, tr, metav1.CreateOptions{})
+					return err
+				}); err != nil {
 					return n, fmt.Errorf("kubelet %s: token for pod %s/%s: %w", s.node, p.Namespace, p.Name, err)
 				}
 				n++
@@ -306,6 +318,10 @@ func (s *session) requestTokens(ctx context.Context, pods []*corev1.Pod) (int, e
 // renewLease replays the node lease controller (component-helpers
 // apimachinery/lease): GET the lease, then UPDATE its renewTime.
 func (s *session) renewLease(ctx context.Context) error {
+	return s.retry(ctx, func() error { return s.renewLeaseOnce(ctx) })
+}
+
+func (s *session) renewLeaseOnce(ctx context.Context) error {
 	leases := s.heartbeat.CoordinationV1().Leases(nodeLeaseNamespace)
 	l, err := leases.Get(ctx, s.node, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -331,6 +347,10 @@ func (s *session) renewLease(ctx context.Context) error {
 // csiNode replays the CSI node-info initialisation: GET the CSINode object
 // and create it when missing.
 func (s *session) csiNode(ctx context.Context, nodeUID types.UID) error {
+	return s.retry(ctx, func() error { return s.csiNodeOnce(ctx, nodeUID) })
+}
+
+func (s *session) csiNodeOnce(ctx context.Context, nodeUID types.UID) error {
 	_, err := s.client.StorageV1().CSINodes().Get(ctx, s.node, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		cn := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: s.node,
@@ -358,7 +378,10 @@ func (s *session) event(ctx context.Context, nodeUID types.UID, typ, reason, msg
 		FirstTimestamp: now, LastTimestamp: now, Count: 1,
 		ReportingController: "kubelet", ReportingInstance: s.node,
 	}
-	if _, err := s.client.CoreV1().Events(metav1.NamespaceDefault).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+	if err := s.retry(ctx, func() error {
+		_, err := s.client.CoreV1().Events(metav1.NamespaceDefault).Create(ctx, ev, metav1.CreateOptions{})
+		return err
+	}); err != nil {
 		return fmt.Errorf("kubelet %s: event %s: %w", s.node, reason, err)
 	}
 	return nil

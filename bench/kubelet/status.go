@@ -20,6 +20,16 @@ import (
 // mutate changes the status in place and reports whether the kubelet's
 // view differs. It returns whether a PATCH was sent.
 func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate func(st *corev1.PodStatus, spec *corev1.PodSpec) bool) (bool, error) {
+	var patched bool
+	err := s.retry(ctx, func() error {
+		var err error
+		patched, err = s.syncPodStatusOnce(ctx, ns, name, mutate)
+		return err
+	})
+	return patched, err
+}
+
+func (s *session) syncPodStatusOnce(ctx context.Context, ns, name string, mutate func(st *corev1.PodStatus, spec *corev1.PodSpec) bool) (bool, error) {
 	pod, err := s.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
 		// The pod went away after the kubelet's cache saw it (deleted, or
@@ -160,6 +170,10 @@ func markStarted(st *corev1.PodStatus) {
 // a strategic merge patch of nodes/<name>/status setting the Ready
 // condition, sent on the heartbeat client.
 func (s *session) patchNodeReady(ctx context.Context, ready bool, reason, message string) error {
+	return s.retry(ctx, func() error { return s.patchNodeReadyOnce(ctx, ready, reason, message) })
+}
+
+func (s *session) patchNodeReadyOnce(ctx context.Context, ready bool, reason, message string) error {
 	now := metav1.NewTime(s.clk.Now())
 	status := corev1.ConditionTrue
 	if !ready {

@@ -1,0 +1,111 @@
+package bench_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stormbench/stormbench/bench"
+	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/cluster/clustertest"
+	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/storm"
+)
+
+// TestOwnership: a node and a pod stormbench did not create survive a storm,
+// a direct restart attempt and the cleanup of every run.
+func TestOwnership(t *testing.T) {
+	c := clustertest.Start(t, nil)
+	ctx := context.Background()
+	client := c.Target.Client
+	// A foreign node that KWOK manages too (it carries the management
+	// label), and a foreign pod bound to it.
+	foreign := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "foreign-node", Labels: map[string]string{
+		cluster.KubeletLabel: cluster.KubeletUp, "type": "kwok"},
+		Annotations: map[string]string{fleet.KwokAnnotation: "fake"}}}
+	_, err := client.CoreV1().Nodes().Create(ctx, foreign, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "foreign"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "foreign-pod", Namespace: "foreign"}, Spec: corev1.PodSpec{
+		NodeName: "foreign-node", AutomountServiceAccountToken: new(bool),
+		Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}}
+	// Pods are admitted once the controller manager created the
+	// namespace's default ServiceAccount.
+	var created *corev1.Pod
+	deadline := time.Now().Add(time.Minute)
+	for {
+		created, err = client.CoreV1().Pods("foreign").Create(ctx, pod, metav1.CreateOptions{})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second) // let KWOK bring them up
+	before, err := client.CoreV1().Nodes().Get(ctx, "foreign-node", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	p := mustProfile(t, `
+apiVersion: stormbench.io/v1alpha1
+kind: StormProfile
+metadata: {name: owner}
+fleet: {nodes: 5, podsPerNode: 4}
+storm:
+  kind: reboot
+  select: {fraction: 1}
+  downtime: {type: fixed, value: 2s}
+`)
+	if _, err := bench.Run(ctx, bench.Options{Profile: p, RunID: "owner", Target: c.Target, Embedded: c.Embedded, Logf: t.Logf}); err != nil {
+		t.Fatal(err)
+	}
+	// A direct attempt on the foreign node is refused.
+	sim, err := kubelet.NewSimulator(kubelet.Config{Base: c.Target.Config, Harness: client, RunID: "owner", Kind: "kubelet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Restart(ctx, storm.Restart{Node: "foreign-node"}); err == nil {
+		t.Error("restarting a node without the run label was not refused")
+	}
+	// Cleaning up every run leaves it alone too.
+	runs, err := fleet.ListRuns(ctx, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if err := fleet.Delete(ctx, client, r.RunID, 5*time.Minute, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, err := client.CoreV1().Nodes().Get(ctx, "foreign-node", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("foreign node: %v", err)
+	}
+	if !reflect.DeepEqual(before.Labels, after.Labels) || !reflect.DeepEqual(before.Spec, after.Spec) {
+		t.Errorf("foreign node changed:\nbefore %v %v\nafter  %v %v", before.Labels, before.Spec, after.Labels, after.Spec)
+	}
+	got, err := client.CoreV1().Pods("foreign").Get(ctx, "foreign-pod", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("foreign pod: %v", err)
+	}
+	if got.DeletionTimestamp != nil || got.UID != created.UID {
+		t.Errorf("foreign pod disturbed: %+v", got.ObjectMeta)
+	}
+	for _, cs := range got.Status.ContainerStatuses {
+		if cs.RestartCount != 0 {
+			t.Errorf("foreign pod's container restarted %d times", cs.RestartCount)
+		}
+	}
+}
