@@ -295,6 +295,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, st *profiles.Sto
 			}
 		}
 	}()
+	stopWatch := watchComponents(ctx, o, events, &vr)
 	cpuStart := selfCPU()
 	stormStart := o.Clock.Now()
 	vr.StormStart = stormStart
@@ -314,6 +315,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, st *profiles.Sto
 	end := o.Clock.Now()
 	events.Add(storm.Event{Time: end, Type: storm.EventStormEnd})
 	cpu := selfCPU() - cpuStart
+	stopWatch()
 	stopSampling()
 	<-sampled
 	vr.Restarts = int(sim.Counters.Restarts.Load())
@@ -364,6 +366,60 @@ func stormMeasurement(sim *kubelet.Simulator, cpu time.Duration, lostPods int, f
 	)
 	m.Sort()
 	return m
+}
+
+// watchComponents watches the embedded cluster's component processes during
+// the storm: a component that exits, and one that comes back, is written to
+// the event log and the variant's errors, so the result says what happened
+// (the measurements mark the gap in their own series). The returned stop
+// waits for the watcher.
+func watchComponents(ctx context.Context, o Options, events *storm.EventLog, vr *result.VariantRun) (stop func()) {
+	if o.Embedded == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	var notes []string
+	go func() {
+		defer close(done)
+		down := map[string]time.Time{}
+		last := o.Embedded.PIDs()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-o.Clock.After(time.Second):
+			}
+			now := o.Clock.Now()
+			pids := o.Embedded.PIDs()
+			for name, pid := range last {
+				alive := cluster.ProcessAlive(pids[name])
+				_, wasDown := down[name]
+				switch {
+				case !alive && !wasDown:
+					down[name] = now
+					msg := fmt.Sprintf("%s (pid %d) exited during the storm at %s; log: %s", name, pid, now.Format(time.RFC3339), o.Embedded.LogPath(name))
+					notes = append(notes, msg)
+					events.Add(storm.Event{Time: now, Type: storm.EventComponentExited, Detail: msg})
+					o.Logf("%s", msg)
+				case alive && wasDown:
+					msg := fmt.Sprintf("%s came back (pid %d) after %s", name, pids[name], now.Sub(down[name]).Round(time.Second))
+					delete(down, name)
+					notes = append(notes, msg)
+					events.Add(storm.Event{Time: now, Type: storm.EventComponentBack, Detail: msg})
+					o.Logf("%s", msg)
+				}
+			}
+			for name, pid := range pids {
+				last[name] = pid
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		vr.Errors = append(vr.Errors, notes...)
+	}
 }
 
 func withValues(m result.Measurement, vs ...result.Value) result.Measurement {

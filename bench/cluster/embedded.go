@@ -379,3 +379,13 @@ func (e *Embedded) kwokctl(ctx context.Context, args ...string) ([]byte, error) 
 	err := cmd.Run()
 	return buf.Bytes(), err
 }
+
+// Start starts any component of an existing cluster that is not running
+// (kwokctl start cluster), for example after it crashed.
+func (e *Embedded) Start(ctx context.Context) error {
+	out, err := e.kwokctl(ctx, "start", "cluster", "--name", e.opts.Name)
+	if err != nil {
+		return fmt.Errorf("starting embedded cluster %q: %w%s", e.opts.Name, err, e.failureHint(out))
+	}
+	return nil
+}

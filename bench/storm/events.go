@@ -28,6 +28,11 @@ const (
 	EventStormEnd EventType = "StormEnd"
 	// EventError: a step failed; Detail says what.
 	EventError EventType = "Error"
+	// EventComponentExited: a control-plane component's process exited
+	// during the storm (Node is empty; Detail names it).
+	EventComponentExited EventType = "ComponentExited"
+	// EventComponentBack: it is running again.
+	EventComponentBack EventType = "ComponentBack"
 )
 
 // Event is one entry of a storm's event log.
