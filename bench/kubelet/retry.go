@@ -19,7 +19,10 @@ func transient(err error) bool {
 		return false
 	}
 	var ne net.Error
+	var re *retryableError
 	switch {
+	case errors.As(err, &re):
+		return true
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return true
 	case errors.As(err, &ne):

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,21 +23,51 @@ import (
 // view differs. It returns whether a PATCH was sent.
 func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate func(st *corev1.PodStatus, spec *corev1.PodSpec) bool) (bool, error) {
 	var patched bool
+	forbiddenSince := time.Time{}
 	err := s.retry(ctx, func() error {
 		var err error
 		patched, err = s.syncPodStatusOnce(ctx, ns, name, mutate)
+		if apierrors.IsForbidden(err) {
+			// The Node authorizer says "no relationship" both for a pod
+			// that left the node and while its graph is rebuilt after an
+			// API server restart. The status manager retries on its next
+			// sync; here, for up to podGoneAfter, then the pod is gone.
+			if forbiddenSince.IsZero() {
+				forbiddenSince = s.clk.Now()
+			}
+			if s.clk.Since(forbiddenSince) < podGoneAfter {
+				return errRetryForbidden
+			}
+			return nil
+		}
 		return err
 	})
+	if errors.Is(err, errRetryForbidden) {
+		err = nil
+	}
 	return patched, err
 }
 
+// podGoneAfter is how long a pod status sync keeps retrying a Forbidden
+// answer before it takes the pod as gone from the node.
+const podGoneAfter = 30 * time.Second
+
+var errRetryForbidden = &retryableError{"forbidden by the Node authorizer"}
+
+// retryableError is an error transient() accepts.
+type retryableError struct{ msg string }
+
+func (e *retryableError) Error() string { return e.msg }
+
 func (s *session) syncPodStatusOnce(ctx context.Context, ns, name string, mutate func(st *corev1.PodStatus, spec *corev1.PodSpec) bool) (bool, error) {
 	pod, err := s.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
-		// The pod went away after the kubelet's cache saw it (deleted, or
-		// no longer bound to this node, which the Node authorizer reports
-		// as forbidden). The status manager logs this and drops the update.
+	if apierrors.IsNotFound(err) {
+		// The pod went away after the kubelet's cache saw it; the status
+		// manager drops the update.
 		return false, nil
+	}
+	if apierrors.IsForbidden(err) {
+		return false, err
 	}
 	if err != nil {
 		return false, fmt.Errorf("kubelet %s: getting pod %s/%s: %w", s.node, ns, name, err)
@@ -55,8 +87,10 @@ func (s *session) syncPodStatusOnce(ctx context.Context, ns, name string, mutate
 	if unchanged {
 		return false, nil
 	}
-	if _, err := s.client.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+	if _, err := s.client.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); apierrors.IsNotFound(err) {
 		return false, nil
+	} else if apierrors.IsForbidden(err) {
+		return false, err
 	} else if err != nil {
 		return false, fmt.Errorf("kubelet %s: patching pod %s/%s status: %w", s.node, ns, name, err)
 	}
