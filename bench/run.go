@@ -341,7 +341,14 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, st *profiles.Sto
 	case recErr != nil:
 		return vr, fmt.Errorf("waiting for full recovery: %w", recErr)
 	case sim.Counters.Errors.Load() > 0:
-		return vr, fmt.Errorf("%d restarts failed (first: %s)", sim.Counters.Errors.Load(), strings.Join(vr.Errors[:min(1, len(vr.Errors))], ""))
+		first := ""
+		for _, e := range events.Events() {
+			if e.Type == storm.EventError {
+				first = e.Node + ": " + e.Detail
+				break
+			}
+		}
+		return vr, fmt.Errorf("%d restarts failed (first: %s)", sim.Counters.Errors.Load(), first)
 	}
 	return vr, nil
 }

@@ -182,7 +182,13 @@ func (s *Simulator) Restart(ctx context.Context, r storm.Restart) (err error) {
 			s.event(storm.EventError, r.Node, r.Wave, err.Error())
 		}
 	}()
-	node, err := s.cfg.Harness.CoreV1().Nodes().Get(ctx, r.Node, metav1.GetOptions{})
+	var node *corev1.Node
+	for delay := 200 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+		node, err = s.cfg.Harness.CoreV1().Nodes().Get(ctx, r.Node, metav1.GetOptions{})
+		if err == nil || !transient(err) || s.sleep(ctx, delay) != nil {
+			break
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("getting node %s: %w", r.Node, err)
 	}
