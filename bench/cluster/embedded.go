@@ -272,7 +272,6 @@ func indent(s, pad string) string {
 // call on a cluster that does not exist.
 func (e *Embedded) Down(ctx context.Context) error {
 	if !e.Exists() {
-		e.killLeftovers()
 		return nil
 	}
 	pids := e.PIDs()
@@ -288,8 +287,6 @@ func (e *Embedded) Down(ctx context.Context) error {
 	_ = os.Remove(filepath.Join(e.opts.WorkDir, e.opts.Name+".kwokctl.yaml"))
 	return nil
 }
-
-func (e *Embedded) killLeftovers() {}
 
 func (e *Embedded) waitGone(pids map[string]int, d time.Duration) {
 	deadline := time.Now().Add(d)

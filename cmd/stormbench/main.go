@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 
@@ -146,9 +145,7 @@ Usage:
 
 Commands:
 `)
-	cmds := commands()
-	sort.SliceStable(cmds, func(i, j int) bool { return false })
-	for _, c := range cmds {
+	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.short)
 	}
 	fmt.Fprint(w, `

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 
 	"sigs.k8s.io/yaml"
@@ -42,5 +41,3 @@ func fmtBool(b bool, yes, no string) string {
 	}
 	return no
 }
-
-var _ = fmt.Sprint
