@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,6 +29,8 @@ var (
 	mu     sync.Mutex
 	active = map[*cluster.Embedded]bool{}
 	once   sync.Once
+	// reapOnce removes orphaned clusters once per test process.
+	reapOnce sync.Once
 )
 
 // downOnSignal tears down every cluster still up when the test binary is
@@ -61,6 +64,7 @@ func Start(tb testing.TB, p *profiles.Profile) *Cluster {
 	if err != nil {
 		tb.Fatalf("integration tests need the control-plane components: %v", err)
 	}
+	reapOnce.Do(func() { reapOrphans(comps) })
 	if p == nil {
 		p = &profiles.Profile{}
 	}
@@ -127,6 +131,7 @@ func StartDetached(p *profiles.Profile) (c *Cluster, stop func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	reapOnce.Do(func() { reapOrphans(comps) })
 	if p == nil {
 		p = &profiles.Profile{}
 	}
@@ -164,4 +169,49 @@ func StartDetached(p *profiles.Profile) (c *Cluster, stop func(), err error) {
 		return nil, nil, err
 	}
 	return &Cluster{Embedded: e, Target: t}, stop, nil
+}
+
+// reapOrphans removes embedded clusters left by test processes that died
+// without running their cleanups (a `go test -timeout` panic skips
+// t.Cleanup): work directories named sbt-*/sbb-* in the temp directory
+// whose cluster name carries the pid of a process that no longer exists.
+func reapOrphans(comps cluster.Components) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "sb[tb]-*"))
+	for _, dir := range dirs {
+		clusters, _ := os.ReadDir(filepath.Join(dir, "clusters"))
+		if len(clusters) == 0 {
+			continue
+		}
+		orphan := true
+		for _, c := range clusters {
+			parts := strings.Split(c.Name(), "-")
+			if len(parts) < 2 {
+				orphan = false
+				continue
+			}
+			pid, err := strconv.Atoi(parts[1])
+			if err != nil || pid == os.Getpid() || processExists(pid) {
+				orphan = false
+				continue
+			}
+			e, err := cluster.NewEmbedded(cluster.EmbeddedOptions{Name: c.Name(), WorkDir: dir, Components: comps})
+			if err != nil {
+				orphan = false
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			if err := e.Down(ctx); err != nil {
+				orphan = false
+			}
+			cancel()
+		}
+		if orphan {
+			_ = os.RemoveAll(dir)
+		}
+	}
+}
+
+func processExists(pid int) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return err == nil
 }
