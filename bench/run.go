@@ -330,7 +330,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, st *profiles.Sto
 		rssValues(rssStart, rssMax.Load(), len(restarts))...))
 	vr.Complete = playErr == nil && recErr == nil && sim.Counters.Errors.Load() == 0
 	for _, e := range events.Events() {
-		if e.Type == storm.EventError && len(vr.Errors) < 20 {
+		if (e.Type == storm.EventError || e.Type == storm.EventStatusSyncDropped) && len(vr.Errors) < 20 {
 			vr.Errors = append(vr.Errors, e.Node+": "+e.Detail)
 		}
 	}

@@ -94,6 +94,9 @@ type Counters struct {
 	// Retries counts kubelet requests retried after a transient error
 	// (API server away, 5xx, 429).
 	Retries atomic.Int64
+	// StatusSyncsDropped counts pod status syncs given up after a minute
+	// of retries (the last error is in the event log).
+	StatusSyncsDropped atomic.Int64
 }
 
 // Snapshot returns the counters as a map.
@@ -112,6 +115,7 @@ func (c *Counters) Snapshot() map[string]int64 {
 		"podsDrained":         c.PodsDrained.Load(),
 		"errors":              c.Errors.Load(),
 		"retries":             c.Retries.Load(),
+		"statusSyncsDropped":  c.StatusSyncsDropped.Load(),
 	}
 }
 
@@ -148,6 +152,14 @@ func NewSimulator(cfg Config) (*Simulator, error) {
 		return nil, errors.Join(errs...)
 	}
 	return &Simulator{cfg: cfg}, nil
+}
+
+// statusSyncGaveUp records a pod status sync dropped after its retries.
+func (s *Simulator) statusSyncGaveUp(r storm.Restart) func(pod string, err error) {
+	return func(pod string, err error) {
+		s.Counters.StatusSyncsDropped.Add(1)
+		s.event(storm.EventStatusSyncDropped, r.Node, r.Wave, pod+": "+err.Error())
+	}
 }
 
 func (s *Simulator) gate(name string) bool {
@@ -303,6 +315,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	defer sess.close()
 	sess.syncTimeout = s.cfg.RecoveryTimeout
 	sess.retries = &s.Counters.Retries
+	sess.gaveUp = s.statusSyncGaveUp(r)
 	if err := sess.register(ctx); err != nil {
 		return err
 	}
@@ -617,6 +630,7 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	defer sess.close()
 	sess.syncTimeout = s.cfg.RecoveryTimeout
 	sess.retries = &s.Counters.Retries
+	sess.gaveUp = s.statusSyncGaveUp(r)
 	// The kubelet is up and its pod cache warm: it sends no LIST; the
 	// harness reads the node's pods to know what the kubelet knows.
 	list, err := s.cfg.Harness.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + r.Node, ResourceVersion: "0"})

@@ -87,6 +87,9 @@ type session struct {
 	syncTimeout time.Duration
 	// retries counts retried requests; may be nil.
 	retries *atomic.Int64
+	// gaveUp is told about pod status syncs dropped after their retry
+	// budget; may be nil.
+	gaveUp func(pod string, err error)
 
 	nodeInf, podInf cache.SharedIndexInformer
 	// objects watches one Secret or ConfigMap each.

@@ -24,7 +24,11 @@ import (
 func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate func(st *corev1.PodStatus, spec *corev1.PodSpec) bool) (bool, error) {
 	var patched bool
 	forbiddenSince := time.Time{}
-	err := s.retry(ctx, func() error {
+	// The status manager gives up on a sync that keeps failing and tries
+	// again on its next pass; one call here retries for at most a minute.
+	rctx, cancel := context.WithTimeout(ctx, statusSyncBudget)
+	defer cancel()
+	err := s.retry(rctx, func() error {
 		var err error
 		patched, err = s.syncPodStatusOnce(ctx, ns, name, mutate)
 		if apierrors.IsForbidden(err) {
@@ -32,6 +36,11 @@ func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate fun
 			// that left the node and while its graph is rebuilt after an
 			// API server restart. The status manager retries on its next
 			// sync; here, for up to podGoneAfter, then the pod is gone.
+			// The kubelet's own pod watch tells which: a pod no longer in
+			// it (deleted, or bound elsewhere) is gone at once.
+			if !s.hasPod(ns, name) {
+				return nil
+			}
 			if forbiddenSince.IsZero() {
 				forbiddenSince = s.clk.Now()
 			}
@@ -45,7 +54,33 @@ func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate fun
 	if errors.Is(err, errRetryForbidden) {
 		err = nil
 	}
+	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
+		// Gave up within the budget: dropped, as the status manager drops
+		// an update it cannot write, and counted.
+		if s.gaveUp != nil {
+			s.gaveUp(ns+"/"+name, err)
+		}
+		return false, nil
+	}
 	return patched, err
+}
+
+// statusSyncBudget bounds the retries of one pod status sync.
+const statusSyncBudget = time.Minute
+
+// hasPod reports whether the kubelet's pod informer still holds the pod
+// (bound to this node and not deleted). Without a pod informer (a runtime
+// restart's kubelet keeps its warm cache, not modelled) it says no.
+func (s *session) hasPod(ns, name string) bool {
+	if s.podInf == nil {
+		return false
+	}
+	o, ok, err := s.podInf.GetStore().GetByKey(ns + "/" + name)
+	if err != nil || !ok {
+		return false
+	}
+	p := o.(*corev1.Pod)
+	return p.DeletionTimestamp == nil && p.Spec.NodeName == s.node
 }
 
 // podGoneAfter is how long a pod status sync keeps retrying a Forbidden

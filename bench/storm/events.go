@@ -31,6 +31,9 @@ const (
 	// EventComponentExited: a control-plane component's process exited
 	// during the storm (Node is empty; Detail names it).
 	EventComponentExited EventType = "ComponentExited"
+	// EventStatusSyncDropped: a pod status sync was given up after its
+	// retries; Detail names the pod and the last error.
+	EventStatusSyncDropped EventType = "StatusSyncDropped"
 	// EventComponentBack: it is running again.
 	EventComponentBack EventType = "ComponentBack"
 )
