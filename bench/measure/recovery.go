@@ -13,6 +13,8 @@ import (
 
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/storm"
+
+	"github.com/stormbench/stormbench/bench/fleet"
 )
 
 // recoveryHighest is the largest recovery latency the histograms track.
@@ -116,26 +118,6 @@ func NewRecoveryTracker(clk clock.PassiveClock) *RecoveryTracker {
 	}
 }
 
-// nodeReady reports whether a node's Ready condition is True.
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// podReady reports whether a pod's Ready condition is True.
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // podRunning reports whether a pod is Running with every container running.
 func podRunning(p *corev1.Pod) bool {
 	if p.Status.Phase != corev1.PodRunning || len(p.Status.ContainerStatuses) == 0 {
@@ -158,7 +140,7 @@ func (r *RecoveryTracker) ObserveNode(n *corev1.Node) {
 		tl = &timeline{}
 		r.nodes[n.Name] = tl
 	}
-	tl.observe(r.clk.Now(), nodeReady(n), "")
+	tl.observe(r.clk.Now(), fleet.NodeReady(n), "")
 }
 
 // ObservePod records a pod's state from an add or update event; deleted
@@ -175,7 +157,7 @@ func (r *RecoveryTracker) ObservePod(p *corev1.Pod, deleted bool) {
 		r.pods[key] = pt
 	}
 	node := p.Spec.NodeName
-	pt.ready.observe(now, !deleted && podReady(p), node)
+	pt.ready.observe(now, !deleted && fleet.PodReady(p), node)
 	pt.running.observe(now, !deleted && podRunning(p), node)
 }
 
