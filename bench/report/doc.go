@@ -1,8 +1,9 @@
 // Package report turns stormbench result documents into the products people
 // act on: comparison tables with significance ([Compare]), CI gates with
 // JUnit and perf-dash exports ([EvaluateGates], [WriteJUnit],
-// [BuildPerfData]), and a self-contained HTML or markdown report with inline
-// SVG charts ([Build], [WriteHTML], [WriteMarkdown]).
+// [BuildPerfData]), a capacity sweep's largest safe restart wave ([Sweep]),
+// and a self-contained HTML or markdown report with inline SVG charts
+// ([Build], [WriteHTML], [WriteMarkdown]).
 //
 // Every figure is read from a [result.VariantRun] through a [Metric]: a
 // stable ID such as "endpointSlices.slice_writes", a label for people, a

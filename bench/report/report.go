@@ -35,6 +35,9 @@ type Report struct {
 	Comparison *Comparison
 	// Highlights are the largest changes against the baseline, as sentences.
 	Highlights []string
+	// Sweep is the capacity sweep; nil unless the result holds sweep
+	// variants ("<variant>/wave=<size>").
+	Sweep *SweepSection
 	// Sections hold the charts, by topic; empty unless Options.Charts.
 	Sections []Section
 	// Kubelet is the per-restart request table; Rows is empty when the run
@@ -65,6 +68,16 @@ type VariantInfo struct {
 type Section struct {
 	Title  string
 	Intro  string
+	Charts []Chart
+}
+
+// SweepSection is a report's capacity sweep: the figures per wave size,
+// the largest safe wave, and charts against wave size.
+type SweepSection struct {
+	// Series hold one base variant each, in run order.
+	Series []SweepSeries
+	// Charts plot mutating p99 and peak request rate against wave size;
+	// empty unless Options.Charts.
 	Charts []Chart
 }
 
@@ -124,6 +137,14 @@ func Build(in Input, opts Options) (*Report, error) {
 				for _, w := range m.Warnings {
 					rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s#%d: %s: %s", v.Variant, v.Repetition, m.Name, w))
 				}
+			}
+		}
+	}
+	if series := Sweep(r); len(series) > 0 {
+		rep.Sweep = &SweepSection{Series: series}
+		if opts.Charts {
+			if rep.Sweep.Charts, err = sweepCharts(series); err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -4,11 +4,54 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
+	"strconv"
 	"strings"
+
+	"github.com/stormbench/stormbench/bench/result"
 )
 
 // kubeletIntro explains the per-restart request table.
 const kubeletIntro = "Requests the simulated kubelets sent (clientLatency measurement, by source, verb and resource), divided by the number of restarts, against what a starting Kubernetes 1.36 kubelet sends (pkg/kubelet: NewMainKubelet, Run, kubelet_node_status.go, token manager). client-go 1.36 informers use the streaming watch-list, so an informer's initial LIST shows as one WATCH with sendInitialEvents=true. ✓ within the reference's range, ▲ above, ▼ below; no mark where the count depends on the workload."
+
+// sweepIntro explains the capacity sweep section.
+const sweepIntro = "The profile's storm, all at once, at growing wave sizes on one fleet. A wave size is safe when every run at it completed with mutating API p99 ≤ 1s, no 429 responses and no service outage; the max safe restart wave is the largest size for which it and every smaller size tried were safe. Figures are the worst repetition's; - is not measured."
+
+// sweepView is the capacity sweep table as rendered cells.
+type sweepView struct {
+	Verdicts []string
+	Header   []string
+	Rows     []sweepViewRow
+}
+
+type sweepViewRow struct {
+	Cells []string
+	Safe  bool
+}
+
+func newSweepView(s *SweepSection) sweepView {
+	v := sweepView{Header: []string{"variant", "wave size", "mutating p99", "429s", "service outage", "peak requests/s", "safe"}}
+	figure := func(x float64, unit string) string {
+		if math.IsNaN(x) {
+			return "-"
+		}
+		return FormatValue(x, unit)
+	}
+	for _, ser := range s.Series {
+		v.Verdicts = append(v.Verdicts, ser.Verdict())
+		for _, r := range ser.Rows {
+			safe := "yes"
+			if !r.Safe {
+				safe = "no: " + strings.Join(r.Unsafe, ", ")
+			}
+			v.Rows = append(v.Rows, sweepViewRow{Safe: r.Safe, Cells: []string{
+				ser.Variant, strconv.Itoa(r.WaveSize), figure(r.MutatingP99, result.UnitSeconds), figure(r.Throttled, result.UnitRequests),
+				figure(r.OutageSeconds, result.UnitSeconds), figure(r.PeakRate, result.UnitRequestsPerSecond), safe,
+			}})
+		}
+	}
+	return v
+}
 
 // kubeletView is the kubelet table as rendered cells.
 type kubeletView struct {
@@ -45,8 +88,21 @@ var reportPage = template.Must(template.New("report").Parse(compareTableTemplate
 <table class="meta">
 {{range .R.Meta}}<tr><th class="text">{{.Label}}</th><td class="text">{{.Value}}</td></tr>
 {{end}}</table>
-<nav><a href="#variants">Variants</a>{{if .R.Comparison}} · <a href="#key-metrics">Key metrics</a>{{end}}{{range .Sections}} · <a href="#{{.ID}}">{{.Title}}</a>{{end}}{{if .Kubelet.Rows}} · <a href="#kubelet">Requests per restart</a>{{end}} · <a href="#not-modelled">Not modelled</a></nav>
-<h2 id="variants">Variants</h2>
+<nav>{{if .R.Sweep}}<a href="#capacity-sweep">Capacity sweep</a> · {{end}}<a href="#variants">Variants</a>{{if .R.Comparison}} · <a href="#key-metrics">Key metrics</a>{{end}}{{range .Sections}} · <a href="#{{.ID}}">{{.Title}}</a>{{end}}{{if .Kubelet.Rows}} · <a href="#kubelet">Requests per restart</a>{{end}} · <a href="#not-modelled">Not modelled</a></nav>
+{{if .R.Sweep}}<h2 id="capacity-sweep">Capacity sweep</h2>
+<p>{{.SweepIntro}}</p>
+<ul class="highlights">{{range .Sweep.Verdicts}}<li>{{.}}</li>{{end}}</ul>
+{{range .R.Sweep.Charts}}<figure id="{{.ID}}">
+{{.SVG}}
+<figcaption>{{.Caption}}</figcaption>
+</figure>
+{{end}}<table>
+<thead><tr>{{range .Sweep.Header}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{range $row := .Sweep.Rows}}<tr>{{range $i, $c := $row.Cells}}<td class="{{if eq $i 0}}metric{{else if eq $i 6}}text {{if $row.Safe}}pass{{else}}fail{{end}}{{else}}num{{end}}">{{$c}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>
+{{end}}<h2 id="variants">Variants</h2>
 <table>
 <thead><tr><th>variant</th><th class="text">feature gates</th><th>repetitions</th><th>restarts</th><th>complete</th></tr></thead>
 <tbody>
@@ -95,7 +151,12 @@ func WriteHTML(w io.Writer, r *Report) error {
 		Sections     []sectionView
 		Kubelet      kubeletView
 		KubeletIntro string
-	}{R: r, Kubelet: newKubeletView(r.Kubelet), KubeletIntro: kubeletIntro}
+		Sweep        sweepView
+		SweepIntro   string
+	}{R: r, Kubelet: newKubeletView(r.Kubelet), KubeletIntro: kubeletIntro, SweepIntro: sweepIntro}
+	if r.Sweep != nil {
+		data.Sweep = newSweepView(r.Sweep)
+	}
 	if r.Comparison != nil {
 		data.Table = newCompareTable(r.Comparison)
 	}
@@ -109,14 +170,26 @@ func WriteHTML(w io.Writer, r *Report) error {
 }
 
 // WriteMarkdown writes the report's summary as GitHub-flavoured markdown for
-// a pull-request comment: metadata, highlights, the key-metrics table, the
-// kubelet request table and caveats; no charts.
+// a pull-request comment: metadata, the capacity sweep table of a sweep,
+// highlights, the key-metrics table, the kubelet request table and caveats;
+// no charts.
 func WriteMarkdown(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	ew.printf("## %s\n\n", mdEscape(r.Title))
 	ew.printf("| | |\n|:---|:---|\n")
 	for _, m := range r.Meta {
 		ew.printf("| %s | %s |\n", mdEscape(m.Label), mdEscape(m.Value))
+	}
+	if r.Sweep != nil {
+		v := newSweepView(r.Sweep)
+		ew.printf("\n### Capacity sweep\n\n%s\n\n", mdEscape(sweepIntro))
+		for _, vd := range v.Verdicts {
+			ew.printf("- %s\n", mdEscape(vd))
+		}
+		ew.printf("\n| %s |\n|:---|%s:---|\n", strings.Join(mdEscapeAll(v.Header), " | "), strings.Repeat("---:|", len(v.Header)-2))
+		for _, row := range v.Rows {
+			ew.printf("| %s |\n", strings.Join(mdEscapeAll(row.Cells), " | "))
+		}
 	}
 	ew.printf("\n### Variants\n\n| variant | feature gates | repetitions | restarts | complete |\n|:---|:---|---:|---:|:---|\n")
 	for _, v := range r.Variants {

@@ -15,15 +15,18 @@ import (
 const reportHelp = `Turn one result file into a report.
 
 HTML (-o FILE.html): one self-contained page (inline style and SVG charts, no
-script, nothing fetched, works offline): run metadata, the key metrics of every
-variant against the baseline variant, API request rate stacked by resource
-with the storm's waves marked, API p99 latency, in-flight requests and APF
-queueing, not-ready endpoints and EndpointSlice writes per variant, recovery
-latency percentiles per variant, requests per restarted node against the
-kubelet start pattern, and what the simulation does not model.
+script, nothing fetched, works offline): run metadata; for a capacity sweep
+(stormbench sweep) first the figures per wave size, the max safe restart wave
+and charts of mutating API p99 and peak request rate against wave size; then
+the key metrics of every variant against the baseline variant, API request
+rate stacked by resource with the storm's waves marked, API p99 latency,
+in-flight requests and APF queueing, not-ready endpoints and EndpointSlice
+writes per variant, recovery latency percentiles per variant, requests per
+restarted node against the kubelet start pattern, and what the simulation
+does not model.
 
-Markdown (-o FILE.md, or stdout without -o): the same without charts, for a
-pull-request comment.
+Markdown (-o FILE.md, or stdout without -o): the same without charts (a
+sweep's table and verdicts included), for a pull-request comment.
 
 Examples:
   stormbench report results/quick-ab.json -o report.html

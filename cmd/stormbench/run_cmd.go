@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -16,6 +17,7 @@ import (
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/report"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -235,49 +237,32 @@ func parseWaveSizes(s string, p *profiles.Profile) ([]int, error) {
 }
 
 // writeSweep prints, per wave size, the figures a capacity planner checks,
-// and the largest wave size for which they (and all smaller ones) hold.
-func writeSweep(w io.Writer, res *result.Result, sizes []int) error {
+// and the largest wave size for which they (and all smaller ones) hold; the
+// analysis is report.Sweep's. The sizes asked for are not needed: the
+// result's variant names carry them.
+func writeSweep(w io.Writer, res *result.Result, _ []int) error {
+	series := report.Sweep(res)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "VARIANT\tWAVE\tMUTATING P99\t429s\tOUTAGE s\tPEAK req/s\tSAFE")
-	safeUpTo := map[string]int{}
-	broken := map[string]bool{}
-	var order []string
-	for i := range res.Variants {
-		v := &res.Variants[i]
-		base, sizeStr, ok := strings.Cut(v.Variant, "/wave=")
-		if !ok {
-			continue
+	figure := func(format string, x float64) string {
+		if math.IsNaN(x) {
+			return "-"
 		}
-		size, _ := strconv.Atoi(sizeStr)
-		if _, seen := safeUpTo[base]; !seen {
-			order = append(order, base)
-			safeUpTo[base] = 0
+		return fmt.Sprintf(format, x)
+	}
+	for _, s := range series {
+		for _, r := range s.Rows {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.Variant, r.WaveSize, figure("%.3fs", r.MutatingP99),
+				figure("%.0f", r.Throttled), figure("%.1f", r.OutageSeconds), figure("%.1f", r.PeakRate), fmtBool(r.Safe, "yes", "NO"))
 		}
-		api := v.Measurement(result.MeasurementAPIServer)
-		var p99 float64 = -1
-		if h := api.Histogram("request_duration", result.WindowStorm, "class", "mutating"); h != nil {
-			p99 = h.Summary.P99
-		}
-		throttled, _ := api.Value("throttled_requests", result.WindowStorm)
-		peak, _ := api.Value("requests_per_second_peak", result.WindowStorm)
-		outage, _ := v.Measurement(result.MeasurementEndpointSlices).Value("outage_seconds", result.WindowStorm)
-		safe := v.Complete && p99 >= 0 && p99 <= 1 && throttled == 0 && outage == 0
-		if safe && !broken[base] {
-			safeUpTo[base] = size
-		} else if !safe {
-			broken[base] = true
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%.3fs\t%.0f\t%.1f\t%.1f\t%s\n", base, size, p99, throttled, outage, peak, fmtBool(safe, "yes", "NO"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, b := range order {
-		if safeUpTo[b] == 0 {
-			fmt.Fprintf(w, "%s: no wave size tried was safe (mutating p99 <= 1s, no 429s, no outage)\n", b)
-			continue
+	for _, s := range series {
+		if _, err := fmt.Fprintln(w, s.Verdict()); err != nil {
+			return err
 		}
-		fmt.Fprintf(w, "%s: max safe restart wave: %d nodes (mutating p99 <= 1s, no 429s, no service outage)\n", b, safeUpTo[b])
 	}
 	return nil
 }
