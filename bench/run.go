@@ -466,7 +466,7 @@ func metricsSources(o Options) []measure.MetricsSource {
 	if o.Embedded != nil {
 		if eps, err := o.Embedded.MetricsEndpoints(); err == nil {
 			for _, ep := range eps {
-				out = append(out, measure.MetricsSource{Component: ep.Component, Fetch: ep.Fetch})
+				out = append(out, measure.HTTPSource(ep.Component, ep.URL, ep.Client))
 			}
 			return out
 		}

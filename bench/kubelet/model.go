@@ -355,7 +355,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	}
 	s.event(storm.EventSynced, r.Node, r.Wave, fmt.Sprintf("%d pods", len(pods)))
 	if s.cfg.CloseWatchesAfterSync {
-		sess.close()
+		sess.stopWatches()
 	}
 	// The status manager syncs every pod once after start (its cache is
 	// empty), and the prober decides readiness.

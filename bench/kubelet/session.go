@@ -12,6 +12,7 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"sort"
 	"sync"
@@ -28,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -91,21 +93,68 @@ type session struct {
 	// budget; may be nil.
 	gaveUp func(pod string, err error)
 
+	// transport is this kubelet's own connection pool (see nodeTransport);
+	// nil when the base config brings its own transport.
+	transport *http.Transport
+
 	nodeInf, podInf cache.SharedIndexInformer
 	// objects watches one Secret or ConfigMap each.
 	objects []cache.SharedIndexInformer
 }
 
 func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) http.RoundTripper, clk clock.Clock) (*session, error) {
-	client, err := kubernetes.NewForConfig(ClientConfig(base, node, wrap))
+	cfg := ClientConfig(base, node, wrap)
+	t, err := nodeTransport(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubelet transport for %s: %w", node, err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet client for %s: %w", node, err)
 	}
-	hb, err := kubernetes.NewForConfig(ClientConfig(base, node, wrap))
+	hb, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet heartbeat client for %s: %w", node, err)
 	}
-	return &session{node: node, client: client, heartbeat: hb, clk: clk, stop: make(chan struct{}), syncTimeout: 10 * time.Minute}, nil
+	return &session{node: node, client: client, heartbeat: hb, clk: clk, transport: t, stop: make(chan struct{}), syncTimeout: 10 * time.Minute}, nil
+}
+
+// nodeTransport gives cfg a transport of its own, so each simulated kubelet
+// holds its own connection to the API server, as a real kubelet process
+// does, and a restarted kubelet opens a new one (a full TLS handshake).
+//
+// Sharing client-go's cached transport between all simulated kubelets is
+// not only unfaithful (one connection instead of one per node) but also
+// dearer: kube-apiserver allows 100 concurrent HTTP/2 streams per
+// connection by default (k8s.io/apiserver/pkg/server/secure_serving.go),
+// a storm of a few hundred kubelets holds thousands of watches, and the
+// HTTP/2 client then dials a burst of extra connections whenever every
+// connection is full. Measured on a 300-node all-at-once storm: 1,108
+// connections (and TLS handshakes) with the shared transport; see
+// results/scale/PROFILE.md.
+//
+// cfg's TLS settings move into the transport; its auth, impersonation and
+// wrappers stay on cfg. A config that already carries a transport or a
+// custom dialer or proxy is left as it is (client-go's shared transport).
+func nodeTransport(cfg *rest.Config) (*http.Transport, error) {
+	if cfg.Transport != nil || cfg.Dial != nil || cfg.Proxy != nil {
+		return nil, nil
+	}
+	tlsConf, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	t := utilnet.SetTransportDefaults(&http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		TLSHandshakeTimeout: 10 * time.Second,
+		TLSClientConfig:     tlsConf,
+		MaxIdleConnsPerHost: 25,
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DisableCompression:  cfg.DisableCompression,
+	})
+	cfg.Transport = t
+	cfg.TLSClientConfig = rest.TLSClientConfig{}
+	return t, nil
 }
 
 func (s *session) run(inf cache.SharedIndexInformer) {
@@ -116,10 +165,19 @@ func (s *session) run(inf cache.SharedIndexInformer) {
 	}()
 }
 
-// close stops every informer (closing its watch) and waits for them.
-func (s *session) close() {
+// stopWatches stops every informer (closing its watch) and waits for them.
+func (s *session) stopWatches() {
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.wg.Wait()
+}
+
+// close ends the session: its watches, then its connection (the kubelet
+// process is gone, or stormbench hands the node back to KWOK).
+func (s *session) close() {
+	s.stopWatches()
+	if s.transport != nil {
+		s.transport.CloseIdleConnections()
+	}
 }
 
 func (s *session) waitSynced(ctx context.Context, what string, infs ...cache.SharedIndexInformer) error {

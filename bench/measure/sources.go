@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 
 	"k8s.io/client-go/rest"
 )
@@ -35,6 +36,9 @@ const (
 // (version 0.0.4) as fallback. It is what Prometheus itself sends.
 const MetricsAccept = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3"
 
+// metricsAcceptText asks for the text exposition only.
+const metricsAcceptText = "text/plain;version=0.0.4"
+
 // APIServerSource scrapes kube-apiserver's /metrics through a REST client
 // (client.CoreV1().RESTClient() or client.Discovery().RESTClient()), so it
 // uses the harness' credentials and TLS. The harness identity needs the
@@ -56,29 +60,49 @@ func APIServerSource(c rest.Interface) MetricsSource {
 }
 
 // HTTPSource scrapes a component's /metrics over plain HTTP(S), for the
-// embedded cluster's KCM, etcd and kwok on loopback. client carries any TLS
+// embedded cluster's components on loopback. client carries any TLS
 // settings; nil means http.DefaultClient.
+//
+// It asks for the protobuf exposition, which costs a fraction of the text
+// format to parse. A component that refuses it (kwok's controller answers
+// 406 Not Acceptable) is asked for text from then on.
 func HTTPSource(component, url string, client *http.Client) MetricsSource {
 	if client == nil {
 		client = http.DefaultClient
 	}
+	var textOnly atomic.Bool
+	fetch := func(ctx context.Context, accept string) (int, []byte, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Header.Set("Accept", accept)
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			return resp.StatusCode, nil, fmt.Errorf("HTTP %s", resp.Status)
+		}
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, b, err
+	}
 	return MetricsSource{
 		Component: component,
 		Fetch: func(ctx context.Context) ([]byte, error) {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-			if err != nil {
-				return nil, fmt.Errorf("fetching %s /metrics: %w", component, err)
+			if !textOnly.Load() {
+				code, b, err := fetch(ctx, MetricsAccept)
+				if code != http.StatusNotAcceptable {
+					if err != nil {
+						return nil, fmt.Errorf("fetching %s /metrics: %w", component, err)
+					}
+					return b, nil
+				}
+				textOnly.Store(true)
 			}
-			req.Header.Set("Accept", MetricsAccept)
-			resp, err := client.Do(req)
-			if err != nil {
-				return nil, fmt.Errorf("fetching %s /metrics: %w", component, err)
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return nil, fmt.Errorf("fetching %s /metrics: HTTP %s", component, resp.Status)
-			}
-			b, err := io.ReadAll(resp.Body)
+			_, b, err := fetch(ctx, metricsAcceptText)
 			if err != nil {
 				return nil, fmt.Errorf("fetching %s /metrics: %w", component, err)
 			}
