@@ -137,9 +137,6 @@ func (e *Embedded) Config() ([]byte, error) {
 		{"manage-all-nodes", "false"},
 		{"manage-nodes-with-label-selector", KubeletLabel + "=" + KubeletUp},
 	}
-	if cp.KwokNodeLeaseParallelism > 0 {
-		kwokArgs = append(kwokArgs, arg{"node-lease-parallelism", strconv.Itoa(cp.KwokNodeLeaseParallelism)})
-	}
 	cfg := map[string]any{
 		"apiVersion": "config.kwok.x-k8s.io/v1alpha1",
 		"kind":       "KwokctlConfiguration",
@@ -172,7 +169,40 @@ func (e *Embedded) Config() ([]byte, error) {
 			{Name: "kwok-controller", ExtraArgs: kwokArgs},
 		},
 	}
-	return yaml.Marshal(cfg)
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// kwok 0.8 takes its parallelism from a KwokConfiguration document (it
+	// has no flags for it); kwokctl hands the document to the controller.
+	// A document given leaves unset parallelism at 0, which kwok refuses,
+	// so every one is set: kwok's defaults (4 workers each, 1 pods-on-node
+	// syncer) unless the profile tunes it.
+	kwokOpts := map[string]any{}
+	if cp.KwokNodeLeaseParallelism > 0 || cp.KwokParallelism > 0 {
+		orDefault := func(v, d int) int {
+			if v > 0 {
+				return v
+			}
+			return d
+		}
+		kwokOpts["nodeLeaseParallelism"] = orDefault(cp.KwokNodeLeaseParallelism, 4)
+		kwokOpts["podPlayStageParallelism"] = orDefault(cp.KwokParallelism, 4)
+		kwokOpts["nodePlayStageParallelism"] = orDefault(cp.KwokParallelism, 4)
+		kwokOpts["podsOnNodeSyncParallelism"] = 1
+	}
+	if len(kwokOpts) == 0 {
+		return out, nil
+	}
+	kc, err := yaml.Marshal(map[string]any{
+		"apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+		"kind":       "KwokConfiguration",
+		"options":    kwokOpts,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(append(out, []byte("---\n")...), kc...), nil
 }
 
 // Up creates and starts the cluster and waits until it serves. When a

@@ -3,12 +3,14 @@ package cluster_test
 import (
 	"bufio"
 	"fmt"
+	"github.com/stormbench/stormbench/profiles"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 )
 
@@ -61,8 +63,49 @@ func decodeAddr(s string) string {
 
 // TestEmbeddedLoopbackOnly checks every component of the embedded cluster
 // listens on 127.0.0.1 only, and that its kubeconfig and keys are private.
+func TestEmbeddedConfigKwokParallelism(t *testing.T) {
+	tests := []struct {
+		name string
+		cp   profiles.ControlPlane
+		want []string // lines of the KwokConfiguration document; nil: none
+	}{
+		{"kwok defaults", profiles.ControlPlane{}, nil},
+		{"play stages", profiles.ControlPlane{KwokParallelism: 8}, []string{"nodeLeaseParallelism: 4", "nodePlayStageParallelism: 8", "podPlayStageParallelism: 8", "podsOnNodeSyncParallelism: 1"}},
+		{"leases", profiles.ControlPlane{KwokNodeLeaseParallelism: 16}, []string{"nodeLeaseParallelism: 16", "nodePlayStageParallelism: 4", "podPlayStageParallelism: 4"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := cluster.NewEmbedded(cluster.EmbeddedOptions{Name: "x", WorkDir: t.TempDir(), ControlPlane: tt.cp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := e.Config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, kwokDoc, found := strings.Cut(string(b), "\n---\n")
+			if found != (tt.want != nil) {
+				t.Fatalf("KwokConfiguration document present: %v, want %v:\n%s", found, tt.want != nil, b)
+			}
+			if !found {
+				return
+			}
+			if !strings.Contains(kwokDoc, "kind: KwokConfiguration") || strings.Contains(kwokDoc, "extraArgs") {
+				t.Errorf("second document is not the KwokConfiguration alone:\n%s", kwokDoc)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(kwokDoc, w) {
+					t.Errorf("KwokConfiguration lacks %q:\n%s", w, kwokDoc)
+				}
+			}
+		})
+	}
+}
+
 func TestEmbeddedLoopbackOnly(t *testing.T) {
-	c := clustertest.Start(t, nil)
+	// Tuned KWOK parallelism: the controller must accept the
+	// KwokConfiguration document (it exits on one it refuses).
+	c := clustertest.Start(t, &profiles.Profile{ControlPlane: profiles.ControlPlane{KwokParallelism: 8}})
 	pids := c.PIDs()
 	if len(pids) < 5 {
 		t.Fatalf("component pids: %v", pids)

@@ -36,8 +36,9 @@ const (
 // (version 0.0.4) as fallback. It is what Prometheus itself sends.
 const MetricsAccept = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3"
 
-// metricsAcceptText asks for the text exposition only.
-const metricsAcceptText = "text/plain;version=0.0.4"
+// metricsAcceptText takes whatever the component serves: kwok 0.8's
+// controller refuses both protobuf and an explicit text/plain with 406.
+const metricsAcceptText = "*/*"
 
 // APIServerSource scrapes kube-apiserver's /metrics through a REST client
 // (client.CoreV1().RESTClient() or client.Discovery().RESTClient()), so it

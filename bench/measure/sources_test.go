@@ -30,7 +30,7 @@ func TestHTTPSourceNegotiation(t *testing.T) {
 				mu.Lock()
 				accepts = append(accepts, a)
 				mu.Unlock()
-				if !tt.protobuf && strings.Contains(a, "protobuf") {
+				if !tt.protobuf && a != "*/*" {
 					http.Error(w, "Not Acceptable", http.StatusNotAcceptable)
 					return
 				}
