@@ -136,6 +136,7 @@ func newResult(o Options) *result.Result {
 					// kube-controller-manager 1.36 default
 					// --endpointslice-updates-batch-period.
 					EndpointSliceUpdatesBatchPeriod: 0,
+					HeartbeatFactor:                 p.Timing.HeartbeatFactor,
 				},
 			},
 			Seed:    p.Seed,

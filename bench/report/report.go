@@ -213,6 +213,9 @@ func runMeta(in Input, prof runProfile) []MetaItem {
 	s := r.Run.Cluster.Settings
 	add("Settings", fmt.Sprintf("node-monitor-grace-period %s, node lease %s, node status every %s, endpointslice-updates-batch-period %s",
 		time.Duration(s.NodeMonitorGracePeriod), time.Duration(s.NodeLeaseDuration), time.Duration(s.NodeStatusUpdateFrequency), time.Duration(s.EndpointSliceUpdatesBatchPeriod)))
+	if note, ok := s.RelaxedHeartbeats(); ok {
+		add("Heartbeats", note)
+	}
 	add("Fleet", fmt.Sprintf("%d nodes, %d pods, %d services, seed %d", r.Run.Fleet.Nodes, r.Run.Fleet.Pods, r.Run.Fleet.Services, r.Run.Seed))
 	return meta
 }

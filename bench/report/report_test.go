@@ -233,3 +233,22 @@ func TestReportHTMLDeterministic(t *testing.T) {
 		t.Error("two renderings of one result differ")
 	}
 }
+
+// A run with relaxed heartbeats says so in the report's run information.
+func TestReportRelaxedHeartbeats(t *testing.T) {
+	for _, factor := range []float64{1, 5} {
+		r := readFixture(t)
+		r.Run.Cluster.Settings.HeartbeatFactor = factor
+		rep, err := Build(Input{Name: "quick-ab.json", Result: r}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := WriteMarkdown(&buf, rep); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(buf.String(), "relaxed heartbeats: heartbeatFactor 5"); got != (factor == 5) {
+			t.Errorf("factor %g: report mentions relaxed heartbeats: %v", factor, got)
+		}
+	}
+}

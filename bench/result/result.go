@@ -81,6 +81,10 @@ type Settings struct {
 	// EndpointSliceUpdatesBatchPeriod is the KCM's
 	// --endpointslice-updates-batch-period; zero is the default (no batching).
 	EndpointSliceUpdatesBatchPeriod Duration `json:"endpointSliceUpdatesBatchPeriod"`
+	// HeartbeatFactor is the profile's timing.heartbeatFactor: above 1,
+	// leases, status updates and the grace period are that many times a
+	// kubelet's (relaxed heartbeats); 0 in files written before it existed.
+	HeartbeatFactor float64 `json:"heartbeatFactor,omitempty"`
 	// Flags holds any other component flags, by component then flag name.
 	Flags map[string]map[string]string `json:"flags,omitempty"`
 }
@@ -364,4 +368,14 @@ func labelString(l map[string]string) string {
 		b = strconv.AppendQuote(b, l[k])
 	}
 	return string(append(b, '}'))
+}
+
+// RelaxedHeartbeats says whether the run's heartbeats were slower than a
+// kubelet's, and a sentence saying so for summaries and reports.
+func (s Settings) RelaxedHeartbeats() (string, bool) {
+	if s.HeartbeatFactor <= 1 {
+		return "", false
+	}
+	return fmt.Sprintf("relaxed heartbeats: heartbeatFactor %g (%s leases, status every %s, %s grace period); not a fleet at kubelet timing",
+		s.HeartbeatFactor, time.Duration(s.NodeLeaseDuration), time.Duration(s.NodeStatusUpdateFrequency), time.Duration(s.NodeMonitorGracePeriod)), true
 }

@@ -287,3 +287,30 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("invalid document left a file: %v", err)
 	}
 }
+
+func TestSummaryRelaxedHeartbeats(t *testing.T) {
+	tests := []struct {
+		factor float64
+		want   string // "" means no note
+	}{
+		{0, ""},
+		{1, ""},
+		{5, "relaxed heartbeats: heartbeatFactor 5 (3m20s leases, status every 50s, 4m10s grace period); not a fleet at kubelet timing\n"},
+	}
+	for _, tt := range tests {
+		r := fixture(t)
+		s := &r.Run.Cluster.Settings
+		s.HeartbeatFactor = tt.factor
+		s.NodeLeaseDuration = Duration(200 * time.Second)
+		s.NodeStatusUpdateFrequency = Duration(50 * time.Second)
+		s.NodeMonitorGracePeriod = Duration(250 * time.Second)
+		var buf bytes.Buffer
+		if err := WriteSummary(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		has := strings.Contains(buf.String(), "relaxed heartbeats")
+		if has != (tt.want != "") || (tt.want != "" && !strings.Contains(buf.String(), tt.want)) {
+			t.Errorf("factor %g: summary\n%s\nwant note %q", tt.factor, buf.String(), tt.want)
+		}
+	}
+}

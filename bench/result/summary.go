@@ -21,6 +21,9 @@ func WriteSummary(w io.Writer, r *Result) error {
 	}
 	ew.printf("stormbench %s  run %s  %d nodes  %d pods  %d services  seed %d  %s\n",
 		r.Run.ToolVersion, r.Run.ID, r.Run.Fleet.Nodes, r.Run.Fleet.Pods, r.Run.Fleet.Services, r.Run.Seed, status)
+	if note, ok := r.Run.Cluster.Settings.RelaxedHeartbeats(); ok {
+		ew.printf("%s\n", note)
+	}
 	if len(r.Variants) == 0 {
 		ew.printf("no variant ran\n")
 	} else {
