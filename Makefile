@@ -66,6 +66,18 @@ BENCH_NODES ?= 100
 bench: components ## Storm benchmarks (go test -bench, COUNT repetitions, BENCH_NODES nodes); output feeds benchstat.
 	STORMBENCH_BIN_DIR=$(BIN) STORMBENCH_BENCH_NODES=$(BENCH_NODES) $(GO) test -run '^$$' -bench . -count $(COUNT) -timeout 120m ./bench/ | tee results/bench.txt
 
+SCALE_PROFILES ?= fleet-1k fleet-5k
+.PHONY: bench-scale
+bench-scale: components build ## Scale profiles (fleet-1k, fleet-5k; about an hour on 2 cores): results, reports and CPU profiles under results/scale/.
+	@mkdir -p results/scale
+	# One at a time: each starts its own embedded cluster on this machine.
+	set -e; for p in $(SCALE_PROFILES); do \
+		$(BIN)/stormbench run --profile $$p --bin-dir $(BIN) --result results/scale/$$p.json --force \
+			--cpuprofile results/scale/$$p.cpu.pprof --memprofile results/scale/$$p.heap.pprof; \
+		$(BIN)/stormbench report results/scale/$$p.json -o results/scale/$$p.html; \
+		$(BIN)/stormbench report results/scale/$$p.json -o results/scale/$$p.md; \
+	done
+
 .PHONY: test-unit
 test-unit: ## Unit tests only (no cluster).
 	$(GO) test -count=1 -short ./...
