@@ -443,6 +443,22 @@ func TestKubernetesManifests(t *testing.T) {
 			t.Errorf("kwok-controller args lack %s (preflight looks for it verbatim): %s", want, kargs)
 		}
 	}
+	// Every flag exists in the kwok the manifest names (an unknown flag
+	// stops the controller), checked against the same version's binary.
+	if comps, err := cluster.FindComponents(""); err == nil {
+		help, err := exec.Command(comps.Path(cluster.BinKwok), "--help").CombinedOutput()
+		if err != nil {
+			t.Fatalf("kwok --help: %v\n%s", err, help)
+		}
+		for _, a := range kwok.Spec.Template.Spec.Containers[0].Args {
+			name, _, _ := strings.Cut(a, "=")
+			if strings.HasPrefix(name, "--") && !strings.Contains(string(help), " "+name+" ") {
+				t.Errorf("kwok-controller arg %s: kwok has no flag %s", a, name)
+			}
+		}
+	} else {
+		t.Logf("kwok flags not checked (no components: %v)", err)
+	}
 
 	// Every permission a run uses (bench/cluster.runPermissions plus the
 	// watches, gets and the /metrics scrape the measurements make).
