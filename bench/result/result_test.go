@@ -75,6 +75,7 @@ func fixture(t *testing.T) *Result {
 				{Name: APIBurstSeconds, Window: WindowStorm, Unit: UnitSeconds, Value: 14},
 				{Name: APIExcessPerRestart, Window: WindowStorm, Unit: UnitRequests, Value: 98.25},
 				{Name: APIThrottled, Window: WindowStorm, Unit: UnitRequests, Value: 3},
+				{Name: APICPUSeconds, Window: WindowStorm, Unit: UnitSeconds, Value: 40, Labels: Labels(LabelComponent, "kube-apiserver")},
 			},
 			Histograms: []Histogram{
 				FromBuckets(APIRequestDuration, WindowStorm, Labels(LabelClass, ClassMutating), durationBounds,
@@ -110,10 +111,17 @@ func fixture(t *testing.T) *Result {
 		if flipsDown > 0 {
 			rec.Histograms = append(rec.Histograms, hdrOf(t, RecoveryPod, WindowStorm, nil, recov[0]+2*time.Second, recov[0]+5*time.Second))
 		}
+		tool := Measurement{
+			Name: measurementStorm,
+			Values: []Value{
+				{Name: "stormbenchCPUSeconds", Window: WindowStorm, Unit: UnitSeconds, Value: 10},
+				{Name: "stormbenchRSSGrowthPerRestartBytes", Window: WindowStorm, Unit: UnitBytes, Value: 300 << 10},
+			},
+		}
 		return VariantRun{
 			Variant: name, FeatureGates: map[string]bool{"ChangeContainerStatusOnKubeletRestart": gate},
 			Start: t0, StormStart: storm, End: end, Restarts: 100, Complete: true,
-			Measurements: []Measurement{api, slices, rec},
+			Measurements: []Measurement{api, slices, rec, tool},
 		}
 	}
 	legacy := variant("legacy", true, 200, 340, []time.Duration{11 * time.Second, 12 * time.Second, 12500 * time.Millisecond, 14 * time.Second})
@@ -228,7 +236,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"duplicate measurement", edit(func(m map[string]any) {
 			ms := variant0(m)["measurements"].([]any)
 			variant0(m)["measurements"] = append(ms, ms[0])
-		}), []string{"variants[0].measurements[3].name: Duplicate value"}},
+		}), []string{"variants[0].measurements[4].name: Duplicate value"}},
 		{"bad point", edit(func(m map[string]any) {
 			s := variant0(m)["measurements"].([]any)[0].(map[string]any)["series"].([]any)[0].(map[string]any)
 			s["points"] = []any{[]any{1, 2, 3}}

@@ -102,6 +102,28 @@ var summaryRows = []summaryRow{
 	{"pod recovery p50/p99/max", recovery(RecoveryPod)},
 	{"service recovery p50/p99/max", recovery(RecoveryService)},
 	{"fleet recovered after", fleet},
+	{"stormbench CPU ÷ apiserver CPU", toolCPU},
+	{"stormbench RSS growth/restart", toolRSS},
+}
+
+// toolCPU is stormbench's own CPU over kube-apiserver's in the storm
+// window: the tool's cost next to what it measures.
+func toolCPU(v *VariantRun) string {
+	tool, ok1 := v.Measurement(measurementStorm).Value("stormbenchCPUSeconds", WindowStorm)
+	api, ok2 := v.Measurement(MeasurementAPIServer).Value(APICPUSeconds, WindowStorm, LabelComponent, "kube-apiserver")
+	if !ok1 || !ok2 || api <= 0 {
+		return missing
+	}
+	return fmt.Sprintf("%.2f (%.1fs / %.1fs)", tool/api, tool, api)
+}
+
+// toolRSS is the growth of stormbench's RSS during the storm per restart.
+func toolRSS(v *VariantRun) string {
+	x, ok := v.Measurement(measurementStorm).Value("stormbenchRSSGrowthPerRestartBytes", WindowStorm)
+	if !ok {
+		return missing
+	}
+	return fmt.Sprintf("%.0f KiB", x/1024)
 }
 
 const missing = "-"
