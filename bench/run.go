@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -212,8 +212,13 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, res *result.Resul
 func runVariant(ctx context.Context, o Options, f *fleet.Fleet, st *profiles.Storm, v profiles.Variant, rep int, restarts []storm.Restart, waves int) (result.VariantRun, error) {
 	p := o.Profile
 	gates := profiles.EffectiveGates(st, &v)
-	vr := result.VariantRun{Variant: v.Name, Repetition: rep, FeatureGates: gates, Start: o.Clock.Now()}
-	o.Logf("Variant %s (repetition %d): %s storm of %d nodes in %d wave(s), gates %v", v.Name, rep, st.Kind, len(restarts), waves, gates)
+	vr := result.VariantRun{Variant: v.Name, Repetition: rep, FeatureGates: gates, Start: o.Clock.Now(),
+		WatchesClosedAfterSync: profiles.EffectiveCloseWatches(st, &v)}
+	watches := "held"
+	if profiles.EffectiveCloseWatches(st, &v) {
+		watches = "closed after sync"
+	}
+	o.Logf("Variant %s (repetition %d): %s storm of %d nodes in %d wave(s), gates %v, watches %s", v.Name, rep, st.Kind, len(restarts), waves, gates, watches)
 	set, err := measure.NewSet(p.Measurements)
 	if err != nil {
 		return vr, err
@@ -264,7 +269,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, st *profiles.Sto
 	sim, err := kubelet.NewSimulator(kubelet.Config{
 		Base: o.Target.Config, Harness: harness, Wrap: wrapKubelet, RunID: o.RunID,
 		Kind: st.Kind, Gates: gates, InitDuration: st.InitDuration.Duration,
-		CloseWatchesAfterSync: st.CloseWatchesAfterSync, NodeChanges: st.NodeChanges,
+		CloseWatchesAfterSync: profiles.EffectiveCloseWatches(st, &v), NodeChanges: st.NodeChanges,
 		Planned: st.Planned, Seed: p.Seed, Clock: o.Clock, Events: events,
 		RecoveryTimeout: st.RecoveryTimeout.Duration,
 	})
@@ -273,9 +278,11 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, st *profiles.Sto
 	}
 	fixedBefore := f.StaleReadinessFixed()
 	// stormbench's own memory during the storm: RSS sampled every 500ms,
-	// against the RSS when the storm starts (after a GC), so the fleet's
-	// provisioning caches do not count.
-	runtime.GC()
+	// against the RSS when the storm starts, so the fleet's provisioning
+	// caches do not count. FreeOSMemory collects and returns freed memory
+	// to the OS, so a variant does not start from an earlier variant's
+	// peak (its growth would be understated).
+	debug.FreeOSMemory()
 	rssStart := currentRSS()
 	var rssMax atomic.Int64
 	rssMax.Store(rssStart)

@@ -262,3 +262,26 @@ func TestDefaultWorkloadsCoverEveryTemplate(t *testing.T) {
 		t.Errorf("default mix %v, want every template %v", mix, want)
 	}
 }
+
+func TestEffectiveCloseWatches(t *testing.T) {
+	yes, no := true, false
+	tests := []struct {
+		storm   bool
+		variant *bool
+		want    bool
+	}{
+		{false, nil, false},
+		{true, nil, true},
+		{false, &yes, true},
+		{true, &no, false},
+	}
+	for _, tt := range tests {
+		st := &Storm{CloseWatchesAfterSync: tt.storm}
+		if got := EffectiveCloseWatches(st, &Variant{Name: "v", CloseWatchesAfterSync: tt.variant}); got != tt.want {
+			t.Errorf("storm %v, variant %v: %v, want %v", tt.storm, tt.variant, got, tt.want)
+		}
+	}
+	if !EffectiveCloseWatches(&Storm{CloseWatchesAfterSync: true}, nil) {
+		t.Error("nil variant must take the storm's setting")
+	}
+}

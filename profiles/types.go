@@ -244,6 +244,20 @@ type Variant struct {
 	Name string `json:"name"`
 	// FeatureGates override the storm's feature gates.
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	// CloseWatchesAfterSync, when set, overrides the storm's: variants that
+	// differ only in it measure stormbench's own cost with watches held and
+	// closed on one fleet, side by side. It does not change the requests a
+	// kubelet sends to start, only whether its watches stay open after.
+	CloseWatchesAfterSync *bool `json:"closeWatchesAfterSync,omitempty"`
+}
+
+// EffectiveCloseWatches is the storm's closeWatchesAfterSync as variant v
+// sets it.
+func EffectiveCloseWatches(st *Storm, v *Variant) bool {
+	if v != nil && v.CloseWatchesAfterSync != nil {
+		return *v.CloseWatchesAfterSync
+	}
+	return st.CloseWatchesAfterSync
 }
 
 // Measurements enables measurements by name. A nil entry is disabled.

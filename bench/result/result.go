@@ -107,6 +107,9 @@ type VariantRun struct {
 	Repetition int `json:"repetition"`
 	// FeatureGates are the resolved feature gates this repetition ran with.
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	// WatchesClosedAfterSync says the simulated kubelets closed their
+	// watches after their initial sync instead of holding them.
+	WatchesClosedAfterSync bool `json:"watchesClosedAfterSync,omitempty"`
 	// Start is when measurements started (before the baseline window).
 	Start time.Time `json:"start"`
 	// StormStart is when the first restart began.
