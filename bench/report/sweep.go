@@ -23,7 +23,7 @@ const SweepMaxMutatingP99 = time.Second
 const sweepMarker = "/wave="
 
 // sweepCriteria says, in the verdicts, what safe means.
-const sweepCriteria = "mutating p99 <= 1s, no 429s, no service outage"
+const sweepCriteria = "mutating p99 ≤ 1s, no 429s, no service outage"
 
 // SweepSeries is the capacity sweep of one base variant: the figures a
 // capacity planner checks at every wave size tried, and the largest safe

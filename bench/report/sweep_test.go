@@ -146,8 +146,8 @@ func TestSweepVerdict(t *testing.T) {
 		s    SweepSeries
 		want string
 	}{
-		{SweepSeries{Variant: "default", MaxSafeWave: 100}, "default: max safe restart wave: 100 nodes (mutating p99 <= 1s, no 429s, no service outage)"},
-		{SweepSeries{Variant: "default"}, "default: no wave size tried was safe (mutating p99 <= 1s, no 429s, no service outage)"},
+		{SweepSeries{Variant: "default", MaxSafeWave: 100}, "default: max safe restart wave: 100 nodes (mutating p99 ≤ 1s, no 429s, no service outage)"},
+		{SweepSeries{Variant: "default"}, "default: no wave size tried was safe (mutating p99 ≤ 1s, no 429s, no service outage)"},
 	} {
 		if got := tt.s.Verdict(); got != tt.want {
 			t.Errorf("Verdict() = %q, want %q", got, tt.want)
