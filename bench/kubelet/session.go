@@ -34,6 +34,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+
+	"github.com/stormbench/stormbench/bench/fleet"
 )
 
 // Client settings of a kubelet (pkg/kubelet/apis/config/v1beta1/defaults.go:
@@ -203,8 +205,12 @@ func (s *session) waitFor(ctx context.Context, what string, synced ...cache.Info
 }
 
 func newInformer(lw cache.ListerWatcher, obj runtime.Object) cache.SharedIndexInformer {
-	// Resync 0, as the kubelet's informers.
-	return cache.NewSharedIndexInformer(lw, obj, 0, cache.Indexers{})
+	// Resync 0, as the kubelet's informers. The model reads no
+	// managedFields; dropping them after decoding keeps the caches small and
+	// changes nothing on the wire.
+	inf := cache.NewSharedIndexInformer(lw, obj, 0, cache.Indexers{})
+	_ = inf.SetTransform(fleet.StripManagedFields)
+	return inf
 }
 
 // register replays registerWithAPIServer (kubelet_node_status.go): POST the

@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/stormbench/stormbench/bench/result"
+
+	"github.com/stormbench/stormbench/bench/fleet"
 )
 
 // RecoveryOptions configure the recovery measurement.
@@ -58,9 +60,11 @@ func (m *Recovery) Start(ctx context.Context, env *Env) error {
 	}
 	m.env = env
 	m.tracker = NewRecoveryTracker(env.Clock)
-	nodeFactory := informers.NewSharedInformerFactoryWithOptions(env.Client, 0,
+	// Nothing here reads managedFields; the caches keep them out.
+	strip := informers.WithTransform(fleet.StripManagedFields)
+	nodeFactory := informers.NewSharedInformerFactoryWithOptions(env.Client, 0, strip,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = env.NodeSelector }))
-	nsFactory := informers.NewSharedInformerFactoryWithOptions(env.Client, 0, informers.WithNamespace(env.Namespace))
+	nsFactory := informers.NewSharedInformerFactoryWithOptions(env.Client, 0, strip, informers.WithNamespace(env.Namespace))
 
 	nodes := nodeFactory.Core().V1().Nodes().Informer()
 	slices := nsFactory.Discovery().V1().EndpointSlices().Informer()
