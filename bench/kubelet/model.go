@@ -94,8 +94,9 @@ type Counters struct {
 	// Retries counts kubelet requests retried after a transient error
 	// (API server away, 5xx, 429).
 	Retries atomic.Int64
-	// StatusSyncsDropped counts pod status syncs given up after a minute
-	// of retries (the last error is in the event log).
+	// StatusSyncsDropped counts pod status syncs still failing at the
+	// session's sync timeout, the storm's recovery timeout (the last error
+	// is in the event log).
 	StatusSyncsDropped atomic.Int64
 }
 

@@ -24,11 +24,13 @@ import (
 func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate func(st *corev1.PodStatus, spec *corev1.PodSpec) bool) (bool, error) {
 	var patched bool
 	forbiddenSince := time.Time{}
-	// The status manager gives up on a sync that keeps failing and tries
-	// again on its next pass; one call here retries for at most a minute.
-	rctx, cancel := context.WithTimeout(ctx, statusSyncBudget)
-	defer cancel()
-	err := s.retry(rctx, func() error {
+	// A sync that fails is not lost: the status manager's syncBatch runs
+	// every 10 s and re-syncs every pod whose cached status differs from
+	// the API server's (status_manager.go: syncBatch, needsReconcile), so a
+	// kubelet keeps writing a status through 429s and timeouts for as long
+	// as they last. Here the retries go on until the session's sync timeout
+	// (the storm's recovery timeout).
+	err := s.retry(ctx, func() error {
 		var err error
 		patched, err = s.syncPodStatusOnce(ctx, ns, name, mutate)
 		if apierrors.IsForbidden(err) {
@@ -54,9 +56,8 @@ func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate fun
 	if errors.Is(err, errRetryForbidden) {
 		err = nil
 	}
-	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
-		// Gave up within the budget: dropped, as the status manager drops
-		// an update it cannot write, and counted.
+	if err != nil && ctx.Err() == nil && transient(err) {
+		// Still failing at the sync timeout: dropped and counted.
 		if s.gaveUp != nil {
 			s.gaveUp(ns+"/"+name, err)
 		}
@@ -64,9 +65,6 @@ func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate fun
 	}
 	return patched, err
 }
-
-// statusSyncBudget bounds the retries of one pod status sync.
-const statusSyncBudget = time.Minute
 
 // hasPod reports whether the kubelet's pod informer still holds the pod
 // (bound to this node and not deleted). Without a pod informer (a runtime
