@@ -127,6 +127,7 @@ func Validate(p *Profile) field.ErrorList {
 	}
 	errs = append(errs, validateFleet(&p.Fleet, field.NewPath("fleet"))...)
 	errs = append(errs, validateTiming(&p.Timing, field.NewPath("timing"))...)
+	errs = append(errs, validateControlPlane(&p.ControlPlane, field.NewPath("controlPlane"))...)
 	if p.Storm != nil {
 		errs = append(errs, validateStorm(p.Storm, p.Fleet.Nodes, field.NewPath("storm"))...)
 	}
@@ -212,6 +213,26 @@ func validateFleet(f *Fleet, fp *field.Path) field.ErrorList {
 	}
 	if f.QPS < 0 || f.Burst < 0 {
 		errs = append(errs, field.Invalid(fp.Child("qps"), f.QPS, "qps and burst must not be negative"))
+	}
+	return errs
+}
+
+func validateControlPlane(c *ControlPlane, cp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"maxRequestsInflight", c.MaxRequestsInflight}, {"maxMutatingRequestsInflight", c.MaxMutatingRequestsInflight},
+		{"controllerQPS", c.ControllerQPS}, {"controllerBurst", c.ControllerBurst},
+		{"kwokNodeLeaseParallelism", c.KwokNodeLeaseParallelism}, {"kwokParallelism", c.KwokParallelism},
+	} {
+		if f.v < 0 {
+			errs = append(errs, field.Invalid(cp.Child(f.name), f.v, "must not be negative"))
+		}
+	}
+	if c.SchedulerPercentageOfNodesToScore < 0 || c.SchedulerPercentageOfNodesToScore > 100 {
+		errs = append(errs, field.Invalid(cp.Child("schedulerPercentageOfNodesToScore"), c.SchedulerPercentageOfNodesToScore, "must be between 1 and 100, or 0 for the scheduler's default"))
 	}
 	return errs
 }

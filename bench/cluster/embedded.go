@@ -169,6 +169,12 @@ func (e *Embedded) Config() ([]byte, error) {
 			{Name: "kwok-controller", ExtraArgs: kwokArgs},
 		},
 	}
+	if cp.SchedulerPercentageOfNodesToScore > 0 {
+		// A KubeSchedulerConfiguration file (written by Up); kwokctl fills
+		// in its kubeconfig. With a config file the scheduler ignores its
+		// --kube-api-qps/burst flags, so the file carries them.
+		cfg["options"].(map[string]any)["kubeSchedulerConfig"] = e.schedulerConfigPath()
+	}
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		return nil, err
@@ -205,6 +211,29 @@ func (e *Embedded) Config() ([]byte, error) {
 	return append(append(out, []byte("---\n")...), kc...), nil
 }
 
+func (e *Embedded) schedulerConfigPath() string {
+	return filepath.Join(e.opts.WorkDir, e.opts.Name+".kube-scheduler.yaml")
+}
+
+// SchedulerConfig renders the KubeSchedulerConfiguration the cluster's
+// scheduler runs with, or nil when the profile tunes nothing that needs one
+// (the scheduler then runs on flags alone).
+func (e *Embedded) SchedulerConfig() ([]byte, error) {
+	cp := e.opts.ControlPlane
+	if cp.SchedulerPercentageOfNodesToScore <= 0 {
+		return nil, nil
+	}
+	return yaml.Marshal(map[string]any{
+		"apiVersion": "kubescheduler.config.k8s.io/v1",
+		"kind":       "KubeSchedulerConfiguration",
+		"clientConnection": map[string]any{
+			"qps":   cp.ControllerQPS,
+			"burst": cp.ControllerBurst,
+		},
+		"percentageOfNodesToScore": cp.SchedulerPercentageOfNodesToScore,
+	})
+}
+
 // Up creates and starts the cluster and waits until it serves. When a
 // component fails to start, the error names it and where its log is.
 func (e *Embedded) Up(ctx context.Context) error {
@@ -217,6 +246,15 @@ func (e *Embedded) Up(ctx context.Context) error {
 	cfg, err := e.Config()
 	if err != nil {
 		return err
+	}
+	sched, err := e.SchedulerConfig()
+	if err != nil {
+		return err
+	}
+	if sched != nil {
+		if err := os.WriteFile(e.schedulerConfigPath(), sched, 0o600); err != nil {
+			return fmt.Errorf("writing kube-scheduler configuration: %w", err)
+		}
 	}
 	cfgPath := filepath.Join(e.opts.WorkDir, e.opts.Name+".kwokctl.yaml")
 	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
@@ -315,6 +353,7 @@ func (e *Embedded) Down(ctx context.Context) error {
 	e.waitGone(pids, 15*time.Second)
 	_ = os.Remove(e.Kubeconfig())
 	_ = os.Remove(filepath.Join(e.opts.WorkDir, e.opts.Name+".kwokctl.yaml"))
+	_ = os.Remove(e.schedulerConfigPath())
 	return nil
 }
 

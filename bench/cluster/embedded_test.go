@@ -102,13 +102,50 @@ func TestEmbeddedConfigKwokParallelism(t *testing.T) {
 	}
 }
 
+func TestEmbeddedSchedulerConfig(t *testing.T) {
+	dir := t.TempDir()
+	e, err := cluster.NewEmbedded(cluster.EmbeddedOptions{Name: "x", WorkDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := e.SchedulerConfig(); err != nil || b != nil {
+		t.Fatalf("untuned: scheduler config %q, %v; want none", b, err)
+	}
+	if c, _ := e.Config(); strings.Contains(string(c), "kubeSchedulerConfig") {
+		t.Errorf("untuned kwokctl configuration names a scheduler config:\n%s", c)
+	}
+	e, err = cluster.NewEmbedded(cluster.EmbeddedOptions{Name: "x", WorkDir: dir,
+		ControlPlane: profiles.ControlPlane{SchedulerPercentageOfNodesToScore: 10, ControllerQPS: 400, ControllerBurst: 800}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.SchedulerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"apiVersion: kubescheduler.config.k8s.io/v1", "kind: KubeSchedulerConfiguration", "percentageOfNodesToScore: 10", "qps: 400", "burst: 800"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("scheduler config lacks %q:\n%s", want, b)
+		}
+	}
+	c, _ := e.Config()
+	if !strings.Contains(string(c), "kubeSchedulerConfig: "+filepath.Join(dir, "x.kube-scheduler.yaml")) {
+		t.Errorf("kwokctl configuration does not name the scheduler config:\n%s", c)
+	}
+}
+
 func TestEmbeddedLoopbackOnly(t *testing.T) {
 	// Tuned KWOK parallelism: the controller must accept the
 	// KwokConfiguration document (it exits on one it refuses).
-	c := clustertest.Start(t, &profiles.Profile{ControlPlane: profiles.ControlPlane{KwokParallelism: 8}})
+	// A scheduler configuration file: kwokctl must accept it and the
+	// scheduler start with it.
+	c := clustertest.Start(t, &profiles.Profile{ControlPlane: profiles.ControlPlane{KwokParallelism: 8, SchedulerPercentageOfNodesToScore: 20}})
 	pids := c.PIDs()
 	if len(pids) < 5 {
 		t.Fatalf("component pids: %v", pids)
+	}
+	if cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pids["kube-scheduler"])); err != nil || !strings.Contains(string(cmd), "--config=") {
+		t.Errorf("kube-scheduler does not run with the configuration file: %q, %v", cmd, err)
 	}
 	for name, pid := range pids {
 		addrs := listeningAddrs(t, pid)
