@@ -253,9 +253,10 @@ func (f *Fleet) WaitReady(ctx context.Context, timeout time.Duration) error {
 	return f.waitReady(ctx, timeout, time.Time{})
 }
 
-func (f *Fleet) waitReady(ctx context.Context, timeout time.Duration, start time.Time) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+func (f *Fleet) waitReady(parent context.Context, timeout time.Duration, start time.Time) error {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
+	began := time.Now()
 	w, err := f.watchReadiness(ctx)
 	if err != nil {
 		return err
@@ -288,6 +289,9 @@ func (f *Fleet) waitReady(ctx context.Context, timeout time.Duration, start time
 		}
 		select {
 		case <-ctx.Done():
+			if parent.Err() != nil {
+				return fmt.Errorf("waiting for the fleet to be Ready: %w after %s: %s", parent.Err(), time.Since(began).Round(time.Second), last)
+			}
 			return fmt.Errorf("fleet not Ready after %s: %s", timeout, last)
 		case <-tick.C:
 		}
