@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +13,9 @@ import (
 
 	"github.com/stormbench/stormbench/bench/fleet"
 )
+
+// fixerPassTimeout bounds one fix; see StaleReadinessFixer.
+const fixerPassTimeout = 10 * time.Second
 
 // StaleReadinessFixer returns a fleet.StaleReadinessFixer that acts as the
 // pod's node's status manager: when the node-lifecycle controller marked a
@@ -34,6 +38,11 @@ func StaleReadinessFixer(base *rest.Config, wrap func(http.RoundTripper) http.Ro
 			sessions[pod.Spec.NodeName] = s
 		}
 		mu.Unlock()
+		// One pass of the status manager: the caller's readiness loop calls
+		// again for a pod still stale (syncBatch's next pass), so one call
+		// must not hold that loop through minutes of 429s.
+		ctx, cancel := context.WithTimeout(ctx, fixerPassTimeout)
+		defer cancel()
 		_, err := s.syncPodStatus(ctx, pod.Namespace, pod.Name, func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
 			if st.Phase != corev1.PodRunning {
 				return false
