@@ -212,10 +212,11 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, res *result.Resul
 func runVariant(ctx context.Context, o Options, f *fleet.Fleet, st *profiles.Storm, v profiles.Variant, rep int, restarts []storm.Restart, waves int) (result.VariantRun, error) {
 	p := o.Profile
 	gates := profiles.EffectiveGates(st, &v)
+	closeWatches := profiles.EffectiveCloseWatches(st, &v)
 	vr := result.VariantRun{Variant: v.Name, Repetition: rep, FeatureGates: gates, Start: o.Clock.Now(),
-		WatchesClosedAfterSync: profiles.EffectiveCloseWatches(st, &v)}
+		WatchesClosedAfterSync: closeWatches}
 	watches := "held"
-	if profiles.EffectiveCloseWatches(st, &v) {
+	if closeWatches {
 		watches = "closed after sync"
 	}
 	o.Logf("Variant %s (repetition %d): %s storm of %d nodes in %d wave(s), gates %v, watches %s", v.Name, rep, st.Kind, len(restarts), waves, gates, watches)
@@ -269,7 +270,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, st *profiles.Sto
 	sim, err := kubelet.NewSimulator(kubelet.Config{
 		Base: o.Target.Config, Harness: harness, Wrap: wrapKubelet, RunID: o.RunID,
 		Kind: st.Kind, Gates: gates, InitDuration: st.InitDuration.Duration,
-		CloseWatchesAfterSync: profiles.EffectiveCloseWatches(st, &v), NodeChanges: st.NodeChanges,
+		CloseWatchesAfterSync: closeWatches, NodeChanges: st.NodeChanges,
 		Planned: st.Planned, Seed: p.Seed, Clock: o.Clock, Events: events,
 		RecoveryTimeout: st.RecoveryTimeout.Duration,
 	})

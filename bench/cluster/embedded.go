@@ -184,21 +184,20 @@ func (e *Embedded) Config() ([]byte, error) {
 	// A document given leaves unset parallelism at 0, which kwok refuses,
 	// so every one is set: kwok's defaults (4 workers each, 1 pods-on-node
 	// syncer) unless the profile tunes it.
-	kwokOpts := map[string]any{}
-	if cp.KwokNodeLeaseParallelism > 0 || cp.KwokParallelism > 0 {
-		orDefault := func(v, d int) int {
-			if v > 0 {
-				return v
-			}
-			return d
-		}
-		kwokOpts["nodeLeaseParallelism"] = orDefault(cp.KwokNodeLeaseParallelism, 4)
-		kwokOpts["podPlayStageParallelism"] = orDefault(cp.KwokParallelism, 4)
-		kwokOpts["nodePlayStageParallelism"] = orDefault(cp.KwokParallelism, 4)
-		kwokOpts["podsOnNodeSyncParallelism"] = 1
-	}
-	if len(kwokOpts) == 0 {
+	if cp.KwokNodeLeaseParallelism <= 0 && cp.KwokParallelism <= 0 {
 		return out, nil
+	}
+	orDefault := func(v int) int {
+		if v > 0 {
+			return v
+		}
+		return 4
+	}
+	kwokOpts := map[string]any{
+		"nodeLeaseParallelism":      orDefault(cp.KwokNodeLeaseParallelism),
+		"podPlayStageParallelism":   orDefault(cp.KwokParallelism),
+		"nodePlayStageParallelism":  orDefault(cp.KwokParallelism),
+		"podsOnNodeSyncParallelism": 1,
 	}
 	kc, err := yaml.Marshal(map[string]any{
 		"apiVersion": "config.kwok.x-k8s.io/v1alpha1",

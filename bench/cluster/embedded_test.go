@@ -3,7 +3,6 @@ package cluster_test
 import (
 	"bufio"
 	"fmt"
-	"github.com/stormbench/stormbench/profiles"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
+	"github.com/stormbench/stormbench/profiles"
 )
 
 // listeningAddrs returns the local addresses of the TCP sockets in LISTEN
@@ -61,8 +61,8 @@ func decodeAddr(s string) string {
 	return fmt.Sprintf("[%s]:%d", host, p)
 }
 
-// TestEmbeddedLoopbackOnly checks every component of the embedded cluster
-// listens on 127.0.0.1 only, and that its kubeconfig and keys are private.
+// TestEmbeddedConfigKwokParallelism: KWOK's parallelism goes into a
+// KwokConfiguration document with every value set, and only when tuned.
 func TestEmbeddedConfigKwokParallelism(t *testing.T) {
 	tests := []struct {
 		name string
@@ -134,6 +134,8 @@ func TestEmbeddedSchedulerConfig(t *testing.T) {
 	}
 }
 
+// TestEmbeddedLoopbackOnly checks every component of the embedded cluster
+// listens on 127.0.0.1 only, and that its kubeconfig and keys are private.
 func TestEmbeddedLoopbackOnly(t *testing.T) {
 	// Tuned KWOK parallelism: the controller must accept the
 	// KwokConfiguration document (it exits on one it refuses).

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/clock"
 )
 
 // transient reports errors a kubelet retries: the API server unreachable or
@@ -34,26 +35,36 @@ func transient(err error) bool {
 	return false
 }
 
-// retry runs fn until it succeeds, fails with a non-transient error, or the
-// session's sync timeout passes, backing off from 200ms to 5s, as the
-// kubelet's registration loop and status updates keep trying while the API
-// server is away. Retries are counted, not hidden.
-func (s *session) retry(ctx context.Context, fn func() error) error {
-	deadline := s.clk.Now().Add(s.syncTimeout)
+// retryTransient calls fn until it succeeds or fails with an error that is
+// not transient, backing off on clk from 200ms to 5s between tries. It gives
+// up, returning fn's last error joined with ctx's, when ctx ends, and when
+// deadline (if set) has passed. retried, if set, is told of every retry.
+func retryTransient(ctx context.Context, clk clock.Clock, deadline time.Time, retried func(), fn func() error) error {
 	delay := 200 * time.Millisecond
 	for {
 		err := fn()
-		if err == nil || !transient(err) || !s.clk.Now().Before(deadline) {
+		if err == nil || !transient(err) || (!deadline.IsZero() && !clk.Now().Before(deadline)) {
 			return err
 		}
-		if s.retries != nil {
-			s.retries.Add(1)
+		if retried != nil {
+			retried()
 		}
 		select {
 		case <-ctx.Done():
 			return errors.Join(err, ctx.Err())
-		case <-s.clk.After(delay):
+		case <-clk.After(delay):
 		}
 		delay = min(2*delay, 5*time.Second)
 	}
+}
+
+// retry runs fn as the kubelet's registration loop and status updates do
+// while the API server is away: retryTransient until the session's sync
+// timeout, retries counted, not hidden.
+func (s *session) retry(ctx context.Context, fn func() error) error {
+	var retried func()
+	if s.retries != nil {
+		retried = func() { s.retries.Add(1) }
+	}
+	return retryTransient(ctx, s.clk, s.clk.Now().Add(s.syncTimeout), retried, fn)
 }

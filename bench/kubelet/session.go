@@ -11,6 +11,7 @@ package kubelet
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -106,7 +107,7 @@ type session struct {
 
 func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) http.RoundTripper, clk clock.Clock) (*session, error) {
 	cfg := ClientConfig(base, node, wrap)
-	t, err := nodeTransport(cfg)
+	t, err := nodeTransport(base, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet transport for %s: %w", node, err)
 	}
@@ -135,14 +136,15 @@ func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) htt
 // connections (and TLS handshakes) with the shared transport; see
 // results/scale/PROFILE.md.
 //
-// cfg's TLS settings move into the transport; its auth, impersonation and
+// cfg's TLS settings (base's, parsed once: see baseTLS) move into the
+// transport; its auth, impersonation and
 // wrappers stay on cfg. A config that already carries a transport or a
 // custom dialer or proxy is left as it is (client-go's shared transport).
-func nodeTransport(cfg *rest.Config) (*http.Transport, error) {
+func nodeTransport(base, cfg *rest.Config) (*http.Transport, error) {
 	if cfg.Transport != nil || cfg.Dial != nil || cfg.Proxy != nil {
 		return nil, nil
 	}
-	tlsConf, err := rest.TLSConfigFor(cfg)
+	tlsConf, err := tlsConfigFor(base)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +159,25 @@ func nodeTransport(cfg *rest.Config) (*http.Transport, error) {
 	cfg.Transport = t
 	cfg.TLSClientConfig = rest.TLSClientConfig{}
 	return t, nil
+}
+
+// baseTLS caches, per base config, the TLS configuration of its
+// credentials: rest.TLSConfigFor reads and parses the certificate and key
+// files on every call, and every restarted kubelet needs them. Each
+// transport gets its own clone. Impersonation does not change TLS, so the
+// base's configuration is every simulated kubelet's.
+var baseTLS sync.Map // *rest.Config -> *tls.Config
+
+func tlsConfigFor(base *rest.Config) (*tls.Config, error) {
+	if c, ok := baseTLS.Load(base); ok {
+		return c.(*tls.Config).Clone(), nil
+	}
+	c, err := rest.TLSConfigFor(base)
+	if err != nil || c == nil {
+		return c, err
+	}
+	baseTLS.Store(base, c)
+	return c.Clone(), nil
 }
 
 func (s *session) run(inf cache.SharedIndexInformer) {

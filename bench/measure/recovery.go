@@ -11,10 +11,9 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/storm"
-
-	"github.com/stormbench/stormbench/bench/fleet"
 )
 
 // recoveryHighest is the largest recovery latency the histograms track.

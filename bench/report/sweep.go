@@ -7,16 +7,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/stormbench/stormbench/bench/result"
 )
 
 // SweepMaxMutatingP99 is the storm-window p99 of mutating API calls a safe
-// restart wave keeps to: the Kubernetes API call latency SLO, as in
-// DefaultGateOptions
+// restart wave keeps to: the Kubernetes API call latency SLO, the gate's
+// default
 // (https://github.com/kubernetes/community/blob/master/sig-scalability/slos/api_call_latency.md).
-const SweepMaxMutatingP99 = time.Second
+var SweepMaxMutatingP99 = DefaultGateOptions().MutatingP99
 
 // sweepMarker separates a capacity sweep variant's base name from its wave
 // size: bench.Run names them "<variant>/wave=<size>".

@@ -196,7 +196,7 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 	})
 	if sweep && res != nil && output != "json" && output != "yaml" {
 		fmt.Fprintln(env.stdout)
-		if err := writeSweep(env.stdout, res, sizes); err != nil {
+		if err := writeSweep(env.stdout, res); err != nil {
 			return err
 		}
 	}
@@ -245,9 +245,8 @@ func parseWaveSizes(s string, p *profiles.Profile) ([]int, error) {
 
 // writeSweep prints, per wave size, the figures a capacity planner checks,
 // and the largest wave size for which they (and all smaller ones) hold; the
-// analysis is report.Sweep's. The sizes asked for are not needed: the
-// result's variant names carry them.
-func writeSweep(w io.Writer, res *result.Result, _ []int) error {
+// analysis is report.Sweep's (the result's variant names carry the sizes).
+func writeSweep(w io.Writer, res *result.Result) error {
 	series := report.Sweep(res)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "VARIANT\tWAVE\tMUTATING P99\t429s\tOUTAGE s\tPEAK req/s\tSAFE")

@@ -42,7 +42,7 @@ func TestWriteSweep(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := writeSweep(&b, &result.Result{Variants: tt.variants}, nil); err != nil {
+			if err := writeSweep(&b, &result.Result{Variants: tt.variants}); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.Contains(b.String(), tt.want) {
