@@ -169,7 +169,7 @@ func (e *Embedded) Config() ([]byte, error) {
 			{Name: "kwok-controller", ExtraArgs: kwokArgs},
 		},
 	}
-	if cp.SchedulerPercentageOfNodesToScore > 0 {
+	if schedulerTuned(cp) {
 		// A KubeSchedulerConfiguration file (written by Up); kwokctl fills
 		// in its kubeconfig. With a config file the scheduler ignores its
 		// --kube-api-qps/burst flags, so the file carries them.
@@ -219,18 +219,39 @@ func (e *Embedded) schedulerConfigPath() string {
 // (the scheduler then runs on flags alone).
 func (e *Embedded) SchedulerConfig() ([]byte, error) {
 	cp := e.opts.ControlPlane
-	if cp.SchedulerPercentageOfNodesToScore <= 0 {
+	if !schedulerTuned(cp) {
 		return nil, nil
 	}
-	return yaml.Marshal(map[string]any{
+	cfg := map[string]any{
 		"apiVersion": "kubescheduler.config.k8s.io/v1",
 		"kind":       "KubeSchedulerConfiguration",
 		"clientConnection": map[string]any{
 			"qps":   cp.ControllerQPS,
 			"burst": cp.ControllerBurst,
 		},
-		"percentageOfNodesToScore": cp.SchedulerPercentageOfNodesToScore,
-	})
+	}
+	if cp.SchedulerPercentageOfNodesToScore > 0 {
+		cfg["percentageOfNodesToScore"] = cp.SchedulerPercentageOfNodesToScore
+	}
+	if cp.SchedulerDefaultSpreading != nil && !*cp.SchedulerDefaultSpreading {
+		// "List" with no defaultConstraints: pods without their own
+		// topologySpreadConstraints are not spread (the documented way to
+		// turn the cluster-level defaults off).
+		cfg["profiles"] = []any{map[string]any{
+			"schedulerName": "default-scheduler",
+			"pluginConfig": []any{map[string]any{
+				"name": "PodTopologySpread",
+				"args": map[string]any{"defaultingType": "List"},
+			}},
+		}}
+	}
+	return yaml.Marshal(cfg)
+}
+
+// schedulerTuned reports whether the profile tunes the scheduler beyond
+// flags, so that it needs a configuration file.
+func schedulerTuned(cp profiles.ControlPlane) bool {
+	return cp.SchedulerPercentageOfNodesToScore > 0 || (cp.SchedulerDefaultSpreading != nil && !*cp.SchedulerDefaultSpreading)
 }
 
 // Up creates and starts the cluster and waits until it serves. When a

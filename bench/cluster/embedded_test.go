@@ -128,9 +128,32 @@ func TestEmbeddedSchedulerConfig(t *testing.T) {
 			t.Errorf("scheduler config lacks %q:\n%s", want, b)
 		}
 	}
+	if strings.Contains(string(b), "PodTopologySpread") {
+		t.Errorf("default spreading not asked off, but the config changes it:\n%s", b)
+	}
 	c, _ := e.Config()
 	if !strings.Contains(string(c), "kubeSchedulerConfig: "+filepath.Join(dir, "x.kube-scheduler.yaml")) {
 		t.Errorf("kwokctl configuration does not name the scheduler config:\n%s", c)
+	}
+
+	// Default spreading off alone also needs the file.
+	off := false
+	e, err = cluster.NewEmbedded(cluster.EmbeddedOptions{Name: "x", WorkDir: dir,
+		ControlPlane: profiles.ControlPlane{SchedulerDefaultSpreading: &off}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err = e.SchedulerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"name: PodTopologySpread", "defaultingType: List", "schedulerName: default-scheduler"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("scheduler config lacks %q:\n%s", want, b)
+		}
+	}
+	if strings.Contains(string(b), "percentageOfNodesToScore") || strings.Contains(string(b), "defaultConstraints") {
+		t.Errorf("scheduler config sets more than asked:\n%s", b)
 	}
 }
 
@@ -141,7 +164,8 @@ func TestEmbeddedLoopbackOnly(t *testing.T) {
 	// KwokConfiguration document (it exits on one it refuses).
 	// A scheduler configuration file: kwokctl must accept it and the
 	// scheduler start with it.
-	c := clustertest.Start(t, &profiles.Profile{ControlPlane: profiles.ControlPlane{KwokParallelism: 8, SchedulerPercentageOfNodesToScore: 20}})
+	noSpread := false
+	c := clustertest.Start(t, &profiles.Profile{ControlPlane: profiles.ControlPlane{KwokParallelism: 8, SchedulerPercentageOfNodesToScore: 20, SchedulerDefaultSpreading: &noSpread}})
 	pids := c.PIDs()
 	if len(pids) < 5 {
 		t.Fatalf("component pids: %v", pids)
