@@ -266,6 +266,8 @@ func (f *Fleet) waitReady(parent context.Context, timeout time.Duration, start t
 	defer f.progress.Done()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	fixes := newFixQueue(ctx, f.fixer, &f.fixed)
+	defer fixes.wait()
 	var last *Readiness
 	for {
 		r, stale := w.snapshot(f)
@@ -280,13 +282,7 @@ func (f *Fleet) waitReady(parent context.Context, timeout time.Duration, start t
 			}
 			return nil
 		}
-		if f.fixer != nil {
-			for _, p := range stale {
-				if err := f.fixer(ctx, p); err == nil {
-					f.fixed.Add(1)
-				}
-			}
-		}
+		fixes.add(stale)
 		select {
 		case <-ctx.Done():
 			if parent.Err() != nil {

@@ -3,11 +3,14 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 )
@@ -18,6 +21,73 @@ import (
 // (kubernetes-sigs/kwok#1464). A real kubelet's status manager would write
 // Ready=True again, since its own view of the pod differs.
 type StaleReadinessFixer func(ctx context.Context, pod *corev1.Pod) error
+
+// fixParallelism bounds the stale-readiness fixes in flight. Each pod's node
+// has its own status manager in a real cluster, so fixes of different pods
+// go out side by side; the bound keeps a fleet-wide episode (thousands of
+// pods marked not ready at once) from opening thousands of requests.
+const fixParallelism = 16
+
+// fixQueue runs stale-readiness fixes beside the readiness loop, so that a
+// slow API server delays the fixes, not the loop's view of the fleet. A pod
+// is fixed by one call at a time; a pod still stale after its fix is tried
+// again on a later snapshot (the status manager's next syncBatch).
+type fixQueue struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	fix    StaleReadinessFixer
+	fixed  *atomic.Int64
+	sem    chan struct{}
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	busy   map[types.UID]bool
+}
+
+func newFixQueue(ctx context.Context, fix StaleReadinessFixer, fixed *atomic.Int64) *fixQueue {
+	ctx, cancel := context.WithCancel(ctx)
+	return &fixQueue{ctx: ctx, cancel: cancel, fix: fix, fixed: fixed, sem: make(chan struct{}, fixParallelism), busy: map[types.UID]bool{}}
+}
+
+// add starts fixes for the stale pods not already being fixed, as many as
+// there are free slots; the rest wait for a later call.
+func (q *fixQueue) add(stale []*corev1.Pod) {
+	if q.fix == nil {
+		return
+	}
+	for _, p := range stale {
+		q.mu.Lock()
+		busy := q.busy[p.UID]
+		q.mu.Unlock()
+		if busy {
+			continue
+		}
+		select {
+		case q.sem <- struct{}{}:
+		default:
+			return
+		}
+		q.mu.Lock()
+		q.busy[p.UID] = true
+		q.mu.Unlock()
+		q.wg.Add(1)
+		go func(p *corev1.Pod) {
+			defer q.wg.Done()
+			if err := q.fix(q.ctx, p); err == nil {
+				q.fixed.Add(1)
+			}
+			q.mu.Lock()
+			delete(q.busy, p.UID)
+			q.mu.Unlock()
+			<-q.sem
+		}(p)
+	}
+}
+
+// wait cancels the fixes in flight and waits for them to return.
+func (q *fixQueue) wait() {
+	q.cancel()
+	q.wg.Wait()
+}
 
 // staleAfter is how long a pod must look stale before it is fixed, so that
 // transient states and the storm's own readiness changes are left alone.

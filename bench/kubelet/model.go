@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -315,10 +314,11 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	if err := sess.register(ctx); err != nil {
 		return err
 	}
+	// The lease controller runs from here on, beside the informers' sync
+	// (kubelet.go Run); it stops when the node goes back to KWOK.
+	stopLease := sess.startLeaseController(ctx)
+	defer stopLease()
 	if err := sess.startInformers(ctx); err != nil {
-		return err
-	}
-	if err := sess.renewLease(ctx); err != nil {
 		return err
 	}
 	node, ok, _ := sess.nodeInf.GetStore().GetByKey(r.Node)
@@ -362,9 +362,6 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	if err := s.sleep(ctx, s.cfg.InitDuration); err != nil {
 		return err
 	}
-	if err := sess.renewLease(ctx); err != nil {
-		return err
-	}
 	if err := sess.patchNodeReady(ctx, true, "KubeletReady", "kubelet is posting ready status"); err != nil {
 		return err
 	}
@@ -372,6 +369,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 		return err
 	}
 	// Hand heartbeats back to KWOK; the prober goes on below.
+	stopLease()
 	if err := s.setKubeletLabel(ctx, r.Node, cluster.KubeletUp); err != nil {
 		return err
 	}
@@ -636,17 +634,9 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	if err := sess.patchNodeReady(ctx, false, "KubeletNotReady", "container runtime is down"); err != nil {
 		return err
 	}
-	// Heartbeats go on every 10s while the runtime is down.
-	hbCtx, stopHB := context.WithCancel(ctx)
-	var hbWG sync.WaitGroup
-	hbWG.Add(1)
-	go func() {
-		defer hbWG.Done()
-		for s.sleep(hbCtx, 10*time.Second) == nil {
-			_ = sess.renewLease(hbCtx)
-		}
-	}()
-	defer func() { stopHB(); hbWG.Wait() }()
+	// The kubelet's lease controller goes on while the runtime is down.
+	stopLease := sess.startLeaseController(ctx)
+	defer stopLease()
 
 	type failure struct {
 		ns, name, container string
@@ -775,14 +765,10 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 		}
 		plans = append(plans, plan)
 	}
-	stopHB()
-	hbWG.Wait()
-	if err := sess.renewLease(ctx); err != nil {
-		return err
-	}
 	if err := sess.patchNodeReady(ctx, true, "KubeletReady", "kubelet is posting ready status"); err != nil {
 		return err
 	}
+	stopLease()
 	if err := s.setKubeletLabel(ctx, r.Node, cluster.KubeletUp); err != nil {
 		return err
 	}

@@ -403,33 +403,91 @@ func (s *session) requestTokens(ctx context.Context, pods []*corev1.Pod) (int, e
 	return n, nil
 }
 
-// renewLease replays the node lease controller (component-helpers
-// apimachinery/lease): GET the lease, then UPDATE its renewTime.
-func (s *session) renewLease(ctx context.Context) error {
-	return s.retry(ctx, func() error { return s.renewLeaseOnce(ctx) })
-}
+// defaultLeaseDuration is the kubelet's nodeLeaseDurationSeconds default,
+// used when the lease has none.
+const defaultLeaseDuration = 40 * time.Second
 
-func (s *session) renewLeaseOnce(ctx context.Context) error {
+// renewLeaseOnce renews the node's lease. With the lease last written
+// (latest) it sends only the UPDATE, as the lease controller does once it
+// holds a lease; without, or on a conflict, it GETs (creating the lease if
+// missing) first. It returns the lease as written.
+func (s *session) renewLeaseOnce(ctx context.Context, latest *coordinationv1.Lease) (*coordinationv1.Lease, error) {
 	leases := s.heartbeat.CoordinationV1().Leases(nodeLeaseNamespace)
+	if latest != nil {
+		l := latest.DeepCopy()
+		now := metav1.NewMicroTime(s.clk.Now())
+		l.Spec.RenewTime = &now
+		out, err := leases.Update(ctx, l, metav1.UpdateOptions{})
+		if err == nil {
+			return out, nil
+		}
+		if !apierrors.IsConflict(err) {
+			return nil, fmt.Errorf("kubelet %s: renewing lease: %w", s.node, err)
+		}
+	}
 	l, err := leases.Get(ctx, s.node, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		dur := int32(40)
+		dur := int32(defaultLeaseDuration / time.Second)
 		holder := s.node
 		now := metav1.NewMicroTime(s.clk.Now())
 		l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: s.node, Namespace: nodeLeaseNamespace},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &dur, RenewTime: &now}}
-		_, err = leases.Create(ctx, l, metav1.CreateOptions{})
-		return err
+		return leases.Create(ctx, l, metav1.CreateOptions{})
 	}
 	if err != nil {
-		return fmt.Errorf("kubelet %s: getting lease: %w", s.node, err)
+		return nil, fmt.Errorf("kubelet %s: getting lease: %w", s.node, err)
 	}
 	now := metav1.NewMicroTime(s.clk.Now())
 	l.Spec.RenewTime = &now
-	if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
-		return fmt.Errorf("kubelet %s: renewing lease: %w", s.node, err)
+	out, err := leases.Update(ctx, l, metav1.UpdateOptions{})
+	if err != nil {
+		if apierrors.IsConflict(err) {
+			// Someone else wrote it between our GET and UPDATE; the next
+			// renewal starts from a fresh GET.
+			return nil, nil
+		}
+		return nil, fmt.Errorf("kubelet %s: renewing lease: %w", s.node, err)
 	}
-	return nil
+	return out, nil
+}
+
+// startLeaseController runs the node lease controller while the kubelet
+// starts up, as Kubelet.Run does (kubelet.go: `go
+// kl.nodeLeaseController.Run(...)`, started before and independently of the
+// informers' sync): the first renewal at once, then one every quarter of the
+// lease's duration (nodeLeaseRenewIntervalFraction 0.25), sending only the
+// UPDATE once it holds the lease. A kubelet that renewed only after its
+// informers synced would leave its lease stale for the whole sync, and on a
+// busy API server past the node-monitor grace period, so the node-lifecycle
+// controller would mark the node Unknown and its pods not ready.
+//
+// Failed renewals are retried at the next interval. The returned stop ends
+// the loop and waits for it; call it before handing the node back to KWOK.
+func (s *session) startLeaseController(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var latest *coordinationv1.Lease
+		for {
+			l, err := s.renewLeaseOnce(ctx, latest)
+			if ctx.Err() != nil {
+				return
+			}
+			latest = l
+			interval := defaultLeaseDuration / 4
+			if err == nil && l != nil && l.Spec.LeaseDurationSeconds != nil && *l.Spec.LeaseDurationSeconds > 0 {
+				interval = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second / 4
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.clk.After(interval):
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { cancel(); <-done }) }
 }
 
 // csiNode replays the CSI node-info initialisation: GET the CSINode object

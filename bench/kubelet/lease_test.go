@@ -1,0 +1,92 @@
+package kubelet
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// TestLeaseController checks the simulated kubelet's lease loop against the
+// node lease controller: the first sync GETs (or creates) the lease and
+// updates it, later syncs only update it, one every quarter of the lease's
+// duration, and stop ends the loop.
+func TestLeaseController(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	lease := func(seconds int32) *coordinationv1.Lease {
+		holder := "n1"
+		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1", Namespace: nodeLeaseNamespace},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds}}
+	}
+	for _, tc := range []struct {
+		name      string
+		existing  *coordinationv1.Lease
+		wantFirst []string
+		interval  time.Duration
+	}{
+		{"kubelet timing", lease(40), []string{"get", "update"}, 10 * time.Second},
+		{"relaxed heartbeats", lease(200), []string{"get", "update"}, 50 * time.Second},
+		{"no lease yet", nil, []string{"get", "create"}, 10 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var objs []runtime.Object
+			if tc.existing != nil {
+				objs = append(objs, tc.existing)
+			}
+			cs := fake.NewSimpleClientset(objs...)
+			clk := clocktesting.NewFakeClock(t0)
+			s := &session{node: "n1", heartbeat: cs, clk: clk}
+			stop := s.startLeaseController(context.Background())
+			defer stop()
+
+			verbs := func() []string {
+				var v []string
+				for _, a := range cs.Actions() {
+					v = append(v, a.GetVerb())
+				}
+				return v
+			}
+			waitFor := func(n int) {
+				t.Helper()
+				deadline := time.Now().Add(10 * time.Second)
+				for len(cs.Actions()) < n || !clk.HasWaiters() {
+					if time.Now().After(deadline) {
+						t.Fatalf("lease loop: want %d requests and a wait, have %v (waiting: %v)", n, verbs(), clk.HasWaiters())
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+			waitFor(len(tc.wantFirst))
+			if got := verbs(); !slices.Equal(got, tc.wantFirst) {
+				t.Fatalf("first sync: %v, want %v", got, tc.wantFirst)
+			}
+			clk.Step(tc.interval - time.Millisecond)
+			if got := len(cs.Actions()); got != len(tc.wantFirst) {
+				t.Fatalf("renewed before a quarter of the lease duration: %v", verbs())
+			}
+			clk.Step(time.Millisecond)
+			waitFor(len(tc.wantFirst) + 1)
+			last := cs.Actions()[len(cs.Actions())-1]
+			if last.GetVerb() != "update" {
+				t.Fatalf("second sync: %v, want only an update", verbs())
+			}
+			l := last.(k8stesting.UpdateAction).GetObject().(*coordinationv1.Lease)
+			if l.Spec.RenewTime == nil || !l.Spec.RenewTime.Time.Equal(t0.Add(tc.interval)) {
+				t.Errorf("renewTime %v, want %v", l.Spec.RenewTime, t0.Add(tc.interval))
+			}
+			stop()
+			n := len(cs.Actions())
+			clk.Step(tc.interval)
+			if clk.HasWaiters() || len(cs.Actions()) != n {
+				t.Errorf("lease loop still running after stop: %v", verbs())
+			}
+		})
+	}
+}
