@@ -105,3 +105,65 @@ func TestDelta(t *testing.T) {
 		})
 	}
 }
+
+func TestFamilyName(t *testing.T) {
+	tests := []struct {
+		name string
+		msg  []byte
+		want string
+	}{
+		{"name first", []byte{0x0a, 2, 'u', 'p', 0x18, 1}, "up"},
+		// help (field 2) and type (field 3) before the name: still found.
+		{"name after other fields", []byte{0x12, 1, 'h', 0x18, 1, 0x0a, 2, 'u', 'p'}, "up"},
+		{"no name", []byte{0x18, 1}, ""},
+		{"truncated name", []byte{0x0a, 5, 'u'}, ""},
+		{"bad tag", []byte{0xff}, ""},
+		{"empty", nil, ""},
+	}
+	for _, tt := range tests {
+		if got := familyName(tt.msg); got != tt.want {
+			t.Errorf("%s: familyName = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestParseProtoSkipsUnwantedFamilies: the protobuf path decodes only the
+// families stormbench reads, and yields the same sample as the text path.
+func TestParseProtoSkipsUnwantedFamilies(t *testing.T) {
+	text := []byte(strings.Join([]string{
+		"# TYPE go_goroutines gauge",
+		"go_goroutines 10",
+		"# TYPE apiserver_request_total counter",
+		`apiserver_request_total{code="200",resource="pods",subresource="",verb="GET"} 7`,
+		"# TYPE etcd_request_duration_seconds histogram",
+		`etcd_request_duration_seconds_bucket{operation="get",type="pods",le="1"} 2`,
+		`etcd_request_duration_seconds_bucket{operation="get",type="pods",le="+Inf"} 3`,
+		`etcd_request_duration_seconds_sum{operation="get",type="pods"} 0.5`,
+		`etcd_request_duration_seconds_count{operation="get",type="pods"} 3`,
+		"# TYPE process_cpu_seconds_total counter",
+		"process_cpu_seconds_total 12.5",
+	}, "\n") + "\n")
+	fromText, err := newMetricsParser().parse(text, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := toProto(t, text)
+	fromProto, err := newMetricsParser().parse(body, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fromProto.counters) != 2 || len(fromProto.counters) != len(fromText.counters) {
+		t.Fatalf("counters from protobuf %v, from text %v; want the 2 wanted ones", fromProto.counters, fromText.counters)
+	}
+	for k, v := range fromText.counters {
+		if fromProto.counters[k] != v {
+			t.Errorf("%v: protobuf %v, text %v", k, fromProto.counters[k], v)
+		}
+	}
+	if len(fromProto.gauges) != len(fromText.gauges) || len(fromProto.hists) != len(fromText.hists) {
+		t.Errorf("gauges/histograms from protobuf %d/%d, from text %d/%d", len(fromProto.gauges), len(fromProto.hists), len(fromText.gauges), len(fromText.hists))
+	}
+	if _, err := newMetricsParser().parse(body[:len(body)-2], t0); err == nil {
+		t.Error("a truncated protobuf body parsed without error")
+	}
+}
