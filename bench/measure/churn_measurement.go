@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -71,7 +72,10 @@ func (m *EndpointSliceChurn) Start(ctx context.Context, env *Env) error {
 	}
 	m.env = env
 	m.tracker = NewSliceTracker(env.Clock)
-	factory := informers.NewSharedInformerFactoryWithOptions(env.Client, 0, informers.WithNamespace(env.Namespace))
+	// The tracker reads endpoints, not managedFields: an EndpointSlice's
+	// managedFields name every endpoint again.
+	factory := informers.NewSharedInformerFactoryWithOptions(env.Client, 0, informers.WithNamespace(env.Namespace),
+		informers.WithTransform(fleet.StripManagedFields))
 	slices := factory.Discovery().V1().EndpointSlices().Informer()
 	services := factory.Core().V1().Services().Informer()
 	if _, err := slices.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
