@@ -24,26 +24,52 @@ const fixerPassTimeout = 10 * time.Second
 // node's identity), because its own status differs. KWOK does not
 // (kubernetes-sigs/kwok#1464), so stormbench does it for KWOK's nodes.
 func StaleReadinessFixer(base *rest.Config, wrap func(http.RoundTripper) http.RoundTripper) fleet.StaleReadinessFixer {
+	// One session per node while fixes of its pods are in flight, closed
+	// with the last of them: a node's pods are usually fixed together, and
+	// an idle connection per node ever fixed would hold one per node of the
+	// fleet after a fleet-wide episode.
+	type nodeSession struct {
+		s    *session
+		refs int
+	}
 	var mu sync.Mutex
-	sessions := map[string]*session{}
-	return func(ctx context.Context, pod *corev1.Pod) error {
+	sessions := map[string]*nodeSession{}
+	acquire := func(node string) (*session, error) {
 		mu.Lock()
-		s := sessions[pod.Spec.NodeName]
-		if s == nil {
-			var err error
-			if s, err = newSession(base, pod.Spec.NodeName, wrap, clock.RealClock{}); err != nil {
-				mu.Unlock()
-				return err
+		defer mu.Unlock()
+		ns := sessions[node]
+		if ns == nil {
+			s, err := newSession(base, node, wrap, clock.RealClock{})
+			if err != nil {
+				return nil, err
 			}
-			sessions[pod.Spec.NodeName] = s
+			ns = &nodeSession{s: s}
+			sessions[node] = ns
 		}
-		mu.Unlock()
+		ns.refs++
+		return ns.s, nil
+	}
+	release := func(node string) {
+		mu.Lock()
+		defer mu.Unlock()
+		ns := sessions[node]
+		if ns.refs--; ns.refs == 0 {
+			ns.s.close()
+			delete(sessions, node)
+		}
+	}
+	return func(ctx context.Context, pod *corev1.Pod) error {
+		s, err := acquire(pod.Spec.NodeName)
+		if err != nil {
+			return err
+		}
+		defer release(pod.Spec.NodeName)
 		// One pass of the status manager: the caller's readiness loop calls
 		// again for a pod still stale (syncBatch's next pass), so one call
 		// must not hold that loop through minutes of 429s.
 		ctx, cancel := context.WithTimeout(ctx, fixerPassTimeout)
 		defer cancel()
-		_, err := s.syncPodStatus(ctx, pod.Namespace, pod.Name, func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
+		_, err = s.syncPodStatus(ctx, pod.Namespace, pod.Name, func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
 			if st.Phase != corev1.PodRunning {
 				return false
 			}
