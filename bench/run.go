@@ -310,9 +310,15 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, st *profiles.Sto
 	vr.StormStart = stormStart
 	set.MarkStormStart(stormStart)
 	events.Add(storm.Event{Time: stormStart, Type: storm.EventWaveStart})
+	// Progress counts nodes whose restart is over (kubelet back, pods
+	// recovered, or failed); a rolling storm of a big fleet runs for many
+	// minutes with nothing else to print.
+	o.Progress.Start(fmt.Sprintf("variant %s: nodes restarted and recovered", v.Name), len(restarts))
 	playErr := storm.Play(ctx, o.Clock, restarts, stormStart, func(ctx context.Context, r storm.Restart) {
 		_ = sim.Restart(ctx, r)
+		o.Progress.Add(1)
 	})
+	o.Progress.Done()
 	var recErr error
 	if playErr == nil {
 		// Full recovery: every node and pod Ready again.
