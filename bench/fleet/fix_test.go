@@ -23,11 +23,20 @@ func TestFixQueue(t *testing.T) {
 	for i := range pods {
 		pods[i] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), UID: types.UID(fmt.Sprintf("u%d", i))}}
 	}
-	release := make(chan struct{})
+	// Fixes block until their round's gate opens.
+	var gate atomic.Pointer[chan struct{}]
+	round1 := make(chan struct{})
+	gate.Store(&round1)
 	var mu sync.Mutex
 	calls := map[types.UID]int{}
 	var inFlight, maxInFlight atomic.Int64
 	fix := func(ctx context.Context, p *corev1.Pod) error {
+		// Counted and gated before it shows in inFlight, which the test
+		// waits on.
+		mu.Lock()
+		calls[p.UID]++
+		mu.Unlock()
+		g := *gate.Load()
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for {
@@ -36,11 +45,8 @@ func TestFixQueue(t *testing.T) {
 				break
 			}
 		}
-		mu.Lock()
-		calls[p.UID]++
-		mu.Unlock()
 		select {
-		case <-release:
+		case <-g:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -75,18 +81,15 @@ func TestFixQueue(t *testing.T) {
 	}
 	mu.Unlock()
 
-	close(release)
-	waitUntil(t, func() bool { return inFlight.Load() == 0 })
-	q.add(pods) // slots free again: the first pods are still stale and go again
-	waitUntil(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		n := 0
-		for _, c := range calls {
-			n += c
-		}
-		return n == 2*fixParallelism && inFlight.Load() == 0
-	})
+	round2 := make(chan struct{})
+	gate.Store(&round2)
+	close(round1)
+	// Finished: the fixes returned and their slots are free again.
+	waitUntil(t, func() bool { return inFlight.Load() == 0 && len(q.sem) == 0 })
+	q.add(pods) // the first pods are still stale and go again
+	waitUntil(t, func() bool { return inFlight.Load() == fixParallelism })
+	close(round2)
+	waitUntil(t, func() bool { return inFlight.Load() == 0 && len(q.sem) == 0 })
 	q.wait()
 	if got := maxInFlight.Load(); got > fixParallelism {
 		t.Errorf("%d fixes in flight, want at most %d", got, fixParallelism)
