@@ -215,6 +215,11 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 	}
 	if runErr != nil {
 		if errors.Is(runErr, context.Canceled) {
+			if !written {
+				// Interrupted before any variant finished (provisioning,
+				// for example): there is no file to point at.
+				return fmt.Errorf("run interrupted before any variant finished; no result written: %w", runErr)
+			}
 			return fmt.Errorf("run interrupted; partial result in %s: %w", path, runErr)
 		}
 		return fmt.Errorf("run failed: %w", runErr)
