@@ -3,10 +3,12 @@ package kubelet
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -88,5 +90,62 @@ func TestLeaseController(t *testing.T) {
 				t.Errorf("lease loop still running after stop: %v", verbs())
 			}
 		})
+	}
+}
+
+// TestLeaseControllerRetries: a failed renewal is retried after a short
+// backoff from a fresh GET, not a quarter of the lease later.
+func TestLeaseControllerRetries(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	holder, seconds := "n1", int32(40)
+	cs := fake.NewSimpleClientset(&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1", Namespace: nodeLeaseNamespace},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds}})
+	failures := 2
+	cs.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if failures > 0 {
+			failures--
+			return true, nil, apierrors.NewTooManyRequests("slow down", 1)
+		}
+		return false, nil, nil
+	})
+	clk := clocktesting.NewFakeClock(t0)
+	var retries atomic.Int64
+	s := &session{node: "n1", heartbeat: cs, clk: clk, retries: &retries}
+	stop := s.startLeaseController(context.Background())
+	defer stop()
+	waitFor := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for len(cs.Actions()) < n || !clk.HasWaiters() {
+			if time.Now().After(deadline) {
+				t.Fatalf("want %d requests and a wait, have %d", n, len(cs.Actions()))
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitFor(2) // GET, UPDATE (429)
+	clk.Step(200 * time.Millisecond)
+	waitFor(4) // GET, UPDATE (429) again
+	clk.Step(400 * time.Millisecond)
+	waitFor(6) // GET, UPDATE (ok)
+	var verbs []string
+	for _, a := range cs.Actions() {
+		verbs = append(verbs, a.GetVerb())
+	}
+	if want := []string{"get", "update", "get", "update", "get", "update"}; !slices.Equal(verbs, want) {
+		t.Errorf("requests %v, want %v", verbs, want)
+	}
+	if retries.Load() != 2 {
+		t.Errorf("retries counted %d, want 2", retries.Load())
+	}
+	// Renewed: back to a quarter of the lease duration, UPDATE only.
+	clk.Step(10*time.Second - time.Millisecond)
+	if len(cs.Actions()) != 6 {
+		t.Fatalf("renewed early after a success: %d requests", len(cs.Actions()))
+	}
+	clk.Step(time.Millisecond)
+	waitFor(7)
+	if v := cs.Actions()[6].GetVerb(); v != "update" {
+		t.Errorf("renewal after success: %s, want update", v)
 	}
 }

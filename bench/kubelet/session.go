@@ -461,28 +461,40 @@ func (s *session) renewLeaseOnce(ctx context.Context, latest *coordinationv1.Lea
 // busy API server past the node-monitor grace period, so the node-lifecycle
 // controller would mark the node Unknown and its pods not ready.
 //
-// Failed renewals are retried at the next interval. The returned stop ends
-// the loop and waits for it; call it before handing the node back to KWOK.
+// A failed renewal (or a conflict) is retried after a backoff from 200 ms
+// doubling up to 7 s, starting again from a GET, as the lease controller's
+// backoffEnsureLease does. The returned stop ends the loop and waits for
+// it; call it before handing the node back to KWOK.
 func (s *session) startLeaseController(ctx context.Context) (stop func()) {
+	const minBackoff, maxBackoff = 200 * time.Millisecond, 7 * time.Second
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		var latest *coordinationv1.Lease
+		backoff := minBackoff
 		for {
 			l, err := s.renewLeaseOnce(ctx, latest)
 			if ctx.Err() != nil {
 				return
 			}
 			latest = l
-			interval := defaultLeaseDuration / 4
-			if err == nil && l != nil && l.Spec.LeaseDurationSeconds != nil && *l.Spec.LeaseDurationSeconds > 0 {
-				interval = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second / 4
+			wait := defaultLeaseDuration / 4
+			switch {
+			case err != nil || l == nil:
+				if err != nil && s.retries != nil {
+					s.retries.Add(1)
+				}
+				wait, backoff = backoff, min(2*backoff, maxBackoff)
+			case l.Spec.LeaseDurationSeconds != nil && *l.Spec.LeaseDurationSeconds > 0:
+				wait, backoff = time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second/4, minBackoff
+			default:
+				backoff = minBackoff
 			}
 			select {
 			case <-ctx.Done():
 				return
-			case <-s.clk.After(interval):
+			case <-s.clk.After(wait):
 			}
 		}
 	}()
