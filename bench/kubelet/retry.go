@@ -5,10 +5,12 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/utils/clock"
 )
 
@@ -28,11 +30,24 @@ func transient(err error) bool {
 		return true
 	case errors.As(err, &ne) && ne.Timeout():
 		return true
+	case utilnet.IsProbableEOF(err), utilnet.IsConnectionReset(err), connectionLost(err):
+		return true
 	case apierrors.IsTooManyRequests(err), apierrors.IsServerTimeout(err), apierrors.IsTimeout(err),
 		apierrors.IsInternalError(err), apierrors.IsServiceUnavailable(err), apierrors.IsUnexpectedServerError(err):
 		return true
 	}
 	return false
+}
+
+// connectionLost: the HTTP/2 connection under a request died, for example
+// with the API server killed mid-request (net/http's h2 bundle: "client
+// connection force closed via ClientConn.Close" after a write error, or
+// "client connection lost" after a failed health ping). The errors are not
+// exported, so they are matched by text, as apimachinery's IsProbableEOF
+// matches its own.
+func connectionLost(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "http2: client connection force closed") || strings.Contains(msg, "http2: client connection lost")
 }
 
 // retryTransient calls fn until it succeeds or fails with an error that is
