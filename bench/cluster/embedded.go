@@ -233,7 +233,7 @@ func (e *Embedded) SchedulerConfig() ([]byte, error) {
 	if cp.SchedulerPercentageOfNodesToScore > 0 {
 		cfg["percentageOfNodesToScore"] = cp.SchedulerPercentageOfNodesToScore
 	}
-	if cp.SchedulerDefaultSpreading != nil && !*cp.SchedulerDefaultSpreading {
+	if spreadingOff(cp) {
 		// "List" with no defaultConstraints: pods without their own
 		// topologySpreadConstraints are not spread (the documented way to
 		// turn the cluster-level defaults off).
@@ -251,7 +251,13 @@ func (e *Embedded) SchedulerConfig() ([]byte, error) {
 // schedulerTuned reports whether the profile tunes the scheduler beyond
 // flags, so that it needs a configuration file.
 func schedulerTuned(cp profiles.ControlPlane) bool {
-	return cp.SchedulerPercentageOfNodesToScore > 0 || (cp.SchedulerDefaultSpreading != nil && !*cp.SchedulerDefaultSpreading)
+	return cp.SchedulerPercentageOfNodesToScore > 0 || spreadingOff(cp)
+}
+
+// spreadingOff reports whether the profile turns the scheduler's default
+// topology spreading off (unset keeps it on).
+func spreadingOff(cp profiles.ControlPlane) bool {
+	return cp.SchedulerDefaultSpreading != nil && !*cp.SchedulerDefaultSpreading
 }
 
 // Up creates and starts the cluster and waits until it serves. When a

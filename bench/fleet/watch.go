@@ -54,11 +54,10 @@ func (q *fixQueue) add(stale []*corev1.Pod) {
 	if q.fix == nil {
 		return
 	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	for _, p := range stale {
-		q.mu.Lock()
-		busy := q.busy[p.UID]
-		q.mu.Unlock()
-		if busy {
+		if q.busy[p.UID] {
 			continue
 		}
 		select {
@@ -66,9 +65,7 @@ func (q *fixQueue) add(stale []*corev1.Pod) {
 		default:
 			return
 		}
-		q.mu.Lock()
 		q.busy[p.UID] = true
-		q.mu.Unlock()
 		q.wg.Add(1)
 		go func(p *corev1.Pod) {
 			defer q.wg.Done()

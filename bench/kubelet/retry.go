@@ -30,7 +30,7 @@ func transient(err error) bool {
 		return true
 	case errors.As(err, &ne) && ne.Timeout():
 		return true
-	case utilnet.IsProbableEOF(err), utilnet.IsConnectionReset(err), connectionLost(err):
+	case utilnet.IsProbableEOF(err), connectionLost(err):
 		return true
 	case apierrors.IsTooManyRequests(err), apierrors.IsServerTimeout(err), apierrors.IsTimeout(err),
 		apierrors.IsInternalError(err), apierrors.IsServiceUnavailable(err), apierrors.IsUnexpectedServerError(err):
