@@ -106,7 +106,9 @@ func (f *Fleet) watchReadiness(ctx context.Context) (*readinessWatch, error) {
 	nf := informers.NewSharedInformerFactoryWithOptions(f.client, 0, strip, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.LabelSelector = f.RunSelector()
 	}))
-	pf := informers.NewSharedInformerFactoryWithOptions(f.client, 0, strip, informers.WithNamespace(f.plan.Namespace))
+	// The pod cache holds every pod of the fleet for the whole run; it keeps
+	// only what readiness and the stale-readiness fixer read (SlimPod).
+	pf := informers.NewSharedInformerFactoryWithOptions(f.client, 0, informers.WithTransform(SlimPod), informers.WithNamespace(f.plan.Namespace))
 	w.nodes = nf.Core().V1().Nodes().Informer()
 	w.pods = pf.Core().V1().Pods().Informer()
 	nf.Start(w.stop)
@@ -198,6 +200,44 @@ func (f *Fleet) WaitEndpointsReady(ctx context.Context, timeout time.Duration) e
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// SlimPod is an informer transform for stormbench's fleet-wide pod caches
+// (readiness, recovery): they hold every pod of the fleet for the whole run,
+// 50,000 at 5,000 nodes, and read only a pod's identity, node, deletion,
+// phase, conditions and container states. The rest of a pod (its spec's
+// containers, volumes and tolerations, images and IDs in its status) is
+// most of its size in memory and is dropped after decoding, so the request
+// on the wire does not change. Other objects only lose their managedFields.
+func SlimPod(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return StripManagedFields(obj)
+	}
+	slim := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              p.Name,
+			Namespace:         p.Namespace,
+			UID:               p.UID,
+			ResourceVersion:   p.ResourceVersion,
+			CreationTimestamp: p.CreationTimestamp,
+			DeletionTimestamp: p.DeletionTimestamp,
+		},
+		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName},
+		Status: corev1.PodStatus{
+			Phase:      p.Status.Phase,
+			Conditions: p.Status.Conditions,
+		},
+	}
+	if n := len(p.Status.ContainerStatuses); n > 0 {
+		slim.Status.ContainerStatuses = make([]corev1.ContainerStatus, n)
+		for i, c := range p.Status.ContainerStatuses {
+			slim.Status.ContainerStatuses[i] = corev1.ContainerStatus{
+				Name: c.Name, Ready: c.Ready, Started: c.Started, RestartCount: c.RestartCount, State: c.State,
+			}
+		}
+	}
+	return slim, nil
 }
 
 // StripManagedFields is an informer transform that drops managedFields from

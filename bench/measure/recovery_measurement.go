@@ -64,7 +64,9 @@ func (m *Recovery) Start(ctx context.Context, env *Env) error {
 	strip := informers.WithTransform(fleet.StripManagedFields)
 	nodeFactory := informers.NewSharedInformerFactoryWithOptions(env.Client, 0, strip,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = env.NodeSelector }))
-	nsFactory := informers.NewSharedInformerFactoryWithOptions(env.Client, 0, strip, informers.WithNamespace(env.Namespace))
+	// The namespace's pods (PerPod) are the whole fleet's: the cache keeps
+	// only what the tracker reads (fleet.SlimPod; slices lose managedFields).
+	nsFactory := informers.NewSharedInformerFactoryWithOptions(env.Client, 0, informers.WithTransform(fleet.SlimPod), informers.WithNamespace(env.Namespace))
 
 	nodes := nodeFactory.Core().V1().Nodes().Informer()
 	slices := nsFactory.Discovery().V1().EndpointSlices().Informer()
