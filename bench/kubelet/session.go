@@ -32,8 +32,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/clock"
 
 	"github.com/stormbench/stormbench/bench/fleet"
@@ -79,6 +81,9 @@ func ClientConfig(base *rest.Config, node string, wrap func(http.RoundTripper) h
 type session struct {
 	node   string
 	client kubernetes.Interface
+	// services lists and watches Services for the kubelet's Service
+	// informer (serviceClient); nil means client's core/v1 REST client.
+	services rest.Interface
 	// heartbeat is the separate client the kubelet uses for leases and node
 	// status (kubelet.go: heartbeatClient).
 	heartbeat kubernetes.Interface
@@ -111,15 +116,38 @@ func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) htt
 	if err != nil {
 		return nil, fmt.Errorf("kubelet transport for %s: %w", node, err)
 	}
-	client, err := kubernetes.NewForConfig(cfg)
+	// The main client's group clients share one rate limiter, as a
+	// clientset's do (kubernetes.NewForConfig); the Service client below
+	// shares it too. The heartbeat client has its own, as the kubelet's.
+	main := rest.CopyConfig(cfg)
+	if main.RateLimiter == nil && main.QPS > 0 {
+		main.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(main.QPS, main.Burst)
+	}
+	client, err := kubernetes.NewForConfig(main)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet client for %s: %w", node, err)
+	}
+	services, err := serviceClient(main)
+	if err != nil {
+		return nil, fmt.Errorf("kubelet Service client for %s: %w", node, err)
 	}
 	hb, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet heartbeat client for %s: %w", node, err)
 	}
-	return &session{node: node, client: client, heartbeat: hb, clk: clk, transport: t, stop: make(chan struct{}), syncTimeout: 10 * time.Minute}, nil
+	return &session{node: node, client: client, services: services, heartbeat: hb, clk: clk, transport: t, stop: make(chan struct{}), syncTimeout: 10 * time.Minute}, nil
+}
+
+// serviceClient is the core/v1 REST client of the kubelet's Service
+// informer: same requests, connection and rate limiter as the main client,
+// but Services are decoded to their identity only (serviceIdentities).
+func serviceClient(cfg *rest.Config) (rest.Interface, error) {
+	c := rest.CopyConfig(cfg)
+	gv := corev1.SchemeGroupVersion
+	c.GroupVersion = &gv
+	c.APIPath = "/api"
+	c.NegotiatedSerializer = serviceIdentities{rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion()}
+	return rest.RESTClientFor(c)
 }
 
 // nodeTransport gives cfg a transport of its own, so each simulated kubelet
@@ -277,6 +305,10 @@ func (s *session) startInformers(ctx context.Context) error {
 	s.nodeInf = newInformer(cache.NewListWatchFromClient(rc, "nodes", metav1.NamespaceAll,
 		fields.OneTermEqualSelector(metav1.ObjectNameField, s.node)), &corev1.Node{})
 	s.run(s.nodeInf)
+	svc := s.services
+	if svc == nil {
+		svc = rc
+	}
 	// Same requests as the kubelet's informers, into stores that keep
 	// nothing (see sinkStore).
 	var sinks []*sinkStore
@@ -284,7 +316,7 @@ func (s *session) startInformers(ctx context.Context) error {
 		lw  cache.ListerWatcher
 		obj runtime.Object
 	}{
-		{cache.NewListWatchFromClient(rc, "services", metav1.NamespaceAll, fields.OneTermNotEqualSelector("spec.clusterIP", corev1.ClusterIPNone)), &corev1.Service{}},
+		{cache.NewListWatchFromClient(svc, "services", metav1.NamespaceAll, fields.OneTermNotEqualSelector("spec.clusterIP", corev1.ClusterIPNone)), &corev1.Service{}},
 		{cache.NewListWatchFromClient(s.client.StorageV1().RESTClient(), "csidrivers", metav1.NamespaceAll, fields.Everything()), &storagev1.CSIDriver{}},
 		{cache.NewListWatchFromClient(s.client.NodeV1().RESTClient(), "runtimeclasses", metav1.NamespaceAll, fields.Everything()), &nodev1.RuntimeClass{}},
 	} {

@@ -39,8 +39,8 @@ func (c *connCounter) counts() (int, int) {
 }
 
 // TestSessionOwnConnection checks that each simulated kubelet talks over its
-// own HTTP/2 connection (a real kubelet is its own process), that its main
-// and heartbeat clients share it, and that closing the session closes it.
+// own HTTP/2 connection (a real kubelet is its own process), that its main,
+// Service and heartbeat clients share it, and that closing the session closes it.
 func TestSessionOwnConnection(t *testing.T) {
 	var cc connCounter
 	var protoMu sync.Mutex
@@ -73,6 +73,7 @@ func TestSessionOwnConnection(t *testing.T) {
 		for i := 0; i < 3; i++ {
 			_, _ = s.client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 			_, _ = s.heartbeat.CoordinationV1().Leases("kube-node-lease").Get(ctx, node, metav1.GetOptions{})
+			_ = s.services.Get().Resource("services").Do(ctx).Error()
 		}
 	}
 	if base.Transport != nil || len(base.CAData) == 0 {
@@ -82,8 +83,8 @@ func TestSessionOwnConnection(t *testing.T) {
 		t.Errorf("3 kubelets opened %d connections, want one each", opened)
 	}
 	protoMu.Lock()
-	if protos["HTTP/2.0"] != 18 {
-		t.Errorf("requests by protocol %v, want 18 over HTTP/2.0", protos)
+	if protos["HTTP/2.0"] != 27 {
+		t.Errorf("requests by protocol %v, want 27 over HTTP/2.0", protos)
 	}
 	protoMu.Unlock()
 	for _, s := range sessions {

@@ -1,0 +1,146 @@
+package kubelet
+
+import (
+	"bytes"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// serviceIdentities is the NegotiatedSerializer of a simulated kubelet's
+// Service reflector. The reflector sends the kubelet's requests unchanged
+// (LIST/WATCH of Services, protobuf, kubelet.go NewMainKubelet) and feeds a
+// sinkStore that keeps only each Service's identity; decoding every
+// Service's spec and status to throw them away was the largest part of
+// stormbench's watch decoding (each restarted kubelet of a 900-Service fleet
+// receives all 900). Protobuf Services are decoded to their metadata
+// identity (name, namespace, uid, resourceVersion, annotations: the watch
+// list's initial-events-end bookmark is an annotation); everything else
+// (Status errors, lists, JSON) goes to the normal decoder.
+type serviceIdentities struct{ runtime.NegotiatedSerializer }
+
+func (n serviceIdentities) DecoderToVersion(d runtime.Decoder, gv runtime.GroupVersioner) runtime.Decoder {
+	return serviceIdentityDecoder{n.NegotiatedSerializer.DecoderToVersion(d, gv)}
+}
+
+type serviceIdentityDecoder struct{ next runtime.Decoder }
+
+var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00} // "k8s\x00", k8s.io/apimachinery/pkg/runtime/serializer/protobuf
+
+var serviceGVK = corev1.SchemeGroupVersion.WithKind("Service")
+
+func (d serviceIdentityDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	if svc, ok := decodeServiceIdentity(data); ok {
+		gvk := serviceGVK
+		return svc, &gvk, nil
+	}
+	return d.next.Decode(data, defaults, into)
+}
+
+// decodeServiceIdentity reads a protobuf-encoded v1 Service envelope
+// (runtime.Unknown: typeMeta 1 {apiVersion 1, kind 2}, raw 2,
+// contentEncoding 3) and the Service's metadata (field 1) from raw. ok is
+// false for anything else, and for anything it cannot read.
+func decodeServiceIdentity(data []byte) (*corev1.Service, bool) {
+	if !bytes.HasPrefix(data, protobufMagic) {
+		return nil, false
+	}
+	var apiVersion, kind string
+	var raw []byte
+	encoded := false
+	if !eachField(data[len(protobufMagic):], func(num protowire.Number, v []byte) bool {
+		switch num {
+		case 1:
+			return eachField(v, func(num protowire.Number, v []byte) bool {
+				switch num {
+				case 1:
+					apiVersion = string(v)
+				case 2:
+					kind = string(v)
+				}
+				return true
+			})
+		case 2:
+			raw = v
+		case 3:
+			encoded = len(v) > 0
+		}
+		return true
+	}) || apiVersion != "v1" || kind != "Service" || encoded {
+		return nil, false
+	}
+	svc := &corev1.Service{}
+	if !eachField(raw, func(num protowire.Number, v []byte) bool {
+		if num != 1 {
+			return true // spec, status: skipped
+		}
+		// ObjectMeta: name 1, namespace 3, uid 5, resourceVersion 6,
+		// annotations 12 (map entries: key 1, value 2).
+		return eachField(v, func(num protowire.Number, v []byte) bool {
+			switch num {
+			case 1:
+				svc.Name = string(v)
+			case 3:
+				svc.Namespace = string(v)
+			case 5:
+				svc.UID = types.UID(v)
+			case 6:
+				svc.ResourceVersion = string(v)
+			case 12:
+				var key, value string
+				if !eachField(v, func(num protowire.Number, v []byte) bool {
+					switch num {
+					case 1:
+						key = string(v)
+					case 2:
+						value = string(v)
+					}
+					return true
+				}) {
+					return false
+				}
+				if svc.Annotations == nil {
+					svc.Annotations = map[string]string{}
+				}
+				svc.Annotations[key] = value
+			}
+			return true
+		})
+	}) {
+		return nil, false
+	}
+	return svc, true
+}
+
+// eachField calls fn with the number and contents of each length-delimited
+// field of a protobuf message, and skips fields of other wire types. It
+// returns false on malformed input or when fn does.
+func eachField(b []byte, fn func(protowire.Number, []byte) bool) bool {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return false
+		}
+		b = b[n:]
+		if typ != protowire.BytesType {
+			n = protowire.ConsumeFieldValue(num, typ, b)
+			if n < 0 {
+				return false
+			}
+			b = b[n:]
+			continue
+		}
+		v, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return false
+		}
+		b = b[n:]
+		if !fn(num, v) {
+			return false
+		}
+	}
+	return true
+}
