@@ -161,6 +161,15 @@ type ControlPlane struct {
 	// PreScore visits every node for every pod, which at 5,000 nodes costs
 	// more than filtering and scoring the nodes themselves.
 	SchedulerDefaultSpreading *bool `json:"schedulerDefaultSpreading,omitempty"`
+	// LeaderElectionRenewDeadline is the KCM's and scheduler's leader
+	// election renew deadline (their lease duration is 1.5 times it); 0
+	// keeps their defaults (10s, lease 15s). Both run with leader election
+	// on, as in kubeadm clusters; one that cannot renew its lease within the
+	// deadline exits, and the embedded cluster, unlike a kubelet running
+	// them as static pods, does not restart it. On an overloaded API server
+	// (a 1,000-kubelet storm next to a 5,000-node fleet on two cores) the
+	// 10s default is not enough.
+	LeaderElectionRenewDeadline *metav1.Duration `json:"leaderElectionRenewDeadline,omitempty"`
 }
 
 // Storm describes one restart storm.

@@ -133,6 +133,15 @@ func (e *Embedded) Config() ([]byte, error) {
 		{"kube-api-qps", strconv.Itoa(cp.ControllerQPS)},
 		{"kube-api-burst", strconv.Itoa(cp.ControllerBurst)},
 	}
+	kcmArgs, schedArgs := qps, qps
+	if le := leaderElection(cp); le != nil {
+		kcmArgs = append(append([]arg{}, qps...),
+			arg{"leader-elect-renew-deadline", le["renewDeadline"]}, arg{"leader-elect-lease-duration", le["leaseDuration"]})
+		if !schedulerTuned(cp) {
+			// With a configuration file the scheduler takes them from it.
+			schedArgs = kcmArgs
+		}
+	}
 	kwokArgs := []arg{
 		{"manage-all-nodes", "false"},
 		{"manage-nodes-with-label-selector", KubeletLabel + "=" + KubeletUp},
@@ -164,8 +173,8 @@ func (e *Embedded) Config() ([]byte, error) {
 		},
 		"componentsPatches": []patch{
 			{Name: "kube-apiserver", ExtraArgs: apiserverArgs},
-			{Name: "kube-controller-manager", ExtraArgs: qps},
-			{Name: "kube-scheduler", ExtraArgs: qps},
+			{Name: "kube-controller-manager", ExtraArgs: kcmArgs},
+			{Name: "kube-scheduler", ExtraArgs: schedArgs},
 			{Name: "kwok-controller", ExtraArgs: kwokArgs},
 		},
 	}
@@ -233,6 +242,9 @@ func (e *Embedded) SchedulerConfig() ([]byte, error) {
 	if cp.SchedulerPercentageOfNodesToScore > 0 {
 		cfg["percentageOfNodesToScore"] = cp.SchedulerPercentageOfNodesToScore
 	}
+	if le := leaderElection(cp); le != nil {
+		cfg["leaderElection"] = map[string]any{"leaderElect": true, "renewDeadline": le["renewDeadline"], "leaseDuration": le["leaseDuration"]}
+	}
 	if spreadingOff(cp) {
 		// "List" with no defaultConstraints: pods without their own
 		// topologySpreadConstraints are not spread (the documented way to
@@ -252,6 +264,18 @@ func (e *Embedded) SchedulerConfig() ([]byte, error) {
 // flags, so that it needs a configuration file.
 func schedulerTuned(cp profiles.ControlPlane) bool {
 	return cp.SchedulerPercentageOfNodesToScore > 0 || spreadingOff(cp)
+}
+
+// leaderElection returns the KCM's and scheduler's leader-election renew
+// deadline and lease duration (1.5 times the deadline, the components'
+// ratio of defaults, 10s and 15s), or nil when the profile keeps the
+// defaults.
+func leaderElection(cp profiles.ControlPlane) map[string]string {
+	if cp.LeaderElectionRenewDeadline == nil || cp.LeaderElectionRenewDeadline.Duration <= 0 {
+		return nil
+	}
+	d := cp.LeaderElectionRenewDeadline.Duration
+	return map[string]string{"renewDeadline": d.String(), "leaseDuration": (d * 3 / 2).String()}
 }
 
 // spreadingOff reports whether the profile turns the scheduler's default

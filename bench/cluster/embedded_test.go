@@ -2,12 +2,18 @@ package cluster_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/yaml"
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
@@ -152,8 +158,73 @@ func TestEmbeddedSchedulerConfig(t *testing.T) {
 			t.Errorf("scheduler config lacks %q:\n%s", want, b)
 		}
 	}
-	if strings.Contains(string(b), "percentageOfNodesToScore") || strings.Contains(string(b), "defaultConstraints") {
+	if strings.Contains(string(b), "percentageOfNodesToScore") || strings.Contains(string(b), "defaultConstraints") ||
+		strings.Contains(string(b), "leaderElection") {
 		t.Errorf("scheduler config sets more than asked:\n%s", b)
+	}
+}
+
+// TestEmbeddedLeaderElection: a relaxed renew deadline reaches the
+// controller manager as flags, and the scheduler through its configuration
+// file when it has one, else as flags; lease duration 1.5 times the deadline.
+func TestEmbeddedLeaderElection(t *testing.T) {
+	le := &metav1.Duration{Duration: 40 * time.Second}
+	flags := map[string]string{"leader-elect-renew-deadline": "40s", "leader-elect-lease-duration": "1m0s"}
+	for _, tc := range []struct {
+		name          string
+		cp            profiles.ControlPlane
+		kcm, sched    bool // flags in the KCM's and scheduler's extraArgs
+		schedulerFile bool // in the scheduler's configuration file
+	}{
+		{"default", profiles.ControlPlane{}, false, false, false},
+		{"flags", profiles.ControlPlane{LeaderElectionRenewDeadline: le}, true, true, false},
+		{"scheduler file", profiles.ControlPlane{LeaderElectionRenewDeadline: le, SchedulerPercentageOfNodesToScore: 5}, true, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := cluster.NewEmbedded(cluster.EmbeddedOptions{Name: "x", WorkDir: t.TempDir(), ControlPlane: tc.cp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := e.Config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kc struct {
+				ComponentsPatches []struct {
+					Name      string `json:"name"`
+					ExtraArgs []struct{ Key, Value string }
+				} `json:"componentsPatches"`
+			}
+			if err := yaml.Unmarshal(c, &kc); err != nil {
+				t.Fatal(err)
+			}
+			has := func(component string) bool {
+				n := 0
+				for _, p := range kc.ComponentsPatches {
+					for _, a := range p.ExtraArgs {
+						if p.Name == component && flags[a.Key] == a.Value {
+							n++
+						}
+					}
+				}
+				return n == len(flags)
+			}
+			if got := has("kube-controller-manager"); got != tc.kcm {
+				t.Errorf("KCM has the leader-election flags: %v, want %v\n%s", got, tc.kcm, c)
+			}
+			if got := has("kube-scheduler"); got != tc.sched {
+				t.Errorf("scheduler has the leader-election flags: %v, want %v\n%s", got, tc.sched, c)
+			}
+			b, err := e.SchedulerConfig()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Contains(string(b), "leaderElection:") && strings.Contains(string(b), "renewDeadline: 40s") &&
+				strings.Contains(string(b), "leaseDuration: 1m0s") && strings.Contains(string(b), "leaderElect: true")
+			if got != tc.schedulerFile {
+				t.Errorf("scheduler configuration has the leader election: %v, want %v\n%s", got, tc.schedulerFile, b)
+			}
+		})
 	}
 }
 
@@ -165,13 +236,33 @@ func TestEmbeddedLoopbackOnly(t *testing.T) {
 	// A scheduler configuration file: kwokctl must accept it and the
 	// scheduler start with it.
 	noSpread := false
-	c := clustertest.Start(t, &profiles.Profile{ControlPlane: profiles.ControlPlane{KwokParallelism: 8, SchedulerPercentageOfNodesToScore: 20, SchedulerDefaultSpreading: &noSpread}})
+	// A relaxed leader election: the controller manager (flags) and the
+	// scheduler (its file) must take it; their leases say so below.
+	c := clustertest.Start(t, &profiles.Profile{ControlPlane: profiles.ControlPlane{KwokParallelism: 8, SchedulerPercentageOfNodesToScore: 20,
+		SchedulerDefaultSpreading: &noSpread, LeaderElectionRenewDeadline: &metav1.Duration{Duration: 20 * time.Second}}})
 	pids := c.PIDs()
 	if len(pids) < 5 {
 		t.Fatalf("component pids: %v", pids)
 	}
 	if cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pids["kube-scheduler"])); err != nil || !strings.Contains(string(cmd), "--config=") {
 		t.Errorf("kube-scheduler does not run with the configuration file: %q, %v", cmd, err)
+	}
+	// Each leader holds its lease for 1.5 times the renew deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, name := range []string{"kube-controller-manager", "kube-scheduler"} {
+		var got int32
+		err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			l, err := c.Target.Client.CoordinationV1().Leases(metav1.NamespaceSystem).Get(ctx, name, metav1.GetOptions{})
+			if err != nil || l.Spec.LeaseDurationSeconds == nil {
+				return false, nil
+			}
+			got = *l.Spec.LeaseDurationSeconds
+			return true, nil
+		})
+		if err != nil || got != 30 {
+			t.Errorf("%s lease duration %ds (%v), want 30s", name, got, err)
+		}
 	}
 	for name, pid := range pids {
 		addrs := listeningAddrs(t, pid)
