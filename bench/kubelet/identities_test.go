@@ -1,17 +1,27 @@
 package kubelet
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+
+	"github.com/stormbench/stormbench/bench/cluster/clustertest"
+	"github.com/stormbench/stormbench/profiles"
 )
 
 // fleetService is a Service of the fleet-5k fleet as the API server returned
@@ -144,4 +154,74 @@ func BenchmarkServiceDecode(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestServiceInformerIdentities runs the simulated kubelet's Service
+// informer request (LIST/WATCH of Services with spec.clusterIP!=None, as
+// the kubelet's, through the session's Service client) against the
+// embedded cluster's API server, into a store that keeps what it is given:
+// the initial list (a streaming watch list ended by its bookmark) and later
+// watch events arrive as identities only, headless Services are not asked
+// for.
+func TestServiceInformerIdentities(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the embedded cluster")
+	}
+	c := clustertest.Start(t, &profiles.Profile{})
+	client := c.Target.Client
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	create := func(name string, headless bool) {
+		t.Helper()
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}},
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": name}, Ports: []corev1.ServicePort{{Port: 80}}}}
+		if headless {
+			svc.Spec.ClusterIP = corev1.ClusterIPNone
+		}
+		if _, err := client.CoreV1().Services(metav1.NamespaceDefault).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("a", false)
+	create("b", false)
+	create("headless", true)
+
+	s, err := newSession(c.Target.Config, "identities-node", nil, clock.RealClock{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	refl := cache.NewReflector(cache.NewListWatchFromClient(s.services, "services", metav1.NamespaceAll,
+		fields.OneTermNotEqualSelector("spec.clusterIP", corev1.ClusterIPNone)), &corev1.Service{}, store, 0)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { defer close(done); refl.Run(stop) }()
+	defer func() { close(stop); <-done }()
+
+	waitKeys := func(want ...string) {
+		t.Helper()
+		slices.Sort(want)
+		var got []string
+		err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+			got = store.ListKeys()
+			slices.Sort(got)
+			return slices.Equal(got, want), nil
+		})
+		if err != nil {
+			t.Fatalf("Services in the informer's store %v, want %v", got, want)
+		}
+		for _, o := range store.List() {
+			svc := o.(*corev1.Service)
+			if svc.ResourceVersion == "" || svc.UID == "" || !reflect.DeepEqual(svc.Spec, corev1.ServiceSpec{}) || svc.Labels != nil {
+				t.Errorf("%s/%s is not an identity: %+v", svc.Namespace, svc.Name, svc)
+			}
+		}
+	}
+	waitKeys("default/a", "default/b", "default/kubernetes")
+	create("c", false)
+	if err := client.CoreV1().Services(metav1.NamespaceDefault).Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitKeys("default/b", "default/c", "default/kubernetes")
 }
