@@ -68,7 +68,7 @@ bench: components ## Storm benchmarks (go test -bench, COUNT repetitions, BENCH_
 
 SCALE_PROFILES ?= fleet-1k fleet-5k
 .PHONY: bench-scale
-bench-scale: components build ## Scale profiles (fleet-1k, fleet-5k; about an hour on 2 cores): results, reports and CPU profiles under results/scale/.
+bench-scale: components build ## Scale profiles (fleet-1k, fleet-5k; about 90 minutes on 2 cores): results, reports and CPU profiles under results/scale/.
 	@mkdir -p results/scale
 	# One at a time: each starts its own embedded cluster on this machine.
 	set -e; for p in $(SCALE_PROFILES); do \
