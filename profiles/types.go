@@ -162,8 +162,8 @@ type ControlPlane struct {
 	// more than filtering and scoring the nodes themselves.
 	SchedulerDefaultSpreading *bool `json:"schedulerDefaultSpreading,omitempty"`
 	// LeaderElectionRenewDeadline is the KCM's and scheduler's leader
-	// election renew deadline (their lease duration is 1.5 times it); 0
-	// keeps their defaults (10s, lease 15s). Both run with leader election
+	// election renew deadline (their lease duration is 1.5 times it);
+	// unset or 0 keeps their defaults (10s, lease 15s). Both run with leader election
 	// on, as in kubeadm clusters; one that cannot renew its lease within the
 	// deadline exits, and the embedded cluster, unlike a kubelet running
 	// them as static pods, does not restart it. On an overloaded API server

@@ -231,9 +231,8 @@ func validateControlPlane(c *ControlPlane, cp *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(cp.Child(f.name), f.v, "must not be negative"))
 		}
 	}
-	if le := c.LeaderElectionRenewDeadline; le != nil && (le.Duration < 5*time.Second || le.Duration > 10*time.Minute) {
-		d := le.Duration
-		errs = append(errs, field.Invalid(cp.Child("leaderElectionRenewDeadline"), d.String(), "must be between 5s and 10m, or unset for the components' default (10s)"))
+	if le := c.LeaderElectionRenewDeadline; le != nil && le.Duration != 0 && (le.Duration < 5*time.Second || le.Duration > 10*time.Minute) {
+		errs = append(errs, field.Invalid(cp.Child("leaderElectionRenewDeadline"), le.Duration.String(), "must be between 5s and 10m, or 0 for the components' default (10s)"))
 	}
 	if c.SchedulerPercentageOfNodesToScore < 0 || c.SchedulerPercentageOfNodesToScore > 100 {
 		errs = append(errs, field.Invalid(cp.Child("schedulerPercentageOfNodesToScore"), c.SchedulerPercentageOfNodesToScore, "must be between 1 and 100, or 0 for the scheduler's default"))

@@ -177,6 +177,7 @@ func TestEmbeddedLeaderElection(t *testing.T) {
 		schedulerFile bool // in the scheduler's configuration file
 	}{
 		{"default", profiles.ControlPlane{}, false, false, false},
+		{"zero keeps the default", profiles.ControlPlane{LeaderElectionRenewDeadline: &metav1.Duration{}, SchedulerPercentageOfNodesToScore: 5}, false, false, false},
 		{"flags", profiles.ControlPlane{LeaderElectionRenewDeadline: le}, true, true, false},
 		{"scheduler file", profiles.ControlPlane{LeaderElectionRenewDeadline: le, SchedulerPercentageOfNodesToScore: 5}, true, false, true},
 	} {
