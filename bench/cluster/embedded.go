@@ -134,9 +134,9 @@ func (e *Embedded) Config() ([]byte, error) {
 		{"kube-api-burst", strconv.Itoa(cp.ControllerBurst)},
 	}
 	kcmArgs, schedArgs := qps, qps
-	if le := leaderElection(cp); le != nil {
+	if renew, lease := leaderElection(cp); renew != "" {
 		kcmArgs = append(append([]arg{}, qps...),
-			arg{"leader-elect-renew-deadline", le["renewDeadline"]}, arg{"leader-elect-lease-duration", le["leaseDuration"]})
+			arg{"leader-elect-renew-deadline", renew}, arg{"leader-elect-lease-duration", lease})
 		if !schedulerTuned(cp) {
 			// With a configuration file the scheduler takes them from it.
 			schedArgs = kcmArgs
@@ -242,8 +242,8 @@ func (e *Embedded) SchedulerConfig() ([]byte, error) {
 	if cp.SchedulerPercentageOfNodesToScore > 0 {
 		cfg["percentageOfNodesToScore"] = cp.SchedulerPercentageOfNodesToScore
 	}
-	if le := leaderElection(cp); le != nil {
-		cfg["leaderElection"] = map[string]any{"leaderElect": true, "renewDeadline": le["renewDeadline"], "leaseDuration": le["leaseDuration"]}
+	if renew, lease := leaderElection(cp); renew != "" {
+		cfg["leaderElection"] = map[string]any{"leaderElect": true, "renewDeadline": renew, "leaseDuration": lease}
 	}
 	if spreadingOff(cp) {
 		// "List" with no defaultConstraints: pods without their own
@@ -268,14 +268,14 @@ func schedulerTuned(cp profiles.ControlPlane) bool {
 
 // leaderElection returns the KCM's and scheduler's leader-election renew
 // deadline and lease duration (1.5 times the deadline, the components'
-// ratio of defaults, 10s and 15s), or nil when the profile keeps the
+// ratio of defaults, 10s and 15s), or "" when the profile keeps the
 // defaults.
-func leaderElection(cp profiles.ControlPlane) map[string]string {
+func leaderElection(cp profiles.ControlPlane) (renewDeadline, leaseDuration string) {
 	if cp.LeaderElectionRenewDeadline == nil || cp.LeaderElectionRenewDeadline.Duration <= 0 {
-		return nil
+		return "", ""
 	}
 	d := cp.LeaderElectionRenewDeadline.Duration
-	return map[string]string{"renewDeadline": d.String(), "leaseDuration": (d * 3 / 2).String()}
+	return d.String(), (d * 3 / 2).String()
 }
 
 // spreadingOff reports whether the profile turns the scheduler's default

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/stormbench/stormbench/bench/internal/protofield"
 )
 
 // serviceIdentities is the NegotiatedSerializer of a simulated kubelet's
@@ -51,10 +53,10 @@ func decodeServiceIdentity(data []byte) (*corev1.Service, bool) {
 	var apiVersion, kind string
 	var raw []byte
 	encoded := false
-	if !eachField(data[len(protobufMagic):], func(num protowire.Number, v []byte) bool {
+	if !protofield.Each(data[len(protobufMagic):], func(num protowire.Number, v []byte) bool {
 		switch num {
 		case 1:
-			return eachField(v, func(num protowire.Number, v []byte) bool {
+			return protofield.Each(v, func(num protowire.Number, v []byte) bool {
 				switch num {
 				case 1:
 					apiVersion = string(v)
@@ -73,13 +75,13 @@ func decodeServiceIdentity(data []byte) (*corev1.Service, bool) {
 		return nil, false
 	}
 	svc := &corev1.Service{}
-	if !eachField(raw, func(num protowire.Number, v []byte) bool {
+	if !protofield.Each(raw, func(num protowire.Number, v []byte) bool {
 		if num != 1 {
 			return true // spec, status: skipped
 		}
 		// ObjectMeta: name 1, namespace 3, uid 5, resourceVersion 6,
 		// annotations 12 (map entries: key 1, value 2).
-		return eachField(v, func(num protowire.Number, v []byte) bool {
+		return protofield.Each(v, func(num protowire.Number, v []byte) bool {
 			switch num {
 			case 1:
 				svc.Name = string(v)
@@ -91,7 +93,7 @@ func decodeServiceIdentity(data []byte) (*corev1.Service, bool) {
 				svc.ResourceVersion = string(v)
 			case 12:
 				var key, value string
-				if !eachField(v, func(num protowire.Number, v []byte) bool {
+				if !protofield.Each(v, func(num protowire.Number, v []byte) bool {
 					switch num {
 					case 1:
 						key = string(v)
@@ -113,34 +115,4 @@ func decodeServiceIdentity(data []byte) (*corev1.Service, bool) {
 		return nil, false
 	}
 	return svc, true
-}
-
-// eachField calls fn with the number and contents of each length-delimited
-// field of a protobuf message, and skips fields of other wire types. It
-// returns false on malformed input or when fn does.
-func eachField(b []byte, fn func(protowire.Number, []byte) bool) bool {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return false
-		}
-		b = b[n:]
-		if typ != protowire.BytesType {
-			n = protowire.ConsumeFieldValue(num, typ, b)
-			if n < 0 {
-				return false
-			}
-			b = b[n:]
-			continue
-		}
-		v, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return false
-		}
-		b = b[n:]
-		if !fn(num, v) {
-			return false
-		}
-	}
-	return true
 }

@@ -123,11 +123,16 @@ func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) htt
 	if main.RateLimiter == nil && main.QPS > 0 {
 		main.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(main.QPS, main.Burst)
 	}
-	client, err := kubernetes.NewForConfig(main)
+	// One http.Client for both, over the kubelet's own transport.
+	httpClient, err := rest.HTTPClientFor(main)
+	if err != nil {
+		return nil, fmt.Errorf("kubelet HTTP client for %s: %w", node, err)
+	}
+	client, err := kubernetes.NewForConfigAndClient(main, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet client for %s: %w", node, err)
 	}
-	services, err := serviceClient(main)
+	services, err := serviceClient(main, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet Service client for %s: %w", node, err)
 	}
@@ -141,14 +146,18 @@ func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) htt
 // serviceClient is the core/v1 REST client of the kubelet's Service
 // informer: same requests, connection and rate limiter as the main client,
 // but Services are decoded to their identity only (serviceIdentities).
-func serviceClient(cfg *rest.Config) (rest.Interface, error) {
+func serviceClient(cfg *rest.Config, httpClient *http.Client) (rest.Interface, error) {
 	c := rest.CopyConfig(cfg)
 	gv := corev1.SchemeGroupVersion
 	c.GroupVersion = &gv
 	c.APIPath = "/api"
-	c.NegotiatedSerializer = serviceIdentities{rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion()}
-	return rest.RESTClientFor(c)
+	c.NegotiatedSerializer = serviceIdentitySerializer
+	return rest.RESTClientForConfigAndClient(c, httpClient)
 }
+
+// serviceIdentitySerializer is the core/v1 client serializer with Services
+// decoded to their identity; built once, shared by every session.
+var serviceIdentitySerializer = serviceIdentities{rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion()}
 
 // nodeTransport gives cfg a transport of its own, so each simulated kubelet
 // holds its own connection to the API server, as a real kubelet process

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stormbench/stormbench/bench/internal/protofield"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -243,27 +244,15 @@ func (p *metricsParser) parse(body []byte, at time.Time) (*sample, error) {
 
 // familyName is a MetricFamily message's name (field 1), read without
 // decoding the rest; "" when it has none or the message is malformed.
-func familyName(msg []byte) string {
-	for len(msg) > 0 {
-		num, typ, n := protowire.ConsumeTag(msg)
-		if n < 0 {
-			return ""
+func familyName(msg []byte) (name string) {
+	protofield.Each(msg, func(num protowire.Number, v []byte) bool {
+		if num == 1 {
+			name = string(v)
+			return false
 		}
-		msg = msg[n:]
-		if num == 1 && typ == protowire.BytesType {
-			v, m := protowire.ConsumeBytes(msg)
-			if m < 0 {
-				return ""
-			}
-			return string(v)
-		}
-		m := protowire.ConsumeFieldValue(num, typ, msg)
-		if m < 0 {
-			return ""
-		}
-		msg = msg[m:]
-	}
-	return ""
+		return true
+	})
+	return name
 }
 
 // isProtoDelimited tells the protobuf delimited exposition format from the
