@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -119,6 +120,15 @@ func newResult(o Options) *result.Result {
 	p := o.Profile
 	raw, _ := json.Marshal(p)
 	versions := map[string]string{"kube-apiserver": o.Target.ServerVersion}
+	var flags map[string]map[string]string
+	if o.Embedded != nil {
+		// Only the embedded cluster's flags are known.
+		rate := "0.1" // kube-controller-manager 1.36 default
+		if p.Timing.NodeEvictionRate > 0 {
+			rate = strconv.FormatFloat(p.Timing.NodeEvictionRate, 'g', -1, 64)
+		}
+		flags = map[string]map[string]string{"kube-controller-manager": {"node-eviction-rate": rate}}
+	}
 	return &result.Result{
 		SchemaVersion: result.SchemaVersion,
 		Run: result.Run{
@@ -137,6 +147,7 @@ func newResult(o Options) *result.Result {
 					// --endpointslice-updates-batch-period.
 					EndpointSliceUpdatesBatchPeriod: 0,
 					HeartbeatFactor:                 p.Timing.HeartbeatFactor,
+					Flags:                           flags,
 				},
 			},
 			Seed:    p.Seed,

@@ -150,7 +150,7 @@ var badProfiles = []struct {
 	{"duration-without-unit", "a duration given as a bare number", []string{"storm.waves.interval"}},
 	{"negative-durations", "negative durations and rolling waves without an interval", []string{"storm.waves.interval:", "storm.downtime.value:", "storm.initDuration:"}},
 	{"bad-storm-enums", "bad storm kind, selector, distribution type, planned mode, label key and taint", []string{"storm.kind:", "storm.select.labelSelector:", "storm.downtime.type:", "storm.planned:", "storm.nodeChanges.setLabels[bad key!]:", "storm.nodeChanges.addTaints[0].effect:", "storm.nodeChanges.addTaints[0].key:"}},
-	{"bad-timing-and-gates", "bad timing, scrape interval and CI gate", []string{"timing.heartbeatFactor:", "timing.nodeMonitorPeriod:", "measurements.apiserver.interval:", "gates.maxRegression[apiserver.p99]:"}},
+	{"bad-timing-and-gates", "bad timing, eviction rate, scrape interval and CI gate", []string{"timing.heartbeatFactor:", "timing.nodeMonitorPeriod:", "timing.nodeEvictionRate:", "measurements.apiserver.interval:", "gates.maxRegression[apiserver.p99]:"}},
 	{"bad-control-plane", "negative control-plane tunings, a percentage above 100, a leader-election deadline too short", []string{"controlPlane.controllerQPS:", "controlPlane.kwokParallelism:", "controlPlane.schedulerPercentageOfNodesToScore:", "controlPlane.leaderElectionRenewDeadline:"}},
 	{"wrong-type", "a string where a number belongs", []string{"fleet.nodes"}},
 	{"empty", "an empty document", []string{"apiVersion:"}},

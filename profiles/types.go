@@ -129,6 +129,14 @@ type Timing struct {
 	NodeMonitorGracePeriod metav1.Duration `json:"nodeMonitorGracePeriod,omitempty"`
 	// NodeMonitorPeriod is the KCM's --node-monitor-period; default 5s.
 	NodeMonitorPeriod metav1.Duration `json:"nodeMonitorPeriod,omitempty"`
+	// NodeEvictionRate is the KCM's --node-eviction-rate: how many NotReady
+	// nodes per second get the NoExecute taint (and so, after the pods'
+	// toleration, lose their pods) while the zone is healthy. 0 keeps the
+	// KCM's 0.1, one node every ten seconds. In a storm it decides how many
+	// of the nodes down past the grace period are evicted at all; above
+	// --unhealthy-zone-threshold (55 % NotReady) a cluster of at most 50
+	// nodes evicts none, whatever this rate.
+	NodeEvictionRate float64 `json:"nodeEvictionRate,omitempty"`
 }
 
 // ControlPlane tunes the embedded control plane.

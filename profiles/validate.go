@@ -263,6 +263,9 @@ func validateTiming(t *Timing, tp *field.Path) field.ErrorList {
 	if t.NodeMonitorPeriod.Duration >= t.NodeMonitorGracePeriod.Duration {
 		errs = append(errs, field.Invalid(tp.Child("nodeMonitorPeriod"), t.NodeMonitorPeriod.Duration.String(), "must be shorter than nodeMonitorGracePeriod"))
 	}
+	if t.NodeEvictionRate < 0 || t.NodeEvictionRate > 1000 || math.IsNaN(t.NodeEvictionRate) {
+		errs = append(errs, field.Invalid(tp.Child("nodeEvictionRate"), t.NodeEvictionRate, "must be between 0 (the controller manager's default, 0.1) and 1000 nodes per second"))
+	}
 	return errs
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -141,6 +142,10 @@ func (e *Embedded) Config() ([]byte, error) {
 			// With a configuration file the scheduler takes them from it.
 			schedArgs = kcmArgs
 		}
+	}
+	if t.NodeEvictionRate > 0 {
+		// KCM only: a fresh slice, since the scheduler may share kcmArgs'.
+		kcmArgs = append(slices.Clip(kcmArgs), arg{"node-eviction-rate", strconv.FormatFloat(t.NodeEvictionRate, 'g', -1, 64)})
 	}
 	kwokArgs := []arg{
 		{"manage-all-nodes", "false"},

@@ -229,6 +229,64 @@ func TestEmbeddedLeaderElection(t *testing.T) {
 	}
 }
 
+// TestEmbeddedNodeEvictionRate: timing.nodeEvictionRate reaches the
+// controller manager as --node-eviction-rate, never the scheduler (which
+// would refuse the flag and not start), also when the scheduler shares the
+// KCM's leader-election flags; 0 leaves the KCM's default.
+func TestEmbeddedNodeEvictionRate(t *testing.T) {
+	le := &metav1.Duration{Duration: 40 * time.Second}
+	for _, tc := range []struct {
+		name string
+		rate float64
+		cp   profiles.ControlPlane
+		want string // the KCM's flag value; "" for none
+	}{
+		{"default", 0, profiles.ControlPlane{}, ""},
+		{"fast", 100, profiles.ControlPlane{}, "100"},
+		{"fraction", 0.25, profiles.ControlPlane{}, "0.25"},
+		{"with leader election flags", 2, profiles.ControlPlane{LeaderElectionRenewDeadline: le}, "2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := cluster.NewEmbedded(cluster.EmbeddedOptions{Name: "x", WorkDir: t.TempDir(),
+				Timing: profiles.Timing{NodeEvictionRate: tc.rate}, ControlPlane: tc.cp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := e.Config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kc struct {
+				ComponentsPatches []struct {
+					Name      string `json:"name"`
+					ExtraArgs []struct{ Key, Value string }
+				} `json:"componentsPatches"`
+			}
+			if err := yaml.Unmarshal(c, &kc); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string][]string{}
+			for _, p := range kc.ComponentsPatches {
+				for _, a := range p.ExtraArgs {
+					if a.Key == "node-eviction-rate" {
+						got[p.Name] = append(got[p.Name], a.Value)
+					}
+				}
+			}
+			want := map[string][]string{}
+			if tc.want != "" {
+				want["kube-controller-manager"] = []string{tc.want}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("node-eviction-rate flags %v, want %v\n%s", got, want, c)
+			}
+			if tc.cp.LeaderElectionRenewDeadline != nil && !strings.Contains(string(c), "leader-elect-renew-deadline") {
+				t.Errorf("leader-election flags lost:\n%s", c)
+			}
+		})
+	}
+}
+
 // TestEmbeddedLoopbackOnly checks every component of the embedded cluster
 // listens on 127.0.0.1 only, and that its kubeconfig and keys are private.
 func TestEmbeddedLoopbackOnly(t *testing.T) {

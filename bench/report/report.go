@@ -212,7 +212,8 @@ func runMeta(in Input, prof runProfile) []MetaItem {
 	add("Cluster", cl)
 	s := r.Run.Cluster.Settings
 	add("Settings", fmt.Sprintf("node-monitor-grace-period %s, node lease %s, node status every %s, endpointslice-updates-batch-period %s",
-		time.Duration(s.NodeMonitorGracePeriod), time.Duration(s.NodeLeaseDuration), time.Duration(s.NodeStatusUpdateFrequency), time.Duration(s.EndpointSliceUpdatesBatchPeriod)))
+		time.Duration(s.NodeMonitorGracePeriod), time.Duration(s.NodeLeaseDuration), time.Duration(s.NodeStatusUpdateFrequency), time.Duration(s.EndpointSliceUpdatesBatchPeriod))+
+		evictionRate(s))
 	if note, ok := s.RelaxedHeartbeats(); ok {
 		add("Heartbeats", note)
 	}
@@ -295,4 +296,14 @@ func waveStarts(prof runProfile, v *result.VariantRun) []float64 {
 		out = append(out, float64(k)*interval)
 	}
 	return out
+}
+
+// evictionRate names the controller manager's --node-eviction-rate when the
+// run knows it (embedded clusters): it bounds how many nodes a storm that
+// outlasts the grace period loses their pods on.
+func evictionRate(s result.Settings) string {
+	if r, ok := s.Flags["kube-controller-manager"]["node-eviction-rate"]; ok {
+		return ", node-eviction-rate " + r + " nodes/s"
+	}
+	return ""
 }

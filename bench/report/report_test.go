@@ -252,3 +252,35 @@ func TestReportRelaxedHeartbeats(t *testing.T) {
 		}
 	}
 }
+
+// The controller manager's node eviction rate shows in the run settings
+// when the result knows it, and nothing is invented when it does not.
+func TestReportEvictionRate(t *testing.T) {
+	for _, tc := range []struct {
+		flags map[string]map[string]string
+		want  string
+	}{
+		{nil, ""},
+		{map[string]map[string]string{"stormbench": {"merged-shards": "2"}}, ""},
+		{map[string]map[string]string{"kube-controller-manager": {"node-eviction-rate": "0.1"}}, "node-eviction-rate 0.1 nodes/s"},
+		{map[string]map[string]string{"kube-controller-manager": {"node-eviction-rate": "100"}}, "node-eviction-rate 100 nodes/s"},
+	} {
+		r := readFixture(t)
+		r.Run.Cluster.Settings.Flags = tc.flags
+		rep, err := Build(Input{Name: "quick-ab.json", Result: r}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := WriteMarkdown(&buf, rep); err != nil {
+			t.Fatal(err)
+		}
+		if tc.want == "" {
+			if strings.Contains(buf.String(), "node-eviction-rate") {
+				t.Errorf("flags %v: report names an eviction rate", tc.flags)
+			}
+		} else if !strings.Contains(buf.String(), tc.want) {
+			t.Errorf("flags %v: report lacks %q", tc.flags, tc.want)
+		}
+	}
+}
