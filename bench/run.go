@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -122,12 +121,9 @@ func newResult(o Options) *result.Result {
 	versions := map[string]string{"kube-apiserver": o.Target.ServerVersion}
 	var flags map[string]map[string]string
 	if o.Embedded != nil {
-		// Only the embedded cluster's flags are known.
-		rate := "0.1" // kube-controller-manager 1.36 default
-		if p.Timing.NodeEvictionRate > 0 {
-			rate = strconv.FormatFloat(p.Timing.NodeEvictionRate, 'g', -1, 64)
-		}
-		flags = map[string]map[string]string{"kube-controller-manager": {"node-eviction-rate": rate}}
+		// Only the embedded cluster's flags are known, and they are the
+		// cluster's, which need not be this profile's.
+		flags = map[string]map[string]string{"kube-controller-manager": {"node-eviction-rate": o.Embedded.NodeEvictionRate()}}
 	}
 	return &result.Result{
 		SchemaVersion: result.SchemaVersion,

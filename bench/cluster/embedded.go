@@ -98,6 +98,16 @@ func (e *Embedded) Exists() bool {
 	return err == nil
 }
 
+// NodeEvictionRate is the controller manager's --node-eviction-rate in this
+// cluster, as the flag spells it: the profile's timing.nodeEvictionRate, or
+// the KCM's default 0.1 when that is 0.
+func (e *Embedded) NodeEvictionRate() string {
+	if r := e.opts.Timing.NodeEvictionRate; r > 0 {
+		return strconv.FormatFloat(r, 'g', -1, 64)
+	}
+	return "0.1" // kube-controller-manager 1.36 default
+}
+
 // Config renders the KwokctlConfiguration for this cluster.
 func (e *Embedded) Config() ([]byte, error) {
 	t := e.opts.Timing
@@ -145,7 +155,7 @@ func (e *Embedded) Config() ([]byte, error) {
 	}
 	if t.NodeEvictionRate > 0 {
 		// KCM only: a fresh slice, since the scheduler may share kcmArgs'.
-		kcmArgs = append(slices.Clip(kcmArgs), arg{"node-eviction-rate", strconv.FormatFloat(t.NodeEvictionRate, 'g', -1, 64)})
+		kcmArgs = append(slices.Clip(kcmArgs), arg{"node-eviction-rate", e.NodeEvictionRate()})
 	}
 	kwokArgs := []arg{
 		{"manage-all-nodes", "false"},

@@ -280,6 +280,14 @@ func TestEmbeddedNodeEvictionRate(t *testing.T) {
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("node-eviction-rate flags %v, want %v\n%s", got, want, c)
 			}
+			// What results record: the flag's value, or the KCM's default.
+			recorded := tc.want
+			if recorded == "" {
+				recorded = "0.1"
+			}
+			if got := e.NodeEvictionRate(); got != recorded {
+				t.Errorf("NodeEvictionRate() = %q, want %q", got, recorded)
+			}
 			if tc.cp.LeaderElectionRenewDeadline != nil && !strings.Contains(string(c), "leader-elect-renew-deadline") {
 				t.Errorf("leader-election flags lost:\n%s", c)
 			}
