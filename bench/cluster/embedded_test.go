@@ -164,6 +164,42 @@ func TestEmbeddedSchedulerConfig(t *testing.T) {
 	}
 }
 
+// embeddedConfig renders the kwokctl configuration of an embedded cluster
+// named x in a temporary directory.
+func embeddedConfig(t *testing.T, o cluster.EmbeddedOptions) (*cluster.Embedded, []byte) {
+	t.Helper()
+	o.Name, o.WorkDir = "x", t.TempDir()
+	e, err := cluster.NewEmbedded(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, c
+}
+
+// extraArgs reads the components' extra flags from a kwokctl
+// configuration, by component.
+func extraArgs(t *testing.T, config []byte) map[string][]struct{ Key, Value string } {
+	t.Helper()
+	var kc struct {
+		ComponentsPatches []struct {
+			Name      string `json:"name"`
+			ExtraArgs []struct{ Key, Value string }
+		} `json:"componentsPatches"`
+	}
+	if err := yaml.Unmarshal(config, &kc); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]struct{ Key, Value string }{}
+	for _, p := range kc.ComponentsPatches {
+		out[p.Name] = append(out[p.Name], p.ExtraArgs...)
+	}
+	return out
+}
+
 // TestEmbeddedLeaderElection: a relaxed renew deadline reaches the
 // controller manager as flags, and the scheduler through its configuration
 // file when it has one, else as flags; lease duration 1.5 times the deadline.
@@ -182,30 +218,13 @@ func TestEmbeddedLeaderElection(t *testing.T) {
 		{"scheduler file", profiles.ControlPlane{LeaderElectionRenewDeadline: le, SchedulerPercentageOfNodesToScore: 5}, true, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, err := cluster.NewEmbedded(cluster.EmbeddedOptions{Name: "x", WorkDir: t.TempDir(), ControlPlane: tc.cp})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := e.Config()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var kc struct {
-				ComponentsPatches []struct {
-					Name      string `json:"name"`
-					ExtraArgs []struct{ Key, Value string }
-				} `json:"componentsPatches"`
-			}
-			if err := yaml.Unmarshal(c, &kc); err != nil {
-				t.Fatal(err)
-			}
+			e, c := embeddedConfig(t, cluster.EmbeddedOptions{ControlPlane: tc.cp})
+			patches := extraArgs(t, c)
 			has := func(component string) bool {
 				n := 0
-				for _, p := range kc.ComponentsPatches {
-					for _, a := range p.ExtraArgs {
-						if p.Name == component && flags[a.Key] == a.Value {
-							n++
-						}
+				for _, a := range patches[component] {
+					if flags[a.Key] == a.Value {
+						n++
 					}
 				}
 				return n == len(flags)
@@ -247,29 +266,13 @@ func TestEmbeddedNodeEvictionRate(t *testing.T) {
 		{"with leader election flags", 2, profiles.ControlPlane{LeaderElectionRenewDeadline: le}, "2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, err := cluster.NewEmbedded(cluster.EmbeddedOptions{Name: "x", WorkDir: t.TempDir(),
-				Timing: profiles.Timing{NodeEvictionRate: tc.rate}, ControlPlane: tc.cp})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := e.Config()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var kc struct {
-				ComponentsPatches []struct {
-					Name      string `json:"name"`
-					ExtraArgs []struct{ Key, Value string }
-				} `json:"componentsPatches"`
-			}
-			if err := yaml.Unmarshal(c, &kc); err != nil {
-				t.Fatal(err)
-			}
+			e, c := embeddedConfig(t, cluster.EmbeddedOptions{Timing: profiles.Timing{NodeEvictionRate: tc.rate}, ControlPlane: tc.cp})
+			patches := extraArgs(t, c)
 			got := map[string][]string{}
-			for _, p := range kc.ComponentsPatches {
-				for _, a := range p.ExtraArgs {
+			for component, args := range patches {
+				for _, a := range args {
 					if a.Key == "node-eviction-rate" {
-						got[p.Name] = append(got[p.Name], a.Value)
+						got[component] = append(got[component], a.Value)
 					}
 				}
 			}

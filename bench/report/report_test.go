@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"github.com/stormbench/stormbench/bench/result"
 )
 
 func TestReportHTML(t *testing.T) {
@@ -234,20 +236,27 @@ func TestReportHTMLDeterministic(t *testing.T) {
 	}
 }
 
+// markdownOf renders r as the markdown report of quick-ab.json.
+func markdownOf(t *testing.T, r *result.Result) string {
+	t.Helper()
+	rep, err := Build(Input{Name: "quick-ab.json", Result: r}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
 // A run with relaxed heartbeats says so in the report's run information.
 func TestReportRelaxedHeartbeats(t *testing.T) {
 	for _, factor := range []float64{1, 5} {
 		r := readFixture(t)
 		r.Run.Cluster.Settings.HeartbeatFactor = factor
-		rep, err := Build(Input{Name: "quick-ab.json", Result: r}, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := WriteMarkdown(&buf, rep); err != nil {
-			t.Fatal(err)
-		}
-		if got := strings.Contains(buf.String(), "relaxed heartbeats: heartbeatFactor 5"); got != (factor == 5) {
+		md := markdownOf(t, r)
+		if got := strings.Contains(md, "relaxed heartbeats: heartbeatFactor 5"); got != (factor == 5) {
 			t.Errorf("factor %g: report mentions relaxed heartbeats: %v", factor, got)
 		}
 	}
@@ -267,19 +276,12 @@ func TestReportEvictionRate(t *testing.T) {
 	} {
 		r := readFixture(t)
 		r.Run.Cluster.Settings.Flags = tc.flags
-		rep, err := Build(Input{Name: "quick-ab.json", Result: r}, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := WriteMarkdown(&buf, rep); err != nil {
-			t.Fatal(err)
-		}
+		md := markdownOf(t, r)
 		if tc.want == "" {
-			if strings.Contains(buf.String(), "node-eviction-rate") {
+			if strings.Contains(md, "node-eviction-rate") {
 				t.Errorf("flags %v: report names an eviction rate", tc.flags)
 			}
-		} else if !strings.Contains(buf.String(), tc.want) {
+		} else if !strings.Contains(md, tc.want) {
 			t.Errorf("flags %v: report lacks %q", tc.flags, tc.want)
 		}
 	}
