@@ -58,6 +58,9 @@ type Options struct {
 	// sizes, one after another on the same fleet (a capacity sweep); the
 	// variants are named "<variant>/wave=<size>".
 	SweepWaveSizes []int
+	// HeapProfile, when set, receives heap profiles at stormbench's RSS
+	// peaks during the storms.
+	HeapProfile *PeakHeapProfile
 	// Clock is injected for tests; default the real clock.
 	Clock clock.Clock
 }
@@ -307,6 +310,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, st *profiles.Sto
 			case <-t.C:
 				if r := currentRSS(); r > rssMax.Load() {
 					rssMax.Store(r)
+					o.HeapProfile.observe(r)
 				}
 			}
 		}

@@ -60,7 +60,7 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 	fs.BoolVar(&dryRun, "dry-run", false, "Print the resolved profile and exit")
 	fs.StringVar(&shard, "shard", "", "Run only shard i of n (\"i/n\") of the restarts; the schedule is computed from the whole fleet")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "Write a pprof CPU profile of stormbench itself to this file")
-	fs.StringVar(&memProfile, "memprofile", "", "Write a pprof heap profile of stormbench itself, taken after the storms, to this file")
+	fs.StringVar(&memProfile, "memprofile", "", "Write a pprof heap profile of stormbench itself, taken at its peak RSS during the storms, to this file")
 	fs.StringVar(&startAt, "start-at", "", "RFC 3339 time at which the storm starts (to coordinate shards)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -127,11 +127,12 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 		}
 		defer pprof.StopCPUProfile()
 	}
+	var heapProfile *bench.PeakHeapProfile
 	if memProfile != "" {
+		heapProfile = &bench.PeakHeapProfile{Path: memProfile}
 		defer func() {
-			if f, err := os.Create(memProfile); err == nil {
-				_ = pprof.WriteHeapProfile(f)
-				f.Close()
+			if err := heapProfile.Finish(); err != nil {
+				fmt.Fprintf(env.stderr, "warning: --memprofile: %v\n", err)
 			}
 		}()
 	}
@@ -192,7 +193,7 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 		Profile: p, RunID: runID, Target: target, Embedded: emb,
 		Progress: newProgress(env.stderr), Logf: logf, Checkpoint: checkpoint,
 		KeepFleet: skipFleetDelete, ShardIndex: shardI, ShardCount: shardN, StartAt: at,
-		SweepWaveSizes: sizes,
+		SweepWaveSizes: sizes, HeapProfile: heapProfile,
 	})
 	if sweep && res != nil && output != "json" && output != "yaml" {
 		fmt.Fprintln(env.stdout)
