@@ -502,7 +502,7 @@ func (s *Simulator) startPods(ctx context.Context, sess *session, node *corev1.N
 	// Complete deletions the API server started while the node was away
 	// (taint-based eviction): the kubelet kills the pod and the status
 	// manager deletes it with grace period 0 (status_manager.go syncPod).
-	for _, p := range sess.podInf.GetStore().List() {
+	for _, p := range sess.podStore.List() {
 		pod := p.(*corev1.Pod)
 		if pod.DeletionTimestamp == nil {
 			continue

@@ -31,8 +31,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	nodev1client "k8s.io/client-go/kubernetes/typed/node/v1"
+	storagev1client "k8s.io/client-go/kubernetes/typed/storage/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
@@ -76,17 +79,70 @@ func ClientConfig(base *rest.Config, node string, wrap func(http.RoundTripper) h
 	return cfg
 }
 
+// kubeletClient is the part of a clientset a simulated kubelet uses: core
+// (pods, nodes, services, events, tokens, secrets, configmaps), storage
+// (CSINode, CSIDriver), node (RuntimeClass) and coordination (Lease).
+// A *kubernetes.Clientset satisfies it; newKubeletClient builds only these
+// four groups, because a full clientset is some fifty REST clients, about
+// 25 KiB per kubelet and two per kubelet (main and heartbeat), held by
+// every kubelet syncing in a storm. The requests are the same.
+type kubeletClient interface {
+	CoreV1() corev1client.CoreV1Interface
+	StorageV1() storagev1client.StorageV1Interface
+	NodeV1() nodev1client.NodeV1Interface
+	CoordinationV1() coordinationv1client.CoordinationV1Interface
+}
+
+type groupClients struct {
+	core         *corev1client.CoreV1Client
+	storage      *storagev1client.StorageV1Client
+	node         *nodev1client.NodeV1Client
+	coordination *coordinationv1client.CoordinationV1Client
+}
+
+func (c *groupClients) CoreV1() corev1client.CoreV1Interface          { return c.core }
+func (c *groupClients) StorageV1() storagev1client.StorageV1Interface { return c.storage }
+func (c *groupClients) NodeV1() nodev1client.NodeV1Interface          { return c.node }
+func (c *groupClients) CoordinationV1() coordinationv1client.CoordinationV1Interface {
+	return c.coordination
+}
+
+// newKubeletClient is kubernetes.NewForConfigAndClient for the four groups
+// of kubeletClient: one rate limiter shared by all of them, as a
+// clientset's groups share one.
+func newKubeletClient(cfg *rest.Config, httpClient *http.Client) (*groupClients, error) {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.RateLimiter == nil && cfg.QPS > 0 {
+		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
+	}
+	var c groupClients
+	var err error
+	if c.core, err = corev1client.NewForConfigAndClient(cfg, httpClient); err != nil {
+		return nil, err
+	}
+	if c.storage, err = storagev1client.NewForConfigAndClient(cfg, httpClient); err != nil {
+		return nil, err
+	}
+	if c.node, err = nodev1client.NewForConfigAndClient(cfg, httpClient); err != nil {
+		return nil, err
+	}
+	if c.coordination, err = coordinationv1client.NewForConfigAndClient(cfg, httpClient); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
 // session is one running simulated kubelet: its clients and the informers it
 // holds open while it is up.
 type session struct {
 	node   string
-	client kubernetes.Interface
+	client kubeletClient
 	// services lists and watches Services for the kubelet's Service
 	// informer (serviceClient); nil means client's core/v1 REST client.
 	services rest.Interface
 	// heartbeat is the separate client the kubelet uses for leases and node
 	// status (kubelet.go: heartbeatClient).
-	heartbeat kubernetes.Interface
+	heartbeat kubeletClient
 	clk       clock.Clock
 
 	stopOnce sync.Once
@@ -105,9 +161,12 @@ type session struct {
 	// nil when the base config brings its own transport.
 	transport *http.Transport
 
-	nodeInf, podInf cache.SharedIndexInformer
-	// objects watches one Secret or ConfigMap each.
-	objects []cache.SharedIndexInformer
+	nodeInf cache.SharedIndexInformer
+	// podStore is the store of the pod source reflector.
+	podStore *podStore
+	// objects are the stores of the reflectors watching one Secret or
+	// ConfigMap each (watchPodObjects).
+	objects []*sinkStore
 }
 
 func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) http.RoundTripper, clk clock.Clock) (*session, error) {
@@ -128,7 +187,7 @@ func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) htt
 	if err != nil {
 		return nil, fmt.Errorf("kubelet HTTP client for %s: %w", node, err)
 	}
-	client, err := kubernetes.NewForConfigAndClient(main, httpClient)
+	client, err := newKubeletClient(main, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet client for %s: %w", node, err)
 	}
@@ -136,7 +195,11 @@ func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) htt
 	if err != nil {
 		return nil, fmt.Errorf("kubelet Service client for %s: %w", node, err)
 	}
-	hb, err := kubernetes.NewForConfig(cfg)
+	hbHTTP, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubelet heartbeat HTTP client for %s: %w", node, err)
+	}
+	hb, err := newKubeletClient(cfg, hbHTTP)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet heartbeat client for %s: %w", node, err)
 	}
@@ -222,6 +285,20 @@ func (s *session) run(inf cache.SharedIndexInformer) {
 	go func() {
 		defer s.wg.Done()
 		inf.Run(s.stop)
+	}()
+}
+
+// runReflector runs a bare reflector until the session stops. The kubelet
+// feeds its pod source and its Secret and ConfigMap caches through bare
+// reflectors, not informers (config/apiserver.go NewSourceApiserver,
+// util/manager/watch_based_manager.go startReflector); an informer would
+// add a queue, an indexer and four goroutines to each, thousands of them
+// in a storm, and no request.
+func (s *session) runReflector(r *cache.Reflector) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		r.Run(s.stop)
 	}()
 }
 
@@ -331,20 +408,17 @@ func (s *session) startInformers(ctx context.Context) error {
 	} {
 		sink := &sinkStore{}
 		sinks = append(sinks, sink)
-		refl := cache.NewReflector(r.lw, r.obj, sink, 0)
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			refl.Run(s.stop)
-		}()
+		s.runReflector(cache.NewReflector(r.lw, r.obj, sink, 0))
 	}
 	if err := s.waitSynced(ctx, "node", s.nodeInf); err != nil {
 		return err
 	}
-	s.podInf = newInformer(cache.NewListWatchFromClient(rc, "pods", metav1.NamespaceAll,
-		fields.OneTermEqualSelector("spec.nodeName", s.node)), &corev1.Pod{})
-	s.run(s.podInf)
-	if err := s.waitSynced(ctx, "pod", s.podInf); err != nil {
+	// The pod source: a reflector into a store, resync 0
+	// (config/apiserver.go NewSourceApiserver).
+	s.podStore = newPodStore()
+	s.runReflector(cache.NewReflector(cache.NewListWatchFromClient(rc, "pods", metav1.NamespaceAll,
+		fields.OneTermEqualSelector("spec.nodeName", s.node)), &corev1.Pod{}, s.podStore, 0))
+	if err := s.waitFor(ctx, "pod", s.podStore.HasSynced); err != nil {
 		return err
 	}
 	synced := make([]cache.InformerSynced, len(sinks))
@@ -354,10 +428,10 @@ func (s *session) startInformers(ctx context.Context) error {
 	return s.waitFor(ctx, "service, CSIDriver and RuntimeClass", synced...)
 }
 
-// pods returns the node's pods from the kubelet's pod informer, by name.
+// pods returns the node's pods from the kubelet's pod source, by name.
 func (s *session) pods() []*corev1.Pod {
 	var out []*corev1.Pod
-	for _, o := range s.podInf.GetStore().List() {
+	for _, o := range s.podStore.List() {
 		p := o.(*corev1.Pod)
 		if p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 			out = append(out, p)
@@ -393,16 +467,27 @@ func (s *session) watchPodObjects(ctx context.Context, pods []*corev1.Pod) error
 		}
 	}
 	rc := s.client.CoreV1().RESTClient()
+	synced := make([]cache.InformerSynced, 0, len(refs))
 	for _, r := range refs {
 		var obj runtime.Object = &corev1.ConfigMap{}
 		if r.kind == "secrets" {
 			obj = &corev1.Secret{}
 		}
-		inf := newInformer(cache.NewListWatchFromClient(rc, r.kind, r.ns, fields.OneTermEqualSelector(metav1.ObjectNameField, r.name)), obj)
-		s.objects = append(s.objects, inf)
-		s.run(inf)
+		// newReflectorLocked: the object by metadata.name, a 30-minute
+		// MinWatchTimeout; synced once the store has been replaced
+		// (cacheStore.Replace). Nothing reads a Secret's data here, so the
+		// store keeps nothing (sinkStore).
+		store := &sinkStore{}
+		s.objects = append(s.objects, store)
+		synced = append(synced, store.HasSynced)
+		s.runReflector(cache.NewReflectorWithOptions(
+			cache.NewListWatchFromClient(rc, r.kind, r.ns, fields.OneTermEqualSelector(metav1.ObjectNameField, r.name)),
+			obj, store, cache.ReflectorOptions{
+				Name:            fmt.Sprintf("object-%q/%q", r.ns, r.name),
+				MinWatchTimeout: 30 * time.Minute,
+			}))
 	}
-	return s.waitSynced(ctx, "secret and configmap", s.objects...)
+	return s.waitFor(ctx, "secret and configmap", synced...)
 }
 
 // requestTokens replays the token manager (token/token_manager.go): its cache

@@ -6,6 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/stormbench/stormbench/bench/fleet"
 )
 
 // sinkStore is a cache.Store that keeps nothing. The kubelet's Service,
@@ -70,4 +72,44 @@ func (s *sinkStore) LastStoreSyncResourceVersion() string {
 		return *p
 	}
 	return ""
+}
+
+// podStore is the store behind the kubelet's pod source reflector: it
+// keeps the node's pods (the model reads their specs and deletions),
+// without managedFields, and is synced once the reflector has replaced
+// its contents with the initial list.
+type podStore struct {
+	cache.Store
+	synced atomic.Bool
+}
+
+var _ cache.TransformingStore = (*podStore)(nil)
+
+func newPodStore() *podStore {
+	return &podStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc)}
+}
+
+func (s *podStore) Add(obj any) error    { return s.Store.Add(stripped(obj)) }
+func (s *podStore) Update(obj any) error { return s.Store.Update(stripped(obj)) }
+func (s *podStore) Replace(items []any, rv string) error {
+	for i, o := range items {
+		items[i] = stripped(o)
+	}
+	if err := s.Store.Replace(items, rv); err != nil {
+		return err
+	}
+	s.synced.Store(true)
+	return nil
+}
+func (s *podStore) HasSynced() bool { return s.synced.Load() }
+
+// Transformer strips the watch-list's temporary store too.
+func (s *podStore) Transformer() cache.TransformFunc { return fleet.StripManagedFields }
+
+func stripped(obj any) any {
+	o, err := fleet.StripManagedFields(obj)
+	if err != nil {
+		return obj
+	}
+	return o
 }

@@ -66,14 +66,14 @@ func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate fun
 	return patched, err
 }
 
-// hasPod reports whether the kubelet's pod informer still holds the pod
-// (bound to this node and not deleted). Without a pod informer (a runtime
+// hasPod reports whether the kubelet's pod source still holds the pod
+// (bound to this node and not deleted). Without a pod source (a runtime
 // restart's kubelet keeps its warm cache, not modelled) it says no.
 func (s *session) hasPod(ns, name string) bool {
-	if s.podInf == nil {
+	if s.podStore == nil {
 		return false
 	}
-	o, ok, err := s.podInf.GetStore().GetByKey(ns + "/" + name)
+	o, ok, err := s.podStore.GetByKey(ns + "/" + name)
 	if err != nil || !ok {
 		return false
 	}
