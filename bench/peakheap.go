@@ -1,11 +1,12 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"sync"
+
+	"github.com/google/renameio/v2"
 )
 
 // PeakHeapProfile writes a pprof heap profile of stormbench each time its
@@ -39,22 +40,14 @@ func (p *PeakHeapProfile) observe(rss int64) {
 	p.written = rss
 }
 
-// write replaces the file with the current heap profile.
+// write replaces the file with the current heap profile, atomically as
+// the result and report files are written.
 func (p *PeakHeapProfile) write() error {
-	tmp, err := os.CreateTemp(filepath.Dir(p.Path), ".heap-*")
-	if err != nil {
+	var buf bytes.Buffer
+	if err := pprof.Lookup("heap").WriteTo(&buf, 0); err != nil {
 		return err
 	}
-	if err := pprof.Lookup("heap").WriteTo(tmp, 0); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), p.Path)
+	return renameio.WriteFile(p.Path, buf.Bytes(), 0o644)
 }
 
 // Finish writes a profile if none was written during the run (no storm

@@ -107,14 +107,21 @@ func (c *groupClients) CoordinationV1() coordinationv1client.CoordinationV1Inter
 	return c.coordination
 }
 
-// newKubeletClient is kubernetes.NewForConfigAndClient for the four groups
-// of kubeletClient: one rate limiter shared by all of them, as a
-// clientset's groups share one.
-func newKubeletClient(cfg *rest.Config, httpClient *http.Client) (*groupClients, error) {
+// withRateLimiter returns a copy of cfg with one token-bucket rate limiter
+// for every client built from it, as a clientset's groups share one
+// (kubernetes.NewForConfigAndClient).
+func withRateLimiter(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	if cfg.RateLimiter == nil && cfg.QPS > 0 {
 		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	}
+	return cfg
+}
+
+// newKubeletClient is kubernetes.NewForConfigAndClient for the four groups
+// of kubeletClient; cfg comes from withRateLimiter, so they share one rate
+// limiter.
+func newKubeletClient(cfg *rest.Config, httpClient *http.Client) (*groupClients, error) {
 	var c groupClients
 	var err error
 	if c.core, err = corev1client.NewForConfigAndClient(cfg, httpClient); err != nil {
@@ -178,10 +185,7 @@ func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) htt
 	// The main client's group clients share one rate limiter, as a
 	// clientset's do (kubernetes.NewForConfig); the Service client below
 	// shares it too. The heartbeat client has its own, as the kubelet's.
-	main := rest.CopyConfig(cfg)
-	if main.RateLimiter == nil && main.QPS > 0 {
-		main.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(main.QPS, main.Burst)
-	}
+	main := withRateLimiter(cfg)
 	// One http.Client for both, over the kubelet's own transport.
 	httpClient, err := rest.HTTPClientFor(main)
 	if err != nil {
@@ -195,11 +199,12 @@ func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) htt
 	if err != nil {
 		return nil, fmt.Errorf("kubelet Service client for %s: %w", node, err)
 	}
-	hbHTTP, err := rest.HTTPClientFor(cfg)
+	heartbeat := withRateLimiter(cfg)
+	hbHTTP, err := rest.HTTPClientFor(heartbeat)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet heartbeat HTTP client for %s: %w", node, err)
 	}
-	hb, err := newKubeletClient(cfg, hbHTTP)
+	hb, err := newKubeletClient(heartbeat, hbHTTP)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet heartbeat client for %s: %w", node, err)
 	}
@@ -280,25 +285,17 @@ func tlsConfigFor(base *rest.Config) (*tls.Config, error) {
 	return c.Clone(), nil
 }
 
-func (s *session) run(inf cache.SharedIndexInformer) {
+// run runs an informer's or a reflector's Run until the session stops.
+// The kubelet feeds its pod source and its Secret and ConfigMap caches
+// through bare reflectors, not informers (config/apiserver.go
+// NewSourceApiserver, util/manager/watch_based_manager.go startReflector);
+// an informer would add a queue, an indexer and four goroutines to each,
+// thousands of them in a storm, and no request.
+func (s *session) run(run func(stop <-chan struct{})) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		inf.Run(s.stop)
-	}()
-}
-
-// runReflector runs a bare reflector until the session stops. The kubelet
-// feeds its pod source and its Secret and ConfigMap caches through bare
-// reflectors, not informers (config/apiserver.go NewSourceApiserver,
-// util/manager/watch_based_manager.go startReflector); an informer would
-// add a queue, an indexer and four goroutines to each, thousands of them
-// in a storm, and no request.
-func (s *session) runReflector(r *cache.Reflector) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		r.Run(s.stop)
+		run(s.stop)
 	}()
 }
 
@@ -390,7 +387,7 @@ func (s *session) startInformers(ctx context.Context) error {
 	rc := s.client.CoreV1().RESTClient()
 	s.nodeInf = newInformer(cache.NewListWatchFromClient(rc, "nodes", metav1.NamespaceAll,
 		fields.OneTermEqualSelector(metav1.ObjectNameField, s.node)), &corev1.Node{})
-	s.run(s.nodeInf)
+	s.run(s.nodeInf.Run)
 	svc := s.services
 	if svc == nil {
 		svc = rc
@@ -408,7 +405,7 @@ func (s *session) startInformers(ctx context.Context) error {
 	} {
 		sink := &sinkStore{}
 		sinks = append(sinks, sink)
-		s.runReflector(cache.NewReflector(r.lw, r.obj, sink, 0))
+		s.run(cache.NewReflector(r.lw, r.obj, sink, 0).Run)
 	}
 	if err := s.waitSynced(ctx, "node", s.nodeInf); err != nil {
 		return err
@@ -416,8 +413,8 @@ func (s *session) startInformers(ctx context.Context) error {
 	// The pod source: a reflector into a store, resync 0
 	// (config/apiserver.go NewSourceApiserver).
 	s.podStore = newPodStore()
-	s.runReflector(cache.NewReflector(cache.NewListWatchFromClient(rc, "pods", metav1.NamespaceAll,
-		fields.OneTermEqualSelector("spec.nodeName", s.node)), &corev1.Pod{}, s.podStore, 0))
+	s.run(cache.NewReflector(cache.NewListWatchFromClient(rc, "pods", metav1.NamespaceAll,
+		fields.OneTermEqualSelector("spec.nodeName", s.node)), &corev1.Pod{}, s.podStore, 0).Run)
 	if err := s.waitFor(ctx, "pod", s.podStore.HasSynced); err != nil {
 		return err
 	}
@@ -480,12 +477,12 @@ func (s *session) watchPodObjects(ctx context.Context, pods []*corev1.Pod) error
 		store := &sinkStore{}
 		s.objects = append(s.objects, store)
 		synced = append(synced, store.HasSynced)
-		s.runReflector(cache.NewReflectorWithOptions(
+		s.run(cache.NewReflectorWithOptions(
 			cache.NewListWatchFromClient(rc, r.kind, r.ns, fields.OneTermEqualSelector(metav1.ObjectNameField, r.name)),
 			obj, store, cache.ReflectorOptions{
 				Name:            fmt.Sprintf("object-%q/%q", r.ns, r.name),
 				MinWatchTimeout: 30 * time.Minute,
-			}))
+			}).Run)
 	}
 	return s.waitFor(ctx, "secret and configmap", synced...)
 }
