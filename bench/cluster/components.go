@@ -21,7 +21,36 @@ const (
 	BinKwok                  = "kwok"
 	BinKwokctl               = "kwokctl"
 	BinKubectl               = "kubectl"
+	// BinHollowKubelet is the real v1.36.3 kubelet code with kubemark's stub
+	// container manager and fake cAdvisor (scripts/components/cmd/hollow-kubelet).
+	BinHollowKubelet = "hollow-kubelet"
+	// BinFakeCRI is a fake CRI runtime that persists its containers across
+	// its own restarts (scripts/components/cmd/fake-cri).
+	BinFakeCRI = "fake-cri"
 )
+
+// RealNodesDir is the directory, inside an embedded cluster's own, where
+// real kubelet nodes keep their files and pid files.
+const RealNodesDir = "realnodes"
+
+// RealNodeBinaries lists what real (hollow) kubelet nodes need beside the
+// control plane.
+var RealNodeBinaries = []string{BinHollowKubelet, BinFakeCRI}
+
+// CheckRealNodes reports whether the real-node binaries are in c.Dir, with
+// an error naming `make components` when one is missing.
+func (c Components) CheckRealNodes() error {
+	var missing []string
+	for _, b := range RealNodeBinaries {
+		if st, err := os.Stat(c.Path(b)); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			missing = append(missing, b)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("real kubelet nodes need %s in %s: run `make components` to build them", strings.Join(missing, " and "), c.Dir)
+	}
+	return nil
+}
 
 // AllBinaries lists every binary the embedded cluster needs.
 var AllBinaries = []string{BinKubeApiserver, BinKubeControllerManager, BinKubeScheduler, BinEtcd, BinKwok, BinKwokctl, BinKubectl}

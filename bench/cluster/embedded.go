@@ -48,6 +48,10 @@ type EmbeddedOptions struct {
 	ControlPlane profiles.ControlPlane
 	// Log receives kwokctl's output; nil discards it.
 	Log io.Writer
+	// AuditLog makes kube-apiserver write a Metadata-level audit log of
+	// every request to AuditLogPath; calibration attributes requests to
+	// nodes with it.
+	AuditLog bool
 }
 
 // Embedded is a kwokctl binary-runtime cluster listening on 127.0.0.1 only.
@@ -91,6 +95,27 @@ func (e *Embedded) LogPath(component string) string {
 	return filepath.Join(e.Dir(), "logs", component+".log")
 }
 
+// AuditLogPath is where kube-apiserver writes its audit log when
+// EmbeddedOptions.AuditLog is set: one JSON event per line.
+func (e *Embedded) AuditLogPath() string { return filepath.Join(e.Dir(), "logs", "audit.log") }
+
+func (e *Embedded) auditPolicyPath() string {
+	return filepath.Join(e.opts.WorkDir, e.opts.Name+".audit-policy.yaml")
+}
+
+// auditPolicy logs every request at Metadata level: who (with the
+// impersonated user), verb, object and response code, no bodies. The policy
+// is evaluated before impersonation (the audit filter runs ahead of the
+// impersonation filter in the API server's handler chain), so a rule on
+// group system:nodes would miss the node identities stormbench impersonates;
+// the policy logs everyone and the reader filters.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+`
+
 // Exists reports whether the cluster's directory exists (it was created and
 // not deleted).
 func (e *Embedded) Exists() bool {
@@ -133,6 +158,17 @@ func (e *Embedded) Config() ([]byte, error) {
 		// The default /24 holds 254 Services; a 1,000-node fleet has
 		// hundreds. Pod CIDRs live in 10.128.0.0/9 and do not overlap.
 		{"service-cluster-ip-range", "10.96.0.0/12"},
+	}
+	if e.opts.AuditLog {
+		apiserverArgs = append(apiserverArgs,
+			arg{"audit-policy-file", e.auditPolicyPath()},
+			arg{"audit-log-path", e.AuditLogPath()},
+			// Blocking (the default mode) writes each event before the
+			// response, so the log is complete when a request returns.
+			arg{"audit-log-mode", "blocking"},
+			arg{"audit-log-maxbackup", "0"},
+			arg{"audit-log-maxsize", "0"},
+		)
 	}
 	if cp.MaxRequestsInflight > 0 {
 		apiserverArgs = append(apiserverArgs, arg{"max-requests-inflight", strconv.Itoa(cp.MaxRequestsInflight)})
@@ -321,6 +357,11 @@ func (e *Embedded) Up(ctx context.Context) error {
 			return fmt.Errorf("writing kube-scheduler configuration: %w", err)
 		}
 	}
+	if e.opts.AuditLog {
+		if err := os.WriteFile(e.auditPolicyPath(), []byte(auditPolicy), 0o600); err != nil {
+			return fmt.Errorf("writing audit policy: %w", err)
+		}
+	}
 	cfgPath := filepath.Join(e.opts.WorkDir, e.opts.Name+".kwokctl.yaml")
 	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
 		return fmt.Errorf("writing kwokctl configuration: %w", err)
@@ -407,6 +448,9 @@ func (e *Embedded) Down(ctx context.Context) error {
 	if !e.Exists() {
 		return nil
 	}
+	// Real kubelets first: they would re-register against a dying API
+	// server, and nothing else stops them.
+	KillRealNodes(filepath.Join(e.Dir(), RealNodesDir))
 	pids := e.PIDs()
 	out, err := e.kwokctl(ctx, "delete", "cluster", "--name", e.opts.Name, "--kubeconfig", e.Kubeconfig())
 	if err != nil {
@@ -418,6 +462,7 @@ func (e *Embedded) Down(ctx context.Context) error {
 	e.waitGone(pids, 15*time.Second)
 	_ = os.Remove(e.Kubeconfig())
 	_ = os.Remove(filepath.Join(e.opts.WorkDir, e.opts.Name+".kwokctl.yaml"))
+	_ = os.Remove(e.auditPolicyPath())
 	_ = os.Remove(e.schedulerConfigPath())
 	return nil
 }
@@ -519,4 +564,30 @@ func (e *Embedded) Start(ctx context.Context) error {
 		return fmt.Errorf("starting embedded cluster %q: %w%s", e.opts.Name, err, e.failureHint(out))
 	}
 	return nil
+}
+
+// KillRealNodes kills every real-node process (hollow-kubelet, fake-cri)
+// that a pid file in a node directory under dir names: the cleanup of a run
+// that did not stop its nodes. A pid is killed only while its command line
+// still names one of those binaries, so a recycled pid is left alone.
+// SIGCONT goes first, so that a frozen runtime dies too.
+func KillRealNodes(dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.pid"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 1 {
+			continue
+		}
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		exe := filepath.Base(strings.SplitN(string(cmdline), "\x00", 2)[0])
+		if exe == BinHollowKubelet || exe == BinFakeCRI {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		_ = os.Remove(f)
+	}
 }

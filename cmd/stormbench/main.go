@@ -93,6 +93,7 @@ func commands() []command {
 		{"compare", "Compare result files or the variants of one: medians, deltas, significance", runCompare},
 		{"report", "Write a self-contained HTML report (charts) or a markdown summary of a result", runReport},
 		{"gate", "Check a result against SLOs and a baseline for CI: exit 1 when a gate fails", runGate},
+		{"calibrate", "Measure the simulated kubelet against real (hollow) kubelets: a fidelity table; exit 1 when a row disagrees", runCalibrate},
 		{"merge", "Combine the result files of a sharded run (run --shard i/n) into one result", runMerge},
 	}
 }

@@ -1,0 +1,784 @@
+// Package calibrate measures the simulated kubelet against a real one. It
+// runs the same storm on K real nodes (hollow kubelets: the v1.36.3 kubelet
+// code with a fake runtime, package realnode) and K simulated ones (KWOK
+// nodes that stormbench's kubelet model restarts), all carrying identical
+// pods, and sets what each side sent to the API server, and what followed,
+// side by side. The API server's audit log attributes every request: both
+// kinds of kubelet act as system:node:<name>, and controller writes are
+// attributed to a node through the objects they touch.
+package calibrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/realnode"
+	"github.com/stormbench/stormbench/bench/storm"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// Runtime outage modes of a runtime-restart case.
+const (
+	// RuntimeRefused kills the runtime: its socket refuses connections,
+	// as while containerd or CRI-O restarts.
+	RuntimeRefused = "refused"
+	// RuntimeHung freezes it (SIGSTOP): calls hang until they time out.
+	RuntimeHung = "hung"
+)
+
+// Case is one storm run on both sides.
+type Case struct {
+	// Name identifies the case in the table, such as "kubelet/legacy".
+	Name string `json:"name"`
+	// Kind is kubelet, runtime or reboot.
+	Kind string `json:"kind"`
+	// Gates are the kubelets' feature gates at their restart.
+	Gates map[string]bool `json:"featureGates,omitempty"`
+	// RuntimeMode is refused or hung, for runtime cases.
+	RuntimeMode string `json:"runtimeMode,omitempty"`
+	// Downtime is how long the kubelet, the runtime or the node is down.
+	Downtime time.Duration `json:"downtime"`
+	// Observe is how long after the downtime the case is watched.
+	Observe time.Duration `json:"observe"`
+}
+
+// Cases returns the built-in cases by name: kubelet/legacy,
+// kubelet/preserve, runtime/refused, runtime/hung and reboot.
+func Cases() []Case {
+	legacy := map[string]bool{profiles.GateChangeContainerStatusOnKubeletRestart: true}
+	preserve := map[string]bool{profiles.GateChangeContainerStatusOnKubeletRestart: false}
+	return []Case{
+		// The legacy flips spread over U(0, probe period) after start.
+		{Name: "kubelet/legacy", Kind: profiles.StormKubelet, Gates: legacy, Downtime: 5 * time.Second, Observe: 25 * time.Second},
+		{Name: "kubelet/preserve", Kind: profiles.StormKubelet, Gates: preserve, Downtime: 5 * time.Second, Observe: 25 * time.Second},
+		// 50 s: past the kubelet's 30 s runtime-status threshold
+		// (kubelet.go runtimeState), so the node goes NotReady.
+		{Name: "runtime/refused", Kind: profiles.StormRuntime, RuntimeMode: RuntimeRefused, Downtime: 50 * time.Second, Observe: 30 * time.Second},
+		{Name: "runtime/hung", Kind: profiles.StormRuntime, RuntimeMode: RuntimeHung, Downtime: 50 * time.Second, Observe: 30 * time.Second},
+		// 20 s: below the node-monitor grace period, so nothing is evicted.
+		{Name: "reboot", Kind: profiles.StormReboot, Gates: preserve, Downtime: 20 * time.Second, Observe: 40 * time.Second},
+	}
+}
+
+// SelectCases returns the built-in cases named, in the order given.
+func SelectCases(names []string) ([]Case, error) {
+	all := Cases()
+	var out []Case
+	var unknown []string
+	for _, n := range names {
+		found := false
+		for _, c := range all {
+			if c.Name == n {
+				out = append(out, c)
+				found = true
+			}
+		}
+		if !found {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) > 0 {
+		var known []string
+		for _, c := range all {
+			known = append(known, c.Name)
+		}
+		return nil, fmt.Errorf("unknown calibration case %s (known: %s)", strings.Join(unknown, ", "), strings.Join(known, ", "))
+	}
+	return out, nil
+}
+
+// Options configure a calibration.
+type Options struct {
+	// Target is the harness's connection.
+	Target *cluster.Target
+	// Embedded is the embedded cluster; it must run with its audit log.
+	Embedded *cluster.Embedded
+	// Components locates hollow-kubelet and fake-cri.
+	Components cluster.Components
+	// RunID labels every object; nodes and namespace carry it.
+	RunID string
+	// Nodes is K: real nodes, and as many simulated ones.
+	Nodes int
+	// PodsPerNode is the pods of each node's Deployment.
+	PodsPerNode int
+	// ProbePeriod is the exec readiness and liveness probes' period.
+	ProbePeriod time.Duration
+	// InitDuration is the simulated kubelet's NotReady time after start
+	// (the profile's storm.initDuration).
+	InitDuration time.Duration
+	// Cases run one after another on the same nodes.
+	Cases []Case
+	// Tolerance decides which rows agree.
+	Tolerance Tolerance
+	// Seed seeds the simulated kubelets' probe jitter.
+	Seed int64
+	// KeepObjects skips deleting the run's objects at the end (the
+	// cluster goes away with them); real nodes are stopped either way.
+	KeepObjects bool
+	// Logf receives progress lines.
+	Logf func(format string, args ...any)
+}
+
+// MaxNodes bounds K: each real node costs about realnode.BytesPerNode and
+// a little CPU, and calibration wants a few of each, not a fleet.
+const MaxNodes = 16
+
+// Validate checks the options before anything starts, so bad input costs
+// nothing. memAvailable is the machine's available memory in bytes (0:
+// not checked).
+func (o *Options) Validate(memAvailable int64) error {
+	var errs []error
+	if o.Nodes < 1 || o.Nodes > MaxNodes {
+		errs = append(errs, fmt.Errorf("nodes: %d: must be between 1 and %d", o.Nodes, MaxNodes))
+	}
+	if o.PodsPerNode < 1 || o.PodsPerNode > 50 {
+		errs = append(errs, fmt.Errorf("pods per node: %d: must be between 1 and 50", o.PodsPerNode))
+	}
+	if o.ProbePeriod < time.Second || o.ProbePeriod > time.Minute {
+		errs = append(errs, fmt.Errorf("probe period: %s: must be between 1s and 1m", o.ProbePeriod))
+	}
+	if len(o.Cases) == 0 {
+		errs = append(errs, errors.New("no calibration case selected"))
+	}
+	if need := int64(o.Nodes) * realnode.BytesPerNode; memAvailable > 0 && o.Nodes > 0 && need > memAvailable/2 {
+		errs = append(errs, fmt.Errorf("nodes: %d real kubelets need about %d MiB (%d MiB each); this machine has %d MiB available and keeps half for the control plane",
+			o.Nodes, need>>20, realnode.BytesPerNode>>20, memAvailable>>20))
+	}
+	if err := o.Tolerance.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// MemAvailable reads MemAvailable from /proc/meminfo, in bytes; 0 when it
+// cannot.
+func MemAvailable() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// side is one half of the calibration: real or simulated nodes.
+type side struct {
+	name  string
+	nodes []string
+}
+
+func (s side) has(node string) bool {
+	for _, n := range s.nodes {
+		if n == node {
+			return true
+		}
+	}
+	return false
+}
+
+// owner returns the node an object name belongs to: each node's
+// Deployment, Service and PDB are named after it, and their ReplicaSets,
+// pods and EndpointSlices after them.
+func (s side) owner(name string) (string, bool) {
+	for _, n := range s.nodes {
+		if name == n || strings.HasPrefix(name, n+"-") {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// calibration is one run in progress.
+type calibration struct {
+	o        Options
+	ns       string
+	real     side
+	sim      side
+	nodes    map[string]*realnode.Node
+	timeline *timeline
+	audit    *auditTail
+}
+
+// Run provisions K real and K simulated nodes with identical pods, runs
+// every case on both at the same moment and returns the fidelity table.
+// Real nodes are stopped and every object deleted before it returns,
+// whatever happened.
+func Run(ctx context.Context, o Options) (res *Result, err error) {
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.InitDuration == 0 {
+		o.InitDuration = 2 * time.Second
+	}
+	if err := o.Validate(0); err != nil {
+		return nil, err
+	}
+	if o.Embedded == nil {
+		return nil, errors.New("calibration needs the embedded cluster (real kubelets run beside it and its audit log attributes requests)")
+	}
+	if err := o.Components.CheckRealNodes(); err != nil {
+		return nil, err
+	}
+	c := &calibration{o: o, ns: o.RunID, nodes: map[string]*realnode.Node{}, timeline: newTimeline(), audit: &auditTail{path: o.Embedded.AuditLogPath()}}
+	if _, err := os.Stat(c.audit.path); err != nil {
+		return nil, fmt.Errorf("calibration needs the API server's audit log (the embedded cluster started with it): %w", err)
+	}
+	for i := 0; i < o.Nodes; i++ {
+		c.sim.nodes = append(c.sim.nodes, fleet.NodeName(o.RunID, i))
+		c.real.nodes = append(c.real.nodes, fmt.Sprintf("%s-real-%d", o.RunID, i))
+	}
+	c.real.name, c.sim.name = "real", "simulated"
+	res = &Result{
+		APIVersion: profiles.APIVersion, Kind: ResultKind, SchemaVersion: SchemaVersion,
+		Start: time.Now().UTC(), KubeVersion: cluster.KubeVersion, ServerVersion: o.Target.ServerVersion,
+		Nodes: o.Nodes, PodsPerNode: o.PodsPerNode, ProbePeriod: o.ProbePeriod.String(), InitDuration: o.InitDuration.String(),
+		Tolerance: o.Tolerance, RealNodes: c.real.nodes, SimulatedNodes: c.sim.nodes,
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+		defer cancel()
+		if cerr := c.teardown(cctx); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+		res.End = time.Now().UTC()
+	}()
+	if err := c.provision(ctx); err != nil {
+		return res, err
+	}
+	stopWatch, err := c.watch(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer stopWatch()
+	for _, cs := range o.Cases {
+		if err := c.settle(ctx, 4*time.Minute); err != nil {
+			return res, fmt.Errorf("before case %s: %w", cs.Name, err)
+		}
+		o.Logf("Case %s: %s on %d real and %d simulated nodes (down %s, watched %s after)", cs.Name, cs.Kind, o.Nodes, o.Nodes, cs.Downtime, cs.Observe)
+		cr, err := c.runCase(ctx, cs)
+		res.Cases = append(res.Cases, cr)
+		if err != nil {
+			return res, fmt.Errorf("case %s: %w", cs.Name, err)
+		}
+	}
+	res.Complete = true
+	return res, nil
+}
+
+// provision creates the namespace, the simulated (KWOK) nodes, the real
+// nodes' processes and each node's Deployment and Service, and waits until
+// everything is Ready.
+func (c *calibration) provision(ctx context.Context) error {
+	client := c.o.Target.Client
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.ns, Labels: map[string]string{fleet.RunLabel: c.o.RunID}}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", c.ns, err)
+	}
+	for i, name := range c.sim.nodes {
+		n, err := fleet.BuildNode(fleet.NodeSpec{RunID: c.o.RunID, Index: i, CPU: "32", Memory: "256Gi", Pods: 110})
+		if err != nil {
+			return err
+		}
+		if _, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating simulated node %s: %w", name, err)
+		}
+	}
+	dir := filepath.Join(c.o.Embedded.Dir(), cluster.RealNodesDir)
+	for i, name := range c.real.nodes {
+		n, err := realnode.New(realnode.Options{
+			Components: c.o.Components, AdminKubeconfig: c.o.Embedded.Kubeconfig(), Context: c.o.Target.Context,
+			Dir: filepath.Join(dir, name), Name: name, PodCIDR: fleet.PodCIDR(MaxNodes + i),
+			Labels: map[string]string{fleet.RunLabel: c.o.RunID, RoleLabel: "real"},
+			CPU:    "32", Memory: "256Gi", MaxPods: 110,
+		})
+		if err != nil {
+			return err
+		}
+		c.nodes[name] = n
+		if err := n.Start(nil); err != nil {
+			return err
+		}
+	}
+	c.o.Logf("Started %d hollow kubelets (logs under %s)", len(c.real.nodes), dir)
+	if err := c.waitNodes(ctx, 2*time.Minute); err != nil {
+		return err
+	}
+	for _, s := range []side{c.real, c.sim} {
+		for _, node := range s.nodes {
+			if err := c.createWorkload(ctx, node); err != nil {
+				return err
+			}
+		}
+	}
+	return c.settle(ctx, 4*time.Minute)
+}
+
+// RoleLabel marks a calibration node as real or simulated.
+const RoleLabel = "stormbench.io/calibration"
+
+// createWorkload creates node's Deployment (pinned to it, exec readiness
+// and liveness probes: what a hollow kubelet's fake runtime can answer)
+// and a Service over it.
+func (c *calibration) createWorkload(ctx context.Context, node string) error {
+	labels := map[string]string{"app": node, fleet.RunLabel: c.o.RunID}
+	period := int32(c.o.ProbePeriod / time.Second)
+	exec := &corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: node, Namespace: c.ns, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(int32(c.o.PodsPerNode)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": node}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					NodeSelector: map[string]string{corev1.LabelHostname: node},
+					Tolerations:  []corev1.Toleration{{Key: fleet.KwokTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+					// No service-account token: the projected token's
+					// TokenRequest is the same on both sides and would
+					// only add noise.
+					AutomountServiceAccountToken: ptr.To(false),
+					Containers: []corev1.Container{{
+						Name: "app", Image: "registry.k8s.io/pause:3.10", ImagePullPolicy: corev1.PullIfNotPresent,
+						ReadinessProbe: &corev1.Probe{ProbeHandler: *exec, PeriodSeconds: period, FailureThreshold: 3},
+						LivenessProbe:  &corev1.Probe{ProbeHandler: *exec, PeriodSeconds: period, FailureThreshold: 3},
+					}},
+				},
+			},
+		},
+	}
+	if _, err := c.o.Target.Client.AppsV1().Deployments(c.ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating deployment %s: %w", node, err)
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: node, Namespace: c.ns, Labels: labels},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": node},
+			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}},
+		},
+	}
+	if _, err := c.o.Target.Client.CoreV1().Services(c.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating service %s: %w", node, err)
+	}
+	return nil
+}
+
+// allNodes lists real then simulated nodes.
+func (c *calibration) allNodes() []string {
+	return append(append([]string{}, c.real.nodes...), c.sim.nodes...)
+}
+
+// waitNodes waits until every node is registered and Ready, and says which
+// are not, with the kubelet log of a real one, when it expires.
+func (c *calibration) waitNodes(ctx context.Context, timeout time.Duration) error {
+	return c.waitFor(ctx, timeout, func() (string, error) {
+		var notReady []string
+		for _, name := range c.allNodes() {
+			if n, ok := c.nodes[name]; ok && !n.KubeletAlive() {
+				return "", fmt.Errorf("real node %s: its kubelet exited (%s); log: %s", name, n.KubeletExit(), n.KubeletLog())
+			}
+			node, err := c.o.Target.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil || !fleet.NodeReady(node) {
+				what := name
+				if n, ok := c.nodes[name]; ok {
+					what += " (log: " + n.KubeletLog() + ")"
+				}
+				if apierrors.IsNotFound(err) {
+					what += " not registered"
+				}
+				notReady = append(notReady, what)
+			}
+		}
+		if len(notReady) == 0 {
+			return "", nil
+		}
+		return "nodes not Ready: " + strings.Join(notReady, ", "), nil
+	})
+}
+
+// settle waits until every node and every pod is Ready.
+func (c *calibration) settle(ctx context.Context, timeout time.Duration) error {
+	if err := c.waitNodes(ctx, timeout); err != nil {
+		return err
+	}
+	want := 2 * c.o.Nodes * c.o.PodsPerNode
+	return c.waitFor(ctx, timeout, func() (string, error) {
+		pods, err := c.o.Target.Client.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return "listing pods: " + err.Error(), nil
+		}
+		ready, live := 0, 0
+		var notReady []string
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+				continue
+			}
+			live++
+			if fleet.PodReady(p) {
+				ready++
+			} else if len(notReady) < 4 {
+				notReady = append(notReady, p.Name+" on "+p.Spec.NodeName)
+			}
+		}
+		if ready == want && live == want {
+			return "", nil
+		}
+		return fmt.Sprintf("%d/%d pods Ready (%d live; not Ready: %s)", ready, want, live, strings.Join(notReady, ", ")), nil
+	})
+}
+
+// waitFor polls check every 500 ms until it reports nothing left to wait
+// for, fails, or timeout passes; then the error says what was left.
+func (c *calibration) waitFor(ctx context.Context, timeout time.Duration, check func() (string, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		left, err := check()
+		if err != nil {
+			return err
+		}
+		if left == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("after %s: %s", timeout, left)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// watch records every pod and node Ready transition of the run.
+func (c *calibration) watch(ctx context.Context) (stop func(), err error) {
+	f := informers.NewSharedInformerFactoryWithOptions(c.o.Target.Client, 0, informers.WithNamespace(c.ns))
+	nf := informers.NewSharedInformerFactoryWithOptions(c.o.Target.Client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = fleet.RunLabel + "=" + c.o.RunID }))
+	podInf := f.Core().V1().Pods().Informer()
+	nodeInf := nf.Core().V1().Nodes().Informer()
+	if _, err := podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { c.timeline.pod(o) },
+		UpdateFunc: func(_, o any) { c.timeline.pod(o) },
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := nodeInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { c.timeline.node(o) },
+		UpdateFunc: func(_, o any) { c.timeline.node(o) },
+	}); err != nil {
+		return nil, err
+	}
+	ch := make(chan struct{})
+	f.Start(ch)
+	nf.Start(ch)
+	for _, ok := range f.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			close(ch)
+			return nil, errors.New("calibration: pod watch did not sync")
+		}
+	}
+	for _, ok := range nf.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			close(ch)
+			return nil, errors.New("calibration: node watch did not sync")
+		}
+	}
+	return func() { close(ch); f.Shutdown(); nf.Shutdown() }, nil
+}
+
+// runCase restarts every node of both sides at the same moment, watches
+// for the downtime plus the case's observation time, and builds its rows.
+func (c *calibration) runCase(ctx context.Context, cs Case) (CaseResult, error) {
+	cr := CaseResult{Case: cs}
+	sim, err := kubelet.NewSimulator(kubelet.Config{
+		Base: c.o.Target.Config, Harness: c.o.Target.Client, RunID: c.o.RunID, Kind: cs.Kind, Gates: cs.Gates,
+		InitDuration: c.o.InitDuration, Seed: c.o.Seed, RecoveryTimeout: 5 * time.Minute, Events: &storm.EventLog{},
+	})
+	if err != nil {
+		return cr, err
+	}
+	if err := c.audit.mark(); err != nil {
+		return cr, err
+	}
+	cpu0 := selfCPU()
+	t0 := time.Now()
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	for i, node := range c.sim.nodes {
+		g.Go(func() error {
+			if err := sim.Restart(gctx, storm.Restart{Node: node, Downtime: cs.Downtime, Index: i}); err != nil {
+				mu.Lock()
+				cr.Errors = append(cr.Errors, fmt.Sprintf("simulated node %s: %v", node, err))
+				mu.Unlock()
+				return nil
+			}
+			mu.Lock()
+			cr.Restarts.Simulated++
+			mu.Unlock()
+			return nil
+		})
+	}
+	for _, name := range c.real.nodes {
+		n := c.nodes[name]
+		g.Go(func() error {
+			if err := c.restartReal(gctx, n, cs); err != nil {
+				mu.Lock()
+				cr.Errors = append(cr.Errors, fmt.Sprintf("real node %s: %v (kubelet log: %s)", name, err, n.KubeletLog()))
+				mu.Unlock()
+				return nil
+			}
+			mu.Lock()
+			cr.Restarts.Real++
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return cr, err
+	}
+	if err := sleepUntil(ctx, t0.Add(cs.Downtime+cs.Observe)); err != nil {
+		return cr, err
+	}
+	end := time.Now()
+	simCPU := selfCPU() - cpu0
+	for _, name := range c.real.nodes {
+		n := c.nodes[name]
+		if !n.KubeletAlive() {
+			cr.Errors = append(cr.Errors, fmt.Sprintf("real node %s: kubelet exited (%s); log: %s", name, n.KubeletExit(), n.KubeletLog()))
+			continue
+		}
+		u, err := n.KubeletUsage()
+		if err == nil {
+			cr.realUsage = append(cr.realUsage, u)
+		}
+	}
+	reqs, err := c.audit.since()
+	if err != nil {
+		return cr, err
+	}
+	cr.Rows = c.rows(cs, reqs, t0, end, simCPU, cr.realUsage)
+	return cr, nil
+}
+
+// restartReal carries out the case on one real node.
+func (c *calibration) restartReal(ctx context.Context, n *realnode.Node, cs Case) error {
+	switch cs.Kind {
+	case profiles.StormKubelet:
+		if err := n.StopKubelet(); err != nil {
+			return err
+		}
+		if err := sleepCtx(ctx, cs.Downtime); err != nil {
+			return err
+		}
+		return n.StartKubelet(cs.Gates)
+	case profiles.StormRuntime:
+		if cs.RuntimeMode == RuntimeHung {
+			if err := n.HangRuntime(); err != nil {
+				return err
+			}
+			if err := sleepCtx(ctx, cs.Downtime); err != nil {
+				_ = n.ResumeRuntime()
+				return err
+			}
+			return n.ResumeRuntime()
+		}
+		if err := n.KillRuntime(); err != nil {
+			return err
+		}
+		if err := sleepCtx(ctx, cs.Downtime); err != nil {
+			return err
+		}
+		return n.StartRuntime(false)
+	case profiles.StormReboot:
+		if err := n.PowerOff(); err != nil {
+			return err
+		}
+		if err := sleepCtx(ctx, cs.Downtime); err != nil {
+			return err
+		}
+		if err := n.StartRuntime(true); err != nil {
+			return err
+		}
+		return n.StartKubelet(cs.Gates)
+	}
+	return fmt.Errorf("unknown storm kind %q", cs.Kind)
+}
+
+// teardown stops the real kubelets, then deletes the run's namespace and
+// nodes.
+func (c *calibration) teardown(ctx context.Context) error {
+	var errs []error
+	for _, name := range c.real.nodes {
+		if n, ok := c.nodes[name]; ok {
+			if err := n.Stop(); err != nil {
+				errs = append(errs, fmt.Errorf("stopping real node %s: %w", name, err))
+			}
+		}
+	}
+	if c.o.KeepObjects {
+		return errors.Join(errs...)
+	}
+	// The stopped real kubelets will not confirm their pods' deletion:
+	// delete them at once, or the namespace would wait for them.
+	if err := c.o.Target.Client.CoreV1().Pods(c.ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		errs = append(errs, fmt.Errorf("deleting calibration pods: %w", err))
+	}
+	if err := fleet.Delete(ctx, c.o.Target.Client, c.o.RunID, 4*time.Minute, nil); err != nil {
+		errs = append(errs, fmt.Errorf("deleting calibration objects: %w (remove them with `stormbench fleet down --run %s`)", err, c.o.RunID))
+	}
+	return errors.Join(errs...)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+func sleepUntil(ctx context.Context, t time.Time) error { return sleepCtx(ctx, time.Until(t)) }
+
+// selfCPU is stormbench's own user+system CPU time in seconds (not its
+// children's: the real kubelets are measured apart).
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+// timeline records Ready transitions as the harness's watch sees them.
+type timeline struct {
+	mu    sync.Mutex
+	pods  map[string]podState
+	nodes map[string]bool
+	// podFlips and nodeFlips are every transition seen.
+	podFlips  []flip
+	nodeFlips []flip
+}
+
+type podState struct {
+	node  string
+	ready bool
+}
+
+// flip is one Ready transition.
+type flip struct {
+	at    time.Time
+	node  string
+	obj   string
+	ready bool
+}
+
+func newTimeline() *timeline {
+	return &timeline{pods: map[string]podState{}, nodes: map[string]bool{}}
+}
+
+func (t *timeline) pod(o any) {
+	p, ok := o.(*corev1.Pod)
+	if !ok || p.Spec.NodeName == "" {
+		return
+	}
+	ready := fleet.PodReady(p)
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	prev, seen := t.pods[p.Name]
+	t.pods[p.Name] = podState{node: p.Spec.NodeName, ready: ready}
+	if seen && prev.ready != ready {
+		t.podFlips = append(t.podFlips, flip{at: now, node: p.Spec.NodeName, obj: p.Name, ready: ready})
+	}
+}
+
+func (t *timeline) node(o any) {
+	n, ok := o.(*corev1.Node)
+	if !ok {
+		return
+	}
+	ready := fleet.NodeReady(n)
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	prev, seen := t.nodes[n.Name]
+	t.nodes[n.Name] = ready
+	if seen && prev != ready {
+		t.nodeFlips = append(t.nodeFlips, flip{at: now, node: n.Name, obj: n.Name, ready: ready})
+	}
+}
+
+// between returns the pod and node flips in [from, to).
+func (t *timeline) between(from, to time.Time) (pods, nodes []flip) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	in := func(fs []flip) []flip {
+		var out []flip
+		for _, f := range fs {
+			if !f.at.Before(from) && f.at.Before(to) {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	return in(t.podFlips), in(t.nodeFlips)
+}
+
+// notReadyDurations pairs each pod's Ready→NotReady flip with its next
+// NotReady→Ready one; a pod still not ready at the end counts up to end.
+func notReadyDurations(flips []flip, end time.Time) []time.Duration {
+	byPod := map[string][]flip{}
+	var order []string
+	for _, f := range flips {
+		if _, ok := byPod[f.obj]; !ok {
+			order = append(order, f.obj)
+		}
+		byPod[f.obj] = append(byPod[f.obj], f)
+	}
+	var out []time.Duration
+	for _, pod := range order {
+		var down time.Time
+		for _, f := range byPod[pod] {
+			switch {
+			case !f.ready && down.IsZero():
+				down = f.at
+			case f.ready && !down.IsZero():
+				out = append(out, f.at.Sub(down))
+				down = time.Time{}
+			}
+		}
+		if !down.IsZero() {
+			out = append(out, end.Sub(down))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}

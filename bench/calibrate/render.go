@@ -1,0 +1,125 @@
+package calibrate
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+)
+
+// verdict is a row's mark in the tables.
+func verdict(r Row) string {
+	switch {
+	case r.Informational:
+		return "info"
+	case r.Agree:
+		return "ok"
+	}
+	return "DIFFERS"
+}
+
+func fmtNum(v float64) string {
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+func fmtRatio(r Row) string {
+	q := r.Ratio()
+	switch {
+	case math.IsInf(q, 1):
+		return "∞"
+	case r.Real == 0 && r.Simulated == 0:
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", q)
+}
+
+// WriteText writes the fidelity tables for a terminal.
+func WriteText(w io.Writer, r *Result) error {
+	fmt.Fprintf(w, "Calibration: %d real (hollow kubelet %s) vs %d simulated nodes, %d pods each, exec probes every %s\n",
+		r.Nodes, r.KubeVersion, r.Nodes, r.PodsPerNode, r.ProbePeriod)
+	for _, c := range r.Cases {
+		fmt.Fprintf(w, "\n== %s (%s, down %s; restarts real %d, simulated %d)\n", c.Name, c.Kind, c.Downtime, c.Restarts.Real, c.Restarts.Simulated)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "METRIC\tUNIT\tREAL\tSIMULATED\tSIM/REAL\t")
+		for _, row := range c.Rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", row.Metric, row.Unit, fmtNum(row.Real), fmtNum(row.Simulated), fmtRatio(row), verdict(row))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, e := range c.Errors {
+			fmt.Fprintf(w, "  failed restart: %s\n", e)
+		}
+	}
+	d := r.Disagreements()
+	fmt.Fprintf(w, "\n%d rows outside tolerance (requests ±max(%g, %g%%), timings ±max(%gs, %g%%))\n",
+		len(d), r.Tolerance.RequestsAbsolute, 100*r.Tolerance.RequestsRelative, r.Tolerance.SecondsAbsolute, 100*r.Tolerance.SecondsRelative)
+	return nil
+}
+
+// WriteMarkdown writes the fidelity tables as markdown (results/calibration).
+func WriteMarkdown(w io.Writer, r *Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Calibration: simulated kubelet against the real one\n\n")
+	fmt.Fprintf(&b, "%d real nodes (hollow kubelet: the %s kubelet code, fake CRI in its own process) and %d simulated nodes, %d pods each with exec readiness and liveness probes every %s. Simulated initDuration %s.\n\n",
+		r.Nodes, r.KubeVersion, r.Nodes, r.PodsPerNode, r.ProbePeriod, r.InitDuration)
+	if r.Command != "" {
+		fmt.Fprintf(&b, "Made with `%s` (%s, %s).\n\n", r.Command, r.Start.Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(1e9))
+	}
+	fmt.Fprintf(&b, "Tolerance: requests ±max(%g, %g %%) per restart, timings ±max(%g s, %g %%). Figures are per restart (sum over the K nodes ÷ K) unless the unit says seconds.\n",
+		r.Tolerance.RequestsAbsolute, 100*r.Tolerance.RequestsRelative, r.Tolerance.SecondsAbsolute, 100*r.Tolerance.SecondsRelative)
+	if !r.Complete {
+		fmt.Fprintf(&b, "\n**Incomplete**: %s\n", strings.Join(r.Errors, "; "))
+	}
+	for _, c := range r.Cases {
+		fmt.Fprintf(&b, "\n## %s\n\n%s, down %s, watched %s after; restarts: real %d, simulated %d.\n\n", c.Name, c.Kind, c.Downtime, c.Observe, c.Restarts.Real, c.Restarts.Simulated)
+		b.WriteString("| metric | unit | real | simulated | sim/real | |\n|---|---|--:|--:|--:|---|\n")
+		for _, row := range c.Rows {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.Metric, row.Unit, fmtNum(row.Real), fmtNum(row.Simulated), fmtRatio(row), verdict(row))
+		}
+		for _, e := range c.Errors {
+			fmt.Fprintf(&b, "\nFailed restart: %s\n", e)
+		}
+	}
+	d := r.Disagreements()
+	fmt.Fprintf(&b, "\n%d rows outside tolerance.\n", len(d))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteHTML writes a self-contained HTML page of the fidelity tables.
+func WriteHTML(w io.Writer, r *Result) error {
+	var b strings.Builder
+	e := html.EscapeString
+	b.WriteString(`<!doctype html><html><head><meta charset="utf-8"><title>stormbench calibration</title><style>
+body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .6em}td.n{text-align:right;font-variant-numeric:tabular-nums}
+tr.DIFFERS td{background:#fde2e2}tr.info td{color:#666}th{background:#f3f3f3}
+</style></head><body>`)
+	fmt.Fprintf(&b, "<h1>Calibration: simulated kubelet against the real one</h1><p>%d real nodes (hollow kubelet, the %s kubelet code with a fake CRI in its own process) and %d simulated nodes, %d pods each, exec probes every %s.</p>",
+		r.Nodes, e(r.KubeVersion), r.Nodes, r.PodsPerNode, e(r.ProbePeriod))
+	if r.Command != "" {
+		fmt.Fprintf(&b, "<p>Made with <code>%s</code>.</p>", e(r.Command))
+	}
+	for _, c := range r.Cases {
+		fmt.Fprintf(&b, "<h2>%s</h2><p>%s, down %s; restarts: real %d, simulated %d.</p>", e(c.Name), e(c.Kind), c.Downtime, c.Restarts.Real, c.Restarts.Simulated)
+		b.WriteString("<table><tr><th>metric</th><th>unit</th><th>real</th><th>simulated</th><th>sim/real</th><th></th></tr>")
+		for _, row := range c.Rows {
+			v := verdict(row)
+			fmt.Fprintf(&b, `<tr class="%s"><td>%s</td><td>%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td>%s</td></tr>`,
+				v, e(row.Metric), e(row.Unit), fmtNum(row.Real), fmtNum(row.Simulated), e(fmtRatio(row)), v)
+		}
+		b.WriteString("</table>")
+		for _, er := range c.Errors {
+			fmt.Fprintf(&b, "<p>Failed restart: %s</p>", e(er))
+		}
+	}
+	fmt.Fprintf(&b, "<p>%d rows outside tolerance.</p></body></html>\n", len(r.Disagreements()))
+	_, err := io.WriteString(w, b.String())
+	return err
+}

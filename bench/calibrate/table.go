@@ -1,0 +1,345 @@
+package calibrate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/stormbench/stormbench/bench/realnode"
+)
+
+// Result document identity.
+const (
+	ResultKind    = "CalibrationResult"
+	SchemaVersion = 1
+)
+
+// Result is one calibration: every case's fidelity table.
+type Result struct {
+	APIVersion    string `json:"apiVersion"`
+	Kind          string `json:"kind"`
+	SchemaVersion int    `json:"schemaVersion"`
+	// Tool is the stormbench revision.
+	Tool string `json:"tool,omitempty"`
+	// Command is the command line that made it.
+	Command string `json:"command,omitempty"`
+	// Start and End bound the run.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Complete is false when the run stopped before its last case.
+	Complete bool `json:"complete"`
+	// Errors says why it stopped, or what failed.
+	Errors []string `json:"errors,omitempty"`
+	// KubeVersion is the kubelet code's version; ServerVersion the API
+	// server's.
+	KubeVersion   string `json:"kubeVersion"`
+	ServerVersion string `json:"serverVersion,omitempty"`
+	// Nodes is K (per side); PodsPerNode each node's pods.
+	Nodes       int    `json:"nodes"`
+	PodsPerNode int    `json:"podsPerNode"`
+	ProbePeriod string `json:"probePeriod"`
+	// InitDuration is the simulated kubelet's NotReady time after start.
+	InitDuration string `json:"initDuration"`
+	// Tolerance decided the rows' agreement.
+	Tolerance Tolerance `json:"tolerance"`
+	// RealNodes and SimulatedNodes name the two sides.
+	RealNodes      []string     `json:"realNodes"`
+	SimulatedNodes []string     `json:"simulatedNodes"`
+	Cases          []CaseResult `json:"cases"`
+}
+
+// CaseResult is one case's table.
+type CaseResult struct {
+	Case
+	// Restarts counts restarts carried out per side.
+	Restarts struct {
+		Real      int `json:"real"`
+		Simulated int `json:"simulated"`
+	} `json:"restarts"`
+	// Errors are failed restarts: a real kubelet that exited or did not
+	// come back, a simulated restart that failed.
+	Errors []string `json:"errors,omitempty"`
+	// Rows is the fidelity table.
+	Rows []Row `json:"rows"`
+
+	realUsage []realnode.Usage
+}
+
+// Row is one line of the fidelity table: a figure per restart on both
+// sides.
+type Row struct {
+	// Metric names the figure: "kubelet: get pods", "endpointslice-controller:
+	// update endpointslices", "pod not-ready per flip p50" ...
+	Metric string `json:"metric"`
+	// Unit is "/restart" or "s".
+	Unit string `json:"unit"`
+	// Real and Simulated are the two sides' figures.
+	Real      float64 `json:"real"`
+	Simulated float64 `json:"simulated"`
+	// Agree says the row is within tolerance; informational rows (cost)
+	// always agree.
+	Agree bool `json:"agree"`
+	// Informational rows are reported, not checked.
+	Informational bool `json:"informational,omitempty"`
+	// Note explains the row.
+	Note string `json:"note,omitempty"`
+}
+
+// Ratio is simulated ÷ real; NaN when real is 0 and simulated is not, 1
+// when both are 0.
+func (r Row) Ratio() float64 {
+	switch {
+	case r.Real == 0 && r.Simulated == 0:
+		return 1
+	case r.Real == 0:
+		return math.Inf(1)
+	}
+	return r.Simulated / r.Real
+}
+
+// Tolerance decides agreement: a row agrees when |simulated − real| is at
+// most max(absolute, relative × |real|).
+type Tolerance struct {
+	// Requests: absolute slack per restart and relative slack for request
+	// and write counts.
+	RequestsAbsolute float64 `json:"requestsAbsolute"`
+	RequestsRelative float64 `json:"requestsRelative"`
+	// Seconds: absolute slack (seconds) and relative slack for timings.
+	SecondsAbsolute float64 `json:"secondsAbsolute"`
+	SecondsRelative float64 `json:"secondsRelative"`
+}
+
+// DefaultTolerance: half a request per restart or 20 %, and 1 s or 50 %
+// for timings (the harness sees readiness through a watch, so a timing
+// carries its latency).
+func DefaultTolerance() Tolerance {
+	return Tolerance{RequestsAbsolute: 0.5, RequestsRelative: 0.2, SecondsAbsolute: 1, SecondsRelative: 0.5}
+}
+
+func (t Tolerance) validate() error {
+	var errs []error
+	for name, v := range map[string]float64{"requests absolute": t.RequestsAbsolute, "requests relative": t.RequestsRelative, "seconds absolute": t.SecondsAbsolute, "seconds relative": t.SecondsRelative} {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			errs = append(errs, fmt.Errorf("tolerance %s: %v: must be a finite number ≥ 0", name, v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (t Tolerance) agree(unit string, real, sim float64) bool {
+	abs, rel := t.RequestsAbsolute, t.RequestsRelative
+	if unit == "s" {
+		abs, rel = t.SecondsAbsolute, t.SecondsRelative
+	}
+	return math.Abs(sim-real) <= math.Max(abs, rel*math.Abs(real))+1e-9
+}
+
+// Disagreements lists "case: metric" of every checked row outside its
+// tolerance.
+func (r *Result) Disagreements() []string {
+	var out []string
+	for _, c := range r.Cases {
+		for _, row := range c.Rows {
+			if !row.Agree {
+				out = append(out, c.Name+": "+row.Metric)
+			}
+		}
+	}
+	return out
+}
+
+// Row returns the named row of the named case.
+func (r *Result) Row(caseName, metric string) (Row, bool) {
+	for _, c := range r.Cases {
+		if c.Name != caseName {
+			continue
+		}
+		for _, row := range c.Rows {
+			if row.Metric == metric {
+				return row, true
+			}
+		}
+	}
+	return Row{}, false
+}
+
+// Validate checks a result read from a file.
+func (r *Result) Validate() error {
+	if r.Kind != ResultKind {
+		return fmt.Errorf("not a calibration result (kind %q, want %s)", r.Kind, ResultKind)
+	}
+	if r.SchemaVersion < 1 || r.SchemaVersion > SchemaVersion {
+		return fmt.Errorf("calibration result schema version %d: this stormbench reads 1 to %d", r.SchemaVersion, SchemaVersion)
+	}
+	for _, c := range r.Cases {
+		for _, row := range c.Rows {
+			for _, v := range []float64{row.Real, row.Simulated} {
+				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("case %s row %q: value %v cannot be real", c.Name, row.Metric, v)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Figures a case reports besides the per-request rows.
+const (
+	MetricNotReadyP50      = "pod not-ready per flip p50"
+	MetricNotReadyMax      = "pod not-ready per flip max"
+	MetricReadyFlips       = "pod ready flips (each way)"
+	MetricNodeTransitions  = "node Ready transitions"
+	MetricSliceWrites      = "EndpointSlice writes"
+	MetricLastRequest      = "kubelet start → last request"
+	MetricKubeletCPU       = "CPU-s per restart"
+	MetricKubeletPeakRSS   = "peak RSS MiB"
+	kubeletPrefix          = "kubelet: "
+	sliceControllerPrefix  = "endpointslice-controller: "
+	writeVerbsForAttribute = "create update patch delete deletecollection"
+)
+
+// rows builds a case's fidelity table from the audit log's requests and
+// the harness's Ready timeline.
+func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU float64, real []realnode.Usage) []Row {
+	k := float64(c.o.Nodes)
+	start := t0.Add(cs.Downtime)
+	type tally struct{ real, sim float64 }
+	counts := map[string]*tally{}
+	add := func(key string, isReal bool) {
+		t, ok := counts[key]
+		if !ok {
+			t = &tally{}
+			counts[key] = t
+		}
+		if isReal {
+			t.real++
+		} else {
+			t.sim++
+		}
+	}
+	last := map[string]time.Time{}
+	slices := tally{}
+	for _, r := range reqs {
+		if r.Time.Before(t0) || !r.Time.Before(end) {
+			continue
+		}
+		if node := r.Node(); node != "" {
+			isReal := c.real.has(node)
+			if !isReal && !c.sim.has(node) {
+				continue
+			}
+			add(kubeletPrefix+r.Key(), isReal)
+			// Lease renewals and events go on all the time (events
+			// asynchronously); the start-up burst is the rest.
+			if r.Resource != "leases" && r.Resource != "events" && r.Time.After(last[node]) {
+				last[node] = r.Time
+			}
+			continue
+		}
+		ctrl := r.Controller()
+		if ctrl == "" || !strings.Contains(writeVerbsForAttribute, r.Verb) {
+			continue
+		}
+		owner, isReal := c.real.owner(r.Name)
+		if !isReal {
+			var ok bool
+			if owner, ok = c.sim.owner(r.Name); !ok {
+				continue
+			}
+		}
+		_ = owner
+		add(ctrl+": "+r.Key(), isReal)
+		if r.Resource == "endpointslices" {
+			if isReal {
+				slices.real++
+			} else {
+				slices.sim++
+			}
+		}
+	}
+	var rows []Row
+	keys := make([]string, 0, len(counts))
+	for key := range counts {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		t := counts[key]
+		rows = append(rows, c.row(key, "/restart", t.real/k, t.sim/k, ""))
+	}
+	rows = append(rows, c.row(MetricSliceWrites, "/restart", slices.real/k, slices.sim/k, "by kube-controller-manager, of the node's Service"))
+	podFlips, nodeFlips := c.timeline.between(t0, end)
+	var realPods, simPods, realNodes, simNodes []flip
+	for _, f := range podFlips {
+		if c.real.has(f.node) {
+			realPods = append(realPods, f)
+		} else if c.sim.has(f.node) {
+			simPods = append(simPods, f)
+		}
+	}
+	for _, f := range nodeFlips {
+		if c.real.has(f.node) {
+			realNodes = append(realNodes, f)
+		} else if c.sim.has(f.node) {
+			simNodes = append(simNodes, f)
+		}
+	}
+	rows = append(rows,
+		c.row(MetricReadyFlips, "/restart", float64(len(realPods))/k, float64(len(simPods))/k, "as the harness's watch saw them"),
+		c.row(MetricNodeTransitions, "/restart", float64(len(realNodes))/k, float64(len(simNodes))/k, ""))
+	rd, sd := notReadyDurations(realPods, end), notReadyDurations(simPods, end)
+	rows = append(rows,
+		c.row(MetricNotReadyP50, "s", quantile(rd, 0.5), quantile(sd, 0.5), fmt.Sprintf("%d vs %d not-ready periods", len(rd), len(sd))),
+		c.row(MetricNotReadyMax, "s", quantile(rd, 1), quantile(sd, 1), ""))
+	var rl, sl []time.Duration
+	for node, t := range last {
+		d := t.Sub(start)
+		if d < 0 {
+			d = 0
+		}
+		if c.real.has(node) {
+			rl = append(rl, d)
+		} else {
+			sl = append(sl, d)
+		}
+	}
+	sort.Slice(rl, func(i, j int) bool { return rl[i] < rl[j] })
+	sort.Slice(sl, func(i, j int) bool { return sl[i] < sl[j] })
+	rows = append(rows, c.row(MetricLastRequest, "s", quantile(rl, 0.5), quantile(sl, 0.5), "median over nodes; leases and events left out"))
+	var cpu, rss float64
+	for _, u := range real {
+		cpu += u.CPUSeconds
+		rss = math.Max(rss, float64(u.PeakRSSBytes)/(1<<20))
+	}
+	if len(real) > 0 {
+		cpu /= float64(len(real))
+	}
+	cost := Row{Metric: MetricKubeletCPU, Unit: "s", Real: round3(cpu), Simulated: round3(simCPU / k), Agree: true, Informational: true,
+		Note: "real: the kubelet process since it started (the whole window for a runtime case); simulated: stormbench's own CPU over the window ÷ K"}
+	mem := Row{Metric: MetricKubeletPeakRSS, Unit: "MiB", Real: math.Round(rss), Agree: true, Informational: true,
+		Note: "real: the kubelet's VmHWM; simulated: a restart holds no process of its own"}
+	return append(rows, cost, mem)
+}
+
+func (c *calibration) row(metric, unit string, real, sim float64, note string) Row {
+	real, sim = round3(real), round3(sim)
+	return Row{Metric: metric, Unit: unit, Real: real, Simulated: sim, Agree: c.o.Tolerance.agree(unit, real, sim), Note: note}
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// quantile returns the q-quantile of sorted durations in seconds (nearest
+// rank), 0 for none.
+func quantile(d []time.Duration, q float64) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(d)))) - 1
+	if i < 0 {
+		i = 0
+	}
+	return d[i].Seconds()
+}

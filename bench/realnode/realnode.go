@@ -1,0 +1,514 @@
+// Package realnode runs real kubelets as fleet nodes: kubemark's hollow
+// kubelet (the v1.36.3 kubelet code with a stub container manager and a fake
+// cAdvisor) beside a fake CRI runtime in a process of its own. They are the
+// oracle the simulated kubelet is calibrated against: a kubelet restart here
+// is the real kubelet's start-up, prober and status manager, not a model.
+//
+// Each node owns a directory (state, logs, pid files, the CRI socket and a
+// kubeconfig that impersonates system:node:<name> in group system:nodes).
+// The embedded cluster's Down kills whatever pid files it finds under its
+// realnodes/ directory, so a run that dies leaves nothing behind.
+package realnode
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/stormbench/stormbench/bench/cluster"
+)
+
+// BytesPerNode is the resident memory of one hollow kubelet and its fake
+// CRI, measured on this kind of machine (about 85 MB for the kubelet, a few
+// MB for the runtime); the capacity check before a run uses it.
+const BytesPerNode = 100 << 20
+
+// Options configure one real node.
+type Options struct {
+	// Components locates hollow-kubelet and fake-cri.
+	Components cluster.Components
+	// AdminKubeconfig is the harness's kubeconfig; the node's kubeconfig is
+	// a copy that impersonates the node.
+	AdminKubeconfig string
+	// Context is the kubeconfig context to use; empty for the current one.
+	Context string
+	// Dir is the node's own directory; it is created.
+	Dir string
+	// Name is the node name.
+	Name string
+	// PodCIDR is where the fake runtime takes sandbox IPs from.
+	PodCIDR string
+	// Labels are registered with the node (--node-labels).
+	Labels map[string]string
+	// CPU and Memory are the node's capacity, as quantities ("32", "256Gi").
+	CPU, Memory string
+	// MaxPods is the node's pod capacity.
+	MaxPods int
+	// LeaseDurationSeconds and StatusUpdateFrequency are the kubelet's
+	// nodeLeaseDurationSeconds and nodeStatusUpdateFrequency.
+	LeaseDurationSeconds  int
+	StatusUpdateFrequency time.Duration
+	// Verbosity is the components' klog -v.
+	Verbosity int
+}
+
+// Node is one running real node.
+type Node struct {
+	opts   Options
+	bootID string
+
+	mu      sync.Mutex
+	kubelet *proc
+	cri     *proc
+	gates   map[string]bool
+}
+
+// PIDDir is where an embedded cluster keeps its real nodes' directories;
+// cluster.Embedded.Down kills every process a pid file there names.
+func PIDDir(e *cluster.Embedded) string { return filepath.Join(e.Dir(), cluster.RealNodesDir) }
+
+// New prepares a node: its directory and impersonating kubeconfig. Nothing
+// runs until Start.
+func New(o Options) (*Node, error) {
+	if err := o.Components.CheckRealNodes(); err != nil {
+		return nil, err
+	}
+	if o.Name == "" || o.Dir == "" || o.AdminKubeconfig == "" {
+		return nil, errors.New("real node: name, directory and admin kubeconfig are required")
+	}
+	abs, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	o.Dir = abs
+	// A unix socket path is at most 107 bytes.
+	if sock := filepath.Join(o.Dir, "cri.sock"); len(sock) > 100 {
+		return nil, fmt.Errorf("real node %s: socket path %s is too long for a unix socket (%d bytes, at most 100): use a shorter --workdir", o.Name, sock, len(sock))
+	}
+	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("real node %s: %w", o.Name, err)
+	}
+	n := &Node{opts: o, bootID: newBootID()}
+	if err := n.writeKubeconfig(); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// Name returns the node name.
+func (n *Node) Name() string { return n.opts.Name }
+
+// KubeletLog and RuntimeLog are the components' log files.
+func (n *Node) KubeletLog() string { return filepath.Join(n.opts.Dir, "kubelet.log") }
+
+// RuntimeLog is the fake CRI's log file.
+func (n *Node) RuntimeLog() string { return filepath.Join(n.opts.Dir, "fake-cri.log") }
+
+// BootID is the boot ID the kubelet reports; a reboot changes it.
+func (n *Node) BootID() string { return n.bootID }
+
+func (n *Node) kubeconfigPath() string { return filepath.Join(n.opts.Dir, "kubeconfig") }
+func (n *Node) socket() string         { return filepath.Join(n.opts.Dir, "cri.sock") }
+
+// writeKubeconfig writes the admin kubeconfig with the current context's
+// user impersonating the node, as DESIGN.md verified for node identity:
+// the Node authorizer and NodeRestriction then see system:node:<name>.
+func (n *Node) writeKubeconfig() error {
+	cfg, err := clientcmd.LoadFromFile(n.opts.AdminKubeconfig)
+	if err != nil {
+		return fmt.Errorf("real node %s: reading kubeconfig: %w", n.opts.Name, err)
+	}
+	ctxName := n.opts.Context
+	if ctxName == "" {
+		ctxName = cfg.CurrentContext
+	}
+	kctx, ok := cfg.Contexts[ctxName]
+	if !ok {
+		return fmt.Errorf("real node %s: kubeconfig has no context %q", n.opts.Name, ctxName)
+	}
+	user, ok := cfg.AuthInfos[kctx.AuthInfo]
+	if !ok {
+		return fmt.Errorf("real node %s: kubeconfig context %q has no user", n.opts.Name, ctxName)
+	}
+	u := user.DeepCopy()
+	u.Impersonate = "system:node:" + n.opts.Name
+	u.ImpersonateGroups = []string{"system:nodes"}
+	cfg.AuthInfos[kctx.AuthInfo] = u
+	cfg.CurrentContext = ctxName
+	if err := clientcmd.WriteToFile(*cfg, n.kubeconfigPath()); err != nil {
+		return fmt.Errorf("real node %s: writing kubeconfig: %w", n.opts.Name, err)
+	}
+	return os.Chmod(n.kubeconfigPath(), 0o600)
+}
+
+// Start starts the runtime and the kubelet with the given feature gates.
+func (n *Node) Start(gates map[string]bool) error {
+	if err := n.StartRuntime(false); err != nil {
+		return err
+	}
+	return n.StartKubelet(gates)
+}
+
+// StartRuntime starts the fake CRI; afterReboot makes it mark every
+// container exited and every sandbox not ready first, as containerd's
+// on-disk metadata looks after a reboot.
+func (n *Node) StartRuntime(afterReboot bool) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cri.alive() {
+		return fmt.Errorf("real node %s: runtime already running (pid %d)", n.opts.Name, n.cri.pid())
+	}
+	args := []string{
+		"--listen", "unix://" + n.socket(),
+		"--state", filepath.Join(n.opts.Dir, "cri-state.json"),
+		"--pod-cidr", n.opts.PodCIDR,
+		"-v", strconv.Itoa(n.opts.Verbosity),
+	}
+	if afterReboot {
+		args = append(args, "--reboot")
+	}
+	p, err := startProc(n.opts.Components.Path(cluster.BinFakeCRI), args, n.RuntimeLog(), filepath.Join(n.opts.Dir, "fake-cri.pid"))
+	if err != nil {
+		return fmt.Errorf("real node %s: starting fake-cri: %w (log: %s)", n.opts.Name, err, n.RuntimeLog())
+	}
+	n.cri = p
+	// The kubelet dials the socket at start; wait until it exists.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(n.socket()); err == nil {
+			return nil
+		}
+		if !p.alive() {
+			return fmt.Errorf("real node %s: fake-cri exited at start: %s (log: %s)", n.opts.Name, p.exitErr(), n.RuntimeLog())
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("real node %s: fake-cri did not listen on %s within 10s (log: %s)", n.opts.Name, n.socket(), n.RuntimeLog())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// StartKubelet starts the hollow kubelet with the given feature gates.
+func (n *Node) StartKubelet(gates map[string]bool) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.kubelet.alive() {
+		return fmt.Errorf("real node %s: kubelet already running (pid %d)", n.opts.Name, n.kubelet.pid())
+	}
+	n.gates = gates
+	args := []string{
+		"--kubeconfig", n.kubeconfigPath(),
+		"--name", n.opts.Name,
+		"--root-dir", filepath.Join(n.opts.Dir, "kubelet"),
+		"--runtime-endpoint", "unix://" + n.socket(),
+		"--boot-id", n.bootID,
+		"--node-labels", joinMap(n.opts.Labels),
+		"-v", strconv.Itoa(n.opts.Verbosity),
+	}
+	if g := joinGates(gates); g != "" {
+		args = append(args, "--feature-gates", g)
+	}
+	if n.opts.CPU != "" {
+		args = append(args, "--cpu", n.opts.CPU)
+	}
+	if n.opts.Memory != "" {
+		args = append(args, "--memory", n.opts.Memory)
+	}
+	if n.opts.MaxPods > 0 {
+		args = append(args, "--max-pods", strconv.Itoa(n.opts.MaxPods))
+	}
+	if n.opts.LeaseDurationSeconds > 0 {
+		args = append(args, "--node-lease-duration-seconds", strconv.Itoa(n.opts.LeaseDurationSeconds))
+	}
+	if n.opts.StatusUpdateFrequency > 0 {
+		args = append(args, "--node-status-update-frequency", n.opts.StatusUpdateFrequency.String())
+	}
+	p, err := startProc(n.opts.Components.Path(cluster.BinHollowKubelet), args, n.KubeletLog(), filepath.Join(n.opts.Dir, "kubelet.pid"))
+	if err != nil {
+		return fmt.Errorf("real node %s: starting hollow-kubelet: %w (log: %s)", n.opts.Name, err, n.KubeletLog())
+	}
+	n.kubelet = p
+	return nil
+}
+
+// StopKubelet stops the kubelet as systemd does: SIGTERM, then SIGKILL
+// after the grace period.
+func (n *Node) StopKubelet() error {
+	n.mu.Lock()
+	p := n.kubelet
+	n.mu.Unlock()
+	return p.stop(10 * time.Second)
+}
+
+// KillRuntime kills the fake CRI (its socket then refuses connections, as a
+// stopped containerd's does); its state stays on disk.
+func (n *Node) KillRuntime() error {
+	n.mu.Lock()
+	p := n.cri
+	n.mu.Unlock()
+	if err := p.stop(0); err != nil {
+		return err
+	}
+	// A killed process leaves its socket file; a refused connection is
+	// what the kubelet sees either way.
+	return nil
+}
+
+// HangRuntime freezes the fake CRI with SIGSTOP: connections are accepted
+// by the kernel but never answered, a hung runtime.
+func (n *Node) HangRuntime() error { return n.signalRuntime(syscall.SIGSTOP) }
+
+// ResumeRuntime thaws a hung runtime with SIGCONT.
+func (n *Node) ResumeRuntime() error { return n.signalRuntime(syscall.SIGCONT) }
+
+func (n *Node) signalRuntime(sig syscall.Signal) error {
+	n.mu.Lock()
+	p := n.cri
+	n.mu.Unlock()
+	if !p.alive() {
+		return fmt.Errorf("real node %s: runtime is not running", n.opts.Name)
+	}
+	return syscall.Kill(p.pid(), sig)
+}
+
+// PowerOff kills kubelet and runtime at once, as losing power does; the
+// next StartRuntime(true) and StartKubelet see a rebooted machine with a
+// new boot ID.
+func (n *Node) PowerOff() error {
+	n.mu.Lock()
+	k, c := n.kubelet, n.cri
+	n.bootID = newBootID()
+	n.mu.Unlock()
+	return errors.Join(k.stop(0), c.stop(0))
+}
+
+// Stop stops both processes; the node object stays in the cluster.
+func (n *Node) Stop() error {
+	n.mu.Lock()
+	k, c := n.kubelet, n.cri
+	n.mu.Unlock()
+	// Thaw a hung runtime so that it can exit.
+	if c.alive() {
+		_ = syscall.Kill(c.pid(), syscall.SIGCONT)
+	}
+	return errors.Join(k.stop(10*time.Second), c.stop(5*time.Second))
+}
+
+// KubeletAlive reports whether the kubelet process runs; when it does not,
+// KubeletExit says how it ended.
+func (n *Node) KubeletAlive() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.kubelet.alive()
+}
+
+// KubeletExit describes how the last kubelet process ended.
+func (n *Node) KubeletExit() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.kubelet.exitErr()
+}
+
+// KubeletUsage is the current kubelet process's CPU time since it started
+// and its peak resident memory.
+func (n *Node) KubeletUsage() (Usage, error) {
+	n.mu.Lock()
+	p := n.kubelet
+	n.mu.Unlock()
+	if !p.alive() {
+		return Usage{}, fmt.Errorf("real node %s: kubelet is not running", n.opts.Name)
+	}
+	return ProcUsage(p.pid())
+}
+
+func joinMap(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, ",")
+}
+
+func joinGates(g map[string]bool) string {
+	m := make(map[string]string, len(g))
+	for k, v := range g {
+		m[k] = strconv.FormatBool(v)
+	}
+	return joinMap(m)
+}
+
+func newBootID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// proc is one supervised child process.
+type proc struct {
+	cmd     *exec.Cmd
+	pidFile string
+	done    chan struct{}
+	err     error
+}
+
+// startProc starts bin with args, its stdout and stderr appended to log,
+// its pid in pidFile. The child is killed if stormbench dies (Pdeathsig),
+// and the embedded cluster's Down kills it by its pid file.
+func startProc(bin string, args []string, log, pidFile string) (*proc, error) {
+	f, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	fmt.Fprintf(f, "=== %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), strings.Join(append([]string{filepath.Base(bin)}, args...), " "))
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	p := &proc{cmd: cmd, pidFile: pidFile, done: make(chan struct{})}
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600); err != nil {
+		_ = cmd.Process.Kill()
+	}
+	go func() {
+		p.err = cmd.Wait()
+		f.Close()
+		_ = os.Remove(pidFile)
+		close(p.done)
+	}()
+	return p, nil
+}
+
+func (p *proc) alive() bool {
+	if p == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (p *proc) pid() int {
+	if p == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+func (p *proc) exitErr() string {
+	if p == nil {
+		return "never started"
+	}
+	if p.alive() {
+		return "running"
+	}
+	if p.err == nil {
+		return "exited with status 0"
+	}
+	return p.err.Error()
+}
+
+// stop sends SIGTERM and waits up to grace, then SIGKILL; grace 0 kills at
+// once. Stopping a process that is not running is not an error.
+func (p *proc) stop(grace time.Duration) error {
+	if !p.alive() {
+		return nil
+	}
+	sig := syscall.SIGTERM
+	if grace == 0 {
+		sig = syscall.SIGKILL
+	}
+	_ = p.cmd.Process.Signal(sig)
+	if grace > 0 {
+		select {
+		case <-p.done:
+			return nil
+		case <-time.After(grace):
+			_ = p.cmd.Process.Kill()
+		}
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("process %d did not exit after SIGKILL", p.pid())
+	}
+}
+
+// Usage is a process's resource use.
+type Usage struct {
+	// CPUSeconds is user plus system CPU time.
+	CPUSeconds float64
+	// PeakRSSBytes is the resident set's high-water mark (VmHWM).
+	PeakRSSBytes int64
+	// RSSBytes is the current resident set.
+	RSSBytes int64
+}
+
+// ProcUsage reads a process's CPU time from /proc/<pid>/stat and its
+// memory from /proc/<pid>/status.
+func ProcUsage(pid int) (Usage, error) {
+	var u Usage
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return u, err
+	}
+	// The command name is in parentheses and may contain spaces.
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return u, fmt.Errorf("parsing /proc/%d/stat", pid)
+	}
+	fields := strings.Fields(s[i+1:])
+	// Fields after the name start at field 3 (state); utime and stime are
+	// fields 14 and 15, in clock ticks (USER_HZ, 100 on Linux).
+	if len(fields) < 13 {
+		return u, fmt.Errorf("parsing /proc/%d/stat: %d fields", pid, len(fields))
+	}
+	ut, _ := strconv.ParseFloat(fields[11], 64)
+	st, _ := strconv.ParseFloat(fields[12], 64)
+	u.CPUSeconds = (ut + st) / 100
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return u, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		if err != nil {
+			continue
+		}
+		switch k {
+		case "VmHWM":
+			u.PeakRSSBytes = kb << 10
+		case "VmRSS":
+			u.RSSBytes = kb << 10
+		}
+	}
+	return u, nil
+}

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/stormbench/stormbench/bench"
+	"github.com/stormbench/stormbench/bench/calibrate"
+	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// runCalibrate measures the simulated kubelet against real ones (hollow
+// kubelets) on an embedded cluster of its own, and exits 1 when a row of
+// the fidelity table is outside its tolerance.
+func runCalibrate(ctx context.Context, env *cmdEnv, args []string) error {
+	var (
+		o                                clusterOptions
+		nodes, pods                      int
+		probePeriod, initDuration        time.Duration
+		cases                            []string
+		resultPath, markdown, htmlPath   string
+		output                           string
+		seed                             int64
+		tol                              = calibrate.DefaultTolerance()
+		keepCluster, force, dryRun, list bool
+	)
+	fs := newFlagSet(env, "calibrate", "calibrate [flags]")
+	var names []string
+	for _, c := range calibrate.Cases() {
+		names = append(names, c.Name)
+	}
+	fs.IntVar(&nodes, "nodes", 2, "Real nodes (hollow kubelets, about 100 MiB each) and as many simulated ones")
+	fs.IntVar(&pods, "pods-per-node", 5, "Pods per node: one Deployment and one Service per node, exec readiness and liveness probes")
+	fs.DurationVar(&probePeriod, "probe-period", 10*time.Second, "Period of the exec probes")
+	fs.DurationVar(&initDuration, "init-duration", 2*time.Second, "The simulated kubelet's NotReady time after start (a profile's storm.initDuration; quick uses 2s)")
+	fs.StringSliceVar(&cases, "cases", names, "Cases to run, in order: "+strings.Join(names, ", "))
+	fs.BoolVar(&list, "list-cases", false, "List the cases with their downtimes and exit")
+	fs.StringVar(&resultPath, "result", "", "Write the result document (JSON) here")
+	fs.StringVar(&markdown, "markdown", "", "Write the fidelity tables as markdown here")
+	fs.StringVar(&htmlPath, "html", "", "Write the fidelity tables as a self-contained HTML page here")
+	fs.StringVarP(&output, "output", "o", "text", "Summary on stdout: text, json or yaml")
+	fs.Int64Var(&seed, "seed", 42, "Seed of the simulated kubelets' probe jitter")
+	fs.Float64Var(&tol.RequestsAbsolute, "tolerance-requests", tol.RequestsAbsolute, "Absolute tolerance of request and write counts, per restart")
+	fs.Float64Var(&tol.RequestsRelative, "tolerance-requests-relative", tol.RequestsRelative, "Relative tolerance of request and write counts (0.2 = 20 %)")
+	fs.Float64Var(&tol.SecondsAbsolute, "tolerance-seconds", tol.SecondsAbsolute, "Absolute tolerance of timings, seconds")
+	fs.Float64Var(&tol.SecondsRelative, "tolerance-seconds-relative", tol.SecondsRelative, "Relative tolerance of timings (0.5 = 50 %)")
+	fs.BoolVar(&force, "force", false, "Overwrite existing output files")
+	fs.BoolVar(&keepCluster, "keep-cluster", false, "Leave the embedded cluster running at the end")
+	fs.BoolVar(&dryRun, "dry-run", false, "Validate the flags and the machine (binaries, memory), print the plan, start nothing")
+	o.addFlags(fs, false)
+	fs.Usage = func() {
+		fmt.Fprintf(env.stdout, `Usage: stormbench calibrate [flags]
+
+Runs the same storm on K real kubelets (hollow kubelets: the v1.36.3 kubelet
+code with a fake CRI runtime in a process of its own) and K simulated ones
+carrying identical pods, on an embedded cluster of its own with an audit log,
+and prints a fidelity table per case: what each side sent to the API server
+per restart, by verb and resource, what the controllers wrote in reply, pod
+not-ready time per flip, node Ready transitions and the cost of a restart.
+Exit 0 when every row is within tolerance, 1 when one is not, 2 for bad input,
+3 when the run failed.
+
+Flags:
+%s`, fs.FlagUsages())
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("calibrate takes no arguments, got %q", fs.Args())
+	}
+	if err := checkFormat(output); err != nil {
+		return err
+	}
+	selected, err := calibrate.SelectCases(cases)
+	if err != nil {
+		return usageError{err}
+	}
+	if list {
+		for _, c := range calibrate.Cases() {
+			fmt.Fprintf(env.stdout, "%-18s %-8s down %-4s watched %s after%s\n", c.Name, c.Kind, c.Downtime, c.Observe, caseDetail(c))
+		}
+		return nil
+	}
+	opts := calibrate.Options{Nodes: nodes, PodsPerNode: pods, ProbePeriod: probePeriod, InitDuration: initDuration, Cases: selected, Tolerance: tol, Seed: seed}
+	if err := opts.Validate(calibrate.MemAvailable()); err != nil {
+		return usageError{err}
+	}
+	for _, p := range []string{resultPath, markdown, htmlPath} {
+		if err := checkWritable(p, force); err != nil {
+			return usageError{err}
+		}
+	}
+	comps, err := cluster.FindComponents(o.binDir)
+	if err != nil {
+		return usageError{err}
+	}
+	if err := comps.CheckRealNodes(); err != nil {
+		return usageError{err}
+	}
+	var total time.Duration
+	for _, c := range selected {
+		total += c.Downtime + c.Observe
+	}
+	if dryRun {
+		fmt.Fprintf(env.stdout, "Would calibrate %d real and %d simulated nodes, %d pods each, cases %s (storm time about %s, plus start-up and settling).\n",
+			nodes, nodes, pods, strings.Join(cases, ", "), total)
+		return nil
+	}
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(env.stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
+	}
+	runID := "cal-" + time.Now().UTC().Format("150405")
+	name := o.name
+	if name == "stormbench" {
+		name = "sb-" + runID
+	}
+	def := &profiles.Profile{}
+	profiles.SetDefaults(def)
+	emb, err := cluster.NewEmbedded(cluster.EmbeddedOptions{Name: name, WorkDir: o.workDir, Components: comps, Timing: def.Timing, ControlPlane: def.ControlPlane, AuditLog: true})
+	if err != nil {
+		return err
+	}
+	logf("Starting embedded cluster %s with an audit log (Kubernetes %s, 127.0.0.1 only)", name, cluster.KubeVersion)
+	if err := emb.Up(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		if keepCluster {
+			fmt.Fprintf(env.stderr, "Embedded cluster %s kept: kubeconfig %s; stop it with `stormbench cluster down --name %s --workdir %s`\n", name, emb.Kubeconfig(), name, o.workDir)
+			return
+		}
+		logf("Stopping embedded cluster %s", name)
+		if err := emb.Down(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintf(env.stderr, "stormbench: %v\n", err)
+		}
+	}()
+	target, err := cluster.Connect(ctx, cluster.ConnectOptions{Kubeconfig: emb.Kubeconfig()})
+	if err != nil {
+		return err
+	}
+	opts.Target, opts.Embedded, opts.Components, opts.RunID, opts.Logf = target, emb, comps, runID, logf
+	opts.KeepObjects = !keepCluster
+	logf("Calibrating: %d real and %d simulated nodes, %d pods each; cases %s (about %s of storms)", nodes, nodes, pods, strings.Join(cases, ", "), total)
+	res, runErr := calibrate.Run(ctx, opts)
+	if res == nil {
+		return runErr
+	}
+	res.Tool = bench.GitRevision
+	res.Command = "stormbench " + strings.Join(args, " ")
+	if runErr != nil {
+		res.Errors = append(res.Errors, runErr.Error())
+	}
+	if err := writeCalibration(res, resultPath, markdown, htmlPath); err != nil {
+		return errors.Join(runErr, err)
+	}
+	switch output {
+	case "json", "yaml":
+		if err := printStructured(env.stdout, output, res); err != nil {
+			return err
+		}
+	default:
+		if err := calibrate.WriteText(env.stdout, res); err != nil {
+			return err
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if d := res.Disagreements(); len(d) > 0 {
+		return gateError{fmt.Errorf("calibration: %d rows outside tolerance: %s", len(d), strings.Join(d, "; "))}
+	}
+	return nil
+}
+
+func caseDetail(c calibrate.Case) string {
+	var parts []string
+	for k, v := range c.Gates {
+		parts = append(parts, fmt.Sprintf("%s=%t", k, v))
+	}
+	if c.RuntimeMode != "" {
+		parts = append(parts, "runtime "+c.RuntimeMode)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// checkWritable refuses an output path that exists (without force) or
+// whose directory does not, before anything runs.
+func checkWritable(path string, force bool) error {
+	if path == "" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() {
+			return fmt.Errorf("%s is a directory", path)
+		}
+		if !force {
+			return fmt.Errorf("%s exists: pass --force to overwrite it", path)
+		}
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return fmt.Errorf("cannot write %s: directory %s does not exist", path, dir)
+	}
+	f, err := os.CreateTemp(dir, ".stormbench-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// writeCalibration writes the result document and its renderings, each
+// atomically.
+func writeCalibration(res *calibrate.Result, resultPath, markdown, htmlPath string) error {
+	var errs []error
+	write := func(path string, render func(*bytes.Buffer) error) {
+		if path == "" {
+			return
+		}
+		var buf bytes.Buffer
+		if err := render(&buf); err != nil {
+			errs = append(errs, err)
+			return
+		}
+		if err := renameio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			errs = append(errs, fmt.Errorf("writing %s: %w", path, err))
+		}
+	}
+	write(resultPath, func(b *bytes.Buffer) error {
+		// A few hundred rows: indented JSON stays small and diffs well.
+		out, err := json.MarshalIndent(res, "", " ")
+		if err != nil {
+			return err
+		}
+		b.Write(append(out, '\n'))
+		return nil
+	})
+	write(markdown, func(b *bytes.Buffer) error { return calibrate.WriteMarkdown(b, res) })
+	write(htmlPath, func(b *bytes.Buffer) error { return calibrate.WriteHTML(b, res) })
+	return errors.Join(errs...)
+}
