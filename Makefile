@@ -16,7 +16,10 @@ LDFLAGS     := -X github.com/stormbench/stormbench/bench.GitRevision=$(GIT_REV)
 COMPONENTS_DIR := scripts/components
 KUBE_BINS   := $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kube-scheduler $(BIN)/kubectl
 KWOK_BINS   := $(BIN)/kwok $(BIN)/kwokctl
-COMPONENTS  := $(KUBE_BINS) $(KWOK_BINS) $(BIN)/etcd
+# The real-kubelet oracle: the v1.36.3 kubelet code (kubemark's hollow
+# kubelet) and a fake CRI runtime that persists its containers.
+ORACLE_BINS := $(BIN)/hollow-kubelet $(BIN)/fake-cri
+COMPONENTS  := $(KUBE_BINS) $(KWOK_BINS) $(BIN)/etcd $(ORACLE_BINS)
 # Components are rebuilt only when the pinned versions change.
 COMPONENT_DEPS := $(COMPONENTS_DIR)/go.mod $(COMPONENTS_DIR)/go.sum
 
@@ -32,7 +35,7 @@ $(BIN)/stormbench:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/stormbench ./cmd/stormbench
 
 .PHONY: components
-components: $(COMPONENTS) ## Build kube-apiserver, KCM, scheduler, kubectl (v1.36.3), etcd, kwok, kwokctl into bin/.
+components: $(COMPONENTS) ## Build kube-apiserver, KCM, scheduler, kubectl (v1.36.3), etcd, kwok, kwokctl, hollow-kubelet and fake-cri into bin/.
 
 $(KUBE_BINS) &: $(COMPONENT_DEPS)
 	@mkdir -p $(BIN)
@@ -45,6 +48,11 @@ $(KWOK_BINS) &: $(COMPONENT_DEPS)
 	@mkdir -p $(BIN)
 	cd $(COMPONENTS_DIR) && $(GO) build -trimpath -o $(BIN)/ sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl
 	@touch $(KWOK_BINS)
+
+$(ORACLE_BINS) &: $(COMPONENT_DEPS) $(wildcard $(COMPONENTS_DIR)/cmd/*/*.go)
+	@mkdir -p $(BIN)
+	cd $(COMPONENTS_DIR) && $(GO) build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(BIN)/ ./cmd/hollow-kubelet ./cmd/fake-cri
+	@touch $(ORACLE_BINS)
 
 $(BIN)/etcd: $(COMPONENT_DEPS)
 	@mkdir -p $(BIN)

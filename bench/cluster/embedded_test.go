@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -364,5 +366,31 @@ func TestEmbeddedLoopbackOnly(t *testing.T) {
 		if st.Mode().Perm()&0o077 != 0 {
 			t.Errorf("key %s mode %v is readable by others", k, st.Mode().Perm())
 		}
+	}
+}
+
+// TestKillRealNodesLeavesOthers: a pid file naming a process that is not a
+// hollow-kubelet or fake-cri (a recycled pid) is removed, the process left.
+func TestKillRealNodesLeavesOthers(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	node := filepath.Join(dir, "n1")
+	if err := os.MkdirAll(node, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(node, "kubelet.pid")
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cluster.KillRealNodes(dir)
+	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
+		t.Errorf("pid file left: %v", err)
+	}
+	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("unrelated process killed: %v", err)
 	}
 }

@@ -1,0 +1,150 @@
+package calibrate
+
+import (
+	"math"
+	"os"
+	"testing"
+	"time"
+)
+
+func TestParseAudit(t *testing.T) {
+	f, err := os.Open("testdata/audit.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	reqs, err := parseAudit(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The watch counts once (at ResponseStarted); the last line is still
+	// being written and is not read.
+	want := []struct{ key, node, controller string }{
+		{"get pods", "cal-1-real-0", ""},
+		{"watch pods", "cal-1-node-00000", ""},
+		{"update endpointslices", "", "endpointslice-controller"},
+		{"patch pods/status", "cal-1-node-00000", ""},
+		{"patch nodes", "", ""},
+	}
+	if len(reqs) != len(want) {
+		t.Fatalf("parsed %d requests, want %d: %+v", len(reqs), len(want), reqs)
+	}
+	for i, w := range want {
+		r := reqs[i]
+		if r.Key() != w.key || r.Node() != w.node || r.Controller() != w.controller {
+			t.Errorf("request %d: key %q node %q controller %q, want %q %q %q", i, r.Key(), r.Node(), r.Controller(), w.key, w.node, w.controller)
+		}
+	}
+	if got := reqs[0].Time; !got.Equal(time.Date(2026, 12, 1, 8, 0, 1, 0, time.UTC)) {
+		t.Errorf("time %v", got)
+	}
+}
+
+func TestTolerance(t *testing.T) {
+	tol := DefaultTolerance()
+	for _, tc := range []struct {
+		unit      string
+		real, sim float64
+		agree     bool
+	}{
+		{"/restart", 1, 1, true},
+		{"/restart", 1, 1.5, true},
+		{"/restart", 1, 2, false}, // the model's second GET per pod
+		{"/restart", 3, 2, false},
+		{"/restart", 10, 11.9, true},
+		{"/restart", 10, 12.1, false},
+		{"/restart", 0, 0, true},
+		{"/restart", 0, 0.6, false},
+		{"s", 0.4, 3.7, false}, // 1.36 legacy flip against the model's
+		{"s", 0.4, 1.3, true},
+		{"s", 10, 14.9, true},
+		{"s", 10, 15.1, false},
+	} {
+		if got := tol.agree(tc.unit, tc.real, tc.sim); got != tc.agree {
+			t.Errorf("agree(%s, %v, %v) = %v, want %v", tc.unit, tc.real, tc.sim, got, tc.agree)
+		}
+	}
+	if err := (Tolerance{RequestsAbsolute: -1, SecondsRelative: math.NaN()}).validate(); err == nil {
+		t.Error("negative and NaN tolerances accepted")
+	}
+}
+
+func TestNotReadyDurations(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	flips := []flip{
+		{at: at(100), obj: "a", ready: false},
+		{at: at(200), obj: "b", ready: false},
+		{at: at(600), obj: "a", ready: true},
+		{at: at(900), obj: "a", ready: false},
+		{at: at(1000), obj: "c", ready: true}, // up without a down in the window
+	}
+	got := notReadyDurations(flips, at(3000))
+	want := []time.Duration{500 * time.Millisecond, 2100 * time.Millisecond, 2800 * time.Millisecond}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("got %v, want %v", got, want)
+		}
+	}
+	if q := quantile(got, 0.5); q != 2.1 {
+		t.Errorf("p50 %v, want 2.1", q)
+	}
+	if q := quantile(nil, 0.5); q != 0 {
+		t.Errorf("p50 of none %v", q)
+	}
+}
+
+func TestSideOwner(t *testing.T) {
+	s := side{nodes: []string{"cal-1-real-1", "cal-1-real-10"}}
+	for name, want := range map[string]string{
+		"cal-1-real-1":               "cal-1-real-1",
+		"cal-1-real-1-7d9c8-abcde":   "cal-1-real-1",
+		"cal-1-real-10-7d9c8":        "cal-1-real-10",
+		"cal-1-real-100":             "",
+		"cal-1-node-00001-7d9c8-xyz": "",
+	} {
+		got, ok := s.owner(name)
+		if got != want || ok != (want != "") {
+			t.Errorf("owner(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+}
+
+func TestSelectCases(t *testing.T) {
+	cs, err := SelectCases([]string{"reboot", "kubelet/legacy"})
+	if err != nil || len(cs) != 2 || cs[0].Name != "reboot" || cs[1].Name != "kubelet/legacy" {
+		t.Fatalf("SelectCases: %v %v", cs, err)
+	}
+	if _, err := SelectCases([]string{"kubelet/legacy", "kubelet/nope"}); err == nil {
+		t.Error("unknown case accepted")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	ok := Options{Nodes: 2, PodsPerNode: 5, ProbePeriod: 10 * time.Second, Cases: Cases(), Tolerance: DefaultTolerance()}
+	if err := ok.Validate(8 << 30); err != nil {
+		t.Fatalf("valid options refused: %v", err)
+	}
+	for name, mutate := range map[string]func(*Options){
+		"zero nodes":     func(o *Options) { o.Nodes = 0 },
+		"too many nodes": func(o *Options) { o.Nodes = MaxNodes + 1 },
+		"no pods":        func(o *Options) { o.PodsPerNode = 0 },
+		"probe period":   func(o *Options) { o.ProbePeriod = time.Millisecond },
+		"no cases":       func(o *Options) { o.Cases = nil },
+	} {
+		o := ok
+		mutate(&o)
+		if err := o.Validate(8 << 30); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	// Sixteen real kubelets do not fit in 1 GiB.
+	big := ok
+	big.Nodes = 16
+	if err := big.Validate(1 << 30); err == nil {
+		t.Error("16 real nodes accepted with 1 GiB available")
+	}
+}
