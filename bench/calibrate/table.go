@@ -190,7 +190,7 @@ func (r *Result) Validate() error {
 const (
 	MetricNotReadyP50      = "pod not-ready per flip p50"
 	MetricNotReadyMax      = "pod not-ready per flip max"
-	MetricReadyFlips       = "pod ready flips (each way)"
+	MetricReadyFlips       = "pod Ready→NotReady flips"
 	MetricNodeTransitions  = "node Ready transitions"
 	MetricSliceWrites      = "EndpointSlice writes"
 	MetricLastRequest      = "kubelet start → last request"
@@ -287,8 +287,16 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 			simNodes = append(simNodes, f)
 		}
 	}
+	downs := func(fs []flip) (n int) {
+		for _, f := range fs {
+			if !f.ready {
+				n++
+			}
+		}
+		return n
+	}
 	rows = append(rows,
-		c.row(MetricReadyFlips, "/restart", float64(len(realPods))/k, float64(len(simPods))/k, "as the harness's watch saw them"),
+		c.row(MetricReadyFlips, "/restart", float64(downs(realPods))/k, float64(downs(simPods))/k, "as the harness's watch saw them"),
 		c.row(MetricNodeTransitions, "/restart", float64(len(realNodes))/k, float64(len(simNodes))/k, ""))
 	rd, sd := notReadyDurations(realPods, end), notReadyDurations(simPods, end)
 	rows = append(rows,

@@ -591,3 +591,6 @@ func KillRealNodes(dir string) {
 		_ = os.Remove(f)
 	}
 }
+
+// Components returns where the cluster's binaries are.
+func (e *Embedded) Components() Components { return e.opts.Components }

@@ -51,11 +51,17 @@ func downOnSignal() {
 	})
 }
 
+// Option adjusts the embedded cluster's options before it starts.
+type Option func(*cluster.EmbeddedOptions)
+
+// WithAuditLog starts the API server with its Metadata-level audit log.
+func WithAuditLog() Option { return func(o *cluster.EmbeddedOptions) { o.AuditLog = true } }
+
 // Start starts an embedded cluster with the profile's timing and control
 // plane settings (nil: defaults) and registers its teardown with tb.Cleanup.
 // Without built components it fails the test with a message naming
 // `make components`; with -short it skips instead.
-func Start(tb testing.TB, p *profiles.Profile) *Cluster {
+func Start(tb testing.TB, p *profiles.Profile, opts ...Option) *Cluster {
 	tb.Helper()
 	if testing.Short() {
 		tb.Skip("integration test: skipped in -short mode")
@@ -75,7 +81,11 @@ func Start(tb testing.TB, p *profiles.Profile) *Cluster {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	e, err := cluster.NewEmbedded(cluster.EmbeddedOptions{Name: name, WorkDir: dir, Components: comps, Timing: p.Timing, ControlPlane: p.ControlPlane})
+	eo := cluster.EmbeddedOptions{Name: name, WorkDir: dir, Components: comps, Timing: p.Timing, ControlPlane: p.ControlPlane}
+	for _, o := range opts {
+		o(&eo)
+	}
+	e, err := cluster.NewEmbedded(eo)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,0 +1,91 @@
+package calibrate_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stormbench/stormbench/bench/calibrate"
+	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/cluster/clustertest"
+)
+
+// knownDivergent are the rows where the simulated kubelet is known to
+// differ from the real one today, each with the model-fidelity item that
+// fixes it. A row listed here may disagree; any other row must agree.
+// Remove a row as the model is fixed; never widen a tolerance instead.
+var knownDivergent = map[string]string{}
+
+// TestCalibration runs the oracle in CI: 2 real (hollow) kubelets and 2
+// simulated ones, kubelet restart with both gate values and a reboot, and
+// fails when the simulated kubelet diverges beyond tolerance on a row not
+// known to diverge.
+func TestCalibration(t *testing.T) {
+	c := clustertest.Start(t, nil, clustertest.WithAuditLog())
+	comps := c.Components()
+	if err := comps.CheckRealNodes(); err != nil {
+		t.Fatal(err)
+	}
+	cases, err := calibrate.SelectCases([]string{"kubelet/legacy", "kubelet/preserve", "reboot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	res, err := calibrate.Run(ctx, calibrate.Options{
+		Target: c.Target, Embedded: c.Embedded, Components: comps, RunID: "calt",
+		Nodes: 2, PodsPerNode: 4, ProbePeriod: 10 * time.Second, Cases: cases,
+		Tolerance: calibrate.DefaultTolerance(), Seed: 1, KeepObjects: true, Logf: t.Logf,
+	})
+	if res != nil {
+		var b strings.Builder
+		_ = calibrate.WriteText(&b, res)
+		t.Log("\n" + b.String())
+	}
+	if err != nil {
+		t.Fatalf("calibration: %v\n%s", err, c.LogTail("kube-apiserver", 20))
+	}
+	// Nothing of the real nodes survives the run.
+	if pids, _ := filepath.Glob(filepath.Join(c.Dir(), cluster.RealNodesDir, "*", "*.pid")); len(pids) > 0 {
+		t.Errorf("real-node processes left running: %v", pids)
+	}
+	for _, cr := range res.Cases {
+		if cr.Restarts.Real != 2 || cr.Restarts.Simulated != 2 || len(cr.Errors) > 0 {
+			t.Errorf("%s: restarts real %d simulated %d, errors %v", cr.Name, cr.Restarts.Real, cr.Restarts.Simulated, cr.Errors)
+		}
+	}
+	// The oracle really ran: a restarting real kubelet re-lists its pods
+	// and registers its node (kubelet_node_status.go registerWithAPIServer).
+	for _, name := range []string{"kubelet/legacy", "kubelet/preserve", "reboot"} {
+		for _, metric := range []string{"kubelet: list pods", "kubelet: create nodes"} {
+			if row, ok := res.Row(name, metric); !ok || row.Real < 1 {
+				t.Errorf("%s: real kubelets sent no %q (row %+v)", name, metric, row)
+			}
+		}
+	}
+	// With the legacy gate every probed pod of a real kubelet goes not
+	// ready and back (prober/worker.go); with the 1.36 default none does.
+	if row, _ := res.Row("kubelet/legacy", calibrate.MetricReadyFlips); row.Real < 4 {
+		t.Errorf("kubelet/legacy: real ready flips %v per restart, want at least 4 (one per pod)", row.Real)
+	}
+	if row, _ := res.Row("kubelet/preserve", calibrate.MetricReadyFlips); row.Real != 0 {
+		t.Errorf("kubelet/preserve: real ready flips %v per restart, want 0", row.Real)
+	}
+	for _, d := range res.Disagreements() {
+		if why, ok := knownDivergent[d]; ok {
+			t.Logf("known divergence: %s (%s)", d, why)
+			continue
+		}
+		t.Errorf("simulated kubelet diverges from the real one: %s", d)
+	}
+	if os.Getenv("STORMBENCH_CALIBRATION_MD") != "" {
+		f, err := os.Create(os.Getenv("STORMBENCH_CALIBRATION_MD"))
+		if err == nil {
+			_ = calibrate.WriteMarkdown(f, res)
+			f.Close()
+		}
+	}
+}
