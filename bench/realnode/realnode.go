@@ -213,6 +213,9 @@ func (n *Node) StartKubelet(gates map[string]bool) error {
 		"--root-dir", filepath.Join(n.opts.Dir, "kubelet"),
 		"--runtime-endpoint", "unix://" + n.socket(),
 		"--boot-id", n.bootID,
+		// Without a cluster DNS every pod sync posts MissingClusterDNS
+		// warning events, which a real cluster's kubelet does not.
+		"--cluster-dns", "10.96.0.10", "--cluster-domain", "cluster.local",
 		"--node-labels", joinMap(n.opts.Labels),
 		"-v", strconv.Itoa(n.opts.Verbosity),
 	}
