@@ -69,7 +69,7 @@ type Options struct {
 // profile's storm with its measurements, and returns the result. When ctx is
 // cancelled it stops starting restarts, brings every node back, gathers what
 // it has and returns the result marked incomplete together with the error.
-func Run(ctx context.Context, o Options) (*result.Result, error) {
+func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
@@ -84,10 +84,22 @@ func Run(ctx context.Context, o Options) (*result.Result, error) {
 	}
 	p := o.Profile
 	res := newResult(o)
+	if err := checkRealNodes(o); err != nil {
+		return res, err
+	}
 	f, err := fleet.New(o.Target.Client, o.RunID, p.Fleet, o.Progress)
 	if err != nil {
 		return res, err
 	}
+	rn := newRealNodes(o)
+	f.SetRealNodeStarter(rn.start)
+	// After the fleet is deleted (below): its pods on real nodes need
+	// their kubelets to go.
+	defer func() {
+		if serr := rn.stop(); serr != nil {
+			err = errors.Join(err, serr)
+		}
+	}()
 	f.SetStaleReadinessFixer(kubelet.StaleReadinessFixer(o.Target.Config, nil))
 	res.Run.Fleet = result.Fleet{Nodes: p.Fleet.Nodes, Pods: f.Plan().ExpectedPods, Services: f.Plan().Services}
 	o.Logf("Provisioning fleet %q: %d nodes, %d pods, %d services", o.RunID, p.Fleet.Nodes, f.Plan().ExpectedPods, f.Plan().Services)
@@ -96,7 +108,7 @@ func Run(ctx context.Context, o Options) (*result.Result, error) {
 		return res, fmt.Errorf("provisioning fleet: %w", err)
 	}
 	o.Logf("Fleet Ready in %s", o.Clock.Since(provStart).Round(100*time.Millisecond))
-	runErr := runStorms(ctx, o, f, res)
+	runErr := runStorms(ctx, o, f, rn, res)
 	res.Run.End = o.Clock.Now()
 	res.Complete = runErr == nil
 	if runErr != nil {
@@ -156,7 +168,7 @@ func newResult(o Options) *result.Result {
 }
 
 // runStorms runs every variant × repetition on the provisioned fleet.
-func runStorms(ctx context.Context, o Options, f *fleet.Fleet, res *result.Result) error {
+func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, res *result.Result) error {
 	p := o.Profile
 	if p.Storm == nil {
 		return nil
@@ -204,7 +216,7 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, res *result.Resul
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			vr, err := runVariant(ctx, o, f, s.storm, v, rep, restarts, sched.Waves)
+			vr, err := runVariant(ctx, o, f, rn, s.storm, v, rep, restarts, sched.Waves)
 			res.Variants = append(res.Variants, vr)
 			if o.Checkpoint != nil {
 				if cerr := o.Checkpoint(res); cerr != nil {
@@ -219,7 +231,7 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, res *result.Resul
 	return nil
 }
 
-func runVariant(ctx context.Context, o Options, f *fleet.Fleet, st *profiles.Storm, v profiles.Variant, rep int, restarts []storm.Restart, waves int) (result.VariantRun, error) {
+func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, st *profiles.Storm, v profiles.Variant, rep int, restarts []storm.Restart, waves int) (result.VariantRun, error) {
 	p := o.Profile
 	gates := profiles.EffectiveGates(st, &v)
 	closeWatches := profiles.EffectiveCloseWatches(st, &v)
@@ -326,7 +338,11 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, st *profiles.Sto
 	// minutes with nothing else to print.
 	o.Progress.Start(fmt.Sprintf("variant %s: nodes restarted and recovered", v.Name), len(restarts))
 	playErr := storm.Play(ctx, o.Clock, restarts, stormStart, func(ctx context.Context, r storm.Restart) {
-		_ = sim.Restart(ctx, r)
+		if f.Plan().IsReal(r.Node) {
+			rn.restart(ctx, r, st, gates, sim, events)
+		} else {
+			_ = sim.Restart(ctx, r)
+		}
 		o.Progress.Add(1)
 	})
 	o.Progress.Done()

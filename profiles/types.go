@@ -99,6 +99,16 @@ type Fleet struct {
 	// ReadyTimeout bounds the wait for every node and pod to be Ready;
 	// default 10m.
 	ReadyTimeout metav1.Duration `json:"readyTimeout,omitempty"`
+	// RealKubelets makes this many of the fleet's nodes (the last ones)
+	// real kubelets instead of KWOK nodes: hollow kubelets (the v1.36.3
+	// kubelet code, `make components`) beside a fake CRI runtime, about
+	// 100 MiB each, embedded cluster only. The storm restarts them as it
+	// restarts the others: the kubelet process, the runtime process, or
+	// both with the runtime's containers marked exited. They run the pods
+	// of the workloads whose probes are all exec probes (web-exec,
+	// statefulset); HTTP and TCP probes stay on KWOK nodes, since a fake
+	// runtime's sandbox IPs answer nothing.
+	RealKubelets int `json:"realKubelets,omitempty"`
 }
 
 // WorkloadShare puts one workload template into the mix.
@@ -191,8 +201,12 @@ type Storm struct {
 	// Downtime is how long each node's kubelet (or runtime, or the node) is
 	// down.
 	Downtime Distribution `json:"downtime"`
-	// InitDuration is how long a restarted node stays NotReady after its
-	// kubelet starts, before it reports Ready.
+	// InitDuration, when set, makes a restarted node report NotReady for
+	// this long after its kubelet starts, before it reports Ready: the
+	// NotReady flash of kubernetes#124397, which makes the node-lifecycle
+	// controller mark every pod on the node not ready whatever the gate.
+	// Default 0: the node stays Ready, as a 1.36 kubelet's did when
+	// calibrated (`stormbench calibrate`).
 	InitDuration metav1.Duration `json:"initDuration,omitempty"`
 	// NodeChanges are label and taint changes applied while a node is down.
 	NodeChanges *NodeChanges `json:"nodeChanges,omitempty"`

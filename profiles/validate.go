@@ -171,6 +171,36 @@ func Validate(p *Profile) field.ErrorList {
 	return errs
 }
 
+// MaxRealKubelets bounds fleet.realKubelets: each one is a kubelet process
+// and a runtime process on this machine.
+const MaxRealKubelets = 64
+
+// validateRealKubelets checks fleet.realKubelets: within the fleet, and at
+// least one workload of the mix that a real kubelet on a fake runtime can
+// run (exec probes only).
+func validateRealKubelets(f *Fleet, fp *field.Path) field.ErrorList {
+	if f.RealKubelets == 0 {
+		return nil
+	}
+	rp := fp.Child("realKubelets")
+	if f.RealKubelets < 0 || f.RealKubelets > MaxRealKubelets || f.RealKubelets > f.Nodes {
+		return field.ErrorList{field.Invalid(rp, f.RealKubelets, fmt.Sprintf("must be between 0 and the fleet's nodes, at most %d", MaxRealKubelets))}
+	}
+	var runnable []string
+	for _, w := range f.Workloads {
+		if w.Share == 0 || !workloads.Exists(w.Template) {
+			continue
+		}
+		if ok, err := workloads.RunsOnRealKubelets(w.Template); err == nil && ok {
+			runnable = append(runnable, w.Template)
+		}
+	}
+	if len(runnable) == 0 {
+		return field.ErrorList{field.Invalid(rp, f.RealKubelets, "no workload of fleet.workloads can run on a real kubelet: each has HTTP or TCP probes, which a fake runtime cannot answer (add web-exec or statefulset)")}
+	}
+	return nil
+}
+
 func validateFleet(f *Fleet, fp *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if f.Nodes <= 0 || f.Nodes > maxNodes {
@@ -200,6 +230,7 @@ func validateFleet(f *Fleet, fp *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(ip.Child("replicas"), w.Replicas, "must be between 1 and 10000"))
 		}
 	}
+	errs = append(errs, validateRealKubelets(f, fp)...)
 	for _, q := range []struct{ name, val string }{{"nodeCPU", f.NodeCPU}, {"nodeMemory", f.NodeMemory}} {
 		if _, err := resource.ParseQuantity(q.val); err != nil {
 			errs = append(errs, field.Invalid(fp.Child(q.name), q.val, err.Error()))

@@ -428,3 +428,29 @@ func TestRenderParams(t *testing.T) {
 	}
 	t.Error("web-http rendered no Deployment")
 }
+
+func TestRunsOnRealKubelets(t *testing.T) {
+	for name, want := range map[string]bool{
+		"web-exec":    true,  // exec readiness and liveness probes
+		"statefulset": true,  // exec probes
+		"web-http":    false, // HTTP probes dial fake sandbox IPs
+		"web-tcp":     false,
+		"standalone":  false, // a TCP probe
+		"daemonset":   false, // an HTTP probe
+	} {
+		got, err := RunsOnRealKubelets(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("RunsOnRealKubelets(%s) = %v, want %v", name, got, want)
+		}
+	}
+	spec := &corev1.PodSpec{Containers: []corev1.Container{
+		{Name: "a", ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}},
+		{Name: "b", LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/"}}}},
+	}}
+	if got := NonExecProbe(spec); got != "containers[1].livenessProbe" {
+		t.Errorf("NonExecProbe = %q", got)
+	}
+}

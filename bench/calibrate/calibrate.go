@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,11 +40,8 @@ import (
 
 // Runtime outage modes of a runtime-restart case.
 const (
-	// RuntimeRefused kills the runtime: its socket refuses connections,
-	// as while containerd or CRI-O restarts.
-	RuntimeRefused = "refused"
-	// RuntimeHung freezes it (SIGSTOP): calls hang until they time out.
-	RuntimeHung = "hung"
+	RuntimeRefused = realnode.RuntimeRefused
+	RuntimeHung    = realnode.RuntimeHung
 )
 
 // Case is one storm run on both sides.
@@ -125,8 +121,8 @@ type Options struct {
 	PodsPerNode int
 	// ProbePeriod is the exec readiness and liveness probes' period.
 	ProbePeriod time.Duration
-	// InitDuration is the simulated kubelet's NotReady time after start
-	// (the profile's storm.initDuration).
+	// InitDuration is the simulated kubelet's NotReady flash after start
+	// (a profile's storm.initDuration); 0 keeps the node Ready.
 	InitDuration time.Duration
 	// Cases run one after another on the same nodes.
 	Cases []Case
@@ -172,21 +168,8 @@ func (o *Options) Validate(memAvailable int64) error {
 	return errors.Join(errs...)
 }
 
-// MemAvailable reads MemAvailable from /proc/meminfo, in bytes; 0 when it
-// cannot.
-func MemAvailable() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
+// MemAvailable is the machine's available memory in bytes (0: unknown).
+func MemAvailable() int64 { return realnode.MemAvailable() }
 
 // side is one half of the calibration: real or simulated nodes.
 type side struct {
@@ -233,9 +216,6 @@ type calibration struct {
 func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
-	}
-	if o.InitDuration == 0 {
-		o.InitDuration = 2 * time.Second
 	}
 	if err := o.Validate(0); err != nil {
 		return nil, err
@@ -588,46 +568,8 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (CaseResult, error) 
 
 // restartReal carries out the case on one real node.
 func (c *calibration) restartReal(ctx context.Context, n *realnode.Node, cs Case) error {
-	switch cs.Kind {
-	case profiles.StormKubelet:
-		if err := n.StopKubelet(); err != nil {
-			return err
-		}
-		if err := sleepCtx(ctx, cs.Downtime); err != nil {
-			return err
-		}
-		return n.StartKubelet(cs.Gates)
-	case profiles.StormRuntime:
-		if cs.RuntimeMode == RuntimeHung {
-			if err := n.HangRuntime(); err != nil {
-				return err
-			}
-			if err := sleepCtx(ctx, cs.Downtime); err != nil {
-				_ = n.ResumeRuntime()
-				return err
-			}
-			return n.ResumeRuntime()
-		}
-		if err := n.KillRuntime(); err != nil {
-			return err
-		}
-		if err := sleepCtx(ctx, cs.Downtime); err != nil {
-			return err
-		}
-		return n.StartRuntime(false)
-	case profiles.StormReboot:
-		if err := n.PowerOff(); err != nil {
-			return err
-		}
-		if err := sleepCtx(ctx, cs.Downtime); err != nil {
-			return err
-		}
-		if err := n.StartRuntime(true); err != nil {
-			return err
-		}
-		return n.StartKubelet(cs.Gates)
-	}
-	return fmt.Errorf("unknown storm kind %q", cs.Kind)
+	_, err := n.Restart(ctx, cs.Kind, cs.RuntimeMode, cs.Downtime, cs.Gates)
+	return err
 }
 
 // teardown stops the real kubelets, then deletes the run's namespace and

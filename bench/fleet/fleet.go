@@ -54,6 +54,15 @@ type Fleet struct {
 	timings Timings
 	fixer   StaleReadinessFixer
 	fixed   atomic.Int64
+	// startReal starts the plan's real nodes; Up calls it after creating
+	// the KWOK nodes and before the workloads.
+	startReal func(ctx context.Context, nodes []string) error
+}
+
+// SetRealNodeStarter installs what starts the plan's real kubelet nodes
+// (Plan.RealNodes). Up refuses a plan with real nodes and no starter.
+func (f *Fleet) SetRealNodeStarter(start func(ctx context.Context, nodes []string) error) {
+	f.startReal = start
 }
 
 // SetStaleReadinessFixer installs the fixer WaitReady uses for pods left not
@@ -112,6 +121,14 @@ func (f *Fleet) Up(ctx context.Context) error {
 	if err := f.createNodes(ctx); err != nil {
 		return err
 	}
+	if len(f.plan.RealNodes) > 0 {
+		if f.startReal == nil {
+			return fmt.Errorf("the fleet has %d real kubelet nodes and nothing to start them (fleet.realKubelets needs the embedded cluster)", len(f.plan.RealNodes))
+		}
+		if err := f.startReal(ctx, f.plan.RealNodes); err != nil {
+			return fmt.Errorf("starting real kubelet nodes: %w", err)
+		}
+	}
 	f.timings.NodesCreated = time.Since(start)
 	if err := f.createObjects(ctx); err != nil {
 		return err
@@ -147,11 +164,13 @@ func (f *Fleet) createNamespace(ctx context.Context) error {
 }
 
 func (f *Fleet) createNodes(ctx context.Context) error {
-	f.progress.Start("creating nodes", f.spec.Nodes)
+	kwokNodes := f.spec.Nodes - len(f.plan.RealNodes)
+	f.progress.Start("creating nodes", kwokNodes)
 	defer f.progress.Done()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(f.spec.CreateParallelism)
-	for i := 0; i < f.spec.Nodes; i++ {
+	// Real kubelet nodes, the last ones, register themselves.
+	for i := 0; i < kwokNodes; i++ {
 		node, err := BuildNode(NodeSpec{RunID: f.plan.RunID, Index: i, CPU: f.spec.NodeCPU, Memory: f.spec.NodeMemory, Pods: f.spec.MaxPodsPerNode})
 		if err != nil {
 			return err

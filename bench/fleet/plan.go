@@ -30,6 +30,53 @@ type Plan struct {
 	// StandalonePods names the bare pods (no controller): when one is
 	// evicted it is lost, not replaced.
 	StandalonePods []string
+	// RealNodes names the nodes that are real kubelets (the fleet's last
+	// fleet.realKubelets nodes); they register themselves.
+	RealNodes []string
+}
+
+// RealNodeType is the type label of real (hollow) kubelet nodes; KWOK
+// nodes carry type=kwok.
+const RealNodeType = "hollow"
+
+// IsReal reports whether the plan's node name is a real kubelet.
+func (p *Plan) IsReal(name string) bool {
+	for _, n := range p.RealNodes {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// allowRealNodes lets a pod spec whose probes are all exec probes run on
+// real kubelet nodes too: the template's nodeSelector type=kwok becomes a
+// required node affinity for type kwok or hollow. Pods with HTTP or TCP
+// probes stay on KWOK nodes.
+func allowRealNodes(spec *corev1.PodSpec) {
+	if workloads.NonExecProbe(spec) != "" || spec.NodeSelector[TypeLabel] != "kwok" {
+		return
+	}
+	delete(spec.NodeSelector, TypeLabel)
+	term := corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{
+		Key: TypeLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{"kwok", RealNodeType},
+	}}}
+	if spec.Affinity == nil {
+		spec.Affinity = &corev1.Affinity{}
+	}
+	if spec.Affinity.NodeAffinity == nil {
+		spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	na := spec.Affinity.NodeAffinity
+	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{term}}
+		return
+	}
+	// Terms are ORed: the requirement goes into every one of them.
+	for i := range na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		t := &na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[i]
+		t.MatchExpressions = append(t.MatchExpressions, term.MatchExpressions...)
+	}
 }
 
 // Namespace returns a run's namespace name.
@@ -40,6 +87,9 @@ func Namespace(runID string) string { return "stormbench-" + runID }
 // templates by share, in objects of `replicas` pods.
 func NewPlan(runID string, f profiles.Fleet) (*Plan, error) {
 	p := &Plan{RunID: runID, Namespace: Namespace(runID), Nodes: f.Nodes}
+	for i := f.Nodes - f.RealKubelets; i < f.Nodes; i++ {
+		p.RealNodes = append(p.RealNodes, NodeName(runID, i))
+	}
 	total := f.Nodes * f.PodsPerNode
 	type tmplInfo struct {
 		share        profiles.WorkloadShare
@@ -109,6 +159,13 @@ func NewPlan(runID string, f profiles.Fleet) (*Plan, error) {
 			})
 			if err != nil {
 				return nil, err
+			}
+			if f.RealKubelets > 0 {
+				for _, o := range objs {
+					if spec := workloads.PodSpecOf(o); spec != nil {
+						allowRealNodes(spec)
+					}
+				}
 			}
 			p.Objects = append(p.Objects, objs...)
 		}

@@ -45,7 +45,9 @@ type Config struct {
 	Kind string
 	// Gates are the simulated kubelets' feature gates.
 	Gates map[string]bool
-	// InitDuration is how long a started kubelet reports NotReady.
+	// InitDuration, when above 0, is how long a started kubelet reports
+	// NotReady (the flash of kubernetes#124397); 0 keeps a Ready node
+	// Ready, as the 1.36 kubelet did in calibration.
 	InitDuration time.Duration
 	// CloseWatchesAfterSync closes the kubelet's watches after its initial
 	// sync instead of holding them while it is up.
@@ -326,9 +328,19 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 		return fmt.Errorf("kubelet %s: own node not in its informer", r.Node)
 	}
 	nodeObj := node.(*corev1.Node)
-	// Initializing: NotReady until the runtime, network and PLEG are up
-	// (kubelet_node_status.go setNodeReadyCondition).
-	if err := sess.patchNodeReady(ctx, false, "KubeletNotReady", "container runtime status check may not have completed yet"); err != nil {
+	// The node status goes out right after registration, beside pod sync
+	// (kubelet_node_status.go fastStatusUpdateOnce, syncNodeStatus): with
+	// the runtime already up it reports Ready, so a node that was Ready
+	// stays Ready (measured on the hollow kubelet: one PATCH of
+	// nodes/status, no Ready transition). InitDuration > 0 models the
+	// NotReady flash of kubernetes#124397 instead: NotReady until the
+	// runtime, network and PLEG checks pass (setNodeReadyCondition).
+	flash := s.cfg.InitDuration > 0
+	if flash {
+		if err := sess.patchNodeReady(ctx, false, "KubeletNotReady", "container runtime status check may not have completed yet"); err != nil {
+			return err
+		}
+	} else if err := sess.patchNodeReady(ctx, true, "KubeletReady", "kubelet is posting ready status"); err != nil {
 		return err
 	}
 	if err := sess.csiNode(ctx, nodeObj.UID); err != nil {
@@ -355,18 +367,23 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	}
 	// The status manager syncs every pod once after start (its cache is
 	// empty), and the prober decides readiness.
+	podSync := s.cfg.Clock.Now()
 	plans, err := s.startPods(ctx, sess, nodeObj, pods, rebooted)
 	if err != nil {
 		return err
 	}
-	if err := s.sleep(ctx, s.cfg.InitDuration); err != nil {
-		return err
-	}
-	if err := sess.patchNodeReady(ctx, true, "KubeletReady", "kubelet is posting ready status"); err != nil {
-		return err
-	}
-	if err := sess.event(ctx, nodeObj.UID, corev1.EventTypeNormal, "NodeReady", fmt.Sprintf("Node %s status is now: NodeReady", r.Node)); err != nil {
-		return err
+	if flash {
+		if err := s.sleep(ctx, s.cfg.InitDuration); err != nil {
+			return err
+		}
+		if err := sess.patchNodeReady(ctx, true, "KubeletReady", "kubelet is posting ready status"); err != nil {
+			return err
+		}
+		// NodeReady is recorded on the transition only
+		// (nodestatus/setters.go ReadyCondition).
+		if err := sess.event(ctx, nodeObj.UID, corev1.EventTypeNormal, "NodeReady", fmt.Sprintf("Node %s status is now: NodeReady", r.Node)); err != nil {
+			return err
+		}
 	}
 	// Hand heartbeats back to KWOK; the prober goes on below.
 	stopLease()
@@ -374,7 +391,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 		return err
 	}
 	s.event(storm.EventReportedReady, r.Node, r.Wave, "")
-	if err := s.probe(ctx, sess, plans); err != nil {
+	if err := s.probe(ctx, sess, plans, podSync); err != nil {
 		return err
 	}
 	s.event(storm.EventPodsRecovered, r.Node, r.Wave, "")
@@ -402,10 +419,20 @@ func startupEvents(rebooted bool) []nodeEvent {
 // probePlan is when a pod's containers become ready again.
 type probePlan struct {
 	ns, name string
-	// at is the offset from kubelet start of the first successful probe
-	// for each probed container; 0 for containers without a readiness
-	// probe.
+	// at is the offset from the pod's first sync of the first successful
+	// probe for each probed container; 0 for containers without a
+	// readiness probe.
 	at map[string]time.Duration
+	// notReady says the pod was left not ready, so its first successful
+	// probe writes Ready=True. A pod that stayed ready and does not flip
+	// sends nothing more: the status manager syncs only when the status
+	// changed (status_manager.go syncPod).
+	notReady bool
+	// flip is the legacy gate's reset of a ready pod: at its first probe
+	// the worker seeds Failure and probes at once (prober/worker.go
+	// doProbe), so the status manager writes Ready=False and then
+	// Ready=True about one round trip apart.
+	flip bool
 }
 
 // startPods replays the kubelet's first sync of each pod: admission re-run,
@@ -469,11 +496,15 @@ func (s *Simulator) startPods(ctx context.Context, sess *session, node *corev1.N
 				s.Counters.ContainerRestarts.Add(int64(len(st.ContainerStatuses)))
 				changed = setReadiness(st, func(c string) bool { return !probed(c) }, now) || changed
 				markStarted(st)
-			} else if legacy {
-				// ChangeContainerStatusOnKubeletRestart=true: the prober's
-				// readiness results start at Failure, so every probed container
-				// is reported not ready until its first successful probe.
-				changed = setReadiness(st, func(c string) bool { return !probed(c) }, now)
+			} else if legacy && wasReady {
+				// ChangeContainerStatusOnKubeletRestart=true: the worker
+				// seeds Failure at its first probe and probes at once
+				// (prober/worker.go doProbe), so the flip comes at the
+				// first probe (probe), not at this first sync, which finds
+				// the status unchanged (measured on the hollow kubelet: 1
+				// GET here, then GET+PATCH False and GET+PATCH True
+				// milliseconds apart, at U(0, period) after start).
+				plan.flip = len(plan.at) > 0
 			} else {
 				// Readiness is preserved (KEP-4781); but if the node-lifecycle
 				// controller marked the pod not ready while the node was away,
@@ -489,6 +520,7 @@ func (s *Simulator) startPods(ctx context.Context, sess *session, node *corev1.N
 			if !wasReady && podReady(st) {
 				s.Counters.ReadyFlipsUp.Add(1)
 			}
+			plan.notReady = !podReady(st)
 			return changed
 		})
 		if err != nil {
@@ -518,18 +550,22 @@ func (s *Simulator) startPods(ctx context.Context, sess *session, node *corev1.N
 	return plans, nil
 }
 
-// probe waits for each planned first successful probe and writes the pod's
-// readiness through the status manager (GET + PATCH) when it changes.
-func (s *Simulator) probe(ctx context.Context, sess *session, plans []probePlan) error {
+// probe waits for each planned first successful probe, measured from start
+// (when the pods were first synced and their probe workers started), and
+// writes the pod's readiness through the status manager (GET + PATCH) when
+// it changes: a legacy flip writes Ready=False and then Ready=True.
+func (s *Simulator) probe(ctx context.Context, sess *session, plans []probePlan, start time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RecoveryTimeout)
 	defer cancel()
-	start := s.cfg.Clock.Now()
 	type step struct {
 		at   time.Duration
 		plan *probePlan
 	}
 	var steps []step
 	for i := range plans {
+		if !plans[i].notReady && !plans[i].flip {
+			continue
+		}
 		var last time.Duration
 		for _, d := range plans[i].at {
 			last = max(last, d)
@@ -541,6 +577,23 @@ func (s *Simulator) probe(ctx context.Context, sess *session, plans []probePlan)
 	for _, st := range steps {
 		if err := s.sleep(ctx, st.at-s.cfg.Clock.Since(start)); err != nil {
 			return fmt.Errorf("kubelet %s: waiting to probe: %w", sess.node, err)
+		}
+		if st.plan.flip {
+			probed := st.plan.at
+			patched, err := sess.syncPodStatus(ctx, st.plan.ns, st.plan.name, func(ps *corev1.PodStatus, _ *corev1.PodSpec) bool {
+				was := podReady(ps)
+				changed := setReadiness(ps, func(c string) bool { _, ok := probed[c]; return !ok }, metav1.NewTime(s.cfg.Clock.Now()))
+				if was && !podReady(ps) {
+					s.Counters.ReadyFlipsDown.Add(1)
+				}
+				return changed
+			})
+			if err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) && firstErr == nil {
+				firstErr = err
+			}
+			if patched {
+				s.Counters.PodStatusPatches.Add(1)
+			}
 		}
 		patched, err := sess.syncPodStatus(ctx, st.plan.ns, st.plan.name, func(ps *corev1.PodStatus, _ *corev1.PodSpec) bool {
 			if ps.Phase != corev1.PodRunning {
@@ -751,7 +804,8 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 				s.Counters.PodStatusPatches.Add(1)
 			}
 		}
-		plan := probePlan{ns: p.Namespace, name: p.Name, at: map[string]time.Duration{}}
+		// Only pods a probe failure touched are planned here.
+		plan := probePlan{ns: p.Namespace, name: p.Name, at: map[string]time.Duration{}, notReady: true}
 		for _, c := range p.Spec.Containers {
 			if c.ReadinessProbe == nil {
 				continue
@@ -773,7 +827,7 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 		return err
 	}
 	s.event(storm.EventReportedReady, r.Node, r.Wave, "")
-	if err := s.probe(ctx, sess, plans); err != nil {
+	if err := s.probe(ctx, sess, plans, s.cfg.Clock.Now()); err != nil {
 		return err
 	}
 	s.event(storm.EventPodsRecovered, r.Node, r.Wave, "")

@@ -11,6 +11,7 @@
 package realnode
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -27,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/profiles"
 )
 
 // BytesPerNode is the resident memory of one hollow kubelet and its fake
@@ -514,4 +516,80 @@ func ProcUsage(pid int) (Usage, error) {
 		}
 	}
 	return u, nil
+}
+
+// Runtime outage modes of a runtime restart.
+const (
+	// RuntimeRefused kills the runtime: its socket refuses connections,
+	// as while containerd or CRI-O restarts.
+	RuntimeRefused = "refused"
+	// RuntimeHung freezes it (SIGSTOP): calls hang until they time out.
+	RuntimeHung = "hung"
+)
+
+// Restart carries out one restart of kind (profiles.StormKubelet, Runtime
+// or Reboot) with the given downtime; the kubelet starts again with gates.
+// It returns when the processes are started again, with the time the
+// kubelet (for a runtime restart, the runtime) came back.
+func (n *Node) Restart(ctx context.Context, kind, runtimeMode string, downtime time.Duration, gates map[string]bool) (back time.Time, err error) {
+	sleep := func() error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(downtime):
+			return nil
+		}
+	}
+	switch kind {
+	case profiles.StormKubelet:
+		if err := n.StopKubelet(); err != nil {
+			return back, err
+		}
+		if err := sleep(); err != nil {
+			return back, errors.Join(err, n.StartKubelet(gates))
+		}
+		return time.Now(), n.StartKubelet(gates)
+	case profiles.StormRuntime:
+		if runtimeMode == RuntimeHung {
+			if err := n.HangRuntime(); err != nil {
+				return back, err
+			}
+			err := sleep()
+			return time.Now(), errors.Join(err, n.ResumeRuntime())
+		}
+		if err := n.KillRuntime(); err != nil {
+			return back, err
+		}
+		err := sleep()
+		return time.Now(), errors.Join(err, n.StartRuntime(false))
+	case profiles.StormReboot:
+		if err := n.PowerOff(); err != nil {
+			return back, err
+		}
+		if err := sleep(); err != nil {
+			// Interrupted: bring the node back all the same.
+			return back, errors.Join(err, n.StartRuntime(true), n.StartKubelet(gates))
+		}
+		if err := n.StartRuntime(true); err != nil {
+			return back, err
+		}
+		return time.Now(), n.StartKubelet(gates)
+	}
+	return back, fmt.Errorf("real node %s: unknown storm kind %q", n.opts.Name, kind)
+}
+
+// MemAvailable reads MemAvailable from /proc/meminfo, in bytes; 0 when it
+// cannot.
+func MemAvailable() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }

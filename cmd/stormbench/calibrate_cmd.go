@@ -42,7 +42,7 @@ func runCalibrate(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.IntVar(&nodes, "nodes", 2, "Real nodes (hollow kubelets, about 100 MiB each) and as many simulated ones")
 	fs.IntVar(&pods, "pods-per-node", 5, "Pods per node: one Deployment and one Service per node, exec readiness and liveness probes")
 	fs.DurationVar(&probePeriod, "probe-period", 10*time.Second, "Period of the exec probes")
-	fs.DurationVar(&initDuration, "init-duration", 2*time.Second, "The simulated kubelet's NotReady time after start (a profile's storm.initDuration; quick uses 2s)")
+	fs.DurationVar(&initDuration, "init-duration", 0, "The simulated kubelet's NotReady flash after start (a profile's storm.initDuration; 0, the default, keeps the node Ready)")
 	fs.StringSliceVar(&cases, "cases", names, "Cases to run, in order: "+strings.Join(names, ", "))
 	fs.BoolVar(&list, "list-cases", false, "List the cases with their downtimes and exit")
 	fs.StringVar(&resultPath, "result", "", "Write the result document (JSON) here")
@@ -157,7 +157,7 @@ Flags:
 		return runErr
 	}
 	res.Tool = bench.GitRevision
-	res.Command = "stormbench " + strings.Join(args, " ")
+	res.Command = strings.TrimSpace("stormbench calibrate " + strings.Join(args, " "))
 	if runErr != nil {
 		res.Errors = append(res.Errors, runErr.Error())
 	}

@@ -1,0 +1,221 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/realnode"
+	"github.com/stormbench/stormbench/bench/storm"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// realNodes are a run's real kubelet nodes (fleet.realKubelets): hollow
+// kubelets beside fake CRI runtimes, supervised by stormbench.
+type realNodes struct {
+	o     Options
+	mu    sync.Mutex
+	nodes map[string]*realnode.Node
+}
+
+// checkRealNodes refuses, before anything starts, a profile with real
+// kubelets that this run cannot hold: no embedded cluster, missing
+// binaries, or more than half the machine's available memory.
+func checkRealNodes(o Options) error {
+	n := o.Profile.Fleet.RealKubelets
+	if n == 0 {
+		return nil
+	}
+	if o.Embedded == nil {
+		return errors.New("fleet.realKubelets needs the embedded cluster: real kubelets run on this machine beside it")
+	}
+	if o.ShardCount > 1 {
+		return errors.New("fleet.realKubelets cannot be sharded: only the process that starts a real kubelet can restart it")
+	}
+	if err := o.Embedded.Components().CheckRealNodes(); err != nil {
+		return err
+	}
+	if avail := realnode.MemAvailable(); avail > 0 && int64(n)*realnode.BytesPerNode > avail/2 {
+		return fmt.Errorf("fleet.realKubelets: %d real kubelets need about %d MiB (%d MiB each); this machine has %d MiB available and keeps half for the control plane and stormbench",
+			n, int64(n)*realnode.BytesPerNode>>20, realnode.BytesPerNode>>20, avail>>20)
+	}
+	return nil
+}
+
+func newRealNodes(o Options) *realNodes { return &realNodes{o: o, nodes: map[string]*realnode.Node{}} }
+
+// start starts the named nodes (the fleet's last indexes) and waits until
+// each has registered.
+func (r *realNodes) start(ctx context.Context, names []string) error {
+	p := r.o.Profile
+	first := p.Fleet.Nodes - len(names)
+	for i, name := range names {
+		idx := first + i
+		n, err := realnode.New(realnode.Options{
+			Components: r.o.Embedded.Components(), AdminKubeconfig: r.o.Embedded.Kubeconfig(), Context: r.o.Target.Context,
+			Dir: filepath.Join(r.o.Embedded.Dir(), cluster.RealNodesDir, name), Name: name, PodCIDR: fleet.PodCIDR(idx),
+			Labels: map[string]string{
+				fleet.RunLabel: r.o.RunID, fleet.TypeLabel: fleet.RealNodeType, "stormbench.io/index": strconv.Itoa(idx),
+				// Never "up": KWOK must leave a real kubelet's node alone.
+				cluster.KubeletLabel: "real",
+			},
+			CPU: p.Fleet.NodeCPU, Memory: p.Fleet.NodeMemory, MaxPods: p.Fleet.MaxPodsPerNode,
+			LeaseDurationSeconds:  int(float64(p.Timing.NodeLeaseDurationSeconds) * max(p.Timing.HeartbeatFactor, 1)),
+			StatusUpdateFrequency: time.Duration(float64(p.Timing.NodeStatusUpdateFrequency.Duration) * max(p.Timing.HeartbeatFactor, 1)),
+		})
+		if err != nil {
+			return err
+		}
+		r.mu.Lock()
+		r.nodes[name] = n
+		r.mu.Unlock()
+		if err := n.Start(nil); err != nil {
+			return err
+		}
+	}
+	r.o.Logf("Started %d real kubelets (hollow kubelet %s, logs under %s)", len(names), cluster.KubeVersion, filepath.Join(r.o.Embedded.Dir(), cluster.RealNodesDir))
+	deadline := time.Now().Add(2 * time.Minute)
+	for _, name := range names {
+		for {
+			_, err := r.o.Target.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err == nil {
+				break
+			}
+			n := r.node(name)
+			if !n.KubeletAlive() {
+				return fmt.Errorf("real node %s: its kubelet exited (%s); log: %s", name, n.KubeletExit(), n.KubeletLog())
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("real node %s did not register within 2m: %v; log: %s", name, err, n.KubeletLog())
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+func (r *realNodes) node(name string) *realnode.Node {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.nodes[name]
+}
+
+// stop stops every real node's processes.
+func (r *realNodes) stop() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for name, n := range r.nodes {
+		if err := n.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping real node %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// restart carries out a scheduled restart on a real node and records it
+// as the simulator records its own: Down, KubeletStart, ReportedReady when
+// the kubelet has posted a Ready status since it came back, PodsRecovered
+// when the node's pods are Ready again. A kubelet that exits or does not
+// report Ready is a failed restart, named with its log.
+func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.Storm, gates map[string]bool, sim *kubelet.Simulator, events *storm.EventLog) {
+	n := r.node(rs.Node)
+	if n == nil {
+		sim.Counters.Errors.Add(1)
+		events.Add(storm.Event{Time: time.Now(), Type: storm.EventError, Node: rs.Node, Wave: rs.Wave, Detail: "real node not started by this run"})
+		return
+	}
+	ev := func(t storm.EventType, detail string) {
+		events.Add(storm.Event{Time: time.Now(), Type: t, Node: rs.Node, Wave: rs.Wave, Detail: detail})
+	}
+	fail := func(err error) {
+		sim.Counters.Errors.Add(1)
+		ev(storm.EventError, fmt.Sprintf("real node: %v (kubelet log: %s)", err, n.KubeletLog()))
+	}
+	sim.Counters.Restarts.Add(1)
+	ev(storm.EventDown, st.Kind+" (real kubelet)")
+	back, err := n.Restart(ctx, st.Kind, realnode.RuntimeRefused, rs.Downtime, gates)
+	if err != nil {
+		fail(err)
+		return
+	}
+	ev(storm.EventKubeletStart, "")
+	timeout := st.RecoveryTimeout.Duration
+	if timeout == 0 {
+		timeout = 10 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// After a kubelet start, the Ready status it posts (it PATCHes its
+	// node status once at start; heartbeat times have second precision).
+	// The kubelet of a runtime restart posts status only on a change, so
+	// there Ready at all counts.
+	since := back.Truncate(time.Second)
+	if st.Kind == profiles.StormRuntime {
+		since = time.Time{}
+	}
+	for reported := false; ; {
+		if !n.KubeletAlive() {
+			fail(fmt.Errorf("kubelet exited (%s)", n.KubeletExit()))
+			return
+		}
+		if !reported {
+			node, err := r.o.Target.Client.CoreV1().Nodes().Get(ctx, rs.Node, metav1.GetOptions{})
+			if err == nil && readySince(node, since) {
+				reported = true
+				ev(storm.EventReportedReady, "")
+			}
+		}
+		if reported {
+			pods, err := r.o.Target.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + rs.Node})
+			if err == nil && allReady(pods.Items) {
+				ev(storm.EventPodsRecovered, "")
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			fail(fmt.Errorf("not recovered after %s: %w", timeout, ctx.Err()))
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// readySince reports whether the node's Ready condition is True with a
+// heartbeat at or after t.
+func readySince(n *corev1.Node, t time.Time) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue && !c.LastHeartbeatTime.Time.Before(t)
+		}
+	}
+	return false
+}
+
+func allReady(pods []corev1.Pod) bool {
+	for i := range pods {
+		p := &pods[i]
+		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if !fleet.PodReady(p) {
+			return false
+		}
+	}
+	return true
+}
