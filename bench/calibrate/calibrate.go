@@ -286,8 +286,14 @@ func (c *calibration) provision(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		created, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+		if err != nil {
 			return fmt.Errorf("creating simulated node %s: %w", name, err)
+		}
+		// As the fleet does: the CSINode a real kubelet has had since its
+		// first start.
+		if _, err := client.StorageV1().CSINodes().Create(ctx, fleet.CSINode(name, created.UID), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating CSINode of simulated node %s: %w", name, err)
 		}
 	}
 	dir := filepath.Join(c.o.Embedded.Dir(), cluster.RealNodesDir)

@@ -138,10 +138,15 @@ func (t Tolerance) agree(unit string, real, sim float64) bool {
 }
 
 // Disagreements lists "case: metric" of every checked row outside its
-// tolerance.
+// tolerance, and "case: failed restarts" for a case with failed restarts.
 func (r *Result) Disagreements() []string {
 	var out []string
 	for _, c := range r.Cases {
+		// A failed restart (a real kubelet that exited or did not come
+		// back) leaves the case's figures incomparable.
+		if len(c.Errors) > 0 {
+			out = append(out, c.Name+": failed restarts")
+		}
 		for _, row := range c.Rows {
 			if !row.Agree {
 				out = append(out, c.Name+": "+row.Metric)

@@ -38,6 +38,7 @@ type permission struct {
 var runPermissions = []permission{
 	{"create", "", "nodes", "", ""}, {"delete", "", "nodes", "", ""}, {"patch", "", "nodes", "", ""}, {"list", "", "nodes", "", ""}, {"update", "", "nodes", "", ""},
 	{"patch", "", "nodes", "status", ""},
+	{"create", "storage.k8s.io", "csinodes", "", ""},
 	{"create", "", "namespaces", "", ""}, {"delete", "", "namespaces", "", ""},
 	{"list", "", "pods", "", ""}, {"create", "", "pods", "", ""}, {"delete", "", "pods", "", ""},
 	{"create", "", "pods", "eviction", ""},

@@ -176,9 +176,17 @@ func (f *Fleet) createNodes(ctx context.Context) error {
 			return err
 		}
 		g.Go(func() error {
-			_, err := f.client.CoreV1().Nodes().Create(gctx, node, metav1.CreateOptions{})
+			created, err := f.client.CoreV1().Nodes().Create(gctx, node, metav1.CreateOptions{})
 			if err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("creating node %q: %w", node.Name, err)
+			}
+			// Its CSINode, which a real node's kubelet would have
+			// created at its first start.
+			if err == nil {
+				_, err = f.client.StorageV1().CSINodes().Create(gctx, CSINode(node.Name, created.UID), metav1.CreateOptions{})
+				if err != nil && !apierrors.IsAlreadyExists(err) {
+					return fmt.Errorf("creating CSINode %q: %w", node.Name, err)
+				}
 			}
 			f.progress.Add(1)
 			return nil
@@ -490,6 +498,20 @@ func Delete(ctx context.Context, client kubernetes.Interface, runID string, time
 		if ns.DeletionTimestamp == nil {
 			if err := client.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("deleting namespace %s: %w", ns.Name, err)
+			}
+		}
+	}
+	// Pods on real kubelet nodes: their kubelets may be stopped already
+	// and would never confirm the deletion, so they go at once.
+	realSel := labels.Set{RunLabel: runID, TypeLabel: RealNodeType}.AsSelector().String()
+	if real, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: realSel}); err == nil {
+		zero := int64(0)
+		for _, n := range real.Items {
+			for _, ns := range nss.Items {
+				err := client.CoreV1().Pods(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.Name})
+				if err != nil && !apierrors.IsNotFound(err) {
+					return fmt.Errorf("deleting pods of real node %s: %w", n.Name, err)
+				}
 			}
 		}
 	}

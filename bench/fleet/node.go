@@ -8,8 +8,10 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/stormbench/stormbench/bench/cluster"
 )
@@ -110,4 +112,25 @@ func BuildNode(s NodeSpec) (*corev1.Node, error) {
 			Allocatable: capacity.DeepCopy(),
 		},
 	}, nil
+}
+
+// MigratedPluginsAnnotation is the CSINode annotation in which a 1.36
+// kubelet lists the in-tree volume plugins migrated to CSI
+// (volume/csi/nodeinfomanager setMigrationAnnotation); the value is what
+// the hollow kubelet wrote.
+const (
+	MigratedPluginsAnnotation = "storage.alpha.kubernetes.io/migrated-plugins"
+	MigratedPlugins           = "kubernetes.io/aws-ebs,kubernetes.io/azure-disk,kubernetes.io/azure-file,kubernetes.io/cinder,kubernetes.io/gce-pd,kubernetes.io/portworx-volume,kubernetes.io/vsphere-volume"
+)
+
+// CSINode is the CSINode a kubelet creates for its node on first start:
+// owned by the node, with the migrated-plugins annotation and no drivers.
+// The fleet creates one per KWOK node, so that a simulated restart finds
+// it as a real kubelet's restart does.
+func CSINode(node string, uid types.UID) *storagev1.CSINode {
+	return &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{
+		Name:            node,
+		Annotations:     map[string]string{MigratedPluginsAnnotation: MigratedPlugins},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node, UID: uid}},
+	}}
 }

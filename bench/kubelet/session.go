@@ -407,8 +407,17 @@ func (s *session) startInformers(ctx context.Context) error {
 		sinks = append(sinks, sink)
 		s.run(cache.NewReflector(r.lw, r.obj, sink, 0).Run)
 	}
-	if err := s.waitSynced(ctx, "node", s.nodeInf); err != nil {
-		return err
+	// The pod source starts once the node informer has synced, checking
+	// every WaitForAPIServerSyncPeriod (1 s; config/apiserver.go
+	// NewSourceApiserver): a just-started informer has not synced at the
+	// first check, so the pod watch opens a second after start (measured
+	// on the hollow kubelet: 1.0 s).
+	for !s.nodeInf.HasSynced() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kubelet %s: waiting for the node informer: %w", s.node, ctx.Err())
+		case <-s.clk.After(time.Second):
+		}
 	}
 	// The pod source: a reflector into a store, resync 0
 	// (config/apiserver.go NewSourceApiserver).
@@ -631,12 +640,23 @@ func (s *session) csiNode(ctx context.Context, nodeUID types.UID) error {
 	return s.retry(ctx, func() error { return s.csiNodeOnce(ctx, nodeUID) })
 }
 
+// csiNodeOnce replays the CSI plugin's start: waitForAPIServerForever GETs
+// the CSINode from the watch cache (volume/csi/csi_plugin.go), then
+// nodeinfomanager's tryInitializeCSINodeWithAnnotation GETs the node and
+// the CSINode and creates it only when it is missing (measured on the
+// hollow kubelet: 2 GETs of csinodes and 1 of nodes besides
+// registration's, no write).
 func (s *session) csiNodeOnce(ctx context.Context, nodeUID types.UID) error {
-	_, err := s.client.StorageV1().CSINodes().Get(ctx, s.node, metav1.GetOptions{})
+	_, err := s.client.StorageV1().CSINodes().Get(ctx, s.node, metav1.GetOptions{ResourceVersion: "0"})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("kubelet %s: CSINode: %w", s.node, err)
+	}
+	if _, err := s.client.CoreV1().Nodes().Get(ctx, s.node, metav1.GetOptions{}); err != nil {
+		return fmt.Errorf("kubelet %s: CSINode: getting its node: %w", s.node, err)
+	}
+	_, err = s.client.StorageV1().CSINodes().Get(ctx, s.node, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		cn := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: s.node,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: s.node, UID: nodeUID}}}}
-		_, err = s.client.StorageV1().CSINodes().Create(ctx, cn, metav1.CreateOptions{})
+		_, err = s.client.StorageV1().CSINodes().Create(ctx, fleet.CSINode(s.node, nodeUID), metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			err = nil
 		}

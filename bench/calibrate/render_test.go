@@ -1,0 +1,90 @@
+package calibrate
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", name, got)
+	}
+}
+
+func sampleResult() *Result {
+	start := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	tol := DefaultTolerance()
+	row := func(metric, unit string, real, sim float64) Row {
+		return Row{Metric: metric, Unit: unit, Real: real, Simulated: sim, Agree: tol.agree(unit, real, sim)}
+	}
+	c := CaseResult{Case: Cases()[0], Rows: []Row{
+		row("kubelet: get pods", "/restart", 15, 10),
+		row("kubelet: patch pods/status", "/restart", 10, 10),
+		row("kubelet: create csinodes", "/restart", 0, 1),
+		row(MetricNotReadyP50, "s", 0.013, 8.88),
+		row(MetricReadyFlips, "/restart", 0, 0),
+		{Metric: MetricKubeletCPU, Unit: "s", Real: 0.24, Simulated: 0.042, Agree: true, Informational: true},
+	}}
+	c.Restarts.Real, c.Restarts.Simulated = 2, 2
+	failed := CaseResult{Case: Cases()[4], Errors: []string{"real node cal-real-1: kubelet exited (exit status 1) (kubelet log: /x/kubelet.log)"}}
+	failed.Restarts.Real, failed.Restarts.Simulated = 1, 2
+	return &Result{APIVersion: "stormbench.io/v1alpha1", Kind: ResultKind, SchemaVersion: SchemaVersion,
+		Command: "stormbench calibrate --cases kubelet/legacy,reboot", Start: start, End: start.Add(3 * time.Minute), Complete: true,
+		KubeVersion: "v1.36.3", Nodes: 2, PodsPerNode: 5, ProbePeriod: "10s", InitDuration: "0s", Tolerance: tol,
+		Cases: []CaseResult{c, failed}}
+}
+
+// TestRenderGolden: the terminal, markdown and HTML tables of a fixed
+// result; rows outside tolerance are marked DIFFERS, cost rows info.
+func TestRenderGolden(t *testing.T) {
+	r := sampleResult()
+	for name, render := range map[string]func(*bytes.Buffer) error{
+		"table.txt.golden":  func(b *bytes.Buffer) error { return WriteText(b, r) },
+		"table.md.golden":   func(b *bytes.Buffer) error { return WriteMarkdown(b, r) },
+		"table.html.golden": func(b *bytes.Buffer) error { return WriteHTML(b, r) },
+	} {
+		var b bytes.Buffer
+		if err := render(&b); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, name, b.Bytes())
+	}
+	if d := r.Disagreements(); len(d) != 4 || d[3] != "reboot: failed restarts" {
+		t.Errorf("disagreements %v, want get pods, create csinodes, the not-ready p50 and reboot's failed restarts", d)
+	}
+}
+
+func TestResultValidate(t *testing.T) {
+	r := sampleResult()
+	if err := r.Validate(); err != nil {
+		t.Fatalf("valid result refused: %v", err)
+	}
+	for name, mutate := range map[string]func(*Result){
+		"kind":     func(r *Result) { r.Kind = "Result" },
+		"schema":   func(r *Result) { r.SchemaVersion = SchemaVersion + 1 },
+		"negative": func(r *Result) { r.Cases[0].Rows[0].Real = -1 },
+	} {
+		r := sampleResult()
+		mutate(r)
+		if err := r.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
