@@ -55,7 +55,7 @@ func checkRealNodes(o Options) error {
 func newRealNodes(o Options) *realNodes { return &realNodes{o: o, nodes: map[string]*realnode.Node{}} }
 
 // start starts the named nodes (the fleet's last indexes) and waits until
-// each has registered.
+// each is Ready.
 func (r *realNodes) start(ctx context.Context, names []string) error {
 	p := r.o.Profile
 	first := p.Fleet.Nodes - len(names)
@@ -84,19 +84,25 @@ func (r *realNodes) start(ctx context.Context, names []string) error {
 		}
 	}
 	r.o.Logf("Started %d real kubelets (hollow kubelet %s, logs under %s)", len(names), cluster.KubeVersion, filepath.Join(r.o.Embedded.Dir(), cluster.RealNodesDir))
+	// Ready, not only registered: until then the node carries the
+	// not-ready NoSchedule taint, and the scheduler would put every pod
+	// of the mix on the KWOK nodes.
 	deadline := time.Now().Add(2 * time.Minute)
 	for _, name := range names {
 		for {
-			_, err := r.o.Target.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			if err == nil {
+			node, err := r.o.Target.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err == nil && fleet.NodeReady(node) && !hasTaint(node, corev1.TaintNodeNotReady) {
 				break
+			}
+			if err == nil {
+				err = errors.New("registered, not Ready yet")
 			}
 			n := r.node(name)
 			if !n.KubeletAlive() {
 				return fmt.Errorf("real node %s: its kubelet exited (%s); log: %s", name, n.KubeletExit(), n.KubeletLog())
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("real node %s did not register within 2m: %v; log: %s", name, err, n.KubeletLog())
+				return fmt.Errorf("real node %s not Ready within 2m: %v; log: %s", name, err, n.KubeletLog())
 			}
 			select {
 			case <-ctx.Done():
@@ -218,4 +224,13 @@ func allReady(pods []corev1.Pod) bool {
 		}
 	}
 	return true
+}
+
+func hasTaint(n *corev1.Node, key string) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == key {
+			return true
+		}
+	}
+	return false
 }

@@ -301,7 +301,7 @@ func (c *calibration) provision(ctx context.Context) error {
 		n, err := realnode.New(realnode.Options{
 			Components: c.o.Components, AdminKubeconfig: c.o.Embedded.Kubeconfig(), Context: c.o.Target.Context,
 			Dir: filepath.Join(dir, name), Name: name, PodCIDR: fleet.PodCIDR(MaxNodes + i),
-			Labels: map[string]string{fleet.RunLabel: c.o.RunID, RoleLabel: "real"},
+			Labels: map[string]string{fleet.RunLabel: c.o.RunID, fleet.TypeLabel: fleet.RealNodeType, RoleLabel: "real"},
 			CPU:    "32", Memory: "256Gi", MaxPods: 110,
 		})
 		if err != nil {
@@ -592,11 +592,8 @@ func (c *calibration) teardown(ctx context.Context) error {
 	if c.o.KeepObjects {
 		return errors.Join(errs...)
 	}
-	// The stopped real kubelets will not confirm their pods' deletion:
-	// delete them at once, or the namespace would wait for them.
-	if err := c.o.Target.Client.CoreV1().Pods(c.ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		errs = append(errs, fmt.Errorf("deleting calibration pods: %w", err))
-	}
+	// fleet.Delete force-deletes the pods of the stopped real kubelets
+	// (type=hollow), which would never confirm their deletion.
 	if err := fleet.Delete(ctx, c.o.Target.Client, c.o.RunID, 4*time.Minute, nil); err != nil {
 		errs = append(errs, fmt.Errorf("deleting calibration objects: %w (remove them with `stormbench fleet down --run %s`)", err, c.o.RunID))
 	}

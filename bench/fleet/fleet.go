@@ -502,23 +502,29 @@ func Delete(ctx context.Context, client kubernetes.Interface, runID string, time
 		}
 	}
 	// Pods on real kubelet nodes: their kubelets may be stopped already
-	// and would never confirm the deletion, so they go at once.
+	// and would never confirm the deletion, so they go at once, again
+	// while the namespace goes (its controllers may still make pods).
 	realSel := labels.Set{RunLabel: runID, TypeLabel: RealNodeType}.AsSelector().String()
+	var realNodes []string
 	if real, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: realSel}); err == nil {
-		zero := int64(0)
 		for _, n := range real.Items {
+			realNodes = append(realNodes, n.Name)
+		}
+	}
+	forceReal := func() {
+		zero := int64(0)
+		for _, n := range realNodes {
 			for _, ns := range nss.Items {
-				err := client.CoreV1().Pods(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.Name})
-				if err != nil && !apierrors.IsNotFound(err) {
-					return fmt.Errorf("deleting pods of real node %s: %w", n.Name, err)
-				}
+				_ = client.CoreV1().Pods(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n})
 			}
 		}
 	}
+	forceReal()
 	progress.Start("deleting workloads", len(nss.Items))
 	// Pods go first, while their nodes still exist and KWOK can finish their
 	// deletion; orphans would wait for the pod GC controller instead.
 	if err := waitGone(ctx, "run namespaces", func() (int, error) {
+		forceReal()
 		l, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			return 0, err

@@ -486,17 +486,17 @@ func (s *Simulator) startPods(ctx context.Context, sess *session, node *corev1.N
 			}
 		}
 		probed := func(c string) bool { _, ok := plan.at[c]; return ok }
+		if rebooted {
+			if err := s.restartPod(ctx, sess, node, p, probed, &plan); err != nil {
+				return nil, err
+			}
+			plans = append(plans, plan)
+			continue
+		}
 		patched, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus, spec *corev1.PodSpec) bool {
 			changed := false
 			wasReady := podReady(st)
-			if rebooted {
-				// Every container was stopped: restartCount+1, last state
-				// terminated, not ready until probes pass, whatever the gate.
-				changed = restartContainers(st, nil, 255, "Unknown", now)
-				s.Counters.ContainerRestarts.Add(int64(len(st.ContainerStatuses)))
-				changed = setReadiness(st, func(c string) bool { return !probed(c) }, now) || changed
-				markStarted(st)
-			} else if legacy && wasReady {
+			if legacy && wasReady {
 				// ChangeContainerStatusOnKubeletRestart=true: the worker
 				// seeds Failure at its first probe and probes at once
 				// (prober/worker.go doProbe), so the flip comes at the
@@ -548,6 +548,73 @@ func (s *Simulator) startPods(ctx context.Context, sess *session, node *corev1.N
 		s.Counters.PodsDeleted.Add(1)
 	}
 	return plans, nil
+}
+
+// restartPod replays a pod's first syncs after a reboot, as the hollow
+// kubelet wrote them with a runtime that came back with every container
+// exited and every sandbox not ready (kuberuntime SyncPod; status manager
+// syncPod, a GET before each PATCH):
+//  1. the containers terminated (exit 255, Unknown), the pod not ready,
+//     PodReadyToStartContainers False, no pod IP;
+//  2. a new sandbox: PodReadyToStartContainers True;
+//  3. the containers running again (restartCount+1, the old run as last
+//     state) with a new pod IP, probed ones not ready;
+//  4. Ready, after the first successful probe (probe, via plan.notReady).
+//
+// Measured: 2.7 to 3.4 status writes per pod (steps 2 and 3 sometimes go
+// out as one).
+func (s *Simulator) restartPod(ctx context.Context, sess *session, node *corev1.Node, p *corev1.Pod, probed func(string) bool, plan *probePlan) error {
+	for _, v := range p.Spec.Volumes {
+		if v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumMemory {
+			s.Counters.MemoryEmptyDirsLost.Add(1)
+		}
+	}
+	steps := []func(st *corev1.PodStatus, now metav1.Time) bool{
+		func(st *corev1.PodStatus, now metav1.Time) bool {
+			wasReady := podReady(st)
+			changed := terminateContainers(st, 255, "Unknown", now)
+			changed = setReadiness(st, func(string) bool { return false }, now) || changed
+			changed = setCondition(st, corev1.PodReadyToStartContainers, corev1.ConditionFalse, "", now) || changed
+			if st.PodIP != "" {
+				st.PodIP, st.PodIPs = "", nil
+				changed = true
+			}
+			if wasReady {
+				s.Counters.ReadyFlipsDown.Add(1)
+			}
+			return changed
+		},
+		func(st *corev1.PodStatus, now metav1.Time) bool {
+			return setCondition(st, corev1.PodReadyToStartContainers, corev1.ConditionTrue, "", now)
+		},
+		func(st *corev1.PodStatus, now metav1.Time) bool {
+			changed := restartContainers(st, nil, 255, "Unknown", now)
+			s.Counters.ContainerRestarts.Add(int64(len(st.ContainerStatuses)))
+			markStarted(st)
+			changed = setReadiness(st, func(c string) bool { return !probed(c) }, now) || changed
+			if ip := sess.newPodIP(node); ip != "" {
+				st.PodIP, st.PodIPs = ip, []corev1.PodIP{{IP: ip}}
+				changed = true
+			}
+			if podReady(st) {
+				s.Counters.ReadyFlipsUp.Add(1)
+			}
+			plan.notReady = !podReady(st)
+			return changed
+		},
+	}
+	for _, step := range steps {
+		patched, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
+			return step(st, metav1.NewTime(s.cfg.Clock.Now()))
+		})
+		if err != nil {
+			return err
+		}
+		if patched {
+			s.Counters.PodStatusPatches.Add(1)
+		}
+	}
+	return nil
 }
 
 // probe waits for each planned first successful probe, measured from start

@@ -151,6 +151,9 @@ type session struct {
 	// status (kubelet.go: heartbeatClient).
 	heartbeat kubeletClient
 	clk       clock.Clock
+	// lastIP is the offset in the node's pod CIDR of the last pod IP this
+	// boot handed out (newPodIP).
+	lastIP uint32
 
 	stopOnce sync.Once
 	stop     chan struct{}

@@ -3,9 +3,11 @@ package kubelet
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -211,11 +213,37 @@ func restartContainers(st *corev1.PodStatus, which func(string) bool, exitCode i
 		if cs.State.Running != nil {
 			started = cs.State.Running.StartedAt
 		}
-		cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: exitCode, Reason: reason, StartedAt: started, FinishedAt: now, ContainerID: cs.ContainerID,
-		}}
+		if t := cs.State.Terminated; t != nil {
+			// Already reported terminated (a reboot's first sync).
+			cs.LastTerminationState = corev1.ContainerState{Terminated: t}
+		} else {
+			cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: exitCode, Reason: reason, StartedAt: started, FinishedAt: now, ContainerID: cs.ContainerID,
+			}}
+		}
 		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
 		cs.RestartCount++
+		cs.Ready = false
+		f := false
+		cs.Started = &f
+		changed = true
+	}
+	return changed
+}
+
+// terminateContainers records that every running container ended (a
+// reboot: containerd reports exit 255, reason Unknown): terminated state,
+// not ready, not started, restartCount unchanged until it runs again.
+func terminateContainers(st *corev1.PodStatus, exitCode int32, reason string, now metav1.Time) bool {
+	changed := false
+	for i := range st.ContainerStatuses {
+		cs := &st.ContainerStatuses[i]
+		if cs.State.Running == nil {
+			continue
+		}
+		cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: exitCode, Reason: reason, StartedAt: cs.State.Running.StartedAt, FinishedAt: now, ContainerID: cs.ContainerID,
+		}}
 		cs.Ready = false
 		f := false
 		cs.Started = &f
@@ -263,4 +291,34 @@ func (s *session) patchNodeReadyOnce(ctx context.Context, ready bool, reason, me
 		return fmt.Errorf("kubelet %s: patching node status: %w", s.node, err)
 	}
 	return nil
+}
+
+// newPodIP returns the address of a pod's new sandbox after a reboot: the
+// next one in the node's pod CIDR above every address its pods hold or
+// were given in this boot, as host-local IPAM hands out addresses after
+// the last one it reserved. "" when the node has no IPv4 pod CIDR or the
+// range is used up. (KWOK's allocator does not know these addresses; in a
+// /24 with tens of pods they stay clear of the ones it gives new pods.)
+func (s *session) newPodIP(node *corev1.Node) string {
+	_, cidr, err := net.ParseCIDR(node.Spec.PodCIDR)
+	if err != nil || cidr.IP.To4() == nil {
+		return ""
+	}
+	base := binary.BigEndian.Uint32(cidr.IP.To4())
+	ones, bits := cidr.Mask.Size()
+	size := uint32(1) << uint(bits-ones)
+	if s.lastIP == 0 {
+		for _, p := range s.pods() {
+			if ip := net.ParseIP(p.Status.PodIP).To4(); ip != nil && cidr.Contains(ip) {
+				s.lastIP = max(s.lastIP, binary.BigEndian.Uint32(ip)-base)
+			}
+		}
+	}
+	if s.lastIP+2 >= size { // keep the broadcast address free
+		return ""
+	}
+	s.lastIP++
+	out := make(net.IP, 4)
+	binary.BigEndian.PutUint32(out, base+s.lastIP)
+	return out.String()
 }
