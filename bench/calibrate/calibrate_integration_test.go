@@ -20,15 +20,10 @@ import (
 // A key "*: metric" covers the metric in every case. The numbers are the
 // items of the model-fidelity issue (issue 15).
 var knownDivergent = map[string]string{
-	"*: kubelet: create events":                               "the hollow kubelet's stub container manager records no NodeAllocatableEnforced, which a kubelet enforcing cgroups (and the model) does; after a reboot the real kubelet records per-pod events (SandboxChanged, Pulled, Created, Started) the model does not (item 9)",
-	"*: kubelet: patch events":                                "item 9: the real kubelet's event correlator PATCHes a NodeHas* event when it records it twice within a start (0 to 3 per restart, timing-dependent); the model never does",
-	"*: kubelet: update leases":                               "structural: a real kubelet renews its lease as the node for its whole life; a simulated node hands heartbeats back to KWOK (not node identity) once Ready",
-	"*: kubelet: create leases":                               "structural: the real kubelet's first lease is created about 10 s after its first start (its node was not registered yet), which can fall into the first case",
-	"reboot: kubelet: get pods":                               "item 14: the real kubelet syncs about 2.75 statuses per pod after a reboot (GET before each), the model 2",
-	"reboot: kubelet: patch pods/status":                      "item 14: as above",
-	"reboot: endpoint-controller: update endpoints":           "item 14: follows the pod status writes",
-	"reboot: endpointslice-controller: update endpointslices": "item 14: follows the pod status writes",
-	"reboot: " + calibrate.MetricSliceWrites:                  "item 14: follows the pod status writes",
+	"*: kubelet: create events": "the hollow kubelet's stub container manager records no NodeAllocatableEnforced, which a kubelet enforcing cgroups (and the model) does; after a reboot the real kubelet records per-pod events (SandboxChanged, Pulled, Created, Started) the model does not (item 9)",
+	"*: kubelet: patch events":  "item 9: the real kubelet's event correlator PATCHes a NodeHas* event when it records it twice within a start (0 to 3 per restart, timing-dependent); the model never does",
+	"*: kubelet: update leases": "structural: a real kubelet renews its lease as the node for its whole life; a simulated node hands heartbeats back to KWOK (not node identity) once Ready",
+	"*: kubelet: create leases": "structural: the real kubelet's first lease is created about 10 s after its first start (its node was not registered yet), which can fall into the first case",
 }
 
 // knownToDiverge reports the known-divergence reason of "case: metric".
