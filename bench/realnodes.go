@@ -154,7 +154,11 @@ func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.
 	}
 	sim.Counters.Restarts.Add(1)
 	ev(storm.EventDown, st.Kind+" (real kubelet)")
-	back, err := n.Restart(ctx, st.Kind, realnode.RuntimeRefused, rs.Downtime, gates)
+	mode := st.RuntimeMode
+	if mode == "" {
+		mode = realnode.RuntimeRefused
+	}
+	back, err := n.Restart(ctx, st.Kind, mode, rs.Downtime, gates)
 	if err != nil {
 		fail(err)
 		return

@@ -293,7 +293,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 		Base: o.Target.Config, Harness: harness, Wrap: wrapKubelet, RunID: o.RunID,
 		Kind: st.Kind, Gates: gates, InitDuration: st.InitDuration.Duration,
 		CloseWatchesAfterSync: closeWatches, NodeChanges: st.NodeChanges,
-		Planned: st.Planned, Seed: p.Seed, Clock: o.Clock, Events: events,
+		Planned: st.Planned, RuntimeMode: st.RuntimeMode, Seed: p.Seed, Clock: o.Clock, Events: events,
 		RecoveryTimeout: st.RecoveryTimeout.Duration,
 	})
 	if err != nil {

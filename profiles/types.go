@@ -212,6 +212,13 @@ type Storm struct {
 	NodeChanges *NodeChanges `json:"nodeChanges,omitempty"`
 	// Planned makes a reboot a planned one: cordon, drain, reboot, uncordon.
 	Planned bool `json:"planned,omitempty"`
+	// RuntimeMode is how a runtime restart looks to the kubelet: refused
+	// (default; the runtime's socket refuses connections, as while
+	// containerd or CRI-O restarts: exec probes error and change nothing,
+	// the node reports NotReady after 30 s) or hung (the runtime answers
+	// nothing: calls block up to the CRI timeout, 2 minutes). Runtime
+	// storms only.
+	RuntimeMode string `json:"runtimeMode,omitempty"`
 	// FeatureGates are the simulated kubelets' feature gates.
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`
 	// CloseWatchesAfterSync closes a simulated kubelet's watches after its

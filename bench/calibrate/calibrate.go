@@ -503,7 +503,7 @@ func (c *calibration) watch(ctx context.Context) (stop func(), err error) {
 func (c *calibration) runCase(ctx context.Context, cs Case) (CaseResult, error) {
 	cr := CaseResult{Case: cs}
 	sim, err := kubelet.NewSimulator(kubelet.Config{
-		Base: c.o.Target.Config, Harness: c.o.Target.Client, RunID: c.o.RunID, Kind: cs.Kind, Gates: cs.Gates,
+		Base: c.o.Target.Config, Harness: c.o.Target.Client, RunID: c.o.RunID, Kind: cs.Kind, Gates: cs.Gates, RuntimeMode: cs.RuntimeMode,
 		InitDuration: c.o.InitDuration, Seed: c.o.Seed, RecoveryTimeout: 5 * time.Minute, Events: &storm.EventLog{},
 	})
 	if err != nil {

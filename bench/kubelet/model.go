@@ -56,6 +56,9 @@ type Config struct {
 	NodeChanges *profiles.NodeChanges
 	// Planned makes reboots planned: cordon, drain, reboot, uncordon.
 	Planned bool
+	// RuntimeMode is how a runtime restart looks to the kubelet:
+	// RuntimeRefused (default) or RuntimeHung.
+	RuntimeMode string
 	// Seed seeds probe jitter.
 	Seed int64
 	// Clock is injected for tests.
@@ -725,14 +728,47 @@ func admissionRejects(node *corev1.Node, p *corev1.Pod) (reason, msg string, rej
 	return "", "", false
 }
 
+// Runtime outage modes (Config.RuntimeMode).
+const (
+	// RuntimeRefused: the runtime's socket refuses connections (containerd
+	// or CRI-O restarting).
+	RuntimeRefused = "refused"
+	// RuntimeHung: the runtime accepts connections and answers nothing.
+	RuntimeHung = "hung"
+)
+
+// Runtime-restart timing of the 1.36 kubelet.
+const (
+	// runtimeDownAfter: the node reports "container runtime is down" once
+	// the last successful runtime status is this old (kubelet.go
+	// runtimeState, runtime.go baseRuntimeSyncThreshold), at its next
+	// node status sync.
+	runtimeDownAfter = 30 * time.Second
+	// criTimeout is the CRI client's call timeout (kubelet
+	// PreInitRuntimeService: runtimeRequestTimeout, 2 minutes): a hung
+	// runtime's calls block this long before they fail.
+	criTimeout = 2 * time.Minute
+)
+
 // runtimeRestart: the container runtime is down for the downtime while the
-// kubelet stays up and keeps heartbeating. The node reports NotReady, exec
-// probes fail (readiness flips after failureThreshold × period; liveness past
-// its threshold restarts the container once the runtime is back); HTTP and
-// TCP probes, run by the kubelet itself, are unaffected.
+// kubelet stays up and keeps its lease. As the real kubelet did with a
+// refused runtime socket (measured on the hollow kubelet, 50 s outages):
+//   - exec probes error (probe.Unknown: prober.go runProbe), so readiness
+//     and liveness are untouched; each errored probe records a Warning
+//     "Unhealthy ... probe errored" event, which the event correlator
+//     PATCHes (count+1) from its second occurrence;
+//   - after runtimeDownAfter, at the next node status sync, the node
+//     reports NotReady "container runtime is down"; once the runtime is
+//     back, Ready again at the next runtime check and status sync;
+//   - no pod status changes: the containers kept running (shims).
+//
+// A hung runtime blocks every CRI call up to criTimeout: in a 50 s hang
+// the real kubelet showed nothing at all, so the model records nothing
+// for hangs below criTimeout; longer ones are treated as refused
+// (not calibrated).
 func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *corev1.Node) error {
 	// KWOK must stop writing this node's status while the simulated
-	// kubelet reports the runtime down; heartbeats continue from here.
+	// kubelet stands in for it; heartbeats continue from here.
 	if err := s.setKubeletLabel(ctx, r.Node, cluster.KubeletDown); err != nil {
 		return err
 	}
@@ -745,160 +781,124 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	sess.syncTimeout = s.cfg.RecoveryTimeout
 	sess.retries = &s.Counters.Retries
 	sess.gaveUp = s.statusSyncGaveUp(r)
+	// The kubelet's lease controller goes on while the runtime is down.
+	stopLease := sess.startLeaseController(ctx)
+	defer stopLease()
+	start := s.cfg.Clock.Now()
+	rng := s.rng(r.Node, 2)
+	if s.cfg.RuntimeMode == RuntimeHung && r.Downtime <= criTimeout {
+		if err := s.sleep(ctx, r.Downtime); err != nil {
+			return err
+		}
+		s.event(storm.EventReportedReady, r.Node, r.Wave, "")
+		s.event(storm.EventPodsRecovered, r.Node, r.Wave, "")
+		return nil
+	}
 	// The kubelet is up and its pod cache warm: it sends no LIST; the
-	// harness reads the node's pods to know what the kubelet knows.
+	// harness reads the node's pods to know what the kubelet probes.
 	list, err := s.cfg.Harness.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + r.Node, ResourceVersion: "0"})
 	if err != nil {
 		return fmt.Errorf("listing pods of %s: %w", r.Node, err)
 	}
-	if err := sess.patchNodeReady(ctx, false, "KubeletNotReady", "container runtime is down"); err != nil {
-		return err
+	type errored struct {
+		at          time.Duration
+		pod         *corev1.Pod
+		container   string
+		probeType   string
+		first       bool
+		occurrences int32
 	}
-	// The kubelet's lease controller goes on while the runtime is down.
-	stopLease := sess.startLeaseController(ctx)
-	defer stopLease()
-
-	type failure struct {
-		ns, name, container string
-		at                  time.Duration
-		liveness            bool
-	}
-	var fails []failure
-	for _, p := range list.Items {
+	var probes []errored
+	for i := range list.Items {
+		p := &list.Items[i]
 		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
 			continue
 		}
 		for _, c := range p.Spec.Containers {
 			for _, pr := range []struct {
-				probe    *corev1.Probe
-				liveness bool
-			}{{c.ReadinessProbe, false}, {c.LivenessProbe, true}} {
+				probe *corev1.Probe
+				typ   string
+			}{{c.ReadinessProbe, "Readiness"}, {c.LivenessProbe, "Liveness"}, {c.StartupProbe, "Startup"}} {
 				if pr.probe == nil || pr.probe.Exec == nil {
 					continue
 				}
-				thr := max(pr.probe.FailureThreshold, 1)
-				if pr.probe.FailureThreshold == 0 {
-					thr = 3
-				}
-				at := time.Duration(thr) * time.Duration(max(pr.probe.PeriodSeconds, 1)) * time.Second
-				if at <= r.Downtime {
-					fails = append(fails, failure{p.Namespace, p.Name, c.Name, at, pr.liveness})
+				period := time.Duration(max(pr.probe.PeriodSeconds, 1)) * time.Second
+				n := int32(0)
+				for at := time.Duration(rng.Float64() * float64(period)); at < r.Downtime; at += period {
+					n++
+					probes = append(probes, errored{at: at, pod: p, container: c.Name, probeType: pr.typ, first: n == 1, occurrences: n})
 				}
 			}
 		}
 	}
-	sort.SliceStable(fails, func(i, j int) bool { return fails[i].at < fails[j].at })
-	start := s.cfg.Clock.Now()
-	livenessFailed := map[string]map[string]bool{}
-	for _, f := range fails {
-		if err := s.sleep(ctx, f.at-s.cfg.Clock.Since(start)); err != nil {
+	// The node status sync that first sees the runtime down.
+	downAt := time.Duration(-1)
+	if r.Downtime > runtimeDownAfter {
+		downAt = runtimeDownAfter + time.Duration(rng.Float64()*float64(10*time.Second))
+		if downAt > r.Downtime {
+			downAt = r.Downtime
+		}
+	}
+	sort.SliceStable(probes, func(i, j int) bool { return probes[i].at < probes[j].at })
+	names := map[string]string{}
+	wentDown := false
+	for _, pr := range probes {
+		if downAt >= 0 && !wentDown && pr.at >= downAt {
+			if err := s.runtimeDown(ctx, sess, node, start, downAt); err != nil {
+				return err
+			}
+			wentDown = true
+		}
+		if err := s.sleep(ctx, pr.at-s.cfg.Clock.Since(start)); err != nil {
 			return err
 		}
-		if f.liveness {
-			// The kubelet tries to kill the container, which waits for the
-			// runtime; the restart is written when it is back.
-			key := f.ns + "/" + f.name
-			if livenessFailed[key] == nil {
-				livenessFailed[key] = map[string]bool{}
-			}
-			livenessFailed[key][f.container] = true
-			continue
-		}
-		patched, err := sess.syncPodStatus(ctx, f.ns, f.name, func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
-			was := podReady(st)
-			changed := setReadiness(st, func(c string) bool {
-				for _, cs := range st.ContainerStatuses {
-					if cs.Name == c {
-						return cs.Ready && c != f.container
-					}
-				}
-				return false
-			}, metav1.NewTime(s.cfg.Clock.Now()))
-			if was && !podReady(st) {
-				s.Counters.ReadyFlipsDown.Add(1)
-			}
-			return changed
-		})
+		key := pr.pod.Namespace + "/" + pr.pod.Name + "/" + pr.container + "/" + pr.probeType
+		msg := fmt.Sprintf("%s probe errored and resulted in unknown state: rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while dialing: dial unix /run/containerd/containerd.sock: connect: connection refused\"", pr.probeType)
+		name, err := sess.podEvent(ctx, pr.pod, pr.container, names[key], pr.occurrences, corev1.EventTypeWarning, "Unhealthy", msg)
 		if err != nil {
 			return err
 		}
-		if patched {
-			s.Counters.PodStatusPatches.Add(1)
+		names[key] = name
+	}
+	if downAt >= 0 && !wentDown {
+		if err := s.runtimeDown(ctx, sess, node, start, downAt); err != nil {
+			return err
 		}
+		wentDown = true
 	}
 	if err := s.sleep(ctx, r.Downtime-s.cfg.Clock.Since(start)); err != nil {
 		return err
 	}
-	// Runtime back: containers whose liveness probe failed are restarted.
-	now := metav1.NewTime(s.cfg.Clock.Now())
-	rng := s.rng(r.Node, 2)
-	var plans []probePlan
-	affected := map[string]bool{}
-	for _, f := range fails {
-		affected[f.ns+"/"+f.name] = true
-	}
-	for _, p := range list.Items {
-		key := p.Namespace + "/" + p.Name
-		if !affected[key] {
-			continue
+	if wentDown {
+		// Back: the next runtime check (every 5 s, kubelet.go
+		// updateRuntimeUp) and status sync report Ready (measured: 5 to
+		// 13 s after the runtime returned).
+		if err := s.sleep(ctx, 5*time.Second+time.Duration(rng.Float64()*float64(8*time.Second))); err != nil {
+			return err
 		}
-		killed := livenessFailed[key]
-		if len(killed) > 0 {
-			patched, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
-				was := podReady(st)
-				changed := restartContainers(st, func(c string) bool { return killed[c] }, 137, "Error", now)
-				changed = setReadiness(st, func(c string) bool {
-					if killed[c] {
-						return false
-					}
-					for _, cs := range st.ContainerStatuses {
-						if cs.Name == c {
-							return cs.Ready
-						}
-					}
-					return false
-				}, now) || changed
-				if was && !podReady(st) {
-					s.Counters.ReadyFlipsDown.Add(1)
-				}
-				return changed
-			})
-			if err != nil {
-				return err
-			}
-			s.Counters.ContainerRestarts.Add(int64(len(killed)))
-			if patched {
-				s.Counters.PodStatusPatches.Add(1)
-			}
+		if err := sess.patchNodeReady(ctx, true, "KubeletReady", "kubelet is posting ready status"); err != nil {
+			return err
 		}
-		// Only pods a probe failure touched are planned here.
-		plan := probePlan{ns: p.Namespace, name: p.Name, at: map[string]time.Duration{}, notReady: true}
-		for _, c := range p.Spec.Containers {
-			if c.ReadinessProbe == nil {
-				continue
-			}
-			period := time.Duration(max(c.ReadinessProbe.PeriodSeconds, 1)) * time.Second
-			d := time.Duration(rng.Float64() * float64(period))
-			if killed[c.Name] {
-				d += time.Duration(c.ReadinessProbe.InitialDelaySeconds) * time.Second
-			}
-			plan.at[c.Name] = d
+		if err := sess.event(ctx, node.UID, corev1.EventTypeNormal, "NodeReady", fmt.Sprintf("Node %s status is now: NodeReady", r.Node)); err != nil {
+			return err
 		}
-		plans = append(plans, plan)
-	}
-	if err := sess.patchNodeReady(ctx, true, "KubeletReady", "kubelet is posting ready status"); err != nil {
-		return err
-	}
-	stopLease()
-	if err := s.setKubeletLabel(ctx, r.Node, cluster.KubeletUp); err != nil {
-		return err
 	}
 	s.event(storm.EventReportedReady, r.Node, r.Wave, "")
-	if err := s.probe(ctx, sess, plans, s.cfg.Clock.Now()); err != nil {
-		return err
-	}
 	s.event(storm.EventPodsRecovered, r.Node, r.Wave, "")
 	return nil
+}
+
+// runtimeDown reports the node NotReady "container runtime is down" at
+// offset at from start, with the NodeNotReady event the status setter
+// records on the transition (nodestatus/setters.go ReadyCondition).
+func (s *Simulator) runtimeDown(ctx context.Context, sess *session, node *corev1.Node, start time.Time, at time.Duration) error {
+	if err := s.sleep(ctx, at-s.cfg.Clock.Since(start)); err != nil {
+		return err
+	}
+	if err := sess.patchNodeReady(ctx, false, "KubeletNotReady", "container runtime is down"); err != nil {
+		return err
+	}
+	return sess.event(ctx, node.UID, corev1.EventTypeNormal, "NodeNotReady", fmt.Sprintf("Node %s status is now: NodeNotReady", node.Name))
 }
 
 // reboot: every container stops for the downtime. On boot the kubelet

@@ -690,3 +690,43 @@ func (s *session) event(ctx context.Context, nodeUID types.UID, typ, reason, msg
 	}
 	return nil
 }
+
+// podEvent records an event about one of a pod's containers as the
+// kubelet's recorder does: the first occurrence is created; a repeat of the
+// same event (name given) is PATCHed with its new count and last
+// timestamp, as client-go's event correlator aggregates it
+// (tools/record/events_cache.go, eventLogger). It returns the event name.
+func (s *session) podEvent(ctx context.Context, pod *corev1.Pod, container, name string, count int32, typ, reason, msg string) (string, error) {
+	now := metav1.NewTime(s.clk.Now())
+	if name != "" {
+		patch := fmt.Sprintf(`{"count":%d,"lastTimestamp":%q,"message":%q}`, count, now.UTC().Format(time.RFC3339), msg)
+		err := s.retry(ctx, func() error {
+			_, err := s.client.CoreV1().Events(pod.Namespace).Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+			return err
+		})
+		if err == nil || !apierrors.IsNotFound(err) {
+			if err != nil {
+				return name, fmt.Errorf("kubelet %s: event %s: %w", s.node, reason, err)
+			}
+			return name, nil
+		}
+		// Gone (the event TTL): recorded anew.
+	}
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod.Name, now.UnixNano()), Namespace: pod.Namespace},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, APIVersion: "v1",
+			FieldPath: "spec.containers{" + container + "}"},
+		Reason: reason, Message: msg, Type: typ,
+		Source:         corev1.EventSource{Component: "kubelet", Host: s.node},
+		FirstTimestamp: now, LastTimestamp: now, Count: count,
+		ReportingController: "kubelet", ReportingInstance: s.node,
+	}
+	var created *corev1.Event
+	if err := s.retry(ctx, func() (err error) {
+		created, err = s.client.CoreV1().Events(pod.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return "", fmt.Errorf("kubelet %s: event %s: %w", s.node, reason, err)
+	}
+	return created.Name, nil
+}
