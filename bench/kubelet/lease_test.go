@@ -149,3 +149,43 @@ func TestLeaseControllerRetries(t *testing.T) {
 		t.Errorf("renewal after success: %s, want update", v)
 	}
 }
+
+// TestLeaseControllerFrom: a kubelet that keeps running (a runtime restart)
+// holds its lease: it sends no GET, and renews after the rest of its
+// interval, not at once.
+func TestLeaseControllerFrom(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	holder, seconds := "n1", int32(40)
+	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1", Namespace: nodeLeaseNamespace},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds}}
+	cs := fake.NewSimpleClientset(l)
+	clk := clocktesting.NewFakeClock(t0)
+	s := &session{node: "n1", heartbeat: cs, clk: clk}
+	stop := s.startLeaseControllerFrom(context.Background(), l.DeepCopy(), 3*time.Second)
+	defer stop()
+	waitWaiter := func() {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !clk.HasWaiters() {
+			if time.Now().After(deadline) {
+				t.Fatal("lease loop is not waiting")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitWaiter()
+	if n := len(cs.Actions()); n != 0 {
+		t.Fatalf("%d requests before the first renewal is due", n)
+	}
+	clk.Step(3 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(cs.Actions()) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("no renewal after the first delay")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if a := cs.Actions()[0]; a.GetVerb() != "update" {
+		t.Errorf("first request %s, want update (the lease is known)", a.GetVerb())
+	}
+}

@@ -744,10 +744,6 @@ const (
 	// runtimeState, runtime.go baseRuntimeSyncThreshold), at its next
 	// node status sync.
 	runtimeDownAfter = 30 * time.Second
-	// criTimeout is the CRI client's call timeout (kubelet
-	// PreInitRuntimeService: runtimeRequestTimeout, 2 minutes): a hung
-	// runtime's calls block this long before they fail.
-	criTimeout = 2 * time.Minute
 )
 
 // runtimeRestart: the container runtime is down for the downtime while the
@@ -762,10 +758,12 @@ const (
 //     back, Ready again at the next runtime check and status sync;
 //   - no pod status changes: the containers kept running (shims).
 //
-// A hung runtime blocks every CRI call up to criTimeout: in a 50 s hang
-// the real kubelet showed nothing at all, so the model records nothing
-// for hangs below criTimeout; longer ones are treated as refused
-// (not calibrated).
+// A hung runtime (RuntimeHung): its calls block (up to the CRI timeout, 2
+// minutes) instead of failing, so exec probes record no event; the node
+// still reports NotReady after runtimeDownAfter and Ready once the runtime
+// answers again (measured in a 50 s hang: NotReady at about 45 s, Ready
+// within seconds of SIGCONT). Hangs beyond the CRI timeout are not
+// calibrated.
 func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *corev1.Node) error {
 	// KWOK must stop writing this node's status while the simulated
 	// kubelet stands in for it; heartbeats continue from here.
@@ -781,19 +779,18 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	sess.syncTimeout = s.cfg.RecoveryTimeout
 	sess.retries = &s.Counters.Retries
 	sess.gaveUp = s.statusSyncGaveUp(r)
-	// The kubelet's lease controller goes on while the runtime is down.
-	stopLease := sess.startLeaseController(ctx)
-	defer stopLease()
 	start := s.cfg.Clock.Now()
 	rng := s.rng(r.Node, 2)
-	if s.cfg.RuntimeMode == RuntimeHung && r.Downtime <= criTimeout {
-		if err := s.sleep(ctx, r.Downtime); err != nil {
-			return err
-		}
-		s.event(storm.EventReportedReady, r.Node, r.Wave, "")
-		s.event(storm.EventPodsRecovered, r.Node, r.Wave, "")
-		return nil
+	// The kubelet's lease controller goes on while the runtime is down:
+	// it holds its lease, so it renews it (UPDATE, no GET) at its own
+	// phase of the renew interval. The harness reads the lease to know
+	// what the kubelet knows.
+	lease, err := s.cfg.Harness.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, r.Node, metav1.GetOptions{})
+	if err != nil {
+		lease = nil
 	}
+	stopLease := sess.startLeaseControllerFrom(ctx, lease, time.Duration(rng.Float64()*float64(defaultLeaseDuration/4)))
+	defer stopLease()
 	// The kubelet is up and its pod cache warm: it sends no LIST; the
 	// harness reads the node's pods to know what the kubelet probes.
 	list, err := s.cfg.Harness.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + r.Node, ResourceVersion: "0"})
@@ -809,7 +806,13 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 		occurrences int32
 	}
 	var probes []errored
+	// A hung runtime's exec probes block until their timeout and record
+	// nothing in an outage of this length (measured: no probe event in a
+	// 50 s hang); a refused socket fails them at once.
 	for i := range list.Items {
+		if s.cfg.RuntimeMode == RuntimeHung {
+			break
+		}
 		p := &list.Items[i]
 		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
 			continue

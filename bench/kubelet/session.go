@@ -601,12 +601,26 @@ func (s *session) renewLeaseOnce(ctx context.Context, latest *coordinationv1.Lea
 // backoffEnsureLease does. The returned stop ends the loop and waits for
 // it; call it before handing the node back to KWOK.
 func (s *session) startLeaseController(ctx context.Context) (stop func()) {
+	return s.startLeaseControllerFrom(ctx, nil, 0)
+}
+
+// startLeaseControllerFrom runs the lease controller of a kubelet that is
+// already running: it knows its lease (latest, as read by the harness), so
+// it sends no GET, and its next renewal comes after first (the rest of its
+// renew interval), not at once.
+func (s *session) startLeaseControllerFrom(ctx context.Context, latest *coordinationv1.Lease, first time.Duration) (stop func()) {
 	const minBackoff, maxBackoff = 200 * time.Millisecond, 7 * time.Second
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var latest *coordinationv1.Lease
+		if first > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.clk.After(first):
+			}
+		}
 		backoff := minBackoff
 		for {
 			l, err := s.renewLeaseOnce(ctx, latest)
