@@ -744,6 +744,11 @@ const (
 	// runtimeState, runtime.go baseRuntimeSyncThreshold), at its next
 	// node status sync.
 	runtimeDownAfter = 30 * time.Second
+	// hungDownAfter: with a hung runtime the status sync itself waits on
+	// runtime calls, and the node went NotReady later, about 45 s in
+	// (measured on the hollow kubelet: NotReady in one of three 50 s
+	// hangs, none in the other two).
+	hungDownAfter = 45 * time.Second
 )
 
 // runtimeRestart: the container runtime is down for the downtime while the
@@ -760,9 +765,9 @@ const (
 //
 // A hung runtime (RuntimeHung): its calls block (up to the CRI timeout, 2
 // minutes) instead of failing, so exec probes record no event; the node
-// still reports NotReady after runtimeDownAfter and Ready once the runtime
-// answers again (measured in a 50 s hang: NotReady at about 45 s, Ready
-// within seconds of SIGCONT). Hangs beyond the CRI timeout are not
+// still reports NotReady, later (hungDownAfter), and Ready once the
+// runtime answers again (measured in 50 s hangs: NotReady at about 45 s in
+// one of three, Ready within seconds of SIGCONT). Hangs beyond the CRI timeout are not
 // calibrated.
 func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *corev1.Node) error {
 	// KWOK must stop writing this node's status while the simulated
@@ -835,12 +840,13 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 		}
 	}
 	// The node status sync that first sees the runtime down.
+	after := runtimeDownAfter
+	if s.cfg.RuntimeMode == RuntimeHung {
+		after = hungDownAfter
+	}
 	downAt := time.Duration(-1)
-	if r.Downtime > runtimeDownAfter {
-		downAt = runtimeDownAfter + time.Duration(rng.Float64()*float64(10*time.Second))
-		if downAt > r.Downtime {
-			downAt = r.Downtime
-		}
+	if d := after + time.Duration(rng.Float64()*float64(10*time.Second)); d < r.Downtime {
+		downAt = d
 	}
 	sort.SliceStable(probes, func(i, j int) bool { return probes[i].at < probes[j].at })
 	names := map[string]string{}
