@@ -152,6 +152,8 @@ var badProfiles = []struct {
 	{"bad-storm-enums", "bad storm kind, selector, distribution type, planned mode, label key and taint", []string{"storm.kind:", "storm.select.labelSelector:", "storm.downtime.type:", "storm.planned:", "storm.nodeChanges.setLabels[bad key!]:", "storm.nodeChanges.addTaints[0].effect:", "storm.nodeChanges.addTaints[0].key:"}},
 	{"bad-timing-and-gates", "bad timing, eviction rate, scrape interval and CI gate", []string{"timing.heartbeatFactor:", "timing.nodeMonitorPeriod:", "timing.nodeEvictionRate:", "measurements.apiserver.interval:", "gates.maxRegression[apiserver.p99]:"}},
 	{"bad-control-plane", "negative control-plane tunings, a percentage above 100, a leader-election deadline too short", []string{"controlPlane.controllerQPS:", "controlPlane.kwokParallelism:", "controlPlane.schedulerPercentageOfNodesToScore:", "controlPlane.leaderElectionRenewDeadline:"}},
+	{"real-kubelets", "real kubelets with no exec-only workload in the mix, a runtime mode on a kubelet storm", []string{"fleet.realKubelets:", "storm.runtimeMode:"}},
+	{"real-kubelets-above-fleet", "more real kubelets than nodes, an unknown runtime mode", []string{"fleet.realKubelets:", "storm.runtimeMode:"}},
 	{"wrong-type", "a string where a number belongs", []string{"fleet.nodes"}},
 	{"empty", "an empty document", []string{"apiVersion:"}},
 	{"malformed", "malformed YAML", []string{"did not find expected node content"}},

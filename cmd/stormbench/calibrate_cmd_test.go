@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeBinDir makes a bin directory with every component present (empty
+// executables): enough for the checks calibrate runs before it starts
+// anything.
+func fakeBinDir(t *testing.T, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestCalibrateBadInput: every bad input exits 2 with a message naming
+// it, before any cluster starts; --list-cases and --dry-run exit 0.
+func TestCalibrateBadInput(t *testing.T) {
+	control := []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok", "kwokctl", "kubectl"}
+	full := fakeBinDir(t, append(control, "hollow-kubelet", "fake-cri")...)
+	noOracle := fakeBinDir(t, control...)
+	out := t.TempDir()
+	existing := filepath.Join(out, "exists.json")
+	if err := os.WriteFile(existing, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"zero nodes", []string{"--nodes", "0", "--bin-dir", full}, 2, "nodes: 0"},
+		{"too many nodes", []string{"--nodes", "17", "--bin-dir", full}, 2, "between 1 and 16"},
+		{"no pods", []string{"--pods-per-node", "0", "--bin-dir", full}, 2, "pods per node"},
+		{"unknown case", []string{"--cases", "kubelet/legacy,kubelet/fast", "--bin-dir", full}, 2, "unknown calibration case kubelet/fast"},
+		{"negative tolerance", []string{"--tolerance-requests", "-1", "--bin-dir", full}, 2, "tolerance"},
+		{"bad output format", []string{"-o", "xml", "--bin-dir", full}, 2, "xml"},
+		{"result exists", []string{"--result", existing, "--bin-dir", full}, 2, "--force"},
+		{"result directory missing", []string{"--markdown", filepath.Join(out, "no", "such.md"), "--bin-dir", full}, 2, "does not exist"},
+		{"oracle binaries missing", []string{"--bin-dir", noOracle}, 2, "make components"},
+		{"arguments", []string{"extra", "--bin-dir", full}, 2, "no arguments"},
+		{"list cases", []string{"--list-cases"}, 0, "runtime/hung"},
+		{"dry run", []string{"--dry-run", "--bin-dir", full, "--cases", "reboot"}, 0, "Would calibrate 2 real and 2 simulated nodes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, append([]string{"calibrate"}, tc.args...)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
+			}
+			if !strings.Contains(stdout+stderr, tc.want) {
+				t.Errorf("output does not say %q:\nstdout: %s\nstderr: %s", tc.want, stdout, stderr)
+			}
+		})
+	}
+}
