@@ -20,7 +20,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -149,10 +148,10 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 	merged := filepath.Join(dir, "merged.json")
 	t.Logf("%s", runCmd("merge", append([]string{"merge", "-o", merged}, shardPaths...)...))
 
-	// A kubelet's first start on a node creates the node's CSINode; later
-	// starts find it. The unsharded run restarts the same nodes as the
-	// shards did, so give them back their first-start state.
-	deleteCSINodes(ctx, t, c)
+	// The fleet gave every node its CSINode, as a real kubelet's first
+	// start does, so the shards' restarts created none and the unsharded
+	// run's restarts find the same state.
+	assertCSINodes(ctx, t, c)
 	single := filepath.Join(dir, "single.json")
 	runCmd("unsharded run", runArgs(single)...)
 	runCmd("fleet down", append([]string{"fleet", "down", "--run", shardRunID}, target...)...)
@@ -236,16 +235,20 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 }
 
 // deleteCSINodes deletes the CSINodes of the test fleet's nodes.
-func deleteCSINodes(ctx context.Context, t *testing.T, c *clustertest.Cluster) {
+func assertCSINodes(ctx context.Context, t *testing.T, c *clustertest.Cluster) {
 	t.Helper()
 	nodes, err := c.Target.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fleet.RunLabel + "=" + shardRunID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range nodes.Items {
-		err := c.Target.Client.StorageV1().CSINodes().Delete(ctx, n.Name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			t.Fatalf("deleting CSINode %s: %v", n.Name, err)
+		cn, err := c.Target.Client.StorageV1().CSINodes().Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("node %s has no CSINode: %v", n.Name, err)
+			continue
+		}
+		if len(cn.OwnerReferences) != 1 || cn.OwnerReferences[0].UID != n.UID {
+			t.Errorf("CSINode %s is not owned by its node: %+v", n.Name, cn.OwnerReferences)
 		}
 	}
 }
