@@ -316,6 +316,20 @@ func (c *calibration) provision(ctx context.Context) error {
 	if err := c.waitNodes(ctx, 2*time.Minute); err != nil {
 		return err
 	}
+	// A kubelet's first lease is created only once its node is registered
+	// (the lease controller's owner-reference hook retries about 10 s
+	// later): wait for it, so that no case counts a first start's lease
+	// creation as a restart's.
+	if err := c.waitFor(ctx, time.Minute, func() (string, error) {
+		for _, name := range c.real.nodes {
+			if _, err := c.o.Target.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{}); err != nil {
+				return "lease of " + name + ": " + err.Error(), nil
+			}
+		}
+		return "", nil
+	}); err != nil {
+		return err
+	}
 	for _, s := range []side{c.real, c.sim} {
 		for _, node := range s.nodes {
 			if err := c.createWorkload(ctx, node); err != nil {
