@@ -248,14 +248,10 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 		if ctrl == "" || !strings.Contains(writeVerbsForAttribute, r.Verb) {
 			continue
 		}
-		owner, isReal := c.real.owner(r.Name)
-		if !isReal {
-			var ok bool
-			if owner, ok = c.sim.owner(r.Name); !ok {
-				continue
-			}
+		_, isReal := c.real.owner(r.Name)
+		if _, isSim := c.sim.owner(r.Name); !isReal && !isSim {
+			continue
 		}
-		_ = owner
 		add(ctrl+": "+r.Key(), isReal)
 		if r.Resource == "endpointslices" {
 			if isReal {
