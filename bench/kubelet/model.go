@@ -606,7 +606,12 @@ func (s *Simulator) restartPod(ctx context.Context, sess *session, node *corev1.
 			return changed
 		},
 	}
-	for _, step := range steps {
+	for i, step := range steps {
+		if i == 1 {
+			if err := restartEvents(ctx, sess, p); err != nil {
+				return err
+			}
+		}
 		patched, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
 			return step(st, metav1.NewTime(s.cfg.Clock.Now()))
 		})
@@ -615,6 +620,29 @@ func (s *Simulator) restartPod(ctx context.Context, sess *session, node *corev1.
 		}
 		if patched {
 			s.Counters.PodStatusPatches.Add(1)
+		}
+	}
+	return nil
+}
+
+// restartEvents are the pod events of recreating a pod after a reboot:
+// SandboxChanged (kuberuntime_manager.go SyncPod), then for each init and
+// app container Pulled (the image is present: images/image_manager.go),
+// Created and Started (kuberuntime_container.go startContainer). Measured:
+// 25 events created per 5-pod reboot, 5 of them the node's.
+func restartEvents(ctx context.Context, sess *session, p *corev1.Pod) error {
+	if _, err := sess.podEvent(ctx, p, "", "", 1, corev1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created."); err != nil {
+		return err
+	}
+	for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
+		for _, e := range []struct{ reason, msg string }{
+			{"Pulled", fmt.Sprintf("Container image %q already present on machine and can be accessed by the pod", c.Image)},
+			{"Created", "Container created"},
+			{"Started", "Container started"},
+		} {
+			if _, err := sess.podEvent(ctx, p, c.Name, "", 1, corev1.EventTypeNormal, e.reason, e.msg); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

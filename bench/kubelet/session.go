@@ -705,13 +705,23 @@ func (s *session) event(ctx context.Context, nodeUID types.UID, typ, reason, msg
 	return nil
 }
 
-// podEvent records an event about one of a pod's containers as the
+// podEvent records an event about a pod or one of its containers as the
 // kubelet's recorder does: the first occurrence is created; a repeat of the
 // same event (name given) is PATCHed with its new count and last
 // timestamp, as client-go's event correlator aggregates it
 // (tools/record/events_cache.go, eventLogger). It returns the event name.
 func (s *session) podEvent(ctx context.Context, pod *corev1.Pod, container, name string, count int32, typ, reason, msg string) (string, error) {
 	now := metav1.NewTime(s.clk.Now())
+	// A container's event points at it; a pod's (container "") at the pod.
+	fieldPath := ""
+	if container != "" {
+		fieldPath = "spec.containers{" + container + "}"
+		for _, c := range pod.Spec.InitContainers {
+			if c.Name == container {
+				fieldPath = "spec.initContainers{" + container + "}"
+			}
+		}
+	}
 	if name != "" {
 		patch := fmt.Sprintf(`{"count":%d,"lastTimestamp":%q,"message":%q}`, count, now.UTC().Format(time.RFC3339), msg)
 		err := s.retry(ctx, func() error {
@@ -729,7 +739,7 @@ func (s *session) podEvent(ctx context.Context, pod *corev1.Pod, container, name
 	ev := &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod.Name, now.UnixNano()), Namespace: pod.Namespace},
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, APIVersion: "v1",
-			FieldPath: "spec.containers{" + container + "}"},
+			FieldPath: fieldPath},
 		Reason: reason, Message: msg, Type: typ,
 		Source:         corev1.EventSource{Component: "kubelet", Host: s.node},
 		FirstTimestamp: now, LastTimestamp: now, Count: count,
@@ -738,6 +748,12 @@ func (s *session) podEvent(ctx context.Context, pod *corev1.Pod, container, name
 	var created *corev1.Event
 	if err := s.retry(ctx, func() (err error) {
 		created, err = s.client.CoreV1().Events(pod.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			// Two events of one pod in the same nanosecond (the name
+			// is the pod's and the time's, as the recorder's): the next.
+			ev.Name = fmt.Sprintf("%s.%x", pod.Name, now.UnixNano()+1)
+			created, err = s.client.CoreV1().Events(pod.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+		}
 		return err
 	}); err != nil {
 		return "", fmt.Errorf("kubelet %s: event %s: %w", s.node, reason, err)
