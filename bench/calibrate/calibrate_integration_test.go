@@ -20,7 +20,7 @@ import (
 // A key "*: metric" covers the metric in every case. The numbers are the
 // items of the model-fidelity issue (issue 15).
 var knownDivergent = map[string]string{
-	"*: kubelet: create events": "the hollow kubelet's stub container manager records no NodeAllocatableEnforced, which a kubelet enforcing cgroups (and the model) does: 4 against 5 on a kubelet restart",
+	"*: kubelet: create events":                      "the hollow kubelet's stub container manager records no NodeAllocatableEnforced, which a kubelet enforcing cgroups (and the model) does: 4 against 5 on a kubelet restart",
 	"*: kubelet: patch events":                       "item 9: the real kubelet's event correlator PATCHes a NodeHas* event when it records it twice within a start (0 to 3 per restart, timing-dependent); the model never does",
 	"*: kubelet: update leases":                      "structural: a real kubelet renews its lease as the node for its whole life; a simulated node hands heartbeats back to KWOK (not node identity) once Ready",
 	"runtime/refused: kubelet: patch nodes/status":   "item 12: the real kubelet PATCHes its node status 3 to 4 times in a 50 s refused outage, the model twice (NotReady, Ready)",
