@@ -774,7 +774,7 @@ const (
 	runtimeDownAfter = 30 * time.Second
 	// hungDownAfter: with a hung runtime the status sync itself waits on
 	// runtime calls, and the node went NotReady later, about 45 s in
-	// (measured on the hollow kubelet: NotReady in one of three 50 s
+	// (measured on the hollow kubelet: NotReady in one of five 50 s
 	// hangs, none in the other two).
 	hungDownAfter = 45 * time.Second
 )
@@ -795,7 +795,7 @@ const (
 // minutes) instead of failing, so exec probes record no event; the node
 // still reports NotReady, later (hungDownAfter), and Ready once the
 // runtime answers again (measured in 50 s hangs: NotReady at about 45 s in
-// one of three, Ready within seconds of SIGCONT). Hangs beyond the CRI timeout are not
+// one of five, Ready within seconds of SIGCONT). Hangs beyond the CRI timeout are not
 // calibrated.
 func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *corev1.Node) error {
 	// KWOK must stop writing this node's status while the simulated
