@@ -775,7 +775,7 @@ const (
 	// hungDownAfter: with a hung runtime the status sync itself waits on
 	// runtime calls, and the node went NotReady later, about 45 s in
 	// (measured on the hollow kubelet: NotReady in one of five 50 s
-	// hangs, none in the other two).
+	// hangs, none in the other four).
 	hungDownAfter = 45 * time.Second
 )
 
