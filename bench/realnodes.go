@@ -154,11 +154,7 @@ func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.
 	}
 	sim.Counters.Restarts.Add(1)
 	ev(storm.EventDown, st.Kind+" (real kubelet)")
-	mode := st.RuntimeMode
-	if mode == "" {
-		mode = realnode.RuntimeRefused
-	}
-	back, err := n.Restart(ctx, st.Kind, mode, rs.Downtime, gates)
+	back, err := n.Restart(ctx, st.Kind, st.RuntimeMode, rs.Downtime, gates)
 	if err != nil {
 		fail(err)
 		return
@@ -170,6 +166,9 @@ func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// The harness polls from the watch cache (resourceVersion 0) every
+	// 500 ms: two cheap reads a second per recovering real node, and the
+	// resolution of its recovery figures.
 	// After a kubelet start, the Ready status it posts (it PATCHes its
 	// node status once at start; heartbeat times have second precision).
 	// The kubelet of a runtime restart posts status only on a change, so
@@ -184,14 +183,14 @@ func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.
 			return
 		}
 		if !reported {
-			node, err := r.o.Target.Client.CoreV1().Nodes().Get(ctx, rs.Node, metav1.GetOptions{})
+			node, err := r.o.Target.Client.CoreV1().Nodes().Get(ctx, rs.Node, metav1.GetOptions{ResourceVersion: "0"})
 			if err == nil && readySince(node, since) {
 				reported = true
 				ev(storm.EventReportedReady, "")
 			}
 		}
 		if reported {
-			pods, err := r.o.Target.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + rs.Node})
+			pods, err := r.o.Target.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + rs.Node, ResourceVersion: "0"})
 			if err == nil && allReady(pods.Items) {
 				ev(storm.EventPodsRecovered, "")
 				return
@@ -201,7 +200,7 @@ func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.
 		case <-ctx.Done():
 			fail(fmt.Errorf("not recovered after %s: %w", timeout, ctx.Err()))
 			return
-		case <-time.After(250 * time.Millisecond):
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
 }

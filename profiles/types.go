@@ -20,6 +20,15 @@ const (
 	StormReboot  = "reboot"
 )
 
+// Runtime outage modes of a runtime storm (storm.runtimeMode).
+const (
+	// RuntimeRefused: the runtime's socket refuses connections, as while
+	// containerd or CRI-O restarts.
+	RuntimeRefused = "refused"
+	// RuntimeHung: the runtime accepts connections and answers nothing.
+	RuntimeHung = "hung"
+)
+
 // GateChangeContainerStatusOnKubeletRestart is KEP-4781's feature gate. When
 // true (the legacy behaviour before 1.35), a restarting kubelet resets the
 // readiness of every probed container; when false it preserves it.

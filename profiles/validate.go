@@ -346,12 +346,12 @@ func validateStorm(s *Storm, nodes int, sp *field.Path) field.ErrorList {
 	}
 	errs = append(errs, validateDistribution(&s.Downtime, sp.Child("downtime"))...)
 	switch s.RuntimeMode {
-	case "", "refused", "hung":
+	case "", RuntimeRefused, RuntimeHung:
 		if s.RuntimeMode != "" && s.Kind != StormRuntime {
 			errs = append(errs, field.Invalid(sp.Child("runtimeMode"), s.RuntimeMode, "only for storms of kind runtime"))
 		}
 	default:
-		errs = append(errs, field.NotSupported(sp.Child("runtimeMode"), s.RuntimeMode, []string{"refused", "hung"}))
+		errs = append(errs, field.NotSupported(sp.Child("runtimeMode"), s.RuntimeMode, []string{RuntimeRefused, RuntimeHung}))
 	}
 	if d := s.InitDuration.Duration; d < 0 || d > maxDowntime {
 		errs = append(errs, field.Invalid(sp.Child("initDuration"), d.String(), "must be between 0 and 1h"))

@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -36,12 +35,6 @@ import (
 	"github.com/stormbench/stormbench/bench/realnode"
 	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/profiles"
-)
-
-// Runtime outage modes of a runtime-restart case.
-const (
-	RuntimeRefused = realnode.RuntimeRefused
-	RuntimeHung    = realnode.RuntimeHung
 )
 
 // Case is one storm run on both sides.
@@ -71,8 +64,8 @@ func Cases() []Case {
 		{Name: "kubelet/preserve", Kind: profiles.StormKubelet, Gates: preserve, Downtime: 5 * time.Second, Observe: 25 * time.Second},
 		// 50 s: past the kubelet's 30 s runtime-status threshold
 		// (kubelet.go runtimeState), so the node goes NotReady.
-		{Name: "runtime/refused", Kind: profiles.StormRuntime, RuntimeMode: RuntimeRefused, Downtime: 50 * time.Second, Observe: 30 * time.Second},
-		{Name: "runtime/hung", Kind: profiles.StormRuntime, RuntimeMode: RuntimeHung, Downtime: 50 * time.Second, Observe: 30 * time.Second},
+		{Name: "runtime/refused", Kind: profiles.StormRuntime, RuntimeMode: profiles.RuntimeRefused, Downtime: 50 * time.Second, Observe: 30 * time.Second},
+		{Name: "runtime/hung", Kind: profiles.StormRuntime, RuntimeMode: profiles.RuntimeHung, Downtime: 50 * time.Second, Observe: 30 * time.Second},
 		// 20 s: below the node-monitor grace period, so nothing is evicted.
 		{Name: "reboot", Kind: profiles.StormReboot, Gates: preserve, Downtime: 20 * time.Second, Observe: 40 * time.Second},
 	}
@@ -111,8 +104,6 @@ type Options struct {
 	Target *cluster.Target
 	// Embedded is the embedded cluster; it must run with its audit log.
 	Embedded *cluster.Embedded
-	// Components locates hollow-kubelet and fake-cri.
-	Components cluster.Components
 	// RunID labels every object; nodes and namespace carry it.
 	RunID string
 	// Nodes is K: real nodes, and as many simulated ones.
@@ -168,9 +159,6 @@ func (o *Options) Validate(memAvailable int64) error {
 	return errors.Join(errs...)
 }
 
-// MemAvailable is the machine's available memory in bytes (0: unknown).
-func MemAvailable() int64 { return realnode.MemAvailable() }
-
 // side is one half of the calibration: real or simulated nodes.
 type side struct {
 	name  string
@@ -223,7 +211,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if o.Embedded == nil {
 		return nil, errors.New("calibration needs the embedded cluster (real kubelets run beside it and its audit log attributes requests)")
 	}
-	if err := o.Components.CheckRealNodes(); err != nil {
+	if err := o.Embedded.Components().CheckRealNodes(); err != nil {
 		return nil, err
 	}
 	c := &calibration{o: o, ns: o.RunID, nodes: map[string]*realnode.Node{}, timeline: newTimeline(), audit: &auditTail{path: o.Embedded.AuditLogPath()}}
@@ -299,7 +287,7 @@ func (c *calibration) provision(ctx context.Context) error {
 	dir := filepath.Join(c.o.Embedded.Dir(), cluster.RealNodesDir)
 	for i, name := range c.real.nodes {
 		n, err := realnode.New(realnode.Options{
-			Components: c.o.Components, AdminKubeconfig: c.o.Embedded.Kubeconfig(), Context: c.o.Target.Context,
+			Components: c.o.Embedded.Components(), AdminKubeconfig: c.o.Embedded.Kubeconfig(), Context: c.o.Target.Context,
 			Dir: filepath.Join(dir, name), Name: name, PodCIDR: fleet.PodCIDR(MaxNodes + i),
 			Labels: map[string]string{fleet.RunLabel: c.o.RunID, fleet.TypeLabel: fleet.RealNodeType, RoleLabel: "real"},
 			CPU:    "32", Memory: "256Gi", MaxPods: 110,
@@ -628,27 +616,22 @@ func sleepUntil(ctx context.Context, t time.Time) error { return sleepCtx(ctx, t
 // selfCPU is stormbench's own user+system CPU time in seconds (not its
 // children's: the real kubelets are measured apart).
 func selfCPU() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	u, err := realnode.ProcUsage(os.Getpid())
+	if err != nil {
 		return 0
 	}
-	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
-	return tv(ru.Utime) + tv(ru.Stime)
+	return u.CPUSeconds
 }
 
 // timeline records Ready transitions as the harness's watch sees them.
 type timeline struct {
-	mu    sync.Mutex
-	pods  map[string]podState
+	mu sync.Mutex
+	// pods and nodes hold the last readiness seen of each.
+	pods  map[string]bool
 	nodes map[string]bool
 	// podFlips and nodeFlips are every transition seen.
 	podFlips  []flip
 	nodeFlips []flip
-}
-
-type podState struct {
-	node  string
-	ready bool
 }
 
 // flip is one Ready transition.
@@ -660,38 +643,31 @@ type flip struct {
 }
 
 func newTimeline() *timeline {
-	return &timeline{pods: map[string]podState{}, nodes: map[string]bool{}}
+	return &timeline{pods: map[string]bool{}, nodes: map[string]bool{}}
 }
 
 func (t *timeline) pod(o any) {
-	p, ok := o.(*corev1.Pod)
-	if !ok || p.Spec.NodeName == "" {
-		return
-	}
-	ready := fleet.PodReady(p)
-	now := time.Now()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	prev, seen := t.pods[p.Name]
-	t.pods[p.Name] = podState{node: p.Spec.NodeName, ready: ready}
-	if seen && prev.ready != ready {
-		t.podFlips = append(t.podFlips, flip{at: now, node: p.Spec.NodeName, obj: p.Name, ready: ready})
+	if p, ok := o.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+		t.observe(t.pods, &t.podFlips, p.Name, p.Spec.NodeName, fleet.PodReady(p))
 	}
 }
 
 func (t *timeline) node(o any) {
-	n, ok := o.(*corev1.Node)
-	if !ok {
-		return
+	if n, ok := o.(*corev1.Node); ok {
+		t.observe(t.nodes, &t.nodeFlips, n.Name, n.Name, fleet.NodeReady(n))
 	}
-	ready := fleet.NodeReady(n)
+}
+
+// observe records obj's readiness and, when it changed since the last
+// sighting, a flip.
+func (t *timeline) observe(last map[string]bool, flips *[]flip, obj, node string, ready bool) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	prev, seen := t.nodes[n.Name]
-	t.nodes[n.Name] = ready
+	prev, seen := last[obj]
+	last[obj] = ready
 	if seen && prev != ready {
-		t.nodeFlips = append(t.nodeFlips, flip{at: now, node: n.Name, obj: n.Name, ready: ready})
+		*flips = append(*flips, flip{at: now, node: node, obj: obj, ready: ready})
 	}
 }
 

@@ -59,7 +59,7 @@ func TestCalibration(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	res, err := calibrate.Run(ctx, calibrate.Options{
-		Target: c.Target, Embedded: c.Embedded, Components: comps, RunID: "calt",
+		Target: c.Target, Embedded: c.Embedded, RunID: "calt",
 		Nodes: 2, PodsPerNode: 5, ProbePeriod: 10 * time.Second, Cases: cases,
 		Tolerance: calibrate.DefaultTolerance(), Seed: 1, KeepObjects: true, Logf: t.Logf,
 	})

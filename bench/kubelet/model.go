@@ -57,7 +57,7 @@ type Config struct {
 	// Planned makes reboots planned: cordon, drain, reboot, uncordon.
 	Planned bool
 	// RuntimeMode is how a runtime restart looks to the kubelet:
-	// RuntimeRefused (default) or RuntimeHung.
+	// profiles.RuntimeRefused (default) or profiles.RuntimeHung.
 	RuntimeMode string
 	// Seed seeds probe jitter.
 	Seed int64
@@ -756,15 +756,6 @@ func admissionRejects(node *corev1.Node, p *corev1.Pod) (reason, msg string, rej
 	return "", "", false
 }
 
-// Runtime outage modes (Config.RuntimeMode).
-const (
-	// RuntimeRefused: the runtime's socket refuses connections (containerd
-	// or CRI-O restarting).
-	RuntimeRefused = "refused"
-	// RuntimeHung: the runtime accepts connections and answers nothing.
-	RuntimeHung = "hung"
-)
-
 // Runtime-restart timing of the 1.36 kubelet.
 const (
 	// runtimeDownAfter: the node reports "container runtime is down" once
@@ -791,7 +782,7 @@ const (
 //     back, Ready again at the next runtime check and status sync;
 //   - no pod status changes: the containers kept running (shims).
 //
-// A hung runtime (RuntimeHung): its calls block (up to the CRI timeout, 2
+// A hung runtime (profiles.RuntimeHung): its calls block (up to the CRI timeout, 2
 // minutes) instead of failing, so exec probes record no event; the node
 // still reports NotReady, later (hungDownAfter), and Ready once the
 // runtime answers again (measured in 50 s hangs: NotReady at about 45 s in
@@ -843,7 +834,7 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	// nothing in an outage of this length (measured: no probe event in a
 	// 50 s hang); a refused socket fails them at once.
 	for i := range list.Items {
-		if s.cfg.RuntimeMode == RuntimeHung {
+		if s.cfg.RuntimeMode == profiles.RuntimeHung {
 			break
 		}
 		p := &list.Items[i]
@@ -869,7 +860,7 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	}
 	// The node status sync that first sees the runtime down.
 	after := runtimeDownAfter
-	if s.cfg.RuntimeMode == RuntimeHung {
+	if s.cfg.RuntimeMode == profiles.RuntimeHung {
 		after = hungDownAfter
 	}
 	downAt := time.Duration(-1)

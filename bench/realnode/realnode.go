@@ -76,10 +76,6 @@ type Node struct {
 	gates   map[string]bool
 }
 
-// PIDDir is where an embedded cluster keeps its real nodes' directories;
-// cluster.Embedded.Down kills every process a pid file there names.
-func PIDDir(e *cluster.Embedded) string { return filepath.Join(e.Dir(), cluster.RealNodesDir) }
-
 // New prepares a node: its directory and impersonating kubeconfig. Nothing
 // runs until Start.
 func New(o Options) (*Node, error) {
@@ -518,15 +514,6 @@ func ProcUsage(pid int) (Usage, error) {
 	return u, nil
 }
 
-// Runtime outage modes of a runtime restart.
-const (
-	// RuntimeRefused kills the runtime: its socket refuses connections,
-	// as while containerd or CRI-O restarts.
-	RuntimeRefused = "refused"
-	// RuntimeHung freezes it (SIGSTOP): calls hang until they time out.
-	RuntimeHung = "hung"
-)
-
 // Restart carries out one restart of kind (profiles.StormKubelet, Runtime
 // or Reboot) with the given downtime; the kubelet starts again with gates.
 // It returns when the processes are started again, with the time the
@@ -550,7 +537,9 @@ func (n *Node) Restart(ctx context.Context, kind, runtimeMode string, downtime t
 		}
 		return time.Now(), n.StartKubelet(gates)
 	case profiles.StormRuntime:
-		if runtimeMode == RuntimeHung {
+		// Hung: frozen with SIGSTOP, so calls hang until they time out;
+		// refused (the default): killed, so its socket refuses them.
+		if runtimeMode == profiles.RuntimeHung {
 			if err := n.HangRuntime(); err != nil {
 				return back, err
 			}

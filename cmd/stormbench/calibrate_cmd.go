@@ -16,6 +16,7 @@ import (
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/calibrate"
 	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/realnode"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -93,7 +94,7 @@ Flags:
 		return nil
 	}
 	opts := calibrate.Options{Nodes: nodes, PodsPerNode: pods, ProbePeriod: probePeriod, InitDuration: initDuration, Cases: selected, Tolerance: tol, Seed: seed}
-	if err := opts.Validate(calibrate.MemAvailable()); err != nil {
+	if err := opts.Validate(realnode.MemAvailable()); err != nil {
 		return usageError{err}
 	}
 	for _, p := range []string{resultPath, markdown, htmlPath} {
@@ -149,7 +150,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	opts.Target, opts.Embedded, opts.Components, opts.RunID, opts.Logf = target, emb, comps, runID, logf
+	opts.Target, opts.Embedded, opts.RunID, opts.Logf = target, emb, runID, logf
 	opts.KeepObjects = !keepCluster
 	logf("Calibrating: %d real and %d simulated nodes, %d pods each; cases %s (about %s of storms)", nodes, nodes, pods, strings.Join(cases, ", "), total)
 	res, runErr := calibrate.Run(ctx, opts)
