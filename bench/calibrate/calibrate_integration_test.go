@@ -32,6 +32,34 @@ var knownDivergent = map[string]string{
 	"*: kubelet: create leases":                      "structural: the real kubelet's first lease is created about 10 s after its first start (its node was not registered yet), which can fall into the first case",
 }
 
+// raceOnReal are the kubelet/legacy rows a millisecond race decides on the
+// real side. A legacy flip lasts about 13 ms (prober/worker.go sets the
+// initial Failure and then the first Success within one probe), so a real
+// kubelet writes Ready once, with no flip, when both land before the status
+// manager's sync of the pod (status_manager.go syncBatch reads the latest
+// cached status), and an endpoint controller sees no change when both
+// updates fall into one sync of its Service. Either only lowers the real
+// count: the CI run of stop 20 saw 4.5 flips and 8 writes per restart
+// against the model's 5 and 10; results/calibration (10 pods a case) saw 5
+// and 10 to 10.5. So these rows check one side: the real count may fall
+// below the model's by the race, never by more than half, and may not rise
+// above it beyond tolerance.
+var raceOnReal = map[string]bool{
+	"kubelet/legacy: deployment-controller: update deployments/status": true,
+	"kubelet/legacy: endpoint-controller: update endpoints":            true,
+	"kubelet/legacy: endpointslice-controller: update endpointslices":  true,
+	"kubelet/legacy: replicaset-controller: update replicasets/status": true,
+	"kubelet/legacy: " + calibrate.MetricSliceWrites:                   true,
+	"kubelet/legacy: " + calibrate.MetricReadyFlips:                    true,
+}
+
+// raceBounded reports whether a raceOnReal row is within its one-sided
+// bounds: real in [simulated/2, simulated + max(0.5, 20 %)].
+func raceBounded(r calibrate.Row) bool {
+	slack := max(0.5, 0.2*r.Simulated)
+	return r.Real >= r.Simulated/2 && r.Real <= r.Simulated+slack
+}
+
 // knownToDiverge reports the known-divergence reason of "case: metric".
 func knownToDiverge(row string) (string, bool) {
 	if why, ok := knownDivergent[row]; ok {
@@ -100,6 +128,16 @@ func TestCalibration(t *testing.T) {
 		t.Errorf("kubelet/preserve: real ready flips %v per restart, want 0", row.Real)
 	}
 	for _, d := range res.Disagreements() {
+		if raceOnReal[d] {
+			name, metric, _ := strings.Cut(d, ": ")
+			row, _ := res.Row(name, metric)
+			if raceBounded(row) {
+				t.Logf("race on the real side: %s (real %v, simulated %v)", d, row.Real, row.Simulated)
+				continue
+			}
+			t.Errorf("simulated kubelet diverges beyond the legacy race: %s (real %v, simulated %v)", d, row.Real, row.Simulated)
+			continue
+		}
 		if why, ok := knownToDiverge(d); ok {
 			t.Logf("known divergence: %s (%s)", d, why)
 			continue
@@ -111,6 +149,26 @@ func TestCalibration(t *testing.T) {
 		if err == nil {
 			_ = calibrate.WriteMarkdown(f, res)
 			f.Close()
+		}
+	}
+}
+
+func TestRaceBounded(t *testing.T) {
+	for _, tc := range []struct {
+		real, sim float64
+		want      bool
+	}{
+		{10, 10, true},
+		{8, 10, true},    // the stop-20 CI run: one flip skipped, one coalesced
+		{5, 10, true},    // half the flips lost to the race
+		{4.5, 10, false}, // more than the race can take
+		{12, 10, true},   // within tolerance above
+		{12.5, 10, false},
+		{0.5, 0, true}, // absolute slack of 0.5
+		{1, 0, false},
+	} {
+		if got := raceBounded(calibrate.Row{Real: tc.real, Simulated: tc.sim}); got != tc.want {
+			t.Errorf("raceBounded(real %v, sim %v) = %v, want %v", tc.real, tc.sim, got, tc.want)
 		}
 	}
 }
