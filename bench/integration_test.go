@@ -265,6 +265,32 @@ func TestKubeletRestartGateAB(t *testing.T) {
 	if got := value(t, preserve, bench.MeasurementStorm, "podStatusPatches", result.WindowStorm); got != 0 {
 		t.Errorf("preserve: %v pod status patches, want 0", got)
 	}
+	// Realistic APF (the default): the components have identities of
+	// their own, so APF classifies them as in a kubeadm cluster, not as
+	// exempt system:masters. The legacy storm makes the EndpointSlice and
+	// Endpoints controllers write (their service accounts: workload-high),
+	// and KWOK renews leases throughout (stormbench-kwok-heartbeats:
+	// node-high).
+	apf := func(schema, level string) float64 {
+		return value(t, legacy, result.MeasurementAPIServer, "apf_dispatched_requests", result.WindowStorm, "flow_schema", schema, "priority_level", level)
+	}
+	for _, fl := range [][2]string{
+		{"kube-system-service-accounts", "workload-high"},
+		{cluster.FlowSchemaKwokHeartbeats, "node-high"},
+		{"system-node-high", "node-high"},
+		{"system-nodes", "system"},
+		{"global-default", "global-default"},   // the harness's own requests
+		{cluster.FlowSchemaObserver, "exempt"}, // its /metrics scrapes
+	} {
+		if apf(fl[0], fl[1]) == 0 {
+			t.Errorf("legacy: no requests in flow schema %s (priority level %s)", fl[0], fl[1])
+		}
+	}
+	// What is left exempt is the API server's own loopback client: a few
+	// requests a second at most, where every component's were thousands.
+	if ex, all := apf("exempt", "exempt"), apf("kube-system-service-accounts", "workload-high"); ex >= all {
+		t.Errorf("legacy: %v exempt requests against %v from the controllers: components still run as system:masters?", ex, all)
+	}
 	lw := value(t, legacy, result.MeasurementEndpointSlices, "slice_writes", result.WindowStorm)
 	pw := value(t, preserve, result.MeasurementEndpointSlices, "slice_writes", result.WindowStorm)
 	if lw == 0 || pw != 0 {

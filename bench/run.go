@@ -135,7 +135,9 @@ func newResult(o Options) *result.Result {
 	raw, _ := json.Marshal(p)
 	versions := map[string]string{"kube-apiserver": o.Target.ServerVersion}
 	var flags map[string]map[string]string
+	var apf string
 	if o.Embedded != nil {
+		apf = o.Embedded.APFMode()
 		// Only the embedded cluster's flags are known, and they are the
 		// cluster's, which need not be this profile's.
 		flags = map[string]map[string]string{"kube-controller-manager": {"node-eviction-rate": o.Embedded.NodeEvictionRate()}}
@@ -158,6 +160,7 @@ func newResult(o Options) *result.Result {
 					// --endpointslice-updates-batch-period.
 					EndpointSliceUpdatesBatchPeriod: 0,
 					HeartbeatFactor:                 p.Timing.HeartbeatFactor,
+					APF:                             apf,
 					Flags:                           flags,
 				},
 			},

@@ -160,6 +160,14 @@ type Timing struct {
 
 // ControlPlane tunes the embedded control plane.
 type ControlPlane struct {
+	// APF is how the embedded control plane's components meet API Priority
+	// and Fairness: "realistic" (the default) gives kube-controller-manager
+	// (with a service account per controller), kube-scheduler, the KWOK
+	// controller and the harness identities of their own, as kubeadm does,
+	// so that APF classifies and queues them as in a real cluster; "exempt"
+	// runs every component as system:masters, which APF exempts. Ignored
+	// with --kubeconfig (the cluster is not stormbench's to configure).
+	APF string `json:"apf,omitempty"`
 	// MaxRequestsInflight is kube-apiserver's --max-requests-inflight;
 	// 0 keeps the default (400).
 	MaxRequestsInflight int `json:"maxRequestsInflight,omitempty"`
@@ -198,6 +206,12 @@ type ControlPlane struct {
 	// 10s default is not enough.
 	LeaderElectionRenewDeadline *metav1.Duration `json:"leaderElectionRenewDeadline,omitempty"`
 }
+
+// The values of ControlPlane.APF.
+const (
+	APFRealistic = "realistic"
+	APFExempt    = "exempt"
+)
 
 // Storm describes one restart storm.
 type Storm struct {

@@ -81,6 +81,9 @@ func SetDefaults(p *Profile) {
 	setDur(&t.NodeMonitorGracePeriod, 50*time.Second)
 	setDur(&t.NodeMonitorPeriod, 5*time.Second)
 	c := &p.ControlPlane
+	if c.APF == "" {
+		c.APF = APFRealistic
+	}
 	if c.ControllerQPS == 0 {
 		c.ControllerQPS = 100
 	}
@@ -261,6 +264,9 @@ func validateControlPlane(c *ControlPlane, cp *field.Path) field.ErrorList {
 		if f.v < 0 {
 			errs = append(errs, field.Invalid(cp.Child(f.name), f.v, "must not be negative"))
 		}
+	}
+	if c.APF != "" && c.APF != APFRealistic && c.APF != APFExempt {
+		errs = append(errs, field.NotSupported(cp.Child("apf"), c.APF, []string{APFRealistic, APFExempt}))
 	}
 	if le := c.LeaderElectionRenewDeadline; le != nil && le.Duration != 0 && (le.Duration < 5*time.Second || le.Duration > 10*time.Minute) {
 		errs = append(errs, field.Invalid(cp.Child("leaderElectionRenewDeadline"), le.Duration.String(), "must be between 5s and 10m, or 0 for the components' default (10s)"))

@@ -57,6 +57,9 @@ type EmbeddedOptions struct {
 // Embedded is a kwokctl binary-runtime cluster listening on 127.0.0.1 only.
 type Embedded struct {
 	opts EmbeddedOptions
+	// apiPort is the API server's port when Up chose it (realistic APF:
+	// the component kubeconfigs are written before the cluster exists).
+	apiPort int
 }
 
 // NewEmbedded returns a handle on the embedded cluster opts.Name in
@@ -146,6 +149,8 @@ func (e *Embedded) Config() ([]byte, error) {
 	type arg struct {
 		Key   string `json:"key"`
 		Value string `json:"value"`
+		// Override replaces kwokctl's own value of the flag.
+		Override bool `json:"override,omitempty"`
 	}
 	type patch struct {
 		Name      string `json:"name"`
@@ -154,36 +159,36 @@ func (e *Embedded) Config() ([]byte, error) {
 	apiserverArgs := []arg{
 		// kubeadm enables NodeRestriction; the default plugin list does not.
 		// It is what limits a node identity to its own objects.
-		{"enable-admission-plugins", "NodeRestriction"},
+		{Key: "enable-admission-plugins", Value: "NodeRestriction"},
 		// The default /24 holds 254 Services; a 1,000-node fleet has
 		// hundreds. Pod CIDRs live in 10.128.0.0/9 and do not overlap.
-		{"service-cluster-ip-range", "10.96.0.0/12"},
+		{Key: "service-cluster-ip-range", Value: "10.96.0.0/12"},
 	}
 	if e.opts.AuditLog {
 		apiserverArgs = append(apiserverArgs,
-			arg{"audit-policy-file", e.auditPolicyPath()},
-			arg{"audit-log-path", e.AuditLogPath()},
+			arg{Key: "audit-policy-file", Value: e.auditPolicyPath()},
+			arg{Key: "audit-log-path", Value: e.AuditLogPath()},
 			// Blocking (the default mode) writes each event before the
 			// response, so the log is complete when a request returns.
-			arg{"audit-log-mode", "blocking"},
-			arg{"audit-log-maxbackup", "0"},
-			arg{"audit-log-maxsize", "0"},
+			arg{Key: "audit-log-mode", Value: "blocking"},
+			arg{Key: "audit-log-maxbackup", Value: "0"},
+			arg{Key: "audit-log-maxsize", Value: "0"},
 		)
 	}
 	if cp.MaxRequestsInflight > 0 {
-		apiserverArgs = append(apiserverArgs, arg{"max-requests-inflight", strconv.Itoa(cp.MaxRequestsInflight)})
+		apiserverArgs = append(apiserverArgs, arg{Key: "max-requests-inflight", Value: strconv.Itoa(cp.MaxRequestsInflight)})
 	}
 	if cp.MaxMutatingRequestsInflight > 0 {
-		apiserverArgs = append(apiserverArgs, arg{"max-mutating-requests-inflight", strconv.Itoa(cp.MaxMutatingRequestsInflight)})
+		apiserverArgs = append(apiserverArgs, arg{Key: "max-mutating-requests-inflight", Value: strconv.Itoa(cp.MaxMutatingRequestsInflight)})
 	}
 	qps := []arg{
-		{"kube-api-qps", strconv.Itoa(cp.ControllerQPS)},
-		{"kube-api-burst", strconv.Itoa(cp.ControllerBurst)},
+		{Key: "kube-api-qps", Value: strconv.Itoa(cp.ControllerQPS)},
+		{Key: "kube-api-burst", Value: strconv.Itoa(cp.ControllerBurst)},
 	}
 	kcmArgs, schedArgs := qps, qps
 	if renew, lease := leaderElection(cp); renew != "" {
 		kcmArgs = append(append([]arg{}, qps...),
-			arg{"leader-elect-renew-deadline", renew}, arg{"leader-elect-lease-duration", lease})
+			arg{Key: "leader-elect-renew-deadline", Value: renew}, arg{Key: "leader-elect-lease-duration", Value: lease})
 		if !schedulerTuned(cp) {
 			// With a configuration file the scheduler takes them from it.
 			schedArgs = kcmArgs
@@ -191,11 +196,26 @@ func (e *Embedded) Config() ([]byte, error) {
 	}
 	if t.NodeEvictionRate > 0 {
 		// KCM only: a fresh slice, since the scheduler may share kcmArgs'.
-		kcmArgs = append(slices.Clip(kcmArgs), arg{"node-eviction-rate", e.NodeEvictionRate()})
+		kcmArgs = append(slices.Clip(kcmArgs), arg{Key: "node-eviction-rate", Value: e.NodeEvictionRate()})
 	}
 	kwokArgs := []arg{
-		{"manage-all-nodes", "false"},
-		{"manage-nodes-with-label-selector", KubeletLabel + "=" + KubeletUp},
+		{Key: "manage-all-nodes", Value: "false"},
+		{Key: "manage-nodes-with-label-selector", Value: KubeletLabel + "=" + KubeletUp},
+	}
+	if e.realisticAPF() {
+		// Identities of their own (identity.go); kwokctl's --kubeconfig
+		// would be the admin's.
+		apiserverArgs = append(apiserverArgs, arg{Key: "token-auth-file", Value: e.tokenFilePath()})
+		kcmArgs = append(slices.Clip(kcmArgs),
+			arg{Key: "kubeconfig", Value: e.componentKubeconfigPath("kube-controller-manager"), Override: true},
+			arg{Key: "use-service-account-credentials", Value: "true"})
+		if schedulerTuned(cp) {
+			// The configuration file carries the kubeconfig.
+			schedArgs = append(slices.Clip(schedArgs), arg{Key: "config", Value: e.schedulerConfigPath(), Override: true})
+		} else {
+			schedArgs = append(slices.Clip(schedArgs), arg{Key: "kubeconfig", Value: e.componentKubeconfigPath("kube-scheduler"), Override: true})
+		}
+		kwokArgs = append(kwokArgs, arg{Key: "kubeconfig", Value: e.componentKubeconfigPath("kwok-controller"), Override: true})
 	}
 	cfg := map[string]any{
 		"apiVersion": "config.kwok.x-k8s.io/v1alpha1",
@@ -228,6 +248,9 @@ func (e *Embedded) Config() ([]byte, error) {
 			{Name: "kube-scheduler", ExtraArgs: schedArgs},
 			{Name: "kwok-controller", ExtraArgs: kwokArgs},
 		},
+	}
+	if e.apiPort > 0 {
+		cfg["options"].(map[string]any)["kubeApiserverPort"] = e.apiPort
 	}
 	if schedulerTuned(cp) {
 		// A KubeSchedulerConfiguration file (written by Up); kwokctl fills
@@ -290,6 +313,11 @@ func (e *Embedded) SchedulerConfig() ([]byte, error) {
 			"burst": cp.ControllerBurst,
 		},
 	}
+	if e.realisticAPF() {
+		// kwokctl's copy of this file names the admin kubeconfig; the
+		// scheduler reads this one (Config overrides --config).
+		cfg["clientConnection"].(map[string]any)["kubeconfig"] = e.componentKubeconfigPath("kube-scheduler")
+	}
 	if cp.SchedulerPercentageOfNodesToScore > 0 {
 		cfg["percentageOfNodesToScore"] = cp.SchedulerPercentageOfNodesToScore
 	}
@@ -344,6 +372,20 @@ func (e *Embedded) Up(ctx context.Context) error {
 	if err := os.MkdirAll(e.opts.WorkDir, 0o700); err != nil {
 		return fmt.Errorf("creating work directory: %w", err)
 	}
+	var ids []identity
+	if e.realisticAPF() {
+		port, err := freePort()
+		if err != nil {
+			return fmt.Errorf("choosing the API server's port: %w", err)
+		}
+		e.apiPort = port
+		if ids, err = newIdentities(); err != nil {
+			return err
+		}
+		if err := e.writeIdentities(ids, port); err != nil {
+			return err
+		}
+	}
 	cfg, err := e.Config()
 	if err != nil {
 		return err
@@ -366,6 +408,16 @@ func (e *Embedded) Up(ctx context.Context) error {
 	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
 		return fmt.Errorf("writing kwokctl configuration: %w", err)
 	}
+	// The KWOK controller's and the harness's RBAC go in as soon as the
+	// API server answers, while kwokctl is still starting the rest.
+	bootCtx, bootCancel := context.WithCancel(ctx)
+	defer bootCancel()
+	bootDone := make(chan error, 1)
+	if ids != nil {
+		go func() { bootDone <- e.bootstrapIdentities(bootCtx, e.apiPort) }()
+	} else {
+		bootDone <- nil
+	}
 	out, err := e.kwokctl(ctx, "create", "cluster",
 		"--name", e.opts.Name,
 		"--runtime", "binary",
@@ -381,6 +433,18 @@ func (e *Embedded) Up(ctx context.Context) error {
 		e.killPIDs(e.PIDs())
 		return fmt.Errorf("creating embedded cluster %q: %w%s\n  its files are kept in %s; remove them with `stormbench cluster down --name %s --workdir %s`",
 			e.opts.Name, err, hint, e.Dir(), e.opts.Name, e.opts.WorkDir)
+	}
+	// The API server serves now; give the bootstrap a minute to land.
+	select {
+	case err = <-bootDone:
+	case <-time.After(time.Minute):
+		bootCancel()
+		err = <-bootDone
+	}
+	if err != nil {
+		e.killPIDs(e.PIDs())
+		return fmt.Errorf("embedded cluster %q: %w\n  its files are kept in %s; remove them with `stormbench cluster down --name %s --workdir %s`",
+			e.opts.Name, err, e.Dir(), e.opts.Name, e.opts.WorkDir)
 	}
 	return e.secureFiles()
 }
@@ -464,6 +528,7 @@ func (e *Embedded) Down(ctx context.Context) error {
 	_ = os.Remove(filepath.Join(e.opts.WorkDir, e.opts.Name+".kwokctl.yaml"))
 	_ = os.Remove(e.auditPolicyPath())
 	_ = os.Remove(e.schedulerConfigPath())
+	e.removeIdentities()
 	return nil
 }
 

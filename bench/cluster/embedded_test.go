@@ -394,3 +394,84 @@ func TestKillRealNodesLeavesOthers(t *testing.T) {
 		t.Errorf("unrelated process killed: %v", err)
 	}
 }
+
+// TestEmbeddedAPFIdentities: with realistic APF (the default) every
+// component gets a kubeconfig of its own (overriding kwokctl's admin one)
+// and the controller manager a service account per controller; with exempt
+// APF none of it is there.
+func TestEmbeddedAPFIdentities(t *testing.T) {
+	off := false
+	for _, tc := range []struct {
+		name string
+		cp   profiles.ControlPlane
+		want map[string][]string // component: the identity flags it gets
+	}{
+		{"default is realistic", profiles.ControlPlane{}, map[string][]string{
+			"kube-apiserver":          {"token-auth-file"},
+			"kube-controller-manager": {"kubeconfig!", "use-service-account-credentials=true"},
+			"kube-scheduler":          {"kubeconfig!"},
+			"kwok-controller":         {"kubeconfig!"},
+		}},
+		{"realistic", profiles.ControlPlane{APF: profiles.APFRealistic}, map[string][]string{
+			"kube-apiserver":          {"token-auth-file"},
+			"kube-controller-manager": {"kubeconfig!", "use-service-account-credentials=true"},
+			"kube-scheduler":          {"kubeconfig!"},
+			"kwok-controller":         {"kubeconfig!"},
+		}},
+		// A scheduler with a configuration file takes its kubeconfig from it.
+		{"realistic, tuned scheduler", profiles.ControlPlane{SchedulerDefaultSpreading: &off}, map[string][]string{
+			"kube-apiserver":          {"token-auth-file"},
+			"kube-controller-manager": {"kubeconfig!", "use-service-account-credentials=true"},
+			"kube-scheduler":          {"config!"},
+			"kwok-controller":         {"kubeconfig!"},
+		}},
+		{"exempt", profiles.ControlPlane{APF: profiles.APFExempt}, map[string][]string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, c := embeddedConfig(t, cluster.EmbeddedOptions{ControlPlane: tc.cp})
+			var kc struct {
+				ComponentsPatches []struct {
+					Name      string `json:"name"`
+					ExtraArgs []struct {
+						Key, Value string
+						Override   bool
+					}
+				} `json:"componentsPatches"`
+			}
+			if err := yaml.Unmarshal(c, &kc); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string][]string{}
+			for _, p := range kc.ComponentsPatches {
+				for _, a := range p.ExtraArgs {
+					switch {
+					case a.Override:
+						got[p.Name] = append(got[p.Name], a.Key+"!")
+						if !strings.HasPrefix(filepath.Base(a.Value), "x.") {
+							t.Errorf("%s --%s=%s: not a file of this cluster", p.Name, a.Key, a.Value)
+						}
+					case a.Key == "token-auth-file":
+						got[p.Name] = append(got[p.Name], a.Key)
+					case a.Key == "use-service-account-credentials":
+						got[p.Name] = append(got[p.Name], a.Key+"="+a.Value)
+					}
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("identity flags %v, want %v\n%s", got, tc.want, c)
+			}
+			sched, err := e.SchedulerConfig()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sched != nil && !strings.Contains(string(sched), "x.kube-scheduler.kubeconfig") {
+				t.Errorf("scheduler configuration names no kubeconfig of its own:\n%s", sched)
+			}
+			// Without a running cluster there is no harness kubeconfig yet:
+			// the client falls back to the admin's.
+			if e.ClientKubeconfig() != e.Kubeconfig() || e.APFMode() != profiles.APFExempt {
+				t.Errorf("ClientKubeconfig %s, APFMode %s before Up", e.ClientKubeconfig(), e.APFMode())
+			}
+		})
+	}
+}

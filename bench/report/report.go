@@ -217,6 +217,12 @@ func runMeta(in Input, prof runProfile) []MetaItem {
 	if note, ok := s.RelaxedHeartbeats(); ok {
 		add("Heartbeats", note)
 	}
+	switch s.APF {
+	case "realistic":
+		add("APF", "realistic: controllers, scheduler, KWOK and stormbench under identities of their own, classified and queued as in a kubeadm cluster")
+	case "exempt":
+		add("APF", "exempt: every component ran as system:masters, which API Priority and Fairness never queues")
+	}
 	add("Fleet", fmt.Sprintf("%d nodes, %d pods, %d services, seed %d", r.Run.Fleet.Nodes, r.Run.Fleet.Pods, r.Run.Fleet.Services, r.Run.Seed))
 	return meta
 }

@@ -85,6 +85,12 @@ type Settings struct {
 	// leases, status updates and the grace period are that many times a
 	// kubelet's (relaxed heartbeats); 0 in files written before it existed.
 	HeartbeatFactor float64 `json:"heartbeatFactor,omitempty"`
+	// APF is how the components met API Priority and Fairness on the
+	// embedded cluster: "realistic" (identities of their own, classified
+	// as in a kubeadm cluster) or "exempt" (all system:masters); empty for
+	// a cluster reached through --kubeconfig, and in files written before
+	// it existed (those ran exempt).
+	APF string `json:"apf,omitempty"`
 	// Flags holds any other component flags, by component then flag name.
 	Flags map[string]map[string]string `json:"flags,omitempty"`
 }

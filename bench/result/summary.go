@@ -24,6 +24,9 @@ func WriteSummary(w io.Writer, r *Result) error {
 	if note, ok := r.Run.Cluster.Settings.RelaxedHeartbeats(); ok {
 		ew.printf("%s\n", note)
 	}
+	if r.Run.Cluster.Settings.APF == "exempt" {
+		ew.printf("APF exempt: every component ran as system:masters, so no request was queued or rejected by API Priority and Fairness\n")
+	}
 	if len(r.Variants) == 0 {
 		ew.printf("no variant ran\n")
 	} else {

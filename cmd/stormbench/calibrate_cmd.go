@@ -146,7 +146,7 @@ Flags:
 			fmt.Fprintf(env.stderr, "stormbench: %v\n", err)
 		}
 	}()
-	target, err := cluster.Connect(ctx, cluster.ConnectOptions{Kubeconfig: emb.Kubeconfig()})
+	target, err := cluster.Connect(ctx, cluster.ConnectOptions{Kubeconfig: emb.ClientKubeconfig()})
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -50,7 +51,7 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 		if err := e.Up(ctx); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "Embedded cluster %q is up.\nkubeconfig: %s\n", e.Name(), e.Kubeconfig())
+		fmt.Fprintf(env.stdout, "Embedded cluster %q is up.\nkubeconfig: %s\nAPF:        %s%s\n", e.Name(), e.Kubeconfig(), e.APFMode(), apfNote(e))
 		return nil
 	case "down":
 		if err := e.Down(ctx); err != nil {
@@ -64,9 +65,9 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 			return err
 		}
 		if output == "json" || output == "yaml" {
-			return printStructured(env.stdout, output, map[string]any{"name": e.Name(), "kubeconfig": e.Kubeconfig(), "components": st})
+			return printStructured(env.stdout, output, map[string]any{"name": e.Name(), "kubeconfig": e.Kubeconfig(), "harnessKubeconfig": e.ClientKubeconfig(), "apf": e.APFMode(), "components": st})
 		}
-		fmt.Fprintf(env.stdout, "Cluster:    %s\nKubeconfig: %s\n\n", e.Name(), e.Kubeconfig())
+		fmt.Fprintf(env.stdout, "Cluster:    %s\nKubeconfig: %s\nAPF:        %s%s\n\n", e.Name(), e.Kubeconfig(), e.APFMode(), apfNote(e))
 		tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "COMPONENT\tPID\tPROCESS\tHEALTH\tVERSION\tLOG")
 		healthy := true
@@ -83,4 +84,12 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		return nil
 	}
+}
+
+// apfNote says which identity stormbench's own requests use.
+func apfNote(e *cluster.Embedded) string {
+	if e.APFMode() == profiles.APFRealistic {
+		return " (components under identities of their own; stormbench calls as " + cluster.UserHarness + " with " + e.ClientKubeconfig() + ")"
+	}
+	return " (every component is system:masters)"
 }

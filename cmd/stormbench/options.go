@@ -91,7 +91,7 @@ func (o *clusterOptions) connect(ctx context.Context, env *cmdEnv, qps float32, 
 		if !e.Exists() {
 			return nil, false, usagef("no --kubeconfig given and the embedded cluster %q is not running (start it with `stormbench cluster up`)", o.name)
 		}
-		path = e.Kubeconfig()
+		path = e.ClientKubeconfig()
 		embedded = true
 	} else if o.isEmbeddedKubeconfig(path) {
 		embedded = true

@@ -160,7 +160,7 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 				fmt.Fprintf(env.stderr, "stormbench: %v\n", err)
 			}
 		}()
-		o.kubeconfig = emb.Kubeconfig()
+		o.kubeconfig = emb.ClientKubeconfig()
 	}
 	target, _, err := o.connect(ctx, env, p.Fleet.QPS, p.Fleet.Burst)
 	if err != nil {

@@ -113,7 +113,7 @@ func Start(tb testing.TB, p *profiles.Profile, opts ...Option) *Cluster {
 	if err := e.Up(ctx); err != nil {
 		tb.Fatalf("starting embedded cluster: %v", err)
 	}
-	t, err := cluster.Connect(ctx, cluster.ConnectOptions{Kubeconfig: e.Kubeconfig(), QPS: p.Fleet.QPS, Burst: p.Fleet.Burst})
+	t, err := cluster.Connect(ctx, cluster.ConnectOptions{Kubeconfig: e.ClientKubeconfig(), QPS: p.Fleet.QPS, Burst: p.Fleet.Burst})
 	if err != nil {
 		tb.Fatalf("connecting to embedded cluster: %v", err)
 	}
@@ -173,7 +173,7 @@ func StartDetached(p *profiles.Profile) (c *Cluster, stop func(), err error) {
 		stop()
 		return nil, nil, err
 	}
-	t, err := cluster.Connect(ctx, cluster.ConnectOptions{Kubeconfig: e.Kubeconfig(), QPS: p.Fleet.QPS, Burst: p.Fleet.Burst})
+	t, err := cluster.Connect(ctx, cluster.ConnectOptions{Kubeconfig: e.ClientKubeconfig(), QPS: p.Fleet.QPS, Burst: p.Fleet.Burst})
 	if err != nil {
 		stop()
 		return nil, nil, err

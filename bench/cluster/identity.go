@@ -1,0 +1,378 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// Component identities of the embedded cluster with realistic APF
+// (controlPlane.apf: realistic). kubeadm gives kube-controller-manager and
+// kube-scheduler client certificates for system:kube-controller-manager and
+// system:kube-scheduler (no groups), and runs the controller manager with
+// --use-service-account-credentials, so that each controller calls as
+// system:serviceaccount:kube-system:<controller>. The API server's
+// bootstrap RBAC and the suggested FlowSchemas (kube-controller-manager,
+// kube-scheduler, kube-system-service-accounts, endpoint-controller, all
+// workload-high) key on exactly these names. Here the identities are
+// static bearer tokens (--token-auth-file) instead of certificates: APF and
+// RBAC see the same user and groups either way, and kwokctl 0.8 has no way
+// to hand a component a certificate of its own.
+const (
+	UserControllerManager = "system:kube-controller-manager"
+	UserScheduler         = "system:kube-scheduler"
+	// UserKwok is the KWOK controller: the simulated heartbeats (node leases
+	// and node status) and pod status of every KWOK node.
+	UserKwok  = "stormbench:kwok-controller"
+	GroupKwok = "stormbench:kwok"
+	// UserHarness is stormbench itself: fleet creation, relabels, the
+	// simulated kubelets' requests (which it sends impersonating
+	// system:node:<name>, so APF classifies them as the node's), and the
+	// measurements.
+	UserHarness  = "stormbench:harness"
+	GroupHarness = "stormbench:harness"
+)
+
+// FlowSchemas stormbench adds with realistic APF. Precedence is below the
+// suggested system-node-high (400) and system-nodes (500) schemas that
+// real kubelets match, so that KWOK's heartbeats sit next to them.
+const (
+	// FlowSchemaKwokHeartbeats sends the KWOK controller's lease and node
+	// status writes to node-high, where a kubelet's lease renewals and node
+	// status go (system-node-high).
+	FlowSchemaKwokHeartbeats = "stormbench-kwok-heartbeats"
+	// FlowSchemaKwok sends the rest of the KWOK controller's requests (pod
+	// status, pod and node reads) to system, where a kubelet's go
+	// (system-nodes).
+	FlowSchemaKwok = "stormbench-kwok"
+	// FlowSchemaObserver exempts the harness's scrapes of /metrics: the
+	// observer must neither be starved by the storm it measures nor take
+	// seats from it. Everything else the harness sends lands in
+	// global-default, as any workload's would.
+	FlowSchemaObserver = "stormbench-observer"
+)
+
+// identity is one component's credentials.
+type identity struct {
+	component string // the name in kwokctl's componentsPatches
+	user      string
+	groups    []string
+	token     string
+}
+
+// realisticAPF reports whether the components run under identities of
+// their own; an unset ControlPlane.APF (as tests build it) is realistic.
+func (e *Embedded) realisticAPF() bool {
+	return e.opts.ControlPlane.APF != profiles.APFExempt
+}
+
+func (e *Embedded) tokenFilePath() string {
+	return filepath.Join(e.opts.WorkDir, e.opts.Name+".tokens.csv")
+}
+
+// componentKubeconfigPath is the kubeconfig a component calls the API
+// server with under realistic APF.
+func (e *Embedded) componentKubeconfigPath(component string) string {
+	return filepath.Join(e.opts.WorkDir, e.opts.Name+"."+component+".kubeconfig")
+}
+
+// ClientKubeconfig is the kubeconfig stormbench itself uses on this
+// cluster: the harness identity under realistic APF, the admin one
+// (system:masters) under exempt. Kubeconfig stays the admin's, for people.
+// It goes by the files: a cluster created with realistic APF has the
+// harness kubeconfig, whatever the profile of a later command says.
+func (e *Embedded) ClientKubeconfig() string {
+	if _, err := os.Stat(e.componentKubeconfigPath("harness")); err == nil {
+		return e.componentKubeconfigPath("harness")
+	}
+	return e.Kubeconfig()
+}
+
+// APFMode reports how the running cluster was created: profiles.APFRealistic
+// when its components have identities of their own, else APFExempt.
+func (e *Embedded) APFMode() string {
+	if e.ClientKubeconfig() == e.Kubeconfig() {
+		return profiles.APFExempt
+	}
+	return profiles.APFRealistic
+}
+
+// identities returns the component identities, with fresh tokens.
+func newIdentities() ([]identity, error) {
+	ids := []identity{
+		{component: "kube-controller-manager", user: UserControllerManager},
+		{component: "kube-scheduler", user: UserScheduler},
+		{component: "kwok-controller", user: UserKwok, groups: []string{GroupKwok}},
+		{component: "harness", user: UserHarness, groups: []string{GroupHarness}},
+	}
+	for i := range ids {
+		b := make([]byte, 24)
+		if _, err := rand.Read(b); err != nil {
+			return nil, err
+		}
+		ids[i].token = hex.EncodeToString(b)
+	}
+	return ids, nil
+}
+
+// tokenFile renders kube-apiserver's --token-auth-file: token, user, uid,
+// and the groups quoted as one field.
+func tokenFile(ids []identity) []byte {
+	var b strings.Builder
+	for _, id := range ids {
+		fmt.Fprintf(&b, "%s,%s,%s", id.token, id.user, id.user)
+		if len(id.groups) > 0 {
+			fmt.Fprintf(&b, ",%q", strings.Join(id.groups, ","))
+		}
+		b.WriteByte('\n')
+	}
+	return []byte(b.String())
+}
+
+// writeIdentities writes the token file and one kubeconfig per identity
+// for an API server on 127.0.0.1:port. The CA certificate is named by path:
+// kwokctl writes it before it starts any component that reads it.
+func (e *Embedded) writeIdentities(ids []identity, port int) error {
+	if err := os.WriteFile(e.tokenFilePath(), tokenFile(ids), 0o600); err != nil {
+		return fmt.Errorf("writing token file: %w", err)
+	}
+	for _, id := range ids {
+		// kwokctl's names, so that the context is the admin kubeconfig's.
+		name := "kwok-" + e.opts.Name
+		cfg := clientcmdapi.NewConfig()
+		cfg.Clusters[name] = &clientcmdapi.Cluster{
+			Server:               "https://127.0.0.1:" + strconv.Itoa(port),
+			CertificateAuthority: filepath.Join(e.Dir(), "pki", "ca.crt"),
+		}
+		cfg.AuthInfos[id.user] = &clientcmdapi.AuthInfo{Token: id.token}
+		cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: id.user}
+		cfg.CurrentContext = name
+		if err := clientcmd.WriteToFile(*cfg, e.componentKubeconfigPath(id.component)); err != nil {
+			return fmt.Errorf("writing %s kubeconfig: %w", id.component, err)
+		}
+		if err := os.Chmod(e.componentKubeconfigPath(id.component), 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Embedded) removeIdentities() {
+	_ = os.Remove(e.tokenFilePath())
+	for _, c := range []string{"kube-controller-manager", "kube-scheduler", "kwok-controller", "harness"} {
+		_ = os.Remove(e.componentKubeconfigPath(c))
+	}
+}
+
+// freePort returns a loopback TCP port nothing listens on now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// kwokClusterRole is what the KWOK controller needs and nothing more: it
+// watches nodes and pods, writes node status, leases and pod status, and
+// deletes the pods it finalises; it records events. (kwok 0.8's own
+// kustomize/rbac role grants the same verbs on these resources.)
+func kwokClusterRole() *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: UserKwok},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "patch", "update"}},
+			{APIGroups: []string{""}, Resources: []string{"nodes/status"}, Verbs: []string{"patch", "update"}},
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "patch", "update", "delete"}},
+			{APIGroups: []string{""}, Resources: []string{"pods/status"}, Verbs: []string{"patch", "update"}},
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
+			{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
+		},
+	}
+}
+
+func clusterRoleBinding(name, role string, subject rbacv1.Subject) *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   []rbacv1.Subject{subject},
+	}
+}
+
+// flowSchemas are stormbench's FlowSchemas under realistic APF.
+func flowSchemas() []*flowcontrolv1.FlowSchema {
+	kwok := []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindUser, User: &flowcontrolv1.UserSubject{Name: UserKwok}}}
+	harness := []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindUser, User: &flowcontrolv1.UserSubject{Name: UserHarness}}}
+	byUser := &flowcontrolv1.FlowDistinguisherMethod{Type: flowcontrolv1.FlowDistinguisherMethodByUserType}
+	all := []string{flowcontrolv1.VerbAll}
+	return []*flowcontrolv1.FlowSchema{
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: FlowSchemaKwokHeartbeats},
+			Spec: flowcontrolv1.FlowSchemaSpec{
+				// Between system-node-high (400) and system-nodes (500).
+				PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "node-high"},
+				MatchingPrecedence:         450,
+				DistinguisherMethod:        byUser,
+				Rules: []flowcontrolv1.PolicyRulesWithSubjects{{
+					Subjects: kwok,
+					ResourceRules: []flowcontrolv1.ResourcePolicyRule{
+						{Verbs: all, APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Namespaces: []string{"kube-node-lease"}},
+						{Verbs: all, APIGroups: []string{""}, Resources: []string{"nodes", "nodes/status"}, ClusterScope: true},
+					},
+				}},
+			},
+		},
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: FlowSchemaKwok},
+			Spec: flowcontrolv1.FlowSchemaSpec{
+				PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "system"},
+				MatchingPrecedence:         550,
+				DistinguisherMethod:        byUser,
+				Rules: []flowcontrolv1.PolicyRulesWithSubjects{{
+					Subjects: kwok,
+					ResourceRules: []flowcontrolv1.ResourcePolicyRule{
+						{Verbs: all, APIGroups: []string{flowcontrolv1.APIGroupAll}, Resources: []string{flowcontrolv1.ResourceAll}, ClusterScope: true, Namespaces: []string{flowcontrolv1.NamespaceEvery}},
+					},
+					NonResourceRules: []flowcontrolv1.NonResourcePolicyRule{{Verbs: all, NonResourceURLs: []string{"*"}}},
+				}},
+			},
+		},
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: FlowSchemaObserver},
+			Spec: flowcontrolv1.FlowSchemaSpec{
+				PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "exempt"},
+				MatchingPrecedence:         50,
+				Rules: []flowcontrolv1.PolicyRulesWithSubjects{{
+					Subjects:         harness,
+					NonResourceRules: []flowcontrolv1.NonResourcePolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{"/metrics", "/livez", "/readyz", "/healthz", "/version"}}},
+				}},
+			},
+		},
+	}
+}
+
+// applyIdentityObjects creates the KWOK controller's and the harness's RBAC
+// and stormbench's FlowSchemas with the admin credentials, leaving any that
+// exist. The controller manager and the scheduler need nothing: the API
+// server's bootstrap policy binds their users and their controllers'
+// service accounts.
+func applyIdentityObjects(ctx context.Context, c kubernetes.Interface) error {
+	create := func(what string, err error) error {
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating %s: %w", what, err)
+		}
+		return nil
+	}
+	opts := metav1.CreateOptions{}
+	_, err := c.RbacV1().ClusterRoles().Create(ctx, kwokClusterRole(), opts)
+	if err := create("ClusterRole "+UserKwok, err); err != nil {
+		return err
+	}
+	_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, clusterRoleBinding(UserKwok, UserKwok,
+		rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: UserKwok}), opts)
+	if err := create("ClusterRoleBinding "+UserKwok, err); err != nil {
+		return err
+	}
+	// The harness creates and deletes whatever a fleet holds and
+	// impersonates nodes; cluster-admin through RBAC, not system:masters,
+	// so that APF does not exempt it.
+	_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, clusterRoleBinding(UserHarness, "cluster-admin",
+		rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: UserHarness}), opts)
+	if err := create("ClusterRoleBinding "+UserHarness, err); err != nil {
+		return err
+	}
+	for _, fs := range flowSchemas() {
+		_, err := c.FlowcontrolV1().FlowSchemas().Create(ctx, fs, opts)
+		if err := create("FlowSchema "+fs.Name, err); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bootstrapIdentities applies the identity objects as soon as the API
+// server being created answers, so that the KWOK controller's first lists
+// are not refused for long; it retries until ctx ends. The admin
+// credentials are kwokctl's, read from the cluster's pki once they exist.
+func (e *Embedded) bootstrapIdentities(ctx context.Context, port int) error {
+	pki := filepath.Join(e.Dir(), "pki")
+	var last error
+	for {
+		if _, err := os.Stat(filepath.Join(pki, "admin.key")); err == nil {
+			cfg := clientcmdapi.NewConfig()
+			cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:" + strconv.Itoa(port), CertificateAuthority: filepath.Join(pki, "ca.crt")}
+			cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificate: filepath.Join(pki, "admin.crt"), ClientKey: filepath.Join(pki, "admin.key")}
+			cfg.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "admin"}
+			cfg.CurrentContext = "c"
+			rc, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
+			if err == nil {
+				rc.Timeout = 5 * time.Second
+				var cs *kubernetes.Clientset
+				if cs, err = kubernetes.NewForConfig(rc); err == nil {
+					if err = applyIdentityObjects(ctx, cs); err == nil {
+						return nil
+					}
+				}
+			}
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			if last == nil {
+				last = ctx.Err()
+			}
+			return fmt.Errorf("setting up component identities: %w", last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// harnessToken is the harness's bearer token, or "" when the cluster runs
+// with exempt APF (it has no harness kubeconfig).
+func (e *Embedded) harnessToken() (string, error) {
+	path := e.componentKubeconfigPath("harness")
+	if _, err := os.Stat(path); err != nil {
+		return "", nil
+	}
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return "", fmt.Errorf("reading the harness kubeconfig: %w", err)
+	}
+	for _, a := range cfg.AuthInfos {
+		if a.Token != "" {
+			return a.Token, nil
+		}
+	}
+	return "", fmt.Errorf("harness kubeconfig %s holds no token", path)
+}
+
+// bearer adds a bearer token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
