@@ -574,6 +574,12 @@ func (m *APIServerMetrics) windowFigures(out *result.Measurement, window string,
 		switch k.fam {
 		case famRequestDuration:
 			out.Histograms = append(out.Histograms, result.FromBuckets(result.APIRequestDuration, window, result.Labels(result.LabelClass, k.a), h.bounds, h.cum, h.sum))
+		case famFlowWait:
+			// Only flows that queued anything: most never do, and an empty
+			// histogram per flow schema and window would bloat the file.
+			if h.count > 0 {
+				out.Histograms = append(out.Histograms, result.FromBuckets(result.APIFlowWait, window, result.Labels(result.LabelPriorityLevel, k.a, result.LabelFlowSchema, k.b), h.bounds, h.cum, h.sum))
+			}
 		case famEtcdDuration:
 			out.Histograms = append(out.Histograms, result.FromBuckets(result.APIEtcdRequestDuration, window, result.Labels(result.LabelOperation, k.a), h.bounds, h.cum, h.sum))
 			if etcdAll == nil {

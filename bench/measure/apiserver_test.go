@@ -167,6 +167,15 @@ func TestAPIServerScriptedFigures(t *testing.T) {
 	if h := hist(storm, result.ClassMutating); h.Summary.Count != 145 || !approx(h.Summary.P99, 0.1+0.1*(0.99*145-25)/120) {
 		t.Errorf("storm mutating = %+v, want 145 requests, p99 %v", h.Summary, 0.1+0.1*(0.99*145-25)/120)
 	}
+	// APF queue wait: 40 executed and 10 rejected system-nodes requests,
+	// 12 s in queue between them; the baseline queued nothing, so it has
+	// no histogram.
+	if h := out.Histogram(result.APIFlowWait, storm, result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes"); h == nil || h.Summary.Count != 50 || !approx(h.Summary.Mean, 12.0/50) {
+		t.Errorf("storm APF wait of system-nodes = %+v, want 50 requests, mean 0.24 s", h)
+	}
+	if h := out.Histogram(result.APIFlowWait, base, result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes"); h != nil {
+		t.Errorf("baseline APF wait histogram %+v, want none (nothing queued)", h.Summary)
+	}
 	if h := hist(storm, result.ClassGet); h.Summary.Count != 25 {
 		t.Errorf("storm GET count = %d, want 25 (5 storm intervals; the non-resource GETs are excluded)", h.Summary.Count)
 	}

@@ -40,6 +40,7 @@ const (
 	// Histograms.
 	famRequestDuration // apiserver_request_duration_seconds by verb class
 	famEtcdDuration    // etcd_request_duration_seconds{operation}
+	famFlowWait        // apiserver_flowcontrol_request_wait_duration_seconds{priority_level,flow_schema}, executed and rejected
 )
 
 // familyOf maps a metric family name to the family stormbench reads, or
@@ -76,6 +77,8 @@ func familyOf(name string) family {
 		return famRequestDuration
 	case "etcd_request_duration_seconds":
 		return famEtcdDuration
+	case "apiserver_flowcontrol_request_wait_duration_seconds":
+		return famFlowWait
 	}
 	return famNone
 }
@@ -90,6 +93,7 @@ func familyNames() []string {
 		"apiserver_registered_watchers", "apiserver_longrunning_requests",
 		"process_resident_memory_bytes", "process_start_time_seconds",
 		"apiserver_request_duration_seconds", "etcd_request_duration_seconds",
+		"apiserver_flowcontrol_request_wait_duration_seconds",
 	}
 }
 
@@ -341,6 +345,10 @@ func (s *sample) addMetric(fam family, t dto.MetricType, m *dto.Metric) {
 		s.addHist(seriesKey{fam: fam, a: class}, m)
 	case famEtcdDuration:
 		s.addHist(seriesKey{fam: fam, a: label(m, "operation")}, m)
+	case famFlowWait:
+		// execute="true" and "false" (rejected after queueing) together:
+		// the time requests of the flow spent in APF's queues.
+		s.addHist(seriesKey{fam: fam, a: label(m, "priority_level"), b: label(m, "flow_schema")}, m)
 	}
 }
 

@@ -88,6 +88,10 @@ const (
 	APIFlowDispatched = "apf_dispatched_requests"
 	// APIFlowRejected: apiserver_flowcontrol_rejected_requests_total delta.
 	APIFlowRejected = "apf_rejected_requests"
+	// APIFlowWait: histogram of apiserver_flowcontrol_request_wait_duration_seconds
+	// deltas by priority level and flow schema (executed and rejected
+	// requests together), for flows that queued at all.
+	APIFlowWait = "apf_wait_seconds"
 	// APIFlowInqueueMax: peak apiserver_flowcontrol_current_inqueue_requests.
 	APIFlowInqueueMax = "apf_inqueue_requests_max"
 	// APIInflightMax: peak apiserver_current_inflight_requests.

@@ -75,7 +75,19 @@ func fixture(t *testing.T) *Result {
 				{Name: APIBurstSeconds, Window: WindowStorm, Unit: UnitSeconds, Value: 14},
 				{Name: APIExcessPerRestart, Window: WindowStorm, Unit: UnitRequests, Value: 98.25},
 				{Name: APIThrottled, Window: WindowStorm, Unit: UnitRequests, Value: 3},
+				{Name: APIExcessPerRestart, Window: WindowStorm, Unit: UnitRequests, Value: 3.5,
+					Labels: Labels(LabelVerb, "PUT", LabelResource, "endpoints", LabelSubresource, "")},
+				{Name: APIExcessPerRestart, Window: WindowStorm, Unit: UnitRequests, Value: 2,
+					Labels: Labels(LabelVerb, "PUT", LabelResource, "deployments", LabelSubresource, "status")},
+				{Name: APIExcessPerRestart, Window: WindowStorm, Unit: UnitRequests, Value: 1.5,
+					Labels: Labels(LabelVerb, "PUT", LabelResource, "replicasets", LabelSubresource, "status")},
+				// Not a status write: not counted.
+				{Name: APIExcessPerRestart, Window: WindowStorm, Unit: UnitRequests, Value: 9,
+					Labels: Labels(LabelVerb, "PUT", LabelResource, "deployments", LabelSubresource, "")},
 				{Name: APICPUSeconds, Window: WindowStorm, Unit: UnitSeconds, Value: 40, Labels: Labels(LabelComponent, "kube-apiserver")},
+				{Name: APIFlowInqueueMax, Window: WindowStorm, Unit: UnitCount, Value: 12, Labels: Labels(LabelPriorityLevel, "system", LabelFlowSchema, "system-nodes")},
+				{Name: APIFlowInqueueMax, Window: WindowStorm, Unit: UnitCount, Value: 30, Labels: Labels(LabelPriorityLevel, "workload-high", LabelFlowSchema, "kube-system-service-accounts")},
+				{Name: APIFlowInqueueMax, Window: WindowBaseline, Unit: UnitCount, Value: 99, Labels: Labels(LabelPriorityLevel, "system", LabelFlowSchema, "system-nodes")},
 			},
 			Histograms: []Histogram{
 				FromBuckets(APIRequestDuration, WindowStorm, Labels(LabelClass, ClassMutating), durationBounds,
@@ -84,6 +96,12 @@ func fixture(t *testing.T) *Result {
 					[]float64{90, 100, 100, 100, 100, 100, 100, 100, 100, 100}, 0.3),
 				FromBuckets(APIRequestDuration, WindowStorm, Labels(LabelClass, ClassList), durationBounds,
 					[]float64{0, 0, 10, 20, 40, 60, 80, 90, 95, 100}, 48),
+				// The worst p99 wait is system-nodes' (all of it in the 4th
+				// bucket), though kube-system-service-accounts queued more.
+				FromBuckets(APIFlowWait, WindowStorm, Labels(LabelPriorityLevel, "system", LabelFlowSchema, "system-nodes"), durationBounds,
+					[]float64{0, 0, 0, 10, 10, 10, 10, 10, 10, 10}, 1),
+				FromBuckets(APIFlowWait, WindowStorm, Labels(LabelPriorityLevel, "workload-high", LabelFlowSchema, "kube-system-service-accounts"), durationBounds,
+					[]float64{20, 30, 30, 30, 30, 30, 30, 30, 30, 30}, 0.1),
 			},
 			Series: []Series{{Name: SeriesRequestRate, Unit: UnitRequestsPerSecond, Start: t0,
 				Points: []Point{{T: 1, V: 40}, {T: 2, V: 41.5}, {T: 4, V: 812.5}}}},

@@ -94,10 +94,13 @@ var summaryRows = []summaryRow{
 	{"API burst seconds", apiValue(APIBurstSeconds, fmtSeconds)},
 	{"API excess requests/restart", apiValue(APIExcessPerRestart, fmtRate)},
 	{"429s", apiValue(APIThrottled, fmtCount)},
+	{"APF peak queued / worst wait p99", apfQueueing},
 	{"p99 mutating storm/baseline", p99Pair(ClassMutating)},
 	{"p99 LIST storm/baseline", p99Pair(ClassList)},
 	{"slice writes", sliceValue(SliceWrites, fmtCount)},
 	{"ready flips to not-ready/ready", flips},
+	{"Endpoints writes/restart (/flip)", downstream("endpoints", "")},
+	{"workload status writes/restart (/flip)", downstream("deployments", "status", "replicasets", "status", "statefulsets", "status")},
 	{"peak not-ready endpoints", sliceValue(SliceNotReadyPeak, fmtCount)},
 	{"not-ready endpoint-seconds", sliceValue(SliceNotReadySeconds, fmtRate)},
 	{"outage seconds (services)", outage},
@@ -165,6 +168,66 @@ func p99(h *Histogram) string {
 		return missing
 	}
 	return fmtSeconds(h.Summary.P99)
+}
+
+// apfQueueing is the most requests any flow schema had in APF's queues at
+// a scrape during the storm, and the longest p99 queue wait of any flow
+// schema, named: where a storm made API Priority and Fairness queue.
+func apfQueueing(v *VariantRun) string {
+	m := v.Measurement(MeasurementAPIServer)
+	if m == nil {
+		return missing
+	}
+	peak, seen := 0.0, false
+	for _, x := range m.Values {
+		if x.Name == APIFlowInqueueMax && x.Window == WindowStorm {
+			peak, seen = max(peak, x.Value), true
+		}
+	}
+	if !seen {
+		return missing
+	}
+	var worst *Histogram
+	for i := range m.Histograms {
+		h := &m.Histograms[i]
+		if h.Name == APIFlowWait && h.Window == WindowStorm && h.Summary.Count > 0 && (worst == nil || h.Summary.P99 > worst.Summary.P99) {
+			worst = h
+		}
+	}
+	if worst == nil {
+		return fmtCount(peak) + " / -"
+	}
+	return fmtCount(peak) + " / " + fmtSeconds(worst.Summary.P99) + " (" + worst.Labels[LabelFlowSchema] + ")"
+}
+
+// downstream is the storm's excess PUTs of the named resource/subresource
+// pairs per restart, and per pod that flipped to not ready: the writes a
+// readiness flip causes beyond the EndpointSlice controller's (the v1
+// Endpoints controller; the Deployment, ReplicaSet and StatefulSet
+// controllers' status updates of ready replicas).
+func downstream(pairs ...string) func(*VariantRun) string {
+	return func(v *VariantRun) string {
+		m := v.Measurement(MeasurementAPIServer)
+		total, seen := 0.0, false
+		for i := 0; i+1 < len(pairs); i += 2 {
+			if x, ok := m.Value(APIExcessPerRestart, WindowStorm, LabelVerb, "PUT", LabelResource, pairs[i], LabelSubresource, pairs[i+1]); ok {
+				total += x
+				seen = true
+			}
+		}
+		if _, ok := m.Value(APIExcessPerRestart, WindowStorm); !ok {
+			return missing // no storm figures at all
+		}
+		if !seen {
+			total = 0 // none in excess of the baseline
+		}
+		out := fmtRate(total)
+		down, ok := v.Measurement(MeasurementEndpointSlices).Value(SliceReadyFlips, WindowStorm, LabelDirection, DirectionReadyToNot)
+		if ok && down > 0 && v.Restarts > 0 {
+			out += " (" + strconv.FormatFloat(total*float64(v.Restarts)/down, 'f', 2, 64) + ")"
+		}
+		return out
+	}
 }
 
 func flips(v *VariantRun) string {
