@@ -46,6 +46,9 @@ var runPermissions = []permission{
 	{"create", "apps", "deployments", "", ""}, {"create", "apps", "statefulsets", "", ""}, {"create", "apps", "daemonsets", "", ""},
 	{"create", "policy", "poddisruptionbudgets", "", ""},
 	{"list", "discovery.k8s.io", "endpointslices", "", ""}, {"watch", "discovery.k8s.io", "endpointslices", "", ""},
+	// The recovery measurement's watch of node leases (healthy nodes'
+	// renewals); SelfSubjectAccessReview without a namespace asks cluster-wide.
+	{"list", "coordination.k8s.io", "leases", "", ""}, {"watch", "coordination.k8s.io", "leases", "", ""},
 	{"impersonate", "", "users", "", "system:node:*"}, {"impersonate", "", "groups", "", "system:nodes"},
 }
 

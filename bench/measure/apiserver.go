@@ -75,6 +75,12 @@ type componentState struct {
 	scrapes  int
 	failures int
 	resets   int
+	// scheduled counts the scrape slots of the loop, including the ones a
+	// scrape overrunning its slot made it skip; maxGap is the longest time
+	// between two successful scrapes (the coverage of the figures).
+	scheduled int
+	lastOK    time.Time
+	maxGap    time.Duration
 }
 
 // interval is the change of one component between two successful scrapes.
@@ -166,11 +172,16 @@ func (m *APIServerMetrics) loop(ctx context.Context, c *componentState) {
 	for {
 		next = next.Add(m.opts.Interval)
 		wait := next.Sub(m.clk.Now())
+		slots := 1
 		if wait < 0 {
 			missed := (-wait + m.opts.Interval - 1) / m.opts.Interval
 			next = next.Add(missed * m.opts.Interval)
 			wait = next.Sub(m.clk.Now())
+			slots += int(missed)
 		}
+		m.mu.Lock()
+		c.scheduled += slots
+		m.mu.Unlock()
 		t := m.clk.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -204,6 +215,10 @@ func (m *APIServerMetrics) scrape(ctx context.Context, c *componentState) error 
 	if s.skipped > 0 {
 		m.warnf("scrape of %s at %s: %d histogram series with an unexpected bucket layout ignored", c.src.Component, at.UTC().Format(time.RFC3339), s.skipped)
 	}
+	if !c.lastOK.IsZero() {
+		c.maxGap = max(c.maxGap, at.Sub(c.lastOK))
+	}
+	c.lastOK = at
 	if prev := c.last; prev != nil {
 		counters, hists, reset := delta(prev, s)
 		if reset {
@@ -471,6 +486,10 @@ func (m *APIServerMetrics) figures() result.Measurement {
 	for _, c := range m.comps {
 		add(result.APIScrapes, "", result.UnitCount, float64(c.scrapes), result.LabelComponent, c.src.Component)
 		add(result.APIScrapeFailures, "", result.UnitCount, float64(c.failures), result.LabelComponent, c.src.Component)
+		if c.scheduled > 0 {
+			add(result.APIScrapesScheduled, "", result.UnitCount, float64(c.scheduled), result.LabelComponent, c.src.Component)
+		}
+		add(result.APIScrapeMaxGap, "", result.UnitSeconds, c.maxGap.Seconds(), result.LabelComponent, c.src.Component)
 	}
 	if m.dropped > 0 {
 		m.warnings = append(m.warnings, fmt.Sprintf("%d more warnings dropped", m.dropped))

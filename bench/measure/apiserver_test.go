@@ -143,6 +143,8 @@ func TestAPIServerScriptedFigures(t *testing.T) {
 		{result.APICPUSeconds, storm, []string{result.LabelComponent, ComponentAPIServer}, 5.5},
 		{result.APIScrapes, "", []string{result.LabelComponent, ComponentAPIServer}, 9},
 		{result.APIScrapeFailures, "", []string{result.LabelComponent, ComponentAPIServer}, 1},
+		// Scrape 5 failed: 4 s and 6 s are the farthest apart.
+		{result.APIScrapeMaxGap, "", []string{result.LabelComponent, ComponentAPIServer}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%s/%v", tt.name, tt.window, tt.labels), func(t *testing.T) {

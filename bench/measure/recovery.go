@@ -344,6 +344,20 @@ func (r *RecoveryTracker) Compute(events []storm.Event) RecoveryFigures {
 		}
 	}
 
+	// Nodes the storm did not restart that went NotReady anyway: the
+	// cascade of an overloaded control plane (their leases renewed too
+	// late, LeaseTracker) or a fault outside the storm.
+	for _, node := range sortedKeys(r.nodes) {
+		if _, restarted := downs[node]; restarted {
+			continue
+		}
+		for i, tr := range *r.nodes[node] {
+			if i > 0 && !tr.ok {
+				out.Unattributed["node"]++
+			}
+		}
+	}
+
 	// Pods: every observed transition to not ready (or not running) that a
 	// Down event of the pod's node explains recovers at the next transition
 	// back.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +35,9 @@ type Recovery struct {
 
 	env     *Env
 	tracker *RecoveryTracker
+	leases  *LeaseTracker
+	stormMu sync.Mutex
+	stormAt time.Time
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	once    sync.Once
@@ -68,9 +72,16 @@ func (m *Recovery) Start(ctx context.Context, env *Env) error {
 	// only what the tracker reads (fleet.SlimPod; slices lose managedFields).
 	nsFactory := informers.NewSharedInformerFactoryWithOptions(env.Client, 0, informers.WithTransform(fleet.SlimPod), informers.WithNamespace(env.Namespace))
 
+	// Node leases, for the healthy nodes' renewals (LeaseTracker). They
+	// carry no labels; a lease of a node outside the run is never matched
+	// with the run's nodes, so it only costs its cache entry.
+	m.leases = NewLeaseTracker()
+	leaseFactory := informers.NewSharedInformerFactoryWithOptions(env.Client, 0, strip, informers.WithNamespace(corev1.NamespaceNodeLease))
+	leases := leaseFactory.Coordination().V1().Leases().Informer()
+
 	nodes := nodeFactory.Core().V1().Nodes().Informer()
 	slices := nsFactory.Discovery().V1().EndpointSlices().Informer()
-	synced := []cache.InformerSynced{nodes.HasSynced, slices.HasSynced}
+	synced := []cache.InformerSynced{nodes.HasSynced, slices.HasSynced, leases.HasSynced}
 	handlers := []struct {
 		inf cache.SharedIndexInformer
 		h   cache.ResourceEventHandler
@@ -78,6 +89,10 @@ func (m *Recovery) Start(ctx context.Context, env *Env) error {
 		{nodes, cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { m.observeNode(obj) },
 			UpdateFunc: func(_, obj any) { m.observeNode(obj) },
+		}},
+		{leases, cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { m.observeLease(obj) },
+			UpdateFunc: func(_, obj any) { m.observeLease(obj) },
 		}},
 		{slices, cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { m.observeSlice(obj, false) },
@@ -104,10 +119,12 @@ func (m *Recovery) Start(ctx context.Context, env *Env) error {
 	}
 	nodeFactory.Start(m.stop)
 	nsFactory.Start(m.stop)
+	leaseFactory.Start(m.stop)
 	m.wg.Go(func() {
 		<-m.stop
 		nodeFactory.Shutdown()
 		nsFactory.Shutdown()
+		leaseFactory.Shutdown()
 	})
 	return waitForSync(ctx, m.opts.SyncTimeout, "nodes, pods and EndpointSlices", synced...)
 }
@@ -116,6 +133,18 @@ func (m *Recovery) observeNode(obj any) {
 	if n, ok := obj.(*corev1.Node); ok {
 		m.tracker.ObserveNode(n)
 	}
+}
+
+func (m *Recovery) observeLease(obj any) {
+	l, ok := obj.(*coordinationv1.Lease)
+	if !ok || l.Spec.RenewTime == nil {
+		return
+	}
+	var d time.Duration
+	if l.Spec.LeaseDurationSeconds != nil {
+		d = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	}
+	m.leases.Observe(l.Name, d, l.Spec.RenewTime.Time)
 }
 
 func (m *Recovery) observePod(obj any, deleted bool) {
@@ -130,9 +159,13 @@ func (m *Recovery) observeSlice(obj any, deleted bool) {
 	}
 }
 
-// MarkStormStart implements Measurement; restart times come from the
-// storm's event log instead.
-func (m *Recovery) MarkStormStart(time.Time) {}
+// MarkStormStart implements Measurement. Restart times come from the
+// storm's event log; the start bounds the healthy nodes' lease window.
+func (m *Recovery) MarkStormStart(t time.Time) {
+	m.stormMu.Lock()
+	defer m.stormMu.Unlock()
+	m.stormAt = t
+}
 
 // Gather implements Measurement.
 func (m *Recovery) Gather(context.Context) (result.Measurement, error) {
@@ -141,6 +174,12 @@ func (m *Recovery) Gather(context.Context) (result.Measurement, error) {
 	}
 	events := m.env.events()
 	out, err := recoveryResult(m.tracker.Compute(events), m.opts.PerPod)
+	m.stormMu.Lock()
+	from := m.stormAt
+	m.stormMu.Unlock()
+	if !from.IsZero() {
+		out.Values = append(out.Values, m.leases.Compute(events, from, m.env.Clock.Now()).values()...)
+	}
 	if restarts(events) == 0 {
 		out.Warnings = append(out.Warnings, "the storm event log has no Down event: nothing to measure recovery from")
 	}

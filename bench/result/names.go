@@ -109,6 +109,13 @@ const (
 	// APIScrapes and APIScrapeFailures count scrapes per component.
 	APIScrapes        = "scrapes"
 	APIScrapeFailures = "scrape_failures"
+	// APIScrapesScheduled counts the scrape slots of the interval cadence,
+	// per component, including those skipped because a scrape overran its
+	// slot: scrapes - scrape_failures over it is the scrape coverage.
+	APIScrapesScheduled = "scrapes_scheduled"
+	// APIScrapeMaxGap is the longest time between two successful scrapes
+	// of a component, in seconds.
+	APIScrapeMaxGap = "scrape_max_gap"
 	// APIRequestDuration: apiserver_request_duration_seconds bucket deltas
 	// per verb class (histogram).
 	APIRequestDuration = "request_duration"
@@ -185,6 +192,19 @@ const (
 	// RecoveryUnattributed (value, labelled by kind) counts not-ready
 	// observations no restart explains.
 	RecoveryUnattributed = "unattributed"
+	// The healthy nodes' lease renewals during the storm (values): nodes
+	// watched, renewals, late renewals (more than 1.5 renew intervals, a
+	// quarter of the lease duration each, after the previous one; a lease
+	// not renewed by the end counts too), nodes with a late renewal,
+	// expired leases (a gap longer than the lease duration) and the longest
+	// gap. The first step of the cascade; the healthy nodes that then went
+	// NotReady and their pods are RecoveryUnattributed's node and pod counts.
+	HealthyLeaseNodes     = "healthy_lease_nodes"
+	HealthyLeaseRenewals  = "healthy_lease_renewals"
+	HealthyLeaseLate      = "healthy_lease_late"
+	HealthyLeaseLateNodes = "healthy_lease_late_nodes"
+	HealthyLeaseExpired   = "healthy_lease_expired"
+	HealthyLeaseMaxGap    = "healthy_lease_max_gap"
 	// LabelKind qualifies recovery values: node, pod, service.
 	LabelKind = "kind"
 )

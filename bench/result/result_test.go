@@ -85,6 +85,12 @@ func fixture(t *testing.T) *Result {
 				{Name: APIExcessPerRestart, Window: WindowStorm, Unit: UnitRequests, Value: 9,
 					Labels: Labels(LabelVerb, "PUT", LabelResource, "deployments", LabelSubresource, "")},
 				{Name: APICPUSeconds, Window: WindowStorm, Unit: UnitSeconds, Value: 40, Labels: Labels(LabelComponent, "kube-apiserver")},
+				// 150 slots: 140 scrapes, 4 of them failed; 10 slots skipped.
+				{Name: APIScrapesScheduled, Unit: UnitCount, Value: 150, Labels: Labels(LabelComponent, "kube-apiserver")},
+				{Name: APIScrapes, Unit: UnitCount, Value: 140, Labels: Labels(LabelComponent, "kube-apiserver")},
+				{Name: APIScrapeFailures, Unit: UnitCount, Value: 4, Labels: Labels(LabelComponent, "kube-apiserver")},
+				{Name: APIScrapeMaxGap, Unit: UnitSeconds, Value: 7.5, Labels: Labels(LabelComponent, "kube-apiserver")},
+				{Name: APIScrapes, Unit: UnitCount, Value: 1, Labels: Labels(LabelComponent, "etcd")},
 				{Name: APIFlowInqueueMax, Window: WindowStorm, Unit: UnitCount, Value: 12, Labels: Labels(LabelPriorityLevel, "system", LabelFlowSchema, "system-nodes")},
 				{Name: APIFlowInqueueMax, Window: WindowStorm, Unit: UnitCount, Value: 30, Labels: Labels(LabelPriorityLevel, "workload-high", LabelFlowSchema, "kube-system-service-accounts")},
 				{Name: APIFlowInqueueMax, Window: WindowBaseline, Unit: UnitCount, Value: 99, Labels: Labels(LabelPriorityLevel, "system", LabelFlowSchema, "system-nodes")},
@@ -124,6 +130,12 @@ func fixture(t *testing.T) *Result {
 			Histograms: []Histogram{
 				hdrOf(t, RecoveryNode, WindowStorm, nil, recov...),
 				hdrOf(t, RecoveryStorm, WindowStorm, nil, recov[len(recov)-1]+3*time.Second),
+			},
+			Values: []Value{
+				{Name: HealthyLeaseNodes, Window: WindowStorm, Unit: UnitCount, Value: 900},
+				{Name: HealthyLeaseLateNodes, Window: WindowStorm, Unit: UnitCount, Value: 37},
+				{Name: RecoveryUnattributed, Window: WindowStorm, Unit: UnitCount, Value: 4, Labels: Labels(LabelKind, "node")},
+				{Name: RecoveryUnattributed, Window: WindowStorm, Unit: UnitCount, Value: 120, Labels: Labels(LabelKind, "pod")},
 			},
 		}
 		if flipsDown > 0 {

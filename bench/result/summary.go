@@ -108,6 +108,8 @@ var summaryRows = []summaryRow{
 	{"pod recovery p50/p99/max", recovery(RecoveryPod)},
 	{"service recovery p50/p99/max", recovery(RecoveryService)},
 	{"fleet recovered after", fleet},
+	{"healthy nodes: late lease / NotReady; pods", cascade},
+	{"apiserver scrapes landed, longest gap", scrapeCoverage},
 	{"stormbench CPU ÷ apiserver CPU", toolCPU},
 	{"stormbench RSS growth/restart", toolRSS},
 }
@@ -271,6 +273,39 @@ func fleet(v *VariantRun) string {
 		return missing
 	}
 	return fmtSeconds(h.Summary.Max)
+}
+
+// cascade is the storm's collateral damage: of the nodes it did not
+// restart, how many renewed their lease late and how many went NotReady,
+// and how many pods went not ready with no restart of their node to
+// explain it.
+func cascade(v *VariantRun) string {
+	m := v.Measurement(MeasurementRecovery)
+	late, ok := m.Value(HealthyLeaseLateNodes, WindowStorm)
+	healthy, _ := m.Value(HealthyLeaseNodes, WindowStorm)
+	if !ok {
+		return missing
+	}
+	nodes, _ := m.Value(RecoveryUnattributed, WindowStorm, LabelKind, "node")
+	pods, _ := m.Value(RecoveryUnattributed, WindowStorm, LabelKind, "pod")
+	return fmt.Sprintf("%s of %s / %s; %s", fmtCount(late), fmtCount(healthy), fmtCount(nodes), fmtCount(pods))
+}
+
+// scrapeCoverage is how many of kube-apiserver's scheduled /metrics
+// scrapes succeeded, and the longest time between two that did: the
+// coverage of every API figure above.
+func scrapeCoverage(v *VariantRun) string {
+	m := v.Measurement(MeasurementAPIServer)
+	lbl := []string{LabelComponent, "kube-apiserver"}
+	sched, ok1 := m.Value(APIScrapesScheduled, "", lbl...)
+	n, ok2 := m.Value(APIScrapes, "", lbl...)
+	failed, _ := m.Value(APIScrapeFailures, "", lbl...)
+	gap, ok3 := m.Value(APIScrapeMaxGap, "", lbl...)
+	if !ok1 || !ok2 || !ok3 || sched <= 0 {
+		return missing
+	}
+	landed := n - failed
+	return fmt.Sprintf("%s/%s (%.0f%%), %s", fmtCount(landed), fmtCount(sched), 100*min(landed, sched)/sched, fmtSeconds(gap))
 }
 
 func fmtCount(x float64) string { return strconv.FormatInt(int64(math.Round(x)), 10) }

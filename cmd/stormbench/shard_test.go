@@ -477,6 +477,7 @@ func TestKubernetesManifests(t *testing.T) {
 		{"create", "apps", "deployments", ""}, {"create", "apps", "statefulsets", ""}, {"create", "apps", "daemonsets", ""},
 		{"create", "policy", "poddisruptionbudgets", ""},
 		{"list", "discovery.k8s.io", "endpointslices", ""}, {"watch", "discovery.k8s.io", "endpointslices", ""},
+		{"list", "coordination.k8s.io", "leases", ""}, {"watch", "coordination.k8s.io", "leases", ""},
 		{"create", "authorization.k8s.io", "selfsubjectaccessreviews", ""},
 		{"impersonate", "", "groups", "system:nodes"}, {"impersonate", "", "groups", "system:authenticated"},
 	}
