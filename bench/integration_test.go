@@ -219,23 +219,36 @@ measurements:
 // the preserving readiness behaviour on the real embedded cluster.
 func TestKubeletRestartGateAB(t *testing.T) {
 	c := clustertest.Start(t, nil)
+	// The 2×2 of the readiness gate and client-go's WatchListClient.
 	p := mustProfile(t, fmt.Sprintf(stormProfile, "gate-ab", "kubelet", "3s", `variants:
 - {name: legacy, featureGates: {ChangeContainerStatusOnKubeletRestart: true}}
-- {name: preserve, featureGates: {ChangeContainerStatusOnKubeletRestart: false}}`))
+- {name: preserve, featureGates: {ChangeContainerStatusOnKubeletRestart: false}}
+- {name: legacy-list, featureGates: {ChangeContainerStatusOnKubeletRestart: true, WatchListClient: false}}
+- {name: preserve-list, featureGates: {ChangeContainerStatusOnKubeletRestart: false, WatchListClient: false}}`))
 	res := runProfile(t, c, p, "gate-ab")
-	if len(res.Variants) != 2 {
-		t.Fatalf("%d variants, want 2", len(res.Variants))
+	if len(res.Variants) != 4 {
+		t.Fatalf("%d variants, want 4", len(res.Variants))
 	}
 	legacy, preserve := &res.Variants[0], &res.Variants[1]
-	for _, v := range []*result.VariantRun{legacy, preserve} {
+	for i := range res.Variants {
+		v := &res.Variants[i]
 		if v.Restarts != 6 {
 			t.Errorf("%s: %d restarts, want 6", v.Variant, v.Restarts)
 		}
-		// One streaming LIST+WATCH per informer per restarted node, as a
-		// kubelet (client-go WatchListClient is on by default since 1.35).
+		// One streaming watch-list per informer per restarted node, as a
+		// kubelet (client-go WatchListClient is on by default since 1.35);
+		// with the gate off a LIST and then a WATCH.
+		lists := 0.0
+		if !v.FeatureGates["WatchListClient"] {
+			lists = 6
+		}
 		for _, res := range []string{"pods", "services", "nodes", "csidrivers", "runtimeclasses"} {
 			if got := value(t, v, result.MeasurementClientLatency, "requests", "", "resource", res, "source", "kubelet", "subresource", "", "verb", "WATCH"); got != 6 {
 				t.Errorf("%s: %v kubelet WATCH %s, want 6 (one per restarted node)", v.Variant, got, res)
+			}
+			got, _ := v.Measurement(result.MeasurementClientLatency).Value("requests", "", "resource", res, "source", "kubelet", "subresource", "", "verb", "LIST")
+			if got != lists {
+				t.Errorf("%s: %v kubelet LIST %s, want %v", v.Variant, got, res, lists)
 			}
 		}
 		if got := value(t, v, result.MeasurementClientLatency, "requests", "", "resource", "nodes", "source", "kubelet", "subresource", "", "verb", "POST"); got != 6 {

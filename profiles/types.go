@@ -34,9 +34,17 @@ const (
 // readiness of every probed container; when false it preserves it.
 const GateChangeContainerStatusOnKubeletRestart = "ChangeContainerStatusOnKubeletRestart"
 
+// GateWatchListClient is client-go's gate for streaming watch-lists
+// (KEP-3157), on by default since 1.35: an informer's initial sync is one
+// WATCH with sendInitialEvents=true instead of a LIST and a WATCH. It is a
+// variant axis next to GateChangeContainerStatusOnKubeletRestart: the
+// relist cost of a restart storm either way.
+const GateWatchListClient = "WatchListClient"
+
 // KnownGates lists the feature gates a profile may set, with their 1.36 defaults.
 var KnownGates = map[string]bool{
 	GateChangeContainerStatusOnKubeletRestart: false,
+	GateWatchListClient:                       true,
 }
 
 // Profile is one StormProfile document: a fleet, its timing, and optionally a

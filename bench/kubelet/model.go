@@ -314,6 +314,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	}
 	defer sess.close()
 	sess.syncTimeout = s.cfg.RecoveryTimeout
+	sess.noWatchList = !s.gate(profiles.GateWatchListClient)
 	sess.retries = &s.Counters.Retries
 	sess.gaveUp = s.statusSyncGaveUp(r)
 	if err := sess.register(ctx); err != nil {
@@ -801,6 +802,7 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	}
 	defer sess.close()
 	sess.syncTimeout = s.cfg.RecoveryTimeout
+	sess.noWatchList = !s.gate(profiles.GateWatchListClient)
 	sess.retries = &s.Counters.Retries
 	sess.gaveUp = s.statusSyncGaveUp(r)
 	start := s.cfg.Clock.Now()

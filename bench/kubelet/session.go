@@ -171,6 +171,13 @@ type session struct {
 	// nil when the base config brings its own transport.
 	transport *http.Transport
 
+	// noWatchList turns client-go's WatchListClient off for this kubelet's
+	// reflectors: each initial sync is a LIST and then a WATCH, as a
+	// kubelet started with --feature-gates=WatchListClient=false does
+	// (client-go tools/cache/reflector.go: the gate, read when a reflector
+	// is made, picks watch-list or list-then-watch).
+	noWatchList bool
+
 	nodeInf cache.SharedIndexInformer
 	// podStore is the store of the pod source reflector.
 	podStore *podStore
@@ -339,6 +346,25 @@ func (s *session) waitFor(ctx context.Context, what string, synced ...cache.Info
 	return nil
 }
 
+// listWatch is cache.NewListWatchFromClient under this kubelet's
+// WatchListClient setting.
+func (s *session) listWatch(c cache.Getter, resource, namespace string, selector fields.Selector) cache.ListerWatcher {
+	lw := cache.NewListWatchFromClient(c, resource, namespace, selector)
+	if s.noWatchList {
+		return listThenWatch{lw}
+	}
+	return lw
+}
+
+// listThenWatch makes a reflector list and then watch, whatever the
+// process-wide WatchListClient gate says: client-go disables watch-list
+// for a ListerWatcher that reports it does not support its semantics
+// (util/watchlist DoesClientNotSupportWatchListSemantics), so the gate can
+// differ per simulated kubelet and per variant.
+type listThenWatch struct{ cache.ListerWatcher }
+
+func (listThenWatch) IsWatchListSemanticsUnSupported() bool { return true }
+
 func newInformer(lw cache.ListerWatcher, obj runtime.Object) cache.SharedIndexInformer {
 	// Resync 0, as the kubelet's informers. The model reads no
 	// managedFields; dropping them after decoding keeps the caches small and
@@ -388,7 +414,7 @@ func (s *session) register(ctx context.Context) error {
 // (config/apiserver.go NewSourceApiserver).
 func (s *session) startInformers(ctx context.Context) error {
 	rc := s.client.CoreV1().RESTClient()
-	s.nodeInf = newInformer(cache.NewListWatchFromClient(rc, "nodes", metav1.NamespaceAll,
+	s.nodeInf = newInformer(s.listWatch(rc, "nodes", metav1.NamespaceAll,
 		fields.OneTermEqualSelector(metav1.ObjectNameField, s.node)), &corev1.Node{})
 	s.run(s.nodeInf.Run)
 	svc := s.services
@@ -402,9 +428,9 @@ func (s *session) startInformers(ctx context.Context) error {
 		lw  cache.ListerWatcher
 		obj runtime.Object
 	}{
-		{cache.NewListWatchFromClient(svc, "services", metav1.NamespaceAll, fields.OneTermNotEqualSelector("spec.clusterIP", corev1.ClusterIPNone)), &corev1.Service{}},
-		{cache.NewListWatchFromClient(s.client.StorageV1().RESTClient(), "csidrivers", metav1.NamespaceAll, fields.Everything()), &storagev1.CSIDriver{}},
-		{cache.NewListWatchFromClient(s.client.NodeV1().RESTClient(), "runtimeclasses", metav1.NamespaceAll, fields.Everything()), &nodev1.RuntimeClass{}},
+		{s.listWatch(svc, "services", metav1.NamespaceAll, fields.OneTermNotEqualSelector("spec.clusterIP", corev1.ClusterIPNone)), &corev1.Service{}},
+		{s.listWatch(s.client.StorageV1().RESTClient(), "csidrivers", metav1.NamespaceAll, fields.Everything()), &storagev1.CSIDriver{}},
+		{s.listWatch(s.client.NodeV1().RESTClient(), "runtimeclasses", metav1.NamespaceAll, fields.Everything()), &nodev1.RuntimeClass{}},
 	} {
 		sink := &sinkStore{}
 		sinks = append(sinks, sink)
@@ -425,7 +451,7 @@ func (s *session) startInformers(ctx context.Context) error {
 	// The pod source: a reflector into a store, resync 0
 	// (config/apiserver.go NewSourceApiserver).
 	s.podStore = newPodStore()
-	s.run(cache.NewReflector(cache.NewListWatchFromClient(rc, "pods", metav1.NamespaceAll,
+	s.run(cache.NewReflector(s.listWatch(rc, "pods", metav1.NamespaceAll,
 		fields.OneTermEqualSelector("spec.nodeName", s.node)), &corev1.Pod{}, s.podStore, 0).Run)
 	if err := s.waitFor(ctx, "pod", s.podStore.HasSynced); err != nil {
 		return err
@@ -490,7 +516,7 @@ func (s *session) watchPodObjects(ctx context.Context, pods []*corev1.Pod) error
 		s.objects = append(s.objects, store)
 		synced = append(synced, store.HasSynced)
 		s.run(cache.NewReflectorWithOptions(
-			cache.NewListWatchFromClient(rc, r.kind, r.ns, fields.OneTermEqualSelector(metav1.ObjectNameField, r.name)),
+			s.listWatch(rc, r.kind, r.ns, fields.OneTermEqualSelector(metav1.ObjectNameField, r.name)),
 			obj, store, cache.ReflectorOptions{
 				Name:            fmt.Sprintf("object-%q/%q", r.ns, r.name),
 				MinWatchTimeout: 30 * time.Minute,

@@ -148,10 +148,21 @@ func fixture(t *testing.T) *Result {
 				{Name: "stormbenchRSSGrowthPerRestartBytes", Window: WindowStorm, Unit: UnitBytes, Value: 300 << 10},
 			},
 		}
+		// 100 restarts: 5 watch-lists each, plus a LIST and a WATCH of
+		// secrets on some; the harness's own requests are not the kubelets'.
+		cl := Measurement{
+			Name: MeasurementClientLatency,
+			Values: []Value{
+				{Name: "requests", Unit: UnitRequests, Value: 500, Labels: Labels("source", "kubelet", "verb", "WATCH", "resource", "pods")},
+				{Name: "requests", Unit: UnitRequests, Value: 30, Labels: Labels("source", "kubelet", "verb", "WATCH", "resource", "secrets")},
+				{Name: "requests", Unit: UnitRequests, Value: 30, Labels: Labels("source", "kubelet", "verb", "LIST", "resource", "secrets")},
+				{Name: "requests", Unit: UnitRequests, Value: 999, Labels: Labels("source", "harness", "verb", "LIST", "resource", "pods")},
+			},
+		}
 		return VariantRun{
 			Variant: name, FeatureGates: map[string]bool{"ChangeContainerStatusOnKubeletRestart": gate},
 			Start: t0, StormStart: storm, End: end, Restarts: 100, Complete: true,
-			Measurements: []Measurement{api, slices, rec, tool},
+			Measurements: []Measurement{api, slices, rec, tool, cl},
 		}
 	}
 	legacy := variant("legacy", true, 200, 340, []time.Duration{11 * time.Second, 12 * time.Second, 12500 * time.Millisecond, 14 * time.Second})
@@ -266,7 +277,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"duplicate measurement", edit(func(m map[string]any) {
 			ms := variant0(m)["measurements"].([]any)
 			variant0(m)["measurements"] = append(ms, ms[0])
-		}), []string{"variants[0].measurements[4].name: Duplicate value"}},
+		}), []string{"variants[0].measurements[5].name: Duplicate value"}},
 		{"bad point", edit(func(m map[string]any) {
 			s := variant0(m)["measurements"].([]any)[0].(map[string]any)["series"].([]any)[0].(map[string]any)
 			s["points"] = []any{[]any{1, 2, 3}}

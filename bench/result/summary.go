@@ -97,6 +97,7 @@ var summaryRows = []summaryRow{
 	{"APF peak queued / worst wait p99", apfQueueing},
 	{"p99 mutating storm/baseline", p99Pair(ClassMutating)},
 	{"p99 LIST storm/baseline", p99Pair(ClassList)},
+	{"kubelet LIST / WATCH per restart", relists},
 	{"slice writes", sliceValue(SliceWrites, fmtCount)},
 	{"ready flips to not-ready/ready", flips},
 	{"Endpoints writes/restart (/flip)", downstream("endpoints", "")},
@@ -306,6 +307,37 @@ func scrapeCoverage(v *VariantRun) string {
 	}
 	landed := n - failed
 	return fmt.Sprintf("%s/%s (%.0f%%), %s", fmtCount(landed), fmtCount(sched), 100*min(landed, sched)/sched, fmtSeconds(gap))
+}
+
+// relists is what the simulated kubelets' informers sent to sync, per
+// restart: LISTs (WatchListClient off: a LIST then a WATCH per informer)
+// and WATCHes (with it on, the watch-list with sendInitialEvents is the
+// only request of an initial sync).
+func relists(v *VariantRun) string {
+	m := v.Measurement(MeasurementClientLatency)
+	if m == nil || v.Restarts == 0 {
+		return missing
+	}
+	var list, watch float64
+	seen := false
+	for _, x := range m.Values {
+		if x.Name != ClientRequests || x.Labels["source"] != "kubelet" {
+			continue
+		}
+		switch x.Labels["verb"] {
+		case "LIST":
+			list += x.Value
+			seen = true
+		case "WATCH":
+			watch += x.Value
+			seen = true
+		}
+	}
+	if !seen {
+		return missing
+	}
+	n := float64(v.Restarts)
+	return fmtRate(list/n) + " / " + fmtRate(watch/n)
 }
 
 func fmtCount(x float64) string { return strconv.FormatInt(int64(math.Round(x)), 10) }
