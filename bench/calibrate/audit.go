@@ -73,13 +73,15 @@ func (r Request) Node() string {
 
 // Controller returns the kube-controller-manager controller that sent the
 // request, from its user agent ("kube-controller-manager/v1.36.3 (linux/amd64)
-// kubernetes/<commit>/<controller>"), or "".
+// kubernetes/<commit>/<controller>"; with --use-service-account-credentials
+// the suffix is the controller's service account,
+// "system:serviceaccount:kube-system:<controller>"), or "".
 func (r Request) Controller() string {
 	if !strings.HasPrefix(r.UserAgent, "kube-controller-manager/") {
 		return ""
 	}
 	i := strings.LastIndexByte(r.UserAgent, '/')
-	c := r.UserAgent[i+1:]
+	c := strings.TrimPrefix(r.UserAgent[i+1:], "system:serviceaccount:kube-system:")
 	if c == "" || strings.Contains(c, " ") {
 		return "kube-controller-manager"
 	}

@@ -23,6 +23,9 @@ func TestParseAudit(t *testing.T) {
 		{"get pods", "cal-1-real-0", ""},
 		{"watch pods", "cal-1-node-00000", ""},
 		{"update endpointslices", "", "endpointslice-controller"},
+		// --use-service-account-credentials: the user agent ends in the
+		// controller's service account.
+		{"update endpoints", "", "endpoint-controller"},
 		{"patch pods/status", "cal-1-node-00000", ""},
 		{"patch nodes", "", ""},
 	}
