@@ -12,13 +12,16 @@ import (
 )
 
 func runFleet(ctx context.Context, env *cmdEnv, args []string) error {
-	sub, rest, err := subcommand(args, "up", "down")
+	sub, rest, err := subcommand(args, "up", "down", "snapshot")
 	if err != nil {
 		return err
 	}
 	if sub == "help" {
-		fmt.Fprint(env.stdout, "Usage: stormbench fleet up|down [flags]\n\n  up    create the profile's KWOK nodes and workloads (continues a previous partial run) and wait until all are Ready\n  down  delete every object carrying the run label and wait until it is gone\n")
+		fmt.Fprint(env.stdout, "Usage: stormbench fleet up|down|snapshot [flags]\n\n  up        create the profile's KWOK nodes and workloads (continues a previous partial run) and wait until all are Ready\n  down      delete every object carrying the run label and wait until it is gone\n  snapshot  save or restore the embedded cluster's etcd with a provisioned fleet (stormbench fleet snapshot --help)\n")
 		return nil
+	}
+	if sub == "snapshot" {
+		return runFleetSnapshot(ctx, env, rest)
 	}
 	var o clusterOptions
 	var profile, runID string

@@ -35,7 +35,7 @@ func runSweep(ctx context.Context, env *cmdEnv, args []string) error {
 
 func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error {
 	var o clusterOptions
-	var profile, runID, outDir, outFile, output, shard, startAt, waveSizes string
+	var profile, runID, outDir, outFile, output, shard, startAt, waveSizes, fromSnapshot string
 	var keepCluster, keepFleet, dryRun, force bool
 	var seed int64
 	var cpuProfile, memProfile string
@@ -62,6 +62,7 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "Write a pprof CPU profile of stormbench itself to this file")
 	fs.StringVar(&memProfile, "memprofile", "", "Write a pprof heap profile of stormbench itself, taken at its peak RSS during the storms, to this file")
 	fs.StringVar(&startAt, "start-at", "", "RFC 3339 time at which the storm starts (to coordinate shards)")
+	fs.StringVar(&fromSnapshot, "from-snapshot", "", "Start the embedded cluster from this fleet snapshot (stormbench fleet snapshot save) instead of provisioning; the run id is the snapshot's")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -98,6 +99,25 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 		if at, err = time.Parse(time.RFC3339, startAt); err != nil {
 			return usagef("--start-at: %v", err)
 		}
+	}
+	var snapMeta cluster.SnapshotMeta
+	if fromSnapshot != "" {
+		if o.kubeconfig != "" || shard != "" {
+			return usagef("--from-snapshot restores into the embedded cluster: not with --kubeconfig or --shard")
+		}
+		// Refuse a mismatched snapshot before anything starts.
+		if snapMeta, err = cluster.ReadSnapshotMeta(fromSnapshot); err != nil {
+			return usagef("--from-snapshot: %v", err)
+		}
+		want := snapshotWant(p)
+		want.KubeVersion = cluster.KubeVersion
+		if err := snapMeta.Check(want); err != nil {
+			return usagef("--from-snapshot %s: %v", fromSnapshot, err)
+		}
+		if runID != "" && runID != snapMeta.RunID {
+			return usagef("--run-id %q: the snapshot's fleet is run %q", runID, snapMeta.RunID)
+		}
+		runID = snapMeta.RunID
 	}
 	if runID == "" {
 		runID = fmt.Sprintf("%s-%s", p.Metadata.Name, time.Now().UTC().Format("0102-150405"))
@@ -161,6 +181,14 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 			}
 		}()
 		o.kubeconfig = emb.ClientKubeconfig()
+		if fromSnapshot != "" {
+			logf("Restoring fleet %q (%d nodes, %d pods) from %s", snapMeta.RunID, snapMeta.Nodes, snapMeta.Pods, fromSnapshot)
+			_, restore, settle, err := restoreSnapshot(ctx, env, &o, emb, p, fromSnapshot)
+			if err != nil {
+				return err
+			}
+			logf("Snapshot restored in %s; fleet settled (all Ready) %s later", restore.Round(100*time.Millisecond), settle.Round(100*time.Millisecond))
+		}
 	}
 	target, _, err := o.connect(ctx, env, p.Fleet.QPS, p.Fleet.Burst)
 	if err != nil {

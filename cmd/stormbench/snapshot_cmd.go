@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stormbench/stormbench/bench"
+	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+const snapshotUsage = `Usage: stormbench fleet snapshot save|restore [flags]
+
+  save     write the embedded cluster's etcd, holding a provisioned fleet, to --file
+  restore  start the embedded cluster --name if it is not running, replace its etcd
+           with --file and wait until the fleet is Ready again
+
+A snapshot records the stormbench and Kubernetes versions, the profile and a
+digest of its fleet section; restore (and run --from-snapshot) refuse one made
+by another version or for another fleet. Provisioning a large fleet is bounded
+by the control plane (fleet-1k: about 15 minutes here); restoring skips it.
+Embedded cluster only.
+`
+
+// fleetDigest identifies a profile's fleet: the SHA-256 of its resolved
+// fleet section.
+func fleetDigest(p *profiles.Profile) string {
+	b, _ := json.Marshal(p.Fleet)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// snapshotWant is what a snapshot must match to be restored for p.
+func snapshotWant(p *profiles.Profile) cluster.SnapshotMeta {
+	return cluster.SnapshotMeta{ToolVersion: bench.Version, Profile: p.Metadata.Name, FleetDigest: fleetDigest(p)}
+}
+
+func runFleetSnapshot(ctx context.Context, env *cmdEnv, args []string) error {
+	sub, rest, err := subcommand(args, "save", "restore")
+	if err != nil {
+		return err
+	}
+	if sub == "help" {
+		fmt.Fprint(env.stdout, snapshotUsage)
+		return nil
+	}
+	var o clusterOptions
+	var profile, runID, file string
+	var force bool
+	fs := newFlagSet(env, "fleet snapshot "+sub, "fleet snapshot "+sub+" --file FILE [flags]")
+	o.addFlags(fs, false)
+	fs.StringVar(&file, "file", "", "Snapshot file (required)")
+	fs.StringVar(&profile, "profile", "quick", "Profile whose fleet the snapshot holds (name or file)")
+	if sub == "save" {
+		fs.StringVar(&runID, "run", "fleet", "Run id of the fleet to save (the stormbench.io/run label)")
+		fs.BoolVar(&force, "force", false, "Overwrite an existing snapshot file")
+	}
+	if err := parse(fs, rest); err != nil {
+		return err
+	}
+	if file == "" {
+		return usagef("--file is required")
+	}
+	p, err := profiles.Load(profile)
+	if err != nil {
+		return err
+	}
+	emb, err := o.embedded(p, nil)
+	if err != nil {
+		return err
+	}
+	if sub == "save" {
+		if err := validateRunID(runID); err != nil {
+			return err
+		}
+		if _, err := os.Stat(file); err == nil && !force {
+			return usagef("snapshot file %s exists; use --force to overwrite it", file)
+		}
+		if !emb.Exists() {
+			return usagef("the embedded cluster %q is not running (start it with `stormbench cluster up`, provision with `stormbench fleet up`)", o.name)
+		}
+		t, _, err := o.connect(ctx, env, p.Fleet.QPS, p.Fleet.Burst)
+		if err != nil {
+			return err
+		}
+		sel := metav1.ListOptions{LabelSelector: fleet.RunLabel + "=" + runID}
+		nodes, err := t.Client.CoreV1().Nodes().List(ctx, sel)
+		if err != nil {
+			return fmt.Errorf("listing the fleet's nodes: %w", err)
+		}
+		if len(nodes.Items) == 0 {
+			return usagef("no nodes of run %q in the embedded cluster %q: provision it with `stormbench fleet up --run %s --profile %s`", runID, o.name, runID, profile)
+		}
+		pods, err := t.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, sel)
+		if err != nil {
+			return fmt.Errorf("listing the fleet's pods: %w", err)
+		}
+		if force {
+			_ = os.Remove(file)
+		}
+		start := time.Now()
+		meta := snapshotWant(p)
+		meta.RunID, meta.Nodes, meta.Pods, meta.APF = runID, len(nodes.Items), len(pods.Items), emb.APFMode()
+		if err := emb.SaveSnapshot(ctx, file, meta); err != nil {
+			return err
+		}
+		st, _ := os.Stat(file)
+		fmt.Fprintf(env.stdout, "Saved fleet %q (%d nodes, %d pods) to %s: %.1f MiB in %s\n", runID, meta.Nodes, meta.Pods, file, float64(st.Size())/(1<<20), time.Since(start).Round(100*time.Millisecond))
+		return nil
+	}
+	meta, restore, settle, err := restoreSnapshot(ctx, env, &o, emb, p, file)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "Restored fleet %q (%d nodes, %d pods) into %q: restore %s, settled (all Ready) %s later\n",
+		meta.RunID, meta.Nodes, meta.Pods, o.name, restore.Round(100*time.Millisecond), settle.Round(100*time.Millisecond))
+	return nil
+}
+
+// restoreSnapshot starts the embedded cluster if needed, restores file into
+// it and waits until the fleet the snapshot holds is Ready again.
+func restoreSnapshot(ctx context.Context, env *cmdEnv, o *clusterOptions, emb *cluster.Embedded, p *profiles.Profile, file string) (meta cluster.SnapshotMeta, restore, settle time.Duration, err error) {
+	// Refuse a mismatched snapshot before starting anything.
+	if meta, err = cluster.ReadSnapshotMeta(file); err != nil {
+		return meta, 0, 0, usagef("%v", err)
+	}
+	want := snapshotWant(p)
+	want.KubeVersion = cluster.KubeVersion
+	if err := meta.Check(want); err != nil {
+		return meta, 0, 0, usagef("refusing snapshot %s: %v", file, err)
+	}
+	if !emb.Exists() {
+		fmt.Fprintf(env.stderr, "Starting embedded cluster %q (Kubernetes %s, 127.0.0.1 only)...\n", o.name, cluster.KubeVersion)
+		if err := emb.Up(ctx); err != nil {
+			return meta, 0, 0, err
+		}
+	}
+	start := time.Now()
+	if meta, err = emb.RestoreSnapshot(ctx, file, snapshotWant(p)); err != nil {
+		return meta, 0, 0, err
+	}
+	restore = time.Since(start)
+	o.kubeconfig = emb.ClientKubeconfig()
+	t, _, err := o.connect(ctx, env, p.Fleet.QPS, p.Fleet.Burst)
+	if err != nil {
+		return meta, restore, 0, err
+	}
+	// Up on a fleet that exists creates nothing (every object is there)
+	// and waits until its nodes and pods are Ready: KWOK renewing the
+	// restored leases, the controllers catching up.
+	f, err := fleet.New(t.Client, meta.RunID, p.Fleet, newProgress(env.stderr))
+	if err != nil {
+		return meta, restore, 0, err
+	}
+	start = time.Now()
+	if err := f.Up(ctx); err != nil {
+		return meta, restore, 0, fmt.Errorf("waiting for the restored fleet: %w", err)
+	}
+	return meta, restore, time.Since(start), nil
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/fleet"
+)
+
+const snapshotProfile = `
+apiVersion: stormbench.io/v1alpha1
+kind: StormProfile
+metadata: {name: snap}
+fleet: {nodes: %d, podsPerNode: 3}
+`
+
+// TestFleetSnapshotRoundTrip saves a provisioned fleet, restores it into a
+// fresh embedded cluster and checks that the same nodes and pods are there
+// and Ready; a snapshot of another fleet, or no snapshot at all, is refused
+// before anything starts.
+func TestFleetSnapshotRoundTrip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	wd := t.TempDir()
+	for _, name := range []string{"snapa", "snapb"} {
+		t.Cleanup(func() { runCLI(t, "cluster", "down", "--name", name, "--workdir", wd) })
+	}
+	prof := filepath.Join(wd, "snap.yaml")
+	other := filepath.Join(wd, "other.yaml")
+	if err := os.WriteFile(prof, []byte(strings.Replace(snapshotProfile, "%d", "5", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, []byte(strings.Replace(snapshotProfile, "%d", "6", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	must := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("stormbench %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+		}
+		return out
+	}
+	must("cluster", "up", "--name", "snapa", "--workdir", wd)
+	must("fleet", "up", "--name", "snapa", "--workdir", wd, "--profile", prof, "--run", "snap")
+	file := filepath.Join(wd, "fleet.snap")
+	out := must("fleet", "snapshot", "save", "--name", "snapa", "--workdir", wd, "--profile", prof, "--run", "snap", "--file", file)
+	t.Log(strings.TrimSpace(out))
+	names := func(name string) ([]string, int) {
+		t.Helper()
+		emb, err := cluster.NewEmbedded(cluster.EmbeddedOptions{Name: name, WorkDir: wd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg, err := cluster.Connect(context.Background(), cluster.ConnectOptions{Kubeconfig: emb.ClientKubeconfig()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sel := metav1.ListOptions{LabelSelector: fleet.RunLabel + "=snap"}
+		nodes, err := tg.Client.CoreV1().Nodes().List(context.Background(), sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, n := range nodes.Items {
+			out = append(out, n.Name)
+		}
+		slices.Sort(out)
+		pods, err := tg.Client.CoreV1().Pods(metav1.NamespaceAll).List(context.Background(), sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ready := 0
+		for _, p := range pods.Items {
+			for _, c := range p.Status.Conditions {
+				if c.Type == "Ready" && c.Status == "True" {
+					ready++
+				}
+			}
+		}
+		return out, ready
+	}
+	wantNodes, wantReady := names("snapa")
+	if len(wantNodes) != 5 || wantReady != 15 {
+		t.Fatalf("source fleet: nodes %v, %d pods Ready; want 5 and 15", wantNodes, wantReady)
+	}
+
+	// Refusals: each before any cluster starts, exit 2.
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"exists", []string{"fleet", "snapshot", "save", "--name", "snapa", "--workdir", wd, "--profile", prof, "--run", "snap", "--file", file}, "exists"},
+		{"other fleet", []string{"fleet", "snapshot", "restore", "--name", "snapb", "--workdir", wd, "--profile", other, "--file", file}, "fleet"},
+		{"not a snapshot", []string{"fleet", "snapshot", "restore", "--name", "snapb", "--workdir", wd, "--profile", prof, "--file", prof}, "not a stormbench fleet snapshot"},
+		{"run from another fleet", []string{"run", "--name", "snapb", "--workdir", wd, "--profile", other, "--from-snapshot", file}, "fleet"},
+		{"no file", []string{"fleet", "snapshot", "restore", "--name", "snapb", "--workdir", wd, "--profile", prof}, "--file is required"},
+	} {
+		code, _, errOut := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", tc.name, code, errOut, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(wd, "clusters", "snapb")); err == nil {
+		t.Error("a refused restore started the cluster")
+	}
+
+	out = must("fleet", "snapshot", "restore", "--name", "snapb", "--workdir", wd, "--profile", prof, "--file", file)
+	t.Log(strings.TrimSpace(out))
+	gotNodes, gotReady := names("snapb")
+	if !slices.Equal(gotNodes, wantNodes) || gotReady != wantReady {
+		t.Errorf("restored fleet: nodes %v, %d pods Ready; want %v and %d", gotNodes, gotReady, wantNodes, wantReady)
+	}
+}
