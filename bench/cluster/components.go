@@ -27,6 +27,12 @@ const (
 	// BinFakeCRI is a fake CRI runtime that persists its containers across
 	// its own restarts (scripts/components/cmd/fake-cri).
 	BinFakeCRI = "fake-cri"
+	// BinKubelet is the v1.36.3 kubelet itself (k8s.io/kubernetes/cmd/kubelet),
+	// for containerd-backed real nodes.
+	BinKubelet = "kubelet"
+	// BinPause is the multi-call binary the containerd nodes' image is
+	// built from (cmd/stormbench-pause).
+	BinPause = "stormbench-pause"
 )
 
 // RealNodesDir is the directory, inside an embedded cluster's own, where

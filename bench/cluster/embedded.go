@@ -649,13 +649,33 @@ func KillRealNodes(dir string) {
 		}
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		exe := filepath.Base(strings.SplitN(string(cmdline), "\x00", 2)[0])
-		if exe == BinHollowKubelet || exe == BinFakeCRI {
+		// The containerd nodes' kubelet and containerd only when their
+		// command line names this node's directory (a pid file of another
+		// machine's kubelet must not kill this one's).
+		ours := exe == BinHollowKubelet || exe == BinFakeCRI ||
+			(exe == BinKubelet || exe == "containerd") && strings.Contains(string(cmdline), filepath.Dir(f)+"/")
+		if ours {
 			_ = syscall.Kill(pid, syscall.SIGCONT)
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		_ = os.Remove(f)
 	}
+	nodes, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, d := range nodes {
+		for _, clean := range realNodeCleaners {
+			clean(d)
+		}
+	}
 }
+
+// realNodeCleaners remove what a real node of another kind left on the
+// machine besides its processes (bench/realnode registers the containerd
+// nodes': shims, containers, mounts, bridge, cgroups).
+var realNodeCleaners []func(dir string)
+
+// RegisterRealNodeCleaner adds a cleaner KillRealNodes calls with each node
+// directory.
+func RegisterRealNodeCleaner(f func(dir string)) { realNodeCleaners = append(realNodeCleaners, f) }
 
 // Components returns where the cluster's binaries are.
 func (e *Embedded) Components() Components { return e.opts.Components }

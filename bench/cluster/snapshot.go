@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"archive/tar"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -68,13 +70,20 @@ func (m SnapshotMeta) Check(want SnapshotMeta) error {
 
 const (
 	snapshotMetaName = "stormbench-snapshot.json"
-	snapshotDBName   = "etcd.db"
+	// snapshotDataDir prefixes the etcd data directory's files in the tar.
+	snapshotDataDir = "etcd/"
 )
 
-// SaveSnapshot writes the cluster's etcd (kwokctl snapshot save, etcd
-// format) and meta into one tar file at path, atomically: a failed save
-// leaves no file.
-func (e *Embedded) SaveSnapshot(ctx context.Context, path string, meta SnapshotMeta) error {
+// etcdDataDir is kwokctl's etcd data directory of the cluster.
+func (e *Embedded) etcdDataDir() string { return filepath.Join(e.Dir(), "etcd") }
+
+// SaveSnapshot writes meta and a copy of the cluster's etcd data directory
+// into one tar file at path, atomically: a failed save leaves no file. The
+// cluster is stopped while its data directory is copied (kwokctl stop and
+// start cluster), so the copy is consistent. (kwokctl's own `snapshot
+// save` needs etcdctl and etcdutl, which it downloads from GitHub; there is
+// no GitHub here.)
+func (e *Embedded) SaveSnapshot(ctx context.Context, path string, meta SnapshotMeta) (err error) {
 	if !e.Exists() {
 		return fmt.Errorf("embedded cluster %q does not exist in %s", e.opts.Name, e.opts.WorkDir)
 	}
@@ -82,30 +91,33 @@ func (e *Embedded) SaveSnapshot(ctx context.Context, path string, meta SnapshotM
 	if meta.Created.IsZero() {
 		meta.Created = time.Now().UTC()
 	}
-	tmpDir, err := os.MkdirTemp(filepath.Dir(path), ".snapshot-")
-	if err != nil {
-		return fmt.Errorf("saving snapshot: %w", err)
-	}
-	defer os.RemoveAll(tmpDir)
-	db := filepath.Join(tmpDir, snapshotDBName)
-	if out, err := e.kwokctl(ctx, "snapshot", "save", "--name", e.opts.Name, "--format", "etcd", "--path", db); err != nil {
-		return fmt.Errorf("kwokctl snapshot save: %w\n%s", err, tail(out, 2000))
-	}
 	mb, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(tmpDir, "snapshot.tar")
-	if err := writeSnapshotTar(tmp, mb, db); err != nil {
+	tmp := path + ".tmp"
+	if out, err := e.kwokctl(ctx, "stop", "cluster", "--name", e.opts.Name); err != nil {
+		return fmt.Errorf("stopping the cluster for the snapshot: %w\n%s", err, tail(out, 2000))
+	}
+	defer func() {
+		if out, serr := e.kwokctl(context.WithoutCancel(ctx), "start", "cluster", "--name", e.opts.Name); serr != nil {
+			err = errors.Join(err, fmt.Errorf("starting the cluster again: %w%s", serr, e.failureHint(out)))
+		}
+	}()
+	if err := writeSnapshotTar(tmp, mb, e.etcdDataDir()); err != nil {
+		_ = os.Remove(tmp)
 		return fmt.Errorf("writing snapshot %s: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
 		return fmt.Errorf("writing snapshot %s: %w", path, err)
 	}
 	return nil
 }
 
-func writeSnapshotTar(path string, meta []byte, db string) (err error) {
+// writeSnapshotTar writes meta, then every file under dataDir, to a new
+// file at path.
+func writeSnapshotTar(path string, meta []byte, dataDir string) (err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
@@ -115,29 +127,52 @@ func writeSnapshotTar(path string, meta []byte, db string) (err error) {
 			err = cerr
 		}
 	}()
-	tw := tar.NewWriter(f)
+	// gzip: etcd preallocates its WAL segments (64 MiB of zeros each).
+	zw := gzip.NewWriter(f)
+	tw := tar.NewWriter(zw)
 	if err := tw.WriteHeader(&tar.Header{Name: snapshotMetaName, Mode: 0o600, Size: int64(len(meta))}); err != nil {
 		return err
 	}
 	if _, err := tw.Write(meta); err != nil {
 		return err
 	}
-	dbf, err := os.Open(db)
+	err = filepath.WalkDir(dataDir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dataDir, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		name := snapshotDataDir + filepath.ToSlash(rel)
+		if d.IsDir() {
+			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o700})
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		st, err := in.Stat()
+		if err != nil {
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o600, Size: st.Size()}); err != nil {
+			return err
+		}
+		_, err = io.Copy(tw, in)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	defer dbf.Close()
-	st, err := dbf.Stat()
-	if err != nil {
+	if err := tw.Close(); err != nil {
 		return err
 	}
-	if err := tw.WriteHeader(&tar.Header{Name: snapshotDBName, Mode: 0o600, Size: st.Size()}); err != nil {
-		return err
-	}
-	if _, err := io.Copy(tw, dbf); err != nil {
-		return err
-	}
-	return tw.Close()
+	return zw.Close()
 }
 
 // ReadSnapshotMeta reads a snapshot's metadata; the metadata comes first in
@@ -149,7 +184,11 @@ func ReadSnapshotMeta(path string) (SnapshotMeta, error) {
 		return m, err
 	}
 	defer f.Close()
-	tr := tar.NewReader(f)
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return m, fmt.Errorf("%s is not a stormbench fleet snapshot (not gzip)", path)
+	}
+	tr := tar.NewReader(zr)
 	h, err := tr.Next()
 	if err != nil || h.Name != snapshotMetaName {
 		return m, fmt.Errorf("%s is not a stormbench fleet snapshot (no %s first)", path, snapshotMetaName)
@@ -160,11 +199,12 @@ func ReadSnapshotMeta(path string) (SnapshotMeta, error) {
 	return m, nil
 }
 
-// RestoreSnapshot replaces the cluster's etcd with the snapshot at path
-// (kwokctl snapshot restore, which stops and restarts the components),
-// after checking its metadata against want.
-func (e *Embedded) RestoreSnapshot(ctx context.Context, path string, want SnapshotMeta) (SnapshotMeta, error) {
-	meta, err := ReadSnapshotMeta(path)
+// RestoreSnapshot replaces the cluster's etcd data with the snapshot at
+// path, after checking its metadata against want: the cluster is stopped,
+// its data directory swapped (the old one comes back if extracting fails)
+// and the cluster started again.
+func (e *Embedded) RestoreSnapshot(ctx context.Context, path string, want SnapshotMeta) (meta SnapshotMeta, err error) {
+	meta, err = ReadSnapshotMeta(path)
 	if err != nil {
 		return meta, err
 	}
@@ -175,49 +215,88 @@ func (e *Embedded) RestoreSnapshot(ctx context.Context, path string, want Snapsh
 	if !e.Exists() {
 		return meta, fmt.Errorf("embedded cluster %q does not exist in %s", e.opts.Name, e.opts.WorkDir)
 	}
-	tmpDir, err := os.MkdirTemp("", "stormbench-restore-")
-	if err != nil {
-		return meta, err
+	if out, err := e.kwokctl(ctx, "stop", "cluster", "--name", e.opts.Name); err != nil {
+		return meta, fmt.Errorf("stopping the cluster to restore: %w\n%s", err, tail(out, 2000))
 	}
-	defer os.RemoveAll(tmpDir)
-	db := filepath.Join(tmpDir, snapshotDBName)
-	if err := extractSnapshotDB(path, db); err != nil {
+	defer func() {
+		if out, serr := e.kwokctl(context.WithoutCancel(ctx), "start", "cluster", "--name", e.opts.Name); serr != nil {
+			err = errors.Join(err, fmt.Errorf("starting the cluster again: %w%s", serr, e.failureHint(out)))
+		}
+	}()
+	data := e.etcdDataDir()
+	old := data + ".before-restore"
+	_ = os.RemoveAll(old)
+	if err := os.Rename(data, old); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return meta, fmt.Errorf("restoring snapshot: %w", err)
+	}
+	if err := extractSnapshotData(path, data); err != nil {
+		_ = os.RemoveAll(data)
+		_ = os.Rename(old, data)
 		return meta, fmt.Errorf("reading snapshot %s: %w", path, err)
 	}
-	if out, err := e.kwokctl(ctx, "snapshot", "restore", "--name", e.opts.Name, "--format", "etcd", "--path", db); err != nil {
-		return meta, fmt.Errorf("kwokctl snapshot restore: %w%s", err, e.failureHint(out))
-	}
+	_ = os.RemoveAll(old)
 	return meta, nil
 }
 
-func extractSnapshotDB(path, db string) error {
+// extractSnapshotData writes the snapshot's etcd files under dir.
+func extractSnapshotData(path, dir string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	tr := tar.NewReader(f)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return err
+	}
+	tr := tar.NewReader(zr)
+	files := 0
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("no %s in the snapshot", snapshotDBName)
+			break
 		}
 		if err != nil {
 			return err
 		}
-		if h.Name != snapshotDBName {
+		rel, ok := strings.CutPrefix(h.Name, snapshotDataDir)
+		if !ok || rel == "" {
 			continue
 		}
-		out, err := os.OpenFile(db, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-		if err != nil {
-			return err
+		target := filepath.Join(dir, filepath.FromSlash(rel))
+		if !strings.HasPrefix(target, filepath.Clean(dir)+string(os.PathSeparator)) {
+			return fmt.Errorf("snapshot entry %q leaves the data directory", h.Name)
 		}
-		if _, err := io.Copy(out, tr); err != nil {
-			out.Close()
-			return err
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(target, 0o700); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+				return err
+			}
+			out, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(out, tr); err != nil {
+				out.Close()
+				return err
+			}
+			if err := out.Close(); err != nil {
+				return err
+			}
+			files++
 		}
-		return out.Close()
 	}
+	if files == 0 {
+		return errors.New("no etcd data in the snapshot")
+	}
+	return nil
 }
 
 func tail(b []byte, n int) string {

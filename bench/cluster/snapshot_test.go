@@ -34,34 +34,49 @@ func TestSnapshotMetaCheck(t *testing.T) {
 	}
 }
 
-// TestSnapshotFile: metadata first, the database after it, read back
-// without reading the database; a file of anything else is refused.
+// TestSnapshotFile: metadata first, the data directory after it, read
+// back without reading the data; a file of anything else is refused.
 func TestSnapshotFile(t *testing.T) {
 	dir := t.TempDir()
-	db := filepath.Join(dir, "db")
-	if err := os.WriteFile(db, []byte("etcd bytes"), 0o600); err != nil {
+	data := filepath.Join(dir, "etcd")
+	if err := os.MkdirAll(filepath.Join(data, "member", "wal"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	for name, body := range map[string]string{"member/snap-db": "etcd bytes", "member/wal/0.wal": "wal bytes"} {
+		if err := os.WriteFile(filepath.Join(data, filepath.FromSlash(name)), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	path := filepath.Join(dir, "s.snap")
-	if err := writeSnapshotTar(path, []byte(`{"kind":"StormbenchFleetSnapshot","schemaVersion":1,"runID":"r1","nodes":3}`), db); err != nil {
+	if err := writeSnapshotTar(path, []byte(`{"kind":"StormbenchFleetSnapshot","schemaVersion":1,"runID":"r1","nodes":3}`), data); err != nil {
 		t.Fatal(err)
 	}
 	m, err := ReadSnapshotMeta(path)
 	if err != nil || m.RunID != "r1" || m.Nodes != 3 {
 		t.Fatalf("ReadSnapshotMeta = %+v, %v", m, err)
 	}
-	out := filepath.Join(dir, "out.db")
-	if err := extractSnapshotDB(path, out); err != nil {
+	out := filepath.Join(dir, "restored")
+	if err := extractSnapshotData(path, out); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(out); string(b) != "etcd bytes" {
-		t.Errorf("database %q", b)
+	for name, want := range map[string]string{"member/snap-db": "etcd bytes", "member/wal/0.wal": "wal bytes"} {
+		if b, _ := os.ReadFile(filepath.Join(out, filepath.FromSlash(name))); string(b) != want {
+			t.Errorf("%s: %q, want %q", name, b, want)
+		}
 	}
-	if _, err := ReadSnapshotMeta(db); err == nil || !strings.Contains(err.Error(), "not a stormbench fleet snapshot") {
+	if _, err := ReadSnapshotMeta(filepath.Join(data, "member", "snap-db")); err == nil || !strings.Contains(err.Error(), "not a stormbench fleet snapshot") {
 		t.Errorf("a non-snapshot read as %v", err)
 	}
 	// writeSnapshotTar never overwrites.
-	if err := writeSnapshotTar(path, nil, db); err == nil {
+	if err := writeSnapshotTar(path, nil, data); err == nil {
 		t.Error("overwrote an existing snapshot")
+	}
+	// A snapshot without data is refused.
+	empty := filepath.Join(dir, "empty.snap")
+	if err := writeSnapshotTar(empty, []byte(`{}`), t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	if err := extractSnapshotData(empty, filepath.Join(dir, "x")); err == nil {
+		t.Error("a snapshot without etcd data was extracted")
 	}
 }

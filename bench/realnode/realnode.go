@@ -519,6 +519,40 @@ func ProcUsage(pid int) (Usage, error) {
 // It returns when the processes are started again, with the time the
 // kubelet (for a runtime restart, the runtime) came back.
 func (n *Node) Restart(ctx context.Context, kind, runtimeMode string, downtime time.Duration, gates map[string]bool) (back time.Time, err error) {
+	return restart(ctx, n, kind, runtimeMode, downtime, gates)
+}
+
+// primitives are what a restart does to a real node, hollow or
+// containerd-backed.
+type primitives interface {
+	Name() string
+	StopKubelet() error
+	StartKubelet(gates map[string]bool) error
+	KillRuntime() error
+	StartRuntime(afterReboot bool) error
+	HangRuntime() error
+	ResumeRuntime() error
+	PowerOff() error
+}
+
+// Runner is a real node as runs and calibration drive it.
+type Runner interface {
+	Name() string
+	Start(gates map[string]bool) error
+	Stop() error
+	Restart(ctx context.Context, kind, runtimeMode string, downtime time.Duration, gates map[string]bool) (time.Time, error)
+	KubeletAlive() bool
+	KubeletExit() string
+	KubeletLog() string
+	KubeletUsage() (Usage, error)
+}
+
+var (
+	_ Runner = (*Node)(nil)
+	_ Runner = (*ContainerdNode)(nil)
+)
+
+func restart(ctx context.Context, n primitives, kind, runtimeMode string, downtime time.Duration, gates map[string]bool) (back time.Time, err error) {
 	sleep := func() error {
 		select {
 		case <-ctx.Done():
@@ -538,7 +572,7 @@ func (n *Node) Restart(ctx context.Context, kind, runtimeMode string, downtime t
 		return time.Now(), n.StartKubelet(gates)
 	case profiles.StormRuntime:
 		// Hung: frozen with SIGSTOP, so calls hang until they time out;
-		// refused (the default): killed, so its socket refuses them.
+		// refused (the default): stopped, so its socket refuses them.
 		if runtimeMode == profiles.RuntimeHung {
 			if err := n.HangRuntime(); err != nil {
 				return back, err
@@ -564,7 +598,7 @@ func (n *Node) Restart(ctx context.Context, kind, runtimeMode string, downtime t
 		}
 		return time.Now(), n.StartKubelet(gates)
 	}
-	return back, fmt.Errorf("real node %s: unknown storm kind %q", n.opts.Name, kind)
+	return back, fmt.Errorf("real node %s: unknown storm kind %q", n.Name(), kind)
 }
 
 // MemAvailable reads MemAvailable from /proc/meminfo, in bytes; 0 when it

@@ -112,6 +112,10 @@ func runFleetSnapshot(ctx context.Context, env *cmdEnv, args []string) error {
 		if err := emb.SaveSnapshot(ctx, file, meta); err != nil {
 			return err
 		}
+		// The components were restarted with the copy taken.
+		if _, err := waitServing(ctx, env, &o, p); err != nil {
+			return fmt.Errorf("after the snapshot: %w", err)
+		}
 		st, _ := os.Stat(file)
 		fmt.Fprintf(env.stdout, "Saved fleet %q (%d nodes, %d pods) to %s: %.1f MiB in %s\n", runID, meta.Nodes, meta.Pods, file, float64(st.Size())/(1<<20), time.Since(start).Round(100*time.Millisecond))
 		return nil
@@ -149,9 +153,9 @@ func restoreSnapshot(ctx context.Context, env *cmdEnv, o *clusterOptions, emb *c
 	}
 	restore = time.Since(start)
 	o.kubeconfig = emb.ClientKubeconfig()
-	t, _, err := o.connect(ctx, env, p.Fleet.QPS, p.Fleet.Burst)
+	t, err := waitServing(ctx, env, o, p)
 	if err != nil {
-		return meta, restore, 0, err
+		return meta, restore, 0, fmt.Errorf("the restored cluster: %w", err)
 	}
 	// Up on a fleet that exists creates nothing (every object is there)
 	// and waits until its nodes and pods are Ready: KWOK renewing the
@@ -165,4 +169,20 @@ func restoreSnapshot(ctx context.Context, env *cmdEnv, o *clusterOptions, emb *c
 		return meta, restore, 0, fmt.Errorf("waiting for the restored fleet: %w", err)
 	}
 	return meta, restore, time.Since(start), nil
+}
+
+// waitServing connects to the embedded cluster once its API server serves
+// again after kwokctl restarted the components, for up to two minutes.
+func waitServing(ctx context.Context, env *cmdEnv, o *clusterOptions, p *profiles.Profile) (*cluster.Target, error) {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		t, _, err := o.connect(ctx, env, p.Fleet.QPS, p.Fleet.Burst)
+		if err == nil {
+			return t, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("the API server does not serve: %w", err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }

@@ -89,8 +89,9 @@ func TestFleetSnapshotRoundTrip(t *testing.T) {
 		return out, ready
 	}
 	wantNodes, wantReady := names("snapa")
-	if len(wantNodes) != 5 || wantReady != 15 {
-		t.Fatalf("source fleet: nodes %v, %d pods Ready; want 5 and 15", wantNodes, wantReady)
+	// 3 pods per node, rounded up per workload of the mix.
+	if len(wantNodes) != 5 || wantReady < 15 {
+		t.Fatalf("source fleet: nodes %v, %d pods Ready; want 5 and at least 15", wantNodes, wantReady)
 	}
 
 	// Refusals: each before any cluster starts, exit 2.

@@ -1,0 +1,726 @@
+package realnode
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/stormbench/stormbench/bench/cluster"
+)
+
+// A containerd-backed real node: the v1.36.3 kubelet (cmd/kubelet, built
+// by `make components`) on Debian's containerd, runc and CNI plugins
+// (`make real-node-deps`), running real containers from an image built
+// from stormbench-pause. Unlike the hollow node it shows what a real
+// runtime does in a restart: containerd's shims keep containers running
+// while containerd restarts, and a reboot kills every container.
+//
+// Each node has its own containerd (a kubelet garbage-collects containers
+// it does not know, so two kubelets must not share one), root, state, runc
+// root, CNI configuration, bridge, cgroup root and kubelet root under its
+// directory, so that teardown can remove exactly what it made.
+
+// Host paths of Debian's packages.
+const (
+	cniBinDir = "/usr/lib/cni"
+)
+
+// ContainerdNode is one containerd-backed real node.
+type ContainerdNode struct {
+	opts  Options
+	index int // small integer naming the bridge and cgroup root
+
+	mu         sync.Mutex
+	kubelet    *proc
+	containerd *proc
+	gates      map[string]bool
+	ports      [2]int // kubelet port, healthz port
+}
+
+// CheckContainerdHost reports what the machine lacks for containerd-backed
+// nodes, naming the make target that installs it: root, the packages, the
+// cgroup hierarchy, and the kubelet and image binaries in comps.
+func CheckContainerdHost(comps cluster.Components) error {
+	var missing []string
+	if os.Geteuid() != 0 {
+		missing = append(missing, "root (the kubelet and containerd manage mounts, cgroups and network namespaces)")
+	}
+	for _, b := range []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr", "ip"} {
+		if _, err := exec.LookPath(b); err != nil {
+			missing = append(missing, b+" (make real-node-deps)")
+		}
+	}
+	for _, p := range []string{"bridge", "host-local", "loopback"} {
+		if _, err := os.Stat(filepath.Join(cniBinDir, p)); err != nil {
+			missing = append(missing, filepath.Join(cniBinDir, p)+" (make real-node-deps: containernetworking-plugins)")
+		}
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/memory"); err != nil {
+		if _, err2 := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err2 != nil {
+			missing = append(missing, "a cgroup hierarchy at /sys/fs/cgroup")
+		}
+	}
+	for _, b := range []string{cluster.BinKubelet, cluster.BinPause} {
+		if _, err := os.Stat(comps.Path(b)); err != nil {
+			missing = append(missing, comps.Path(b)+" (make components)")
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("containerd-backed real nodes need: %s", strings.Join(missing, "; "))
+	}
+	return nil
+}
+
+// NewContainerd prepares a containerd-backed node: its directory, kubeconfig
+// (impersonating the node, as the hollow one), containerd and kubelet
+// configuration, CNI network and image. index must be unique among the
+// machine's containerd nodes (it names the bridge). Nothing runs until Start.
+func NewContainerd(o Options, index int) (*ContainerdNode, error) {
+	if err := CheckContainerdHost(o.Components); err != nil {
+		return nil, err
+	}
+	if o.Name == "" || o.Dir == "" || o.AdminKubeconfig == "" || o.PodCIDR == "" {
+		return nil, errors.New("containerd node: name, directory, admin kubeconfig and pod CIDR are required")
+	}
+	abs, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	o.Dir = abs
+	n := &ContainerdNode{opts: o, index: index}
+	if l := len(n.socket() + ".ttrpc"); l > 100 {
+		return nil, fmt.Errorf("containerd node %s: socket path %s is too long for a unix socket (%d bytes, at most 100): use a shorter --workdir", o.Name, n.socket(), l)
+	}
+	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("containerd node %s: %w", o.Name, err)
+	}
+	hollow := &Node{opts: o}
+	if err := hollow.writeKubeconfig(); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{"ctd/root", "ctd/state", "runc", "cni/net.d", "cni/data", "kubelet", "pod-logs"} {
+		if err := os.MkdirAll(filepath.Join(o.Dir, d), 0o700); err != nil {
+			return nil, fmt.Errorf("containerd node %s: %w", o.Name, err)
+		}
+	}
+	for i := range n.ports {
+		if n.ports[i], err = freeLoopbackPort(); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(o.Dir, "containerd.toml"), []byte(n.containerdConfig()), 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(o.Dir, "cni/net.d/10-stormbench.conflist"), []byte(n.cniConfig()), 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(n.kubeletConfigPath(), []byte(n.kubeletConfig()), 0o600); err != nil {
+		return nil, err
+	}
+	st, _ := json.Marshal(nodeState{Name: o.Name, Index: index})
+	if err := os.WriteFile(filepath.Join(o.Dir, "node.json"), st, 0o600); err != nil {
+		return nil, err
+	}
+	if err := WriteImage(n.imagePath(), o.Components.Path(cluster.BinPause), ImageName); err != nil {
+		return nil, fmt.Errorf("containerd node %s: building the node image: %w", o.Name, err)
+	}
+	return n, nil
+}
+
+// Name returns the node name.
+func (n *ContainerdNode) Name() string { return n.opts.Name }
+
+// KubeletLog is the kubelet's log file.
+func (n *ContainerdNode) KubeletLog() string { return filepath.Join(n.opts.Dir, "kubelet.log") }
+
+// RuntimeLog is containerd's log file.
+func (n *ContainerdNode) RuntimeLog() string { return filepath.Join(n.opts.Dir, "containerd.log") }
+
+func (n *ContainerdNode) socket() string            { return filepath.Join(n.opts.Dir, "ctd.sock") }
+func (n *ContainerdNode) imagePath() string         { return filepath.Join(n.opts.Dir, "image.tar") }
+func (n *ContainerdNode) kubeletConfigPath() string { return filepath.Join(n.opts.Dir, "kubelet.yaml") }
+func (n *ContainerdNode) bridge() string            { return "sbr" + strconv.Itoa(n.index) }
+func (n *ContainerdNode) cgroupRoot() string        { return "/stormbench-" + n.opts.Name }
+
+// containerdConfig is a v2 configuration of a containerd of the node's
+// own: root, state, sockets and runc root under the node's directory; the
+// CRI plugin with the imported image as sandbox image, cgroupfs, overlayfs
+// and the node's CNI configuration. restrict_oom_score_adj: this VM refuses
+// a negative oom_score_adj, and runc then fails every sandbox ("can't get
+// final child's PID from pipe: EOF"). Network namespaces live under the
+// state directory, so teardown finds the node's own.
+func (n *ContainerdNode) containerdConfig() string {
+	d := n.opts.Dir
+	return fmt.Sprintf(`version = 2
+root = %[1]q
+state = %[2]q
+oom_score = 0
+
+[grpc]
+  address = %[3]q
+
+[ttrpc]
+  address = %[4]q
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = %[5]q
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  enable_cdi = false
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = %[6]q
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = %[7]q
+    conf_dir = %[8]q
+    max_conf_num = 1
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = %[9]q
+`, filepath.Join(d, "ctd/root"), filepath.Join(d, "ctd/state"), n.socket(), n.socket()+".ttrpc",
+		ImageName, filepath.Join(d, "runc"), cniBinDir, filepath.Join(d, "cni/net.d"), filepath.Join(d, "ctd/opt"))
+}
+
+// cniConfig is a bridge + host-local + loopback network on the node's pod
+// CIDR, with the IPAM state under the node's directory.
+func (n *ContainerdNode) cniConfig() string {
+	return fmt.Sprintf(`{
+  "cniVersion": "0.4.0",
+  "name": "stormbench-%[1]d",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": %[2]q,
+      "isGateway": true,
+      "ipMasq": false,
+      "hairpinMode": true,
+      "ipam": {"type": "host-local", "ranges": [[{"subnet": %[3]q}]], "dataDir": %[4]q}
+    },
+    {"type": "loopback"}
+  ]
+}
+`, n.index, n.bridge(), n.opts.PodCIDR, filepath.Join(n.opts.Dir, "cni/data"))
+}
+
+// kubeletConfig is the kubelet's configuration for this machine: cgroup
+// v1 allowed (1.35+ refuses it otherwise), cgroupfs, swap tolerated, its
+// own runtime endpoint, loopback-only ports, a cgroup root of its own and
+// no node-allocatable enforcement (there is one machine for every node).
+func (n *ContainerdNode) kubeletConfig() string {
+	o := n.opts
+	lease := o.LeaseDurationSeconds
+	if lease == 0 {
+		lease = 40
+	}
+	status := o.StatusUpdateFrequency
+	if status == 0 {
+		status = 10 * time.Second
+	}
+	maxPods := o.MaxPods
+	if maxPods == 0 {
+		maxPods = 110
+	}
+	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+failCgroupV1: false
+cgroupDriver: cgroupfs
+cgroupRoot: %[1]s
+cgroupsPerQOS: true
+enforceNodeAllocatable: []
+failSwapOn: false
+containerRuntimeEndpoint: unix://%[2]s
+address: 127.0.0.1
+port: %[3]d
+healthzBindAddress: 127.0.0.1
+healthzPort: %[4]d
+readOnlyPort: 0
+podLogsDirectory: %[5]s
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: false}
+authorization:
+  mode: AlwaysAllow
+clusterDNS: [10.96.0.10]
+clusterDomain: cluster.local
+podCIDR: %[6]s
+maxPods: %[7]d
+nodeLeaseDurationSeconds: %[8]d
+nodeStatusUpdateFrequency: %[9]s
+evictionHard: {memory.available: "1Mi", nodefs.available: "1%%", imagefs.available: "1%%"}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+serializeImagePulls: false
+`, n.cgroupRoot(), n.socket(), n.ports[0], n.ports[1], filepath.Join(o.Dir, "pod-logs"), o.PodCIDR, maxPods, lease, status)
+}
+
+// Start starts containerd (importing the image) and the kubelet.
+func (n *ContainerdNode) Start(gates map[string]bool) error {
+	if err := n.makeCgroupRoot(); err != nil {
+		return err
+	}
+	if err := n.StartRuntime(false); err != nil {
+		return err
+	}
+	if err := n.importImage(); err != nil {
+		return err
+	}
+	return n.StartKubelet(gates)
+}
+
+// makeCgroupRoot creates the kubelet's cgroup root in every hierarchy (the
+// kubelet refuses a root that does not exist).
+func (n *ContainerdNode) makeCgroupRoot() error {
+	for _, h := range cgroupHierarchies() {
+		if err := os.MkdirAll(filepath.Join(h, n.cgroupRoot()), 0o755); err != nil {
+			return fmt.Errorf("containerd node %s: creating cgroup %s: %w", n.opts.Name, filepath.Join(h, n.cgroupRoot()), err)
+		}
+	}
+	return nil
+}
+
+// cgroupHierarchies lists the cgroup v1 hierarchies (or the v2 one).
+func cgroupHierarchies() []string {
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		return []string{"/sys/fs/cgroup"}
+	}
+	entries, _ := os.ReadDir("/sys/fs/cgroup")
+	var out []string
+	for _, e := range entries {
+		p := filepath.Join("/sys/fs/cgroup", e.Name())
+		if fi, err := os.Lstat(p); err == nil && fi.IsDir() && e.Name() != "unified" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// StartRuntime starts the node's containerd and waits for its socket.
+// afterReboot first removes its state directory and runc root, which live
+// on tmpfs (/run) on a real machine and are gone after a reboot; its root
+// (the metadata of containers and images) stays, and containerd marks the
+// containers it finds without a task exited, as after a real reboot.
+func (n *ContainerdNode) StartRuntime(afterReboot bool) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.containerd.alive() {
+		return fmt.Errorf("containerd node %s: containerd already running (pid %d)", n.opts.Name, n.containerd.pid())
+	}
+	if afterReboot {
+		for _, d := range []string{"ctd/state", "runc"} {
+			p := filepath.Join(n.opts.Dir, d)
+			unmountUnder(p)
+			if err := os.RemoveAll(p); err != nil {
+				return fmt.Errorf("containerd node %s: clearing %s: %w", n.opts.Name, p, err)
+			}
+			if err := os.MkdirAll(p, 0o700); err != nil {
+				return err
+			}
+		}
+	}
+	_ = os.Remove(n.socket())
+	p, err := startProc(mustLook("containerd"), []string{"--config", filepath.Join(n.opts.Dir, "containerd.toml")}, n.RuntimeLog(), filepath.Join(n.opts.Dir, "containerd.pid"))
+	if err != nil {
+		return fmt.Errorf("containerd node %s: starting containerd: %w (log: %s)", n.opts.Name, err, n.RuntimeLog())
+	}
+	n.containerd = p
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(n.socket()); err == nil {
+			return nil
+		}
+		if !p.alive() {
+			return fmt.Errorf("containerd node %s: containerd exited at start: %s (log: %s)", n.opts.Name, p.exitErr(), n.RuntimeLog())
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("containerd node %s: containerd did not listen on %s within 30s (log: %s)", n.opts.Name, n.socket(), n.RuntimeLog())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func mustLook(bin string) string {
+	if p, err := exec.LookPath(bin); err == nil {
+		return p
+	}
+	return bin
+}
+
+// importImage imports the node image into containerd's k8s.io namespace.
+func (n *ContainerdNode) importImage() error {
+	cmd := exec.Command(mustLook("ctr"), "--address", n.socket(), "-n", "k8s.io", "images", "import", "--snapshotter", "overlayfs", n.imagePath())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("containerd node %s: importing image %s: %w: %s", n.opts.Name, n.imagePath(), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// StartKubelet starts the kubelet with the given feature gates.
+func (n *ContainerdNode) StartKubelet(gates map[string]bool) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.kubelet.alive() {
+		return fmt.Errorf("containerd node %s: kubelet already running (pid %d)", n.opts.Name, n.kubelet.pid())
+	}
+	n.gates = gates
+	args := []string{
+		"--config", n.kubeletConfigPath(),
+		"--kubeconfig", filepath.Join(n.opts.Dir, "kubeconfig"),
+		"--root-dir", filepath.Join(n.opts.Dir, "kubelet"),
+		"--hostname-override", n.opts.Name,
+		"--node-ip", "127.0.0.1",
+		"--node-labels", joinMap(n.opts.Labels),
+		"-v", strconv.Itoa(n.opts.Verbosity),
+	}
+	if g := joinGates(gates); g != "" {
+		args = append(args, "--feature-gates", g)
+	}
+	p, err := startProc(n.opts.Components.Path(cluster.BinKubelet), args, n.KubeletLog(), filepath.Join(n.opts.Dir, "kubelet.pid"))
+	if err != nil {
+		return fmt.Errorf("containerd node %s: starting kubelet: %w (log: %s)", n.opts.Name, err, n.KubeletLog())
+	}
+	n.kubelet = p
+	return nil
+}
+
+// StopKubelet stops the kubelet as systemd does: SIGTERM, then SIGKILL.
+func (n *ContainerdNode) StopKubelet() error {
+	n.mu.Lock()
+	p := n.kubelet
+	n.mu.Unlock()
+	return p.stop(10 * time.Second)
+}
+
+// KillRuntime stops containerd as `systemctl restart containerd` does
+// (SIGTERM; the shims and their containers keep running, their sockets
+// refuse the kubelet until containerd is back).
+func (n *ContainerdNode) KillRuntime() error {
+	n.mu.Lock()
+	p := n.containerd
+	n.mu.Unlock()
+	return p.stop(10 * time.Second)
+}
+
+// HangRuntime freezes containerd with SIGSTOP: calls hang until they time
+// out; the shims and containers run on.
+func (n *ContainerdNode) HangRuntime() error { return n.signalContainerd(syscall.SIGSTOP) }
+
+// ResumeRuntime thaws a hung containerd.
+func (n *ContainerdNode) ResumeRuntime() error { return n.signalContainerd(syscall.SIGCONT) }
+
+func (n *ContainerdNode) signalContainerd(sig syscall.Signal) error {
+	n.mu.Lock()
+	p := n.containerd
+	n.mu.Unlock()
+	if !p.alive() {
+		return fmt.Errorf("containerd node %s: containerd is not running", n.opts.Name)
+	}
+	return syscall.Kill(p.pid(), sig)
+}
+
+// PowerOff kills the kubelet, containerd, every shim and every container
+// process of the node at once, as losing power does.
+func (n *ContainerdNode) PowerOff() error {
+	n.mu.Lock()
+	k, c := n.kubelet, n.containerd
+	n.mu.Unlock()
+	err := errors.Join(k.stop(0), c.stop(0))
+	n.killContainers()
+	return err
+}
+
+// killContainers kills the node's shims (by the containerd address they
+// serve) and every process in the node's cgroups.
+func (n *ContainerdNode) killContainers() {
+	for _, pid := range shimPIDs(n.socket()) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for i := 0; i < 50; i++ {
+		pids := cgroupPIDs(n.cgroupRoot())
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// shimPIDs are the containerd-shim processes started for the containerd
+// at address (their command line carries -address <address>).
+func shimPIDs(address string) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) == 0 || !strings.Contains(filepath.Base(args[0]), "containerd-shim") {
+			continue
+		}
+		for i := 0; i+1 < len(args); i++ {
+			if args[i] == "-address" && args[i+1] == address {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+// cgroupPIDs lists the processes in root and below, in any hierarchy.
+func cgroupPIDs(root string) []int {
+	seen := map[int]bool{}
+	for _, h := range cgroupHierarchies() {
+		_ = filepath.WalkDir(filepath.Join(h, root), func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
+				return nil
+			}
+			b, _ := os.ReadFile(p)
+			for _, f := range strings.Fields(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					seen[pid] = true
+				}
+			}
+			return nil
+		})
+	}
+	out := make([]int, 0, len(seen))
+	for p := range seen {
+		out = append(out, p)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// Stop stops the kubelet and containerd and removes everything the node
+// made on the machine: containers, shims, mounts, network namespaces, the
+// bridge and the cgroups. The node's directory stays (logs).
+func (n *ContainerdNode) Stop() error {
+	n.mu.Lock()
+	k, c := n.kubelet, n.containerd
+	n.mu.Unlock()
+	if c.alive() {
+		_ = syscall.Kill(c.pid(), syscall.SIGCONT)
+	}
+	err := errors.Join(k.stop(10*time.Second), c.stop(10*time.Second))
+	n.killContainers()
+	return errors.Join(err, n.cleanHost())
+}
+
+// cleanHost removes the node's mounts (kubelet volumes, container rootfs,
+// network namespaces under containerd's state), its bridge and its
+// cgroups.
+func (n *ContainerdNode) cleanHost() error {
+	var errs []error
+	if err := unmountUnder(n.opts.Dir); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := os.Stat("/sys/class/net/" + n.bridge()); err == nil {
+		if out, err := exec.Command(mustLook("ip"), "link", "del", n.bridge()).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("deleting bridge %s: %w: %s", n.bridge(), err, out))
+		}
+	}
+	for _, h := range cgroupHierarchies() {
+		if err := removeCgroupTree(filepath.Join(h, n.cgroupRoot())); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// The state directory holds nothing worth keeping once unmounted.
+	_ = os.RemoveAll(filepath.Join(n.opts.Dir, "ctd/state"))
+	return errors.Join(errs...)
+}
+
+// removeCgroupTree removes a cgroup directory and its children, deepest
+// first (cgroup directories are removed with rmdir, not unlink).
+func removeCgroupTree(root string) error {
+	if _, err := os.Stat(root); err != nil {
+		return nil
+	}
+	var dirs []string
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	var last error
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := syscall.Rmdir(dirs[i]); err != nil && !errors.Is(err, syscall.ENOENT) {
+			last = fmt.Errorf("removing cgroup %s: %w", dirs[i], err)
+		}
+	}
+	return last
+}
+
+// Mounts lists the mount points under dir (from /proc/self/mountinfo),
+// deepest first.
+func Mounts(dir string) []string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		mp := unescapeMount(fields[4])
+		if mp == dir || strings.HasPrefix(mp, dir+"/") {
+			out = append(out, mp)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+func unescapeMount(s string) string {
+	r := strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
+	return r.Replace(s)
+}
+
+// unmountUnder unmounts every mount point under dir, deepest first,
+// detaching busy ones.
+func unmountUnder(dir string) error {
+	var errs []error
+	for round := 0; round < 3; round++ {
+		mps := Mounts(dir)
+		if len(mps) == 0 {
+			return nil
+		}
+		for _, mp := range mps {
+			if err := syscall.Unmount(mp, 0); err != nil {
+				if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+					errs = append(errs, fmt.Errorf("unmounting %s: %w", mp, err))
+				}
+			}
+		}
+	}
+	if left := Mounts(dir); len(left) > 0 {
+		return errors.Join(append(errs, fmt.Errorf("still mounted under %s: %v", dir, left))...)
+	}
+	return nil
+}
+
+// KubeletAlive reports whether the kubelet process runs.
+func (n *ContainerdNode) KubeletAlive() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.kubelet.alive()
+}
+
+// KubeletExit describes how the last kubelet process ended.
+func (n *ContainerdNode) KubeletExit() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.kubelet.exitErr()
+}
+
+// KubeletUsage is the kubelet's CPU time and peak memory; RuntimeUsage
+// adds containerd and the shims (the runtime's cost of the node).
+func (n *ContainerdNode) KubeletUsage() (Usage, error) {
+	n.mu.Lock()
+	p := n.kubelet
+	n.mu.Unlock()
+	if !p.alive() {
+		return Usage{}, fmt.Errorf("containerd node %s: kubelet is not running", n.opts.Name)
+	}
+	return ProcUsage(p.pid())
+}
+
+// RuntimeUsage sums containerd's and the node's shims' CPU time and
+// current memory.
+func (n *ContainerdNode) RuntimeUsage() (Usage, error) {
+	n.mu.Lock()
+	c := n.containerd
+	n.mu.Unlock()
+	var total Usage
+	pids := shimPIDs(n.socket())
+	if c.alive() {
+		pids = append(pids, c.pid())
+	}
+	for _, pid := range pids {
+		u, err := ProcUsage(pid)
+		if err != nil {
+			continue
+		}
+		total.CPUSeconds += u.CPUSeconds
+		total.RSSBytes += u.RSSBytes
+		total.PeakRSSBytes += u.PeakRSSBytes
+	}
+	return total, nil
+}
+
+// Restart carries out one restart of kind (see Node.Restart).
+func (n *ContainerdNode) Restart(ctx context.Context, kind, runtimeMode string, downtime time.Duration, gates map[string]bool) (time.Time, error) {
+	return restart(ctx, n, kind, runtimeMode, downtime, gates)
+}
+
+// freeLoopbackPort returns a loopback TCP port nothing listens on now.
+func freeLoopbackPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func init() {
+	// The embedded cluster's Down cleans up after a run that died: the
+	// hollow nodes' processes by their pid files (cluster.KillRealNodes),
+	// and for containerd nodes also their shims, containers, mounts,
+	// bridge and cgroups.
+	cluster.RegisterRealNodeCleaner(cleanDeadContainerdNode)
+}
+
+// cleanDeadContainerdNode removes what a containerd node in dir left on the
+// machine, after its kubelet and containerd were killed by pid.
+func cleanDeadContainerdNode(dir string) {
+	b, err := os.ReadFile(filepath.Join(dir, "node.json"))
+	if err != nil {
+		return // not a containerd node
+	}
+	var st nodeState
+	if json.Unmarshal(b, &st) != nil || st.Name == "" {
+		return
+	}
+	n := &ContainerdNode{opts: Options{Dir: dir, Name: st.Name}, index: st.Index}
+	n.killContainers()
+	_ = n.cleanHost()
+}
+
+// nodeState is what teardown needs to know of a containerd node, written
+// next to its files.
+type nodeState struct {
+	Name  string `json:"name"`
+	Index int    `json:"index"`
+}
