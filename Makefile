@@ -19,7 +19,10 @@ KWOK_BINS   := $(BIN)/kwok $(BIN)/kwokctl
 # The real-kubelet oracle: the v1.36.3 kubelet code (kubemark's hollow
 # kubelet) and a fake CRI runtime that persists its containers.
 ORACLE_BINS := $(BIN)/hollow-kubelet $(BIN)/fake-cri
-COMPONENTS  := $(KUBE_BINS) $(KWOK_BINS) $(BIN)/etcd $(ORACLE_BINS)
+# Containerd-backed real nodes: the v1.36.3 kubelet itself, and the static
+# multi-call binary their container image is built from.
+REALNODE_BINS := $(BIN)/kubelet $(BIN)/stormbench-pause
+COMPONENTS  := $(KUBE_BINS) $(KWOK_BINS) $(BIN)/etcd $(ORACLE_BINS) $(REALNODE_BINS)
 # Components are rebuilt only when the pinned versions change.
 COMPONENT_DEPS := $(COMPONENTS_DIR)/go.mod $(COMPONENTS_DIR)/go.sum
 
@@ -35,7 +38,7 @@ $(BIN)/stormbench:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/stormbench ./cmd/stormbench
 
 .PHONY: components
-components: $(COMPONENTS) ## Build kube-apiserver, KCM, scheduler, kubectl (v1.36.3), etcd, kwok, kwokctl, hollow-kubelet and fake-cri into bin/.
+components: $(COMPONENTS) ## Build kube-apiserver, KCM, scheduler, kubectl (v1.36.3), etcd, kwok, kwokctl, hollow-kubelet, fake-cri, kubelet and stormbench-pause into bin/.
 
 $(KUBE_BINS) &: $(COMPONENT_DEPS)
 	@mkdir -p $(BIN)
@@ -53,6 +56,28 @@ $(ORACLE_BINS) &: $(COMPONENT_DEPS) $(wildcard $(COMPONENTS_DIR)/cmd/*/*.go)
 	@mkdir -p $(BIN)
 	cd $(COMPONENTS_DIR) && $(GO) build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(BIN)/ ./cmd/hollow-kubelet ./cmd/fake-cri
 	@touch $(ORACLE_BINS)
+
+$(BIN)/kubelet: $(COMPONENT_DEPS)
+	@mkdir -p $(BIN)
+	cd $(COMPONENTS_DIR) && $(GO) build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(BIN)/kubelet k8s.io/kubernetes/cmd/kubelet
+
+$(BIN)/stormbench-pause: $(wildcard cmd/stormbench-pause/*.go)
+	@mkdir -p $(BIN)
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/stormbench-pause ./cmd/stormbench-pause
+
+# Debian's containerd, runc and CNI plugins for containerd-backed real nodes
+# (root; apt-get only when one is missing).
+REALNODE_PKGS := containerd runc containernetworking-plugins
+.PHONY: real-node-deps
+real-node-deps: ## Install containerd, runc and the CNI plugins from Debian when missing (needs root).
+	@if command -v containerd >/dev/null && command -v runc >/dev/null && [ -x /usr/lib/cni/bridge ]; then \
+		echo "real-node deps present: $$(containerd --version | cut -d' ' -f3), runc $$(runc --version | head -1 | cut -d' ' -f3), /usr/lib/cni"; \
+	elif [ "$$(id -u)" != 0 ]; then \
+		echo "real-node-deps: need root to apt-get install $(REALNODE_PKGS)" >&2; exit 1; \
+	else \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(REALNODE_PKGS) >/dev/null \
+		|| { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(REALNODE_PKGS) >/dev/null; }; \
+	fi
 
 $(BIN)/etcd: $(COMPONENT_DEPS)
 	@mkdir -p $(BIN)
