@@ -25,7 +25,7 @@ import (
 type realNodes struct {
 	o     Options
 	mu    sync.Mutex
-	nodes map[string]*realnode.Node
+	nodes map[string]realnode.Runner
 }
 
 // checkRealNodes refuses, before anything starts, a profile with real
@@ -45,6 +45,11 @@ func checkRealNodes(o Options) error {
 	if err := o.Embedded.Components().CheckRealNodes(); err != nil {
 		return err
 	}
+	if o.Profile.Fleet.RealKubeletBackend == profiles.RealKubeletContainerd {
+		if err := realnode.CheckContainerdHost(o.Embedded.Components()); err != nil {
+			return fmt.Errorf("fleet.realKubeletBackend containerd: %w", err)
+		}
+	}
 	if avail := realnode.MemAvailable(); avail > 0 && int64(n)*realnode.BytesPerNode > avail/2 {
 		return fmt.Errorf("fleet.realKubelets: %d real kubelets need about %d MiB (%d MiB each); this machine has %d MiB available and keeps half for the control plane and stormbench",
 			n, int64(n)*realnode.BytesPerNode>>20, realnode.BytesPerNode>>20, avail>>20)
@@ -52,7 +57,7 @@ func checkRealNodes(o Options) error {
 	return nil
 }
 
-func newRealNodes(o Options) *realNodes { return &realNodes{o: o, nodes: map[string]*realnode.Node{}} }
+func newRealNodes(o Options) *realNodes { return &realNodes{o: o, nodes: map[string]realnode.Runner{}} }
 
 // start starts the named nodes (the fleet's last indexes) and waits until
 // each is Ready.
@@ -61,7 +66,7 @@ func (r *realNodes) start(ctx context.Context, names []string) error {
 	first := p.Fleet.Nodes - len(names)
 	for i, name := range names {
 		idx := first + i
-		n, err := realnode.New(realnode.Options{
+		opts := realnode.Options{
 			Components: r.o.Embedded.Components(), AdminKubeconfig: r.o.Embedded.Kubeconfig(), Context: r.o.Target.Context,
 			Dir: filepath.Join(r.o.Embedded.Dir(), cluster.RealNodesDir, name), Name: name, PodCIDR: fleet.PodCIDR(idx),
 			Labels: map[string]string{
@@ -72,7 +77,14 @@ func (r *realNodes) start(ctx context.Context, names []string) error {
 			CPU: p.Fleet.NodeCPU, Memory: p.Fleet.NodeMemory, MaxPods: p.Fleet.MaxPodsPerNode,
 			LeaseDurationSeconds:  int(float64(p.Timing.NodeLeaseDurationSeconds) * max(p.Timing.HeartbeatFactor, 1)),
 			StatusUpdateFrequency: time.Duration(float64(p.Timing.NodeStatusUpdateFrequency.Duration) * max(p.Timing.HeartbeatFactor, 1)),
-		})
+		}
+		var n realnode.Runner
+		var err error
+		if p.Fleet.RealKubeletBackend == profiles.RealKubeletContainerd {
+			n, err = realnode.NewContainerd(opts, i+1)
+		} else {
+			n, err = realnode.New(opts)
+		}
 		if err != nil {
 			return err
 		}
@@ -83,7 +95,11 @@ func (r *realNodes) start(ctx context.Context, names []string) error {
 			return err
 		}
 	}
-	r.o.Logf("Started %d real kubelets (hollow kubelet %s, logs under %s)", len(names), cluster.KubeVersion, filepath.Join(r.o.Embedded.Dir(), cluster.RealNodesDir))
+	backend := p.Fleet.RealKubeletBackend
+	if backend == "" {
+		backend = profiles.RealKubeletHollow
+	}
+	r.o.Logf("Started %d real kubelets (%s, kubelet %s, logs under %s)", len(names), backend, cluster.KubeVersion, filepath.Join(r.o.Embedded.Dir(), cluster.RealNodesDir))
 	// Ready, not only registered: until then the node carries the
 	// not-ready NoSchedule taint, and the scheduler would put every pod
 	// of the mix on the KWOK nodes.
@@ -114,7 +130,7 @@ func (r *realNodes) start(ctx context.Context, names []string) error {
 	return nil
 }
 
-func (r *realNodes) node(name string) *realnode.Node {
+func (r *realNodes) node(name string) realnode.Runner {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.nodes[name]

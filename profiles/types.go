@@ -126,7 +126,20 @@ type Fleet struct {
 	// statefulset); HTTP and TCP probes stay on KWOK nodes, since a fake
 	// runtime's sandbox IPs answer nothing.
 	RealKubelets int `json:"realKubelets,omitempty"`
+	// RealKubeletBackend is the real kubelets' kind: "hollow" (the
+	// default, above) or "containerd": the v1.36.3 kubelet itself on a
+	// containerd of its own (Debian's containerd, runc and CNI plugins,
+	// `make real-node-deps`, root), running real containers of an image
+	// built from stormbench-pause, so that a runtime restart keeps the
+	// containers (shims) and a reboot kills them.
+	RealKubeletBackend string `json:"realKubeletBackend,omitempty"`
 }
+
+// The values of Fleet.RealKubeletBackend.
+const (
+	RealKubeletHollow     = "hollow"
+	RealKubeletContainerd = "containerd"
+)
 
 // WorkloadShare puts one workload template into the mix.
 type WorkloadShare struct {

@@ -182,6 +182,9 @@ const MaxRealKubelets = 64
 // least one workload of the mix that a real kubelet on a fake runtime can
 // run (exec probes only).
 func validateRealKubelets(f *Fleet, fp *field.Path) field.ErrorList {
+	if b := f.RealKubeletBackend; b != "" && b != RealKubeletHollow && b != RealKubeletContainerd {
+		return field.ErrorList{field.NotSupported(fp.Child("realKubeletBackend"), b, []string{RealKubeletHollow, RealKubeletContainerd})}
+	}
 	if f.RealKubelets == 0 {
 		return nil
 	}

@@ -124,9 +124,19 @@ type Options struct {
 	// KeepObjects skips deleting the run's objects at the end (the
 	// cluster goes away with them); real nodes are stopped either way.
 	KeepObjects bool
+	// Backend is the real nodes' kind: BackendHollow (the default: the
+	// kubelet code with a fake runtime) or BackendContainerd (the kubelet
+	// itself on a containerd of its own, real containers).
+	Backend string
 	// Logf receives progress lines.
 	Logf func(format string, args ...any)
 }
+
+// The real-node backends.
+const (
+	BackendHollow     = "hollow"
+	BackendContainerd = "containerd"
+)
 
 // MaxNodes bounds K: each real node costs about realnode.BytesPerNode and
 // a little CPU, and calibration wants a few of each, not a fleet.
@@ -148,6 +158,9 @@ func (o *Options) Validate(memAvailable int64) error {
 	}
 	if len(o.Cases) == 0 {
 		errs = append(errs, errors.New("no calibration case selected"))
+	}
+	if o.Backend != "" && o.Backend != BackendHollow && o.Backend != BackendContainerd {
+		errs = append(errs, fmt.Errorf("backend %q: must be %s or %s", o.Backend, BackendHollow, BackendContainerd))
 	}
 	if need := int64(o.Nodes) * realnode.BytesPerNode; memAvailable > 0 && o.Nodes > 0 && need > memAvailable/2 {
 		errs = append(errs, fmt.Errorf("nodes: %d real kubelets need about %d MiB (%d MiB each); this machine has %d MiB available and keeps half for the control plane",
@@ -192,7 +205,7 @@ type calibration struct {
 	ns       string
 	real     side
 	sim      side
-	nodes    map[string]*realnode.Node
+	nodes    map[string]realnode.Runner
 	timeline *timeline
 	audit    *auditTail
 }
@@ -211,10 +224,18 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if o.Embedded == nil {
 		return nil, errors.New("calibration needs the embedded cluster (real kubelets run beside it and its audit log attributes requests)")
 	}
+	if o.Backend == "" {
+		o.Backend = BackendHollow
+	}
 	if err := o.Embedded.Components().CheckRealNodes(); err != nil {
 		return nil, err
 	}
-	c := &calibration{o: o, ns: o.RunID, nodes: map[string]*realnode.Node{}, timeline: newTimeline(), audit: &auditTail{path: o.Embedded.AuditLogPath()}}
+	if o.Backend == BackendContainerd {
+		if err := realnode.CheckContainerdHost(o.Embedded.Components()); err != nil {
+			return nil, err
+		}
+	}
+	c := &calibration{o: o, ns: o.RunID, nodes: map[string]realnode.Runner{}, timeline: newTimeline(), audit: &auditTail{path: o.Embedded.AuditLogPath()}}
 	if _, err := os.Stat(c.audit.path); err != nil {
 		return nil, fmt.Errorf("calibration needs the API server's audit log (the embedded cluster started with it): %w", err)
 	}
@@ -227,7 +248,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		APIVersion: profiles.APIVersion, Kind: ResultKind, SchemaVersion: SchemaVersion,
 		Start: time.Now().UTC(), KubeVersion: cluster.KubeVersion, ServerVersion: o.Target.ServerVersion,
 		Nodes: o.Nodes, PodsPerNode: o.PodsPerNode, ProbePeriod: o.ProbePeriod.String(), InitDuration: o.InitDuration.String(),
-		Tolerance: o.Tolerance, RealNodes: c.real.nodes, SimulatedNodes: c.sim.nodes,
+		Tolerance: o.Tolerance, RealNodes: c.real.nodes, SimulatedNodes: c.sim.nodes, Backend: o.Backend,
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
@@ -286,12 +307,21 @@ func (c *calibration) provision(ctx context.Context) error {
 	}
 	dir := filepath.Join(c.o.Embedded.Dir(), cluster.RealNodesDir)
 	for i, name := range c.real.nodes {
-		n, err := realnode.New(realnode.Options{
+		opts := realnode.Options{
 			Components: c.o.Embedded.Components(), AdminKubeconfig: c.o.Embedded.Kubeconfig(), Context: c.o.Target.Context,
 			Dir: filepath.Join(dir, name), Name: name, PodCIDR: fleet.PodCIDR(MaxNodes + i),
 			Labels: map[string]string{fleet.RunLabel: c.o.RunID, fleet.TypeLabel: fleet.RealNodeType, RoleLabel: "real"},
 			CPU:    "32", Memory: "256Gi", MaxPods: 110,
-		})
+		}
+		var n realnode.Runner
+		var err error
+		if c.o.Backend == BackendContainerd {
+			// The machine's capacity is the node's; CPU and memory are
+			// what cAdvisor reads.
+			n, err = realnode.NewContainerd(opts, i+1)
+		} else {
+			n, err = realnode.New(opts)
+		}
 		if err != nil {
 			return err
 		}
@@ -300,7 +330,7 @@ func (c *calibration) provision(ctx context.Context) error {
 			return err
 		}
 	}
-	c.o.Logf("Started %d hollow kubelets (logs under %s)", len(c.real.nodes), dir)
+	c.o.Logf("Started %d %s kubelets (logs under %s)", len(c.real.nodes), c.o.Backend, dir)
 	if err := c.waitNodes(ctx, 2*time.Minute); err != nil {
 		return err
 	}
@@ -575,7 +605,7 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (CaseResult, error) 
 }
 
 // restartReal carries out the case on one real node.
-func (c *calibration) restartReal(ctx context.Context, n *realnode.Node, cs Case) error {
+func (c *calibration) restartReal(ctx context.Context, n realnode.Runner, cs Case) error {
 	_, err := n.Restart(ctx, cs.Kind, cs.RuntimeMode, cs.Downtime, cs.Gates)
 	return err
 }

@@ -40,8 +40,12 @@ func fmtRatio(r Row) string {
 
 // WriteText writes the fidelity tables for a terminal.
 func WriteText(w io.Writer, r *Result) error {
-	fmt.Fprintf(w, "Calibration: %d real (hollow kubelet %s) vs %d simulated nodes, %d pods each, exec probes every %s\n",
-		r.Nodes, r.KubeVersion, r.Nodes, r.PodsPerNode, r.ProbePeriod)
+	kind := "hollow kubelet"
+	if r.Backend == BackendContainerd {
+		kind = "kubelet on containerd"
+	}
+	fmt.Fprintf(w, "Calibration: %d real (%s %s) vs %d simulated nodes, %d pods each, exec probes every %s\n",
+		r.Nodes, kind, r.KubeVersion, r.Nodes, r.PodsPerNode, r.ProbePeriod)
 	for _, c := range r.Cases {
 		fmt.Fprintf(w, "\n== %s (%s, down %s; restarts real %d, simulated %d)\n", c.Name, c.Kind, c.Downtime, c.Restarts.Real, c.Restarts.Simulated)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -66,8 +70,8 @@ func WriteText(w io.Writer, r *Result) error {
 func WriteMarkdown(w io.Writer, r *Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Calibration: simulated kubelet against the real one\n\n")
-	fmt.Fprintf(&b, "%d real nodes (hollow kubelet: the %s kubelet code, fake CRI in its own process) and %d simulated nodes, %d pods each with exec readiness and liveness probes every %s. Simulated initDuration %s.\n\n",
-		r.Nodes, r.KubeVersion, r.Nodes, r.PodsPerNode, r.ProbePeriod, r.InitDuration)
+	fmt.Fprintf(&b, "%d real nodes (%s) and %d simulated nodes, %d pods each with exec readiness and liveness probes every %s. Simulated initDuration %s.\n\n",
+		r.Nodes, r.RealDescription(), r.Nodes, r.PodsPerNode, r.ProbePeriod, r.InitDuration)
 	if r.Command != "" {
 		fmt.Fprintf(&b, "Made with `%s` (%s, %s).\n\n", r.Command, r.Start.Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(1e9))
 	}
@@ -101,8 +105,8 @@ body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .6em}td.n{text-align:right;font-variant-numeric:tabular-nums}
 tr.DIFFERS td{background:#fde2e2}tr.info td{color:#666}th{background:#f3f3f3}
 </style></head><body>`)
-	fmt.Fprintf(&b, "<h1>Calibration: simulated kubelet against the real one</h1><p>%d real nodes (hollow kubelet, the %s kubelet code with a fake CRI in its own process) and %d simulated nodes, %d pods each, exec probes every %s.</p>",
-		r.Nodes, e(r.KubeVersion), r.Nodes, r.PodsPerNode, e(r.ProbePeriod))
+	fmt.Fprintf(&b, "<h1>Calibration: simulated kubelet against the real one</h1><p>%d real nodes (%s) and %d simulated nodes, %d pods each, exec probes every %s.</p>",
+		r.Nodes, e(r.RealDescription()), r.Nodes, r.PodsPerNode, e(r.ProbePeriod))
 	if r.Command != "" {
 		fmt.Fprintf(&b, "<p>Made with <code>%s</code>.</p>", e(r.Command))
 	}

@@ -45,6 +45,9 @@ type Result struct {
 	InitDuration string `json:"initDuration"`
 	// Tolerance decided the rows' agreement.
 	Tolerance Tolerance `json:"tolerance"`
+	// Backend is the real nodes' kind: hollow (empty in files written
+	// before containerd nodes existed) or containerd.
+	Backend string `json:"backend,omitempty"`
 	// RealNodes and SimulatedNodes name the two sides.
 	RealNodes      []string     `json:"realNodes"`
 	SimulatedNodes []string     `json:"simulatedNodes"`
@@ -351,4 +354,12 @@ func quantile(d []time.Duration, q float64) float64 {
 		i = 0
 	}
 	return d[i].Seconds()
+}
+
+// RealDescription says what the real side ran, for the renderers.
+func (r *Result) RealDescription() string {
+	if r.Backend == BackendContainerd {
+		return fmt.Sprintf("the %s kubelet on a containerd of its own, real containers", r.KubeVersion)
+	}
+	return fmt.Sprintf("hollow kubelet: the %s kubelet code, fake CRI in its own process", r.KubeVersion)
 }

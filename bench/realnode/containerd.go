@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"os"
 	"os/exec"
@@ -151,8 +152,16 @@ func (n *ContainerdNode) RuntimeLog() string { return filepath.Join(n.opts.Dir, 
 func (n *ContainerdNode) socket() string            { return filepath.Join(n.opts.Dir, "ctd.sock") }
 func (n *ContainerdNode) imagePath() string         { return filepath.Join(n.opts.Dir, "image.tar") }
 func (n *ContainerdNode) kubeletConfigPath() string { return filepath.Join(n.opts.Dir, "kubelet.yaml") }
-func (n *ContainerdNode) bridge() string            { return "sbr" + strconv.Itoa(n.index) }
-func (n *ContainerdNode) cgroupRoot() string        { return "/stormbench-" + n.opts.Name }
+
+// bridge names the node's CNI bridge after a hash of its directory: unique
+// across clusters and runs on one machine, and within the 15 bytes of an
+// interface name.
+func (n *ContainerdNode) bridge() string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(n.opts.Dir))
+	return fmt.Sprintf("sb%08x", h.Sum32())
+}
+func (n *ContainerdNode) cgroupRoot() string { return "/stormbench-" + n.opts.Name }
 
 // containerdConfig is a v2 configuration of a containerd of the node's
 // own: root, state, sockets and runc root under the node's directory; the
@@ -205,7 +214,7 @@ oom_score = 0
 func (n *ContainerdNode) cniConfig() string {
 	return fmt.Sprintf(`{
   "cniVersion": "0.4.0",
-  "name": "stormbench-%[1]d",
+  "name": "stormbench-%[1]s",
   "plugins": [
     {
       "type": "bridge",
@@ -218,7 +227,7 @@ func (n *ContainerdNode) cniConfig() string {
     {"type": "loopback"}
   ]
 }
-`, n.index, n.bridge(), n.opts.PodCIDR, filepath.Join(n.opts.Dir, "cni/data"))
+`, n.bridge(), n.bridge(), n.opts.PodCIDR, filepath.Join(n.opts.Dir, "cni/data"))
 }
 
 // kubeletConfig is the kubelet's configuration for this machine: cgroup

@@ -173,8 +173,8 @@ func TestContainerdNode(t *testing.T) {
 	if m := realnode.Mounts(dir); len(m) > 0 {
 		t.Errorf("mounts left under %s: %v", dir, m)
 	}
-	if out, _ := exec.Command("ip", "-o", "link", "show").Output(); strings.Contains(string(out), "sbr7") {
-		t.Errorf("bridge sbr7 left:\n%s", out)
+	if out, _ := exec.Command("ip", "-o", "link", "show").Output(); strings.Contains(string(out), ": sb") {
+		t.Errorf("a stormbench bridge is left:\n%s", out)
 	}
 	for _, h := range []string{"/sys/fs/cgroup/memory", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/pids", "/sys/fs/cgroup"} {
 		if _, err := os.Stat(filepath.Join(h, "stormbench-ctd-0")); err == nil {

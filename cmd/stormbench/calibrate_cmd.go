@@ -30,7 +30,7 @@ func runCalibrate(ctx context.Context, env *cmdEnv, args []string) error {
 		probePeriod, initDuration        time.Duration
 		cases                            []string
 		resultPath, markdown, htmlPath   string
-		output                           string
+		output, backend                  string
 		seed                             int64
 		tol                              = calibrate.DefaultTolerance()
 		keepCluster, force, dryRun, list bool
@@ -46,6 +46,7 @@ func runCalibrate(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.DurationVar(&initDuration, "init-duration", 0, "The simulated kubelet's NotReady flash after start (a profile's storm.initDuration; 0, the default, keeps the node Ready)")
 	fs.StringSliceVar(&cases, "cases", names, "Cases to run, in order: "+strings.Join(names, ", "))
 	fs.BoolVar(&list, "list-cases", false, "List the cases with their downtimes and exit")
+	fs.StringVar(&backend, "backend", calibrate.BackendHollow, "Real nodes: hollow (the kubelet code with a fake runtime) or containerd (the kubelet on a containerd of its own, real containers; needs root and `make real-node-deps`)")
 	fs.StringVar(&resultPath, "result", "", "Write the result document (JSON) here")
 	fs.StringVar(&markdown, "markdown", "", "Write the fidelity tables as markdown here")
 	fs.StringVar(&htmlPath, "html", "", "Write the fidelity tables as a self-contained HTML page here")
@@ -93,7 +94,7 @@ Flags:
 		}
 		return nil
 	}
-	opts := calibrate.Options{Nodes: nodes, PodsPerNode: pods, ProbePeriod: probePeriod, InitDuration: initDuration, Cases: selected, Tolerance: tol, Seed: seed}
+	opts := calibrate.Options{Nodes: nodes, PodsPerNode: pods, ProbePeriod: probePeriod, InitDuration: initDuration, Cases: selected, Tolerance: tol, Seed: seed, Backend: backend}
 	if err := opts.Validate(realnode.MemAvailable()); err != nil {
 		return usageError{err}
 	}
@@ -108,6 +109,11 @@ Flags:
 	}
 	if err := comps.CheckRealNodes(); err != nil {
 		return usageError{err}
+	}
+	if backend == calibrate.BackendContainerd {
+		if err := realnode.CheckContainerdHost(comps); err != nil {
+			return usageError{err}
+		}
 	}
 	var total time.Duration
 	for _, c := range selected {
