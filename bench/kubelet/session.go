@@ -35,6 +35,7 @@ import (
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	nodev1client "k8s.io/client-go/kubernetes/typed/node/v1"
+	resourcev1client "k8s.io/client-go/kubernetes/typed/resource/v1"
 	storagev1client "k8s.io/client-go/kubernetes/typed/storage/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -91,6 +92,7 @@ type kubeletClient interface {
 	StorageV1() storagev1client.StorageV1Interface
 	NodeV1() nodev1client.NodeV1Interface
 	CoordinationV1() coordinationv1client.CoordinationV1Interface
+	ResourceV1() resourcev1client.ResourceV1Interface
 }
 
 type groupClients struct {
@@ -98,6 +100,7 @@ type groupClients struct {
 	storage      *storagev1client.StorageV1Client
 	node         *nodev1client.NodeV1Client
 	coordination *coordinationv1client.CoordinationV1Client
+	resource     *resourcev1client.ResourceV1Client
 }
 
 func (c *groupClients) CoreV1() corev1client.CoreV1Interface          { return c.core }
@@ -106,6 +109,7 @@ func (c *groupClients) NodeV1() nodev1client.NodeV1Interface          { return c
 func (c *groupClients) CoordinationV1() coordinationv1client.CoordinationV1Interface {
 	return c.coordination
 }
+func (c *groupClients) ResourceV1() resourcev1client.ResourceV1Interface { return c.resource }
 
 // withRateLimiter returns a copy of cfg with one token-bucket rate limiter
 // for every client built from it, as a clientset's groups share one
@@ -134,6 +138,9 @@ func newKubeletClient(cfg *rest.Config, httpClient *http.Client) (*groupClients,
 		return nil, err
 	}
 	if c.coordination, err = coordinationv1client.NewForConfigAndClient(cfg, httpClient); err != nil {
+		return nil, err
+	}
+	if c.resource, err = resourcev1client.NewForConfigAndClient(cfg, httpClient); err != nil {
 		return nil, err
 	}
 	return &c, nil
@@ -675,6 +682,25 @@ func (s *session) startLeaseControllerFrom(ctx context.Context, latest *coordina
 	}()
 	var once sync.Once
 	return func() { once.Do(func() { cancel(); <-done }) }
+}
+
+// wipeResourceSlices replays the DRA plugin manager's start-up cleanup
+// (cm/dra/plugin/dra_plugin_manager.go NewDRAPluginManager, in a goroutine
+// of its own: wipeResourceSlices with no driver): once the node is in the
+// kubelet's node lister, one DELETE of the node's ResourceSlices by field
+// selector, whatever exists. DynamicResourceAllocation is on by default
+// since 1.34. Measured on the kubelet on containerd: one deletecollection
+// resourceslices per start (results/calibration/containerd.md); the hollow
+// kubelet's stub container manager has no DRA manager and sends none.
+func (s *session) wipeResourceSlices(ctx context.Context) error {
+	sel := fields.OneTermEqualSelector("spec.nodeName", s.node).String()
+	err := s.retry(ctx, func() error {
+		return s.client.ResourceV1().ResourceSlices().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{FieldSelector: sel})
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("kubelet %s: deleting its ResourceSlices: %w", s.node, err)
+	}
+	return nil
 }
 
 // csiNode replays the CSI node-info initialisation: GET the CSINode object

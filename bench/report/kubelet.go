@@ -45,6 +45,7 @@ var kubeletPattern = []expectedRequest{
 	{"serviceaccounts", "token", []string{"POST"}, "1 per pod with a projected service-account token", 0, -1},
 	{"events", "", []string{"POST"}, "~5–8 (Starting, NodeHasSufficient*, NodeReady ...)", 5, 8},
 	{"csinodes", "", []string{"GET", "POST", "PUT"}, "1–2 (CSINode initialisation)", 1, 2},
+	{"resourceslices", "", []string{"DELETE"}, "1 (DRA: the node's ResourceSlices wiped at start)", 1, 1},
 	{"podcertificaterequests", "", []string{"WATCH"}, "0–1 (with its feature gate)", 0, 1},
 	{"clustertrustbundles", "", []string{"WATCH"}, "0–1 (with its feature gate)", 0, 1},
 }
