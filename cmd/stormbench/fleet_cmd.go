@@ -40,6 +40,15 @@ func runFleet(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := validateRunID(runID); err != nil {
 		return err
 	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"nodes", nodes}, {"pods-per-node", podsPerNode}} {
+		if fs.Changed(f.name) && f.v < 1 {
+			return usagef("--%s %d: must be at least 1 (leave it out for the profile's)", f.name, f.v)
+		}
+	}
+	currentRunID.Store(runID)
 	p, err := profiles.Load(profile)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/go-logr/logr"
@@ -49,11 +50,20 @@ func signalContext() (context.Context, func()) {
 		fmt.Fprintln(os.Stderr, "\nstormbench: interrupted: stopping, bringing nodes back and cleaning up (interrupt again to exit now)")
 		cancel()
 		<-ch
-		fmt.Fprintln(os.Stderr, "stormbench: exiting now; leftovers can be removed with `stormbench cleanup --all`")
+		// Never --all: on a shared cluster it removes other runs' leftovers.
+		if id, _ := currentRunID.Load().(string); id != "" {
+			fmt.Fprintf(os.Stderr, "stormbench: exiting now; this run's leftovers can be removed with `stormbench cleanup --run %s`\n", id)
+		} else {
+			fmt.Fprintln(os.Stderr, "stormbench: exiting now; `stormbench cleanup --list` lists what runs left behind")
+		}
 		os.Exit(130)
 	}()
 	return ctx, func() { signal.Stop(ch); cancel() }
 }
+
+// currentRunID is the run id of the command in progress, once known, for
+// the message of a second interrupt.
+var currentRunID atomic.Value
 
 // usageError marks bad usage or input (exit 2).
 type usageError struct{ err error }

@@ -85,13 +85,10 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 	if fs.Changed("seed") {
 		p.Seed = seed
 	}
-	if dryRun {
-		return printStructured(env.stdout, "yaml", p)
-	}
 	var shardI, shardN int
 	if shard != "" {
-		if _, err := fmt.Sscanf(shard, "%d/%d", &shardI, &shardN); err != nil || shardN < 1 || shardI < 0 || shardI >= shardN {
-			return usagef("--shard %q: want i/n with 0 <= i < n", shard)
+		if shardI, shardN, err = parseShard(shard); err != nil {
+			return err
 		}
 	}
 	var at time.Time
@@ -125,6 +122,16 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 	if err := validateRunID(runID); err != nil {
 		return err
 	}
+	if dryRun {
+		// Everything a run would check is checked (shard, start time,
+		// snapshot, run id); -o json prints JSON.
+		format := "yaml"
+		if output == "json" {
+			format = "json"
+		}
+		return printStructured(env.stdout, format, p)
+	}
+	currentRunID.Store(runID)
 	path := outFile
 	if path == "" {
 		path = filepath.Join(outDir, runID+".json")
@@ -305,4 +312,16 @@ func writeSweep(w io.Writer, res *result.Result) error {
 		}
 	}
 	return nil
+}
+
+// parseShard parses --shard "i/n" strictly: two decimal integers and
+// nothing else, 0 <= i < n.
+func parseShard(s string) (i, n int, err error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || strings.ContainsAny(a+b, "+- ") || n < 1 || i < 0 || i >= n {
+		return 0, 0, usagef("--shard %q: want i/n, two integers with 0 <= i < n (such as 0/4)", s)
+	}
+	return i, n, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -71,6 +72,35 @@ func TestParseWaveSizes(t *testing.T) {
 		_, err := parseWaveSizes(tt.in, p)
 		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
 			t.Errorf("parseWaveSizes(%q) = %v, want %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+func TestParseShard(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		i, n int
+		ok   bool
+	}{
+		{"0/4", 0, 4, true},
+		{"3/4", 3, 4, true},
+		{"0/1", 0, 1, true},
+		{"1/2x", 0, 0, false}, // Sscanf took this
+		{"4/4", 0, 0, false},
+		{"-1/4", 0, 0, false},
+		{"+1/4", 0, 0, false},
+		{"1/0", 0, 0, false},
+		{"1", 0, 0, false},
+		{"1/2/3", 0, 0, false},
+		{" 1/2", 0, 0, false},
+		{"", 0, 0, false},
+	} {
+		i, n, err := parseShard(tc.in)
+		if (err == nil) != tc.ok || i != tc.i || n != tc.n {
+			t.Errorf("parseShard(%q) = %d, %d, %v; want %d, %d, ok %v", tc.in, i, n, err, tc.i, tc.n, tc.ok)
+		}
+		if err != nil && !errors.As(err, new(usageError)) {
+			t.Errorf("parseShard(%q): %v is not a usage error (exit 2)", tc.in, err)
 		}
 	}
 }
