@@ -135,6 +135,7 @@ func (m *APIServerMetrics) Start(ctx context.Context, env *Env) error {
 	}
 	var errs []error
 	for _, c := range m.comps {
+		m.schedule(c, 1) // the first scrape is a slot too
 		if err := m.scrape(ctx, c); err != nil {
 			errs = append(errs, err)
 		}
@@ -179,9 +180,7 @@ func (m *APIServerMetrics) loop(ctx context.Context, c *componentState) {
 			wait = next.Sub(m.clk.Now())
 			slots += int(missed)
 		}
-		m.mu.Lock()
-		c.scheduled += slots
-		m.mu.Unlock()
+		m.schedule(c, slots)
 		t := m.clk.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -192,6 +191,13 @@ func (m *APIServerMetrics) loop(ctx context.Context, c *componentState) {
 		// A failure is recorded as a gap and a warning; keep scraping.
 		_ = m.scrape(ctx, c)
 	}
+}
+
+// schedule counts n scrape slots of c.
+func (m *APIServerMetrics) schedule(c *componentState, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c.scheduled += n
 }
 
 // scrape fetches and parses one scrape of c and folds it into the windows.
@@ -286,6 +292,7 @@ func (m *APIServerMetrics) Gather(ctx context.Context) (result.Measurement, erro
 	m.stop()
 	var errs []error
 	for _, c := range m.comps {
+		m.schedule(c, 1) // and so is the final one
 		if err := m.scrape(ctx, c); err != nil {
 			errs = append(errs, fmt.Errorf("final scrape: %w", err))
 		}

@@ -145,6 +145,9 @@ func TestAPIServerScriptedFigures(t *testing.T) {
 		{result.APIScrapeFailures, "", []string{result.LabelComponent, ComponentAPIServer}, 1},
 		// Scrape 5 failed: 4 s and 6 s are the farthest apart.
 		{result.APIScrapeMaxGap, "", []string{result.LabelComponent, ComponentAPIServer}, 2},
+		// The script calls scrape itself; only Gather's final scrape is a
+		// slot of the measurement's own.
+		{result.APIScrapesScheduled, "", []string{result.LabelComponent, ComponentAPIServer}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%s/%v", tt.name, tt.window, tt.labels), func(t *testing.T) {
