@@ -193,7 +193,10 @@ func apfQueueing(v *VariantRun) string {
 	var worst *Histogram
 	for i := range m.Histograms {
 		h := &m.Histograms[i]
-		if h.Name == APIFlowWait && h.Window == WindowStorm && h.Summary.Count > 0 && (worst == nil || h.Summary.P99 > worst.Summary.P99) {
+		// Under 5 ms (the wait histogram's first bucket) is APF's
+		// dispatch without queueing: every request lands in the
+		// histogram, most with no wait at all.
+		if h.Name == APIFlowWait && h.Window == WindowStorm && h.Summary.Count > 0 && h.Summary.P99 > 0.005 && (worst == nil || h.Summary.P99 > worst.Summary.P99) {
 			worst = h
 		}
 	}
