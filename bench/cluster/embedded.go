@@ -374,7 +374,7 @@ func (e *Embedded) Up(ctx context.Context) error {
 	}
 	var ids []identity
 	if e.realisticAPF() {
-		port, err := freePort()
+		port, err := FreeLoopbackPort()
 		if err != nil {
 			return fmt.Errorf("choosing the API server's port: %w", err)
 		}

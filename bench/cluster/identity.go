@@ -182,8 +182,8 @@ func (e *Embedded) removeIdentities() {
 	}
 }
 
-// freePort returns a loopback TCP port nothing listens on now.
-func freePort() (int, error) {
+// FreeLoopbackPort returns a loopback TCP port nothing listens on now.
+func FreeLoopbackPort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

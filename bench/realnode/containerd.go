@@ -7,14 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -43,11 +41,9 @@ type ContainerdNode struct {
 	opts  Options
 	index int // small integer naming the bridge and cgroup root
 
-	mu         sync.Mutex
-	kubelet    *proc
-	containerd *proc
-	gates      map[string]bool
-	ports      [2]int // kubelet port, healthz port
+	procs
+	gates map[string]bool
+	ports [2]int // kubelet port, healthz port
 }
 
 // CheckContainerdHost reports what the machine lacks for containerd-backed
@@ -100,7 +96,7 @@ func NewContainerd(o Options, index int) (*ContainerdNode, error) {
 		return nil, err
 	}
 	o.Dir = abs
-	n := &ContainerdNode{opts: o, index: index}
+	n := &ContainerdNode{opts: o, index: index, procs: procs{what: "containerd node " + o.Name}}
 	if l := len(n.socket() + ".ttrpc"); l > 100 {
 		return nil, fmt.Errorf("containerd node %s: socket path %s is too long for a unix socket (%d bytes, at most 100): use a shorter --workdir", o.Name, n.socket(), l)
 	}
@@ -117,7 +113,7 @@ func NewContainerd(o Options, index int) (*ContainerdNode, error) {
 		}
 	}
 	for i := range n.ports {
-		if n.ports[i], err = freeLoopbackPort(); err != nil {
+		if n.ports[i], err = cluster.FreeLoopbackPort(); err != nil {
 			return nil, err
 		}
 	}
@@ -330,8 +326,8 @@ func cgroupHierarchies() []string {
 func (n *ContainerdNode) StartRuntime(afterReboot bool) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.containerd.alive() {
-		return fmt.Errorf("containerd node %s: containerd already running (pid %d)", n.opts.Name, n.containerd.pid())
+	if n.runtime.alive() {
+		return fmt.Errorf("containerd node %s: containerd already running (pid %d)", n.opts.Name, n.runtime.pid())
 	}
 	if afterReboot {
 		for _, d := range []string{"ctd/state", "runc"} {
@@ -350,20 +346,8 @@ func (n *ContainerdNode) StartRuntime(afterReboot bool) error {
 	if err != nil {
 		return fmt.Errorf("containerd node %s: starting containerd: %w (log: %s)", n.opts.Name, err, n.RuntimeLog())
 	}
-	n.containerd = p
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(n.socket()); err == nil {
-			return nil
-		}
-		if !p.alive() {
-			return fmt.Errorf("containerd node %s: containerd exited at start: %s (log: %s)", n.opts.Name, p.exitErr(), n.RuntimeLog())
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("containerd node %s: containerd did not listen on %s within 30s (log: %s)", n.opts.Name, n.socket(), n.RuntimeLog())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	n.runtime = p
+	return n.waitSocket(p, "containerd", n.socket(), n.RuntimeLog(), 30*time.Second)
 }
 
 func mustLook(bin string) string {
@@ -410,46 +394,19 @@ func (n *ContainerdNode) StartKubelet(gates map[string]bool) error {
 	return nil
 }
 
-// StopKubelet stops the kubelet as systemd does: SIGTERM, then SIGKILL.
-func (n *ContainerdNode) StopKubelet() error {
-	n.mu.Lock()
-	p := n.kubelet
-	n.mu.Unlock()
-	return p.stop(10 * time.Second)
-}
-
 // KillRuntime stops containerd as `systemctl restart containerd` does
 // (SIGTERM; the shims and their containers keep running, their sockets
 // refuse the kubelet until containerd is back).
 func (n *ContainerdNode) KillRuntime() error {
-	n.mu.Lock()
-	p := n.containerd
-	n.mu.Unlock()
+	_, p := n.get()
 	return p.stop(10 * time.Second)
-}
-
-// HangRuntime freezes containerd with SIGSTOP: calls hang until they time
-// out; the shims and containers run on.
-func (n *ContainerdNode) HangRuntime() error { return n.signalContainerd(syscall.SIGSTOP) }
-
-// ResumeRuntime thaws a hung containerd.
-func (n *ContainerdNode) ResumeRuntime() error { return n.signalContainerd(syscall.SIGCONT) }
-
-func (n *ContainerdNode) signalContainerd(sig syscall.Signal) error {
-	n.mu.Lock()
-	p := n.containerd
-	n.mu.Unlock()
-	if !p.alive() {
-		return fmt.Errorf("containerd node %s: containerd is not running", n.opts.Name)
-	}
-	return syscall.Kill(p.pid(), sig)
 }
 
 // PowerOff kills the kubelet, containerd, every shim and every container
 // process of the node at once, as losing power does.
 func (n *ContainerdNode) PowerOff() error {
 	n.mu.Lock()
-	k, c := n.kubelet, n.containerd
+	k, c := n.kubelet, n.runtime
 	n.mu.Unlock()
 	err := errors.Join(k.stop(0), c.stop(0))
 	n.killContainers()
@@ -531,7 +488,7 @@ func cgroupPIDs(root string) []int {
 // bridge and the cgroups. The node's directory stays (logs).
 func (n *ContainerdNode) Stop() error {
 	n.mu.Lock()
-	k, c := n.kubelet, n.containerd
+	k, c := n.kubelet, n.runtime
 	n.mu.Unlock()
 	if c.alive() {
 		_ = syscall.Kill(c.pid(), syscall.SIGCONT)
@@ -639,37 +596,11 @@ func unmountUnder(dir string) error {
 	return nil
 }
 
-// KubeletAlive reports whether the kubelet process runs.
-func (n *ContainerdNode) KubeletAlive() bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.kubelet.alive()
-}
-
-// KubeletExit describes how the last kubelet process ended.
-func (n *ContainerdNode) KubeletExit() string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.kubelet.exitErr()
-}
-
-// KubeletUsage is the kubelet's CPU time and peak memory; RuntimeUsage
-// adds containerd and the shims (the runtime's cost of the node).
-func (n *ContainerdNode) KubeletUsage() (Usage, error) {
-	n.mu.Lock()
-	p := n.kubelet
-	n.mu.Unlock()
-	if !p.alive() {
-		return Usage{}, fmt.Errorf("containerd node %s: kubelet is not running", n.opts.Name)
-	}
-	return ProcUsage(p.pid())
-}
-
 // RuntimeUsage sums containerd's and the node's shims' CPU time and
 // current memory.
 func (n *ContainerdNode) RuntimeUsage() (Usage, error) {
 	n.mu.Lock()
-	c := n.containerd
+	c := n.runtime
 	n.mu.Unlock()
 	var total Usage
 	pids := shimPIDs(n.socket())
@@ -693,16 +624,6 @@ func (n *ContainerdNode) Restart(ctx context.Context, kind, runtimeMode string, 
 	return restart(ctx, n, kind, runtimeMode, downtime, gates)
 }
 
-// freeLoopbackPort returns a loopback TCP port nothing listens on now.
-func freeLoopbackPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func init() {
 	// The embedded cluster's Down cleans up after a run that died: the
 	// hollow nodes' processes by their pid files (cluster.KillRealNodes),
@@ -722,7 +643,7 @@ func cleanDeadContainerdNode(dir string) {
 	if json.Unmarshal(b, &st) != nil || st.Name == "" {
 		return
 	}
-	n := &ContainerdNode{opts: Options{Dir: dir, Name: st.Name}, index: st.Index}
+	n := &ContainerdNode{opts: Options{Dir: dir, Name: st.Name}, index: st.Index, procs: procs{what: "containerd node " + st.Name}}
 	n.killContainers()
 	_ = n.cleanHost()
 }

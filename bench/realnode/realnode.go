@@ -21,7 +21,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -70,10 +69,8 @@ type Node struct {
 	opts   Options
 	bootID string
 
-	mu      sync.Mutex
-	kubelet *proc
-	cri     *proc
-	gates   map[string]bool
+	procs
+	gates map[string]bool
 }
 
 // New prepares a node: its directory and impersonating kubeconfig. Nothing
@@ -97,7 +94,7 @@ func New(o Options) (*Node, error) {
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("real node %s: %w", o.Name, err)
 	}
-	n := &Node{opts: o, bootID: newBootID()}
+	n := &Node{opts: o, bootID: newBootID(), procs: procs{what: "real node " + o.Name}}
 	if err := n.writeKubeconfig(); err != nil {
 		return nil, err
 	}
@@ -164,8 +161,8 @@ func (n *Node) Start(gates map[string]bool) error {
 func (n *Node) StartRuntime(afterReboot bool) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.cri.alive() {
-		return fmt.Errorf("real node %s: runtime already running (pid %d)", n.opts.Name, n.cri.pid())
+	if n.runtime.alive() {
+		return fmt.Errorf("real node %s: runtime already running (pid %d)", n.opts.Name, n.runtime.pid())
 	}
 	args := []string{
 		"--listen", "unix://" + n.socket(),
@@ -180,21 +177,8 @@ func (n *Node) StartRuntime(afterReboot bool) error {
 	if err != nil {
 		return fmt.Errorf("real node %s: starting fake-cri: %w (log: %s)", n.opts.Name, err, n.RuntimeLog())
 	}
-	n.cri = p
-	// The kubelet dials the socket at start; wait until it exists.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(n.socket()); err == nil {
-			return nil
-		}
-		if !p.alive() {
-			return fmt.Errorf("real node %s: fake-cri exited at start: %s (log: %s)", n.opts.Name, p.exitErr(), n.RuntimeLog())
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("real node %s: fake-cri did not listen on %s within 10s (log: %s)", n.opts.Name, n.socket(), n.RuntimeLog())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	n.runtime = p
+	return n.waitSocket(p, "fake-cri", n.socket(), n.RuntimeLog(), 10*time.Second)
 }
 
 // StartKubelet starts the hollow kubelet with the given feature gates.
@@ -243,21 +227,10 @@ func (n *Node) StartKubelet(gates map[string]bool) error {
 	return nil
 }
 
-// StopKubelet stops the kubelet as systemd does: SIGTERM, then SIGKILL
-// after the grace period.
-func (n *Node) StopKubelet() error {
-	n.mu.Lock()
-	p := n.kubelet
-	n.mu.Unlock()
-	return p.stop(10 * time.Second)
-}
-
 // KillRuntime kills the fake CRI (its socket then refuses connections, as a
 // stopped containerd's does); its state stays on disk.
 func (n *Node) KillRuntime() error {
-	n.mu.Lock()
-	p := n.cri
-	n.mu.Unlock()
+	_, p := n.get()
 	if err := p.stop(0); err != nil {
 		return err
 	}
@@ -266,29 +239,12 @@ func (n *Node) KillRuntime() error {
 	return nil
 }
 
-// HangRuntime freezes the fake CRI with SIGSTOP: connections are accepted
-// by the kernel but never answered, a hung runtime.
-func (n *Node) HangRuntime() error { return n.signalRuntime(syscall.SIGSTOP) }
-
-// ResumeRuntime thaws a hung runtime with SIGCONT.
-func (n *Node) ResumeRuntime() error { return n.signalRuntime(syscall.SIGCONT) }
-
-func (n *Node) signalRuntime(sig syscall.Signal) error {
-	n.mu.Lock()
-	p := n.cri
-	n.mu.Unlock()
-	if !p.alive() {
-		return fmt.Errorf("real node %s: runtime is not running", n.opts.Name)
-	}
-	return syscall.Kill(p.pid(), sig)
-}
-
 // PowerOff kills kubelet and runtime at once, as losing power does; the
 // next StartRuntime(true) and StartKubelet see a rebooted machine with a
 // new boot ID.
 func (n *Node) PowerOff() error {
 	n.mu.Lock()
-	k, c := n.kubelet, n.cri
+	k, c := n.kubelet, n.runtime
 	n.bootID = newBootID()
 	n.mu.Unlock()
 	return errors.Join(k.stop(0), c.stop(0))
@@ -297,40 +253,13 @@ func (n *Node) PowerOff() error {
 // Stop stops both processes; the node object stays in the cluster.
 func (n *Node) Stop() error {
 	n.mu.Lock()
-	k, c := n.kubelet, n.cri
+	k, c := n.kubelet, n.runtime
 	n.mu.Unlock()
 	// Thaw a hung runtime so that it can exit.
 	if c.alive() {
 		_ = syscall.Kill(c.pid(), syscall.SIGCONT)
 	}
 	return errors.Join(k.stop(10*time.Second), c.stop(5*time.Second))
-}
-
-// KubeletAlive reports whether the kubelet process runs; when it does not,
-// KubeletExit says how it ended.
-func (n *Node) KubeletAlive() bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.kubelet.alive()
-}
-
-// KubeletExit describes how the last kubelet process ended.
-func (n *Node) KubeletExit() string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.kubelet.exitErr()
-}
-
-// KubeletUsage is the current kubelet process's CPU time since it started
-// and its peak resident memory.
-func (n *Node) KubeletUsage() (Usage, error) {
-	n.mu.Lock()
-	p := n.kubelet
-	n.mu.Unlock()
-	if !p.alive() {
-		return Usage{}, fmt.Errorf("real node %s: kubelet is not running", n.opts.Name)
-	}
-	return ProcUsage(p.pid())
 }
 
 func joinMap(m map[string]string) string {

@@ -1,0 +1,93 @@
+package realnode
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// procs are a real node's two supervised processes, hollow or
+// containerd-backed alike: the kubelet and its runtime (fake-cri or
+// containerd), and what a restart does to them the same way for both.
+type procs struct {
+	// what names the node in errors: "real node n1", "containerd node n1".
+	what string
+
+	mu      sync.Mutex
+	kubelet *proc
+	runtime *proc
+}
+
+// get returns the current processes.
+func (p *procs) get() (kubelet, runtime *proc) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.kubelet, p.runtime
+}
+
+// StopKubelet stops the kubelet as systemd does: SIGTERM, then SIGKILL
+// after the grace period.
+func (p *procs) StopKubelet() error {
+	k, _ := p.get()
+	return k.stop(10 * time.Second)
+}
+
+// HangRuntime freezes the runtime with SIGSTOP: connections are accepted
+// by the kernel but never answered, a hung runtime (the containers of a
+// containerd node run on in their shims).
+func (p *procs) HangRuntime() error { return p.signalRuntime(syscall.SIGSTOP) }
+
+// ResumeRuntime thaws a hung runtime with SIGCONT.
+func (p *procs) ResumeRuntime() error { return p.signalRuntime(syscall.SIGCONT) }
+
+func (p *procs) signalRuntime(sig syscall.Signal) error {
+	_, r := p.get()
+	if !r.alive() {
+		return fmt.Errorf("%s: runtime is not running", p.what)
+	}
+	return syscall.Kill(r.pid(), sig)
+}
+
+// KubeletAlive reports whether the kubelet process runs; when it does not,
+// KubeletExit says how it ended.
+func (p *procs) KubeletAlive() bool {
+	k, _ := p.get()
+	return k.alive()
+}
+
+// KubeletExit describes how the last kubelet process ended.
+func (p *procs) KubeletExit() string {
+	k, _ := p.get()
+	return k.exitErr()
+}
+
+// KubeletUsage is the current kubelet process's CPU time since it started
+// and its peak resident memory.
+func (p *procs) KubeletUsage() (Usage, error) {
+	k, _ := p.get()
+	if !k.alive() {
+		return Usage{}, fmt.Errorf("%s: kubelet is not running", p.what)
+	}
+	return ProcUsage(k.pid())
+}
+
+// waitSocket waits up to timeout until the runtime p listens on socket
+// (the kubelet dials it at start), failing as soon as p exits. bin names
+// the runtime in errors; log is where its output is.
+func (p *procs) waitSocket(r *proc, bin, socket, log string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if _, err := os.Stat(socket); err == nil {
+			return nil
+		}
+		if !r.alive() {
+			return fmt.Errorf("%s: %s exited at start: %s (log: %s)", p.what, bin, r.exitErr(), log)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: %s did not listen on %s within %s (log: %s)", p.what, bin, socket, timeout, log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
