@@ -350,9 +350,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	if err := sess.csiNode(ctx, nodeObj.UID); err != nil {
 		return err
 	}
-	if err := sess.wipeResourceSlices(ctx); err != nil {
-		return err
-	}
+	sess.wipeResourceSlices(ctx)
 	for _, e := range startupEvents(rebooted) {
 		if err := sess.event(ctx, nodeObj.UID, e.typ, e.reason, e.msg); err != nil {
 			return err

@@ -692,15 +692,15 @@ func (s *session) startLeaseControllerFrom(ctx context.Context, latest *coordina
 // since 1.34. Measured on the kubelet on containerd: one deletecollection
 // resourceslices per start (results/calibration/containerd.md); the hollow
 // kubelet's stub container manager has no DRA manager and sends none.
-func (s *session) wipeResourceSlices(ctx context.Context) error {
+// Errors are dropped (see below).
+func (s *session) wipeResourceSlices(ctx context.Context) {
 	sel := fields.OneTermEqualSelector("spec.nodeName", s.node).String()
-	err := s.retry(ctx, func() error {
+	// A failure never holds the real kubelet's start up (the wipe runs in
+	// a goroutine of its own and backs off); a cluster without the
+	// resource.k8s.io/v1 API answers 404. Neither stops the restart here.
+	_ = s.retry(ctx, func() error {
 		return s.client.ResourceV1().ResourceSlices().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{FieldSelector: sel})
 	})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("kubelet %s: deleting its ResourceSlices: %w", s.node, err)
-	}
-	return nil
 }
 
 // csiNode replays the CSI node-info initialisation: GET the CSINode object
