@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -55,6 +56,11 @@ func (f *regressionFlag) Set(s string) error {
 		if _, err := report.LookupMetrics(key); err != nil {
 			return err
 		}
+	}
+	// "0.1" would be 0.1 %, "10" 10 %: a bare number is ambiguous, so the
+	// unit is required.
+	if !strings.HasSuffix(strings.TrimSpace(pct), "%") {
+		return fmt.Errorf("%q: give a percentage with %%, such as 10%%", s)
 	}
 	v, err := report.ParseRegression(pct)
 	if err != nil {
@@ -155,6 +161,22 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	cur, err := readResult("--current", curPath)
 	if err != nil {
 		return err
+	}
+	// A baseline is compared against, always: without thresholds given,
+	// those of the profile the current run recorded; without any, refuse
+	// rather than pass with the baseline ignored.
+	if basePath != "" && len(opts.MaxRegression) == 0 {
+		var rec profiles.Profile
+		if raw := cur.Result.Run.Profile; len(raw) > 0 && json.Unmarshal(raw, &rec) == nil && rec.Gates != nil && len(rec.Gates.MaxRegression) > 0 {
+			recorded := def
+			if err := recorded.ApplyProfile(rec.Gates); err != nil {
+				return usagef("the profile recorded in %s: %v", curPath, err)
+			}
+			opts.MaxRegression = recorded.MaxRegression
+			fmt.Fprintf(env.stderr, "Regression thresholds from the profile %q recorded in %s\n", rec.Metadata.Name, curPath)
+		} else {
+			return usagef("--baseline %s without regression thresholds would compare nothing: give --max-regression 10%% (or METRIC=10%%), or --profile with gates.maxRegression", basePath)
+		}
 	}
 	var base report.Input
 	if basePath != "" {

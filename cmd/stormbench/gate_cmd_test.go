@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"os"
 	"path/filepath"
@@ -50,6 +51,29 @@ func regressedFixture(t *testing.T, dir string) string {
 	return p
 }
 
+// withRecordedGates writes the result at path with its recorded profile's
+// gates set to maxRegression apiserver.requests: pct, and returns the copy.
+func withRecordedGates(t *testing.T, dir, path, pct string) string {
+	t.Helper()
+	r, err := result.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prof map[string]any
+	if err := json.Unmarshal(r.Run.Profile, &prof); err != nil {
+		t.Fatal(err)
+	}
+	prof["gates"] = map[string]any{"maxRegression": map[string]string{"apiserver.requests": pct}}
+	if r.Run.Profile, err = json.Marshal(prof); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "gated-"+strings.TrimSuffix(pct, "%")+"-"+filepath.Base(path))
+	if err := result.WriteFile(out, r, result.WriteOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func TestGateExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	regressed := regressedFixture(t, dir)
@@ -88,9 +112,17 @@ func TestGateExitCodes(t *testing.T) {
 		{"other schema", []string{"--current", otherSchema}, exitUsage, "", "schemaVersion: Unsupported value: 9"},
 		{"missing baseline file", []string{"--baseline", filepath.Join(dir, "nope.json"), "--current", abFixture, "--max-regression", "5%"}, exitUsage, "", "no such file"},
 		{"no current", []string{"--baseline", abFixture}, exitUsage, "", "--current is required"},
+		// A baseline is always compared against: the recorded profile's
+		// thresholds, or a refusal, never a PASS with the baseline ignored.
+		{"baseline without thresholds", []string{"--baseline", abFixture, "--current", regressed}, exitUsage, "", "would compare nothing"},
+		{"baseline with the recorded profile's thresholds", []string{"--baseline", abFixture, "--current", withRecordedGates(t, dir, regressed, "10%")}, exitGateFail,
+			"FAIL: +30.0% from 1617", "Regression thresholds from the profile"},
+		{"recorded thresholds that the regression is within", []string{"--baseline", abFixture, "--current", withRecordedGates(t, dir, regressed, "50%")}, exitOK, "PASS", ""},
 		{"regression without baseline", []string{"--current", abFixture, "--max-regression", "5%"}, exitUsage, "", "need --baseline"},
 		{"unknown metric", []string{"--current", abFixture, "--baseline", abFixture, "--max-regression", "apiserver.p99=5%"}, exitUsage, "", `unknown metric "apiserver.p99"`},
-		{"bad percentage", []string{"--current", abFixture, "--baseline", abFixture, "--max-regression", "ten"}, exitUsage, "", "non-negative percentage"},
+		{"bad percentage", []string{"--current", abFixture, "--baseline", abFixture, "--max-regression", "ten%"}, exitUsage, "", "non-negative percentage"},
+		{"percentage without %", []string{"--current", abFixture, "--baseline", abFixture, "--max-regression", "0.1"}, exitUsage, "", "give a percentage with %"},
+		{"metric percentage without %", []string{"--current", abFixture, "--baseline", abFixture, "--max-regression", "apiserver.requests=10"}, exitUsage, "", "give a percentage with %"},
 		{"unknown variant", []string{"--current", abFixture, "--variant", "nope"}, exitUsage, "", `no variant "nope"`},
 		{"bad profile", []string{"--current", abFixture, "--profile", writeProfile(t, dir, "maxRegression: {apiserver.p99: 5%}")}, exitUsage, "", "gates.maxRegression[apiserver.p99]"},
 		{"stray argument", []string{"--current", abFixture, abFixture}, exitUsage, "", "takes no arguments"},
