@@ -57,6 +57,20 @@ func Builtin(name string) ([]byte, error) {
 	return data, nil
 }
 
+// LoadError is a profile that could not be read: a missing file, a
+// directory, an unknown built-in name. It is bad input, as a
+// ValidationError is.
+type LoadError struct{ Err error }
+
+func (e *LoadError) Error() string { return e.Err.Error() }
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// IsLoadError reports whether err is, or wraps, a LoadError.
+func IsLoadError(err error) bool {
+	var le *LoadError
+	return errors.As(err, &le)
+}
+
 // Load resolves ref as a built-in profile name or, if it contains a path
 // separator or ends in .yaml/.yml, as a file, then decodes, defaults and
 // validates it.
@@ -64,13 +78,13 @@ func Load(ref string) (*Profile, error) {
 	if strings.ContainsRune(ref, os.PathSeparator) || strings.HasSuffix(ref, ".yaml") || strings.HasSuffix(ref, ".yml") {
 		data, err := os.ReadFile(ref)
 		if err != nil {
-			return nil, fmt.Errorf("reading profile: %w", err)
+			return nil, &LoadError{fmt.Errorf("reading profile: %w", err)}
 		}
 		return Parse(path.Base(ref), data)
 	}
 	data, err := Builtin(ref)
 	if err != nil {
-		return nil, err
+		return nil, &LoadError{err}
 	}
 	return Parse(ref, data)
 }

@@ -26,6 +26,19 @@ type Target struct {
 	ServerVersion string
 }
 
+// ConfigError is a kubeconfig that cannot be used: missing, malformed, or
+// without the context asked for. It is bad input, not a failed run.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// IsConfigError reports whether err is, or wraps, a ConfigError.
+func IsConfigError(err error) bool {
+	var ce *ConfigError
+	return errors.As(err, &ce)
+}
+
 // ConnectOptions says how to reach a cluster.
 type ConnectOptions struct {
 	// Kubeconfig is the kubeconfig path; required.
@@ -43,17 +56,17 @@ type ConnectOptions struct {
 // server answers, so an unreachable cluster fails fast with a clear error.
 func Connect(ctx context.Context, opts ConnectOptions) (*Target, error) {
 	if opts.Kubeconfig == "" {
-		return nil, errors.New("no kubeconfig given")
+		return nil, &ConfigError{errors.New("no kubeconfig given")}
 	}
 	if _, err := os.Stat(opts.Kubeconfig); err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", opts.Kubeconfig, err)
+		return nil, &ConfigError{fmt.Errorf("kubeconfig %s: %w", opts.Kubeconfig, err)}
 	}
 	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: opts.Kubeconfig}
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: opts.Context}
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 	raw, err := cc.RawConfig()
 	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig %s: %w", opts.Kubeconfig, err)
+		return nil, &ConfigError{fmt.Errorf("loading kubeconfig %s: %w", opts.Kubeconfig, err)}
 	}
 	ctxName := opts.Context
 	if ctxName == "" {
@@ -64,11 +77,11 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Target, error) {
 		for k := range raw.Contexts {
 			have = append(have, k)
 		}
-		return nil, fmt.Errorf("context %q not found in kubeconfig %s (have: %v)", ctxName, opts.Kubeconfig, have)
+		return nil, &ConfigError{fmt.Errorf("context %q not found in kubeconfig %s (have: %v)", ctxName, opts.Kubeconfig, have)}
 	}
 	cfg, err := cc.ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig %s: %w", opts.Kubeconfig, err)
+		return nil, &ConfigError{fmt.Errorf("loading kubeconfig %s: %w", opts.Kubeconfig, err)}
 	}
 	cfg.QPS = opts.QPS
 	cfg.Burst = opts.Burst

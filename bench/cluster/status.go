@@ -145,7 +145,11 @@ func (e *Embedded) MetricsEndpoints() ([]MetricsEndpoint, error) {
 // Status reports every component's process, health and version.
 func (e *Embedded) Status(ctx context.Context) ([]ComponentStatus, error) {
 	if !e.Exists() {
-		return nil, fmt.Errorf("embedded cluster %q does not exist in %s (start it with `stormbench cluster up`)", e.opts.Name, e.opts.WorkDir)
+		have := "none"
+		if names := ExistingClusters(e.opts.WorkDir); len(names) > 0 {
+			have = strings.Join(names, ", ")
+		}
+		return nil, &ConfigError{fmt.Errorf("embedded cluster %q does not exist in %s (existing: %s; start one with `stormbench cluster up`)", e.opts.Name, e.opts.WorkDir, have)}
 	}
 	eps, err := e.MetricsEndpoints()
 	if err != nil {
@@ -187,4 +191,15 @@ func buildVersion(metrics []byte) string {
 		}
 	}
 	return ""
+}
+
+// ExistingClusters lists the embedded clusters in workDir, by name.
+func ExistingClusters(workDir string) []string {
+	dirs, _ := filepath.Glob(filepath.Join(workDir, "clusters", "*", "kwok.yaml"))
+	var out []string
+	for _, d := range dirs {
+		out = append(out, filepath.Base(filepath.Dir(d)))
+	}
+	sort.Strings(out)
+	return out
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
+	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -136,7 +137,7 @@ func exitCode(stderr io.Writer, err error) int {
 	var ue usageError
 	var ge gateError
 	switch {
-	case errors.As(err, &ue), profiles.IsValidation(err):
+	case errors.As(err, &ue), profiles.IsValidation(err), profiles.IsLoadError(err), cluster.IsConfigError(err):
 		return exitUsage
 	case errors.As(err, &ge):
 		return exitGateFail

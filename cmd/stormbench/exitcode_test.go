@@ -1,0 +1,55 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBadInputExitCodes: bad input exits 2, whatever the command, before
+// anything starts.
+func TestBadInputExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	malformed := filepath.Join(dir, "malformed.kubeconfig")
+	if err := os.WriteFile(malformed, []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty.kubeconfig")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	oneContext := filepath.Join(dir, "one.kubeconfig")
+	if err := os.WriteFile(oneContext, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: ctx, context: {cluster: c, user: u}}]
+current-context: ctx
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing profile file", []string{"run", "--profile", filepath.Join(dir, "nope.yaml"), "--dry-run"}, "no such file"},
+		{"directory as profile", []string{"run", "--profile", dir + "/", "--dry-run"}, "is a directory"},
+		{"unknown built-in profile", []string{"run", "--profile", "nosuch", "--dry-run"}, `no built-in profile "nosuch"`},
+		{"fleet with unknown profile", []string{"fleet", "up", "--profile", "nosuch"}, `no built-in profile "nosuch"`},
+		{"malformed kubeconfig", []string{"preflight", "--kubeconfig", malformed, "--context", "x"}, "loading kubeconfig"},
+		{"empty kubeconfig", []string{"preflight", "--kubeconfig", empty, "--context", "x"}, "kubeconfig"},
+		{"unknown context", []string{"preflight", "--kubeconfig", oneContext, "--context", "other"}, `context "other" not found`},
+		{"missing kubeconfig", []string{"preflight", "--kubeconfig", filepath.Join(dir, "nope"), "--context", "x"}, "no such file"},
+		{"status of an unknown cluster", []string{"cluster", "status", "--name", "nosuch", "--workdir", dir}, "existing: none"},
+		{"bad shard", []string{"run", "--shard", "1/2x", "--dry-run"}, "--shard"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tc.args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitUsage, tc.want)
+			}
+		})
+	}
+}
