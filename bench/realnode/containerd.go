@@ -43,7 +43,13 @@ type ContainerdNode struct {
 
 	procs
 	gates map[string]bool
-	ports [2]int // kubelet port, healthz port
+	// wantKubelet says the kubelet should be running: as systemd's
+	// kubelet.service (Restart=always, RestartSec=10s, kubeadm's unit), a
+	// kubelet that exits with an error is started again 10 s later. A
+	// kubelet started right after containerd can find the CRI not
+	// initialised yet and exit, as on a real machine after a reboot.
+	wantKubelet bool
+	ports       [2]int // kubelet port, healthz port
 }
 
 // CheckContainerdHost reports what the machine lacks for containerd-backed
@@ -370,6 +376,10 @@ func (n *ContainerdNode) importImage() error {
 func (n *ContainerdNode) StartKubelet(gates map[string]bool) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	return n.startKubeletLocked(gates)
+}
+
+func (n *ContainerdNode) startKubeletLocked(gates map[string]bool) error {
 	if n.kubelet.alive() {
 		return fmt.Errorf("containerd node %s: kubelet already running (pid %d)", n.opts.Name, n.kubelet.pid())
 	}
@@ -391,7 +401,39 @@ func (n *ContainerdNode) StartKubelet(gates map[string]bool) error {
 		return fmt.Errorf("containerd node %s: starting kubelet: %w (log: %s)", n.opts.Name, err, n.KubeletLog())
 	}
 	n.kubelet = p
+	n.wantKubelet = true
+	go n.restartOnFailure(p)
 	return nil
+}
+
+// restartOnFailure is systemd's Restart=always for one kubelet process:
+// when p exits with an error while the kubelet is wanted and p is still
+// the current one, it is started again after RestartSec (10 s).
+func (n *ContainerdNode) restartOnFailure(p *proc) {
+	<-p.done
+	if p.err == nil {
+		return
+	}
+	time.Sleep(10 * time.Second)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.wantKubelet || n.kubelet != p {
+		return
+	}
+	if f, err := os.OpenFile(n.KubeletLog(), os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+		fmt.Fprintf(f, "=== %s kubelet exited (%s); started again after 10s (systemd Restart=always)\n", time.Now().UTC().Format(time.RFC3339Nano), p.exitErr())
+		f.Close()
+	}
+	_ = n.startKubeletLocked(n.gates)
+}
+
+// StopKubelet stops the kubelet as systemd does (SIGTERM, then SIGKILL),
+// and it stays stopped.
+func (n *ContainerdNode) StopKubelet() error {
+	n.mu.Lock()
+	n.wantKubelet = false
+	n.mu.Unlock()
+	return n.procs.StopKubelet()
 }
 
 // KillRuntime stops containerd as `systemctl restart containerd` does
@@ -406,6 +448,7 @@ func (n *ContainerdNode) KillRuntime() error {
 // process of the node at once, as losing power does.
 func (n *ContainerdNode) PowerOff() error {
 	n.mu.Lock()
+	n.wantKubelet = false
 	k, c := n.kubelet, n.runtime
 	n.mu.Unlock()
 	err := errors.Join(k.stop(0), c.stop(0))
@@ -488,6 +531,7 @@ func cgroupPIDs(root string) []int {
 // bridge and the cgroups. The node's directory stays (logs).
 func (n *ContainerdNode) Stop() error {
 	n.mu.Lock()
+	n.wantKubelet = false
 	k, c := n.kubelet, n.runtime
 	n.mu.Unlock()
 	if c.alive() {
@@ -653,4 +697,12 @@ func cleanDeadContainerdNode(dir string) {
 type nodeState struct {
 	Name  string `json:"name"`
 	Index int    `json:"index"`
+}
+
+// KubeletAlive reports whether the kubelet runs, or is about to be started
+// again after a failure (systemd's restart, above).
+func (n *ContainerdNode) KubeletAlive() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.kubelet.alive() || n.wantKubelet
 }
