@@ -81,7 +81,7 @@ func (r *realNodes) start(ctx context.Context, names []string) error {
 		var n realnode.Runner
 		var err error
 		if p.Fleet.RealKubeletBackend == profiles.RealKubeletContainerd {
-			n, err = realnode.NewContainerd(opts, i+1)
+			n, err = realnode.NewContainerd(opts)
 		} else {
 			n, err = realnode.New(opts)
 		}

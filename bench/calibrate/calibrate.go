@@ -318,7 +318,7 @@ func (c *calibration) provision(ctx context.Context) error {
 		if c.o.Backend == BackendContainerd {
 			// The machine's capacity is the node's; CPU and memory are
 			// what cAdvisor reads.
-			n, err = realnode.NewContainerd(opts, i+1)
+			n, err = realnode.NewContainerd(opts)
 		} else {
 			n, err = realnode.New(opts)
 		}

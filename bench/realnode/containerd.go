@@ -38,8 +38,7 @@ const (
 
 // ContainerdNode is one containerd-backed real node.
 type ContainerdNode struct {
-	opts  Options
-	index int // small integer naming the bridge and cgroup root
+	opts Options
 
 	procs
 	gates map[string]bool
@@ -88,9 +87,10 @@ func CheckContainerdHost(comps cluster.Components) error {
 
 // NewContainerd prepares a containerd-backed node: its directory, kubeconfig
 // (impersonating the node, as the hollow one), containerd and kubelet
-// configuration, CNI network and image. index must be unique among the
-// machine's containerd nodes (it names the bridge). Nothing runs until Start.
-func NewContainerd(o Options, index int) (*ContainerdNode, error) {
+// configuration, CNI network and image (its bridge is named by a hash of
+// its directory, so nodes of several clusters do not collide). Nothing runs
+// until Start.
+func NewContainerd(o Options) (*ContainerdNode, error) {
 	if err := CheckContainerdHost(o.Components); err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func NewContainerd(o Options, index int) (*ContainerdNode, error) {
 		return nil, err
 	}
 	o.Dir = abs
-	n := &ContainerdNode{opts: o, index: index, procs: procs{what: "containerd node " + o.Name}}
+	n := &ContainerdNode{opts: o, procs: procs{what: "containerd node " + o.Name}}
 	if l := len(n.socket() + ".ttrpc"); l > 100 {
 		return nil, fmt.Errorf("containerd node %s: socket path %s is too long for a unix socket (%d bytes, at most 100): use a shorter --workdir", o.Name, n.socket(), l)
 	}
@@ -132,7 +132,7 @@ func NewContainerd(o Options, index int) (*ContainerdNode, error) {
 	if err := os.WriteFile(n.kubeletConfigPath(), []byte(n.kubeletConfig()), 0o600); err != nil {
 		return nil, err
 	}
-	st, _ := json.Marshal(nodeState{Name: o.Name, Index: index})
+	st, _ := json.Marshal(nodeState{Name: o.Name})
 	if err := os.WriteFile(filepath.Join(o.Dir, "node.json"), st, 0o600); err != nil {
 		return nil, err
 	}
@@ -640,29 +640,6 @@ func unmountUnder(dir string) error {
 	return nil
 }
 
-// RuntimeUsage sums containerd's and the node's shims' CPU time and
-// current memory.
-func (n *ContainerdNode) RuntimeUsage() (Usage, error) {
-	n.mu.Lock()
-	c := n.runtime
-	n.mu.Unlock()
-	var total Usage
-	pids := shimPIDs(n.socket())
-	if c.alive() {
-		pids = append(pids, c.pid())
-	}
-	for _, pid := range pids {
-		u, err := ProcUsage(pid)
-		if err != nil {
-			continue
-		}
-		total.CPUSeconds += u.CPUSeconds
-		total.RSSBytes += u.RSSBytes
-		total.PeakRSSBytes += u.PeakRSSBytes
-	}
-	return total, nil
-}
-
 // Restart carries out one restart of kind (see Node.Restart).
 func (n *ContainerdNode) Restart(ctx context.Context, kind, runtimeMode string, downtime time.Duration, gates map[string]bool) (time.Time, error) {
 	return restart(ctx, n, kind, runtimeMode, downtime, gates)
@@ -687,7 +664,7 @@ func cleanDeadContainerdNode(dir string) {
 	if json.Unmarshal(b, &st) != nil || st.Name == "" {
 		return
 	}
-	n := &ContainerdNode{opts: Options{Dir: dir, Name: st.Name}, index: st.Index, procs: procs{what: "containerd node " + st.Name}}
+	n := &ContainerdNode{opts: Options{Dir: dir, Name: st.Name}, procs: procs{what: "containerd node " + st.Name}}
 	n.killContainers()
 	_ = n.cleanHost()
 }
@@ -695,8 +672,7 @@ func cleanDeadContainerdNode(dir string) {
 // nodeState is what teardown needs to know of a containerd node, written
 // next to its files.
 type nodeState struct {
-	Name  string `json:"name"`
-	Index int    `json:"index"`
+	Name string `json:"name"`
 }
 
 // KubeletAlive reports whether the kubelet runs, or is about to be started

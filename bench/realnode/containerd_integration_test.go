@@ -45,7 +45,7 @@ func TestContainerdNode(t *testing.T) {
 	n, err := realnode.NewContainerd(realnode.Options{
 		Components: comps, AdminKubeconfig: c.Embedded.Kubeconfig(), Context: c.Target.Context,
 		Dir: dir, Name: "ctd-0", PodCIDR: "10.244.7.0/24", Labels: map[string]string{"type": "containerd"},
-	}, 7)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
