@@ -42,7 +42,9 @@ current-context: ctx
 		{"empty kubeconfig", []string{"preflight", "--kubeconfig", empty, "--context", "x"}, "kubeconfig"},
 		{"unknown context", []string{"preflight", "--kubeconfig", oneContext, "--context", "other"}, `context "other" not found`},
 		{"missing kubeconfig", []string{"preflight", "--kubeconfig", filepath.Join(dir, "nope"), "--context", "x"}, "no such file"},
-		{"status of an unknown cluster", []string{"cluster", "status", "--name", "nosuch", "--workdir", dir}, "existing: none"},
+		// Stand-in binaries: the test needs no built components.
+		{"status of an unknown cluster", []string{"cluster", "status", "--name", "nosuch", "--workdir", dir, "--bin-dir",
+			fakeBinDir(t, "kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok", "kwokctl", "kubectl")}, "existing: none"},
 		{"bad shard", []string{"run", "--shard", "1/2x", "--dry-run"}, "--shard"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
