@@ -364,10 +364,17 @@ func mustLook(bin string) string {
 }
 
 // importImage imports the node image into containerd's k8s.io namespace.
-func (n *ContainerdNode) importImage() error {
-	cmd := exec.Command(mustLook("ctr"), "--address", n.socket(), "-n", "k8s.io", "images", "import", "--snapshotter", "overlayfs", n.imagePath())
+func (n *ContainerdNode) importImage() error { return n.ImportImage(n.imagePath()) }
+
+// ImportImage imports an OCI image layout tarball into the node's
+// containerd (namespace k8s.io, where the CRI finds it), so that pods with
+// imagePullPolicy Never or IfNotPresent run it without a registry. The
+// image stays in the node's containerd root through runtime restarts and
+// reboots.
+func (n *ContainerdNode) ImportImage(tarball string) error {
+	cmd := exec.Command(mustLook("ctr"), "--address", n.socket(), "-n", "k8s.io", "images", "import", "--snapshotter", "overlayfs", tarball)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("containerd node %s: importing image %s: %w: %s", n.opts.Name, n.imagePath(), err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("containerd node %s: importing image %s: %w: %s", n.opts.Name, tarball, err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }

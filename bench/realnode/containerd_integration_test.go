@@ -23,12 +23,7 @@ import (
 // saying what is missing; under CI=true it fails instead.
 func requireContainerdHost(t *testing.T, comps cluster.Components) {
 	t.Helper()
-	if err := realnode.CheckContainerdHost(comps); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true: %v", err)
-		}
-		t.Skip(err)
-	}
+	clustertest.SkipUnlessRoot(t, func() error { return realnode.CheckContainerdHost(comps) })
 }
 
 // TestContainerdNode runs one containerd-backed node against the embedded

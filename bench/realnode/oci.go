@@ -25,6 +25,18 @@ const ImageName = "registry.k8s.io/pause:3.10"
 // There is no registry on these machines; images are built from Go
 // binaries.
 func WriteImage(path, bin, name string) error {
+	return writeImage(path, bin, name, "pause", []string{"bin/cat", "bin/true", "bin/serve"})
+}
+
+// WriteBinaryImage writes an OCI image layout tarball of one static binary
+// bin as /entry, the image's entrypoint, with empty /etc and /tmp: the
+// distroless image scripts/kubernetes/README.md describes, built without a
+// registry or a container engine.
+func WriteBinaryImage(path, bin, name, entry string) error {
+	return writeImage(path, bin, name, entry, nil)
+}
+
+func writeImage(path, bin, name, entry string, links []string) error {
 	exe, err := os.ReadFile(bin)
 	if err != nil {
 		return fmt.Errorf("image %s: %w", name, err)
@@ -38,14 +50,14 @@ func WriteImage(path, bin, name string) error {
 			return err
 		}
 	}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "pause", Mode: 0o755, Size: int64(len(exe)), ModTime: mtime}); err != nil {
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: entry, Mode: 0o755, Size: int64(len(exe)), ModTime: mtime}); err != nil {
 		return err
 	}
 	if _, err := tw.Write(exe); err != nil {
 		return err
 	}
-	for _, l := range []string{"bin/cat", "bin/true", "bin/serve"} {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: l, Linkname: "/pause", Mode: 0o777, ModTime: mtime}); err != nil {
+	for _, l := range links {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: l, Linkname: "/" + entry, Mode: 0o777, ModTime: mtime}); err != nil {
 			return err
 		}
 	}
@@ -64,7 +76,7 @@ func WriteImage(path, bin, name string) error {
 	config, err := json.Marshal(map[string]any{
 		"architecture": "amd64",
 		"os":           "linux",
-		"config":       map[string]any{"Entrypoint": []string{"/pause"}, "Env": []string{"PATH=/bin"}},
+		"config":       map[string]any{"Entrypoint": []string{"/" + entry}, "Env": []string{"PATH=/bin"}},
 		"rootfs":       map[string]any{"type": "layers", "diff_ids": []string{diffID}},
 	})
 	if err != nil {

@@ -157,6 +157,17 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 	runCmd("fleet down", append([]string{"fleet", "down", "--run", shardRunID}, target...)...)
 	fleetDeleted = true
 
+	checkShardedMatchesUnsharded(t, startAt, shardPaths, merged, single)
+}
+
+// checkShardedMatchesUnsharded checks two shards' results of shardProfile
+// against their merge and an unsharded run of the same profile and seed:
+// each shard started its storm at --start-at or later and did 3 of the 6
+// restarts, and the merged restarts, simulated kubelets' requests per verb
+// and resource, simulator counters and recovery samples equal the
+// unsharded run's.
+func checkShardedMatchesUnsharded(t *testing.T, startAt time.Time, shardPaths []string, merged, single string) {
+	t.Helper()
 	read := func(path string) *result.Result {
 		t.Helper()
 		r, err := result.ReadFile(path)

@@ -225,3 +225,16 @@ func processExists(pid int) bool {
 	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
 	return err == nil
 }
+
+// SkipUnlessRoot is for tests that need what only root has (containerd,
+// cgroups, bridges): check reports what is missing, the test skips saying
+// so, and under CI=true, where the machine must have it, it fails.
+func SkipUnlessRoot(tb testing.TB, check func() error) {
+	tb.Helper()
+	if err := check(); err != nil {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("CI=true: %v", err)
+		}
+		tb.Skip(err)
+	}
+}
