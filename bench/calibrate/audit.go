@@ -71,6 +71,10 @@ func (r Request) Node() string {
 	return ""
 }
 
+// KWOK says the KWOK controller sent the request. KWOK stands in for a
+// simulated kubelet's heartbeats once the node is handed back to it.
+func (r Request) KWOK() bool { return strings.HasPrefix(r.UserAgent, "kwok-controller/") }
+
 // Controller returns the kube-controller-manager controller that sent the
 // request, from its user agent ("kube-controller-manager/v1.36.3 (linux/amd64)
 // kubernetes/<commit>/<controller>"; with --use-service-account-credentials

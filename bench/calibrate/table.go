@@ -234,6 +234,14 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 		if r.Time.Before(t0) || !r.Time.Before(end) {
 			continue
 		}
+		// KWOK heartbeats a simulated node once it is handed back: its
+		// lease renewals and node status writes are requests sent on the
+		// simulated kubelet's behalf, and count on that side (a real
+		// kubelet renews its lease every leaseDuration/4 all along).
+		if r.KWOK() && (r.Resource == "leases" || (r.Resource == "nodes" && r.Subresource == "status")) && c.sim.has(r.Name) {
+			add(kubeletPrefix+r.Key(), false)
+			continue
+		}
 		if node := r.Node(); node != "" {
 			isReal := c.real.has(node)
 			if !isReal && !c.sim.has(node) {

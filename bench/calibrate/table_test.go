@@ -19,23 +19,28 @@ func TestParseAudit(t *testing.T) {
 	}
 	// The watch counts once (at ResponseStarted); the last line is still
 	// being written and is not read.
-	want := []struct{ key, node, controller string }{
-		{"get pods", "cal-1-real-0", ""},
-		{"watch pods", "cal-1-node-00000", ""},
-		{"update endpointslices", "", "endpointslice-controller"},
+	want := []struct {
+		key, node, controller string
+		kwok                  bool
+	}{
+		{"get pods", "cal-1-real-0", "", false},
+		{"watch pods", "cal-1-node-00000", "", false},
+		{"update endpointslices", "", "endpointslice-controller", false},
 		// --use-service-account-credentials: the user agent ends in the
 		// controller's service account.
-		{"update endpoints", "", "endpoint-controller"},
-		{"patch pods/status", "cal-1-node-00000", ""},
-		{"patch nodes", "", ""},
+		{"update endpoints", "", "endpoint-controller", false},
+		{"patch pods/status", "cal-1-node-00000", "", false},
+		{"patch nodes", "", "", false},
+		// KWOK renewing a simulated node's lease after the handback.
+		{"update leases", "", "", true},
 	}
 	if len(reqs) != len(want) {
 		t.Fatalf("parsed %d requests, want %d: %+v", len(reqs), len(want), reqs)
 	}
 	for i, w := range want {
 		r := reqs[i]
-		if r.Key() != w.key || r.Node() != w.node || r.Controller() != w.controller {
-			t.Errorf("request %d: key %q node %q controller %q, want %q %q %q", i, r.Key(), r.Node(), r.Controller(), w.key, w.node, w.controller)
+		if r.Key() != w.key || r.Node() != w.node || r.Controller() != w.controller || r.KWOK() != w.kwok {
+			t.Errorf("request %d: key %q node %q controller %q kwok %t, want %+v", i, r.Key(), r.Node(), r.Controller(), r.KWOK(), w)
 		}
 	}
 	if got := reqs[0].Time; !got.Equal(time.Date(2026, 12, 1, 8, 0, 1, 0, time.UTC)) {

@@ -8,12 +8,15 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/stormbench/stormbench/bench/cluster"
 )
 
 // TestLeaseController checks the simulated kubelet's lease loop against the
@@ -187,5 +190,78 @@ func TestLeaseControllerFrom(t *testing.T) {
 	}
 	if a := cs.Actions()[0]; a.GetVerb() != "update" {
 		t.Errorf("first request %s, want update (the lease is known)", a.GetVerb())
+	}
+}
+
+// TestHandBackAtNextRenewal: the handback to KWOK stops the simulated lease
+// loop at once and relabels the node when that loop would have renewed
+// next (KWOK renews on takeover), not before; with no renewal yet it hands
+// back at once. Table: time from the last renewal to the handback call.
+func TestHandBackAtNextRenewal(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		renewed  bool
+		elapsed  time.Duration
+		wantWait time.Duration
+	}{
+		{"just renewed", true, 0, 10 * time.Second},
+		{"mid interval", true, 7 * time.Second, 3 * time.Second},
+		{"no renewal yet", false, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(t0)
+			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{cluster.KubeletLabel: cluster.KubeletDown}}}
+			harness := fake.NewSimpleClientset(node)
+			s := &Simulator{cfg: Config{Harness: harness, Clock: clk}}
+			sess := &session{node: "n1", clk: clk}
+			if tc.renewed {
+				sess.leaseRenewed.Store(t0.UnixNano())
+				sess.leaseInterval.Store(int64(10 * time.Second))
+			}
+			clk.Step(tc.elapsed)
+			stopped := false
+			done := make(chan error, 1)
+			go func() { done <- s.handBack(context.Background(), sess, func() { stopped = true }, "n1") }()
+			label := func() string {
+				n, err := harness.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n.Labels[cluster.KubeletLabel]
+			}
+			if tc.wantWait > 0 {
+				deadline := time.Now().Add(10 * time.Second)
+				for !clk.HasWaiters() {
+					if time.Now().After(deadline) {
+						t.Fatal("handBack is not waiting for the next renewal")
+					}
+					time.Sleep(time.Millisecond)
+				}
+				clk.Step(tc.wantWait - time.Millisecond)
+				time.Sleep(20 * time.Millisecond)
+				if l := label(); l != cluster.KubeletDown {
+					t.Fatalf("handed back %s before the next renewal (label %q)", time.Millisecond, l)
+				}
+				clk.Step(time.Millisecond)
+			}
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("handBack did not return")
+			}
+			if !stopped {
+				t.Error("the simulated lease loop was not stopped")
+			}
+			if l := label(); l != cluster.KubeletUp {
+				t.Errorf("label %q after the handback, want %q", l, cluster.KubeletUp)
+			}
+			if _, ok := s.handedBack.Load("n1"); !ok {
+				t.Error("handback not recorded: Restart would relabel the node a second time")
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -128,6 +129,9 @@ func (c *Counters) Snapshot() map[string]int64 {
 type Simulator struct {
 	cfg      Config
 	Counters Counters
+	// handedBack holds the nodes whose restart already handed them back
+	// to KWOK (handBack), so Restart's safety net sends no second relabel.
+	handedBack sync.Map
 }
 
 // NewSimulator validates cfg and returns a simulator.
@@ -213,6 +217,9 @@ func (s *Simulator) Restart(ctx context.Context, r storm.Restart) (err error) {
 	}
 	defer func() {
 		// Hand the node back even when the run is interrupted.
+		if _, done := s.handedBack.LoadAndDelete(r.Node); done {
+			return
+		}
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if herr := s.setKubeletLabel(bctx, r.Node, cluster.KubeletUp); herr != nil && err == nil {
@@ -390,16 +397,39 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 			return err
 		}
 	}
-	// Hand heartbeats back to KWOK; the prober goes on below.
-	stopLease()
-	if err := s.setKubeletLabel(ctx, r.Node, cluster.KubeletUp); err != nil {
-		return err
-	}
+	// Hand heartbeats back to KWOK at the lease controller's next renewal;
+	// the prober goes on meanwhile.
+	handed := make(chan error, 1)
+	go func() { handed <- s.handBack(ctx, sess, stopLease, r.Node) }()
 	s.event(storm.EventReportedReady, r.Node, r.Wave, "")
-	if err := s.probe(ctx, sess, plans, podSync); err != nil {
+	perr := s.probe(ctx, sess, plans, podSync)
+	if perr == nil {
+		s.event(storm.EventPodsRecovered, r.Node, r.Wave, "")
+	}
+	return errors.Join(perr, <-handed)
+}
+
+// handBack stops the simulated kubelet's lease controller and hands the
+// node's heartbeats back to KWOK when that controller would have renewed
+// the lease next. KWOK renews a lease it takes over at once (kwok
+// pkg/kwok/controllers/node_lease_controller.go TryHold, then sync: the
+// holder is the node's name for both), and on its own renew interval after;
+// a real kubelet renews every leaseDuration/4 from its start
+// (pkg/kubelet/nodelease, component-helpers/apimachinery/lease
+// controller.go Run). Handing back at once would add a renewal a real
+// kubelet does not send and shift the node's renewal phase; waiting keeps
+// both.
+func (s *Simulator) handBack(ctx context.Context, sess *session, stopLease func(), node string) error {
+	stopLease()
+	if due := sess.nextLeaseRenewal(); !due.IsZero() {
+		if err := s.sleep(ctx, due.Sub(s.cfg.Clock.Now())); err != nil {
+			return err
+		}
+	}
+	if err := s.setKubeletLabel(ctx, node, cluster.KubeletUp); err != nil {
 		return err
 	}
-	s.event(storm.EventPodsRecovered, r.Node, r.Wave, "")
+	s.handedBack.Store(node, true)
 	return nil
 }
 
@@ -916,7 +946,7 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	}
 	s.event(storm.EventReportedReady, r.Node, r.Wave, "")
 	s.event(storm.EventPodsRecovered, r.Node, r.Wave, "")
-	return nil
+	return s.handBack(ctx, sess, stopLease, r.Node)
 }
 
 // runtimeDown reports the node NotReady "container runtime is down" at

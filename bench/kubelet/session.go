@@ -185,6 +185,11 @@ type session struct {
 	// is made, picks watch-list or list-then-watch).
 	noWatchList bool
 
+	// leaseRenewed is when the lease controller last renewed the lease
+	// (UnixNano; 0 before the first renewal), and leaseInterval its renew
+	// interval then: the handback to KWOK waits for the next renewal.
+	leaseRenewed, leaseInterval atomic.Int64
+
 	nodeInf cache.SharedIndexInformer
 	// podStore is the store of the pod source reflector.
 	podStore *podStore
@@ -662,6 +667,14 @@ func (s *session) startLeaseControllerFrom(ctx context.Context, latest *coordina
 			}
 			latest = l
 			wait := defaultLeaseDuration / 4
+			if err == nil && l != nil {
+				s.leaseRenewed.Store(s.clk.Now().UnixNano())
+				if l.Spec.LeaseDurationSeconds != nil && *l.Spec.LeaseDurationSeconds > 0 {
+					s.leaseInterval.Store(int64(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second / 4))
+				} else {
+					s.leaseInterval.Store(int64(wait))
+				}
+			}
 			switch {
 			case err != nil || l == nil:
 				if err != nil && s.retries != nil {
@@ -682,6 +695,16 @@ func (s *session) startLeaseControllerFrom(ctx context.Context, latest *coordina
 	}()
 	var once sync.Once
 	return func() { once.Do(func() { cancel(); <-done }) }
+}
+
+// nextLeaseRenewal is when the lease controller would renew the lease
+// next, after its last renewal; zero before the first one.
+func (s *session) nextLeaseRenewal() time.Time {
+	last := s.leaseRenewed.Load()
+	if last == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, last).Add(time.Duration(s.leaseInterval.Load()))
 }
 
 // wipeResourceSlices replays the DRA plugin manager's start-up cleanup

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,9 @@ import (
 // kubelets) on an embedded cluster of its own, and exits 1 when a row of
 // the fidelity table is outside its tolerance.
 func runCalibrate(ctx context.Context, env *cmdEnv, args []string) error {
+	if len(args) > 0 && args[0] == "combine" {
+		return runCalibrateCombine(env, args[1:])
+	}
 	var (
 		o                                clusterOptions
 		nodes, pods                      int
@@ -71,6 +75,10 @@ per restart, by verb and resource, what the controllers wrote in reply, pod
 not-ready time per flip, node Ready transitions and the cost of a restart.
 Exit 0 when every row is within tolerance, 1 when one is not, 2 for bad input,
 3 when the run failed.
+
+  stormbench calibrate combine HOLLOW.json CONTAINERD.json
+
+puts a hollow and a containerd calibration into one table (see its --help).
 
 Flags:
 %s`, fs.FlagUsages())
@@ -260,4 +268,102 @@ func writeCalibration(res *calibrate.Result, resultPath, markdown, htmlPath stri
 	write(markdown, func(b *bytes.Buffer) error { return calibrate.WriteMarkdown(b, res) })
 	write(htmlPath, func(b *bytes.Buffer) error { return calibrate.WriteHTML(b, res) })
 	return errors.Join(errs...)
+}
+
+// runCalibrateCombine puts a hollow and a containerd calibration into one
+// table: containerd is the reference for runtime restarts and reboots,
+// hollow for the rest, and rows where the two real backends disagree are
+// marked.
+func runCalibrateCombine(env *cmdEnv, args []string) error {
+	var (
+		markdown, htmlPath, resultPath, output string
+		force                                  bool
+	)
+	fs := newFlagSet(env, "calibrate combine", "calibrate combine HOLLOW.json CONTAINERD.json [flags]")
+	fs.StringVar(&resultPath, "result", "", "Write the combined document (JSON: both results and the combined rows) here")
+	fs.StringVar(&markdown, "markdown", "", "Write the combined table as markdown here")
+	fs.StringVar(&htmlPath, "html", "", "Write the combined table as a self-contained HTML page here")
+	fs.StringVarP(&output, "output", "o", "text", "Table on stdout: text, json or yaml")
+	fs.BoolVar(&force, "force", false, "Overwrite existing output files")
+	fs.Usage = func() {
+		fmt.Fprintf(env.stdout, `Usage: stormbench calibrate combine HOLLOW.json CONTAINERD.json [flags]
+
+Puts two calibration results (stormbench calibrate --result), one against
+hollow kubelets and one against kubelets on containerd, into one fidelity
+table per case: the simulated figure beside both real ones. Runtime restarts
+and reboots are judged against containerd, which keeps or kills real
+containers; everything else against hollow, the cheap reference. Rows where
+the two real backends disagree are marked hollow≠containerd.
+Exit 0 when every row is within tolerance of its reference, 1 when one is
+not, 2 for bad input.
+
+Flags:
+%s`, fs.FlagUsages())
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		return usagef("calibrate combine takes two result files, hollow then containerd; got %d arguments", fs.NArg())
+	}
+	if err := checkFormat(output); err != nil {
+		return err
+	}
+	for _, p := range []string{resultPath, markdown, htmlPath} {
+		if err := checkWritable(p, force); err != nil {
+			return usageError{err}
+		}
+	}
+	var rs [2]*calibrate.Result
+	for i, path := range fs.Args() {
+		r, err := calibrate.ReadFile(path)
+		if err != nil {
+			return usageError{err}
+		}
+		rs[i] = r
+	}
+	c, err := calibrate.Combine(rs[0], rs[1])
+	if err != nil {
+		return usageError{err}
+	}
+	var errs []error
+	write := func(path string, render func(io.Writer) error) {
+		if path == "" {
+			return
+		}
+		var buf bytes.Buffer
+		if err := render(&buf); err != nil {
+			errs = append(errs, err)
+			return
+		}
+		if err := renameio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			errs = append(errs, fmt.Errorf("writing %s: %w", path, err))
+		}
+	}
+	write(resultPath, func(w io.Writer) error {
+		out, err := json.MarshalIndent(c, "", " ")
+		if err == nil {
+			_, err = w.Write(append(out, '\n'))
+		}
+		return err
+	})
+	write(markdown, func(w io.Writer) error { return calibrate.WriteCombinedMarkdown(w, c) })
+	write(htmlPath, func(w io.Writer) error { return calibrate.WriteCombinedHTML(w, c) })
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	switch output {
+	case "json", "yaml":
+		if err := printStructured(env.stdout, output, c); err != nil {
+			return err
+		}
+	default:
+		if err := calibrate.WriteCombinedText(env.stdout, c); err != nil {
+			return err
+		}
+	}
+	if d := c.Disagreements(); len(d) > 0 {
+		return gateError{fmt.Errorf("calibration: %d rows outside tolerance of their reference: %s", len(d), strings.Join(d, "; "))}
+	}
+	return nil
 }

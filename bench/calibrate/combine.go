@@ -1,0 +1,374 @@
+package calibrate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"text/tabwriter"
+)
+
+// Combined is one fidelity table for the simulated kubelet against both
+// real backends, built from a hollow and a containerd calibration.
+//
+// The containerd column is the reference for the cases a fake runtime
+// cannot show (runtime restarts and reboots: containers that survive in
+// their shims, or die with the node); the hollow column is the cheap
+// reference for everything else. A row also says whether the two real
+// backends agree with each other, within the reference's tolerance.
+type Combined struct {
+	Hollow     *Result        `json:"hollow"`
+	Containerd *Result        `json:"containerd"`
+	Cases      []CombinedCase `json:"cases"`
+}
+
+// CombinedCase is one case's combined table.
+type CombinedCase struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// Reference is the backend whose verdicts the case takes.
+	Reference string        `json:"reference"`
+	Rows      []CombinedRow `json:"rows"`
+	// Errors are the failed restarts of either run.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// CombinedRow is one metric of a case against both backends. A backend
+// that did not run the case has a nil column.
+type CombinedRow struct {
+	Metric string `json:"metric"`
+	Unit   string `json:"unit"`
+	// Simulated is the simulated side of the judging backend's run.
+	Simulated  float64 `json:"simulated"`
+	Hollow     *Row    `json:"hollow,omitempty"`
+	Containerd *Row    `json:"containerd,omitempty"`
+	// Verdict is the judging row's: ok, DIFFERS or info.
+	Verdict string `json:"verdict"`
+	// Judge is the backend whose row gave the verdict: the case's
+	// reference, or containerd where the real backends disagree.
+	Judge string `json:"judge,omitempty"`
+	// RealSidesDiffer says hollow and containerd disagree beyond the
+	// reference's tolerance.
+	RealSidesDiffer bool `json:"realSidesDiffer,omitempty"`
+}
+
+// referenceFor says which backend a case of the given kind is judged by.
+func referenceFor(kind string) string {
+	if kind == "runtime" || kind == "reboot" {
+		return BackendContainerd
+	}
+	return BackendHollow
+}
+
+// Combine builds the combined table. hollow and containerd must be
+// calibrations of those backends of one kubelet version; either may lack
+// cases the other has.
+func Combine(hollow, containerd *Result) (*Combined, error) {
+	var errs []error
+	if b := backendOf(hollow); b != BackendHollow {
+		errs = append(errs, fmt.Errorf("the first result is a %s calibration, want hollow", b))
+	}
+	if b := backendOf(containerd); b != BackendContainerd {
+		errs = append(errs, fmt.Errorf("the second result is a %s calibration, want containerd", b))
+	}
+	if hollow.KubeVersion != containerd.KubeVersion {
+		errs = append(errs, fmt.Errorf("kubelet versions differ: hollow %s, containerd %s", hollow.KubeVersion, containerd.KubeVersion))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out := &Combined{Hollow: hollow, Containerd: containerd}
+	byName := func(r *Result, name string) *CaseResult {
+		for i := range r.Cases {
+			if r.Cases[i].Name == name {
+				return &r.Cases[i]
+			}
+		}
+		return nil
+	}
+	// The cases in the order of the calibration's case list, then any
+	// the list no longer has.
+	var names []string
+	seen := map[string]bool{}
+	for _, c := range Cases() {
+		if byName(hollow, c.Name) != nil || byName(containerd, c.Name) != nil {
+			names, seen[c.Name] = append(names, c.Name), true
+		}
+	}
+	for _, r := range []*Result{hollow, containerd} {
+		for _, c := range r.Cases {
+			if !seen[c.Name] {
+				names, seen[c.Name] = append(names, c.Name), true
+			}
+		}
+	}
+	for _, name := range names {
+		h, c := byName(hollow, name), byName(containerd, name)
+		first := h
+		if first == nil {
+			first = c
+		}
+		cc := CombinedCase{Name: name, Kind: first.Kind, Reference: referenceFor(first.Kind)}
+		ref, other, tol := h, c, hollow.Tolerance
+		if cc.Reference == BackendContainerd {
+			ref, other, tol = c, h, containerd.Tolerance
+		}
+		if ref == nil {
+			// Judge by the backend that ran it.
+			ref, other = other, nil
+			cc.Reference = BackendHollow
+			if ref == c {
+				cc.Reference = BackendContainerd
+			}
+		}
+		for _, side := range []struct {
+			name string
+			c    *CaseResult
+		}{{BackendHollow, h}, {BackendContainerd, c}} {
+			if side.c != nil {
+				for _, e := range side.c.Errors {
+					cc.Errors = append(cc.Errors, side.name+": "+e)
+				}
+			}
+		}
+		// A backend that ran the case and has no row for a request saw
+		// none on either side: its row is 0 against 0.
+		rowOf := func(cr *CaseResult, m Row) *Row {
+			if cr == nil {
+				return nil
+			}
+			for i := range cr.Rows {
+				if cr.Rows[i].Metric == m.Metric {
+					return &cr.Rows[i]
+				}
+			}
+			return &Row{Metric: m.Metric, Unit: m.Unit, Agree: true, Informational: m.Informational}
+		}
+		// The reference's rows in its order, then the other's extra rows.
+		metrics := []Row{}
+		have := map[string]bool{}
+		for _, cr := range []*CaseResult{ref, other} {
+			if cr == nil {
+				continue
+			}
+			for _, r := range cr.Rows {
+				if !have[r.Metric] {
+					metrics, have[r.Metric] = append(metrics, r), true
+				}
+			}
+		}
+		for _, m := range metrics {
+			row := CombinedRow{Metric: m.Metric, Unit: m.Unit, Hollow: rowOf(h, m), Containerd: rowOf(c, m)}
+			r := rowOf(ref, m)
+			row.Simulated, row.Verdict = r.Simulated, verdict(*r)
+			if row.Hollow != nil && row.Containerd != nil && !m.Informational {
+				row.RealSidesDiffer = !tol.agree(m.Unit, row.Containerd.Real, row.Hollow.Real)
+				// Where the two real backends disagree, the real kubelet on
+				// a real runtime is the arbiter: hollow is only its cheap
+				// stand-in (it has no DRA driver, and its fake runtime
+				// emits other events).
+				if row.RealSidesDiffer {
+					row.Simulated, row.Verdict, row.Judge = row.Containerd.Simulated, verdict(*row.Containerd), BackendContainerd
+				}
+			}
+			if row.Judge == "" {
+				row.Judge = cc.Reference
+			}
+			cc.Rows = append(cc.Rows, row)
+		}
+		out.Cases = append(out.Cases, cc)
+	}
+	return out, nil
+}
+
+func backendOf(r *Result) string {
+	if r.Backend == "" {
+		return BackendHollow
+	}
+	return r.Backend
+}
+
+// Disagreements lists "case: metric" of every row whose reference verdict
+// is DIFFERS, and the cases with failed restarts.
+func (c *Combined) Disagreements() []string {
+	var out []string
+	for _, cc := range c.Cases {
+		if len(cc.Errors) > 0 {
+			out = append(out, cc.Name+": failed restarts")
+		}
+		for _, r := range cc.Rows {
+			if r.Verdict == "DIFFERS" {
+				out = append(out, cc.Name+": "+r.Metric)
+			}
+		}
+	}
+	return out
+}
+
+// RealSidesDiffer counts the rows where hollow and containerd disagree.
+func (c *Combined) RealSidesDiffer() int {
+	n := 0
+	for _, cc := range c.Cases {
+		for _, r := range cc.Rows {
+			if r.RealSidesDiffer {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func realCell(r *Row) string {
+	if r == nil {
+		return "–"
+	}
+	return fmtNum(r.Real)
+}
+
+func ratioCell(sim float64, r *Row) string {
+	if r == nil {
+		return "–"
+	}
+	q := Row{Real: r.Real, Simulated: sim}
+	if q.Real == 0 && sim == 0 {
+		return "–"
+	}
+	if math.IsInf(q.Ratio(), 1) {
+		return "∞"
+	}
+	return fmt.Sprintf("%.2f", q.Ratio())
+}
+
+func refRow(cc CombinedCase, r CombinedRow) *Row {
+	judge := r.Judge
+	if judge == "" {
+		judge = cc.Reference
+	}
+	if judge == BackendContainerd {
+		return r.Containerd
+	}
+	return r.Hollow
+}
+
+func realSides(r CombinedRow) string {
+	if r.RealSidesDiffer {
+		return "hollow≠containerd: judged by containerd"
+	}
+	return ""
+}
+
+func (c *Combined) header() string {
+	return fmt.Sprintf("%d+%d real nodes (hollow kubelets; the %s kubelet on containerd) against as many simulated ones, %d pods each, exec probes every %s",
+		c.Hollow.Nodes, c.Containerd.Nodes, c.Containerd.KubeVersion, c.Containerd.PodsPerNode, c.Containerd.ProbePeriod)
+}
+
+// WriteCombinedText writes the combined table for a terminal.
+func WriteCombinedText(w io.Writer, c *Combined) error {
+	fmt.Fprintf(w, "Calibration, both backends: %s\n", c.header())
+	for _, cc := range c.Cases {
+		fmt.Fprintf(w, "\n== %s (%s; reference: %s)\n", cc.Name, cc.Kind, cc.Reference)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "METRIC\tUNIT\tSIMULATED\tHOLLOW\tCONTAINERD\tSIM/REF\t\t")
+		for _, r := range cc.Rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Metric, r.Unit, fmtNum(r.Simulated), realCell(r.Hollow), realCell(r.Containerd),
+				ratioCell(r.Simulated, refRow(cc, r)), r.Verdict, realSides(r))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, e := range cc.Errors {
+			fmt.Fprintf(w, "  failed restart: %s\n", e)
+		}
+	}
+	fmt.Fprintf(w, "\n%d rows outside tolerance of their reference; %d rows where hollow and containerd disagree\n", len(c.Disagreements()), c.RealSidesDiffer())
+	return nil
+}
+
+// WriteCombinedMarkdown writes the combined table as markdown.
+func WriteCombinedMarkdown(w io.Writer, c *Combined) error {
+	var b strings.Builder
+	b.WriteString("# Calibration: simulated kubelet against hollow and containerd-backed kubelets\n\n")
+	fmt.Fprintf(&b, "%s.\n\n", c.header())
+	fmt.Fprintf(&b, "Each case is judged against its reference column: containerd for runtime restarts and reboots (what a fake runtime cannot show), hollow for the rest. *hollow≠containerd* marks rows where the two real backends disagree beyond the tolerance (requests ±max(%g, %g %%), timings ±max(%g s, %g %%)); those rows are judged by containerd, the real kubelet on a real runtime. The simulated column and sim/ref are the judging run's.\n\n",
+		c.Containerd.Tolerance.RequestsAbsolute, 100*c.Containerd.Tolerance.RequestsRelative, c.Containerd.Tolerance.SecondsAbsolute, 100*c.Containerd.Tolerance.SecondsRelative)
+	for _, r := range []*Result{c.Hollow, c.Containerd} {
+		if r.Command != "" {
+			fmt.Fprintf(&b, "- %s: `%s` (%s)\n", backendOf(r), r.Command, r.Start.Format("2006-01-02 15:04 MST"))
+		}
+	}
+	for _, cc := range c.Cases {
+		fmt.Fprintf(&b, "\n## %s\n\n%s; reference: %s.\n\n", cc.Name, cc.Kind, cc.Reference)
+		b.WriteString("| metric | unit | simulated | hollow | containerd | sim/ref | | real sides |\n|---|---|--:|--:|--:|--:|---|---|\n")
+		for _, r := range cc.Rows {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Metric, r.Unit, fmtNum(r.Simulated), realCell(r.Hollow), realCell(r.Containerd),
+				ratioCell(r.Simulated, refRow(cc, r)), r.Verdict, realSides(r))
+		}
+		for _, e := range cc.Errors {
+			fmt.Fprintf(&b, "\nFailed restart: %s\n", e)
+		}
+	}
+	fmt.Fprintf(&b, "\n%d rows outside tolerance of their reference; %d rows where hollow and containerd disagree.\n", len(c.Disagreements()), c.RealSidesDiffer())
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteCombinedHTML writes the combined table as a self-contained page.
+func WriteCombinedHTML(w io.Writer, c *Combined) error {
+	var b strings.Builder
+	e := html.EscapeString
+	b.WriteString(`<!doctype html><html><head><meta charset="utf-8"><title>stormbench calibration: both backends</title><style>
+body{font-family:system-ui,sans-serif;margin:2em;max-width:80em;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .6em}td.n{text-align:right;font-variant-numeric:tabular-nums}
+tr.DIFFERS td{background:#fde2e2}tr.info td{color:#666}th{background:#f3f3f3}td.ref{font-weight:bold}td.split{background:#fff4d6}
+</style></head><body>`)
+	fmt.Fprintf(&b, "<h1>Calibration: simulated kubelet against hollow and containerd-backed kubelets</h1><p>%s. Each case is judged against its reference column (bold): containerd for runtime restarts and reboots, hollow for the rest. Yellow: the two real backends disagree, and containerd judges the row.</p>", e(c.header()))
+	for _, cc := range c.Cases {
+		fmt.Fprintf(&b, "<h2>%s</h2><p>%s; reference: %s.</p>", e(cc.Name), e(cc.Kind), e(cc.Reference))
+		b.WriteString("<table><tr><th>metric</th><th>unit</th><th>simulated</th><th>hollow</th><th>containerd</th><th>sim/ref</th><th></th><th>real sides</th></tr>")
+		for _, r := range cc.Rows {
+			cls := func(backend string) string {
+				var c []string
+				if backend == r.Judge {
+					c = append(c, "ref")
+				}
+				if r.RealSidesDiffer {
+					c = append(c, "split")
+				}
+				return strings.Join(append(c, "n"), " ")
+			}
+			fmt.Fprintf(&b, `<tr class="%s"><td>%s</td><td>%s</td><td class="n">%s</td><td class="%s">%s</td><td class="%s">%s</td><td class="n">%s</td><td>%s</td><td>%s</td></tr>`,
+				e(r.Verdict), e(r.Metric), e(r.Unit), fmtNum(r.Simulated), cls(BackendHollow), realCell(r.Hollow), cls(BackendContainerd), realCell(r.Containerd),
+				e(ratioCell(r.Simulated, refRow(cc, r))), e(r.Verdict), e(realSides(r)))
+		}
+		b.WriteString("</table>")
+		for _, er := range cc.Errors {
+			fmt.Fprintf(&b, "<p>Failed restart: %s</p>", e(er))
+		}
+	}
+	fmt.Fprintf(&b, "<p>%d rows outside tolerance of their reference; %d rows where hollow and containerd disagree.</p></body></html>\n", len(c.Disagreements()), c.RealSidesDiffer())
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// ReadFile reads and validates a calibration result document.
+func ReadFile(path string) (*Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var r Result
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("%s: not a calibration result: %w", path, err)
+	}
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
+}
