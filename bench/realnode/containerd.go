@@ -145,6 +145,11 @@ func NewContainerd(o Options) (*ContainerdNode, error) {
 // Name returns the node name.
 func (n *ContainerdNode) Name() string { return n.opts.Name }
 
+// Cost is the kubelet's, containerd's and its shims' usage (see Runner).
+func (n *ContainerdNode) Cost() (map[string]Usage, error) {
+	return n.procs.cost(PartShims, shimPIDs(n.socket()))
+}
+
 // KubeletLog is the kubelet's log file.
 func (n *ContainerdNode) KubeletLog() string { return filepath.Join(n.opts.Dir, "kubelet.log") }
 

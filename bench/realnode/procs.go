@@ -73,6 +73,45 @@ func (p *procs) KubeletUsage() (Usage, error) {
 	return ProcUsage(k.pid())
 }
 
+// Part names of a node's Cost.
+const (
+	PartKubelet = "kubelet"
+	PartRuntime = "runtime"
+	PartShims   = "shims"
+)
+
+// cost reads the usage of the kubelet and the runtime process, and of
+// extra processes under the part name extraPart.
+func (p *procs) cost(extraPart string, extra []int) (map[string]Usage, error) {
+	k, r := p.get()
+	out := map[string]Usage{}
+	add := func(part string, pid int) error {
+		u, err := ProcUsage(pid)
+		if err != nil {
+			return fmt.Errorf("%s: %s (pid %d): %w", p.what, part, pid, err)
+		}
+		t := out[part]
+		t.CPUSeconds += u.CPUSeconds
+		t.RSSBytes += u.RSSBytes
+		t.PeakRSSBytes += u.PeakRSSBytes
+		out[part] = t
+		return nil
+	}
+	for part, pr := range map[string]*proc{PartKubelet: k, PartRuntime: r} {
+		if !pr.alive() {
+			return nil, fmt.Errorf("%s: %s is not running", p.what, part)
+		}
+		if err := add(part, pr.pid()); err != nil {
+			return nil, err
+		}
+	}
+	for _, pid := range extra {
+		// A shim may exit between the listing and the read.
+		_ = add(extraPart, pid)
+	}
+	return out, nil
+}
+
 // waitSocket waits up to timeout until the runtime p listens on socket
 // (the kubelet dials it at start), failing as soon as p exits. bin names
 // the runtime in errors; log is where its output is.

@@ -104,6 +104,9 @@ func New(o Options) (*Node, error) {
 // Name returns the node name.
 func (n *Node) Name() string { return n.opts.Name }
 
+// Cost is the hollow kubelet's and fake-cri's usage (see Runner).
+func (n *Node) Cost() (map[string]Usage, error) { return n.procs.cost("", nil) }
+
 // KubeletLog and RuntimeLog are the components' log files.
 func (n *Node) KubeletLog() string { return filepath.Join(n.opts.Dir, "kubelet.log") }
 
@@ -474,6 +477,11 @@ type Runner interface {
 	KubeletExit() string
 	KubeletLog() string
 	KubeletUsage() (Usage, error)
+	// Cost is the current usage of the node's machinery by part
+	// (PartKubelet, PartRuntime, PartShims): CPU since each process
+	// started, resident memory now. The containers' own processes are
+	// not in it.
+	Cost() (map[string]Usage, error)
 }
 
 var (

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/google/renameio/v2"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -192,8 +193,11 @@ func validateMeasurement(p *field.Path, m *Measurement) field.ErrorList {
 		if v.Unit == "" {
 			errs = append(errs, field.Required(vp.Child("unit"), ""))
 		}
-		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+		switch {
+		case math.IsNaN(v.Value) || math.IsInf(v.Value, 0):
 			errs = append(errs, field.Invalid(vp.Child("value"), v.Value, "must be finite"))
+		case v.Value < 0 && !mayBeNegative(v.Name):
+			errs = append(errs, field.Invalid(vp.Child("value"), v.Value, "cannot be negative"))
 		}
 	}
 	for i := range m.Histograms {
@@ -218,6 +222,14 @@ func validateMeasurement(p *field.Path, m *Measurement) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// mayBeNegative says a figure is a difference that can go below zero: an
+// excess over the baseline, or a growth. Counts, rates, durations, sizes
+// and ratios cannot.
+func mayBeNegative(name string) bool {
+	n := strings.ToLower(name)
+	return strings.Contains(n, "excess") || strings.Contains(n, "growth")
 }
 
 func validateHistogram(p *field.Path, h *Histogram) field.ErrorList {

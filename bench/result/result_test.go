@@ -278,6 +278,10 @@ func TestDecodeRejects(t *testing.T) {
 			ms := variant0(m)["measurements"].([]any)
 			variant0(m)["measurements"] = append(ms, ms[0])
 		}), []string{"variants[0].measurements[5].name: Duplicate value"}},
+		{"negative counter", edit(func(m map[string]any) {
+			v := variant0(m)["measurements"].([]any)[0].(map[string]any)["values"].([]any)[0].(map[string]any)
+			v["value"] = -1e308
+		}), []string{"variants[0].measurements[0].values[0].value: Invalid value", "cannot be negative"}},
 		{"bad point", edit(func(m map[string]any) {
 			s := variant0(m)["measurements"].([]any)[0].(map[string]any)["series"].([]any)[0].(map[string]any)
 			s["points"] = []any{[]any{1, 2, 3}}

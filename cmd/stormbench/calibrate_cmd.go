@@ -239,6 +239,45 @@ func checkWritable(path string, force bool) error {
 	return os.Remove(f.Name())
 }
 
+// checkWritableDir refuses a directory path that exists as something else,
+// or that cannot be created or written in, before anything runs.
+func checkWritableDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && !st.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	case err == nil:
+	case errors.Is(err, os.ErrNotExist):
+		// Created when written: its nearest existing parent must take it.
+		parent := filepath.Dir(filepath.Clean(dir))
+		for {
+			if pst, perr := os.Stat(parent); perr == nil {
+				if !pst.IsDir() {
+					return fmt.Errorf("cannot create %s: %s is not a directory", dir, parent)
+				}
+				dir = parent
+				break
+			}
+			if next := filepath.Dir(parent); next != parent {
+				parent = next
+				continue
+			}
+			return fmt.Errorf("cannot create %s", dir)
+		}
+	default:
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".stormbench-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 // writeCalibration writes the result document and its renderings, each
 // atomically.
 func writeCalibration(res *calibrate.Result, resultPath, markdown, htmlPath string) error {

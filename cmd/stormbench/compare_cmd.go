@@ -37,7 +37,7 @@ func runCompare(ctx context.Context, env *cmdEnv, args []string) error {
 	var format, baseline, groupBy string
 	var metrics []string
 	var alpha, confidence float64
-	var listMetrics bool
+	var listMetrics, allowMismatch bool
 	fs := newFlagSet(env, "compare", "compare RESULT.json [RESULT.json ...] [flags]\n\n"+compareHelp)
 	fs.StringVarP(&format, "output", "o", report.FormatText, "Output format: text, markdown, html (a self-contained page) or json")
 	fs.StringVar(&format, "format", report.FormatText, "Same as --output")
@@ -47,6 +47,7 @@ func runCompare(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Float64Var(&alpha, "alpha", 0.05, "Significance level of the Mann-Whitney U test")
 	fs.Float64Var(&confidence, "confidence", 0.95, "Confidence level of the medians' intervals")
 	fs.BoolVar(&listMetrics, "list-metrics", false, "List the key metrics (ID, unit, label) and exit")
+	fs.BoolVar(&allowMismatch, "allow-mismatch", false, "Compare results of different profiles, storm kinds, fleet sizes or Kubernetes versions")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -83,6 +84,9 @@ func runCompare(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	inputs, err := readResults(fs.Args())
 	if err != nil {
+		return err
+	}
+	if err := checkComparable(env, inputs, allowMismatch); err != nil {
 		return err
 	}
 	c, err := report.Compare(inputs, opts)
@@ -140,4 +144,20 @@ func readResult(flag, path string) (report.Input, error) {
 		return report.Input{}, err
 	}
 	return in[0], nil
+}
+
+// checkComparable refuses results whose setups differ (exit 2), or with
+// allow warns on stderr and goes on.
+func checkComparable(env *cmdEnv, inputs []report.Input, allow bool) error {
+	m := report.Mismatches(inputs)
+	if len(m) == 0 {
+		return nil
+	}
+	if allow {
+		for _, d := range m {
+			fmt.Fprintf(env.stderr, "warning: not comparable: %s\n", d)
+		}
+		return nil
+	}
+	return usagef("the results are not comparable (pass --allow-mismatch to compare them anyway):\n  %s", strings.Join(m, "\n  "))
 }

@@ -29,6 +29,9 @@ current-context: ctx
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Committed results of two setups: quick (50 nodes) and a 1,000-node
+	// burst.
+	quick, other := "../../results/compare-gates.json", "../../results/scale/burst1k-closed.json"
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -46,6 +49,11 @@ current-context: ctx
 		{"status of an unknown cluster", []string{"cluster", "status", "--name", "nosuch", "--workdir", dir, "--bin-dir",
 			fakeBinDir(t, "kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok", "kwokctl", "kubectl")}, "existing: none"},
 		{"bad shard", []string{"run", "--shard", "1/2x", "--dry-run"}, "--shard"},
+		{"unwritable report", []string{"report", quick, "-o", filepath.Join(dir, "nodir", "r.html")}, "does not exist"},
+		{"unwritable junit", []string{"gate", "--current", quick, "--junit", filepath.Join(dir, "nodir", "j.xml")}, "--junit"},
+		{"perfdash on a file", []string{"gate", "--current", quick, "--perfdash", malformed}, "not a directory"},
+		{"compare across profiles", []string{"compare", quick, other}, "not comparable"},
+		{"gate against another profile", []string{"gate", "--current", quick, "--baseline", other, "--max-regression", "10%"}, "--allow-mismatch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runCLI(t, tc.args...)

@@ -80,6 +80,7 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	var outage, alpha float64
 	var variants []string
 	var reg regressionFlag
+	var allowMismatch bool
 	def := report.DefaultGateOptions()
 	fs := newFlagSet(env, "gate", "gate --current RESULT.json [--baseline BASE.json] [flags]\n\n"+gateHelp)
 	fs.StringVar(&curPath, "current", "", "Result file to check (required)")
@@ -94,6 +95,7 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Float64Var(&alpha, "alpha", 0.05, "Significance level below which a regression between samples large enough to tell counts")
 	fs.StringVarP(&output, "output", "o", "text", "Output format: text or json")
 	fs.StringVar(&junit, "junit", "", "Also write JUnit XML here, one test case per gate")
+	fs.BoolVar(&allowMismatch, "allow-mismatch", false, "Gate against a baseline of another profile, storm kind, fleet size or Kubernetes version")
 	fs.StringVar(&perfdash, "perfdash", "", "Also write the current result as clusterloader2 PerfData JSON files into this directory, for perf-dash")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -103,6 +105,14 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	if output != "text" && output != "json" {
 		return usagef("unknown output format %q (-o): text or json", output)
+	}
+	// The exports are written after the verdict; a path that cannot take
+	// them is bad input, found before any work.
+	if err := checkWritable(junit, true); err != nil {
+		return usagef("--junit: %v", err)
+	}
+	if err := checkWritableDir(perfdash); err != nil {
+		return usagef("--perfdash: %v", err)
 	}
 	if curPath == "" {
 		return usagef("--current is required")
@@ -181,6 +191,9 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	var base report.Input
 	if basePath != "" {
 		if base, err = readResult("--baseline", basePath); err != nil {
+			return err
+		}
+		if err := checkComparable(env, []report.Input{base, cur}, allowMismatch); err != nil {
 			return err
 		}
 	}

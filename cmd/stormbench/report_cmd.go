@@ -67,6 +67,13 @@ func runReport(ctx context.Context, env *cmdEnv, args []string) error {
 	if format != report.FormatHTML && format != report.FormatMarkdown {
 		return usagef("unknown report format %q: html or markdown", format)
 	}
+	if out != "" && out != "-" {
+		// report overwrites its output; a path it cannot write is bad
+		// input, found before any work.
+		if err := checkWritable(out, true); err != nil {
+			return usagef("-o: %v", err)
+		}
+	}
 	in, err := readResult("report", fs.Arg(0))
 	if err != nil {
 		return err
