@@ -3,12 +3,15 @@ package profiles
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -104,18 +107,7 @@ func Parse(source string, data []byte) (*Profile, error) {
 	if err != nil {
 		return nil, &ValidationError{Source: source, Errs: field.ErrorList{field.Invalid(field.NewPath("(document)"), field.OmitValueType{}, decodeMessage(err))}}
 	}
-	// sigs.k8s.io/json matches field names case-sensitively and reports
-	// every unknown or duplicate field with its path, where encoding/json
-	// would accept "FLEET:" for "fleet:".
-	strictErrs, err := kjson.UnmarshalStrict(j, &p)
-	if err != nil {
-		return nil, &ValidationError{Source: source, Errs: field.ErrorList{field.Invalid(field.NewPath("(document)"), field.OmitValueType{}, decodeMessage(err))}}
-	}
-	if len(strictErrs) > 0 {
-		var errs field.ErrorList
-		for _, se := range strictErrs {
-			errs = append(errs, field.Invalid(field.NewPath("(document)"), field.OmitValueType{}, se.Error()))
-		}
+	if errs := decodeStrict(j, &p); len(errs) > 0 {
 		return nil, &ValidationError{Source: source, Errs: errs}
 	}
 	SetDefaults(&p)
@@ -123,6 +115,170 @@ func Parse(source string, data []byte) (*Profile, error) {
 		return nil, &ValidationError{Source: source, Errs: errs}
 	}
 	return &p, nil
+}
+
+// typeError is a decode error of one field: encoding/json's
+// UnmarshalTypeError, as sigs.k8s.io/json words it (its type is internal).
+var typeError = regexp.MustCompile(`^json: cannot unmarshal (.+) into Go struct field [A-Za-z0-9_]+\.(\S+) of type (\S+)$`)
+
+// unknownField is a strict error of sigs.k8s.io/json.
+var unknownField = regexp.MustCompile(`^(unknown|duplicate) field "(.+)"$`)
+
+// decodeStrict decodes the profile's JSON into p strictly and returns every
+// problem with its field path in profile terms: each value of the wrong
+// type (the decoder stops at the first, so the field is dropped and the
+// document decoded again), then every unknown or duplicate field. A bare
+// number where a count-or-percentage string is expected (storm.waves.size:
+// 50) is taken as that count.
+func decodeStrict(j []byte, p *Profile) field.ErrorList {
+	// Numbers stay as written (a 64-bit seed must not round).
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return field.ErrorList{field.Invalid(field.NewPath("(document)"), field.OmitValueType{}, decodeMessage(err))}
+	}
+	if waves, ok := lookup(doc, "storm", "waves").(map[string]any); ok {
+		if n, ok := waves["size"].(json.Number); ok {
+			waves["size"] = n.String()
+		}
+	}
+	var errs field.ErrorList
+	for range 100 {
+		b, err := json.Marshal(doc)
+		if err != nil {
+			return append(errs, field.InternalError(field.NewPath("(document)"), err))
+		}
+		*p = Profile{}
+		strictErrs, err := kjson.UnmarshalStrict(b, p)
+		if err == nil {
+			for _, se := range strictErrs {
+				if m := unknownField.FindStringSubmatch(se.Error()); m != nil {
+					errs = append(errs, field.Invalid(pathOf(m[2]), field.OmitValueType{}, m[1]+" field"))
+				} else {
+					errs = append(errs, field.Invalid(field.NewPath("(document)"), field.OmitValueType{}, se.Error()))
+				}
+			}
+			return errs
+		}
+		m := typeError.FindStringSubmatch(err.Error())
+		if m == nil || !drop(doc, splitPath(m[2])) {
+			return append(errs, field.Invalid(field.NewPath("(document)"), field.OmitValueType{}, decodeMessage(err)))
+		}
+		errs = append(errs, field.Invalid(pathOf(m[2]), field.OmitValueType{}, fmt.Sprintf("must be %s, got %s", kindOf(m[3]), strings.Fields(m[1])[0])))
+	}
+	return errs
+}
+
+// kindOf names a Go type in YAML terms.
+func kindOf(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case strings.HasPrefix(goType, "map["), strings.Contains(goType, "."):
+		return "a mapping"
+	case goType == "string":
+		return "a string (quote it)"
+	case goType == "bool":
+		return "true or false"
+	case strings.HasPrefix(goType, "float"):
+		return "a number"
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
+		return "an integer"
+	}
+	return "of type " + goType
+}
+
+// splitPath splits "storm.variants[1].name" into its keys and indexes.
+func splitPath(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ".") {
+		for part != "" {
+			i := strings.IndexByte(part, '[')
+			if i < 0 {
+				out = append(out, part)
+				break
+			}
+			if i > 0 {
+				out = append(out, part[:i])
+			}
+			end := strings.IndexByte(part, ']')
+			if end < i {
+				out = append(out, part[i:])
+				break
+			}
+			out = append(out, part[i:end+1])
+			part = part[end+1:]
+		}
+	}
+	return out
+}
+
+func pathOf(s string) *field.Path {
+	var p *field.Path
+	for _, seg := range splitPath(s) {
+		if strings.HasPrefix(seg, "[") {
+			if i, err := strconv.Atoi(strings.Trim(seg, "[]")); err == nil && p != nil {
+				p = p.Index(i)
+				continue
+			}
+		}
+		if p == nil {
+			p = field.NewPath(seg)
+		} else {
+			p = p.Child(seg)
+		}
+	}
+	if p == nil {
+		return field.NewPath("(document)")
+	}
+	return p
+}
+
+// lookup walks keys through nested mappings.
+func lookup(doc any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := doc.(map[string]any)
+		if !ok {
+			return nil
+		}
+		doc = m[k]
+	}
+	return doc
+}
+
+// drop deletes the value at path from doc (a list without an index in the
+// path: from every element) and says whether it found one.
+func drop(doc any, path []string) bool {
+	if len(path) == 0 {
+		return false
+	}
+	switch d := doc.(type) {
+	case map[string]any:
+		v, ok := d[path[0]]
+		if !ok {
+			return false
+		}
+		if len(path) == 1 {
+			delete(d, path[0])
+			return true
+		}
+		return drop(v, path[1:])
+	case []any:
+		if strings.HasPrefix(path[0], "[") {
+			i, err := strconv.Atoi(strings.Trim(path[0], "[]"))
+			if err != nil || i < 0 || i >= len(d) {
+				return false
+			}
+			return drop(d[i], path[1:])
+		}
+		found := false
+		for _, e := range d {
+			found = drop(e, path) || found
+		}
+		return found
+	}
+	return false
 }
 
 // decodeMessage strips the yaml library's wrapping so the message names the

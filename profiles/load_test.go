@@ -137,7 +137,7 @@ var badProfiles = []struct {
 	{"variants-without-storm", "variants without a storm", []string{"storm:"}},
 	// The strict decoder names the field but not its path (see the
 	// report on profiles.Parse).
-	{"unknown-field", "an unknown field", []string{`unknown field "storm.downtimeJitter"`}},
+	{"unknown-field", "an unknown field", []string{"storm.downtimeJitter: Invalid value: unknown field"}},
 	{"duplicate-key", "a key given twice", []string{`key "fleet" already set`}},
 	{"wrong-apiversion", "a wrong apiVersion", []string{"apiVersion:"}},
 	{"wrong-kind-and-name", "a wrong kind and a name that is not a DNS label", []string{"kind:", "metadata.name:"}},
@@ -154,7 +154,10 @@ var badProfiles = []struct {
 	{"bad-control-plane", "negative control-plane tunings, a percentage above 100, a leader-election deadline too short", []string{"controlPlane.controllerQPS:", "controlPlane.kwokParallelism:", "controlPlane.schedulerPercentageOfNodesToScore:", "controlPlane.leaderElectionRenewDeadline:"}},
 	{"real-kubelets", "real kubelets with no exec-only workload in the mix, a runtime mode on a kubelet storm", []string{"fleet.realKubelets:", "storm.runtimeMode:"}},
 	{"real-kubelets-above-fleet", "more real kubelets than nodes, an unknown runtime mode", []string{"fleet.realKubelets:", "storm.runtimeMode:"}},
-	{"wrong-type", "a string where a number belongs", []string{"fleet.nodes"}},
+	{"wrong-type", "a string where a number belongs", []string{"fleet.nodes: Invalid value: must be an integer, got string"}},
+	{"several-errors", "every type error and unknown field at once, with its path (a bare wave size is a count)", []string{
+		"fleet.nodes: Invalid value: must be an integer", "fleet.podsPerNode: Invalid value: must be an integer, got bool",
+		"storm.waves.interval: Invalid value: must be a string", "fleet.colour: Invalid value: unknown field"}},
 	{"empty", "an empty document", []string{"apiVersion:"}},
 	{"malformed", "malformed YAML", []string{"did not find expected node content"}},
 }
@@ -286,5 +289,31 @@ func TestEffectiveCloseWatches(t *testing.T) {
 	}
 	if !EffectiveCloseWatches(&Storm{CloseWatchesAfterSync: true}, nil) {
 		t.Error("nil variant must take the storm's setting")
+	}
+}
+
+// TestBareWaveSize: a wave size written as a number is the count it reads
+// as, not a type error.
+func TestBareWaveSize(t *testing.T) {
+	p, err := Parse("bare.yaml", []byte(`apiVersion: stormbench.io/v1alpha1
+kind: StormProfile
+metadata: {name: bare}
+seed: 9007199254740993
+fleet: {nodes: 100, podsPerNode: 2}
+storm:
+  kind: kubelet
+  select: {count: 50}
+  waves: {size: 25, interval: 10s}
+  downtime: {type: fixed, value: 3s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Storm.Waves.Size != "25" {
+		t.Errorf("waves.size %q, want \"25\"", p.Storm.Waves.Size)
+	}
+	// Decoded without rounding through float64.
+	if p.Seed != 9007199254740993 {
+		t.Errorf("seed %d, want 9007199254740993", p.Seed)
 	}
 }

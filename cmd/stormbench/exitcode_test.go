@@ -52,6 +52,7 @@ current-context: ctx
 		{"unwritable report", []string{"report", quick, "-o", filepath.Join(dir, "nodir", "r.html")}, "does not exist"},
 		{"unwritable junit", []string{"gate", "--current", quick, "--junit", filepath.Join(dir, "nodir", "j.xml")}, "--junit"},
 		{"perfdash on a file", []string{"gate", "--current", quick, "--perfdash", malformed}, "not a directory"},
+		{"profiles validate, one invalid", []string{"profiles", "validate", "../../profiles/quick.yaml", malformed}, "1 of 2 profiles invalid"},
 		{"compare across profiles", []string{"compare", quick, other}, "not comparable"},
 		{"gate against another profile", []string{"gate", "--current", quick, "--baseline", other, "--max-regression", "10%"}, "--allow-mismatch"},
 	} {

@@ -9,16 +9,29 @@ import (
 )
 
 func runProfiles(ctx context.Context, env *cmdEnv, args []string) error {
-	sub, rest, err := subcommand(args, "list", "show")
+	sub, rest, err := subcommand(args, "list", "show", "validate")
 	if err != nil {
 		return err
 	}
 	if sub == "help" {
-		fmt.Fprint(env.stdout, "Usage: stormbench profiles list|show NAME|FILE [-o yaml|json]\n\n  list  list the built-in profiles\n  show  print a profile resolved with its defaults (validated)\n")
+		fmt.Fprint(env.stdout, `Usage: stormbench profiles list|show|validate [flags]
+
+  list                 list the built-in profiles
+  show NAME|FILE       print a profile resolved with its defaults (validated)
+  validate FILE...     check profiles: every type error, unknown field and
+                       bad value with its field path; exit 0 when all are
+                       valid, 2 when one is not (for CI and pre-commit)
+
+Examples:
+  stormbench profiles list
+  stormbench profiles show quick -o json
+  stormbench profiles validate profiles/*.yaml my-storm.yaml
+`)
 		return nil
 	}
 	var output string
-	fs := newFlagSet(env, "profiles "+sub, "profiles "+sub+" [NAME|FILE] [flags]")
+	use := map[string]string{"list": "profiles list [flags]", "show": "profiles show NAME|FILE [flags]", "validate": "profiles validate FILE... [flags]"}[sub]
+	fs := newFlagSet(env, "profiles "+sub, use)
 	fs.StringVarP(&output, "output", "o", "", "Output format: text (list only), yaml or json")
 	if err := parse(fs, rest); err != nil {
 		return err
@@ -52,6 +65,24 @@ func runProfiles(ctx context.Context, env *cmdEnv, args []string) error {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\n", p.Metadata.Name, p.Fleet.Nodes, p.Fleet.PodsPerNode, kind, len(p.ResolvedVariants()), p.Metadata.Description)
 		}
 		return tw.Flush()
+	case "validate":
+		if fs.NArg() == 0 {
+			return usagef("profiles validate needs at least one profile file or name")
+		}
+		invalid := 0
+		for _, ref := range fs.Args() {
+			p, err := profiles.Load(ref)
+			if err != nil {
+				invalid++
+				fmt.Fprintf(env.stderr, "%s: %v\n", ref, err)
+				continue
+			}
+			fmt.Fprintf(env.stdout, "%s: valid (profile %s, %d nodes, %d variants)\n", ref, p.Metadata.Name, p.Fleet.Nodes, len(p.ResolvedVariants()))
+		}
+		if invalid > 0 {
+			return usagef("%d of %d profiles invalid", invalid, fs.NArg())
+		}
+		return nil
 	default:
 		if fs.NArg() != 1 {
 			return usagef("profiles show takes one profile name or file")
