@@ -64,3 +64,28 @@ current-context: ctx
 		})
 	}
 }
+
+// TestDidYouMean: a typo of a command or flag gets the nearest name; a
+// word far from every name gets none.
+func TestDidYouMean(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cmopare"}, `unknown command "cmopare" (did you mean "compare"?)`},
+		{[]string{"rnu"}, `(did you mean "run"?)`},
+		{[]string{"profiles", "list", "--ouput", "json"}, `unknown flag: --ouput (did you mean "--output"?)`},
+		{[]string{"xyzzy"}, `unknown command "xyzzy"` + "\n"},
+	} {
+		code, _, stderr := runCLI(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitUsage, tc.want)
+		}
+	}
+	if code, stdout, _ := runCLI(t, "--version"); code != exitOK || !strings.HasPrefix(stdout, "stormbench ") {
+		t.Errorf("--version: exit %d, %q", code, stdout)
+	}
+	if code, stdout, _ := runCLI(t, "help", "merge"); code != exitOK || !strings.HasPrefix(stdout, "Usage: stormbench merge") {
+		t.Errorf("help merge: exit %d, %q", code, stdout)
+	}
+}

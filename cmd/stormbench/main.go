@@ -97,20 +97,27 @@ func commands() []command {
 		{"sweep", "Capacity sweep: the storm at growing wave sizes; the max safe restart wave", runSweep},
 		{"cluster", "Manage the embedded control plane: up, down, status", runCluster},
 		{"fleet", "Provision or remove a fleet of KWOK nodes and workloads: up, down", runFleet},
-		{"profiles", "List or show built-in storm profiles: list, show NAME", runProfiles},
+		{"profiles", "List, show or validate storm profiles: list, show NAME, validate FILE...", runProfiles},
 		{"preflight", "Read-only checks of a cluster: permissions, KWOK label selector, heartbeat timing", runPreflight},
 		{"cleanup", "Remove what runs left behind: --run ID, --all, or --list", runCleanup},
 		{"version", "Print the stormbench version", runVersion},
 		{"compare", "Compare result files or the variants of one: medians, deltas, significance", runCompare},
 		{"report", "Write a self-contained HTML report (charts) or a markdown summary of a result", runReport},
 		{"gate", "Check a result against SLOs and a baseline for CI: exit 1 when a gate fails", runGate},
-		{"calibrate", "Measure the simulated kubelet against real (hollow) kubelets: a fidelity table; exit 1 when a row disagrees", runCalibrate},
+		{"calibrate", "Measure the simulated kubelet against real kubelets (hollow, or on containerd): a fidelity table; exit 1 when a row disagrees", runCalibrate},
 		{"merge", "Combine the result files of a sharded run (run --shard i/n) into one result", runMerge},
 	}
 }
 
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	env := &cmdEnv{stdout: stdout, stderr: stderr}
+	if len(args) > 0 && args[0] == "--version" {
+		args = []string{"version"}
+	}
+	// "help CMD" is "CMD --help".
+	if len(args) > 1 && args[0] == "help" {
+		args = []string{args[1], "--help"}
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		printUsage(stdout)
 		if len(args) == 0 {
@@ -118,15 +125,53 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 		}
 		return exitOK
 	}
+	var names []string
 	for _, c := range commands() {
 		if c.name == args[0] {
 			err := c.run(ctx, env, args[1:])
 			return exitCode(stderr, err)
 		}
+		names = append(names, c.name)
 	}
-	fmt.Fprintf(stderr, "stormbench: unknown command %q\n\n", args[0])
+	fmt.Fprintf(stderr, "stormbench: unknown command %q%s\n\n", args[0], didYouMean(args[0], names))
 	printUsage(stderr)
 	return exitUsage
+}
+
+// didYouMean suggests the closest of names to what was typed, when it is
+// close enough to be a typo: ` (did you mean "run"?)`, or "".
+func didYouMean(typed string, names []string) string {
+	best, bestD := "", max(2, len(typed)/3)+1
+	for _, n := range names {
+		if d := editDistance(typed, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 func exitCode(stderr io.Writer, err error) int {
@@ -161,7 +206,8 @@ Commands:
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.short)
 	}
 	fmt.Fprint(w, `
-Run 'stormbench <command> --help' for a command's flags.
+Run 'stormbench <command> --help' (or 'stormbench help <command>') for a
+command's flags; 'stormbench --version' prints the version.
 
 Exit codes: 0 ok, 1 a gate failed, 2 bad usage or input, 3 the run failed.
 `)
@@ -178,11 +224,19 @@ func newFlagSet(env *cmdEnv, name, usage string) *pflag.FlagSet {
 	return fs
 }
 
-// parse parses flags, turning errors into usage errors.
+// parse parses flags, turning errors into usage errors; an unknown flag
+// close to a known one is suggested.
 func parse(fs *pflag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return err
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+			var names []string
+			fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+			if hint := didYouMean(name, names); hint != "" {
+				return usageError{fmt.Errorf("%w%s", err, strings.Replace(hint, `"`, `"--`, 1))}
+			}
 		}
 		return usageError{err}
 	}
