@@ -105,6 +105,7 @@ func commands() []command {
 		{"report", "Write a self-contained HTML report (charts) or a markdown summary of a result", runReport},
 		{"gate", "Check a result against SLOs and a baseline for CI: exit 1 when a gate fails", runGate},
 		{"calibrate", "Measure the simulated kubelet against real kubelets (hollow, or on containerd): a fidelity table; exit 1 when a row disagrees", runCalibrate},
+		{"export", "Write results in another tool's format: --format benchfmt (for benchstat)", runExport},
 		{"merge", "Combine the result files of a sharded run (run --shard i/n) into one result", runMerge},
 	}
 }
