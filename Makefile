@@ -49,7 +49,9 @@ $(KUBE_BINS) &: $(COMPONENT_DEPS)
 
 $(KWOK_BINS) &: $(COMPONENT_DEPS)
 	@mkdir -p $(BIN)
-	cd $(COMPONENTS_DIR) && $(GO) build -trimpath -o $(BIN)/ sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl
+	# Static (no cgo), as upstream's image is: the same kwok binary runs as the
+	# embedded cluster's controller and in an image on a real node.
+	cd $(COMPONENTS_DIR) && CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl
 	@touch $(KWOK_BINS)
 
 $(ORACLE_BINS) &: $(COMPONENT_DEPS) $(wildcard $(COMPONENTS_DIR)/cmd/*/*.go)

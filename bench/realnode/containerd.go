@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+
 	"github.com/stormbench/stormbench/bench/cluster"
 )
 
@@ -241,6 +243,15 @@ func (n *ContainerdNode) cniConfig() string {
 // v1 allowed (1.35+ refuses it otherwise), cgroupfs, swap tolerated, its
 // own runtime endpoint, loopback-only ports, a cgroup root of its own and
 // no node-allocatable enforcement (there is one machine for every node).
+// kubeletConfig is the node's KubeletConfiguration. It sets
+// nodeStatusUpdateFrequency, so it sets nodeStatusReportFrequency too: left
+// out, the report frequency defaults to the update frequency when that is
+// set explicitly (pkg/kubelet/apis/config/v1beta1/defaults.go), and the
+// kubelet then PATCHes a heartbeat into its node status every 10 s
+// (kubelet_node_status.go tryUpdateNodeStatus), which a kubelet with the
+// default configuration does every 5 minutes (measured here: 3 PATCHes of
+// nodes/status in the 30 s after a start, each only new lastHeartbeatTimes,
+// against the hollow kubelet's 1).
 func (n *ContainerdNode) kubeletConfig() string {
 	o := n.opts
 	lease := o.LeaseDurationSeconds
@@ -281,6 +292,7 @@ podCIDR: %[6]s
 maxPods: %[7]d
 nodeLeaseDurationSeconds: %[8]d
 nodeStatusUpdateFrequency: %[9]s
+nodeStatusReportFrequency: 5m0s
 evictionHard: {memory.available: "1Mi", nodefs.available: "1%%", imagefs.available: "1%%"}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
@@ -401,9 +413,18 @@ func (n *ContainerdNode) startKubeletLocked(gates map[string]bool) error {
 		"--kubeconfig", filepath.Join(n.opts.Dir, "kubeconfig"),
 		"--root-dir", filepath.Join(n.opts.Dir, "kubelet"),
 		"--hostname-override", n.opts.Name,
-		"--node-ip", "127.0.0.1",
 		"--node-labels", joinMap(n.opts.Labels),
 		"-v", strconv.Itoa(n.opts.Verbosity),
+	}
+	// The node's address: the kubelet refuses a loopback node IP
+	// (kubelet_node_status.go validateNodeIP) and would then register no
+	// address at all, and this machine's hostname resolves to 127.0.0.1.
+	// The address of the default route's interface is what it would pick
+	// on a machine whose hostname resolves to it (nothing is sent to it
+	// from elsewhere: the kubelet listens on 127.0.0.1, pods that need the
+	// API server use the host network). Pods read it as status.hostIP.
+	if ip, err := utilnet.ChooseHostInterface(); err == nil {
+		args = append(args, "--node-ip", ip.String())
 	}
 	if g := joinGates(gates); g != "" {
 		args = append(args, "--feature-gates", g)

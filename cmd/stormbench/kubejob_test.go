@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
@@ -9,9 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -28,16 +31,23 @@ import (
 	"github.com/stormbench/stormbench/profiles"
 )
 
-// jobImage is the name the test's stormbench image is imported under.
-const jobImage = "stormbench.io/stormbench:test"
+// jobImage and kwokImageName are the names the test's images are imported
+// under.
+const (
+	jobImage      = "stormbench.io/stormbench:test"
+	kwokImageName = "stormbench.io/kwok:test"
+)
 
 // TestKubernetesJobOnRealNodes runs the sharded run of scripts/kubernetes
-// for real: two containerd-backed nodes join the embedded cluster, a
-// stormbench image built from this package's static binary is imported
-// into their containerds, and the manifests are applied as the README says
-// (RBAC, impersonate-nodes.sh, config, fleet-up Job, the Indexed Job of 2
-// shards, fleet-down Job), with the changes localJob makes for a cluster
-// whose API server listens on loopback only. The shards' result files,
+// for real: three containerd-backed nodes join the embedded cluster, a
+// stormbench image built from this package's static binary and a KWOK
+// image from bin/kwok are imported into their containerds, and the
+// manifests are applied as the README says (upstream KWOK's install with
+// kwok-controller.yaml in place of its Deployment, RBAC,
+// impersonate-nodes.sh, config, fleet-up Job, the Indexed Job of 2 shards,
+// fleet-down Job), with the changes localCluster makes for a cluster whose
+// API server listens on loopback only. The embedded cluster's own KWOK
+// process is stopped: the in-cluster controller manages the fleet. The shards' result files,
 // merged, must equal an unsharded run of the same profile and seed on the
 // same fleet, as in TestShardedRunMatchesUnsharded.
 func TestKubernetesJobOnRealNodes(t *testing.T) {
@@ -72,9 +82,24 @@ func TestKubernetesJobOnRealNodes(t *testing.T) {
 	if err := realnode.WriteBinaryImage(image, bin, jobImage, "stormbench"); err != nil {
 		t.Fatal(err)
 	}
+	// The KWOK image: make components builds kwok static, as the
+	// upstream image's binary is.
+	if ef, err := elf.Open(comps.Path(cluster.BinKwok)); err == nil {
+		for _, prog := range ef.Progs {
+			if prog.Type == elf.PT_INTERP {
+				t.Fatalf("%s is dynamically linked and cannot run in an image without a libc: rebuild it static with `rm bin/kwok bin/kwokctl && make components`", comps.Path(cluster.BinKwok))
+			}
+		}
+		ef.Close()
+	}
+	kwokImage := filepath.Join(dir, "kwok-image.tar")
+	if err := realnode.WriteBinaryImage(kwokImage, comps.Path(cluster.BinKwok), kwokImageName, "kwok"); err != nil {
+		t.Fatal(err)
+	}
 
-	// Two real nodes for the Jobs' pods: the shards' affinity keeps them
-	// off KWOK nodes and prefers one shard per node.
+	// Three real nodes for the pods: the KWOK controller, and the Jobs'
+	// (the shards' affinity keeps them off KWOK nodes and prefers one shard
+	// per node). Each pod requests 2 CPUs, a whole real node.
 	var nodes []*realnode.ContainerdNode
 	t.Cleanup(func() {
 		for _, n := range nodes {
@@ -86,7 +111,7 @@ func TestKubernetesJobOnRealNodes(t *testing.T) {
 			}
 		}
 	})
-	for i := range 2 {
+	for i := range 3 {
 		name := fmt.Sprintf("job-node-%d", i)
 		n, err := realnode.NewContainerd(realnode.Options{
 			Components: comps, AdminKubeconfig: c.Embedded.Kubeconfig(), Context: c.Target.Context,
@@ -100,8 +125,10 @@ func TestKubernetesJobOnRealNodes(t *testing.T) {
 		if err := n.Start(nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := n.ImportImage(image); err != nil {
-			t.Fatal(err)
+		for _, img := range []string{image, kwokImage} {
+			if err := n.ImportImage(img); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	for _, n := range nodes {
@@ -112,10 +139,10 @@ func TestKubernetesJobOnRealNodes(t *testing.T) {
 			t.Fatalf("node %s never Ready: %v\n%s", n.Name(), err, tail(n.KubeletLog(), 30))
 		}
 	}
-	podLogs := func() string {
+	podLogs := func(prefix string) string {
 		var b strings.Builder
 		for _, n := range nodes {
-			logs, _ := filepath.Glob(filepath.Join(filepath.Dir(n.KubeletLog()), "pod-logs", "stormbench_*", "*", "*.log"))
+			logs, _ := filepath.Glob(filepath.Join(filepath.Dir(n.KubeletLog()), "pod-logs", prefix+"*", "*", "*.log"))
 			for _, l := range logs {
 				fmt.Fprintf(&b, "--- %s:\n%s\n", strings.TrimPrefix(l, filepath.Dir(n.KubeletLog())+"/"), tail(l, 25))
 			}
@@ -133,6 +160,56 @@ func TestKubernetesJobOnRealNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	local := localCluster{host: c.Target.Host, results: results, shards: 2}
+
+	// 0. KWOK inside the cluster, as the README's "Before you start" says:
+	// upstream's install (kustomize/kwok: CRDs, RBAC, the kwok ConfigMap,
+	// its Deployment; the fast stages), then kwok-controller.yaml in place
+	// of that Deployment, on a real node. The embedded cluster's own KWOK
+	// process stops first: two controllers must not manage one fleet.
+	kwokModule, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kwok").Output()
+	if err != nil {
+		t.Fatalf("finding the kwok module: %v", err)
+	}
+	kubectl := func(args ...string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, comps.Path(cluster.BinKubectl), append([]string{"--kubeconfig", c.Kubeconfig()}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	for _, k := range []string{"kwok", "stage/fast"} {
+		kubectl("apply", "-k", filepath.Join(strings.TrimSpace(string(kwokModule)), "kustomize", k))
+	}
+	if pid := c.Embedded.PIDs()["kwok-controller"]; pid > 0 {
+		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		for cluster.ProcessAlive(pid) {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	local.apiPort = c.Target.Host[strings.LastIndexByte(c.Target.Host, ':')+1:]
+	apply(ctx, t, cs, local, decodeManifests(t, filepath.Join(manifestDir, "kwok-controller.yaml")))
+	t.Cleanup(func() {
+		_ = cs.AppsV1().Deployments("kube-system").Delete(context.Background(), "kwok-controller", metav1.DeleteOptions{})
+	})
+	var kwokPod string
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "app=kwok-controller"})
+		if err != nil {
+			return false, nil
+		}
+		for _, p := range pods.Items {
+			if len(p.Spec.Containers) == 1 && p.Spec.Containers[0].Image == kwokImageName && podReady(&p) {
+				kwokPod = p.Name + " on " + p.Spec.NodeName
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("the KWOK controller never became Ready: %v\n%s\npod logs:\n%s", err, describePods(ctx, cs, "kube-system", "app=kwok-controller"), podLogs("kube-system_kwok-controller"))
+	}
+	t.Logf("KWOK controller: %s", kwokPod)
 
 	// 1. Permissions, including impersonation of exactly this fleet's nodes.
 	apply(ctx, t, cs, local, decodeManifests(t, filepath.Join(manifestDir, "rbac.yaml")))
@@ -184,7 +261,7 @@ func TestKubernetesJobOnRealNodes(t *testing.T) {
 			return false, nil
 		})
 		if err != nil || got.Status.Succeeded != ptrValue(got.Spec.Completions) {
-			t.Fatalf("Job %s: %v; status %+v\npods:\n%s", job.Name, err, got.Status, podLogs())
+			t.Fatalf("Job %s: %v; status %+v\npods:\n%s%s", job.Name, err, got.Status, podLogs("stormbench_"), podLogs("kube-system_kwok-controller"))
 		}
 		return got
 	}
@@ -256,9 +333,13 @@ func TestKubernetesJobOnRealNodes(t *testing.T) {
 //     directory, which every node of one machine shares;
 //   - there is no registry: the image is imported into each node's
 //     containerd and never pulled;
-//   - N = shards.
+//   - N = shards;
+//   - the KWOK controller reaches the API server the same way: host
+//     network, and in-cluster configuration pointed at the loopback
+//     address (KUBERNETES_SERVICE_HOST/PORT).
 type localCluster struct {
 	host    string
+	apiPort string
 	results string
 	shards  int32
 }
@@ -270,6 +351,14 @@ func (l localCluster) mutate(o runtime.Object) (runtime.Object, bool) {
 	case *corev1.ConfigMap:
 		if k, ok := o.Data["kubeconfig"]; ok {
 			o.Data["kubeconfig"] = strings.ReplaceAll(k, "https://kubernetes.default.svc", l.host)
+		}
+	case *appsv1.Deployment:
+		ps := &o.Spec.Template.Spec
+		ps.HostNetwork, ps.DNSPolicy = true, corev1.DNSDefault
+		for i := range ps.Containers {
+			ct := &ps.Containers[i]
+			ct.Image, ct.ImagePullPolicy = kwokImageName, corev1.PullNever
+			ct.Env = append(ct.Env, corev1.EnvVar{Name: "KUBERNETES_SERVICE_HOST", Value: "127.0.0.1"}, corev1.EnvVar{Name: "KUBERNETES_SERVICE_PORT", Value: l.apiPort})
 		}
 	case *batchv1.Job:
 		ps := &o.Spec.Template.Spec
@@ -295,6 +384,43 @@ func (l localCluster) mutate(o runtime.Object) (runtime.Object, bool) {
 		}
 	}
 	return o, true
+}
+
+// describePods says where each selected pod is and why it is not running:
+// its phase, each container's state, and the namespace's warning events.
+func describePods(ctx context.Context, cs kubernetes.Interface, ns, selector string) string {
+	var b strings.Builder
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return err.Error()
+	}
+	for _, p := range pods.Items {
+		fmt.Fprintf(&b, "pod %s on %q: %s\n", p.Name, p.Spec.NodeName, p.Status.Phase)
+		for _, c := range p.Status.Conditions {
+			if c.Status != corev1.ConditionTrue {
+				fmt.Fprintf(&b, "  %s=%s %s %s\n", c.Type, c.Status, c.Reason, c.Message)
+			}
+		}
+		for _, c := range p.Status.ContainerStatuses {
+			fmt.Fprintf(&b, "  container %s: image %s restarts %d %+v last %+v\n", c.Name, c.Image, c.RestartCount, c.State, c.LastTerminationState)
+		}
+	}
+	events, _ := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "type=Warning"})
+	if events != nil {
+		for _, e := range events.Items {
+			fmt.Fprintf(&b, "event %s/%s: %s %s\n", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+		}
+	}
+	return b.String()
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func setEnv(j *batchv1.Job, name, value string) {
@@ -329,6 +455,15 @@ func apply(ctx context.Context, t *testing.T, cs kubernetes.Interface, l localCl
 			_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
 		case *batchv1.Job:
 			_, err = cs.BatchV1().Jobs(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *appsv1.Deployment:
+			// Replaces upstream's Deployment of the same name.
+			var cur *appsv1.Deployment
+			if cur, err = cs.AppsV1().Deployments(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{}); err == nil {
+				o.ResourceVersion = cur.ResourceVersion
+				_, err = cs.AppsV1().Deployments(o.Namespace).Update(ctx, o, metav1.UpdateOptions{})
+			} else if apierrors.IsNotFound(err) {
+				_, err = cs.AppsV1().Deployments(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+			}
 		default:
 			err = fmt.Errorf("no apply for %T", o)
 		}
