@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -154,5 +155,44 @@ func TestStartupEvents(t *testing.T) {
 	ev := startupEvents(true)
 	if ev[len(ev)-1].reason != "Rebooted" {
 		t.Errorf("a rebooted node records Rebooted last, got %v", ev)
+	}
+}
+
+// TestFlipsOnRestart: the legacy gate resets every probed pod; with the
+// gate off only a pod whose probed container started within 10 s before
+// the kubelet is reset (prober kubeletRestartGracePeriod).
+func TestFlipsOnRestart(t *testing.T) {
+	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	pod := func(started ...time.Duration) *corev1.Pod {
+		p := &corev1.Pod{}
+		for i, d := range started {
+			cs := corev1.ContainerStatus{Name: fmt.Sprintf("c%d", i)}
+			if d != 0 {
+				cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(start.Add(d))}
+			}
+			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, cs)
+		}
+		return p
+	}
+	probed := map[string]time.Duration{"c0": 0}
+	for _, tc := range []struct {
+		name   string
+		pod    *corev1.Pod
+		probed map[string]time.Duration
+		legacy bool
+		want   bool
+	}{
+		{"legacy, old container", pod(-time.Hour), probed, true, true},
+		{"legacy, no probe", pod(-time.Hour), nil, true, false},
+		{"preserve, old container", pod(-time.Hour), probed, false, false},
+		{"preserve, started 11 s before", pod(-11 * time.Second), probed, false, false},
+		{"preserve, started 10 s before", pod(-10 * time.Second), probed, false, true},
+		{"preserve, started 3 s before", pod(-3 * time.Second), probed, false, true},
+		{"preserve, recent but unprobed container", pod(-time.Hour, -time.Second), probed, false, false},
+		{"preserve, not running", pod(0), probed, false, false},
+	} {
+		if got := flipsOnRestart(tc.pod, tc.probed, tc.legacy, start); got != tc.want {
+			t.Errorf("%s: %t, want %t", tc.name, got, tc.want)
+		}
 	}
 }

@@ -324,6 +324,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	sess.noWatchList = !s.gate(profiles.GateWatchListClient)
 	sess.retries = &s.Counters.Retries
 	sess.gaveUp = s.statusSyncGaveUp(r)
+	sess.started = s.cfg.Clock.Now()
 	if err := sess.register(ctx); err != nil {
 		return err
 	}
@@ -451,6 +452,39 @@ func startupEvents(rebooted bool) []nodeEvent {
 	return ev
 }
 
+// restartGrace is the prober's kubeletRestartGracePeriod: a container
+// started less than this before the kubelet counts as new, not as one that
+// ran through the restart (prober/prober_manager.go).
+const restartGrace = 10 * time.Second
+
+// flipsOnRestart says whether a ready pod's readiness is reset at the
+// kubelet's first probe after a start at kubeletStart: with
+// ChangeContainerStatusOnKubeletRestart=true (legacy) when it has a probed
+// container; with the gate off only when a probed container started within
+// the grace period before the kubelet (prober/worker.go doProbe seeds the
+// initial Failure unless the container "is a restart": running and started
+// before kubeletRestartGracePeriod(start)). probed holds the containers
+// with a readiness probe.
+func flipsOnRestart(p *corev1.Pod, probed map[string]time.Duration, legacy bool, kubeletStart time.Time) bool {
+	if len(probed) == 0 {
+		return false
+	}
+	if legacy {
+		return true
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		if _, ok := probed[c.Name]; !ok {
+			continue
+		}
+		// Not running, or no start time: the worker seeds the initial
+		// value too, but such a container was not ready to lose.
+		if r := c.State.Running; r != nil && !r.StartedAt.IsZero() && !r.StartedAt.Time.Before(kubeletStart.Add(-restartGrace)) {
+			return true
+		}
+	}
+	return false
+}
+
 // probePlan is when a pod's containers become ready again.
 type probePlan struct {
 	ns, name string
@@ -531,15 +565,16 @@ func (s *Simulator) startPods(ctx context.Context, sess *session, node *corev1.N
 		patched, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus, spec *corev1.PodSpec) bool {
 			changed := false
 			wasReady := podReady(st)
-			if legacy && wasReady {
-				// ChangeContainerStatusOnKubeletRestart=true: the worker
-				// seeds Failure at its first probe and probes at once
+			if flip := flipsOnRestart(p, plan.at, legacy, sess.started); wasReady && flip {
+				// ChangeContainerStatusOnKubeletRestart=true, or a probed
+				// container started less than 10 s before the kubelet: the
+				// worker seeds Failure at its first probe and probes at once
 				// (prober/worker.go doProbe), so the flip comes at the
 				// first probe (probe), not at this first sync, which finds
 				// the status unchanged (measured on the hollow kubelet: 1
 				// GET here, then GET+PATCH False and GET+PATCH True
 				// milliseconds apart, at U(0, period) after start).
-				plan.flip = len(plan.at) > 0
+				plan.flip = true
 			} else {
 				// Readiness is preserved (KEP-4781); but if the node-lifecycle
 				// controller marked the pod not ready while the node was away,

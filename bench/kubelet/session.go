@@ -158,6 +158,8 @@ type session struct {
 	// status (kubelet.go: heartbeatClient).
 	heartbeat kubeletClient
 	clk       clock.Clock
+	// started is when this kubelet started (the prober manager's start).
+	started time.Time
 	// lastIP is the offset in the node's pod CIDR of the last pod IP this
 	// boot handed out (newPodIP).
 	lastIP uint32
