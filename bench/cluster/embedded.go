@@ -24,7 +24,8 @@ import (
 // labelled KubeletLabel=KubeletUp; relabelling a node to KubeletDown makes
 // KWOK stop renewing its lease and status at once, which is how a storm pauses
 // a node's "kubelet". (The annotation selector does not stop renewals when the
-// annotation goes away; see DESIGN.md.)
+// annotation goes away: KWOK keeps a node it manages until the label selector
+// no longer matches.)
 const (
 	KubeletLabel = "stormbench.io/kubelet"
 	KubeletUp    = "up"

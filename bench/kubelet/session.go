@@ -6,7 +6,8 @@
 // Priority and Fairness treat it as kubelet traffic.
 //
 // The request pattern follows the kubelet in k8s.io/kubernetes v1.36.3,
-// pkg/kubelet; see ../shared/reference/kubelet-startup-requests.md.
+// pkg/kubelet; REQUESTS.md lists it with its sources and what the oracle
+// measured.
 package kubelet
 
 import (

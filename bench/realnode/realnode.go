@@ -120,8 +120,9 @@ func (n *Node) kubeconfigPath() string { return filepath.Join(n.opts.Dir, "kubec
 func (n *Node) socket() string         { return filepath.Join(n.opts.Dir, "cri.sock") }
 
 // writeKubeconfig writes the admin kubeconfig with the current context's
-// user impersonating the node, as DESIGN.md verified for node identity:
-// the Node authorizer and NodeRestriction then see system:node:<name>.
+// user impersonating the node (user system:node:<name>, group
+// system:nodes): the Node authorizer and NodeRestriction then treat it as
+// that node.
 func (n *Node) writeKubeconfig() error {
 	cfg, err := clientcmd.LoadFromFile(n.opts.AdminKubeconfig)
 	if err != nil {

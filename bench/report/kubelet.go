@@ -9,7 +9,7 @@ import (
 )
 
 // expectedRequest is what a starting kubelet sends for one resource, from
-// shared/reference/kubelet-startup-requests.md (Kubernetes 1.36,
+// bench/kubelet/REQUESTS.md (Kubernetes 1.36,
 // pkg/kubelet: kubelet.go NewMainKubelet and Run, config/apiserver.go,
 // util/manager/watch_based_manager.go, kubelet_node_status.go,
 // token/token_manager.go). client-go 1.36 informers use the streaming

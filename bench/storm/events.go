@@ -10,7 +10,9 @@ type EventType string
 
 // Event types, in the order a node passes through them.
 const (
-	// EventWaveStart marks the start of a wave (Node is empty).
+	// EventWaveStart marks the storm's start, once per storm, at its first
+	// wave's offset (Node is empty); the waves' own offsets are the
+	// schedule's.
 	EventWaveStart EventType = "WaveStart"
 	// EventDown: the node's kubelet, runtime or the whole node went down.
 	EventDown EventType = "Down"
