@@ -3,7 +3,6 @@ package profiles
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,28 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormbench/stormbench/bench/testutil"
 	"github.com/stormbench/stormbench/workloads"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 // golden compares got with testdata/name, or rewrites the file with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run go test -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run go test -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	testutil.Golden(t, name, got)
 }
 
 func TestBuiltinProfilesLoad(t *testing.T) {

@@ -2,11 +2,8 @@ package workloads
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,9 +17,9 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+	"github.com/stormbench/stormbench/bench/testutil"
+)
 
 const testRunID = "run-20260102-abcd"
 
@@ -66,20 +63,7 @@ func TestRenderGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", name+".golden.yaml")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("reading golden file (run go test -update to create it): %v", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs (run go test -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
-			}
+			testutil.Golden(t, name+".golden.yaml", got)
 		})
 	}
 }

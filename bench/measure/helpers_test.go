@@ -1,18 +1,13 @@
 package measure
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/bench/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -21,20 +16,7 @@ func at(d time.Duration) time.Time { return t0.Add(d) }
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; run `go test ./bench/measure -update` and review the diff.\ngot:\n%s", path, got)
-	}
+	testutil.Golden(t, name, got)
 }
 
 // goldenMeasurement sorts m and compares its JSON with a golden file.

@@ -3,16 +3,12 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/bench/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // fixture is a real 50-node kubelet-storm A/B run: variant legacy
 // (ChangeContainerStatusOnKubeletRestart=true) and preserve (false).
@@ -31,20 +27,7 @@ func readFixture(t *testing.T) *result.Result {
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run go test -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	testutil.Golden(t, name, got)
 }
 
 // setValue changes a figure of every run of a variant, failing the test if
