@@ -2,6 +2,7 @@ package result
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -211,7 +212,7 @@ func validateMeasurement(p *field.Path, m *Measurement) field.ErrorList {
 		if s.Unit == "" {
 			errs = append(errs, field.Required(sp.Child("unit"), ""))
 		}
-		if !slices.IsSortedFunc(s.Points, func(a, b Point) int { return cmpFloat(a.T, b.T) }) {
+		if !slices.IsSortedFunc(s.Points, func(a, b Point) int { return cmp.Compare(a.T, b.T) }) {
 			errs = append(errs, field.Invalid(sp.Child("points"), len(s.Points), "not in time order"))
 		}
 		for j, pt := range s.Points {
@@ -275,14 +276,4 @@ func validateHistogram(p *field.Path, h *Histogram) field.ErrorList {
 		errs = append(errs, field.Invalid(p.Child("buckets"), len(h.Buckets), "the last bucket must be le=+Inf"))
 	}
 	return errs
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

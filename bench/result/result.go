@@ -1,6 +1,7 @@
 package result
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -344,22 +345,12 @@ func (m *Measurement) Sort() {
 
 func compareKeys(an, aw string, al map[string]string, bn, bw string, bl map[string]string) int {
 	if an != bn {
-		return cmpString(an, bn)
+		return cmp.Compare(an, bn)
 	}
 	if aw != bw {
-		return cmpString(aw, bw)
+		return cmp.Compare(aw, bw)
 	}
-	return cmpString(labelString(al), labelString(bl))
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Compare(labelString(al), labelString(bl))
 }
 
 // labelString renders labels as {k="v",...} with sorted keys.
