@@ -81,15 +81,23 @@ func TestFixQueue(t *testing.T) {
 	}
 	mu.Unlock()
 
+	// Every slot free: the whole weight can be taken (and is given back).
+	slotsFree := func() bool {
+		if !q.sem.TryAcquire(fixParallelism) {
+			return false
+		}
+		q.sem.Release(fixParallelism)
+		return true
+	}
 	round2 := make(chan struct{})
 	gate.Store(&round2)
 	close(round1)
 	// Finished: the fixes returned and their slots are free again.
-	waitUntil(t, func() bool { return inFlight.Load() == 0 && len(q.sem) == 0 })
+	waitUntil(t, func() bool { return inFlight.Load() == 0 && slotsFree() })
 	q.add(pods) // the first pods are still stale and go again
 	waitUntil(t, func() bool { return inFlight.Load() == fixParallelism })
 	close(round2)
-	waitUntil(t, func() bool { return inFlight.Load() == 0 && len(q.sem) == 0 })
+	waitUntil(t, func() bool { return inFlight.Load() == 0 && slotsFree() })
 	q.wait()
 	if got := maxInFlight.Load(); got > fixParallelism {
 		t.Errorf("%d fixes in flight, want at most %d", got, fixParallelism)

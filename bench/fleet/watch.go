@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/semaphore"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,7 +38,7 @@ type fixQueue struct {
 	cancel context.CancelFunc
 	fix    StaleReadinessFixer
 	fixed  *atomic.Int64
-	sem    chan struct{}
+	sem    *semaphore.Weighted
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	busy   map[types.UID]bool
@@ -45,7 +46,7 @@ type fixQueue struct {
 
 func newFixQueue(ctx context.Context, fix StaleReadinessFixer, fixed *atomic.Int64) *fixQueue {
 	ctx, cancel := context.WithCancel(ctx)
-	return &fixQueue{ctx: ctx, cancel: cancel, fix: fix, fixed: fixed, sem: make(chan struct{}, fixParallelism), busy: map[types.UID]bool{}}
+	return &fixQueue{ctx: ctx, cancel: cancel, fix: fix, fixed: fixed, sem: semaphore.NewWeighted(fixParallelism), busy: map[types.UID]bool{}}
 }
 
 // add starts fixes for the stale pods not already being fixed, as many as
@@ -60,9 +61,7 @@ func (q *fixQueue) add(stale []*corev1.Pod) {
 		if q.busy[p.UID] {
 			continue
 		}
-		select {
-		case q.sem <- struct{}{}:
-		default:
+		if !q.sem.TryAcquire(1) {
 			return
 		}
 		q.busy[p.UID] = true
@@ -75,7 +74,7 @@ func (q *fixQueue) add(stale []*corev1.Pod) {
 			q.mu.Lock()
 			delete(q.busy, p.UID)
 			q.mu.Unlock()
-			<-q.sem
+			q.sem.Release(1)
 		}(p)
 	}
 }
