@@ -1,11 +1,13 @@
 package profiles
 
 import (
+	"bufio"
 	"bytes"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -15,6 +17,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -100,7 +103,7 @@ func Parse(source string, data []byte) (*Profile, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &ValidationError{Source: source, Errs: field.ErrorList{field.Required(field.NewPath("apiVersion"), "empty document")}}
 	}
-	if bytes.Contains(data, []byte("\n---")) && len(bytes.TrimSpace(bytes.SplitN(data, []byte("\n---"), 2)[1])) > 0 {
+	if n, err := yamlDocuments(data); err == nil && n > 1 {
 		return nil, &ValidationError{Source: source, Errs: field.ErrorList{field.Invalid(field.NewPath("(document)"), field.OmitValueType{}, "a profile file holds exactly one YAML document")}}
 	}
 	j, err := yaml.YAMLToJSONStrict(data)
@@ -115,6 +118,26 @@ func Parse(source string, data []byte) (*Profile, error) {
 		return nil, &ValidationError{Source: source, Errs: errs}
 	}
 	return &p, nil
+}
+
+// yamlDocuments counts the non-empty YAML documents in data, as a YAML
+// reader splits them: a "---" inside a block scalar does not start one.
+func yamlDocuments(data []byte) (int, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	n := 0
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		var v any
+		if err := yaml.Unmarshal(doc, &v); err != nil || v != nil {
+			n++
+		}
+	}
 }
 
 // typeError is a decode error of one field: encoding/json's

@@ -302,3 +302,38 @@ storm:
 		t.Errorf("seed %d, want 9007199254740993", p.Seed)
 	}
 }
+
+// TestYAMLDocuments: a profile file holds one document; "---" inside a
+// block scalar, or a trailing separator, is not a second one.
+func TestYAMLDocuments(t *testing.T) {
+	const body = `apiVersion: stormbench.io/v1alpha1
+kind: StormProfile
+metadata:
+  name: docs
+  description: |
+    first part
+    ---
+    second part
+fleet: {nodes: 10, podsPerNode: 1}
+storm:
+  kind: kubelet
+  select: {count: 2}
+  downtime: {type: fixed, value: 3s}
+`
+	for _, tc := range []struct {
+		name, data string
+		ok         bool
+	}{
+		{"dashes in a block scalar", body, true},
+		{"leading and trailing separators", "---\n" + body + "---\n", true},
+		{"two documents", body + "---\n" + body, false},
+	} {
+		_, err := Parse(tc.name, []byte(tc.data))
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "exactly one YAML document")):
+			t.Errorf("%s: error %v, want one saying a file holds one document", tc.name, err)
+		}
+	}
+}
