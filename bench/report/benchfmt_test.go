@@ -14,12 +14,12 @@ import (
 // per variant run, named Storm/variant=V, with the run's configuration and
 // every measured key metric under its ID.
 func TestBenchfmtRoundTrip(t *testing.T) {
-	r, err := result.ReadFile("../../results/compare-gates.json")
+	r, err := result.ReadFile("../../results/baselines/quick.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := WriteBenchfmt(&buf, []Input{{Name: "compare-gates.json", Result: r}}); err != nil {
+	if err := WriteBenchfmt(&buf, []Input{{Name: "quick.json", Result: r}}); err != nil {
 		t.Fatal(err)
 	}
 	rd := benchfmt.NewReader(&buf, "export.txt")

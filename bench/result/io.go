@@ -25,9 +25,10 @@ type WriteOptions struct {
 	Force bool
 }
 
-// Encode writes r as indented JSON, setting SchemaVersion if it is zero.
-// It fails on a document Validate rejects, so that stormbench never writes a
-// file it cannot read back.
+// Encode writes r in the current schema (SchemaVersion): compact JSON laid
+// out for diffs, labelled series sparse (see writeCompact and sparsify). It
+// sets r.SchemaVersion if it is zero, and fails on a document Validate
+// rejects, so that stormbench never writes a file it cannot read back.
 func Encode(w io.Writer, r *Result) error {
 	if r.SchemaVersion == 0 {
 		r.SchemaVersion = SchemaVersion
@@ -35,15 +36,7 @@ func Encode(w io.Writer, r *Result) error {
 	if err := Validate(r); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding result: %w", err)
-	}
-	b = append(b, '\n')
-	if _, err := w.Write(b); err != nil {
-		return fmt.Errorf("writing result: %w", err)
-	}
-	return nil
+	return encodeTo(w, r)
 }
 
 // WriteFile writes r to path atomically (a temporary file renamed into
@@ -102,8 +95,8 @@ func Decode(rd io.Reader) (*Result, error) {
 	switch {
 	case probe.SchemaVersion == nil:
 		return nil, errors.New("decoding result: schemaVersion: Required value: not a stormbench result document")
-	case *probe.SchemaVersion != SchemaVersion:
-		return nil, fmt.Errorf("decoding result: schemaVersion: Unsupported value: %d: this stormbench reads schema version %d", *probe.SchemaVersion, SchemaVersion)
+	case *probe.SchemaVersion < minSchemaVersion || *probe.SchemaVersion > SchemaVersion:
+		return nil, fmt.Errorf("decoding result: schemaVersion: Unsupported value: %d: this stormbench reads schema versions %d to %d", *probe.SchemaVersion, minSchemaVersion, SchemaVersion)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -111,6 +104,11 @@ func Decode(rd io.Reader) (*Result, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("decoding result: %w", err)
 	}
+	if err := densify(&r); err != nil {
+		return nil, fmt.Errorf("decoding result: %w", err)
+	}
+	// In memory a result is of the current schema, whatever the file's.
+	r.SchemaVersion = SchemaVersion
 	if err := Validate(&r); err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the version of the result document this package writes.
 // Read rejects any other version.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Result is one run's result document.
 type Result struct {
@@ -195,10 +195,16 @@ type Series struct {
 	// Points are (seconds since Start, value) pairs in time order. A missing
 	// point is a gap (for example a failed scrape), not a zero.
 	Points []Point `json:"points"`
+	// Sparse says the file leaves out the series' zero points at the
+	// timestamps of its reference, the unlabelled series of the same name
+	// (schema 2). ReadFile and Decode put them back: a series in memory is
+	// never sparse.
+	Sparse bool `json:"sparse,omitempty"`
 }
 
 // Point is one time-series sample. It is encoded as a two-element JSON
-// array [t, v], as in Prometheus' query API, to keep series compact.
+// array [t, v], as in Prometheus' query API; a series' points go on one line
+// of the file (writeCompact).
 type Point struct {
 	// T is the offset from the series start, in seconds.
 	T float64

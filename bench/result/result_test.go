@@ -238,8 +238,8 @@ func TestDecodeRejects(t *testing.T) {
 	}{
 		{"not json", "{", []string{"decoding result"}},
 		{"no schemaVersion", `{"complete":true}`, []string{"schemaVersion: Required value"}},
-		{"future schemaVersion", edit(func(m map[string]any) { m["schemaVersion"] = 2 }),
-			[]string{"schemaVersion: Unsupported value: 2", "reads schema version 1"}},
+		{"future schemaVersion", edit(func(m map[string]any) { m["schemaVersion"] = SchemaVersion + 1 }),
+			[]string{"schemaVersion: Unsupported value: 3", "reads schema versions 1 to 2"}},
 		{"unknown field", edit(func(m map[string]any) { m["colour"] = "blue" }), []string{`unknown field "colour"`}},
 		{"missing required fields", edit(func(m map[string]any) {
 			run := m["run"].(map[string]any)

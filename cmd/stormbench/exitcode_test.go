@@ -31,7 +31,7 @@ current-context: ctx
 	}
 	// Committed results of two setups: quick (50 nodes) and a 1,000-node
 	// burst.
-	quick, other := "../../results/compare-gates.json", "../../results/scale/burst1k-closed.json"
+	quick, other := "../../results/baselines/quick.json", "../../results/scale/burst1k-closed.json"
 	for _, tc := range []struct {
 		name string
 		args []string
