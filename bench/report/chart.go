@@ -43,6 +43,10 @@ func colour(i int) color.RGBA { return palette[i%len(palette)] }
 // markerColour draws event markers (storm start, fleet recovered).
 var markerColour = color.RGBA{0x33, 0x33, 0x33, 0xff}
 
+// sloColour draws an SLO threshold: solid, where the event markers are
+// dashed, and in no data colour.
+var sloColour = color.RGBA{0x00, 0x00, 0x00, 0xff}
+
 const (
 	chartWidth  = 8 * vg.Inch
 	chartHeight = 3.4 * vg.Inch
@@ -57,6 +61,9 @@ var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
 type figure struct {
 	*plot.Plot
 	legend plot.Legend
+	// floor is where vertical markers and bands start: 0, or the lowest
+	// value of a log axis.
+	floor float64
 }
 
 // newFigure returns a plot with sans-serif text and a grid. The fonts are
@@ -71,11 +78,26 @@ func newFigure(title, xLabel, yLabel string) *figure {
 		a.Tick.Label.Font = font.From(sans, 9)
 	}
 	p.Add(plotter.NewGrid())
+	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
 	l := plot.NewLegend()
 	l.TextStyle.Font = font.From(sans, 9)
 	l.Top, l.Left = true, true
 	l.ThumbnailWidth = vg.Points(18)
 	return &figure{Plot: p, legend: l}
+}
+
+// plainTicks are gonum's default tick positions with labels written as
+// short as the number allows: "250", not "250.00"; "0.5", not "0.50".
+type plainTicks struct{}
+
+func (plainTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ticks {
+		if l := ticks[i].Label; strings.Contains(l, ".") && !strings.ContainsAny(l, "eE") {
+			ticks[i].Label = strings.TrimSuffix(strings.TrimRight(l, "0"), ".")
+		}
+	}
+	return ticks
 }
 
 // lines builds a line from points, split at gaps (a missing scrape is a
@@ -84,6 +106,13 @@ func newFigure(title, xLabel, yLabel string) *figure {
 func lines(pts plotter.XYs, c color.Color, width vg.Length, dashes ...vg.Length) []plot.Plotter {
 	var out []plot.Plotter
 	for _, seg := range splitGaps(pts) {
+		// A sample alone between two gaps is drawn as a dot: a line of
+		// one point would draw nothing, and hide the very samples an
+		// overloaded API server let through.
+		if len(seg) == 1 {
+			out = append(out, dot(seg, c, width))
+			continue
+		}
 		l, err := plotter.NewLine(seg)
 		if err != nil {
 			continue
@@ -94,6 +123,50 @@ func lines(pts plotter.XYs, c color.Color, width vg.Length, dashes ...vg.Length)
 		out = append(out, l)
 	}
 	return out
+}
+
+// dot draws one sample as a filled circle a little wider than a line.
+func dot(pt plotter.XYs, c color.Color, width vg.Length) plot.Plotter {
+	sc, err := plotter.NewScatter(pt)
+	if err != nil {
+		return plotter.NewGrid()
+	}
+	sc.GlyphStyle = draw.GlyphStyle{Color: c, Radius: max(width, vg.Points(1.5)), Shape: draw.CircleGlyph{}}
+	return sc
+}
+
+// gapSpans are the spans of pts with no sample: each step that splitGaps
+// splits at, from the last sample before it to the first after.
+func gapSpans(pts plotter.XYs) [][2]float64 {
+	segs := splitGaps(pts)
+	var out [][2]float64
+	for i := 1; i < len(segs); i++ {
+		prev, next := segs[i-1], segs[i]
+		if len(prev) > 0 && len(next) > 0 {
+			out = append(out, [2]float64{prev[len(prev)-1].X, next[0].X})
+		}
+	}
+	return out
+}
+
+// gapColour shades the spans where no scrape landed.
+var gapColour = color.RGBA{0xe4, 0xe4, 0xe4, 0xff}
+
+// markGaps shades spans across [0, top], under whatever is added after
+// it, with one legend entry "no scrape".
+func (f *figure) markGaps(spans [][2]float64, top float64) {
+	for _, sp := range spans {
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: sp[0], Y: f.floor}, {X: sp[1], Y: f.floor}, {X: sp[1], Y: top}, {X: sp[0], Y: top}})
+		if err != nil {
+			continue
+		}
+		poly.Color = gapColour
+		poly.LineStyle.Width = 0
+		f.Add(poly)
+	}
+	if len(spans) > 0 {
+		f.legend.Add("no scrape", &plotter.Polygon{Color: gapColour})
+	}
 }
 
 func splitGaps(pts plotter.XYs) []plotter.XYs {
@@ -126,7 +199,7 @@ func (f *figure) legendLine(name string, c color.Color, width vg.Length, dashes 
 // verticalMarker draws a vertical line at x across [0, top]; an empty name
 // adds no legend entry.
 func (f *figure) verticalMarker(name string, x, top float64, dashes []vg.Length) {
-	pts := plotter.XYs{{X: x, Y: 0}, {X: x, Y: top}}
+	pts := plotter.XYs{{X: x, Y: f.floor}, {X: x, Y: top}}
 	f.Add(lines(pts, markerColour, vg.Points(1), dashes...)...)
 	if name != "" {
 		f.legendLine(name, markerColour, vg.Points(1), dashes...)

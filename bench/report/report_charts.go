@@ -61,6 +61,20 @@ func buildSections(groups []Group, waves func(*result.VariantRun) []float64) ([]
 			panels = append(panels, panel{variant: g.Name, v: v, m: m, origin: stormOrigin(v), waves: waves(v)})
 		}
 	}
+	// A common time axis, so that the variants' charts line up.
+	xLo, xHi := math.Inf(1), math.Inf(-1)
+	for _, pn := range panels {
+		for i := range pn.m.Series {
+			for _, pt := range xy(&pn.m.Series[i], pn.origin, 1) {
+				xLo, xHi = min(xLo, pt.X), max(xHi, pt.X)
+			}
+		}
+	}
+	if xLo < xHi {
+		for i := range panels {
+			panels[i].xLo, panels[i].xHi = xLo, xHi
+		}
+	}
 	for _, build := range []func(panel) (Chart, bool, error){
 		func(pn panel) (Chart, bool, error) { return requestRateChart(pn, resources, rateMax) },
 		func(pn panel) (Chart, bool, error) { return latencyChart(pn, p99Max) },
@@ -254,6 +268,16 @@ type panel struct {
 	origin  time.Time
 	// waves are the start offsets of the storm's later waves.
 	waves []float64
+	// xLo and xHi are the time axis every variant's chart shares (both 0:
+	// each chart its own).
+	xLo, xHi float64
+}
+
+// alignX gives p the panels' shared time axis.
+func (pn panel) alignX(p *figure) {
+	if pn.xLo < pn.xHi {
+		p.X.Min, p.X.Max = pn.xLo, pn.xHi
+	}
 }
 
 func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, error) {
@@ -327,11 +351,20 @@ func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, err
 	}
 	p := newFigure("API request rate by resource: "+variant, "seconds since storm start", "requests/s")
 	p.Y.Min, p.Y.Max = 0, niceMax(yMax)
+	pn.alignX(p)
+	// The spans no scrape covered, shaded under the data.
+	if len(stacks) > 0 {
+		p.markGaps(gapSpans(stacks[len(stacks)-1]), p.Y.Max)
+	}
 	// Draw the tallest cumulative layer first so each lower one paints
 	// over it: the visible bands are the per-resource rates.
 	for i := len(stacks) - 1; i >= 0; i-- {
 		c := resourceColour(ranked, stacked[i])
 		for _, seg := range splitGaps(stacks[i]) {
+			if len(seg) == 1 {
+				p.Add(dot(seg, c, vg.Points(2)))
+				continue
+			}
 			l, err := plotter.NewLine(seg)
 			if err != nil {
 				return Chart{}, false, fmt.Errorf("request rate chart: %w", err)
@@ -353,9 +386,25 @@ func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, err
 	return Chart{
 		ID:      chartID("request-rate", variant),
 		Title:   "API request rate by resource: " + variant,
-		Caption: fmt.Sprintf("apiserver_request_total rate by resource, stacked; the %d busiest resources, the rest as other. Dashed: storm start; dash-dot: later waves; dotted: fleet recovered.", stackedResources),
+		Caption: fmt.Sprintf("apiserver_request_total rate by resource, stacked; the %d busiest resources, the rest as other. Dashed: storm start; dash-dot: later waves; dotted: fleet recovered; grey bands: no scrape landed. %s", stackedResources, scrapeCaption(v)),
 		SVG:     svg,
 	}, true, nil
+}
+
+// scrapeCaption says how many of the API server's scheduled scrapes landed:
+// where they did not, the rates are averages over the gap.
+func scrapeCaption(v *result.VariantRun) string {
+	m := v.Measurement(result.MeasurementAPIServer)
+	lbl := []string{result.LabelComponent, "kube-apiserver"}
+	sched, ok1 := m.Value(result.APIScrapesScheduled, "", lbl...)
+	n, ok2 := m.Value(result.APIScrapes, "", lbl...)
+	failed, _ := m.Value(result.APIScrapeFailures, "", lbl...)
+	gap, ok3 := m.Value(result.APIScrapeMaxGap, "", lbl...)
+	if !ok1 || !ok2 || !ok3 || sched <= 0 {
+		return ""
+	}
+	landed := n - failed
+	return fmt.Sprintf("Scrape coverage: %.0f of %.0f scheduled scrapes landed (%.0f %%), longest gap %.1f s.", landed, sched, 100*min(landed, sched)/sched, gap)
 }
 
 // resourceColour keeps a resource's colour across variants; "other" gets
@@ -370,21 +419,40 @@ func resourceColour(ranked []string, name string) color.RGBA {
 
 func latencyChart(pn panel, yMax float64) (Chart, bool, error) {
 	variant, v, m, origin := pn.variant, pn.v, pn.m, pn.origin
-	p := newFigure("API p99 latency: "+variant, "seconds since storm start", "p99 latency (ms)")
+	p := newFigure("API p99 latency: "+variant, "seconds since storm start", "p99 latency (ms, log scale)")
+	// A log axis: the baseline's milliseconds and an overload's seconds
+	// both show. Below 1 ms is drawn at 1 ms.
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	p.floor = 1
 	n := 0
+	xLo, xHi := math.Inf(1), math.Inf(-1)
 	for i, class := range []string{result.ClassMutating, result.ClassGet, result.ClassList} {
 		s := findSeries(m, result.SeriesRequestP99, result.LabelClass, class)
 		if s == nil || len(s.Points) == 0 {
 			continue
 		}
-		p.Add(lines(xy(s, origin, 1e3), colour(i), vg.Points(1.5))...)
+		pts := xy(s, origin, 1e3)
+		for j := range pts {
+			pts[j].Y = max(pts[j].Y, p.floor)
+			xLo, xHi = min(xLo, pts[j].X), max(xHi, pts[j].X)
+		}
+		p.Add(lines(pts, colour(i), vg.Points(1.5))...)
 		p.legendLine(class, colour(i), vg.Points(1.5))
 		n++
 	}
 	if n == 0 {
 		return Chart{}, false, nil
 	}
-	p.Y.Min, p.Y.Max = 0, niceMax(yMax)
+	p.Y.Min, p.Y.Max = p.floor, max(niceMax(yMax), 2000)
+	pn.alignX(p)
+	// The API call latency SLO for mutating calls (1 s p99), as the sweep
+	// chart draws it.
+	if pn.xLo < pn.xHi {
+		xLo, xHi = pn.xLo, pn.xHi
+	}
+	slo := plotter.XYs{{X: xLo, Y: 1000}, {X: xHi, Y: 1000}}
+	p.Add(lines(slo, sloColour, vg.Points(1))...)
+	p.legendLine("SLO 1 s (mutating)", sloColour, vg.Points(1))
 	markStorm(p, v, pn.waves, p.Y.Max)
 	svg, err := p.render()
 	if err != nil {
@@ -393,7 +461,7 @@ func latencyChart(pn panel, yMax float64) (Chart, bool, error) {
 	return Chart{
 		ID:      chartID("latency", variant),
 		Title:   "API p99 latency: " + variant,
-		Caption: "p99 of apiserver_request_duration_seconds per verb class and scrape interval (WATCH and CONNECT excluded, as in the API call latency SLO); baseline before the storm (x < 0) versus storm.",
+		Caption: "p99 of apiserver_request_duration_seconds per verb class and scrape interval (WATCH and CONNECT excluded, as in the API call latency SLO), on a log axis; baseline before the storm (x < 0) versus storm. Dashed horizontal: the 1 s SLO of mutating calls.",
 		SVG:     svg,
 	}, true, nil
 }
@@ -421,6 +489,7 @@ func inflightChart(pn panel, yMax float64) (Chart, bool, error) {
 		return Chart{}, false, nil
 	}
 	p.Y.Min, p.Y.Max = 0, niceMax(yMax)
+	pn.alignX(p)
 	markStorm(p, v, pn.waves, p.Y.Max)
 	svg, err := p.render()
 	if err != nil {
