@@ -81,6 +81,17 @@ real-node-deps: ## Install containerd, runc and the CNI plugins from Debian when
 		|| { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(REALNODE_PKGS) >/dev/null; }; \
 	fi
 
+.PHONY: browser-deps
+browser-deps: ## Install Debian's chromium when missing (needs root): the headless-browser test of the HTML report.
+	@if command -v chromium >/dev/null; then \
+		echo "browser present: $$(chromium --version 2>/dev/null | head -1)"; \
+	elif [ "$$(id -u)" != 0 ]; then \
+		echo "browser-deps: need root to apt-get install chromium" >&2; exit 1; \
+	else \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >/dev/null \
+		|| { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >/dev/null; }; \
+	fi
+
 $(BIN)/etcd: $(COMPONENT_DEPS)
 	@mkdir -p $(BIN)
 	cd $(COMPONENTS_DIR) && $(GO) build -trimpath -o $(BIN)/etcd go.etcd.io/etcd/server/v3
