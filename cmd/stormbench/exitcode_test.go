@@ -89,3 +89,17 @@ func TestDidYouMean(t *testing.T) {
 		t.Errorf("help merge: exit %d, %q", code, stdout)
 	}
 }
+
+func TestEmbeddedName(t *testing.T) {
+	for path, want := range map[string]string{
+		"/root/.cache/stormbench/stormbench.kubeconfig":  "stormbench",
+		"/root/.cache/stormbench/big.harness.kubeconfig": "big",
+		"/w/sb-cal-1.kube-controller-manager.kubeconfig": "sb-cal-1",
+		"/w/ci.kwok-controller.kubeconfig":               "ci",
+		"/w/team.kubeconfig.d/../my-cluster.kubeconfig":  "my-cluster",
+	} {
+		if got := embeddedName(path); got != want {
+			t.Errorf("embeddedName(%q) = %q, want %q", path, got, want)
+		}
+	}
+}

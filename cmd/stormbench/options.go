@@ -77,6 +77,16 @@ func (o *clusterOptions) isEmbeddedKubeconfig(path string) bool {
 	return strings.HasPrefix(abs, wd+string(os.PathSeparator)) && strings.HasSuffix(abs, ".kubeconfig")
 }
 
+// embeddedName is the embedded cluster a kubeconfig in the work directory
+// belongs to: "NAME" of NAME.kubeconfig or NAME.<identity>.kubeconfig.
+func embeddedName(path string) string {
+	base := strings.TrimSuffix(filepath.Base(path), ".kubeconfig")
+	for _, id := range []string{".harness", ".kube-controller-manager", ".kube-scheduler", ".kwok-controller"} {
+		base = strings.TrimSuffix(base, id)
+	}
+	return base
+}
+
 // connect connects to --kubeconfig, or to the running embedded cluster when
 // none is given. A cluster other than the embedded one needs --context, and
 // on a TTY a confirmation unless --yes.
@@ -95,6 +105,12 @@ func (o *clusterOptions) connect(ctx context.Context, env *cmdEnv, qps float32, 
 		embedded = true
 	} else if o.isEmbeddedKubeconfig(path) {
 		embedded = true
+		// The kubeconfig names its cluster: NAME.kubeconfig, or an
+		// identity's NAME.harness.kubeconfig; --name would otherwise keep
+		// its default and describe another cluster.
+		if name := embeddedName(path); name != "" {
+			o.name = name
+		}
 	} else if o.context == "" {
 		return nil, false, usagef("--context is required for a cluster other than the embedded one (kubeconfig %s)", path)
 	}
