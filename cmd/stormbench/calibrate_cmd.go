@@ -81,7 +81,7 @@ Exit 0 when every row is within tolerance, 1 when one is not, 2 for bad input,
 puts a hollow and a containerd calibration into one table (see its --help).
 
 Flags:
-%s`, fs.FlagUsages())
+%s`, flagUsages(fs))
 	}
 	if err := parse(fs, args); err != nil {
 		return err
@@ -337,7 +337,7 @@ Exit 0 when every row is within tolerance of its reference, 1 when one is
 not, 2 for bad input.
 
 Flags:
-%s`, fs.FlagUsages())
+%s`, flagUsages(fs))
 	}
 	if err := parse(fs, args); err != nil {
 		return err

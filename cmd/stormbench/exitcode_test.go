@@ -103,3 +103,13 @@ func TestEmbeddedName(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpBools: bool flags read as --yes in every command's help.
+func TestHelpBools(t *testing.T) {
+	for _, c := range commands() {
+		_, stdout, _ := runCLI(t, c.name, "--help")
+		if strings.Contains(stdout, "[=true|false]") {
+			t.Errorf("%s --help writes a bool flag as --flag[=true|false]", c.name)
+		}
+	}
+}

@@ -220,7 +220,7 @@ func newFlagSet(env *cmdEnv, name, usage string) *pflag.FlagSet {
 	fs.SetOutput(env.stderr)
 	fs.SortFlags = false
 	fs.Usage = func() {
-		fmt.Fprintf(env.stdout, "Usage: stormbench %s\n\nFlags:\n%s", usage, fs.FlagUsages())
+		fmt.Fprintf(env.stdout, "Usage: stormbench %s\n\nFlags:\n%s", usage, flagUsages(fs))
 	}
 	return fs
 }
@@ -257,4 +257,11 @@ func subcommand(args []string, allowed ...string) (string, []string, error) {
 		}
 	}
 	return "", nil, usagef("unknown subcommand %q: one of %s", args[0], strings.Join(allowed, ", "))
+}
+
+// flagUsages is pflag's flag table with bool flags written as kubectl
+// writes them, "--yes", not "--yes[=true|false]" (pflag 1.1 adds the
+// suffix; blanks of its width keep the columns aligned).
+func flagUsages(fs *pflag.FlagSet) string {
+	return strings.ReplaceAll(fs.FlagUsages(), "[=true|false]", strings.Repeat(" ", len("[=true|false]")))
 }
