@@ -101,6 +101,7 @@ func commands() []command {
 		{"preflight", "Read-only checks of a cluster: permissions, KWOK label selector, heartbeat timing", runPreflight},
 		{"cleanup", "Remove what runs left behind: --run ID, --all, or --list", runCleanup},
 		{"version", "Print the stormbench version", runVersion},
+		{"completion", "Print a shell completion script: bash, zsh or fish", runCompletion},
 		{"compare", "Compare result files or the variants of one: medians, deltas, significance", runCompare},
 		{"report", "Write a self-contained HTML report (charts) or a markdown summary of a result", runReport},
 		{"gate", "Check a result against SLOs and a baseline for CI: exit 1 when a gate fails", runGate},
