@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -25,18 +24,10 @@ func WriteBenchfmt(w io.Writer, inputs []Input) error {
 	metrics := KeyMetrics()
 	for _, in := range inputs {
 		r := in.Result
-		var p struct {
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-			Storm struct {
-				Kind string `json:"kind"`
-			} `json:"storm"`
-		}
-		_ = json.Unmarshal(r.Run.Profile, &p)
+		name, kind := profileOf(r)
 		config := []benchfmt.Config{
-			{Key: "profile", Value: []byte(p.Metadata.Name), File: true},
-			{Key: "storm", Value: []byte(p.Storm.Kind), File: true},
+			{Key: "profile", Value: []byte(name), File: true},
+			{Key: "storm", Value: []byte(kind), File: true},
 			{Key: "nodes", Value: []byte(strconv.Itoa(r.Run.Fleet.Nodes)), File: true},
 			{Key: "pods", Value: []byte(strconv.Itoa(r.Run.Fleet.Pods)), File: true},
 			{Key: "kubernetes", Value: []byte(r.Run.Cluster.Versions["kube-apiserver"]), File: true},

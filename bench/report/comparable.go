@@ -3,6 +3,8 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/stormbench/stormbench/bench/result"
 )
 
 // Mismatches lists what makes the inputs' results incomparable with the
@@ -15,17 +17,9 @@ func Mismatches(inputs []Input) []string {
 	}
 	type facts struct{ profile, kind, nodes, pods, kube string }
 	of := func(in Input) facts {
-		var p struct {
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-			Storm struct {
-				Kind string `json:"kind"`
-			} `json:"storm"`
-		}
-		_ = json.Unmarshal(in.Result.Run.Profile, &p)
+		name, kind := profileOf(in.Result)
 		r := in.Result.Run
-		return facts{p.Metadata.Name, p.Storm.Kind, fmt.Sprint(r.Fleet.Nodes), fmt.Sprint(r.Fleet.Pods), r.Cluster.Versions["kube-apiserver"]}
+		return facts{name, kind, fmt.Sprint(r.Fleet.Nodes), fmt.Sprint(r.Fleet.Pods), r.Cluster.Versions["kube-apiserver"]}
 	}
 	first := of(inputs[0])
 	var out []string
@@ -44,4 +38,18 @@ func Mismatches(inputs []Input) []string {
 		}
 	}
 	return out
+}
+
+// profileOf reads the profile name and storm kind the run recorded.
+func profileOf(r *result.Result) (name, kind string) {
+	var p struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Storm struct {
+			Kind string `json:"kind"`
+		} `json:"storm"`
+	}
+	_ = json.Unmarshal(r.Run.Profile, &p)
+	return p.Metadata.Name, p.Storm.Kind
 }

@@ -281,32 +281,36 @@ func checkWritableDir(dir string) error {
 // writeCalibration writes the result document and its renderings, each
 // atomically.
 func writeCalibration(res *calibrate.Result, resultPath, markdown, htmlPath string) error {
-	var errs []error
-	write := func(path string, render func(*bytes.Buffer) error) {
-		if path == "" {
-			return
-		}
-		var buf bytes.Buffer
-		if err := render(&buf); err != nil {
-			errs = append(errs, err)
-			return
-		}
-		if err := renameio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			errs = append(errs, fmt.Errorf("writing %s: %w", path, err))
-		}
-	}
-	write(resultPath, func(b *bytes.Buffer) error {
+	o := &outputs{}
+	o.write(resultPath, func(w io.Writer) error {
 		// A few hundred rows: indented JSON stays small and diffs well.
 		out, err := json.MarshalIndent(res, "", " ")
-		if err != nil {
-			return err
+		if err == nil {
+			_, err = w.Write(append(out, '\n'))
 		}
-		b.Write(append(out, '\n'))
-		return nil
+		return err
 	})
-	write(markdown, func(b *bytes.Buffer) error { return calibrate.WriteMarkdown(b, res) })
-	write(htmlPath, func(b *bytes.Buffer) error { return calibrate.WriteHTML(b, res) })
-	return errors.Join(errs...)
+	o.write(markdown, func(w io.Writer) error { return calibrate.WriteMarkdown(w, res) })
+	o.write(htmlPath, func(w io.Writer) error { return calibrate.WriteHTML(w, res) })
+	return errors.Join(o.errs...)
+}
+
+// outputs writes rendered files, each atomically, and collects the errors.
+type outputs struct{ errs []error }
+
+// write renders into path (nothing when path is empty).
+func (o *outputs) write(path string, render func(io.Writer) error) {
+	if path == "" {
+		return
+	}
+	var buf bytes.Buffer
+	if err := render(&buf); err != nil {
+		o.errs = append(o.errs, err)
+		return
+	}
+	if err := renameio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		o.errs = append(o.errs, fmt.Errorf("writing %s: %w", path, err))
+	}
 }
 
 // runCalibrateCombine puts a hollow and a containerd calibration into one
@@ -365,20 +369,8 @@ Flags:
 	if err != nil {
 		return usageError{err}
 	}
-	var errs []error
-	write := func(path string, render func(io.Writer) error) {
-		if path == "" {
-			return
-		}
-		var buf bytes.Buffer
-		if err := render(&buf); err != nil {
-			errs = append(errs, err)
-			return
-		}
-		if err := renameio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			errs = append(errs, fmt.Errorf("writing %s: %w", path, err))
-		}
-	}
+	errs := &outputs{}
+	write := errs.write
 	write(resultPath, func(w io.Writer) error {
 		out, err := json.MarshalIndent(c, "", " ")
 		if err == nil {
@@ -388,7 +380,7 @@ Flags:
 	})
 	write(markdown, func(w io.Writer) error { return calibrate.WriteCombinedMarkdown(w, c) })
 	write(htmlPath, func(w io.Writer) error { return calibrate.WriteCombinedHTML(w, c) })
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(errs.errs...); err != nil {
 		return err
 	}
 	switch output {

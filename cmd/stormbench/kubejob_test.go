@@ -28,7 +28,6 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/realnode"
-	"github.com/stormbench/stormbench/profiles"
 )
 
 // jobImage and kwokImageName are the names the test's images are imported
@@ -54,16 +53,7 @@ func TestKubernetesJobOnRealNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	dir := t.TempDir()
-	prof := filepath.Join(dir, "shardtest.yaml")
-	if err := os.WriteFile(prof, []byte(shardProfile), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p, err := profiles.Load(prof)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := clustertest.Start(t, p)
+	dir, prof, p, c := shardCluster(t)
 	comps := c.Components()
 	clustertest.SkipUnlessRoot(t, func() error { return realnode.CheckContainerdHost(comps) })
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)

@@ -72,16 +72,7 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	dir := t.TempDir()
-	prof := filepath.Join(dir, "shardtest.yaml")
-	if err := os.WriteFile(prof, []byte(shardProfile), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p, err := profiles.Load(prof)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := clustertest.Start(t, p)
+	dir, prof, _, c := shardCluster(t)
 	bin := filepath.Join(dir, "stormbench")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("building stormbench: %v\n%s", err, out)
@@ -243,6 +234,23 @@ func checkShardedMatchesUnsharded(t *testing.T, startAt time.Time, shardPaths []
 	if result.MergedShards(m) != 2 {
 		t.Errorf("merged result not marked as merged: %v", m.Run.Cluster.Settings.Flags)
 	}
+}
+
+// shardCluster writes shardProfile into a temporary directory and starts an
+// embedded cluster for it: the directory, the profile's path, the profile
+// and the cluster.
+func shardCluster(t *testing.T) (dir, prof string, p *profiles.Profile, c *clustertest.Cluster) {
+	t.Helper()
+	dir = t.TempDir()
+	prof = filepath.Join(dir, "shardtest.yaml")
+	if err := os.WriteFile(prof, []byte(shardProfile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := profiles.Load(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, prof, p, clustertest.Start(t, p)
 }
 
 // deleteCSINodes deletes the CSINodes of the test fleet's nodes.
