@@ -120,8 +120,8 @@ bench-scale: components build ## Scale profiles (fleet-1k, fleet-5k; about 90 mi
 	set -e; for p in $(SCALE_PROFILES); do \
 		$(BIN)/stormbench run --profile $$p --bin-dir $(BIN) --result results/scale/$$p.json --force \
 			--cpuprofile results/scale/$$p.cpu.pprof --memprofile results/scale/$$p.heap.pprof; \
-		$(BIN)/stormbench report results/scale/$$p.json -o results/scale/$$p.html; \
-		$(BIN)/stormbench report results/scale/$$p.json -o results/scale/$$p.md; \
+		$(BIN)/stormbench report results/scale/$$p.json --output-file results/scale/$$p.html --force; \
+		$(BIN)/stormbench report results/scale/$$p.json --output-file results/scale/$$p.md --force; \
 	done
 
 .PHONY: test-unit
@@ -145,8 +145,8 @@ MAX_REGRESSION ?=
 compare-gates: components build ## Run the gate A/B profile (quick) and write results/compare-gates.{json,html,md}.
 	$(BIN)/stormbench run --profile quick --bin-dir $(BIN) --result results/compare-gates.json --force
 	$(BIN)/stormbench compare results/compare-gates.json
-	$(BIN)/stormbench report results/compare-gates.json -o results/compare-gates.html
-	$(BIN)/stormbench report results/compare-gates.json -o results/compare-gates.md
+	$(BIN)/stormbench report results/compare-gates.json --output-file results/compare-gates.html --force
+	$(BIN)/stormbench report results/compare-gates.json --output-file results/compare-gates.md --force
 
 .PHONY: gate
 gate: components build ## Run CI_PROFILE and gate it against the committed baseline (exit 1 when a gate fails).

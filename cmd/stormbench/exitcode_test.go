@@ -49,7 +49,7 @@ current-context: ctx
 		{"status of an unknown cluster", []string{"cluster", "status", "--name", "nosuch", "--workdir", dir, "--bin-dir",
 			fakeBinDir(t, "kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok", "kwokctl", "kubectl")}, "existing: none"},
 		{"bad shard", []string{"run", "--shard", "1/2x", "--dry-run"}, "--shard"},
-		{"unwritable report", []string{"report", quick, "-o", filepath.Join(dir, "nodir", "r.html")}, "does not exist"},
+		{"unwritable report", []string{"report", quick, "--output-file", filepath.Join(dir, "nodir", "r.html")}, "does not exist"},
 		{"unwritable junit", []string{"gate", "--current", quick, "--junit", filepath.Join(dir, "nodir", "j.xml")}, "--junit"},
 		{"perfdash on a file", []string{"gate", "--current", quick, "--perfdash", malformed}, "not a directory"},
 		{"profiles validate, one invalid", []string{"profiles", "validate", "../../profiles/quick.yaml", malformed}, "1 of 2 profiles invalid"},

@@ -291,7 +291,7 @@ func TestKubernetesJobOnRealNodes(t *testing.T) {
 		shardPaths = append(shardPaths, filepath.Join(results, shardRunID, fmt.Sprintf("shard-%d.json", i)))
 	}
 	merged := filepath.Join(dir, "merged.json")
-	if out, err := exec.CommandContext(ctx, bin, append([]string{"merge", "-o", merged}, shardPaths...)...).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, bin, append([]string{"merge", "--output-file", merged}, shardPaths...)...).CombinedOutput(); err != nil {
 		t.Fatalf("merge: %v\n%s", err, out)
 	}
 

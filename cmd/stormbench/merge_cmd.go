@@ -26,22 +26,34 @@ See result.Merge for every rule.
 
 Shards are named by their position among the arguments: shard 0 is the first.
 
+The merged file goes in --output-file (-o FILE, the spelling before 0.2,
+still works and says it is deprecated; -o names a format elsewhere).
+
 Examples:
-  stormbench merge -o results/big.json results/big-0.json results/big-1.json
-  stormbench merge --force -o merged.json shard-*.json
+  stormbench merge --output-file results/big.json results/big-0.json results/big-1.json
+  stormbench merge --force --output-file merged.json shard-*.json
 `
 
 func runMerge(_ context.Context, env *cmdEnv, args []string) error {
 	var out string
 	var force bool
-	fs := newFlagSet(env, "merge", "merge -o MERGED.json [--force] SHARD.json...\n\n"+mergeHelp)
-	fs.StringVarP(&out, "output", "o", "", "Merged result file (required)")
+	var old string
+	fs := newFlagSet(env, "merge", "merge --output-file MERGED.json [--force] SHARD.json...\n\n"+mergeHelp)
+	fs.StringVar(&out, "output-file", "", "Merged result file (required)")
+	fs.StringVarP(&old, "output", "o", "", "Deprecated: the merged result file; use --output-file")
 	fs.BoolVar(&force, "force", false, "Overwrite an existing merged result file")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if old != "" {
+		if out != "" {
+			return usagef("merge: give --output-file only (-o is its deprecated spelling)")
+		}
+		fmt.Fprintf(env.stderr, "stormbench: merge -o FILE is deprecated: use --output-file %s\n", old)
+		out = old
+	}
 	if out == "" {
-		return usagef("merge needs the merged result file: -o MERGED.json")
+		return usagef("merge needs the merged result file: --output-file MERGED.json")
 	}
 	paths := fs.Args()
 	if len(paths) == 0 {

@@ -58,16 +58,18 @@ func TestMergeCommand(t *testing.T) {
 		want string // in stdout, or in stderr for a failure
 	}{
 		{"help", []string{"--help"}, exitOK, "as if one process had restarted every node"},
-		{"no output", []string{a, b}, exitUsage, "-o MERGED.json"},
-		{"no shards", []string{"-o", filepath.Join(dir, "m.json")}, exitUsage, "needs the shard result files"},
-		{"missing file", []string{"-o", filepath.Join(dir, "m.json"), a, filepath.Join(dir, "nope.json")}, exitUsage, "no such file"},
-		{"malformed file", []string{"-o", filepath.Join(dir, "m.json"), a, garbage}, exitUsage, "decoding result"},
-		{"other run", []string{"-o", filepath.Join(dir, "m.json"), a, other}, exitUsage, "shard 1 is not of the same run as shard 0: run id another-run"},
-		{"same shard twice", []string{"-o", filepath.Join(dir, "m.json"), a, a}, exitUsage, "given twice"},
-		{"same shard by another path", []string{"-o", filepath.Join(dir, "m.json"), a, filepath.Join(dir, ".", filepath.Base(a))}, exitUsage, "given twice"},
-		{"output exists", []string{"-o", existing, a, b}, exitUsage, "exists; use --force"},
-		{"output is a shard", []string{"--force", "-o", b, a, b}, exitUsage, "is one of the shard results"},
-		{"unknown flag", []string{"--nope", "-o", existing, a, b}, exitUsage, "unknown flag"},
+		{"no output", []string{a, b}, exitUsage, "--output-file MERGED.json"},
+		{"no shards", []string{"--output-file", filepath.Join(dir, "m.json")}, exitUsage, "needs the shard result files"},
+		{"missing file", []string{"--output-file", filepath.Join(dir, "m.json"), a, filepath.Join(dir, "nope.json")}, exitUsage, "no such file"},
+		{"malformed file", []string{"--output-file", filepath.Join(dir, "m.json"), a, garbage}, exitUsage, "decoding result"},
+		{"other run", []string{"--output-file", filepath.Join(dir, "m.json"), a, other}, exitUsage, "shard 1 is not of the same run as shard 0: run id another-run"},
+		{"same shard twice", []string{"--output-file", filepath.Join(dir, "m.json"), a, a}, exitUsage, "given twice"},
+		{"same shard by another path", []string{"--output-file", filepath.Join(dir, "m.json"), a, filepath.Join(dir, ".", filepath.Base(a))}, exitUsage, "given twice"},
+		{"output exists", []string{"--output-file", existing, a, b}, exitUsage, "exists; use --force"},
+		{"output exists, deprecated -o", []string{"-o", existing, a, b}, exitUsage, "-o FILE is deprecated"},
+		{"both spellings", []string{"-o", existing, "--output-file", existing, a, b}, exitUsage, "give --output-file only"},
+		{"output is a shard", []string{"--force", "--output-file", b, a, b}, exitUsage, "is one of the shard results"},
+		{"unknown flag", []string{"--nope", "--output-file", existing, a, b}, exitUsage, "unknown flag"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,7 +98,7 @@ func TestMergeCommandWrites(t *testing.T) {
 	dir := t.TempDir()
 	a, b := writeShardFixtures(t, dir)
 	out := filepath.Join(dir, "merged", "run.json")
-	code, stdout, stderr := runCLI(t, "merge", "-o", out, a, b)
+	code, stdout, stderr := runCLI(t, "merge", "--output-file", out, a, b)
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}

@@ -14,7 +14,7 @@ import (
 
 const reportHelp = `Turn one result file into a report.
 
-HTML (-o FILE.html): one self-contained page (inline style and SVG charts, no
+HTML (--output-file FILE.html, or -o html): one self-contained page (inline style and SVG charts, no
 script, nothing fetched, works offline): run metadata; for a capacity sweep
 (stormbench sweep) first the figures per wave size, the max safe restart wave
 and charts of mutating API p99 and peak request rate against wave size; then
@@ -25,26 +25,40 @@ writes per variant, recovery latency percentiles per variant, requests per
 restarted node against the kubelet start pattern, and what the simulation
 does not model.
 
-Markdown (-o FILE.md, or stdout without -o): the same without charts (a
-sweep's table and verdicts included), for a pull-request comment.
+Markdown (--output-file FILE.md, or stdout by default): the same without
+charts (a sweep's table and verdicts included), for a pull-request comment.
+
+As in kubectl, -o names the format; the file goes in --output-file, whose
+extension picks the format when -o is not given. An existing file is
+replaced only with --force. (-o FILE, the spelling before 0.2, still works
+and says it is deprecated.)
 
 Examples:
-  stormbench report results/quick-ab.json -o report.html
-  stormbench report results/quick-ab.json -o report.md
+  stormbench report results/quick-ab.json --output-file report.html
+  stormbench report results/quick-ab.json --output-file report.md --force
   stormbench report results/quick-ab.json > comment.md
+  stormbench report results/quick-ab.json -o html > report.html
 `
 
 func runReport(ctx context.Context, env *cmdEnv, args []string) error {
 	var out, format, baseline string
-	fs := newFlagSet(env, "report", "report RESULT.json [-o report.html|report.md] [flags]\n\n"+reportHelp)
-	fs.StringVarP(&out, "output", "o", "", "Output file; its extension picks the format (.html/.htm: HTML, .md/.markdown: markdown). Default: markdown on stdout")
-	fs.StringVar(&format, "format", "", "Output format, overriding the extension: html or markdown")
+	var force bool
+	fs := newFlagSet(env, "report", "report RESULT.json [--output-file report.html|report.md] [flags]\n\n"+reportHelp)
+	fs.StringVarP(&format, "output", "o", "", "Output format: html or markdown (default: from --output-file's extension, else markdown)")
+	fs.StringVar(&format, "format", "", "Same as --output")
+	fs.StringVar(&out, "output-file", "", "Write the report here instead of stdout (.html/.htm: HTML, .md/.markdown: markdown)")
+	fs.BoolVar(&force, "force", false, "Replace an existing --output-file")
 	fs.StringVar(&baseline, "baseline-variant", "", "Variant the others are compared against (default: the first)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return usagef("report takes exactly one result file (got %d)", fs.NArg())
+	}
+	// -o FILE, the spelling before -o named a format.
+	if format != "" && out == "" && isReportPath(format) {
+		fmt.Fprintf(env.stderr, "stormbench: report -o FILE is deprecated: use --output-file %s (-o names a format: html or markdown)\n", format)
+		out, format = format, ""
 	}
 	if format == "" {
 		switch strings.ToLower(filepath.Ext(out)) {
@@ -54,11 +68,11 @@ func runReport(ctx context.Context, env *cmdEnv, args []string) error {
 			format = report.FormatMarkdown
 		case "":
 			if out != "" && out != "-" {
-				return usagef("cannot tell the format of %q: name it .html or .md, or give --format", out)
+				return usagef("cannot tell the format of %q: name it .html or .md, or give -o html|markdown", out)
 			}
 			format = report.FormatMarkdown
 		default:
-			return usagef("cannot tell the format of %q: name it .html or .md, or give --format", out)
+			return usagef("cannot tell the format of %q: name it .html or .md, or give -o html|markdown", out)
 		}
 	}
 	if format == "md" {
@@ -68,10 +82,10 @@ func runReport(ctx context.Context, env *cmdEnv, args []string) error {
 		return usagef("unknown report format %q: html or markdown", format)
 	}
 	if out != "" && out != "-" {
-		// report overwrites its output; a path it cannot write is bad
-		// input, found before any work.
-		if err := checkWritable(out, true); err != nil {
-			return usagef("-o: %v", err)
+		// A path it cannot write, or a file --force does not allow it to
+		// replace, is bad input, found before any work.
+		if err := checkWritable(out, force); err != nil {
+			return usagef("--output-file: %v", err)
 		}
 	}
 	in, err := readResult("report", fs.Arg(0))
@@ -101,4 +115,14 @@ func runReport(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "wrote %s report %s\n", format, out)
 	return nil
+}
+
+// isReportPath says an -o value is a file, not a format: it has an
+// extension or a directory.
+func isReportPath(v string) bool {
+	switch strings.ToLower(v) {
+	case report.FormatHTML, report.FormatMarkdown, "md":
+		return false
+	}
+	return strings.ContainsAny(v, "./")
 }

@@ -10,7 +10,7 @@ import (
 func TestReportCommand(t *testing.T) {
 	dir := t.TempDir()
 	htmlOut := filepath.Join(dir, "report.html")
-	code, stdout, stderr := runCLI(t, "report", abFixture, "-o", htmlOut)
+	code, stdout, stderr := runCLI(t, "report", abFixture, "--output-file", htmlOut)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -29,7 +29,8 @@ func TestReportCommand(t *testing.T) {
 	}
 
 	mdOut := filepath.Join(dir, "report.md")
-	if code, _, stderr := runCLI(t, "report", abFixture, "-o", mdOut, "--baseline-variant", "preserve"); code != exitOK {
+	// -o FILE, the old spelling: still written, with a deprecation note.
+	if code, _, stderr := runCLI(t, "report", abFixture, "-o", mdOut, "--baseline-variant", "preserve"); code != exitOK || !strings.Contains(stderr, "-o FILE is deprecated") {
 		t.Fatalf("markdown: exit %d: %s", code, stderr)
 	}
 	md, err := os.ReadFile(mdOut)
@@ -43,6 +44,17 @@ func TestReportCommand(t *testing.T) {
 	code, stdout, _ = runCLI(t, "report", abFixture)
 	if code != exitOK || !strings.HasPrefix(stdout, "## stormbench report: quick (run q1)") || !strings.Contains(stdout, "### Not modelled") {
 		t.Errorf("markdown on stdout: exit %d\n%s", code, stdout)
+	}
+	// -o names the format, as in kubectl.
+	if code, stdout, _ := runCLI(t, "report", abFixture, "-o", "html"); code != exitOK || !strings.HasPrefix(stdout, "<!DOCTYPE html>") {
+		t.Errorf("-o html: exit %d, %.40q", code, stdout)
+	}
+	// An existing file is replaced only with --force.
+	if code, _, stderr := runCLI(t, "report", abFixture, "--output-file", htmlOut); code != exitUsage || !strings.Contains(stderr, "--force") {
+		t.Errorf("existing output without --force: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "report", abFixture, "--output-file", htmlOut, "--force"); code != exitOK {
+		t.Errorf("--force: exit %d, %s", code, stderr)
 	}
 }
 
@@ -59,7 +71,8 @@ func TestReportCommandBadInput(t *testing.T) {
 	}{
 		{"no file", nil, "exactly one result file"},
 		{"two files", []string{abFixture, abFixture}, "exactly one result file"},
-		{"unknown extension", []string{abFixture, "-o", filepath.Join(dir, "r.pdf")}, "cannot tell the format"},
+		{"unknown extension", []string{abFixture, "--output-file", filepath.Join(dir, "r.pdf")}, "cannot tell the format"},
+		{"unknown -o format", []string{abFixture, "-o", "pdf"}, "unknown report format"},
 		{"unknown format", []string{abFixture, "--format", "pdf"}, "unknown report format"},
 		{"not a result", []string{garbage}, "not a stormbench result document"},
 		{"unknown baseline", []string{abFixture, "--baseline-variant", "nope"}, `no group "nope"`},

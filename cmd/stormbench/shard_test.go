@@ -137,7 +137,7 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 		t.Fatalf("shard runs failed:\n%s", strings.Join(failed, "\n"))
 	}
 	merged := filepath.Join(dir, "merged.json")
-	t.Logf("%s", runCmd("merge", append([]string{"merge", "-o", merged}, shardPaths...)...))
+	t.Logf("%s", runCmd("merge", append([]string{"merge", "--output-file", merged}, shardPaths...)...))
 
 	// The fleet gave every node its CSINode, as a real kubelet's first
 	// start does, so the shards' restarts created none and the unsharded
