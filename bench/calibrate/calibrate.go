@@ -627,7 +627,7 @@ func (c *calibration) teardown(ctx context.Context) error {
 	// fleet.Delete force-deletes the pods of the stopped real kubelets
 	// (type=hollow), which would never confirm their deletion.
 	if err := fleet.Delete(ctx, c.o.Target.Client, c.o.RunID, 4*time.Minute, nil); err != nil {
-		errs = append(errs, fmt.Errorf("deleting calibration objects: %w (remove them with `stormbench fleet down --run %s`)", err, c.o.RunID))
+		errs = append(errs, fmt.Errorf("deleting calibration objects: %w (remove them with `stormbench fleet down --run-id %s`)", err, c.o.RunID))
 	}
 	return errors.Join(errs...)
 }

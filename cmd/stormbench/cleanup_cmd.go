@@ -14,9 +14,11 @@ func runCleanup(ctx context.Context, env *cmdEnv, args []string) error {
 	var runID, output string
 	var all, list bool
 	var timeout time.Duration
-	fs := newFlagSet(env, "cleanup", "cleanup (--run ID | --all | --list) [flags]")
+	fs := newFlagSet(env, "cleanup", "cleanup (--run-id ID | --all | --list) [flags]")
 	o.addFlags(fs, true)
+	fs.StringVar(&runID, "run-id", "", "Remove the leftovers of this run id")
 	fs.StringVar(&runID, "run", "", "Remove the leftovers of this run id")
+	_ = fs.MarkDeprecated("run", "use --run-id")
 	fs.BoolVar(&all, "all", false, "Remove the leftovers of every run (objects carrying stormbench.io/run)")
 	fs.BoolVar(&list, "list", false, "Only list runs with leftovers")
 	fs.StringVarP(&output, "output", "o", "text", "Output format for --list: text, json or yaml")
@@ -34,7 +36,7 @@ func runCleanup(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 	}
 	if n != 1 {
-		return usagef("give exactly one of --run ID, --all and --list")
+		return usagef("give exactly one of --run-id ID, --all and --list")
 	}
 	if runID != "" {
 		if err := validateRunID(runID); err != nil {

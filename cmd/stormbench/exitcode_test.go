@@ -113,3 +113,15 @@ func TestHelpBools(t *testing.T) {
 		}
 	}
 }
+
+// TestDeprecatedRunFlag: --run, the spelling fleet and cleanup had before
+// --run-id, still parses and says it is deprecated.
+func TestDeprecatedRunFlag(t *testing.T) {
+	_, _, stderr := runCLI(t, "cleanup", "--run", "old-run", "--all", "--workdir", t.TempDir())
+	if !strings.Contains(stderr, "--run has been deprecated, use --run-id") {
+		t.Errorf("stderr %q lacks the deprecation note", stderr)
+	}
+	if !strings.Contains(stderr, "give exactly one of --run-id ID, --all and --list") {
+		t.Errorf("--run did not set the run id: %q", stderr)
+	}
+}

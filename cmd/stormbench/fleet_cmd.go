@@ -29,7 +29,9 @@ func runFleet(ctx context.Context, env *cmdEnv, args []string) error {
 	var timeout time.Duration
 	fs := newFlagSet(env, "fleet "+sub, "fleet "+sub+" [flags]")
 	o.addFlags(fs, true)
+	fs.StringVar(&runID, "run-id", "fleet", "Run id: the value of the stormbench.io/run label on every object")
 	fs.StringVar(&runID, "run", "fleet", "Run id: the value of the stormbench.io/run label on every object")
+	_ = fs.MarkDeprecated("run", "use --run-id")
 	fs.StringVar(&profile, "profile", "quick", "Profile whose fleet section to use (name or file)")
 	fs.IntVar(&nodes, "nodes", 0, "Override the profile's node count")
 	fs.IntVar(&podsPerNode, "pods-per-node", 0, "Override the profile's pods per node")
@@ -81,9 +83,9 @@ func runFleet(ctx context.Context, env *cmdEnv, args []string) error {
 		start := time.Now()
 		if err := f.Up(ctx); err != nil {
 			if ctx.Err() != nil {
-				return fmt.Errorf("interrupted: %w\nto remove what was created: stormbench fleet down --run %s", err, runID)
+				return fmt.Errorf("interrupted: %w\nto remove what was created: stormbench fleet down --run-id %s", err, runID)
 			}
-			return fmt.Errorf("%w\nto continue: run the same command again; to remove: stormbench fleet down --run %s", err, runID)
+			return fmt.Errorf("%w\nto continue: run the same command again; to remove: stormbench fleet down --run-id %s", err, runID)
 		}
 		el := time.Since(start)
 		tm := f.Timings()

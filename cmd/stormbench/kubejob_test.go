@@ -262,7 +262,7 @@ func TestKubernetesJobOnRealNodes(t *testing.T) {
 	fleetDeleted := false
 	t.Cleanup(func() {
 		if !fleetDeleted {
-			_ = exec.Command(bin, "fleet", "down", "--run", shardRunID, "--kubeconfig", c.Kubeconfig(), "--context", c.Target.Context, "--yes").Run()
+			_ = exec.Command(bin, "fleet", "down", "--run-id", shardRunID, "--kubeconfig", c.Kubeconfig(), "--context", c.Target.Context, "--yes").Run()
 		}
 	})
 

@@ -53,7 +53,7 @@ func signalContext() (context.Context, func()) {
 		<-ch
 		// Never --all: on a shared cluster it removes other runs' leftovers.
 		if id, _ := currentRunID.Load().(string); id != "" {
-			fmt.Fprintf(os.Stderr, "stormbench: exiting now; this run's leftovers can be removed with `stormbench cleanup --run %s`\n", id)
+			fmt.Fprintf(os.Stderr, "stormbench: exiting now; this run's leftovers can be removed with `stormbench cleanup --run-id %s`\n", id)
 		} else {
 			fmt.Fprintln(os.Stderr, "stormbench: exiting now; `stormbench cleanup --list` lists what runs left behind")
 		}
@@ -99,7 +99,7 @@ func commands() []command {
 		{"fleet", "Provision or remove a fleet of KWOK nodes and workloads: up, down", runFleet},
 		{"profiles", "List, show or validate storm profiles: list, show NAME, validate FILE...", runProfiles},
 		{"preflight", "Read-only checks of a cluster: permissions, KWOK label selector, heartbeat timing", runPreflight},
-		{"cleanup", "Remove what runs left behind: --run ID, --all, or --list", runCleanup},
+		{"cleanup", "Remove what runs left behind: --run-id ID, --all, or --list", runCleanup},
 		{"version", "Print the stormbench version", runVersion},
 		{"completion", "Print a shell completion script: bash, zsh or fish", runCompletion},
 		{"compare", "Compare result files or the variants of one: medians, deltas, significance", runCompare},

@@ -205,7 +205,7 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 	if runs, err := fleet.ListRuns(ctx, target.Client); err == nil {
 		for _, r := range runs {
 			if r.RunID != runID {
-				logf("Leftovers of run %s: %d nodes (%d not handed back to KWOK), %d namespaces; remove them with `stormbench cleanup --run %s`", r.RunID, r.Nodes, r.DownNodes, r.Namespaces, r.RunID)
+				logf("Leftovers of run %s: %d nodes (%d not handed back to KWOK), %d namespaces; remove them with `stormbench cleanup --run-id %s`", r.RunID, r.Nodes, r.DownNodes, r.Namespaces, r.RunID)
 			}
 		}
 	}

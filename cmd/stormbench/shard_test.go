@@ -95,11 +95,11 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 	}
 
 	// One fleet for every run; `run --keep-fleet` finds it provisioned.
-	runCmd("fleet up", append([]string{"fleet", "up", "--run", shardRunID, "--profile", prof}, target...)...)
+	runCmd("fleet up", append([]string{"fleet", "up", "--run-id", shardRunID, "--profile", prof}, target...)...)
 	fleetDeleted := false
 	t.Cleanup(func() {
 		if !fleetDeleted {
-			_ = exec.Command(bin, append([]string{"fleet", "down", "--run", shardRunID}, target...)...).Run()
+			_ = exec.Command(bin, append([]string{"fleet", "down", "--run-id", shardRunID}, target...)...).Run()
 		}
 	})
 	runArgs := func(resultPath string, extra ...string) []string {
@@ -145,7 +145,7 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 	assertCSINodes(ctx, t, c)
 	single := filepath.Join(dir, "single.json")
 	runCmd("unsharded run", runArgs(single)...)
-	runCmd("fleet down", append([]string{"fleet", "down", "--run", shardRunID}, target...)...)
+	runCmd("fleet down", append([]string{"fleet", "down", "--run-id", shardRunID}, target...)...)
 	fleetDeleted = true
 
 	checkShardedMatchesUnsharded(t, startAt, shardPaths, merged, single)

@@ -60,7 +60,9 @@ func runFleetSnapshot(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&file, "file", "", "Snapshot file (required)")
 	fs.StringVar(&profile, "profile", "quick", "Profile whose fleet the snapshot holds (name or file)")
 	if sub == "save" {
+		fs.StringVar(&runID, "run-id", "fleet", "Run id of the fleet to save (the stormbench.io/run label)")
 		fs.StringVar(&runID, "run", "fleet", "Run id of the fleet to save (the stormbench.io/run label)")
+		_ = fs.MarkDeprecated("run", "use --run-id")
 		fs.BoolVar(&force, "force", false, "Overwrite an existing snapshot file")
 	}
 	if err := parse(fs, rest); err != nil {
@@ -97,7 +99,7 @@ func runFleetSnapshot(ctx context.Context, env *cmdEnv, args []string) error {
 			return fmt.Errorf("listing the fleet's nodes: %w", err)
 		}
 		if len(nodes.Items) == 0 {
-			return usagef("no nodes of run %q in the embedded cluster %q: provision it with `stormbench fleet up --run %s --profile %s`", runID, o.name, runID, profile)
+			return usagef("no nodes of run %q in the embedded cluster %q: provision it with `stormbench fleet up --run-id %s --profile %s`", runID, o.name, runID, profile)
 		}
 		pods, err := t.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, sel)
 		if err != nil {

@@ -50,9 +50,9 @@ func TestFleetSnapshotRoundTrip(t *testing.T) {
 		return out
 	}
 	must("cluster", "up", "--name", "snapa", "--workdir", wd)
-	must("fleet", "up", "--name", "snapa", "--workdir", wd, "--profile", prof, "--run", "snap")
+	must("fleet", "up", "--name", "snapa", "--workdir", wd, "--profile", prof, "--run-id", "snap")
 	file := filepath.Join(wd, "fleet.snap")
-	out := must("fleet", "snapshot", "save", "--name", "snapa", "--workdir", wd, "--profile", prof, "--run", "snap", "--file", file)
+	out := must("fleet", "snapshot", "save", "--name", "snapa", "--workdir", wd, "--profile", prof, "--run-id", "snap", "--file", file)
 	t.Log(strings.TrimSpace(out))
 	names := func(name string) ([]string, int) {
 		t.Helper()
@@ -100,7 +100,7 @@ func TestFleetSnapshotRoundTrip(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"exists", []string{"fleet", "snapshot", "save", "--name", "snapa", "--workdir", wd, "--profile", prof, "--run", "snap", "--file", file}, "exists"},
+		{"exists", []string{"fleet", "snapshot", "save", "--name", "snapa", "--workdir", wd, "--profile", prof, "--run-id", "snap", "--file", file}, "exists"},
 		{"other fleet", []string{"fleet", "snapshot", "restore", "--name", "snapb", "--workdir", wd, "--profile", other, "--file", file}, "fleet"},
 		{"not a snapshot", []string{"fleet", "snapshot", "restore", "--name", "snapb", "--workdir", wd, "--profile", prof, "--file", prof}, "not a stormbench fleet snapshot"},
 		{"run from another fleet", []string{"run", "--name", "snapb", "--workdir", wd, "--profile", other, "--from-snapshot", file}, "fleet"},
