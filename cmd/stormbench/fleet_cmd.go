@@ -27,15 +27,36 @@ func runFleet(ctx context.Context, env *cmdEnv, args []string) error {
 	var profile, runID string
 	var nodes, podsPerNode int
 	var timeout time.Duration
-	fs := newFlagSet(env, "fleet "+sub, "fleet "+sub+" [flags]")
+	usage := map[string]string{
+		"up": `fleet up [flags]
+
+Creates the profile's KWOK nodes and workloads, labelled with the run id, and
+waits until every node and pod is Ready; run again, it continues a partial
+fleet.
+
+Examples:
+  stormbench fleet up --run-id f1 --profile quick
+  stormbench fleet up --run-id f1k --profile fleet-1k --nodes 1000 --pods-per-node 10`,
+		"down": `fleet down [flags]
+
+Deletes every object carrying the run id's label and waits until it is gone.
+
+Examples:
+  stormbench fleet down --run-id f1
+  stormbench fleet down --run-id f1k --kubeconfig ~/.kube/config --context big --yes`,
+	}[sub]
+	fs := newFlagSet(env, "fleet "+sub, usage)
 	o.addFlags(fs, true)
 	fs.StringVar(&runID, "run-id", "fleet", "Run id: the value of the stormbench.io/run label on every object")
 	fs.StringVar(&runID, "run", "fleet", "Run id: the value of the stormbench.io/run label on every object")
 	_ = fs.MarkDeprecated("run", "use --run-id")
 	fs.StringVar(&profile, "profile", "quick", "Profile whose fleet section to use (name or file)")
-	fs.IntVar(&nodes, "nodes", 0, "Override the profile's node count")
-	fs.IntVar(&podsPerNode, "pods-per-node", 0, "Override the profile's pods per node")
-	fs.DurationVar(&timeout, "timeout", 10*time.Minute, "How long to wait for deletion (down)")
+	if sub == "up" {
+		fs.IntVar(&nodes, "nodes", 0, "Override the profile's node count")
+		fs.IntVar(&podsPerNode, "pods-per-node", 0, "Override the profile's pods per node")
+	} else {
+		fs.DurationVar(&timeout, "timeout", 10*time.Minute, "How long to wait for the deletion")
+	}
 	if err := parse(fs, rest); err != nil {
 		return err
 	}
