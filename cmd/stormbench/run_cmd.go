@@ -57,7 +57,7 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 	fs.StringVarP(&output, "output", "o", "text", "Summary format on stdout: text, or json/yaml for the whole result document")
 	fs.BoolVar(&keepCluster, "keep-cluster", false, "Leave the embedded cluster running at the end")
 	fs.BoolVar(&keepFleet, "keep-fleet", false, "Leave the fleet (nodes, workloads) in place at the end")
-	fs.BoolVar(&dryRun, "dry-run", false, "Print the resolved profile and exit")
+	fs.BoolVar(&dryRun, "dry-run", false, "Check everything, print the plan (stderr) and the resolved profile (stdout), and exit")
 	fs.StringVar(&shard, "shard", "", "Run only shard i of n (\"i/n\") of the restarts; the schedule is computed from the whole fleet")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "Write a pprof CPU profile of stormbench itself to this file")
 	fs.StringVar(&memProfile, "memprofile", "", "Write a pprof heap profile of stormbench itself, taken at its peak RSS during the storms, to this file")
@@ -124,7 +124,11 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 	}
 	if dryRun {
 		// Everything a run would check is checked (shard, start time,
-		// snapshot, run id); -o json prints JSON.
+		// snapshot, run id); the plan goes to stderr, the resolved profile
+		// to stdout (-o json prints JSON).
+		if err := writePlan(env.stderr, p, runID, sizes, shardI, shardN); err != nil {
+			return err
+		}
 		format := "yaml"
 		if output == "json" {
 			format = "json"
