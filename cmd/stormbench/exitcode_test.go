@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -138,5 +139,33 @@ func TestDryRunPlan(t *testing.T) {
 		if code != exitOK || !strings.Contains(stderr, want) {
 			t.Errorf("sweep --dry-run: exit %d, stderr lacks %q:\n%s", code, want, stderr)
 		}
+	}
+}
+
+// TestGlobalFlags: -v and -q are taken out of the arguments wherever they
+// stand (before a "--"), and a bad level is bad usage.
+func TestGlobalFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		rest  []string
+		v     int
+		quiet bool
+		bad   bool
+	}{
+		{[]string{"run", "--profile", "quick"}, []string{"run", "--profile", "quick"}, 0, false, false},
+		{[]string{"-v", "6", "run", "-q"}, []string{"run"}, 6, true, false},
+		{[]string{"run", "--v=4", "--quiet", "--", "-v", "3"}, []string{"run", "--", "-v", "3"}, 4, true, false},
+		{[]string{"run", "-v"}, nil, 0, false, true},
+		{[]string{"run", "-v=11"}, nil, 0, false, true},
+	} {
+		rest, v, q, err := globalFlags(tc.args)
+		if (err != nil) != tc.bad || (!tc.bad && (!slices.Equal(rest, tc.rest) || v != tc.v || q != tc.quiet)) {
+			t.Errorf("%q: rest %q v %d quiet %t err %v; want %q %d %t bad=%t", tc.args, rest, v, q, err, tc.rest, tc.v, tc.quiet, tc.bad)
+		}
+	}
+	// Quiet: no warning on stderr, the error still.
+	_, _, stderr := runCLI(t, "-q", "cleanup", "--run", "x", "--all", "--workdir", t.TempDir())
+	if strings.Contains(stderr, "deprecated") || !strings.Contains(stderr, "give exactly one of") {
+		t.Errorf("quiet stderr %q", stderr)
 	}
 }

@@ -7,10 +7,12 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -111,8 +113,67 @@ func commands() []command {
 	}
 }
 
+// globalFlags takes the flags every command accepts out of args, before a
+// "--": -v/--v N (klog verbosity for client-go and the apimachinery
+// libraries, logged to stderr; 0, the default, discards klog) and
+// -q/--quiet (no progress or warnings on stderr; errors still print).
+func globalFlags(args []string) (rest []string, verbosity int, quiet bool, err error) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(rest, args[i:]...), verbosity, quiet, nil
+		}
+		switch {
+		case a == "-q" || a == "--quiet":
+			quiet = true
+		case a == "-v" || a == "--v":
+			if i+1 >= len(args) {
+				return nil, 0, false, usagef("%s needs a verbosity level (0 to 10)", a)
+			}
+			i++
+			a = "-v=" + args[i]
+			fallthrough
+		case strings.HasPrefix(a, "-v=") || strings.HasPrefix(a, "--v="):
+			n, perr := strconv.Atoi(a[strings.IndexByte(a, '=')+1:])
+			if perr != nil || n < 0 || n > 10 {
+				return nil, 0, false, usagef("%s: the verbosity level is a number from 0 to 10", a)
+			}
+			verbosity = n
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return rest, verbosity, quiet, nil
+}
+
+// setVerbosity sends klog to stderr at level v (0 discards it).
+func setVerbosity(stderr io.Writer, v int) {
+	if v == 0 {
+		klog.SetLogger(logr.Discard())
+		return
+	}
+	klog.ClearLogger()
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("v", strconv.Itoa(v))
+	_ = fs.Set("logtostderr", "false")
+	klog.SetOutput(stderr)
+}
+
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+	args, verbosity, quiet, err := globalFlags(args)
+	if err != nil {
+		return exitCode(stderr, err)
+	}
+	if verbosity > 0 {
+		setVerbosity(stderr, verbosity)
+		defer setVerbosity(stderr, 0)
+	}
 	env := &cmdEnv{stdout: stdout, stderr: stderr}
+	if quiet {
+		// Errors are printed by exitCode, to the real stderr.
+		env.stderr = io.Discard
+	}
 	if len(args) > 0 && args[0] == "--version" {
 		args = []string{"version"}
 	}
@@ -211,7 +272,11 @@ Commands:
 Run 'stormbench <command> --help' (or 'stormbench help <command>') for a
 command's flags; 'stormbench --version' prints the version.
 
-Exit codes: 0 ok, 1 a gate failed, 2 bad usage or input, 3 the run failed.
+Every command takes -v N (klog verbosity of client-go, to stderr) and
+-q/--quiet (no progress or warnings; errors still print).
+
+Exit codes: 0 ok, 1 a gate failed, 2 bad usage or input, 3 the run failed,
+130 a second interrupt (exit at once; the message names the cleanup).
 `)
 }
 
