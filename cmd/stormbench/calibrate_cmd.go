@@ -80,6 +80,12 @@ Exit 0 when every row is within tolerance, 1 when one is not, 2 for bad input,
 
 puts a hollow and a containerd calibration into one table (see its --help).
 
+Examples:
+  stormbench calibrate --list-cases
+  stormbench calibrate --cases kubelet/legacy,kubelet/preserve --result cal.json --markdown cal.md
+  stormbench calibrate --backend containerd --cases kubelet/legacy,reboot --result ctd.json
+  stormbench calibrate combine cal.json ctd.json --markdown combined.md
+
 Flags:
 %s`, flagUsages(fs))
 	}

@@ -14,7 +14,16 @@ func runCleanup(ctx context.Context, env *cmdEnv, args []string) error {
 	var runID, output string
 	var all, list bool
 	var timeout time.Duration
-	fs := newFlagSet(env, "cleanup", "cleanup (--run-id ID | --all | --list) [flags]")
+	fs := newFlagSet(env, "cleanup", `cleanup (--run-id ID | --all | --list) [flags]
+
+Removes what runs left behind: nodes, namespaces and workloads carrying a
+run's label. --all removes every run's, including other users' on a shared
+cluster.
+
+Examples:
+  stormbench cleanup --list
+  stormbench cleanup --run-id quick-1201-120000
+  stormbench cleanup --run-id big-storm --kubeconfig ~/.kube/config --context staging --yes`)
 	o.addFlags(fs, true)
 	fs.StringVar(&runID, "run-id", "", "Remove the leftovers of this run id")
 	fs.StringVar(&runID, "run", "", "Remove the leftovers of this run id")

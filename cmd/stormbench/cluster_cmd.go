@@ -15,7 +15,7 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if sub == "help" {
-		fmt.Fprint(env.stdout, "Usage: stormbench cluster up|down|status [flags]\n\n  up      start the embedded control plane (kwokctl binary runtime, 127.0.0.1 only)\n  down    stop it and delete its files\n  status  show each component's health, version and the kubeconfig path\n")
+		fmt.Fprint(env.stdout, "Usage: stormbench cluster up|down|status [flags]\n\n  up      start the embedded control plane (kwokctl binary runtime, 127.0.0.1 only)\n  down    stop it and delete its files\n  status  show each component's health, version and the kubeconfig path\n\nExamples:\n  stormbench cluster up\n  stormbench cluster up --name big --profile fleet-5k   # timing and tuning from the profile\n  stormbench cluster status --name big\n  stormbench cluster down --name big\n")
 		return nil
 	}
 	var o clusterOptions

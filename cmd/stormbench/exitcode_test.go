@@ -169,3 +169,13 @@ func TestGlobalFlags(t *testing.T) {
 		t.Errorf("quiet stderr %q", stderr)
 	}
 }
+
+// TestHelpExamples: every command's help shows examples.
+func TestHelpExamples(t *testing.T) {
+	for _, c := range commands() {
+		_, stdout, _ := runCLI(t, c.name, "--help")
+		if !strings.Contains(stdout, "Examples:") {
+			t.Errorf("%s --help has no examples", c.name)
+		}
+	}
+}

@@ -17,7 +17,7 @@ func runFleet(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if sub == "help" {
-		fmt.Fprint(env.stdout, "Usage: stormbench fleet up|down|snapshot [flags]\n\n  up        create the profile's KWOK nodes and workloads (continues a previous partial run) and wait until all are Ready\n  down      delete every object carrying the run label and wait until it is gone\n  snapshot  save or restore the embedded cluster's etcd with a provisioned fleet (stormbench fleet snapshot --help)\n")
+		fmt.Fprint(env.stdout, "Usage: stormbench fleet up|down|snapshot [flags]\n\n  up        create the profile's KWOK nodes and workloads (continues a previous partial run) and wait until all are Ready\n  down      delete every object carrying the run label and wait until it is gone\n  snapshot  save or restore the embedded cluster's etcd with a provisioned fleet (stormbench fleet snapshot --help)\n\nExamples:\n  stormbench fleet up --run-id f1 --profile quick\n  stormbench fleet snapshot save --run-id f1 --profile quick --file f1.snap\n  stormbench fleet down --run-id f1\n")
 		return nil
 	}
 	if sub == "snapshot" {

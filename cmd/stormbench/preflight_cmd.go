@@ -13,7 +13,15 @@ import (
 func runPreflight(ctx context.Context, env *cmdEnv, args []string) error {
 	var o clusterOptions
 	var profile, output string
-	fs := newFlagSet(env, "preflight", "preflight [--kubeconfig F --context C] [--profile P] [flags]")
+	fs := newFlagSet(env, "preflight", `preflight [--kubeconfig F --context C] [--profile P] [flags]
+
+Read-only checks of a cluster before a run: the permissions a run needs,
+a KWOK controller that manages nodes by stormbench's label, and heartbeat
+timing against the profile's. Exit 3 when a check fails.
+
+Examples:
+  stormbench preflight                                   # the embedded cluster
+  stormbench preflight --kubeconfig ~/.kube/config --context staging --profile fleet-1k -o json`)
 	o.addFlags(fs, true)
 	fs.StringVar(&profile, "profile", "quick", "Profile whose timing the cluster should match")
 	fs.StringVarP(&output, "output", "o", "text", "Output format: text, json or yaml")

@@ -39,9 +39,28 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 	var keepCluster, keepFleet, dryRun, force bool
 	var seed int64
 	var cpuProfile, memProfile string
-	name, usage := "run", "run [--profile NAME|FILE] [flags]"
+	name, usage := "run", `run [--profile NAME|FILE] [flags]
+
+Provisions the profile's fleet (what exists is kept), runs every variant and
+repetition of its storm, prints the summary and writes the result file.
+Without --kubeconfig it uses the embedded cluster, starting it if needed.
+
+Examples:
+  stormbench run --profile quick
+  stormbench run --profile quick --dry-run                  # the plan, nothing started
+  stormbench run --profile fleet-1k --result results/f1k.json --cpuprofile cpu.pprof
+  stormbench run --profile my-storm.yaml --kubeconfig ~/.kube/config --context staging --yes
+  stormbench run --profile big.yaml --shard 0/4 --start-at 2026-12-01T12:00:00Z --keep-fleet ...`
 	if sweep {
-		name, usage = "sweep", "sweep --profile NAME|FILE --wave-sizes 50,100,200 [flags]"
+		name, usage = "sweep", `sweep --profile NAME|FILE --wave-sizes 50,100,200 [flags]
+
+Runs the profile's storm all at once at each wave size, on one fleet, and
+prints per size the mutating p99, 429s, outage seconds and peak request
+rate, and the largest size for which every SLO held.
+
+Examples:
+  stormbench sweep --profile fleet-1k --wave-sizes 50,100,200,400
+  stormbench sweep --profile quick --wave-sizes 5,10,20 --dry-run`
 	}
 	fs := newFlagSet(env, name, usage)
 	if sweep {

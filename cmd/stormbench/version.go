@@ -9,7 +9,15 @@ import (
 
 func runVersion(ctx context.Context, env *cmdEnv, args []string) error {
 	var output string
-	fs := newFlagSet(env, "version", "version [-o json|yaml]")
+	fs := newFlagSet(env, "version", `version [-o json|yaml]
+
+Prints stormbench's version, git revision and the Kubernetes version it
+builds and simulates.
+
+Examples:
+  stormbench version
+  stormbench --version
+  stormbench version -o json`)
 	fs.StringVarP(&output, "output", "o", "", "Output format: text, json or yaml")
 	if err := parse(fs, args); err != nil {
 		return err
