@@ -42,6 +42,7 @@ components: $(COMPONENTS) ## Build kube-apiserver, KCM, scheduler, kubectl (v1.3
 
 $(KUBE_BINS) &: $(COMPONENT_DEPS)
 	@mkdir -p $(BIN)
+	@echo "==> bin/: kube-apiserver, kube-controller-manager, kube-scheduler, kubectl v1.36.3 (the longest step: about 20 minutes from an empty module cache)"
 	cd $(COMPONENTS_DIR) && $(GO) build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(BIN)/ \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
 		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
@@ -49,6 +50,7 @@ $(KUBE_BINS) &: $(COMPONENT_DEPS)
 
 $(KWOK_BINS) &: $(COMPONENT_DEPS)
 	@mkdir -p $(BIN)
+	@echo "==> bin/: kwok, kwokctl"
 	# Static (no cgo), as upstream's image is: the same kwok binary runs as the
 	# embedded cluster's controller and in an image on a real node.
 	cd $(COMPONENTS_DIR) && CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl
@@ -56,15 +58,18 @@ $(KWOK_BINS) &: $(COMPONENT_DEPS)
 
 $(ORACLE_BINS) &: $(COMPONENT_DEPS) $(wildcard $(COMPONENTS_DIR)/cmd/*/*.go)
 	@mkdir -p $(BIN)
+	@echo "==> bin/: hollow-kubelet, fake-cri (the real-kubelet oracle)"
 	cd $(COMPONENTS_DIR) && $(GO) build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(BIN)/ ./cmd/hollow-kubelet ./cmd/fake-cri
 	@touch $(ORACLE_BINS)
 
 $(BIN)/kubelet: $(COMPONENT_DEPS)
 	@mkdir -p $(BIN)
+	@echo "==> bin/: kubelet v1.36.3 (containerd-backed real nodes)"
 	cd $(COMPONENTS_DIR) && $(GO) build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(BIN)/kubelet k8s.io/kubernetes/cmd/kubelet
 
 $(BIN)/stormbench-pause: $(wildcard cmd/stormbench-pause/*.go)
 	@mkdir -p $(BIN)
+	@echo "==> bin/: stormbench-pause (the containerd nodes' image)"
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/stormbench-pause ./cmd/stormbench-pause
 
 # Debian's containerd, runc and CNI plugins for containerd-backed real nodes
@@ -94,6 +99,7 @@ browser-deps: ## Install Debian's chromium when missing (needs root): the headle
 
 $(BIN)/etcd: $(COMPONENT_DEPS)
 	@mkdir -p $(BIN)
+	@echo "==> bin/: etcd"
 	cd $(COMPONENTS_DIR) && $(GO) build -trimpath -o $(BIN)/etcd go.etcd.io/etcd/server/v3
 
 .PHONY: run
