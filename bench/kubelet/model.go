@@ -204,10 +204,10 @@ func (s *Simulator) Restart(ctx context.Context, r storm.Restart) (err error) {
 		}
 	}()
 	var node *corev1.Node
-	err = retryTransient(ctx, s.cfg.Clock, time.Time{}, nil, func() (err error) {
+	err = retryTransient(ctx, s.cfg.Clock, time.Time{}, nil, settlingAuth(s.cfg.Clock, func() (err error) {
 		node, err = s.cfg.Harness.CoreV1().Nodes().Get(ctx, r.Node, metav1.GetOptions{})
 		return err
-	})
+	}))
 	if err != nil {
 		return fmt.Errorf("getting node %s: %w", r.Node, err)
 	}
@@ -243,10 +243,10 @@ func (s *Simulator) setKubeletLabel(ctx context.Context, node, value string) err
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, cluster.KubeletLabel, value)
 	// Harness requests retry transient failures with backoff (client-go
 	// already waits out a 429's Retry-After).
-	err := retryTransient(ctx, s.cfg.Clock, time.Time{}, nil, func() error {
+	err := retryTransient(ctx, s.cfg.Clock, time.Time{}, nil, settlingAuth(s.cfg.Clock, func() error {
 		_, err := s.cfg.Harness.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 		return err
-	})
+	}))
 	if err != nil {
 		return fmt.Errorf("relabelling node %s %s=%s: %w", node, cluster.KubeletLabel, value, err)
 	}

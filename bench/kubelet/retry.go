@@ -73,6 +73,32 @@ func retryTransient(ctx context.Context, clk clock.Clock, deadline time.Time, re
 	}
 }
 
+// authSettle is how long a 401 or 403 is retried: an API server that has
+// just restarted answers them until its authorizers' caches (RBAC, the Node
+// authorizer's graph) have synced, and the kubelet's loops, which retry
+// every error, get through once they have. A lasting denial still fails,
+// this much later.
+const authSettle = 30 * time.Second
+
+// settlingAuth wraps fn so that its 401s and 403s are transient for
+// authSettle from the first one: the window a restarted API server needs.
+func settlingAuth(clk clock.Clock, fn func() error) func() error {
+	var first time.Time
+	return func() error {
+		err := fn()
+		if !apierrors.IsForbidden(err) && !apierrors.IsUnauthorized(err) {
+			return err
+		}
+		if first.IsZero() {
+			first = clk.Now()
+		}
+		if clk.Since(first) < authSettle {
+			return &retryableError{msg: err.Error()}
+		}
+		return err
+	}
+}
+
 // retry runs fn as the kubelet's registration loop and status updates do
 // while the API server is away: retryTransient until the session's sync
 // timeout, retries counted, not hidden.
@@ -81,5 +107,5 @@ func (s *session) retry(ctx context.Context, fn func() error) error {
 	if s.retries != nil {
 		retried = func() { s.retries.Add(1) }
 	}
-	return retryTransient(ctx, s.clk, s.clk.Now().Add(s.syncTimeout), retried, fn)
+	return retryTransient(ctx, s.clk, s.clk.Now().Add(s.syncTimeout), retried, settlingAuth(s.clk, fn))
 }

@@ -7,9 +7,11 @@ import (
 	"net/url"
 	"syscall"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 func TestTransient(t *testing.T) {
@@ -43,5 +45,44 @@ func TestTransient(t *testing.T) {
 		if got := transient(tt.err); got != tt.want {
 			t.Errorf("%s: transient(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
 		}
+	}
+}
+
+// TestSettlingAuth: 401s and 403s are retried for authSettle from the
+// first one (a restarted API server's authorizers warming up), then
+// returned; other errors pass through at once.
+func TestSettlingAuth(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "n1", errors.New("not yet"))
+	for _, tc := range []struct {
+		name    string
+		errs    []error // fn's answers, in order
+		step    time.Duration
+		calls   int
+		wantErr bool
+	}{
+		{"forbidden, then through", []error{forbidden, forbidden, nil}, time.Second, 3, false},
+		{"unauthorized, then through", []error{apierrors.NewUnauthorized("warming"), nil}, time.Second, 2, false},
+		{"forbidden for good", []error{forbidden, forbidden, forbidden, forbidden}, 20 * time.Second, 3, true},
+		{"not found at once", []error{apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, "n1")}, time.Second, 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+			calls := 0
+			fn := settlingAuth(clk, func() error {
+				err := tc.errs[min(calls, len(tc.errs)-1)]
+				calls++
+				clk.Step(tc.step)
+				return err
+			})
+			var err error
+			for range 10 {
+				if err = fn(); !transient(err) {
+					break
+				}
+			}
+			if calls != tc.calls || (err != nil) != tc.wantErr {
+				t.Errorf("%d calls, error %v; want %d calls, error %t", calls, err, tc.calls, tc.wantErr)
+			}
+		})
 	}
 }
