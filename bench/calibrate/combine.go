@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"math"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -234,14 +233,7 @@ func ratioCell(sim float64, r *Row) string {
 	if r == nil {
 		return "–"
 	}
-	q := Row{Real: r.Real, Simulated: sim}
-	if q.Real == 0 && sim == 0 {
-		return "–"
-	}
-	if math.IsInf(q.Ratio(), 1) {
-		return "∞"
-	}
-	return fmt.Sprintf("%.2f", q.Ratio())
+	return fmtRatio(Row{Real: r.Real, Simulated: sim})
 }
 
 func refRow(cc CombinedCase, r CombinedRow) *Row {

@@ -394,16 +394,10 @@ func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, err
 // scrapeCaption says how many of the API server's scheduled scrapes landed:
 // where they did not, the rates are averages over the gap.
 func scrapeCaption(v *result.VariantRun) string {
-	m := v.Measurement(result.MeasurementAPIServer)
-	lbl := []string{result.LabelComponent, "kube-apiserver"}
-	sched, ok1 := m.Value(result.APIScrapesScheduled, "", lbl...)
-	n, ok2 := m.Value(result.APIScrapes, "", lbl...)
-	failed, _ := m.Value(result.APIScrapeFailures, "", lbl...)
-	gap, ok3 := m.Value(result.APIScrapeMaxGap, "", lbl...)
-	if !ok1 || !ok2 || !ok3 || sched <= 0 {
+	landed, sched, gap, ok := result.ScrapeCoverage(v)
+	if !ok {
 		return ""
 	}
-	landed := n - failed
 	return fmt.Sprintf("Scrape coverage: %.0f of %.0f scheduled scrapes landed (%.0f %%), longest gap %.1f s.", landed, sched, 100*min(landed, sched)/sched, gap)
 }
 

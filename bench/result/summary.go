@@ -299,6 +299,17 @@ func cascade(v *VariantRun) string {
 // scrapes succeeded, and the longest time between two that did: the
 // coverage of every API figure above.
 func scrapeCoverage(v *VariantRun) string {
+	landed, sched, gap, ok := ScrapeCoverage(v)
+	if !ok {
+		return missing
+	}
+	return fmt.Sprintf("%s/%s (%.0f%%), %s", fmtCount(landed), fmtCount(sched), 100*min(landed, sched)/sched, fmtSeconds(gap))
+}
+
+// ScrapeCoverage is how many of the API server's scheduled scrapes landed,
+// and the longest gap between two that did; ok is false when the run did
+// not record them.
+func ScrapeCoverage(v *VariantRun) (landed, scheduled, maxGapSeconds float64, ok bool) {
 	m := v.Measurement(MeasurementAPIServer)
 	lbl := []string{LabelComponent, "kube-apiserver"}
 	sched, ok1 := m.Value(APIScrapesScheduled, "", lbl...)
@@ -306,10 +317,9 @@ func scrapeCoverage(v *VariantRun) string {
 	failed, _ := m.Value(APIScrapeFailures, "", lbl...)
 	gap, ok3 := m.Value(APIScrapeMaxGap, "", lbl...)
 	if !ok1 || !ok2 || !ok3 || sched <= 0 {
-		return missing
+		return 0, 0, 0, false
 	}
-	landed := n - failed
-	return fmt.Sprintf("%s/%s (%.0f%%), %s", fmtCount(landed), fmtCount(sched), 100*min(landed, sched)/sched, fmtSeconds(gap))
+	return n - failed, sched, gap, true
 }
 
 // relists is what the simulated kubelets' informers sent to sync, per
