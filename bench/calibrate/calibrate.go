@@ -51,10 +51,17 @@ type Case struct {
 	Downtime time.Duration `json:"downtime"`
 	// Observe is how long after the downtime the case is watched.
 	Observe time.Duration `json:"observe"`
+	// DeletePods, when above 0, is how many pods of each node are deleted
+	// halfway through the downtime (its Deployment scaled down, so the
+	// ReplicaSet controller deletes them gracefully and none replaces
+	// them): the restarted kubelet finds them terminating, as after a
+	// taint-based eviction. The replicas are restored after the case.
+	DeletePods int `json:"deletePods,omitempty"`
 }
 
 // Cases returns the built-in cases by name: kubelet/legacy,
-// kubelet/preserve, runtime/refused, runtime/hung and reboot.
+// kubelet/preserve, runtime/refused, runtime/hung, reboot and
+// kubelet/deleted.
 func Cases() []Case {
 	legacy := map[string]bool{profiles.GateChangeContainerStatusOnKubeletRestart: true}
 	preserve := map[string]bool{profiles.GateChangeContainerStatusOnKubeletRestart: false}
@@ -68,6 +75,10 @@ func Cases() []Case {
 		{Name: "runtime/hung", Kind: profiles.StormRuntime, RuntimeMode: profiles.RuntimeHung, Downtime: 50 * time.Second, Observe: 30 * time.Second},
 		// 20 s: below the node-monitor grace period, so nothing is evicted.
 		{Name: "reboot", Kind: profiles.StormReboot, Gates: preserve, Downtime: 20 * time.Second, Observe: 40 * time.Second},
+		// Pods deleted while the kubelet is away: the status manager's
+		// terminal status write, then the DELETE (status_manager.go syncPod,
+		// canBeDeleted).
+		{Name: "kubelet/deleted", Kind: profiles.StormKubelet, Gates: preserve, Downtime: 6 * time.Second, Observe: 24 * time.Second, DeletePods: 2},
 	}
 }
 
@@ -158,6 +169,11 @@ func (o *Options) Validate(memAvailable int64) error {
 	}
 	if len(o.Cases) == 0 {
 		errs = append(errs, errors.New("no calibration case selected"))
+	}
+	for _, cs := range o.Cases {
+		if cs.DeletePods > 0 && cs.DeletePods >= o.PodsPerNode {
+			errs = append(errs, fmt.Errorf("case %s deletes %d pods of each node: needs more than %d pods per node, not %d", cs.Name, cs.DeletePods, cs.DeletePods, o.PodsPerNode))
+		}
 	}
 	if o.Backend != "" && o.Backend != BackendHollow && o.Backend != BackendContainerd {
 		errs = append(errs, fmt.Errorf("backend %q: must be %s or %s", o.Backend, BackendHollow, BackendContainerd))
@@ -532,8 +548,8 @@ func (c *calibration) watch(ctx context.Context) (stop func(), err error) {
 
 // runCase restarts every node of both sides at the same moment, watches
 // for the downtime plus the case's observation time, and builds its rows.
-func (c *calibration) runCase(ctx context.Context, cs Case) (CaseResult, error) {
-	cr := CaseResult{Case: cs}
+func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err error) {
+	cr = CaseResult{Case: cs}
 	sim, err := kubelet.NewSimulator(kubelet.Config{
 		Base: c.o.Target.Config, Harness: c.o.Target.Client, RunID: c.o.RunID, Kind: cs.Kind, Gates: cs.Gates, RuntimeMode: cs.RuntimeMode,
 		InitDuration: c.o.InitDuration, Seed: c.o.Seed, RecoveryTimeout: 5 * time.Minute, Events: &storm.EventLog{},
@@ -577,11 +593,28 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (CaseResult, error) 
 			return nil
 		})
 	}
+	if cs.DeletePods > 0 {
+		g.Go(func() error {
+			if err := sleepUntil(gctx, t0.Add(cs.Downtime/2)); err != nil {
+				return err
+			}
+			return c.scale(gctx, c.o.PodsPerNode-cs.DeletePods)
+		})
+	}
 	if err := g.Wait(); err != nil {
 		return cr, err
 	}
 	if err := sleepUntil(ctx, t0.Add(cs.Downtime+cs.Observe)); err != nil {
 		return cr, err
+	}
+	if cs.DeletePods > 0 {
+		// Restored after the window: the next case's settle waits for the
+		// replacement pods.
+		defer func() {
+			if serr := c.scale(context.WithoutCancel(ctx), c.o.PodsPerNode); serr != nil && err == nil {
+				err = serr
+			}
+		}()
 	}
 	end := time.Now()
 	simCPU := selfCPU() - cpu0
@@ -602,6 +635,21 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (CaseResult, error) 
 	}
 	cr.Rows = c.rows(cs, reqs, t0, end, simCPU, cr.realUsage)
 	return cr, nil
+}
+
+// scale sets the replicas of every node's Deployment, real and simulated.
+func (c *calibration) scale(ctx context.Context, replicas int) error {
+	for _, node := range c.allNodes() {
+		sc, err := c.o.Target.Client.AppsV1().Deployments(c.ns).GetScale(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("scaling deployment %s: %w", node, err)
+		}
+		sc.Spec.Replicas = int32(replicas)
+		if _, err := c.o.Target.Client.AppsV1().Deployments(c.ns).UpdateScale(ctx, node, sc, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("scaling deployment %s to %d: %w", node, replicas, err)
+		}
+	}
+	return nil
 }
 
 // restartReal carries out the case on one real node.

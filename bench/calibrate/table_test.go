@@ -142,6 +142,8 @@ func TestValidate(t *testing.T) {
 		"no pods":        func(o *Options) { o.PodsPerNode = 0 },
 		"probe period":   func(o *Options) { o.ProbePeriod = time.Millisecond },
 		"no cases":       func(o *Options) { o.Cases = nil },
+		// kubelet/deleted deletes 2 pods of each node.
+		"deleted case, 2 pods": func(o *Options) { o.PodsPerNode = 2 },
 	} {
 		o := ok
 		mutate(&o)

@@ -602,22 +602,66 @@ func (s *Simulator) startPods(ctx context.Context, sess *session, node *corev1.N
 		plans = append(plans, plan)
 	}
 	// Complete deletions the API server started while the node was away
-	// (taint-based eviction): the kubelet kills the pod and the status
-	// manager deletes it with grace period 0 (status_manager.go syncPod).
+	// (taint-based eviction, a scale-down).
 	for _, p := range sess.podStore.List() {
 		pod := p.(*corev1.Pod)
 		if pod.DeletionTimestamp == nil {
 			continue
 		}
-		uid := pod.UID
-		zero := int64(0)
-		err := sess.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return nil, fmt.Errorf("kubelet %s: deleting pod %s/%s: %w", sess.node, pod.Namespace, pod.Name, err)
+		if err := s.terminatePod(ctx, sess, pod); err != nil {
+			return nil, err
 		}
-		s.Counters.PodsDeleted.Add(1)
 	}
 	return plans, nil
+}
+
+// terminatePod replays the kubelet finishing a deletion that started while
+// it was away. The pod worker kills the containers (kuberuntime
+// killContainer: a Killing event per running container), the status
+// manager writes the terminal status (kubelet.go syncTerminatingPod →
+// generateAPIPodStatus with podIsTerminal: every container terminated, the
+// phase Succeeded or Failed, not ready), and once the phase is terminal in
+// the API server it deletes the pod with grace period 0 and the UID as
+// precondition (status_manager.go syncPod, canBeDeleted).
+func (s *Simulator) terminatePod(ctx context.Context, sess *session, pod *corev1.Pod) error {
+	now := metav1.NewTime(s.cfg.Clock.Now())
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.State.Running == nil {
+			continue
+		}
+		if _, err := sess.podEvent(ctx, pod, c.Name, "", 1, corev1.EventTypeNormal, "Killing", fmt.Sprintf("Stopping container %s", c.Name)); err != nil {
+			return err
+		}
+	}
+	patched, err := sess.syncPodStatus(ctx, pod.Namespace, pod.Name, func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
+		changed := terminateContainers(st, 0, "Completed", now)
+		phase := corev1.PodSucceeded
+		for _, c := range st.ContainerStatuses {
+			if t := c.State.Terminated; t == nil || t.ExitCode != 0 {
+				phase = corev1.PodFailed
+			}
+		}
+		if st.Phase != phase {
+			st.Phase = phase
+			changed = true
+		}
+		changed = setReadiness(st, func(string) bool { return false }, now) || changed
+		return changed
+	})
+	if err != nil {
+		return err
+	}
+	if patched {
+		s.Counters.PodStatusPatches.Add(1)
+	}
+	uid := pod.UID
+	zero := int64(0)
+	err = sess.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("kubelet %s: deleting pod %s/%s: %w", sess.node, pod.Namespace, pod.Name, err)
+	}
+	s.Counters.PodsDeleted.Add(1)
+	return nil
 }
 
 // restartPod replays a pod's first syncs after a reboot, as the hollow
