@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -135,6 +136,11 @@ type Options struct {
 	// KeepObjects skips deleting the run's objects at the end (the
 	// cluster goes away with them); real nodes are stopped either way.
 	KeepObjects bool
+	// PodFeatures add to every node's pods what some real workloads carry
+	// and the default calibration pod leaves out, so that the model's
+	// handling of it is measured too: PodFeatureStartupProbe,
+	// PodFeatureObjectRefs, PodFeatureAutomount.
+	PodFeatures []string
 	// Backend is the real nodes' kind: BackendHollow (the default: the
 	// kubelet code with a fake runtime) or BackendContainerd (the kubelet
 	// itself on a containerd of its own, real containers).
@@ -148,6 +154,29 @@ const (
 	BackendHollow     = "hollow"
 	BackendContainerd = "containerd"
 )
+
+// The values of Options.PodFeatures.
+const (
+	// PodFeatureStartupProbe gives the container an exec startup probe of
+	// the probe period.
+	PodFeatureStartupProbe = "startup-probe"
+	// PodFeatureObjectRefs makes the pod reference a ConfigMap through
+	// envFrom, a Secret through an env secretKeyRef, an immutable
+	// ConfigMap as a volume and a ConfigMap as a projected volume source,
+	// each the node's own: the kubelet's Secret and ConfigMap managers
+	// watch every one (pkg/api/v1/pod VisitPodSecretNames,
+	// VisitPodConfigmapNames).
+	PodFeatureObjectRefs = "object-refs"
+	// PodFeatureAutomount mounts the service-account token as admission
+	// does by default: a projected volume with the token (a TokenRequest
+	// per pod after a restart) and the kube-root-ca.crt ConfigMap.
+	PodFeatureAutomount = "automount"
+)
+
+// PodFeatures lists the known pod features.
+func PodFeatures() []string {
+	return []string{PodFeatureStartupProbe, PodFeatureObjectRefs, PodFeatureAutomount}
+}
 
 // MaxNodes bounds K: each real node costs about realnode.BytesPerNode and
 // a little CPU, and calibration wants a few of each, not a fleet.
@@ -173,6 +202,11 @@ func (o *Options) Validate(memAvailable int64) error {
 	for _, cs := range o.Cases {
 		if cs.DeletePods > 0 && cs.DeletePods >= o.PodsPerNode {
 			errs = append(errs, fmt.Errorf("case %s deletes %d pods of each node: needs more than %d pods per node, not %d", cs.Name, cs.DeletePods, cs.DeletePods, o.PodsPerNode))
+		}
+	}
+	for _, f := range o.PodFeatures {
+		if !slices.Contains(PodFeatures(), f) {
+			errs = append(errs, fmt.Errorf("pod feature %q: must be one of %s", f, strings.Join(PodFeatures(), ", ")))
 		}
 	}
 	if o.Backend != "" && o.Backend != BackendHollow && o.Backend != BackendContainerd {
@@ -264,7 +298,8 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		APIVersion: profiles.APIVersion, Kind: ResultKind, SchemaVersion: SchemaVersion,
 		Start: time.Now().UTC(), KubeVersion: cluster.KubeVersion, ServerVersion: o.Target.ServerVersion,
 		Nodes: o.Nodes, PodsPerNode: o.PodsPerNode, ProbePeriod: o.ProbePeriod.String(), InitDuration: o.InitDuration.String(),
-		Tolerance: o.Tolerance, RealNodes: c.real.nodes, SimulatedNodes: c.sim.nodes, Backend: o.Backend,
+		PodFeatures: o.PodFeatures,
+		Tolerance:   o.Tolerance, RealNodes: c.real.nodes, SimulatedNodes: c.sim.nodes, Backend: o.Backend,
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
@@ -407,6 +442,9 @@ func (c *calibration) createWorkload(ctx context.Context, node string) error {
 			},
 		},
 	}
+	if err := c.addPodFeatures(ctx, node, &dep.Spec.Template.Spec); err != nil {
+		return err
+	}
 	if _, err := c.o.Target.Client.AppsV1().Deployments(c.ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating deployment %s: %w", node, err)
 	}
@@ -419,6 +457,45 @@ func (c *calibration) createWorkload(ctx context.Context, node string) error {
 	}
 	if _, err := c.o.Target.Client.CoreV1().Services(c.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating service %s: %w", node, err)
+	}
+	return nil
+}
+
+// addPodFeatures adds the options' pod features to a node's pod spec and
+// creates the objects they reference, named after the node.
+func (c *calibration) addPodFeatures(ctx context.Context, node string, spec *corev1.PodSpec) error {
+	ctr := &spec.Containers[0]
+	for _, f := range c.o.PodFeatures {
+		switch f {
+		case PodFeatureStartupProbe:
+			ctr.StartupProbe = &corev1.Probe{ProbeHandler: ctr.ReadinessProbe.ProbeHandler, PeriodSeconds: ctr.ReadinessProbe.PeriodSeconds, FailureThreshold: 30}
+		case PodFeatureAutomount:
+			spec.AutomountServiceAccountToken = ptr.To(true)
+		case PodFeatureObjectRefs:
+			labels := map[string]string{fleet.RunLabel: c.o.RunID}
+			for _, cm := range []*corev1.ConfigMap{
+				{ObjectMeta: metav1.ObjectMeta{Name: node + "-env", Namespace: c.ns, Labels: labels}, Data: map[string]string{"MODE": "calibration"}},
+				{ObjectMeta: metav1.ObjectMeta{Name: node + "-immutable", Namespace: c.ns, Labels: labels}, Data: map[string]string{"app.conf": "listen 8080\n"}, Immutable: ptr.To(true)},
+				{ObjectMeta: metav1.ObjectMeta{Name: node + "-projected", Namespace: c.ns, Labels: labels}, Data: map[string]string{"extra.conf": "x\n"}},
+			} {
+				if _, err := c.o.Target.Client.CoreV1().ConfigMaps(c.ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+					return fmt.Errorf("creating configmap %s: %w", cm.Name, err)
+				}
+			}
+			sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: node + "-secret", Namespace: c.ns, Labels: labels}, StringData: map[string]string{"token": "calibration"}}
+			if _, err := c.o.Target.Client.CoreV1().Secrets(c.ns).Create(ctx, sec, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("creating secret %s: %w", sec.Name, err)
+			}
+			ctr.EnvFrom = append(ctr.EnvFrom, corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: node + "-env"}}})
+			ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: node + "-secret"}, Key: "token"}}})
+			spec.Volumes = append(spec.Volumes,
+				corev1.Volume{Name: "conf", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: node + "-immutable"}}}},
+				corev1.Volume{Name: "extra", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+					{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: node + "-projected"}}}}}}})
+			ctr.VolumeMounts = append(ctr.VolumeMounts,
+				corev1.VolumeMount{Name: "conf", MountPath: "/etc/app"}, corev1.VolumeMount{Name: "extra", MountPath: "/etc/extra"})
+		}
 	}
 	return nil
 }

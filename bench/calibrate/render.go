@@ -72,6 +72,9 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	fmt.Fprintf(&b, "# Calibration: simulated kubelet against the real one\n\n")
 	fmt.Fprintf(&b, "%d real nodes (%s) and %d simulated nodes, %d pods each with exec readiness and liveness probes every %s. Simulated initDuration %s.\n\n",
 		r.Nodes, r.RealDescription(), r.Nodes, r.PodsPerNode, r.ProbePeriod, r.InitDuration)
+	if len(r.PodFeatures) > 0 {
+		fmt.Fprintf(&b, "The pods also carry: %s.\n\n", strings.Join(r.PodFeatures, ", "))
+	}
 	if r.Command != "" {
 		fmt.Fprintf(&b, "Made with `%s` (%s, %s).\n\n", r.Command, r.Start.Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(1e9))
 	}

@@ -43,6 +43,9 @@ type Result struct {
 	ProbePeriod string `json:"probePeriod"`
 	// InitDuration is the simulated kubelet's NotReady time after start.
 	InitDuration string `json:"initDuration"`
+	// PodFeatures are what the calibration pods carried besides their
+	// probes (Options.PodFeatures).
+	PodFeatures []string `json:"podFeatures,omitempty"`
 	// Tolerance decided the rows' agreement.
 	Tolerance Tolerance `json:"tolerance"`
 	// Backend is the real nodes' kind: hollow (empty in files written

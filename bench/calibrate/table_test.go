@@ -144,6 +144,7 @@ func TestValidate(t *testing.T) {
 		"no cases":       func(o *Options) { o.Cases = nil },
 		// kubelet/deleted deletes 2 pods of each node.
 		"deleted case, 2 pods": func(o *Options) { o.PodsPerNode = 2 },
+		"unknown pod feature":  func(o *Options) { o.PodFeatures = []string{PodFeatureAutomount, "sidecar"} },
 	} {
 		o := ok
 		mutate(&o)

@@ -32,7 +32,7 @@ func runCalibrate(ctx context.Context, env *cmdEnv, args []string) error {
 		o                                clusterOptions
 		nodes, pods                      int
 		probePeriod, initDuration        time.Duration
-		cases                            []string
+		cases, podFeatures               []string
 		resultPath, markdown, htmlPath   string
 		output, backend                  string
 		seed                             int64
@@ -48,6 +48,7 @@ func runCalibrate(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.IntVar(&pods, "pods-per-node", 5, "Pods per node: one Deployment and one Service per node, exec readiness and liveness probes")
 	fs.DurationVar(&probePeriod, "probe-period", 10*time.Second, "Period of the exec probes")
 	fs.DurationVar(&initDuration, "init-duration", 0, "The simulated kubelet's NotReady flash after start (a profile's storm.initDuration; 0, the default, keeps the node Ready)")
+	fs.StringSliceVar(&podFeatures, "pod-features", nil, "Add to the calibration pods: "+strings.Join(calibrate.PodFeatures(), ", ")+" (startup probe; env, envFrom, projected and immutable ConfigMap/Secret references; the service-account token and kube-root-ca.crt)")
 	fs.StringSliceVar(&cases, "cases", names, "Cases to run, in order: "+strings.Join(names, ", "))
 	fs.BoolVar(&list, "list-cases", false, "List the cases with their downtimes and exit")
 	fs.StringVar(&backend, "backend", calibrate.BackendHollow, "Real nodes: hollow (the kubelet code with a fake runtime) or containerd (the kubelet on a containerd of its own, real containers; needs root and `make real-node-deps`)")
@@ -108,7 +109,7 @@ Flags:
 		}
 		return nil
 	}
-	opts := calibrate.Options{Nodes: nodes, PodsPerNode: pods, ProbePeriod: probePeriod, InitDuration: initDuration, Cases: selected, Tolerance: tol, Seed: seed, Backend: backend}
+	opts := calibrate.Options{Nodes: nodes, PodsPerNode: pods, ProbePeriod: probePeriod, InitDuration: initDuration, Cases: selected, Tolerance: tol, Seed: seed, Backend: backend, PodFeatures: podFeatures}
 	if err := opts.Validate(realnode.MemAvailable()); err != nil {
 		return usageError{err}
 	}
