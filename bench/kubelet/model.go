@@ -365,10 +365,11 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 		}
 	}
 	pods := sess.pods()
-	if err := sess.watchPodObjects(ctx, pods); err != nil {
+	watches, err := sess.watchPodObjects(ctx, pods)
+	if err != nil {
 		return err
 	}
-	s.Counters.ObjectWatches.Add(int64(len(sess.objects)))
+	s.Counters.ObjectWatches.Add(int64(watches))
 	n, err := sess.requestTokens(ctx, pods)
 	s.Counters.TokenRequests.Add(int64(n))
 	if err != nil {

@@ -196,9 +196,6 @@ type session struct {
 	nodeInf cache.SharedIndexInformer
 	// podStore is the store of the pod source reflector.
 	podStore *podStore
-	// objects are the stores of the reflectors watching one Secret or
-	// ConfigMap each (watchPodObjects).
-	objects []*sinkStore
 }
 
 func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) http.RoundTripper, clk clock.Clock) (*session, error) {
@@ -491,34 +488,141 @@ func (s *session) pods() []*corev1.Pod {
 	return out
 }
 
-// watchPodObjects replays the watch-based Secret and ConfigMap managers
-// (util/manager/watch_based_manager.go): one reflector per distinct object
-// the node's pods use, listing and watching it by metadata.name. Immutable
-// objects are not watched after their first fetch.
-func (s *session) watchPodObjects(ctx context.Context, pods []*corev1.Pod) error {
-	type ref struct{ kind, ns, name string }
-	seen := map[ref]bool{}
-	var refs []ref
-	for _, p := range pods {
-		for _, v := range p.Spec.Volumes {
-			var r ref
-			switch {
-			case v.ConfigMap != nil:
-				r = ref{"configmaps", p.Namespace, v.ConfigMap.Name}
-			case v.Secret != nil:
-				r = ref{"secrets", p.Namespace, v.Secret.SecretName}
-			default:
+// objectRef is a Secret or ConfigMap a pod references. volume says it is
+// mounted (a volume, or a projected volume's source): the volume manager
+// sets such volumes up again on every sync, and its Get is what stops the
+// watch of an immutable object.
+type objectRef struct {
+	kind, ns, name string
+	volume         bool
+}
+
+// podObjectRefs returns the Secrets and ConfigMaps a pod references, where
+// the kubelet's Secret and ConfigMap managers find them when it registers
+// the pod (pkg/api/v1/pod/util.go VisitPodSecretNames and
+// VisitPodConfigmapNames): image pull secrets; every init, regular and
+// ephemeral container's envFrom and env valueFrom; Secret and ConfigMap
+// volumes, projected volumes' sources, and the Secrets of CSI and other
+// volume plugins. Empty names are skipped.
+func podObjectRefs(p *corev1.Pod) []objectRef {
+	var refs []objectRef
+	add := func(kind, name string, volume bool) {
+		if name != "" {
+			refs = append(refs, objectRef{kind, p.Namespace, name, volume})
+		}
+	}
+	for _, s := range p.Spec.ImagePullSecrets {
+		add("secrets", s.Name, false)
+	}
+	containers := append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...)
+	for _, e := range p.Spec.EphemeralContainers {
+		containers = append(containers, corev1.Container(e.EphemeralContainerCommon))
+	}
+	for _, c := range containers {
+		for _, e := range c.EnvFrom {
+			if e.SecretRef != nil {
+				add("secrets", e.SecretRef.Name, false)
+			}
+			if e.ConfigMapRef != nil {
+				add("configmaps", e.ConfigMapRef.Name, false)
+			}
+		}
+		for _, e := range c.Env {
+			if e.ValueFrom == nil {
 				continue
 			}
-			if !seen[r] {
-				seen[r] = true
-				refs = append(refs, r)
+			if r := e.ValueFrom.SecretKeyRef; r != nil {
+				add("secrets", r.Name, false)
+			}
+			if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
+				add("configmaps", r.Name, false)
 			}
 		}
 	}
+	for _, v := range p.Spec.Volumes {
+		switch src := v.VolumeSource; {
+		case src.Secret != nil:
+			add("secrets", src.Secret.SecretName, true)
+		case src.ConfigMap != nil:
+			add("configmaps", src.ConfigMap.Name, true)
+		case src.Projected != nil:
+			for _, ps := range src.Projected.Sources {
+				if ps.Secret != nil {
+					add("secrets", ps.Secret.Name, true)
+				}
+				if ps.ConfigMap != nil {
+					add("configmaps", ps.ConfigMap.Name, true)
+				}
+			}
+		case src.CSI != nil && src.CSI.NodePublishSecretRef != nil:
+			add("secrets", src.CSI.NodePublishSecretRef.Name, true)
+		case src.AzureFile != nil:
+			add("secrets", src.AzureFile.SecretName, true)
+		case src.CephFS != nil && src.CephFS.SecretRef != nil:
+			add("secrets", src.CephFS.SecretRef.Name, true)
+		case src.Cinder != nil && src.Cinder.SecretRef != nil:
+			add("secrets", src.Cinder.SecretRef.Name, true)
+		case src.FlexVolume != nil && src.FlexVolume.SecretRef != nil:
+			add("secrets", src.FlexVolume.SecretRef.Name, true)
+		case src.RBD != nil && src.RBD.SecretRef != nil:
+			add("secrets", src.RBD.SecretRef.Name, true)
+		case src.ScaleIO != nil && src.ScaleIO.SecretRef != nil:
+			add("secrets", src.ScaleIO.SecretRef.Name, true)
+		case src.ISCSI != nil && src.ISCSI.SecretRef != nil:
+			add("secrets", src.ISCSI.SecretRef.Name, true)
+		case src.StorageOS != nil && src.StorageOS.SecretRef != nil:
+			add("secrets", src.StorageOS.SecretRef.Name, true)
+		}
+	}
+	return refs
+}
+
+// objectStore is the store of one Secret's or ConfigMap's reflector: it
+// keeps nothing (sinkStore) but whether the object is immutable.
+type objectStore struct {
+	sinkStore
+	immutable atomic.Bool
+}
+
+func (s *objectStore) Transformer() cache.TransformFunc {
+	return func(obj any) (any, error) {
+		switch o := obj.(type) {
+		case *corev1.Secret:
+			s.immutable.Store(o.Immutable != nil && *o.Immutable)
+		case *corev1.ConfigMap:
+			s.immutable.Store(o.Immutable != nil && *o.Immutable)
+		}
+		return identityOnly(obj)
+	}
+}
+
+// watchPodObjects replays the watch-based Secret and ConfigMap managers
+// (util/manager/watch_based_manager.go): one reflector per distinct object
+// the node's pods reference (podObjectRefs), listing and watching it by
+// metadata.name. The watch of an immutable object ends at the first Get
+// that finds it immutable (objectCache.Get: item.stop). After a restart
+// that Get is the volume manager's set-up of a mounted object, right after
+// the sync; an object only used for environment variables is read when a
+// container starts, not after a kubelet restart, so its watch stays.
+// It returns how many reflectors it started (an immutable object's too).
+func (s *session) watchPodObjects(ctx context.Context, pods []*corev1.Pod) (int, error) {
+	type key struct{ kind, ns, name string }
+	mounted := map[key]bool{}
+	var keys []key
+	for _, p := range pods {
+		for _, r := range podObjectRefs(p) {
+			k := key{r.kind, r.ns, r.name}
+			if _, seen := mounted[k]; !seen {
+				keys = append(keys, k)
+			}
+			mounted[k] = mounted[k] || r.volume
+		}
+	}
 	rc := s.client.CoreV1().RESTClient()
-	synced := make([]cache.InformerSynced, 0, len(refs))
-	for _, r := range refs {
+	synced := make([]cache.InformerSynced, 0, len(keys))
+	stores := make([]*objectStore, len(keys))
+	stops := make([]chan struct{}, len(keys))
+	for i, r := range keys {
 		var obj runtime.Object = &corev1.ConfigMap{}
 		if r.kind == "secrets" {
 			obj = &corev1.Secret{}
@@ -526,18 +630,37 @@ func (s *session) watchPodObjects(ctx context.Context, pods []*corev1.Pod) error
 		// newReflectorLocked: the object by metadata.name, a 30-minute
 		// MinWatchTimeout; synced once the store has been replaced
 		// (cacheStore.Replace). Nothing reads a Secret's data here, so the
-		// store keeps nothing (sinkStore).
-		store := &sinkStore{}
-		s.objects = append(s.objects, store)
-		synced = append(synced, store.HasSynced)
-		s.run(cache.NewReflectorWithOptions(
+		// store keeps nothing.
+		stores[i], stops[i] = &objectStore{}, make(chan struct{})
+		synced = append(synced, stores[i].HasSynced)
+		reflector := cache.NewReflectorWithOptions(
 			s.listWatch(rc, r.kind, r.ns, fields.OneTermEqualSelector(metav1.ObjectNameField, r.name)),
-			obj, store, cache.ReflectorOptions{
+			obj, stores[i], cache.ReflectorOptions{
 				Name:            fmt.Sprintf("object-%q/%q", r.ns, r.name),
 				MinWatchTimeout: 30 * time.Minute,
-			}).Run)
+			})
+		own := stops[i]
+		s.run(func(stop <-chan struct{}) {
+			both := make(chan struct{})
+			go func() {
+				select {
+				case <-stop:
+				case <-own:
+				}
+				close(both)
+			}()
+			reflector.Run(both)
+		})
 	}
-	return s.waitFor(ctx, "secret and configmap", synced...)
+	if err := s.waitFor(ctx, "secret and configmap", synced...); err != nil {
+		return 0, err
+	}
+	for i, k := range keys {
+		if mounted[k] && stores[i].immutable.Load() {
+			close(stops[i])
+		}
+	}
+	return len(keys), nil
 }
 
 // requestTokens replays the token manager (token/token_manager.go): its cache
