@@ -106,6 +106,10 @@ $(BIN)/etcd: $(COMPONENT_DEPS)
 run: components build ## Start the embedded cluster, run PROFILE (default quick), print the summary, write results/.
 	$(BIN)/stormbench run --profile $(PROFILE) --bin-dir $(BIN) --output-dir results
 
+.PHONY: readme-examples
+readme-examples: components build ## Run the README's cluster examples (cluster up/status/down, fleet up/down, preflight, cleanup --list) on a small fleet.
+	SB=$(BIN)/stormbench STORMBENCH_BIN_DIR=$(BIN) scripts/readme-cluster-examples.sh
+
 .PHONY: test
 test: components ## Unit and integration tests (integration tests use the embedded cluster), plus a one-iteration benchmark smoke run.
 	# -p 1: integration tests start real clusters; one package at a time on 2 cores.

@@ -310,20 +310,32 @@ func (s *Simulator) down(ctx context.Context, r storm.Restart, node *corev1.Node
 	return s.sleep(ctx, r.Downtime)
 }
 
+// openSession opens the connection and clients of the kubelet of r's node
+// as this simulator's kubelets run: the recovery timeout bounds its syncs
+// and retries, the WatchListClient gate picks its relist, and its retries
+// and dropped status syncs are counted.
+func (s *Simulator) openSession(r storm.Restart) (*session, error) {
+	sess, err := newSession(s.cfg.Base, r.Node, s.cfg.Wrap, s.cfg.Clock)
+	if err != nil {
+		return nil, err
+	}
+	sess.syncTimeout = s.cfg.RecoveryTimeout
+	sess.noWatchList = !s.gate(profiles.GateWatchListClient)
+	sess.retries = &s.Counters.Retries
+	sess.gaveUp = s.statusSyncGaveUp(r)
+	return sess, nil
+}
+
 // boot starts a simulated kubelet and drives the node back to Ready and its
 // pods back to their kubelet-decided readiness. rebooted says every
 // container was stopped.
 func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) error {
 	s.event(storm.EventKubeletStart, r.Node, r.Wave, "")
-	sess, err := newSession(s.cfg.Base, r.Node, s.cfg.Wrap, s.cfg.Clock)
+	sess, err := s.openSession(r)
 	if err != nil {
 		return err
 	}
 	defer sess.close()
-	sess.syncTimeout = s.cfg.RecoveryTimeout
-	sess.noWatchList = !s.gate(profiles.GateWatchListClient)
-	sess.retries = &s.Counters.Retries
-	sess.gaveUp = s.statusSyncGaveUp(r)
 	sess.started = s.cfg.Clock.Now()
 	if err := sess.register(ctx); err != nil {
 		return err
@@ -907,15 +919,11 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 		return err
 	}
 	s.event(storm.EventDown, r.Node, r.Wave, s.cfg.Kind)
-	sess, err := newSession(s.cfg.Base, r.Node, s.cfg.Wrap, s.cfg.Clock)
+	sess, err := s.openSession(r)
 	if err != nil {
 		return err
 	}
 	defer sess.close()
-	sess.syncTimeout = s.cfg.RecoveryTimeout
-	sess.noWatchList = !s.gate(profiles.GateWatchListClient)
-	sess.retries = &s.Counters.Retries
-	sess.gaveUp = s.statusSyncGaveUp(r)
 	start := s.cfg.Clock.Now()
 	rng := s.rng(r.Node, 2)
 	// The kubelet's lease controller goes on while the runtime is down:
