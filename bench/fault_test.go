@@ -9,7 +9,11 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/stormbench/stormbench/bench"
+	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/result"
 )
@@ -62,7 +66,13 @@ measurements:
 	}
 	ctx := context.Background()
 	for _, comp := range []string{"kwok-controller", "kube-apiserver"} {
-		time.Sleep(6 * time.Second) // baseline, then restarts in flight
+		// Restarts in flight: a node the storm took down.
+		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			down, err := c.Target.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: cluster.KubeletLabel + "=" + cluster.KubeletDown})
+			return err == nil && len(down.Items) > 0, nil
+		}); err != nil {
+			t.Fatalf("before killing %s: no node down: %v", comp, err)
+		}
 		pid := c.PIDs()[comp]
 		if pid == 0 {
 			t.Fatalf("no pid for %s", comp)
@@ -70,7 +80,7 @@ measurements:
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(3 * time.Second)
+		time.Sleep(3 * time.Second) // the outage
 		if err := c.Start(ctx); err != nil {
 			t.Fatalf("restarting %s: %v", comp, err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
@@ -52,7 +53,14 @@ func TestOwnership(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	time.Sleep(3 * time.Second) // let KWOK bring them up
+	// KWOK brings the foreign pod up: wait for it to run, so that the
+	// snapshot below is of a settled node and pod.
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := client.CoreV1().Pods("foreign").Get(ctx, created.Name, metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning, nil
+	}); err != nil {
+		t.Fatalf("foreign pod not running: %v", err)
+	}
 	before, err := client.CoreV1().Nodes().Get(ctx, "foreign-node", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
@@ -81,8 +82,18 @@ func TestInterruptMidStorm(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("storm did not start:\n%s", log.String())
 	}
-	// Baseline (2s + 1 interval), then the first waves are down.
-	time.Sleep(9 * time.Second)
+	// Interrupt once the first wave is down (a node relabelled down by the
+	// storm), not after a guessed delay.
+	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		down, err := c.Target.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: cluster.KubeletLabel + "=" + cluster.KubeletDown})
+		if err != nil {
+			return false, nil
+		}
+		return len(down.Items) > 0, nil
+	}); err != nil {
+		_ = cmd.Process.Kill()
+		t.Fatalf("no node went down: %v\n%s", err, log.String())
+	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
