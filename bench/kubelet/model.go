@@ -96,6 +96,9 @@ type Counters struct {
 	PodsDrained atomic.Int64
 	// Errors counts failed restarts.
 	Errors atomic.Int64
+	// EventsDropped counts events dropped because the kubelet's event
+	// queue was full (1,000 waiting).
+	EventsDropped atomic.Int64
 	// Retries counts kubelet requests retried after a transient error
 	// (API server away, 5xx, 429).
 	Retries atomic.Int64
@@ -121,6 +124,7 @@ func (c *Counters) Snapshot() map[string]int64 {
 		"podsDrained":         c.PodsDrained.Load(),
 		"errors":              c.Errors.Load(),
 		"retries":             c.Retries.Load(),
+		"eventsDropped":       c.EventsDropped.Load(),
 		"statusSyncsDropped":  c.StatusSyncsDropped.Load(),
 	}
 }
@@ -322,6 +326,7 @@ func (s *Simulator) openSession(r storm.Restart) (*session, error) {
 	sess.syncTimeout = s.cfg.RecoveryTimeout
 	sess.noWatchList = !s.gate(profiles.GateWatchListClient)
 	sess.retries = &s.Counters.Retries
+	sess.eventsDropped = &s.Counters.EventsDropped
 	sess.gaveUp = s.statusSyncGaveUp(r)
 	return sess, nil
 }

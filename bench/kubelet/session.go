@@ -196,6 +196,67 @@ type session struct {
 	nodeInf cache.SharedIndexInformer
 	// podStore is the store of the pod source reflector.
 	podStore *podStore
+
+	// events is the kubelet's event client (cmd/kubelet/app/server.go
+	// EventClient): the same connection, a rate limiter of its own
+	// (eventRecordQPS 50, eventBurst 100). Events are recorded
+	// asynchronously, as client-go's broadcaster sends them from its own
+	// goroutine (tools/record/event.go StartRecordingToSink): they never
+	// hold up the start-up sequence. eventQ is that queue (1,000 deep, as
+	// the broadcaster's; an event that finds it full is dropped).
+	events        corev1client.EventsGetter
+	eventQ        chan func()
+	eventsDone    chan struct{}
+	eventsClosed  sync.Once
+	eventsDropped *atomic.Int64
+	// eventNano is the time stamp of the last pod event's name, kept
+	// increasing so that two events of one pod never share a name.
+	eventNano atomic.Int64
+}
+
+// eventQueueLength is the broadcaster's queue (tools/record/event.go
+// maxQueuedEvents).
+const eventQueueLength = 1000
+
+// Event client limits: the kubelet's defaults (KubeletConfiguration
+// eventRecordQPS, eventBurst).
+const (
+	eventQPS   = 50
+	eventBurst = 100
+)
+
+// heartbeatTimeout is the heartbeat client's timeout: the smaller of the
+// node status update frequency (10 s) and the lease duration (40 s)
+// (cmd/kubelet/app/server.go heartbeatClientConfig).
+const heartbeatTimeout = 10 * time.Second
+
+// recordEvent queues an event send; it never blocks.
+func (s *session) recordEvent(send func()) {
+	select {
+	case s.eventQ <- send:
+	default:
+		if s.eventsDropped != nil {
+			s.eventsDropped.Add(1)
+		}
+	}
+}
+
+// sendEvents sends queued events one after another until the queue closes.
+func (s *session) sendEvents() {
+	defer close(s.eventsDone)
+	for send := range s.eventQ {
+		send()
+	}
+}
+
+// flushEvents closes the event queue and waits until every queued event
+// was sent (or gave up after its retries).
+func (s *session) flushEvents() {
+	if s.eventQ == nil {
+		return
+	}
+	s.eventsClosed.Do(func() { close(s.eventQ) })
+	<-s.eventsDone
 }
 
 func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) http.RoundTripper, clk clock.Clock) (*session, error) {
@@ -221,7 +282,11 @@ func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) htt
 	if err != nil {
 		return nil, fmt.Errorf("kubelet Service client for %s: %w", node, err)
 	}
-	heartbeat := withRateLimiter(cfg)
+	// The heartbeat client: no rate limit, a timeout
+	// (cmd/kubelet/app/server.go heartbeatClientConfig).
+	heartbeat := rest.CopyConfig(cfg)
+	heartbeat.QPS = -1
+	heartbeat.Timeout = heartbeatTimeout
 	hbHTTP, err := rest.HTTPClientFor(heartbeat)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet heartbeat HTTP client for %s: %w", node, err)
@@ -230,7 +295,22 @@ func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) htt
 	if err != nil {
 		return nil, fmt.Errorf("kubelet heartbeat client for %s: %w", node, err)
 	}
-	return &session{node: node, client: client, services: services, heartbeat: hb, clk: clk, transport: t, stop: make(chan struct{}), syncTimeout: 10 * time.Minute}, nil
+	ec := rest.CopyConfig(cfg)
+	ec.QPS, ec.Burst = eventQPS, eventBurst
+	events, err := corev1client.NewForConfigAndClient(withRateLimiter(ec), httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("kubelet event client for %s: %w", node, err)
+	}
+	s := &session{node: node, client: client, services: services, heartbeat: hb, events: events, clk: clk, transport: t, stop: make(chan struct{}), syncTimeout: 10 * time.Minute}
+	s.startEvents()
+	return s, nil
+}
+
+// startEvents starts the event sender.
+func (s *session) startEvents() {
+	s.eventQ = make(chan func(), eventQueueLength)
+	s.eventsDone = make(chan struct{})
+	go s.sendEvents()
 }
 
 // serviceClient is the core/v1 REST client of the kubelet's Service
@@ -331,6 +411,7 @@ func (s *session) stopWatches() {
 // process is gone, or stormbench hands the node back to KWOK).
 func (s *session) close() {
 	s.stopWatches()
+	s.flushEvents()
 	if s.transport != nil {
 		s.transport.CloseIdleConnections()
 	}
@@ -897,12 +978,12 @@ func (s *session) event(ctx context.Context, nodeUID types.UID, typ, reason, msg
 		FirstTimestamp: now, LastTimestamp: now, Count: 1,
 		ReportingController: "kubelet", ReportingInstance: s.node,
 	}
-	if err := s.retry(ctx, func() error {
-		_, err := s.client.CoreV1().Events(metav1.NamespaceDefault).Create(ctx, ev, metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		return fmt.Errorf("kubelet %s: event %s: %w", s.node, reason, err)
-	}
+	s.recordEvent(func() {
+		_ = s.retry(ctx, func() error {
+			_, err := s.events.Events(metav1.NamespaceDefault).Create(ctx, ev, metav1.CreateOptions{})
+			return err
+		})
+	})
 	return nil
 }
 
@@ -925,20 +1006,34 @@ func (s *session) podEvent(ctx context.Context, pod *corev1.Pod, container, name
 	}
 	if name != "" {
 		patch := fmt.Sprintf(`{"count":%d,"lastTimestamp":%q,"message":%q}`, count, now.UTC().Format(time.RFC3339), msg)
-		err := s.retry(ctx, func() error {
-			_, err := s.client.CoreV1().Events(pod.Namespace).Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
-			return err
-		})
-		if err == nil || !apierrors.IsNotFound(err) {
-			if err != nil {
-				return name, fmt.Errorf("kubelet %s: event %s: %w", s.node, reason, err)
+		s.recordEvent(func() {
+			err := s.retry(ctx, func() error {
+				_, err := s.events.Events(pod.Namespace).Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+				return err
+			})
+			if apierrors.IsNotFound(err) {
+				// Gone (the event TTL): the correlator's PATCH fails and
+				// the event is not recorded again until its next repeat.
+				return
 			}
-			return name, nil
+		})
+		return name, nil
+	}
+	// The recorder names an event after its object and the time
+	// (tools/record/event.go makeEvent); kept increasing here, so that two
+	// events of one pod in the same instant get two names.
+	nano := now.UnixNano()
+	for {
+		last := s.eventNano.Load()
+		if nano <= last {
+			nano = last + 1
 		}
-		// Gone (the event TTL): recorded anew.
+		if s.eventNano.CompareAndSwap(last, nano) {
+			break
+		}
 	}
 	ev := &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod.Name, now.UnixNano()), Namespace: pod.Namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod.Name, nano), Namespace: pod.Namespace},
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, APIVersion: "v1",
 			FieldPath: fieldPath},
 		Reason: reason, Message: msg, Type: typ,
@@ -946,18 +1041,14 @@ func (s *session) podEvent(ctx context.Context, pod *corev1.Pod, container, name
 		FirstTimestamp: now, LastTimestamp: now, Count: count,
 		ReportingController: "kubelet", ReportingInstance: s.node,
 	}
-	var created *corev1.Event
-	if err := s.retry(ctx, func() (err error) {
-		created, err = s.client.CoreV1().Events(pod.Namespace).Create(ctx, ev, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			// Two events of one pod in the same nanosecond (the name
-			// is the pod's and the time's, as the recorder's): the next.
-			ev.Name = fmt.Sprintf("%s.%x", pod.Name, now.UnixNano()+1)
-			created, err = s.client.CoreV1().Events(pod.Namespace).Create(ctx, ev, metav1.CreateOptions{})
-		}
-		return err
-	}); err != nil {
-		return "", fmt.Errorf("kubelet %s: event %s: %w", s.node, reason, err)
-	}
-	return created.Name, nil
+	s.recordEvent(func() {
+		_ = s.retry(ctx, func() error {
+			_, err := s.events.Events(pod.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				return nil
+			}
+			return err
+		})
+	})
+	return ev.Name, nil
 }

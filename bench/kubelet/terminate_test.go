@@ -53,10 +53,14 @@ func TestTerminatePod(t *testing.T) {
 			client := fake.NewSimpleClientset(pod.DeepCopy())
 			clk := tickClock{clocktesting.NewFakeClock(t0)}
 			s := &Simulator{cfg: Config{Clock: clk}}
-			sess := &session{node: "n1", client: client, clk: clk, syncTimeout: time.Minute}
+			sess := &session{node: "n1", client: client, events: client.CoreV1(), clk: clk, syncTimeout: time.Minute}
+			sess.startEvents()
 			if err := s.terminatePod(context.Background(), sess, pod); err != nil {
 				t.Fatal(err)
 			}
+			// Events go out from their own goroutine, beside the status
+			// manager's requests: compare the two sequences apart.
+			sess.flushEvents()
 			var got []string
 			for _, a := range client.Actions() {
 				r := a.GetResource().Resource
@@ -79,6 +83,7 @@ func TestTerminatePod(t *testing.T) {
 					}
 				}
 			}
+			got = append(eventsFirst(got), nonEvents(got)...)
 			if len(got) != len(tc.want) {
 				t.Fatalf("requests %q, want %q", got, tc.want)
 			}
@@ -104,4 +109,24 @@ type tickClock struct{ *clocktesting.FakeClock }
 func (c tickClock) Now() time.Time {
 	c.Step(time.Microsecond)
 	return c.FakeClock.Now()
+}
+
+func eventsFirst(reqs []string) []string {
+	var out []string
+	for _, r := range reqs {
+		if strings.HasSuffix(r, " events") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func nonEvents(reqs []string) []string {
+	var out []string
+	for _, r := range reqs {
+		if !strings.HasSuffix(r, " events") {
+			out = append(out, r)
+		}
+	}
+	return out
 }

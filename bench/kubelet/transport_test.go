@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 )
@@ -101,4 +103,65 @@ func TestSessionOwnConnection(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestSessionClients: the heartbeat client has no rate limit and a 10 s
+// timeout, the event client a rate limiter of its own, as the kubelet's
+// (cmd/kubelet/app/server.go).
+func TestSessionClients(t *testing.T) {
+	s, err := newSession(&rest.Config{Host: "https://127.0.0.1:1"}, "n1", nil, clock.RealClock{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	main := s.client.CoreV1().RESTClient().GetRateLimiter()
+	if main == nil {
+		t.Fatal("main client has no rate limiter")
+	}
+	if rl := s.heartbeat.CoreV1().RESTClient().GetRateLimiter(); rl != nil {
+		t.Errorf("heartbeat client rate limited (%v), want none", rl.QPS())
+	}
+	hb, ok := s.heartbeat.CoreV1().RESTClient().(*rest.RESTClient)
+	if !ok {
+		t.Fatalf("heartbeat REST client %T", s.heartbeat.CoreV1().RESTClient())
+	}
+	if hb.Client.Timeout != 10*time.Second {
+		t.Errorf("heartbeat timeout %s, want 10s", hb.Client.Timeout)
+	}
+	ev := s.events.(*corev1client.CoreV1Client).RESTClient().GetRateLimiter()
+	if ev == nil || ev == main {
+		t.Errorf("event client rate limiter %v: want one of its own", ev)
+	} else if ev.QPS() != eventQPS {
+		t.Errorf("event QPS %v, want %v", ev.QPS(), eventQPS)
+	}
+}
+
+// TestEventQueue: events are sent in order from their own goroutine; a
+// full queue drops and counts; flushing waits for what was queued.
+func TestEventQueue(t *testing.T) {
+	var dropped atomic.Int64
+	s := &session{eventsDropped: &dropped}
+	s.startEvents()
+	started, release := make(chan struct{}), make(chan struct{})
+	var sent []int
+	s.recordEvent(func() { close(started); <-release; sent = append(sent, 0) })
+	<-started
+	for i := 1; i <= eventQueueLength+5; i++ {
+		s.recordEvent(func() { sent = append(sent, i) })
+	}
+	close(release)
+	s.flushEvents()
+	// The first is being sent when the others queue: 1,000 fit behind it.
+	if len(sent) != eventQueueLength+1 {
+		t.Fatalf("sent %d events, want %d", len(sent), eventQueueLength+1)
+	}
+	for i, v := range sent {
+		if v != i {
+			t.Fatalf("event %d sent as #%d: not in order", v, i)
+		}
+	}
+	if dropped.Load() != 5 {
+		t.Errorf("dropped %d, want 5", dropped.Load())
+	}
+	s.flushEvents() // twice is harmless
 }
