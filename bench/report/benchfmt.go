@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/stormbench/stormbench/bench/compare"
 )
 
 // WriteBenchfmt writes the inputs' key metrics in the Go benchmark format
@@ -19,12 +21,12 @@ import (
 // pods, kubernetes, stormbench). Each key metric is one value whose unit is
 // the metric ID (its unit is in `stormbench compare --list-metrics`); a
 // figure the run did not measure is left out of its line.
-func WriteBenchfmt(w io.Writer, inputs []Input) error {
+func WriteBenchfmt(w io.Writer, inputs []compare.Input) error {
 	bw := benchfmt.NewWriter(w)
-	metrics := KeyMetrics()
+	metrics := compare.KeyMetrics()
 	for _, in := range inputs {
 		r := in.Result
-		name, kind := profileOf(r)
+		name, kind := compare.ProfileOf(r)
 		config := []benchfmt.Config{
 			{Key: "profile", Value: []byte(name), File: true},
 			{Key: "storm", Value: []byte(kind), File: true},

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -19,7 +20,7 @@ func TestBenchfmtRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := WriteBenchfmt(&buf, []Input{{Name: "quick.json", Result: r}}); err != nil {
+	if err := WriteBenchfmt(&buf, []compare.Input{{Name: "quick.json", Result: r}}); err != nil {
 		t.Fatal(err)
 	}
 	rd := benchfmt.NewReader(&buf, "export.txt")
@@ -53,7 +54,7 @@ func TestBenchfmtRoundTrip(t *testing.T) {
 			values[x.Unit] = x.Value
 		}
 		n := 0
-		for _, m := range KeyMetrics() {
+		for _, m := range compare.KeyMetrics() {
 			want, ok := m.Extract(v)
 			if !ok {
 				if _, has := values[m.ID]; has {

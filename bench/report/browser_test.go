@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -87,7 +88,7 @@ func TestHTMLReportInBrowser(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := Build(Input{Name: filepath.Base(file), Result: r}, Options{Charts: true})
+			rep, err := Build(compare.Input{Name: filepath.Base(file), Result: r}, Options{Charts: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,8 +6,11 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/stormbench/stormbench/bench/compare"
 )
 
 // Formats of a comparison.
@@ -21,7 +24,7 @@ const (
 // WriteComparison writes c in the given format: FormatText, FormatMarkdown
 // or FormatHTML (a self-contained page). JSON is the caller's business: a
 // Comparison encodes as is.
-func WriteComparison(w io.Writer, c *Comparison, format string) error {
+func WriteComparison(w io.Writer, c *compare.Comparison, format string) error {
 	switch format {
 	case FormatText, "":
 		return writeComparisonText(w, c)
@@ -40,20 +43,7 @@ func runsWord(n int) string {
 	return fmt.Sprintf("%d runs", n)
 }
 
-func inputLine(in InputInfo) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: run %s", in.Name, in.RunID)
-	if in.Profile != "" {
-		fmt.Fprintf(&b, ", profile %s", in.Profile)
-	}
-	fmt.Fprintf(&b, ", %d nodes, %d pods, %d services, stormbench %s", in.Nodes, in.Pods, in.Services, in.ToolVersion)
-	if !in.Complete {
-		b.WriteString(", INCOMPLETE")
-	}
-	return b.String()
-}
-
-func groupLine(g Group) string {
+func groupLine(g compare.Group) string {
 	s := fmt.Sprintf("%s: %s", g.Name, runsWord(len(g.Runs)))
 	if len(g.FeatureGates) > 0 {
 		var gates []string
@@ -63,6 +53,17 @@ func groupLine(g Group) string {
 		s += ", " + strings.Join(gates, ",")
 	}
 	return s
+}
+
+// superscript returns the footnote marker for note n (1-based): ¹ ² ³ ...
+func superscript(n int) string {
+	digits := []rune("⁰¹²³⁴⁵⁶⁷⁸⁹")
+	s := strconv.Itoa(n)
+	out := make([]rune, 0, len(s))
+	for _, c := range s {
+		out = append(out, digits[c-'0'])
+	}
+	return string(out)
 }
 
 func noteMarks(ns []int) string {
@@ -77,11 +78,11 @@ func noteMarks(ns []int) string {
 }
 
 // cellText renders a group's median, its interval and note marks.
-func cellText(c Cell, unit string) string {
+func cellText(c compare.Cell, unit string) string {
 	if c.N == 0 {
 		return "-"
 	}
-	s := FormatValue(c.Median, unit)
+	s := compare.FormatValue(c.Median, unit)
 	if c.CI != "" {
 		s += " " + c.CI
 	}
@@ -90,7 +91,7 @@ func cellText(c Cell, unit string) string {
 
 // deltaText renders a delta as benchstat does: "-55.0% (p=0.008 n=5)",
 // "~ (p=0.310 n=5)", or with too few runs "-55.0% (n=1)".
-func deltaText(d *Delta) string {
+func deltaText(d *compare.Delta) string {
 	if d == nil {
 		return ""
 	}
@@ -108,7 +109,7 @@ func deltaText(d *Delta) string {
 // missingLegend explains "-" cells.
 const missingLegend = "- not measured, or nothing to measure (a recovery percentile of a variant in which nothing went not-ready)"
 
-func hasMissing(c *Comparison) bool {
+func hasMissing(c *compare.Comparison) bool {
 	for _, r := range c.Rows {
 		for _, cell := range r.Cells {
 			if cell.N == 0 {
@@ -119,7 +120,7 @@ func hasMissing(c *Comparison) bool {
 	return false
 }
 
-func headerCells(c *Comparison) []string {
+func headerCells(c *compare.Comparison) []string {
 	h := []string{"metric", c.Groups[0].Name}
 	for _, g := range c.Groups[1:] {
 		h = append(h, g.Name, "vs "+c.Baseline)
@@ -127,7 +128,7 @@ func headerCells(c *Comparison) []string {
 	return h
 }
 
-func rowCells(c *Comparison, r Row) []string {
+func rowCells(c *compare.Comparison, r compare.Row) []string {
 	cells := []string{r.Metric.Label, cellText(r.Cells[0], r.Metric.Unit)}
 	for gi := 1; gi < len(c.Groups); gi++ {
 		cells = append(cells, cellText(r.Cells[gi], r.Metric.Unit), deltaText(r.Cells[gi].Delta))
@@ -135,10 +136,10 @@ func rowCells(c *Comparison, r Row) []string {
 	return cells
 }
 
-func writeComparisonText(w io.Writer, c *Comparison) error {
+func writeComparisonText(w io.Writer, c *compare.Comparison) error {
 	ew := &errWriter{w: w}
 	for _, in := range c.Inputs {
-		ew.printf("%s\n", inputLine(in))
+		ew.printf("%s\n", in.String())
 	}
 	ew.printf("grouped by %s; baseline %s\n", c.GroupBy, c.Baseline)
 	for _, g := range c.Groups {
@@ -172,13 +173,13 @@ func writeComparisonText(w io.Writer, c *Comparison) error {
 
 // writeComparisonMarkdown writes a GitHub-flavoured markdown table; level is
 // the heading level of its title, 0 for none.
-func writeComparisonMarkdown(w io.Writer, c *Comparison, level int) error {
+func writeComparisonMarkdown(w io.Writer, c *compare.Comparison, level int) error {
 	ew := &errWriter{w: w}
 	if level > 0 {
-		ew.printf("%s Key metrics: %s vs %s\n\n", strings.Repeat("#", level), strings.Join(groupNames(c.Groups[1:]), ", "), c.Baseline)
+		ew.printf("%s Key metrics: %s vs %s\n\n", strings.Repeat("#", level), strings.Join(compare.GroupNames(c.Groups[1:]), ", "), c.Baseline)
 	}
 	for _, in := range c.Inputs {
-		ew.printf("- %s\n", mdEscape(inputLine(in)))
+		ew.printf("- %s\n", mdEscape(in.String()))
 	}
 	for _, g := range c.Groups {
 		ew.printf("- %s\n", mdEscape(groupLine(g)))
@@ -242,10 +243,10 @@ type htmlCell struct {
 	Class string
 }
 
-func newCompareTable(c *Comparison) compareTable {
+func newCompareTable(c *compare.Comparison) compareTable {
 	t := compareTable{Header: headerCells(c), Warn: c.Warnings}
 	for _, in := range c.Inputs {
-		t.Inputs = append(t.Inputs, inputLine(in))
+		t.Inputs = append(t.Inputs, in.String())
 	}
 	for _, g := range c.Groups {
 		t.Groups = append(t.Groups, groupLine(g))
@@ -275,7 +276,7 @@ func newCompareTable(c *Comparison) compareTable {
 // deltaClass colours a delta: every key metric is a cost, so a significant
 // decrease is better and an increase worse; with too few runs the colour is
 // muted.
-func deltaClass(d *Delta) string {
+func deltaClass(d *compare.Delta) string {
 	var cl string
 	switch {
 	case d == nil:
@@ -336,14 +337,14 @@ var comparePage = template.Must(template.New("page").Parse(compareTableTemplate 
 </html>
 `))
 
-func comparisonTitle(c *Comparison) string {
+func comparisonTitle(c *compare.Comparison) string {
 	if len(c.Groups) == 1 {
 		return c.Groups[0].Name
 	}
-	return strings.Join(groupNames(c.Groups[1:]), ", ") + " vs " + c.Baseline
+	return strings.Join(compare.GroupNames(c.Groups[1:]), ", ") + " vs " + c.Baseline
 }
 
-func writeComparisonPage(w io.Writer, c *Comparison) error {
+func writeComparisonPage(w io.Writer, c *compare.Comparison) error {
 	return comparePage.Execute(w, struct {
 		Title string
 		Table compareTable

@@ -1,21 +1,15 @@
-// Package report turns stormbench result documents into the products people
-// act on: comparison tables with significance ([Compare]), CI gates with
-// JUnit and perf-dash exports ([EvaluateGates], [WriteJUnit],
-// [BuildPerfData]), a capacity sweep's largest safe restart wave ([Sweep]),
-// and a self-contained HTML or markdown report with inline SVG charts
-// ([Build], [WriteHTML], [WriteMarkdown]).
+// Package report renders stormbench results for people: a comparison's
+// table as text, markdown or a self-contained HTML page
+// ([WriteComparison]), a capacity sweep's largest safe restart wave
+// ([Sweep]), the Go benchmark format benchstat reads ([WriteBenchfmt]), and
+// a self-contained HTML or markdown report with inline SVG charts ([Build],
+// [WriteHTML], [WriteMarkdown]).
 //
-// Every figure is read from a [result.VariantRun] through a [Metric]: a
-// stable ID such as "endpointSlices.slice_writes", a label for people, a
-// unit and an extractor. The same IDs key a profile's gates.maxRegression
-// section and the gate command's --max-regression flags. Every key metric is
-// a cost: lower is better.
-//
-// Comparisons follow benchstat (golang.org/x/perf/cmd/benchstat): each
-// variant's repetitions form a sample, summarised by its median and a 95 %
-// confidence interval, and two samples are compared with the Mann-Whitney U
-// test (benchmath.AssumeNothing). Caveats travel as data, as numbered notes,
-// never as log lines.
+// The figures and their statistics are bench/compare's (the key metrics,
+// medians, confidence intervals and significance), the SLO the sweep judges
+// by is bench/gate's, and the kubelet start-up pattern the report holds the
+// simulated kubelets to is bench/kubelet's (kubelet.ExpectedStartRequests).
+// Report only lays them out.
 //
 // Like every bench package, report never parses flags, prints to stdout or
 // exits; cmd/stormbench wires it.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/testutil"
 )
@@ -28,30 +29,6 @@ func readFixture(t *testing.T) *result.Result {
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	testutil.Golden(t, name, got)
-}
-
-// setValue changes a figure of every run of a variant, failing the test if
-// the figure does not exist.
-func setValue(t *testing.T, r *result.Result, variant, measurement, name string, f func(float64) float64, labels ...string) {
-	t.Helper()
-	found := false
-	for i := range r.Variants {
-		v := &r.Variants[i]
-		if v.Variant != variant {
-			continue
-		}
-		m := v.Measurement(measurement)
-		for j := range m.Values {
-			x := &m.Values[j]
-			if x.Name == name && x.Window == result.WindowStorm && labelsMatch(x.Labels, labels) {
-				x.Value = f(x.Value)
-				found = true
-			}
-		}
-	}
-	if !found {
-		t.Fatalf("no %s %s %v in variant %s", measurement, name, labels, variant)
-	}
 }
 
 // synthetic builds a result whose variants have one repetition per value,
@@ -90,4 +67,17 @@ func synthetic(t *testing.T, id string, variants map[string][]float64, order ...
 		t.Fatalf("synthetic result is invalid: %v", err)
 	}
 	return r
+}
+
+// findRow returns the comparison's row of a metric, failing the test if it
+// has none.
+func findRow(t *testing.T, c *compare.Comparison, id string) compare.Row {
+	t.Helper()
+	for _, r := range c.Rows {
+		if r.Metric.ID == id {
+			return r
+		}
+	}
+	t.Fatalf("no row %s", id)
+	return compare.Row{}
 }

@@ -5,53 +5,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stormbench/stormbench/bench/compare"
+	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
-// expectedRequest is what a starting kubelet sends for one resource, from
-// bench/kubelet/REQUESTS.md (Kubernetes 1.36,
-// pkg/kubelet: kubelet.go NewMainKubelet and Run, config/apiserver.go,
-// util/manager/watch_based_manager.go, kubelet_node_status.go,
-// token/token_manager.go). client-go 1.36 informers use the streaming
-// watch-list (KEP-3157, WatchListClient), so an informer's initial LIST is
-// a WATCH with sendInitialEvents=true and counts as one WATCH here.
-type expectedRequest struct {
-	resource, subresource string
-	// verbs are the verbs summed into the row.
-	verbs []string
-	// expected is the reference's count per kubelet start, for people.
-	expected string
-	// min and max bound the count per start when the reference gives one;
-	// max < 0 means the count depends on the workload and is not checked.
-	min, max float64
-}
-
-var kubeletPattern = []expectedRequest{
-	{"nodes", "", []string{"WATCH"}, "1 (informer on its own Node)", 1, 1},
-	{"pods", "", []string{"WATCH"}, "1 (informer on spec.nodeName)", 1, 1},
-	{"services", "", []string{"WATCH"}, "1 (informer, for container env vars)", 1, 1},
-	{"csidrivers", "", []string{"WATCH"}, "1 (volume plugin manager)", 1, 1},
-	{"runtimeclasses", "", []string{"WATCH"}, "1 (runtimeclass manager)", 1, 1},
-	{"secrets", "", []string{"WATCH"}, "1 per distinct mutable Secret the node's pods use", 0, -1},
-	{"configmaps", "", []string{"WATCH"}, "1 per distinct mutable ConfigMap the node's pods use", 0, -1},
-	{"nodes", "", []string{"POST"}, "1 (register; 409, already registered)", 1, 1},
-	{"nodes", "", []string{"GET"}, "1 (reconcile after the 409)", 0, 1},
-	{"nodes", "", []string{"PATCH"}, "0–1 (reconcile after the 409)", 0, 1},
-	{"nodes", "status", []string{"PATCH"}, "a few during start-up, then on change", 1, -1},
-	{"leases", "", []string{"GET", "POST"}, "1 GET (POST if missing)", 1, 2},
-	{"leases", "", []string{"PUT"}, "renewal every 10 s while up", 0, -1},
-	{"pods", "", []string{"GET"}, "GET before a status PATCH when the status cache is cold", 0, -1},
-	{"pods", "status", []string{"PATCH"}, "1 per pod status change (legacy gate: ≥ 2 per probed pod)", 0, -1},
-	{"serviceaccounts", "token", []string{"POST"}, "1 per pod with a projected service-account token", 0, -1},
-	{"events", "", []string{"POST"}, "~5–8 (Starting, NodeHasSufficient*, NodeReady ...)", 5, 8},
-	{"csinodes", "", []string{"GET", "POST", "PUT"}, "1–2 (CSINode initialisation)", 1, 2},
-	{"resourceslices", "", []string{"DELETE"}, "1 (DRA: the node's ResourceSlices wiped at start)", 1, 1},
-	{"podcertificaterequests", "", []string{"WATCH"}, "0–1 (with its feature gate)", 0, 1},
-	{"clustertrustbundles", "", []string{"WATCH"}, "0–1 (with its feature gate)", 0, 1},
-}
-
 // KubeletTable compares the requests a restarted node's simulated kubelet
-// sent, per restart, with the reference pattern of a real kubelet start.
+// sent, per restart, with the reference pattern of a real kubelet start
+// (kubelet.ExpectedStartRequests).
 type KubeletTable struct {
 	// Variants are the columns.
 	Variants []string
@@ -81,7 +42,7 @@ type KubeletRow struct {
 
 // buildKubeletTable sums the clientLatency requests of every repetition of
 // each variant and divides by the variant's restarts.
-func buildKubeletTable(groups []Group) (KubeletTable, bool) {
+func buildKubeletTable(groups []compare.Group) (KubeletTable, bool) {
 	type key struct{ source, resource, subresource, verb string }
 	t := KubeletTable{}
 	counts := make([]map[key]float64, len(groups))
@@ -90,7 +51,7 @@ func buildKubeletTable(groups []Group) (KubeletTable, bool) {
 		t.Variants = append(t.Variants, g.Name)
 		counts[gi] = map[key]float64{}
 		restarts := 0
-		for _, v := range g.runs {
+		for _, v := range g.VariantRuns() {
 			restarts += v.Restarts
 			m := v.Measurement(result.MeasurementClientLatency)
 			if m == nil {
@@ -117,13 +78,13 @@ func buildKubeletTable(groups []Group) (KubeletTable, bool) {
 		return n / float64(t.Restarts[gi])
 	}
 	used := map[key]bool{}
-	for _, e := range kubeletPattern {
-		row := KubeletRow{Source: "kubelet", Request: requestName(e.resource, e.subresource, e.verbs), Expected: e.expected}
+	for _, e := range kubelet.ExpectedStartRequests() {
+		row := KubeletRow{Source: "kubelet", Request: requestName(e.Resource, e.Subresource, e.Verbs), Expected: e.Expected}
 		seen := false
 		for gi := range groups {
 			n := 0.0
-			for _, verb := range e.verbs {
-				k := key{"kubelet", e.resource, e.subresource, verb}
+			for _, verb := range e.Verbs {
+				k := key{"kubelet", e.Resource, e.Subresource, verb}
 				if c, ok := counts[gi][k]; ok {
 					n += c
 					seen = true
@@ -132,10 +93,10 @@ func buildKubeletTable(groups []Group) (KubeletTable, bool) {
 			}
 			pr := perRestart(gi, n)
 			row.PerRestart = append(row.PerRestart, pr)
-			row.Check = append(row.Check, check(pr, e.min, e.max))
+			row.Check = append(row.Check, check(pr, e.Min, e.Max))
 		}
 		// Rows for optional requests nobody sent would only be noise.
-		if !seen && e.min == 0 {
+		if !seen && e.Min == 0 {
 			continue
 		}
 		t.Rows = append(t.Rows, row)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -32,7 +33,7 @@ type Report struct {
 	// Variants describe the variants, in run order.
 	Variants []VariantInfo
 	// Comparison holds the key metrics, variants against the baseline.
-	Comparison *Comparison
+	Comparison *compare.Comparison
 	// Highlights are the largest changes against the baseline, as sentences.
 	Highlights []string
 	// Sweep is the capacity sweep; nil unless the result holds sweep
@@ -90,7 +91,7 @@ var notModelled = []string{
 }
 
 // Build turns a result into a report.
-func Build(in Input, opts Options) (*Report, error) {
+func Build(in compare.Input, opts Options) (*Report, error) {
 	r := in.Result
 	prof, err := decodeProfile(r)
 	if err != nil {
@@ -102,17 +103,17 @@ func Build(in Input, opts Options) (*Report, error) {
 		rep.Title = fmt.Sprintf("stormbench report: %s (run %s)", prof.Metadata.Name, r.Run.ID)
 	}
 	rep.Meta = runMeta(in, prof)
-	groups := groupRuns([]Input{in}, GroupByVariant)
+	groups := compare.GroupRuns([]compare.Input{in}, compare.GroupByVariant)
 	for _, g := range groups {
-		vi := VariantInfo{Name: g.Name, FeatureGates: gateList(g.FeatureGates), Repetitions: len(g.runs), Complete: true}
-		for _, v := range g.runs {
+		vi := VariantInfo{Name: g.Name, FeatureGates: gateList(g.FeatureGates), Repetitions: len(g.VariantRuns()), Complete: true}
+		for _, v := range g.VariantRuns() {
 			vi.Restarts += v.Restarts
 			vi.Complete = vi.Complete && v.Complete
 		}
 		rep.Variants = append(rep.Variants, vi)
 	}
 	if len(groups) > 0 {
-		c, err := Compare([]Input{in}, CompareOptions{GroupBy: GroupByVariant, Baseline: opts.Baseline})
+		c, err := compare.Compare([]compare.Input{in}, compare.Options{GroupBy: compare.GroupByVariant, Baseline: opts.Baseline})
 		if err != nil {
 			return nil, err
 		}
@@ -120,9 +121,9 @@ func Build(in Input, opts Options) (*Report, error) {
 		rep.Highlights = highlights(c)
 		// The charts and the kubelet table follow the comparison's column
 		// order, baseline first.
-		ordered := make([]Group, 0, len(groups))
+		ordered := make([]compare.Group, 0, len(groups))
 		for _, cg := range c.Groups {
-			i := slices.IndexFunc(groups, func(g Group) bool { return g.Name == cg.Name })
+			i := slices.IndexFunc(groups, func(g compare.Group) bool { return g.Name == cg.Name })
 			ordered = append(ordered, groups[i])
 		}
 		groups = ordered
@@ -130,9 +131,9 @@ func Build(in Input, opts Options) (*Report, error) {
 	if t, ok := buildKubeletTable(groups); ok {
 		rep.Kubelet = t
 	}
-	rep.Warnings = inputWarnings(in)
+	rep.Warnings = compare.InputWarnings(in)
 	for _, g := range groups {
-		for _, v := range g.runs {
+		for _, v := range g.VariantRuns() {
 			for _, m := range v.Measurements {
 				for _, w := range m.Warnings {
 					rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s#%d: %s: %s", v.Variant, v.Repetition, m.Name, w))
@@ -169,7 +170,7 @@ func gateList(g map[string]bool) string {
 	return strings.Join(out, ", ")
 }
 
-func runMeta(in Input, prof runProfile) []MetaItem {
+func runMeta(in compare.Input, prof runProfile) []MetaItem {
 	r := in.Result
 	var meta []MetaItem
 	add := func(l, v string) { meta = append(meta, MetaItem{l, v}) }
@@ -229,7 +230,7 @@ func runMeta(in Input, prof runProfile) []MetaItem {
 
 // highlights lists, per compared variant, the key metrics that changed by
 // at least 10 % from the baseline, largest first, at most six.
-func highlights(c *Comparison) []string {
+func highlights(c *compare.Comparison) []string {
 	var out []string
 	for gi := 1; gi < len(c.Groups); gi++ {
 		type hl struct {
@@ -249,7 +250,7 @@ func highlights(c *Comparison) []string {
 			if mag < 0.10 {
 				continue
 			}
-			hs = append(hs, hl{fmt.Sprintf("%s %s (%s → %s)", r.Metric.Label, d.Text, FormatValue(r.Cells[0].Median, r.Metric.Unit), FormatValue(r.Cells[gi].Median, r.Metric.Unit)), mag})
+			hs = append(hs, hl{fmt.Sprintf("%s %s (%s → %s)", r.Metric.Label, d.Text, compare.FormatValue(r.Cells[0].Median, r.Metric.Unit), compare.FormatValue(r.Cells[gi].Median, r.Metric.Unit)), mag})
 		}
 		slices.SortStableFunc(hs, func(a, b hl) int {
 			switch {
@@ -272,7 +273,7 @@ func highlights(c *Comparison) []string {
 			parts = append(parts, h.text)
 		}
 		caveat := ""
-		if slices.ContainsFunc(c.Rows, func(r Row) bool { d := r.Cells[gi].Delta; return d != nil && d.TooFew }) {
+		if slices.ContainsFunc(c.Rows, func(r compare.Row) bool { d := r.Cells[gi].Delta; return d != nil && d.TooFew }) {
 			caveat = " (too few repetitions to call these significant)"
 		}
 		out = append(out, fmt.Sprintf("%s vs %s%s: %s.", c.Groups[gi].Name, c.Baseline, caveat, strings.Join(parts, "; ")))

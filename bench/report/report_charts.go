@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -32,7 +33,7 @@ var (
 // buildSections renders every chart. Time axes are seconds since the storm
 // started, so variants line up and the baseline window is x < 0. Series
 // come from each variant's first repetition: time series do not merge.
-func buildSections(groups []Group, waves func(*result.VariantRun) []float64) ([]Section, error) {
+func buildSections(groups []compare.Group, waves func(*result.VariantRun) []float64) ([]Section, error) {
 	var api, churn, rec Section
 	api = Section{Title: "API server", Intro: "Server-side figures scraped from the control plane's /metrics every interval; x < 0 is the baseline window before the storm."}
 	churn = Section{Title: "EndpointSlice churn", Intro: "Endpoint readiness as watched on EndpointSlices; each ready flip of a pod rewrites the slices of its Services, and every write fans out to every slice watcher (one kube-proxy per node in a real cluster)."}
@@ -41,7 +42,7 @@ func buildSections(groups []Group, waves func(*result.VariantRun) []float64) ([]
 	resources := topResources(groups)
 	rateMax, p99Max, inflMax := 0.0, 0.0, 0.0
 	for _, g := range groups {
-		v := g.runs[0]
+		v := g.VariantRuns()[0]
 		m := v.Measurement(result.MeasurementAPIServer)
 		if s := findSeries(m, result.SeriesRequestRate); s != nil {
 			rateMax = max(rateMax, seriesMax(s))
@@ -56,7 +57,7 @@ func buildSections(groups []Group, waves func(*result.VariantRun) []float64) ([]
 	// One row of charts per kind, variants side by side in column order.
 	var panels []panel
 	for _, g := range groups {
-		v := g.runs[0]
+		v := g.VariantRuns()[0]
 		if m := v.Measurement(result.MeasurementAPIServer); m != nil {
 			panels = append(panels, panel{variant: g.Name, v: v, m: m, origin: stormOrigin(v), waves: waves(v)})
 		}
@@ -197,10 +198,10 @@ func xy(s *result.Series, origin time.Time, scale float64) plotter.XYs {
 
 // topResources ranks resources by requests across every variant's first
 // repetition, so that a resource keeps its colour in every chart.
-func topResources(groups []Group) []string {
+func topResources(groups []compare.Group) []string {
 	total := map[string]float64{}
 	for _, g := range groups {
-		for _, s := range seriesNamed(g.runs[0].Measurement(result.MeasurementAPIServer), result.SeriesRequestRate) {
+		for _, s := range seriesNamed(g.VariantRuns()[0].Measurement(result.MeasurementAPIServer), result.SeriesRequestRate) {
 			r, ok := s.Labels[result.LabelResource]
 			if !ok || len(s.Labels) != 1 {
 				continue
@@ -498,12 +499,12 @@ func inflightChart(pn panel, yMax float64) (Chart, bool, error) {
 }
 
 // overlayChart draws one series per variant on a shared axis.
-func overlayChart(groups []Group, measurement, series, id, title, unit, caption string) (Chart, bool, error) {
+func overlayChart(groups []compare.Group, measurement, series, id, title, unit, caption string) (Chart, bool, error) {
 	p := newFigure(title, "seconds since storm start", unit)
 	n := 0
 	top := 0.0
 	for gi, g := range groups {
-		v := g.runs[0]
+		v := g.VariantRuns()[0]
 		s := findSeries(v.Measurement(measurement), series)
 		if s == nil {
 			continue
@@ -537,7 +538,7 @@ func percentileX(q float64) float64 { return -math.Log10(1 - q) }
 
 // percentileChart plots a recovery histogram's percentiles per variant,
 // merged across repetitions.
-func percentileChart(groups []Group, name, title string) (Chart, bool, error) {
+func percentileChart(groups []compare.Group, name, title string) (Chart, bool, error) {
 	p := newFigure(title+" percentiles", "percentile", "seconds")
 	var ticks plot.ConstantTicks
 	for _, t := range percentileTicks {
@@ -549,7 +550,7 @@ func percentileChart(groups []Group, name, title string) (Chart, bool, error) {
 	var empty []string
 	for gi, g := range groups {
 		var hs []*result.Histogram
-		for _, v := range g.runs {
+		for _, v := range g.VariantRuns() {
 			if h := v.Measurement(result.MeasurementRecovery).Histogram(name, result.WindowStorm); h != nil {
 				hs = append(hs, h)
 			}

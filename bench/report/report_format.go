@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -35,7 +36,7 @@ func newSweepView(s *SweepSection) sweepView {
 		if math.IsNaN(x) {
 			return "-"
 		}
-		return FormatValue(x, unit)
+		return compare.FormatValue(x, unit)
 	}
 	for _, ser := range s.Series {
 		v.Verdicts = append(v.Verdicts, ser.Verdict())

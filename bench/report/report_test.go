@@ -8,11 +8,12 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
 func TestReportHTML(t *testing.T) {
-	rep, err := Build(Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{Charts: true})
+	rep, err := Build(compare.Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{Charts: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestReportHTML(t *testing.T) {
 }
 
 func TestReportMarkdownGolden(t *testing.T) {
-	rep, err := Build(Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{})
+	rep, err := Build(compare.Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestReportMarkdownGolden(t *testing.T) {
 }
 
 func TestKubeletTable(t *testing.T) {
-	rep, err := Build(Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{})
+	rep, err := Build(compare.Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestKubeletTable(t *testing.T) {
 
 // TestReportBaseline puts the chosen baseline first everywhere.
 func TestReportBaseline(t *testing.T) {
-	rep, err := Build(Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{Baseline: "preserve"})
+	rep, err := Build(compare.Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{Baseline: "preserve"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestReportBaseline(t *testing.T) {
 	if d := findRow(t, rep.Comparison, "endpointSlices.slice_writes").Cells[1].Delta; d == nil || d.Text != "+∞%" {
 		t.Errorf("slice writes legacy vs preserve: %+v, want +∞%%", d)
 	}
-	if _, err := Build(Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{Baseline: "nope"}); err == nil {
+	if _, err := Build(compare.Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{Baseline: "nope"}); err == nil {
 		t.Error("unknown baseline variant: no error")
 	}
 }
@@ -223,7 +224,7 @@ func assertSelfContained(t *testing.T, doc *html.Node) {
 func TestReportHTMLDeterministic(t *testing.T) {
 	var pages [2]bytes.Buffer
 	for i := range pages {
-		rep, err := Build(Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{Charts: true})
+		rep, err := Build(compare.Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{Charts: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +240,7 @@ func TestReportHTMLDeterministic(t *testing.T) {
 // markdownOf renders r as the markdown report of quick-ab.json.
 func markdownOf(t *testing.T, r *result.Result) string {
 	t.Helper()
-	rep, err := Build(Input{Name: "quick-ab.json", Result: r}, Options{})
+	rep, err := Build(compare.Input{Name: "quick-ab.json", Result: r}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

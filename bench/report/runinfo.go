@@ -37,8 +37,3 @@ func decodeProfile(r *result.Result) (runProfile, error) {
 	}
 	return p, nil
 }
-
-func profileName(r *result.Result) string {
-	p, _ := decodeProfile(r)
-	return p.Metadata.Name
-}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stormbench/stormbench/bench/compare"
+	"github.com/stormbench/stormbench/bench/gate"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -15,7 +17,7 @@ import (
 // restart wave keeps to: the Kubernetes API call latency SLO, the gate's
 // default
 // (https://github.com/kubernetes/community/blob/master/sig-scalability/slos/api_call_latency.md).
-var SweepMaxMutatingP99 = DefaultGateOptions().MutatingP99
+var SweepMaxMutatingP99 = gate.DefaultOptions().MutatingP99
 
 // sweepMarker separates a capacity sweep variant's base name from its wave
 // size: bench.Run names them "<variant>/wave=<size>".
@@ -110,12 +112,12 @@ func Sweep(r *result.Result) []SweepSeries {
 // sweepRow judges one wave size on the worst of its runs.
 func sweepRow(size int, runs []*result.VariantRun) SweepRow {
 	p99 := worst(runs, mutatingP99)
-	throttled := worst(runs, apiValue(result.APIThrottled))
-	outage := worst(runs, sliceValue(result.SliceOutageSeconds))
+	throttled := worst(runs, extractor(compare.MetricThrottled))
+	outage := worst(runs, extractor(compare.MetricOutageSeconds))
 	row := SweepRow{
 		WaveSize: size, Repetitions: len(runs), Complete: true,
 		MutatingP99: p99.value, Throttled: throttled.value, OutageSeconds: outage.value,
-		PeakRate: worst(runs, apiValue(result.APIRequestRatePeak)).value,
+		PeakRate: worst(runs, extractor(compare.MetricRequestRatePeak)).value,
 	}
 	for _, v := range runs {
 		row.Complete = row.Complete && v.Complete
@@ -129,7 +131,7 @@ func sweepRow(size int, runs []*result.VariantRun) SweepRow {
 	case p99.missing:
 		why = append(why, "mutating p99 not measured")
 	case p99.value > limit:
-		why = append(why, fmt.Sprintf("mutating p99 %s > %s", FormatSeconds(p99.value), SweepMaxMutatingP99))
+		why = append(why, fmt.Sprintf("mutating p99 %s > %s", compare.FormatSeconds(p99.value), SweepMaxMutatingP99))
 	}
 	switch {
 	case throttled.missing:
@@ -137,13 +139,13 @@ func sweepRow(size int, runs []*result.VariantRun) SweepRow {
 	case throttled.value == 1:
 		why = append(why, "1 429 response")
 	case throttled.value > 0:
-		why = append(why, fmt.Sprintf("%s 429 responses", formatNumber(throttled.value)))
+		why = append(why, fmt.Sprintf("%s 429 responses", compare.FormatNumber(throttled.value)))
 	}
 	switch {
 	case outage.missing:
 		why = append(why, "service outage not measured")
 	case outage.value > 0:
-		why = append(why, fmt.Sprintf("%s service outage", FormatSeconds(outage.value)))
+		why = append(why, fmt.Sprintf("%s service outage", compare.FormatSeconds(outage.value)))
 	}
 	row.Safe, row.Unsafe = len(why) == 0, why
 	return row
@@ -159,6 +161,16 @@ func mutatingP99(v *result.VariantRun) (float64, bool) {
 		return 0, false
 	}
 	return h.Summary.P99, true
+}
+
+// extractor returns the extractor of a key metric the sweep judges by. An
+// unknown ID reads as not measured, which makes every size unsafe.
+func extractor(id string) func(*result.VariantRun) (float64, bool) {
+	ms, err := compare.LookupMetrics(id)
+	if err != nil {
+		return func(*result.VariantRun) (float64, bool) { return 0, false }
+	}
+	return ms[0].Extract
 }
 
 // worstFigure is the highest value of a figure across runs; missing is

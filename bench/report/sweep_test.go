@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -187,7 +188,7 @@ func sweepResult(t *testing.T) *result.Result {
 }
 
 func TestReportSweepHTML(t *testing.T) {
-	rep, err := Build(Input{Name: "sweep.json", Result: sweepResult(t)}, Options{Charts: true})
+	rep, err := Build(compare.Input{Name: "sweep.json", Result: sweepResult(t)}, Options{Charts: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +238,7 @@ func TestReportSweepHTML(t *testing.T) {
 }
 
 func TestReportSweepMarkdownGolden(t *testing.T) {
-	rep, err := Build(Input{Name: "sweep.json", Result: sweepResult(t)}, Options{})
+	rep, err := Build(compare.Input{Name: "sweep.json", Result: sweepResult(t)}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +253,7 @@ func TestReportSweepMarkdownGolden(t *testing.T) {
 }
 
 func TestReportNoSweep(t *testing.T) {
-	rep, err := Build(Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{Charts: true})
+	rep, err := Build(compare.Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{Charts: true})
 	if err != nil {
 		t.Fatal(err)
 	}

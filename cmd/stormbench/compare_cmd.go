@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/report"
 	"github.com/stormbench/stormbench/bench/result"
 )
@@ -70,13 +71,13 @@ func runCompare(ctx context.Context, env *cmdEnv, args []string) error {
 	if confidence <= 0 || confidence >= 1 {
 		return usagef("--confidence %v: must be between 0 and 1", confidence)
 	}
-	by, err := report.ParseGroupBy(groupBy)
+	by, err := compare.ParseGroupBy(groupBy)
 	if err != nil {
 		return usagef("--group-by: %v", err)
 	}
-	opts := report.CompareOptions{GroupBy: by, Baseline: baseline, Alpha: alpha, Confidence: confidence}
+	opts := compare.Options{GroupBy: by, Baseline: baseline, Alpha: alpha, Confidence: confidence}
 	if len(metrics) > 0 {
-		ms, err := report.LookupMetrics(metrics...)
+		ms, err := compare.LookupMetrics(metrics...)
 		if err != nil {
 			return usagef("--metrics: %v", err)
 		}
@@ -89,7 +90,7 @@ func runCompare(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := checkComparable(env, inputs, allowMismatch); err != nil {
 		return err
 	}
-	c, err := report.Compare(inputs, opts)
+	c, err := compare.Compare(inputs, opts)
 	if err != nil {
 		return usageError{err}
 	}
@@ -100,7 +101,7 @@ func runCompare(ctx context.Context, env *cmdEnv, args []string) error {
 }
 
 func printMetrics(env *cmdEnv) error {
-	for _, m := range report.KeyMetrics() {
+	for _, m := range compare.KeyMetrics() {
 		fmt.Fprintf(env.stdout, "%-42s %-16s %s\n", m.ID, m.Unit, m.Label)
 	}
 	return nil
@@ -109,12 +110,12 @@ func printMetrics(env *cmdEnv) error {
 // readResults reads and validates result files. A file that cannot be read
 // or is not a valid result document is bad input (exit 2). Each input is
 // named after its file; files with the same base name keep their path.
-func readResults(paths []string) ([]report.Input, error) {
+func readResults(paths []string) ([]compare.Input, error) {
 	base := map[string]int{}
 	for _, p := range paths {
 		base[filepath.Base(p)]++
 	}
-	var out []report.Input
+	var out []compare.Input
 	seen := map[string]bool{}
 	for _, p := range paths {
 		name := filepath.Base(p)
@@ -129,27 +130,27 @@ func readResults(paths []string) ([]report.Input, error) {
 		if err != nil {
 			return nil, usageError{err}
 		}
-		out = append(out, report.Input{Name: name, Result: r})
+		out = append(out, compare.Input{Name: name, Result: r})
 	}
 	return out, nil
 }
 
 // readResult reads one result file for a flag; see readResults.
-func readResult(flag, path string) (report.Input, error) {
+func readResult(flag, path string) (compare.Input, error) {
 	if strings.TrimSpace(path) == "" {
-		return report.Input{}, usagef("%s needs a result file", flag)
+		return compare.Input{}, usagef("%s needs a result file", flag)
 	}
 	in, err := readResults([]string{path})
 	if err != nil {
-		return report.Input{}, err
+		return compare.Input{}, err
 	}
 	return in[0], nil
 }
 
 // checkComparable refuses results whose setups differ (exit 2), or with
 // allow warns on stderr and goes on.
-func checkComparable(env *cmdEnv, inputs []report.Input, allow bool) error {
-	m := report.Mismatches(inputs)
+func checkComparable(env *cmdEnv, inputs []compare.Input, allow bool) error {
+	m := compare.Mismatches(inputs)
 	if len(m) == 0 {
 		return nil
 	}

@@ -11,7 +11,8 @@ import (
 
 	"github.com/google/renameio/v2"
 
-	"github.com/stormbench/stormbench/bench/report"
+	"github.com/stormbench/stormbench/bench/compare"
+	"github.com/stormbench/stormbench/bench/gate"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -50,10 +51,10 @@ func (f *regressionFlag) String() string { return strings.Join(f.raw, ",") }
 func (f *regressionFlag) Type() string   { return "[METRIC=]PERCENT" }
 
 func (f *regressionFlag) Set(s string) error {
-	key, pct := report.AllMetrics, s
+	key, pct := gate.AllMetrics, s
 	if k, v, ok := strings.Cut(s, "="); ok {
 		key, pct = strings.TrimSpace(k), v
-		if _, err := report.LookupMetrics(key); err != nil {
+		if _, err := compare.LookupMetrics(key); err != nil {
 			return err
 		}
 	}
@@ -62,7 +63,7 @@ func (f *regressionFlag) Set(s string) error {
 	if !strings.HasSuffix(strings.TrimSpace(pct), "%") {
 		return fmt.Errorf("%q: give a percentage with %%, such as 10%%", s)
 	}
-	v, err := report.ParseRegression(pct)
+	v, err := gate.ParseRegression(pct)
 	if err != nil {
 		return fmt.Errorf("%q: %w", s, err)
 	}
@@ -81,7 +82,7 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	var variants []string
 	var reg regressionFlag
 	var allowMismatch bool
-	def := report.DefaultGateOptions()
+	def := gate.DefaultOptions()
 	fs := newFlagSet(env, "gate", "gate --current RESULT.json [--baseline BASE.json] [flags]\n\n"+gateHelp)
 	fs.StringVar(&curPath, "current", "", "Result file to check (required)")
 	fs.StringVar(&basePath, "baseline", "", "Baseline result file for relative regressions (required with --max-regression or a profile's maxRegression)")
@@ -188,23 +189,23 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 			return usagef("--baseline %s without regression thresholds would compare nothing: give --max-regression 10%% (or METRIC=10%%), or --profile with gates.maxRegression", basePath)
 		}
 	}
-	var base report.Input
+	var base compare.Input
 	if basePath != "" {
 		if base, err = readResult("--baseline", basePath); err != nil {
 			return err
 		}
-		if err := checkComparable(env, []report.Input{base, cur}, allowMismatch); err != nil {
+		if err := checkComparable(env, []compare.Input{base, cur}, allowMismatch); err != nil {
 			return err
 		}
 	}
-	rep, err := report.EvaluateGates(base, cur, opts)
+	rep, err := gate.Evaluate(base, cur, opts)
 	if err != nil {
 		return usageError{err}
 	}
 	if output == "json" {
 		err = printStructured(env.stdout, "json", rep)
 	} else {
-		err = report.WriteGateText(env.stdout, rep)
+		err = gate.WriteText(env.stdout, rep)
 	}
 	if err != nil {
 		return err
@@ -213,7 +214,7 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	// exactly when CI wants the JUnit file.
 	if junit != "" {
 		var buf bytes.Buffer
-		if err := report.WriteJUnit(&buf, rep); err != nil {
+		if err := gate.WriteJUnit(&buf, rep); err != nil {
 			return err
 		}
 		if err := renameio.WriteFile(junit, buf.Bytes(), 0o644); err != nil {
@@ -221,16 +222,16 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 	}
 	if perfdash != "" {
-		files, err := report.BuildPerfData(cur.Result)
+		files, err := gate.BuildPerfData(cur.Result)
 		if err != nil {
 			return err
 		}
-		if _, err := report.WritePerfData(perfdash, files); err != nil {
+		if _, err := gate.WritePerfData(perfdash, files); err != nil {
 			return err
 		}
 	}
 	if !rep.OK() {
-		return gateError{errors.New(report.FailureSummary(rep))}
+		return gateError{errors.New(gate.FailureSummary(rep))}
 	}
 	return nil
 }

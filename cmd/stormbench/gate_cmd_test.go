@@ -14,7 +14,8 @@ import (
 )
 
 // abFixture is a real 50-node kubelet-storm A/B result (variants legacy and
-// preserve), shared with bench/report's tests.
+// preserve), shared with the tests of bench/report, bench/compare and
+// bench/gate.
 const abFixture = "../../bench/report/testdata/quick-ab.json"
 
 // runCLI runs stormbench with args and returns its exit code and output.

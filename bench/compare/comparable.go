@@ -1,4 +1,4 @@
-package report
+package compare
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ func Mismatches(inputs []Input) []string {
 	}
 	type facts struct{ profile, kind, nodes, pods, kube string }
 	of := func(in Input) facts {
-		name, kind := profileOf(in.Result)
+		name, kind := ProfileOf(in.Result)
 		r := in.Result.Run
 		return facts{name, kind, fmt.Sprint(r.Fleet.Nodes), fmt.Sprint(r.Fleet.Pods), r.Cluster.Versions["kube-apiserver"]}
 	}
@@ -40,8 +40,8 @@ func Mismatches(inputs []Input) []string {
 	return out
 }
 
-// profileOf reads the profile name and storm kind the run recorded.
-func profileOf(r *result.Result) (name, kind string) {
+// ProfileOf reads the profile name and storm kind the run recorded.
+func ProfileOf(r *result.Result) (name, kind string) {
 	var p struct {
 		Metadata struct {
 			Name string `json:"name"`

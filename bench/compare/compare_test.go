@@ -1,39 +1,21 @@
-package report
+package compare
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
 )
 
-func TestCompareGolden(t *testing.T) {
-	c, err := Compare([]Input{{Name: "quick-ab.json", Result: readFixture(t)}}, CompareOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []struct{ format, golden string }{
-		{FormatText, "compare.txt.golden"},
-		{FormatMarkdown, "compare.md.golden"},
-	} {
-		var buf bytes.Buffer
-		if err := WriteComparison(&buf, c, f.format); err != nil {
-			t.Fatal(err)
-		}
-		golden(t, f.golden, buf.Bytes())
-	}
-}
-
 // TestCompareFixture checks the A/B fixture's headline: readiness kept
 // across the restart removes EndpointSlice churn, and one repetition per
 // variant is too few to call it significant.
 func TestCompareFixture(t *testing.T) {
-	c, err := Compare([]Input{{Name: "quick-ab.json", Result: readFixture(t)}}, CompareOptions{})
+	c, err := Compare([]Input{{Name: "quick-ab.json", Result: readFixture(t)}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.GroupBy != GroupByVariant || c.Baseline != "legacy" || len(c.Groups) != 2 || c.Groups[1].Name != "preserve" {
-		t.Fatalf("groups: by %s, baseline %s, %+v", c.GroupBy, c.Baseline, groupNames(c.Groups))
+		t.Fatalf("groups: by %s, baseline %s, %+v", c.GroupBy, c.Baseline, GroupNames(c.Groups))
 	}
 	row := findRow(t, c, "endpointSlices.slice_writes")
 	if row.Cells[0].Median != 157 || row.Cells[1].Median != 0 {
@@ -89,7 +71,7 @@ func TestCompareSignificance(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := synthetic(t, "s", map[string][]float64{"a": tt.base, "b": tt.cur}, "a", "b")
-			c, err := Compare([]Input{{Name: "s.json", Result: r}}, CompareOptions{})
+			c, err := Compare([]Input{{Name: "s.json", Result: r}}, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,54 +86,35 @@ func TestCompareSignificance(t *testing.T) {
 	}
 }
 
-// TestCompareRepetitionsGolden shows medians with confidence intervals,
-// p-values and "~" for a result with five repetitions per variant.
-func TestCompareRepetitionsGolden(t *testing.T) {
-	r := synthetic(t, "reps", map[string][]float64{
-		"legacy":   {150, 160, 155, 158, 152},
-		"preserve": {0, 2, 1, 0, 3},
-		"batched":  {149, 161, 154, 157, 153},
-	}, "legacy", "preserve", "batched")
-	c, err := Compare([]Input{{Name: "reps.json", Result: r}}, CompareOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := WriteComparison(&buf, c, FormatText); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "compare-reps.txt.golden", buf.Bytes())
-}
-
 func TestCompareGrouping(t *testing.T) {
 	old := synthetic(t, "old", map[string][]float64{"default": {10, 11}}, "default")
 	cur := synthetic(t, "new", map[string][]float64{"default": {20, 21}}, "default")
 	ins := []Input{{Name: "old.json", Result: old}, {Name: "new.json", Result: cur}}
-	c, err := Compare(ins, CompareOptions{})
+	c, err := Compare(ins, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.GroupBy != GroupByFile || strings.Join(groupNames(c.Groups), ",") != "old.json,new.json" {
-		t.Errorf("auto grouping of two one-variant files: %s %v, want file old.json,new.json", c.GroupBy, groupNames(c.Groups))
+	if c.GroupBy != GroupByFile || strings.Join(GroupNames(c.Groups), ",") != "old.json,new.json" {
+		t.Errorf("auto grouping of two one-variant files: %s %v, want file old.json,new.json", c.GroupBy, GroupNames(c.Groups))
 	}
-	c, err = Compare(ins, CompareOptions{GroupBy: GroupByVariant})
+	c, err = Compare(ins, Options{GroupBy: GroupByVariant})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(c.Groups) != 1 || len(c.Groups[0].Runs) != 4 {
 		t.Errorf("variant grouping pools both files: %+v", c.Groups)
 	}
-	c, err = Compare(ins, CompareOptions{GroupBy: GroupByFileVariant, Baseline: "new.json/default"})
+	c, err = Compare(ins, Options{GroupBy: GroupByFileVariant, Baseline: "new.json/default"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Baseline != "new.json/default" || c.Groups[0].Name != "new.json/default" {
 		t.Errorf("baseline %s first group %s, want new.json/default first", c.Baseline, c.Groups[0].Name)
 	}
-	if _, err := Compare(ins, CompareOptions{Baseline: "nope"}); err == nil || !strings.Contains(err.Error(), "old.json, new.json") {
+	if _, err := Compare(ins, Options{Baseline: "nope"}); err == nil || !strings.Contains(err.Error(), "old.json, new.json") {
 		t.Errorf("unknown baseline: %v, want an error listing the groups", err)
 	}
-	if _, err := Compare([]Input{ins[0], ins[0]}, CompareOptions{}); err == nil {
+	if _, err := Compare([]Input{ins[0], ins[0]}, Options{}); err == nil {
 		t.Error("two inputs with one name: no error")
 	}
 }
@@ -160,7 +123,7 @@ func TestCompareJSON(t *testing.T) {
 	// Infinite intervals and changes must not break JSON encoding.
 	r := synthetic(t, "s", map[string][]float64{"a": {0, 0}, "b": {1, 2}}, "a", "b")
 	for _, in := range []Input{{Name: "s.json", Result: r}, {Name: "quick-ab.json", Result: readFixture(t)}} {
-		c, err := Compare([]Input{in}, CompareOptions{})
+		c, err := Compare([]Input{in}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,28 +135,6 @@ func TestCompareJSON(t *testing.T) {
 		if err := json.Unmarshal(b, &back); err != nil || len(back.Rows) != len(c.Rows) {
 			t.Errorf("%s: round trip: %v, %d rows", in.Name, err, len(back.Rows))
 		}
-	}
-}
-
-func TestCompareHTMLPage(t *testing.T) {
-	c, err := Compare([]Input{{Name: "quick-ab.json", Result: readFixture(t)}}, CompareOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := WriteComparison(&buf, c, FormatHTML); err != nil {
-		t.Fatal(err)
-	}
-	doc := parseHTML(t, buf.Bytes())
-	assertSelfContained(t, doc)
-	cells := 0
-	for _, n := range findAll(doc, "td") {
-		if attr(n, "class") == "delta better unsure" {
-			cells++
-		}
-	}
-	if cells == 0 {
-		t.Error("no delta cell is marked better (and unsure, with one repetition)")
 	}
 }
 

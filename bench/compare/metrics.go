@@ -1,4 +1,4 @@
-package report
+package compare
 
 import (
 	"fmt"
@@ -28,12 +28,14 @@ type Metric struct {
 	Extract func(v *result.VariantRun) (float64, bool) `json:"-"`
 }
 
-// Metric IDs used by the absolute SLO gates.
+// Metric IDs used by the absolute SLO gates and the capacity sweep.
 const (
-	MetricMutatingP99   = "apiserver.mutating_p99"
-	MetricListP99       = "apiserver.list_p99"
-	MetricOutageSeconds = "endpointSlices.outage_seconds"
-	MetricNodeReadyP99  = "recovery.node_ready_p99"
+	MetricRequestRatePeak = "apiserver.requests_per_second_peak"
+	MetricThrottled       = "apiserver.throttled_requests"
+	MetricMutatingP99     = "apiserver.mutating_p99"
+	MetricListP99         = "apiserver.list_p99"
+	MetricOutageSeconds   = "endpointSlices.outage_seconds"
+	MetricNodeReadyP99    = "recovery.node_ready_p99"
 )
 
 // KeyMetrics returns the fixed list of figures that compare, gate and the
@@ -42,10 +44,10 @@ const (
 func KeyMetrics() []Metric {
 	return []Metric{
 		{"apiserver.requests", "API requests (storm)", result.UnitRequests, apiValue(result.APIRequests)},
-		{"apiserver.requests_per_second_peak", "API peak request rate", result.UnitRequestsPerSecond, apiValue(result.APIRequestRatePeak)},
+		{MetricRequestRatePeak, "API peak request rate", result.UnitRequestsPerSecond, apiValue(result.APIRequestRatePeak)},
 		{"apiserver.excess_requests_per_restart", "API excess requests per restart", result.UnitRequests, apiValue(result.APIExcessPerRestart)},
 		{"apiserver.burst_seconds", "API burst seconds", result.UnitSeconds, apiValue(result.APIBurstSeconds)},
-		{"apiserver.throttled_requests", "API 429 responses", result.UnitRequests, apiValue(result.APIThrottled)},
+		{MetricThrottled, "API 429 responses", result.UnitRequests, apiValue(result.APIThrottled)},
 		{"apiserver.apf_rejected_requests", "APF rejected requests", result.UnitRequests, sumValues(result.MeasurementAPIServer, result.APIFlowRejected)},
 		{"apiserver.apf_inqueue_requests_max", "APF queued requests peak", result.UnitCount, maxValues(result.MeasurementAPIServer, result.APIFlowInqueueMax)},
 		{"apiserver.inflight_mutating_max", "API in-flight mutating peak", result.UnitCount, apiValue(result.APIInflightMax, result.LabelRequestKind, "mutating")},

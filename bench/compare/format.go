@@ -1,4 +1,4 @@
-package report
+package compare
 
 import (
 	"fmt"
@@ -19,22 +19,22 @@ func FormatValue(x float64, unit string) string {
 	case result.UnitMicroseconds:
 		return FormatSeconds(x / 1e6)
 	case result.UnitRequestsPerSecond:
-		return formatNumber(x) + "/s"
+		return FormatNumber(x) + "/s"
 	case result.UnitEndpointSeconds:
-		return formatNumber(x) + " ep·s"
+		return FormatNumber(x) + " ep·s"
 	case result.UnitBytes:
 		return formatBytes(x)
 	case result.UnitCores:
-		return formatNumber(x) + " cores"
+		return FormatNumber(x) + " cores"
 	case result.UnitRatio:
 		return strconv.FormatFloat(x*100, 'f', 1, 64) + "%"
 	}
-	return formatNumber(x)
+	return FormatNumber(x)
 }
 
-// formatNumber prints whole numbers below a million exactly and anything
+// FormatNumber prints whole numbers below a million exactly and anything
 // else with about three significant digits.
-func formatNumber(x float64) string {
+func FormatNumber(x float64) string {
 	ax := math.Abs(x)
 	switch {
 	case x == math.Trunc(x) && ax < 1e6:
@@ -115,9 +115,9 @@ func FormatPercent(f float64) string {
 	return "0.0%"
 }
 
-// relChange returns (new-old)/old; +Inf when old is 0 and new is larger,
+// RelChange returns (new-old)/old; +Inf when old is 0 and new is larger,
 // 0 when both are 0.
-func relChange(old, new float64) float64 {
+func RelChange(old, new float64) float64 {
 	switch {
 	case old == new:
 		return 0
@@ -127,15 +127,4 @@ func relChange(old, new float64) float64 {
 		return math.Inf(-1)
 	}
 	return (new - old) / math.Abs(old)
-}
-
-// superscript returns the footnote marker for note n (1-based): ¹ ² ³ ...
-func superscript(n int) string {
-	digits := []rune("⁰¹²³⁴⁵⁶⁷⁸⁹")
-	s := strconv.Itoa(n)
-	out := make([]rune, 0, len(s))
-	for _, c := range s {
-		out = append(out, digits[c-'0'])
-	}
-	return string(out)
 }

@@ -1,43 +1,46 @@
-package report
+package gate
 
 import (
+	"bytes"
 	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/stormbench/stormbench/bench/compare"
 )
 
 // gateValue renders a gate's current figure.
-func gateValue(g GateResult) string {
+func gateValue(g Check) string {
 	switch {
-	case g.Kind == GateComplete && g.Status == GatePass:
+	case g.Kind == KindComplete && g.Status == Pass:
 		return "yes"
-	case g.Kind == GateComplete:
+	case g.Kind == KindComplete:
 		return "no"
-	case g.Status == GateSkip || strings.HasPrefix(g.Detail, "not measured"):
+	case g.Status == Skip || strings.HasPrefix(g.Detail, "not measured"):
 		return "-"
 	}
-	return FormatValue(g.Value, g.Unit)
+	return compare.FormatValue(g.Value, g.Unit)
 }
 
-func gateBaseline(g GateResult) string {
+func gateBaseline(g Check) string {
 	if g.Baseline == nil {
 		return "-"
 	}
-	return FormatValue(*g.Baseline, g.Unit)
+	return compare.FormatValue(*g.Baseline, g.Unit)
 }
 
-// WriteGateText writes one line per gate with its value, threshold, outcome
+// WriteText writes one line per gate with its value, threshold, outcome
 // and by how much, then a verdict line.
-func WriteGateText(w io.Writer, r *GateReport) error {
-	ew := &errWriter{w: w}
-	ew.printf("current:  %s\n", inputLine(r.Current))
+func WriteText(w io.Writer, r *Report) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "current:  %s\n", r.Current)
 	if r.Baseline != nil {
-		ew.printf("baseline: %s\n", inputLine(*r.Baseline))
+		fmt.Fprintf(&b, "baseline: %s\n", *r.Baseline)
 	}
-	ew.printf("\n")
-	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
+	b.WriteString("\n")
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VARIANT\tGATE\tVALUE\tBASELINE\tTHRESHOLD\tRESULT")
 	for _, g := range r.Results {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s: %s\n", g.Variant, g.Name, gateValue(g), gateBaseline(g), g.Threshold, g.Status, g.Detail)
@@ -46,15 +49,16 @@ func WriteGateText(w io.Writer, r *GateReport) error {
 		return err
 	}
 	for _, wn := range r.Warnings {
-		ew.printf("warning: %s\n", wn)
+		fmt.Fprintf(&b, "warning: %s\n", wn)
 	}
-	ew.printf("\n%s\n", Verdict(r))
-	return ew.err
+	fmt.Fprintf(&b, "\n%s\n", Verdict(r))
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 // Verdict is the one-line outcome: which gates failed and by how much, or
 // that all passed.
-func Verdict(r *GateReport) string {
+func Verdict(r *Report) string {
 	total := len(r.Results)
 	skipped := ""
 	if r.Skipped > 0 {
@@ -71,7 +75,7 @@ func Verdict(r *GateReport) string {
 }
 
 // FailureSummary names the failed gates in one line, for an error message.
-func FailureSummary(r *GateReport) string {
+func FailureSummary(r *Report) string {
 	var failed []string
 	for _, g := range r.FailedGates() {
 		failed = append(failed, g.Variant+" "+g.Name)
@@ -131,7 +135,7 @@ type junitSkipped struct {
 // WriteJUnit writes the gates as JUnit XML: one test suite per variant and
 // one test case per gate, failed gates carrying a failure that says by how
 // much.
-func WriteJUnit(w io.Writer, r *GateReport) error {
+func WriteJUnit(w io.Writer, r *Report) error {
 	doc := junitSuites{Name: "stormbench gate", Tests: len(r.Results), Failures: r.Failed, Skipped: r.Skipped}
 	props := []junitProperty{{"current", r.Current.Name}, {"current.run", r.Current.RunID}}
 	if r.Baseline != nil {
@@ -148,14 +152,14 @@ func WriteJUnit(w io.Writer, r *GateReport) error {
 		out := fmt.Sprintf("value: %s\nbaseline: %s\nthreshold: %s\nresult: %s: %s\n", gateValue(g), gateBaseline(g), g.Threshold, g.Status, g.Detail)
 		c := junitCase{Name: g.Name, ClassName: "stormbench.gate." + g.Variant, Time: "0", SystemOut: &junitText{out}}
 		switch g.Status {
-		case GateFail:
+		case Fail:
 			s.Failures++
 			c.Failure = &junitFailure{
 				Message: fmt.Sprintf("%s: %s, want %s: %s", g.Name, gateValue(g), g.Threshold, g.Detail),
 				Type:    string(g.Kind),
 				Text:    out,
 			}
-		case GateSkip:
+		case Skip:
 			s.Skipped++
 			c.Skipped = &junitSkipped{Message: g.Detail}
 		}

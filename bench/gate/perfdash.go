@@ -1,4 +1,4 @@
-package report
+package gate
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -50,8 +51,8 @@ type PerfFile struct {
 // across repetitions), and the median of every key metric, each labelled by
 // variant.
 func BuildPerfData(r *result.Result) ([]PerfFile, error) {
-	groups := groupRuns([]Input{{Name: r.Run.ID, Result: r}}, GroupByVariant)
-	suffix := profileName(r)
+	groups := compare.GroupRuns([]compare.Input{{Name: r.Run.ID, Result: r}}, compare.GroupByVariant)
+	suffix, _ := compare.ProfileOf(r)
 	if suffix == "" {
 		suffix = "stormbench"
 	}
@@ -92,8 +93,8 @@ func BuildPerfData(r *result.Result) ([]PerfFile, error) {
 				rec.DataItems = append(rec.DataItems, item)
 			}
 		}
-		for _, m := range KeyMetrics() {
-			vals := extractAll(g, m)
+		for _, m := range compare.KeyMetrics() {
+			vals := g.Values(m)
 			if len(vals) == 0 {
 				continue
 			}
@@ -122,9 +123,9 @@ func BuildPerfData(r *result.Result) ([]PerfFile, error) {
 // percentileItem merges a histogram across a group's repetitions and
 // returns its p50/p90/p99 in milliseconds. A histogram with no samples in
 // any repetition gives no item.
-func percentileItem(g Group, measurement, name string, labels ...string) (DataItem, bool, error) {
+func percentileItem(g compare.Group, measurement, name string, labels ...string) (DataItem, bool, error) {
 	var hs []*result.Histogram
-	for _, v := range g.runs {
+	for _, v := range g.VariantRuns() {
 		if h := v.Measurement(measurement).Histogram(name, result.WindowStorm, labels...); h != nil {
 			hs = append(hs, h)
 		}

@@ -1,4 +1,4 @@
-package report
+package gate
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -26,8 +27,8 @@ func regressed(t *testing.T) *result.Result {
 	return r
 }
 
-func gateOpts(mod func(*GateOptions)) GateOptions {
-	o := DefaultGateOptions()
+func gateOpts(mod func(*Options)) Options {
+	o := DefaultOptions()
 	if mod != nil {
 		mod(&o)
 	}
@@ -35,22 +36,22 @@ func gateOpts(mod func(*GateOptions)) GateOptions {
 }
 
 func TestEvaluateGates(t *testing.T) {
-	base := Input{Name: "base.json", Result: readFixture(t)}
+	base := compare.Input{Name: "base.json", Result: readFixture(t)}
 	tests := []struct {
 		name    string
 		current *result.Result
-		opts    GateOptions
+		opts    Options
 		failed  []string // "variant/gate name"
 	}{
-		{"same result passes", readFixture(t), gateOpts(func(o *GateOptions) { o.MaxRegression = map[string]float64{AllMetrics: 0.10} }), nil},
-		{"regression", regressed(t), gateOpts(func(o *GateOptions) {
+		{"same result passes", readFixture(t), gateOpts(func(o *Options) { o.MaxRegression = map[string]float64{AllMetrics: 0.10} }), nil},
+		{"regression", regressed(t), gateOpts(func(o *Options) {
 			o.MaxRegression = map[string]float64{AllMetrics: 0.10, "apiserver.requests": 0.50}
 			o.MaxOutageSeconds = nil
 		}), []string{"legacy/regression EndpointSlice writes", "legacy/regression Service outage seconds"}},
 		{"outage SLO", regressed(t), gateOpts(nil), []string{"legacy/SLO service outage seconds"}},
-		{"tight latency SLO", readFixture(t), gateOpts(func(o *GateOptions) { o.MutatingP99 = 50 * time.Millisecond }), []string{"legacy/SLO API p99 mutating (storm)"}},
-		{"recovery SLO", readFixture(t), gateOpts(func(o *GateOptions) { o.RecoveryP99 = 9700 * time.Millisecond }), []string{"legacy/SLO node recovery p99"}},
-		{"one variant", regressed(t), gateOpts(func(o *GateOptions) { o.Variants = []string{"preserve"} }), nil},
+		{"tight latency SLO", readFixture(t), gateOpts(func(o *Options) { o.MutatingP99 = 50 * time.Millisecond }), []string{"legacy/SLO API p99 mutating (storm)"}},
+		{"recovery SLO", readFixture(t), gateOpts(func(o *Options) { o.RecoveryP99 = 9700 * time.Millisecond }), []string{"legacy/SLO node recovery p99"}},
+		{"one variant", regressed(t), gateOpts(func(o *Options) { o.Variants = []string{"preserve"} }), nil},
 		{"incomplete run", func() *result.Result {
 			r := readFixture(t)
 			r.Variants[1].Measurements[0].Error = "scrape failed"
@@ -64,7 +65,7 @@ func TestEvaluateGates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep, err := EvaluateGates(base, Input{Name: "cur.json", Result: tt.current}, tt.opts)
+			rep, err := Evaluate(base, compare.Input{Name: "cur.json", Result: tt.current}, tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,21 +84,21 @@ func TestEvaluateGates(t *testing.T) {
 }
 
 func TestEvaluateGatesBadInput(t *testing.T) {
-	cur := Input{Name: "cur.json", Result: readFixture(t)}
+	cur := compare.Input{Name: "cur.json", Result: readFixture(t)}
 	other := synthetic(t, "o", map[string][]float64{"x": {1}, "y": {2}}, "x", "y")
 	for _, tt := range []struct {
 		name string
-		base Input
-		opts GateOptions
+		base compare.Input
+		opts Options
 		want string
 	}{
-		{"unknown metric", Input{Name: "b", Result: readFixture(t)}, GateOptions{MaxRegression: map[string]float64{"apiserver.p99": 0.1}}, `unknown metric "apiserver.p99"`},
-		{"no baseline", Input{}, GateOptions{MaxRegression: map[string]float64{AllMetrics: 0.1}}, "need a baseline"},
-		{"variant missing from baseline", Input{Name: "o.json", Result: other}, GateOptions{MaxRegression: map[string]float64{AllMetrics: 0.1}}, `no variant "legacy"`},
-		{"unknown variant", Input{}, GateOptions{Variants: []string{"nope"}}, `no variant "nope"`},
+		{"unknown metric", compare.Input{Name: "b", Result: readFixture(t)}, Options{MaxRegression: map[string]float64{"apiserver.p99": 0.1}}, `unknown metric "apiserver.p99"`},
+		{"no baseline", compare.Input{}, Options{MaxRegression: map[string]float64{AllMetrics: 0.1}}, "need a baseline"},
+		{"variant missing from baseline", compare.Input{Name: "o.json", Result: other}, Options{MaxRegression: map[string]float64{AllMetrics: 0.1}}, `no variant "legacy"`},
+		{"unknown variant", compare.Input{}, Options{Variants: []string{"nope"}}, `no variant "nope"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := EvaluateGates(tt.base, cur, tt.opts)
+			_, err := Evaluate(tt.base, cur, tt.opts)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one containing %q", err, tt.want)
 			}
@@ -112,12 +113,12 @@ func TestRegressionSignificance(t *testing.T) {
 	base := synthetic(t, "b", map[string][]float64{"v": {100, 140, 90, 130, 95, 120}}, "v")
 	noisy := synthetic(t, "c", map[string][]float64{"v": {150, 90, 135, 100, 128, 140}}, "v")
 	shifted := synthetic(t, "d", map[string][]float64{"v": {200, 210, 190, 205, 195, 220}}, "v")
-	opts := GateOptions{MaxRegression: map[string]float64{"endpointSlices.slice_writes": 0.05}}
+	opts := Options{MaxRegression: map[string]float64{"endpointSlices.slice_writes": 0.05}}
 	for _, tt := range []struct {
 		cur  *result.Result
-		want GateStatus
-	}{{noisy, GatePass}, {shifted, GateFail}} {
-		rep, err := EvaluateGates(Input{Name: "b", Result: base}, Input{Name: tt.cur.Run.ID, Result: tt.cur}, opts)
+		want Status
+	}{{noisy, Pass}, {shifted, Fail}} {
+		rep, err := Evaluate(compare.Input{Name: "b", Result: base}, compare.Input{Name: tt.cur.Run.ID, Result: tt.cur}, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +130,7 @@ func TestRegressionSignificance(t *testing.T) {
 }
 
 func TestApplyProfile(t *testing.T) {
-	o := DefaultGateOptions()
+	o := DefaultOptions()
 	zero := 1.5
 	err := o.ApplyProfile(&profiles.Gates{
 		MaxRegression:    map[string]string{"*": "10%", "apiserver.requests": "5%"},
@@ -151,16 +152,16 @@ func TestApplyProfile(t *testing.T) {
 }
 
 func TestGateGolden(t *testing.T) {
-	opts := gateOpts(func(o *GateOptions) {
+	opts := gateOpts(func(o *Options) {
 		o.MaxRegression = map[string]float64{"apiserver.requests": 0.10, "endpointSlices.slice_writes": 0.10, "endpointSlices.ready_flips": 0.10, "recovery.pod_ready_p99": 0.10}
 		o.RecoveryP99 = 30 * time.Second
 	})
-	rep, err := EvaluateGates(Input{Name: "base.json", Result: readFixture(t)}, Input{Name: "cur.json", Result: regressed(t)}, opts)
+	rep, err := Evaluate(compare.Input{Name: "base.json", Result: readFixture(t)}, compare.Input{Name: "cur.json", Result: regressed(t)}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var text, junit bytes.Buffer
-	if err := WriteGateText(&text, rep); err != nil {
+	if err := WriteText(&text, rep); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "gate.txt.golden", text.Bytes())

@@ -1,4 +1,4 @@
-package report
+package gate
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -19,8 +20,8 @@ import (
 // without a threshold of its own.
 const AllMetrics = "*"
 
-// GateOptions are the thresholds `stormbench gate` checks.
-type GateOptions struct {
+// Options are the thresholds `stormbench gate` checks.
+type Options struct {
 	// MaxRegression maps a metric ID (or AllMetrics) to the allowed relative
 	// increase of the current median over the baseline median: 0.10 allows
 	// +10 %.
@@ -44,13 +45,13 @@ type GateOptions struct {
 	Alpha float64
 }
 
-// DefaultGateOptions returns the Kubernetes scalability SLOs stormbench
+// DefaultOptions returns the Kubernetes scalability SLOs stormbench
 // gates on without further configuration: mutating p99 ≤ 1 s, LIST p99 ≤
 // 30 s and no service outage
 // (https://github.com/kubernetes/community/blob/master/sig-scalability/slos/api_call_latency.md).
-func DefaultGateOptions() GateOptions {
+func DefaultOptions() Options {
 	zero := 0.0
-	return GateOptions{
+	return Options{
 		MutatingP99:      time.Second,
 		ListP99:          30 * time.Second,
 		MaxOutageSeconds: &zero,
@@ -59,7 +60,7 @@ func DefaultGateOptions() GateOptions {
 
 // ApplyProfile overlays a profile's gates section on o: every threshold the
 // section sets replaces o's.
-func (o *GateOptions) ApplyProfile(g *profiles.Gates) error {
+func (o *Options) ApplyProfile(g *profiles.Gates) error {
 	if g == nil {
 		return nil
 	}
@@ -71,7 +72,7 @@ func (o *GateOptions) ApplyProfile(g *profiles.Gates) error {
 			continue
 		}
 		if k != AllMetrics {
-			if _, err := LookupMetrics(k); err != nil {
+			if _, err := compare.LookupMetrics(k); err != nil {
 				errs = append(errs, fmt.Errorf("gates.maxRegression[%s]: %w", k, err))
 				continue
 			}
@@ -103,39 +104,39 @@ func ParseRegression(s string) (float64, error) {
 	return profiles.ParsePercent(s)
 }
 
-// GateKind is the kind of a gate.
-type GateKind string
+// Kind is the kind of a gate.
+type Kind string
 
 // Gate kinds.
 const (
-	// GateComplete checks that the current run completed without failed
+	// KindComplete checks that the current run completed without failed
 	// measurements, so that its figures are whole.
-	GateComplete GateKind = "complete"
-	// GateSLO checks an absolute threshold on the current run's worst
+	KindComplete Kind = "complete"
+	// KindSLO checks an absolute threshold on the current run's worst
 	// repetition.
-	GateSLO GateKind = "slo"
-	// GateRegression checks the relative change of the current median from
+	KindSLO Kind = "slo"
+	// KindRegression checks the relative change of the current median from
 	// the baseline median.
-	GateRegression GateKind = "regression"
+	KindRegression Kind = "regression"
 )
 
-// GateStatus is a gate's outcome.
-type GateStatus string
+// Status is a gate's outcome.
+type Status string
 
 // Gate outcomes.
 const (
-	GatePass GateStatus = "pass"
-	GateFail GateStatus = "FAIL"
-	GateSkip GateStatus = "skip"
+	Pass Status = "pass"
+	Fail Status = "FAIL"
+	Skip Status = "skip"
 )
 
-// GateResult is one checked gate.
-type GateResult struct {
+// Check is one checked gate.
+type Check struct {
 	// Variant is the current result's variant the gate checked.
 	Variant string `json:"variant"`
 	// Kind is the gate's kind.
-	Kind GateKind `json:"kind"`
-	// Metric is the metric ID ("" for GateComplete).
+	Kind Kind `json:"kind"`
+	// Metric is the metric ID ("" for KindComplete).
 	Metric string `json:"metric,omitempty"`
 	// Name names the gate for people and JUnit.
 	Name string `json:"name"`
@@ -155,19 +156,19 @@ type GateResult struct {
 	// Threshold is the threshold for people ("≤ 1s", "≤ +10% (≤ 1779)").
 	Threshold string `json:"threshold"`
 	// Status is pass, FAIL or skip.
-	Status GateStatus `json:"status"`
+	Status Status `json:"status"`
 	// Detail says by how much the gate passed or failed, or why it was
 	// skipped.
 	Detail string `json:"detail"`
 }
 
-// GateReport is the outcome of EvaluateGates.
-type GateReport struct {
+// Report is the outcome of Evaluate.
+type Report struct {
 	// Baseline and Current describe the two documents.
-	Baseline *InputInfo `json:"baseline,omitempty"`
-	Current  InputInfo  `json:"current"`
+	Baseline *compare.InputInfo `json:"baseline,omitempty"`
+	Current  compare.InputInfo  `json:"current"`
 	// Results are the gates, per variant: completeness, SLOs, regressions.
-	Results []GateResult `json:"results"`
+	Results []Check `json:"results"`
 	// Passed, Failed and Skipped count Results.
 	Passed  int `json:"passed"`
 	Failed  int `json:"failed"`
@@ -177,26 +178,26 @@ type GateReport struct {
 }
 
 // OK reports whether no gate failed.
-func (r *GateReport) OK() bool { return r.Failed == 0 }
+func (r *Report) OK() bool { return r.Failed == 0 }
 
 // FailedGates returns the failed gates.
-func (r *GateReport) FailedGates() []GateResult {
-	var out []GateResult
+func (r *Report) FailedGates() []Check {
+	var out []Check
 	for _, g := range r.Results {
-		if g.Status == GateFail {
+		if g.Status == Fail {
 			out = append(out, g)
 		}
 	}
 	return out
 }
 
-// EvaluateGates checks current against opts: per variant, that the run is
+// Evaluate checks current against opts: per variant, that the run is
 // complete, the absolute SLOs on its worst repetition, and the relative
 // regressions of its medians from baseline's (which may be nil when no
 // regression is configured). It returns an error only for unusable input:
 // an unknown metric, a variant missing from either document, a regression
 // gate without a baseline.
-func EvaluateGates(baseline, current Input, opts GateOptions) (*GateReport, error) {
+func Evaluate(baseline, current compare.Input, opts Options) (*Report, error) {
 	if current.Result == nil {
 		return nil, errors.New("gating: no current result")
 	}
@@ -210,33 +211,33 @@ func EvaluateGates(baseline, current Input, opts GateOptions) (*GateReport, erro
 	if len(regressions) > 0 && baseline.Result == nil {
 		return nil, errors.New("gating: relative regression thresholds need a baseline result")
 	}
-	rep := &GateReport{Current: describeInput(current)}
-	rep.Warnings = inputWarnings(current)
+	rep := &Report{Current: compare.Describe(current)}
+	rep.Warnings = compare.InputWarnings(current)
 	if baseline.Result != nil {
-		b := describeInput(baseline)
+		b := compare.Describe(baseline)
 		rep.Baseline = &b
 		if !baseline.Result.Complete {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("baseline %s is incomplete", baseline.Name))
 		}
 	}
-	cur := groupRuns([]Input{current}, GroupByVariant)
+	cur := compare.GroupRuns([]compare.Input{current}, compare.GroupByVariant)
 	if len(cur) == 0 {
 		return nil, fmt.Errorf("gating: current result %s holds no variant runs", current.Name)
 	}
 	if len(opts.Variants) > 0 {
-		var sel []Group
+		var sel []compare.Group
 		for _, name := range opts.Variants {
-			i := slices.IndexFunc(cur, func(g Group) bool { return g.Name == name })
+			i := slices.IndexFunc(cur, func(g compare.Group) bool { return g.Name == name })
 			if i < 0 {
-				return nil, fmt.Errorf("gating: current result %s has no variant %q (have: %s)", current.Name, name, strings.Join(groupNames(cur), ", "))
+				return nil, fmt.Errorf("gating: current result %s has no variant %q (have: %s)", current.Name, name, strings.Join(compare.GroupNames(cur), ", "))
 			}
 			sel = append(sel, cur[i])
 		}
 		cur = sel
 	}
-	var base []Group
+	var base []compare.Group
 	if baseline.Result != nil {
-		base = groupRuns([]Input{baseline}, GroupByVariant)
+		base = compare.GroupRuns([]compare.Input{baseline}, compare.GroupByVariant)
 	}
 	for _, g := range cur {
 		rep.Results = append(rep.Results, completeGate(current.Result, g))
@@ -254,11 +255,11 @@ func EvaluateGates(baseline, current Input, opts GateOptions) (*GateReport, erro
 	}
 	for _, r := range rep.Results {
 		switch r.Status {
-		case GatePass:
+		case Pass:
 			rep.Passed++
-		case GateFail:
+		case Fail:
 			rep.Failed++
-		case GateSkip:
+		case Skip:
 			rep.Skipped++
 		}
 	}
@@ -266,7 +267,7 @@ func EvaluateGates(baseline, current Input, opts GateOptions) (*GateReport, erro
 }
 
 type regressionMetric struct {
-	Metric
+	compare.Metric
 	max      float64
 	explicit bool
 }
@@ -277,18 +278,18 @@ func regressionMetrics(m map[string]float64) ([]regressionMetric, error) {
 	var unknown []string
 	for k := range m {
 		if k != AllMetrics {
-			if _, err := LookupMetrics(k); err != nil {
+			if _, err := compare.LookupMetrics(k); err != nil {
 				unknown = append(unknown, k)
 			}
 		}
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		_, err := LookupMetrics(unknown...)
+		_, err := compare.LookupMetrics(unknown...)
 		return nil, err
 	}
 	var out []regressionMetric
-	for _, km := range KeyMetrics() {
+	for _, km := range compare.KeyMetrics() {
 		if f, ok := m[km.ID]; ok {
 			out = append(out, regressionMetric{km, f, true})
 		} else if f, ok := m[AllMetrics]; ok {
@@ -300,23 +301,23 @@ func regressionMetrics(m map[string]float64) ([]regressionMetric, error) {
 
 // matchVariant finds the baseline group of a current variant: the one with
 // the same name or, when both documents hold a single variant, that one.
-func matchVariant(base []Group, name string, single bool) (Group, error) {
-	if i := slices.IndexFunc(base, func(g Group) bool { return g.Name == name }); i >= 0 {
+func matchVariant(base []compare.Group, name string, single bool) (compare.Group, error) {
+	if i := slices.IndexFunc(base, func(g compare.Group) bool { return g.Name == name }); i >= 0 {
 		return base[i], nil
 	}
 	if single && len(base) == 1 {
 		return base[0], nil
 	}
-	return Group{}, fmt.Errorf("no variant %q to compare with (have: %s)", name, strings.Join(groupNames(base), ", "))
+	return compare.Group{}, fmt.Errorf("no variant %q to compare with (have: %s)", name, strings.Join(compare.GroupNames(base), ", "))
 }
 
-func completeGate(r *result.Result, g Group) GateResult {
-	gr := GateResult{Variant: g.Name, Kind: GateComplete, Name: "run complete", Threshold: "complete, no failed measurement", Status: GatePass, Detail: "complete"}
+func completeGate(r *result.Result, g compare.Group) Check {
+	gr := Check{Variant: g.Name, Kind: KindComplete, Name: "run complete", Threshold: "complete, no failed measurement", Status: Pass, Detail: "complete"}
 	var problems []string
 	if !r.Complete {
 		problems = append(problems, "the run stopped early")
 	}
-	for _, v := range g.runs {
+	for _, v := range g.VariantRuns() {
 		tag := fmt.Sprintf("#%d", v.Repetition)
 		if !v.Complete && r.Complete {
 			problems = append(problems, tag+" incomplete")
@@ -331,23 +332,23 @@ func completeGate(r *result.Result, g Group) GateResult {
 		}
 	}
 	if len(problems) > 0 {
-		gr.Status = GateFail
+		gr.Status = Fail
 		gr.Value = 1
 		gr.Detail = strings.Join(problems, "; ")
 	}
 	return gr
 }
 
-func sloGates(g Group, o GateOptions) []GateResult {
-	var out []GateResult
+func sloGates(g compare.Group, o Options) []Check {
+	var out []Check
 	if o.MutatingP99 > 0 {
-		out = append(out, latencySLO(g, MetricMutatingP99, "SLO API p99 mutating (storm)", result.ClassMutating, o.MutatingP99))
+		out = append(out, latencySLO(g, compare.MetricMutatingP99, "SLO API p99 mutating (storm)", result.ClassMutating, o.MutatingP99))
 	}
 	if o.ListP99 > 0 {
-		out = append(out, latencySLO(g, MetricListP99, "SLO API p99 LIST (storm)", result.ClassList, o.ListP99))
+		out = append(out, latencySLO(g, compare.MetricListP99, "SLO API p99 LIST (storm)", result.ClassList, o.ListP99))
 	}
 	if o.MaxOutageSeconds != nil {
-		m, _ := LookupMetrics(MetricOutageSeconds)
+		m, _ := compare.LookupMetrics(compare.MetricOutageSeconds)
 		out = append(out, valueSLO(g, m[0], "SLO service outage seconds", *o.MaxOutageSeconds, "no outage recorded"))
 	}
 	if o.RecoveryP99 > 0 {
@@ -359,11 +360,11 @@ func sloGates(g Group, o GateOptions) []GateResult {
 // latencySLO checks the worst repetition's server-side p99 of a verb class.
 // A repetition without the histogram (no apiserver measurement) fails: a
 // gate that cannot see must not pass.
-func latencySLO(g Group, id, name, class string, limit time.Duration) GateResult {
+func latencySLO(g compare.Group, id, name, class string, limit time.Duration) Check {
 	lim := limit.Seconds()
-	gr := GateResult{Variant: g.Name, Kind: GateSLO, Metric: id, Name: name, Unit: result.UnitSeconds, Limit: &lim, Threshold: "≤ " + limit.String()}
+	gr := Check{Variant: g.Name, Kind: KindSLO, Metric: id, Name: name, Unit: result.UnitSeconds, Limit: &lim, Threshold: "≤ " + limit.String()}
 	worst, requests := 0.0, int64(0)
-	for _, v := range g.runs {
+	for _, v := range g.VariantRuns() {
 		h := v.Measurement(result.MeasurementAPIServer).Histogram(result.APIRequestDuration, result.WindowStorm, result.LabelClass, class)
 		if h == nil {
 			return notMeasured(gr, v)
@@ -381,11 +382,11 @@ func latencySLO(g Group, id, name, class string, limit time.Duration) GateResult
 	return gr
 }
 
-func recoverySLO(g Group, limit time.Duration) GateResult {
+func recoverySLO(g compare.Group, limit time.Duration) Check {
 	lim := limit.Seconds()
-	gr := GateResult{Variant: g.Name, Kind: GateSLO, Metric: MetricNodeReadyP99, Name: "SLO node recovery p99", Unit: result.UnitSeconds, Limit: &lim, Threshold: "≤ " + limit.String()}
+	gr := Check{Variant: g.Name, Kind: KindSLO, Metric: compare.MetricNodeReadyP99, Name: "SLO node recovery p99", Unit: result.UnitSeconds, Limit: &lim, Threshold: "≤ " + limit.String()}
 	worst, n := 0.0, int64(0)
-	for _, v := range g.runs {
+	for _, v := range g.VariantRuns() {
 		h := v.Measurement(result.MeasurementRecovery).Histogram(result.RecoveryNode, result.WindowStorm)
 		if h == nil {
 			return notMeasured(gr, v)
@@ -394,8 +395,8 @@ func recoverySLO(g Group, limit time.Duration) GateResult {
 		worst = max(worst, h.Summary.P99)
 		if u, ok := v.Measurement(result.MeasurementRecovery).Value(result.RecoveryUnrecovered, result.WindowStorm, result.LabelKind, "node"); ok && u > 0 {
 			gr.Value = worst
-			gr.Status = GateFail
-			gr.Detail = fmt.Sprintf("#%d: %s nodes never recovered", v.Repetition, formatNumber(u))
+			gr.Status = Fail
+			gr.Detail = fmt.Sprintf("#%d: %s nodes never recovered", v.Repetition, compare.FormatNumber(u))
 			return gr
 		}
 	}
@@ -407,10 +408,10 @@ func recoverySLO(g Group, limit time.Duration) GateResult {
 	return gr
 }
 
-func valueSLO(g Group, m Metric, name string, lim float64, zeroDetail string) GateResult {
-	gr := GateResult{Variant: g.Name, Kind: GateSLO, Metric: m.ID, Name: name, Unit: m.Unit, Limit: &lim, Threshold: "≤ " + FormatValue(lim, m.Unit)}
+func valueSLO(g compare.Group, m compare.Metric, name string, lim float64, zeroDetail string) Check {
+	gr := Check{Variant: g.Name, Kind: KindSLO, Metric: m.ID, Name: name, Unit: m.Unit, Limit: &lim, Threshold: "≤ " + compare.FormatValue(lim, m.Unit)}
 	worst := math.Inf(-1)
-	for _, v := range g.runs {
+	for _, v := range g.VariantRuns() {
 		x, ok := m.Extract(v)
 		if !ok {
 			return notMeasured(gr, v)
@@ -419,52 +420,52 @@ func valueSLO(g Group, m Metric, name string, lim float64, zeroDetail string) Ga
 	}
 	gr.Value = worst
 	judgeAbsolute(&gr, worst, lim)
-	if worst == 0 && gr.Status == GatePass {
+	if worst == 0 && gr.Status == Pass {
 		gr.Detail = zeroDetail
 	}
 	return gr
 }
 
-func notMeasured(gr GateResult, v *result.VariantRun) GateResult {
-	gr.Status = GateFail
+func notMeasured(gr Check, v *result.VariantRun) Check {
+	gr.Status = Fail
 	gr.Detail = fmt.Sprintf("not measured in repetition #%d (is its measurement enabled?)", v.Repetition)
 	return gr
 }
 
 // judgeAbsolute sets Status and a Detail saying by how much value is over
 // or under the limit.
-func judgeAbsolute(gr *GateResult, value, limit float64) {
+func judgeAbsolute(gr *Check, value, limit float64) {
 	diff := value - limit
 	if diff > 0 {
-		gr.Status = GateFail
-		gr.Detail = "over by " + FormatValue(diff, gr.Unit)
+		gr.Status = Fail
+		gr.Detail = "over by " + compare.FormatValue(diff, gr.Unit)
 		if limit > 0 {
-			gr.Detail += " (" + FormatPercent(diff/limit) + ")"
+			gr.Detail += " (" + compare.FormatPercent(diff/limit) + ")"
 		}
 		return
 	}
-	gr.Status = GatePass
-	gr.Detail = FormatValue(-diff, gr.Unit) + " headroom"
+	gr.Status = Pass
+	gr.Detail = compare.FormatValue(-diff, gr.Unit) + " headroom"
 }
 
-func regressionGate(base, cur Group, rm regressionMetric, alpha float64) GateResult {
+func regressionGate(base, cur compare.Group, rm regressionMetric, alpha float64) Check {
 	maxReg := rm.max
-	gr := GateResult{
-		Variant: cur.Name, Kind: GateRegression, Metric: rm.ID, Name: "regression " + rm.Label, Unit: rm.Unit,
-		MaxRegression: &maxReg, Threshold: "≤ " + FormatPercent(rm.max),
+	gr := Check{
+		Variant: cur.Name, Kind: KindRegression, Metric: rm.ID, Name: "regression " + rm.Label, Unit: rm.Unit,
+		MaxRegression: &maxReg, Threshold: "≤ " + compare.FormatPercent(rm.max),
 	}
-	bv, cv := extractAll(base, rm.Metric), extractAll(cur, rm.Metric)
+	bv, cv := base.Values(rm.Metric), cur.Values(rm.Metric)
 	switch {
 	case len(cv) == 0 && rm.explicit && len(bv) > 0:
-		gr.Status = GateFail
+		gr.Status = Fail
 		gr.Detail = "not measured in the current run"
 		return gr
 	case len(cv) == 0:
-		gr.Status = GateSkip
+		gr.Status = Skip
 		gr.Detail = "no value in the current run (not measured, or no samples)"
 		return gr
 	case len(bv) == 0:
-		gr.Status = GateSkip
+		gr.Status = Skip
 		gr.Detail = "no baseline value"
 		return gr
 	}
@@ -476,44 +477,34 @@ func regressionGate(base, cur Group, rm regressionMetric, alpha float64) GateRes
 	gr.Value, gr.Baseline = cm, &bm
 	limit := bm * (1 + rm.max)
 	gr.Limit = &limit
-	gr.Threshold = fmt.Sprintf("≤ %s (%s)", FormatPercent(rm.max), FormatValue(limit, rm.Unit))
-	change := relChange(bm, cm)
+	gr.Threshold = fmt.Sprintf("≤ %s (%s)", compare.FormatPercent(rm.max), compare.FormatValue(limit, rm.Unit))
+	change := compare.RelChange(bm, cm)
 	if !math.IsInf(change, 0) {
 		gr.Change = &change
 	}
 	n := fmt.Sprintf("n=%d+%d", len(bv), len(cv))
 	if change <= rm.max {
-		gr.Status = GatePass
-		gr.Detail = fmt.Sprintf("%s from %s", FormatPercent(change), FormatValue(bm, rm.Unit))
+		gr.Status = Pass
+		gr.Detail = fmt.Sprintf("%s from %s", compare.FormatPercent(change), compare.FormatValue(bm, rm.Unit))
 		return gr
 	}
 	cmp := benchmath.AssumeNothing.Compare(bs, cs)
-	tooFew := slices.ContainsFunc(cmp.Warnings, func(e error) bool { return strings.Contains(e.Error(), tooFewMarker) })
+	tooFew := compare.TooFewRepetitions(cmp.Warnings)
 	if !tooFew && cmp.P > cmp.Alpha {
 		// Enough runs to tell, and the U test cannot tell the samples
 		// apart: noise, not a regression.
-		gr.Status = GatePass
-		gr.Detail = fmt.Sprintf("%s from %s, not significant (p=%.3f %s)", FormatPercent(change), FormatValue(bm, rm.Unit), cmp.P, n)
+		gr.Status = Pass
+		gr.Detail = fmt.Sprintf("%s from %s, not significant (p=%.3f %s)", compare.FormatPercent(change), compare.FormatValue(bm, rm.Unit), cmp.P, n)
 		return gr
 	}
-	gr.Status = GateFail
+	gr.Status = Fail
 	if math.IsInf(change, 1) {
-		gr.Detail = fmt.Sprintf("%s from 0 (any increase from 0 is a regression)", FormatValue(cm, rm.Unit))
+		gr.Detail = fmt.Sprintf("%s from 0 (any increase from 0 is a regression)", compare.FormatValue(cm, rm.Unit))
 	} else {
-		gr.Detail = fmt.Sprintf("%s from %s: %.1f points over the allowed %s", FormatPercent(change), FormatValue(bm, rm.Unit), (change-rm.max)*100, FormatPercent(rm.max))
+		gr.Detail = fmt.Sprintf("%s from %s: %.1f points over the allowed %s", compare.FormatPercent(change), compare.FormatValue(bm, rm.Unit), (change-rm.max)*100, compare.FormatPercent(rm.max))
 	}
 	if !tooFew {
 		gr.Detail += fmt.Sprintf(" (p=%.3f %s)", cmp.P, n)
 	}
 	return gr
-}
-
-func extractAll(g Group, m Metric) []float64 {
-	var out []float64
-	for _, v := range g.runs {
-		if x, ok := m.Extract(v); ok {
-			out = append(out, x)
-		}
-	}
-	return out
 }

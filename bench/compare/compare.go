@@ -1,4 +1,4 @@
-package report
+package compare
 
 import (
 	"errors"
@@ -12,7 +12,8 @@ import (
 	"github.com/stormbench/stormbench/bench/result"
 )
 
-// Input is one result document given to Compare.
+// Input is one result document given to Compare (and to the gates and the
+// report, which read the same documents).
 type Input struct {
 	// Name labels the document in output, usually its file name. Names must
 	// be unique.
@@ -53,8 +54,8 @@ func ParseGroupBy(s string) (GroupBy, error) {
 	return "", fmt.Errorf("unknown grouping %q: one of auto, variant, file, file-variant", s)
 }
 
-// CompareOptions tune Compare.
-type CompareOptions struct {
+// Options tune Compare.
+type Options struct {
 	// GroupBy says how variant runs become columns; default GroupByAuto.
 	GroupBy GroupBy
 	// Baseline names the group the others are compared against; default the
@@ -107,6 +108,21 @@ type InputInfo struct {
 	Complete    bool   `json:"complete"`
 }
 
+// String is the document's line in a heading: its name, run, profile,
+// fleet and tool version, and INCOMPLETE when the run stopped early.
+func (in InputInfo) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: run %s", in.Name, in.RunID)
+	if in.Profile != "" {
+		fmt.Fprintf(&b, ", profile %s", in.Profile)
+	}
+	fmt.Fprintf(&b, ", %d nodes, %d pods, %d services, stormbench %s", in.Nodes, in.Pods, in.Services, in.ToolVersion)
+	if !in.Complete {
+		b.WriteString(", INCOMPLETE")
+	}
+	return b.String()
+}
+
 // Group is one column: the variant runs pooled into one sample.
 type Group struct {
 	// Name is the column's name: a variant, a document, or "document/variant".
@@ -117,6 +133,21 @@ type Group struct {
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`
 
 	runs []*result.VariantRun
+}
+
+// VariantRuns returns the pooled runs, in the order of Runs.
+func (g Group) VariantRuns() []*result.VariantRun { return g.runs }
+
+// Values returns the metric's figure from every pooled run that measured
+// it, in run order.
+func (g Group) Values(m Metric) []float64 {
+	var out []float64
+	for _, v := range g.runs {
+		if x, ok := m.Extract(v); ok {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // Row is one metric across the groups.
@@ -174,7 +205,7 @@ type Delta struct {
 // Compare groups the variant runs of the inputs, summarises every metric
 // per group with its median and confidence interval, and compares every
 // group with the baseline group using the Mann-Whitney U test.
-func Compare(inputs []Input, opts CompareOptions) (*Comparison, error) {
+func Compare(inputs []Input, opts Options) (*Comparison, error) {
 	if len(inputs) == 0 {
 		return nil, errors.New("comparing: no result given")
 	}
@@ -194,17 +225,17 @@ func Compare(inputs []Input, opts CompareOptions) (*Comparison, error) {
 			return nil, fmt.Errorf("comparing: two inputs are named %q", in.Name)
 		}
 		seen[in.Name] = true
-		c.Inputs = append(c.Inputs, describeInput(in))
-		c.Warnings = append(c.Warnings, inputWarnings(in)...)
+		c.Inputs = append(c.Inputs, Describe(in))
+		c.Warnings = append(c.Warnings, InputWarnings(in)...)
 	}
 	c.GroupBy = opts.GroupBy
 	if c.GroupBy == GroupByAuto {
 		c.GroupBy = GroupByVariant
-		if len(inputs) > 1 && len(groupRuns(inputs, GroupByVariant)) == 1 {
+		if len(inputs) > 1 && len(GroupRuns(inputs, GroupByVariant)) == 1 {
 			c.GroupBy = GroupByFile
 		}
 	}
-	c.Groups = groupRuns(inputs, c.GroupBy)
+	c.Groups = GroupRuns(inputs, c.GroupBy)
 	if len(c.Groups) == 0 {
 		return nil, errors.New("comparing: the results hold no variant runs")
 	}
@@ -212,7 +243,7 @@ func Compare(inputs []Input, opts CompareOptions) (*Comparison, error) {
 	if opts.Baseline != "" {
 		base = slices.IndexFunc(c.Groups, func(g Group) bool { return g.Name == opts.Baseline })
 		if base < 0 {
-			return nil, fmt.Errorf("comparing: no group %q to use as baseline (have: %s)", opts.Baseline, strings.Join(groupNames(c.Groups), ", "))
+			return nil, fmt.Errorf("comparing: no group %q to use as baseline (have: %s)", opts.Baseline, strings.Join(GroupNames(c.Groups), ", "))
 		}
 	}
 	// The baseline goes first, so that every other column reads "vs it".
@@ -231,12 +262,7 @@ func Compare(inputs []Input, opts CompareOptions) (*Comparison, error) {
 		samples := make([]*benchmath.Sample, len(c.Groups))
 		measured := false
 		for gi := range c.Groups {
-			var vals []float64
-			for _, v := range c.Groups[gi].runs {
-				if x, ok := m.Extract(v); ok {
-					vals = append(vals, x)
-				}
-			}
+			vals := c.Groups[gi].Values(m)
 			if len(vals) == 0 {
 				continue
 			}
@@ -281,10 +307,16 @@ func summarise(s *benchmath.Sample, confidence float64, notes *noteSet) Cell {
 // U test to reach the significance level whatever the values.
 const tooFewMarker = "samples to detect a difference"
 
+// TooFewRepetitions reports whether a benchmath comparison's warnings say
+// that the samples are too small for any difference to be significant.
+func TooFewRepetitions(warnings []error) bool {
+	return slices.ContainsFunc(warnings, func(e error) bool { return strings.Contains(e.Error(), tooFewMarker) })
+}
+
 func compareSamples(base, cur *benchmath.Sample, baseMedian, curMedian float64, notes *noteSet) *Delta {
 	cmp := benchmath.AssumeNothing.Compare(base, cur)
 	d := &Delta{P: cmp.P, N1: cmp.N1, N2: cmp.N2, Significant: cmp.P <= cmp.Alpha}
-	change := relChange(baseMedian, curMedian)
+	change := RelChange(baseMedian, curMedian)
 	if !math.IsInf(change, 0) {
 		d.Change = &change
 	}
@@ -322,7 +354,10 @@ func (n *noteSet) add(s string) int {
 	return len(n.list)
 }
 
-func groupRuns(inputs []Input, by GroupBy) []Group {
+// GroupRuns pools the variant runs of the inputs into groups, named as by
+// says (GroupByAuto counts as GroupByVariant), in order of first
+// appearance.
+func GroupRuns(inputs []Input, by GroupBy) []Group {
 	var groups []Group
 	for _, in := range inputs {
 		for i := range in.Result.Variants {
@@ -348,7 +383,8 @@ func groupRuns(inputs []Input, by GroupBy) []Group {
 	return groups
 }
 
-func groupNames(gs []Group) []string {
+// GroupNames lists the groups' names, in order.
+func GroupNames(gs []Group) []string {
 	var out []string
 	for _, g := range gs {
 		out = append(out, g.Name)
@@ -356,12 +392,15 @@ func groupNames(gs []Group) []string {
 	return out
 }
 
-func describeInput(in Input) InputInfo {
+// Describe summarises a document for the heading of a comparison or a gate
+// report.
+func Describe(in Input) InputInfo {
 	r := in.Result
+	profile, _ := ProfileOf(r)
 	return InputInfo{
 		Name:        in.Name,
 		RunID:       r.Run.ID,
-		Profile:     profileName(r),
+		Profile:     profile,
 		ToolVersion: r.Run.ToolVersion,
 		Nodes:       r.Run.Fleet.Nodes,
 		Pods:        r.Run.Fleet.Pods,
@@ -370,9 +409,9 @@ func describeInput(in Input) InputInfo {
 	}
 }
 
-// inputWarnings lists what makes a document's figures less trustworthy:
+// InputWarnings lists what makes a document's figures less trustworthy:
 // an incomplete run, run errors, failed measurements.
-func inputWarnings(in Input) []string {
+func InputWarnings(in Input) []string {
 	r := in.Result
 	var out []string
 	if !r.Complete {

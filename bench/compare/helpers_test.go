@@ -1,0 +1,63 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+// fixture is a real 50-node kubelet-storm A/B run: variant legacy
+// (ChangeContainerStatusOnKubeletRestart=true) and preserve (false). It
+// lives with the report's goldens, which render it.
+const fixture = "../report/testdata/quick-ab.json"
+
+// readFixture returns a fresh copy of the fixture, which tests may change.
+func readFixture(t *testing.T) *result.Result {
+	t.Helper()
+	r, err := result.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// synthetic builds a result whose variants have one repetition per value,
+// each with the value as its EndpointSlice writes and API requests.
+func synthetic(t *testing.T, id string, variants map[string][]float64, order ...string) *result.Result {
+	t.Helper()
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	r := &result.Result{
+		SchemaVersion: result.SchemaVersion,
+		Complete:      true,
+		Run: result.Run{
+			ID: id, ToolVersion: "test", Start: start, End: start.Add(time.Hour),
+			Fleet:   result.Fleet{Nodes: 10, Pods: 100, Services: 5},
+			Profile: json.RawMessage(`{"metadata":{"name":"synthetic"},"storm":{"kind":"kubelet"}}`),
+		},
+	}
+	for _, name := range order {
+		for rep, x := range variants[name] {
+			r.Variants = append(r.Variants, result.VariantRun{
+				Variant: name, Repetition: rep, Start: start, StormStart: start.Add(time.Minute), End: start.Add(2 * time.Minute),
+				Restarts: 10, Complete: true,
+				Measurements: []result.Measurement{
+					{Name: result.MeasurementAPIServer, Values: []result.Value{
+						{Name: result.APIRequests, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 1000 + x},
+					}},
+					{Name: result.MeasurementEndpointSlices, Values: []result.Value{
+						{Name: result.SliceWrites, Window: result.WindowStorm, Unit: result.UnitCount, Value: x},
+						{Name: result.SliceOutageSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 0},
+					}},
+				},
+			})
+		}
+	}
+	var buf bytes.Buffer
+	if err := result.Encode(&buf, r); err != nil {
+		t.Fatalf("synthetic result is invalid: %v", err)
+	}
+	return r
+}
