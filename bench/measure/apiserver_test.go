@@ -23,20 +23,24 @@ import (
 
 // scriptedSource serves testdata/apiserver/scrape-<n>.prom, n being the
 // fake clock's whole seconds since t0, in the text format or converted to
-// the protobuf delimited format; a missing file is a failed scrape.
+// the protobuf delimited format, with the Content-Type promhttp sends; a
+// missing file is a failed scrape.
 func scriptedSource(t *testing.T, clk *testingclock.FakeClock, proto bool) MetricsSource {
 	return MetricsSource{
 		Component: ComponentAPIServer,
-		Fetch: func(context.Context) ([]byte, error) {
+		Fetch: func(context.Context) ([]byte, string, error) {
 			n := int(clk.Now().Sub(t0) / time.Second)
 			b, err := os.ReadFile(filepath.Join("testdata", "apiserver", fmt.Sprintf("scrape-%d.prom", n)))
 			if errors.Is(err, os.ErrNotExist) {
-				return nil, errors.New("connection refused")
+				return nil, "", errors.New("connection refused")
 			}
-			if err != nil || !proto {
-				return b, err
+			if err != nil {
+				return nil, "", err
 			}
-			return toProto(t, b), nil
+			if !proto {
+				return b, string(expfmt.NewFormat(expfmt.TypeTextPlain)), nil
+			}
+			return toProto(t, b), string(expfmt.NewFormat(expfmt.TypeProtoDelim)), nil
 		},
 	}
 }
@@ -246,9 +250,9 @@ func TestAPIServerOptions(t *testing.T) {
 func TestAPIServerLoop(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
 	var n atomic.Int32
-	src := MetricsSource{Component: "kwok-controller", Fetch: func(context.Context) ([]byte, error) {
+	src := MetricsSource{Component: "kwok-controller", Fetch: func(context.Context) ([]byte, string, error) {
 		n.Add(1)
-		return []byte("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1\n"), nil
+		return []byte("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1\n"), "", nil
 	}}
 	m, err := NewAPIServerMetrics(APIServerOptions{Interval: time.Second})
 	if err != nil {
@@ -273,8 +277,8 @@ func TestAPIServerLoop(t *testing.T) {
 }
 
 func TestAPIServerStartFailsWhenEverySourceFails(t *testing.T) {
-	bad := MetricsSource{Component: "etcd", Fetch: func(context.Context) ([]byte, error) { return nil, errors.New("refused") }}
-	good := MetricsSource{Component: "kwok-controller", Fetch: func(context.Context) ([]byte, error) { return []byte("up 1\n"), nil }}
+	bad := MetricsSource{Component: "etcd", Fetch: func(context.Context) ([]byte, string, error) { return nil, "", errors.New("refused") }}
+	good := MetricsSource{Component: "kwok-controller", Fetch: func(context.Context) ([]byte, string, error) { return []byte("up 1\n"), "", nil }}
 	m, _ := NewAPIServerMetrics(APIServerOptions{})
 	if err := m.Start(context.Background(), &Env{Clock: testingclock.NewFakeClock(t0), Scrapers: []MetricsSource{bad}}); err == nil {
 		t.Error("Start succeeded with every source failing")

@@ -186,9 +186,9 @@ func BenchmarkAPIServerScrape(b *testing.B) {
 	i := 0
 	// Alternate two bodies; the second one's counters are higher, and going
 	// back to the first is a counter reset, so both delta paths are costed.
-	src := MetricsSource{Component: ComponentAPIServer, Fetch: func(context.Context) ([]byte, error) {
+	src := MetricsSource{Component: ComponentAPIServer, Fetch: func(context.Context) ([]byte, string, error) {
 		i++
-		return bodies[i%2], nil
+		return bodies[i%2], "", nil
 	}}
 	m, err := NewAPIServerMetrics(APIServerOptions{Interval: time.Second, Baseline: time.Second})
 	if err != nil {
@@ -211,7 +211,7 @@ func BenchmarkAPIServerScrape(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	if m.storm.counters[seriesKey{fam: famRequests, a: "LIST", b: "pods", c: "", d: "200"}] == 0 {
+	if m.acc.storm.counters[seriesKey{fam: famRequests, a: "LIST", b: "pods", c: "", d: "200"}] == 0 {
 		b.Fatal("the benchmark's scrapes produced no request deltas")
 	}
 }

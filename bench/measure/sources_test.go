@@ -39,7 +39,7 @@ func TestHTTPSourceNegotiation(t *testing.T) {
 			defer srv.Close()
 			src := HTTPSource("c", srv.URL, srv.Client())
 			for i := 0; i < 3; i++ {
-				b, err := src.Fetch(context.Background())
+				b, _, err := src.Fetch(context.Background())
 				if err != nil {
 					t.Fatalf("scrape %d: %v", i, err)
 				}
@@ -61,7 +61,7 @@ func TestHTTPSourceErrors(t *testing.T) {
 		http.Error(w, "boom", http.StatusInternalServerError)
 	}))
 	defer srv.Close()
-	_, err := HTTPSource("kcm", srv.URL, srv.Client()).Fetch(context.Background())
+	_, _, err := HTTPSource("kcm", srv.URL, srv.Client()).Fetch(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "kcm") || !strings.Contains(err.Error(), "500") {
 		t.Fatalf("error %v, want one naming the component and the status", err)
 	}
