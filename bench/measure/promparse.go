@@ -197,15 +197,11 @@ func (p *metricsParser) decode(body []byte, contentType string, at time.Time) (*
 		gauges:   map[seriesKey]float64{},
 		hists:    map[seriesKey]*bucketSample{},
 	}
-	format := expfmt.FmtUnknown
-	if contentType != "" {
-		format = expfmt.ResponseFormat(http.Header{"Content-Type": {contentType}})
-	}
 	var err error
-	switch {
-	case format.FormatType() == expfmt.TypeProtoDelim, contentType == "" && isProtoDelimited(body):
+	switch path, format := decodePath(body, contentType); path {
+	case pathProtoDelimited:
 		err = s.addProtoDelimited(body)
-	case format.FormatType() == expfmt.TypeTextPlain, contentType == "":
+	case pathText:
 		err = p.addText(s, body)
 	default:
 		err = s.addDecoded(expfmt.NewDecoder(bytes.NewReader(body), format))
@@ -217,6 +213,34 @@ func (p *metricsParser) decode(body []byte, contentType string, at time.Time) (*
 		return nil, err
 	}
 	return s, nil
+}
+
+// decoding is the way decode takes through a body.
+type decoding uint8
+
+const (
+	pathDecoder        decoding = iota // expfmt's decoder, for any format
+	pathProtoDelimited                 // the protobuf fast path
+	pathText                           // the text fast path: line filter, then expfmt's text parser
+)
+
+// decodePath chooses the way through a body served with the given
+// Content-Type, and the format expfmt.ResponseFormat reads from it.
+func decodePath(body []byte, contentType string) (decoding, expfmt.Format) {
+	if contentType == "" {
+		if isProtoDelimited(body) {
+			return pathProtoDelimited, expfmt.NewFormat(expfmt.TypeProtoDelim)
+		}
+		return pathText, expfmt.NewFormat(expfmt.TypeTextPlain)
+	}
+	format := expfmt.ResponseFormat(http.Header{"Content-Type": {contentType}})
+	switch format.FormatType() {
+	case expfmt.TypeProtoDelim:
+		return pathProtoDelimited, format
+	case expfmt.TypeTextPlain:
+		return pathText, format
+	}
+	return pathDecoder, format
 }
 
 // addProtoDelimited adds the families stormbench reads from a body in the
