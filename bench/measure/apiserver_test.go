@@ -23,20 +23,45 @@ import (
 
 // scriptedSource serves testdata/apiserver/scrape-<n>.prom, n being the
 // fake clock's whole seconds since t0, in the text format or converted to
-// the protobuf delimited format; a missing file is a failed scrape.
+// the protobuf delimited format, with the Content-Type promhttp sends; a
+// missing file is a failed scrape.
 func scriptedSource(t *testing.T, clk *testingclock.FakeClock, proto bool) MetricsSource {
+	if proto {
+		return scriptedSourceAs(t, clk, encProto)
+	}
+	return scriptedSourceAs(t, clk, encText)
+}
+
+// encoding is how a scripted source serves its scrapes.
+type encoding struct {
+	name        string
+	contentType string
+	encode      func(t testing.TB, text []byte) []byte
+}
+
+var (
+	encText        = encoding{"text", string(expfmt.NewFormat(expfmt.TypeTextPlain)), func(_ testing.TB, b []byte) []byte { return b }}
+	encProto       = encoding{"protobuf", string(expfmt.NewFormat(expfmt.TypeProtoDelim)), toProto}
+	encOpenMetrics = encoding{"openmetrics", string(expfmt.NewFormat(expfmt.TypeOpenMetrics)), toOpenMetrics}
+	// A source that sends no Content-Type: the body tells the format.
+	encTextBare  = encoding{"text without Content-Type", "", func(_ testing.TB, b []byte) []byte { return b }}
+	encProtoBare = encoding{"protobuf without Content-Type", "", toProto}
+)
+
+// scriptedSourceAs is scriptedSource in the given encoding.
+func scriptedSourceAs(t *testing.T, clk *testingclock.FakeClock, enc encoding) MetricsSource {
 	return MetricsSource{
 		Component: ComponentAPIServer,
-		Fetch: func(context.Context) ([]byte, error) {
+		Fetch: func(context.Context) ([]byte, string, error) {
 			n := int(clk.Now().Sub(t0) / time.Second)
 			b, err := os.ReadFile(filepath.Join("testdata", "apiserver", fmt.Sprintf("scrape-%d.prom", n)))
 			if errors.Is(err, os.ErrNotExist) {
-				return nil, errors.New("connection refused")
+				return nil, "", errors.New("connection refused")
 			}
-			if err != nil || !proto {
-				return b, err
+			if err != nil {
+				return nil, "", err
 			}
-			return toProto(t, b), nil
+			return enc.encode(t, b), enc.contentType, nil
 		},
 	}
 }
@@ -45,15 +70,32 @@ func scriptedSource(t *testing.T, clk *testingclock.FakeClock, proto bool) Metri
 // promhttp serves it to a client sending MetricsAccept.
 func toProto(t testing.TB, text []byte) []byte {
 	t.Helper()
+	return reencode(t, text, expfmt.NewFormat(expfmt.TypeProtoDelim))
+}
+
+// toOpenMetrics re-encodes a text exposition in OpenMetrics 1.0.0, as
+// promhttp serves it to a client that asks for it.
+func toOpenMetrics(t testing.TB, text []byte) []byte {
+	t.Helper()
+	return reencode(t, text, expfmt.NewFormat(expfmt.TypeOpenMetrics))
+}
+
+func reencode(t testing.TB, text []byte, format expfmt.Format) []byte {
+	t.Helper()
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	enc := expfmt.NewEncoder(&out, expfmt.NewFormat(expfmt.TypeProtoDelim))
+	enc := expfmt.NewEncoder(&out, format)
 	for _, name := range sortedKeys(fams) {
 		if err := enc.Encode(fams[name]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, ok := enc.(expfmt.Closer); ok {
+		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -65,12 +107,21 @@ func toProto(t testing.TB, text []byte) []byte {
 // and an API-server restart before t=7; Gather takes the scrape at t=8.
 func runScripted(t *testing.T, proto bool) result.Measurement {
 	t.Helper()
+	if proto {
+		return runScriptedAs(t, encProto)
+	}
+	return runScriptedAs(t, encText)
+}
+
+// runScriptedAs is runScripted with the scrapes served in enc.
+func runScriptedAs(t *testing.T, enc encoding) result.Measurement {
+	t.Helper()
 	clk := testingclock.NewFakeClock(t0)
 	events := &storm.EventLog{}
 	for i, n := range []string{"kn-1", "kn-2", "kn-3"} {
 		events.Add(storm.Event{Time: at(3500*time.Millisecond + time.Duration(i)*time.Millisecond), Type: storm.EventDown, Node: n})
 	}
-	env := &Env{Client: fake.NewClientset(), Clock: clk, Events: events, Scrapers: []MetricsSource{scriptedSource(t, clk, proto)}}
+	env := &Env{Client: fake.NewClientset(), Clock: clk, Events: events, Scrapers: []MetricsSource{scriptedSourceAs(t, clk, enc)}}
 	m, err := NewAPIServerMetrics(APIServerOptions{Interval: time.Second, Baseline: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +154,17 @@ func TestAPIServerScriptedGolden(t *testing.T) {
 	for _, proto := range []bool{false, true} {
 		t.Run(map[bool]string{false: "text", true: "protobuf"}[proto], func(t *testing.T) {
 			goldenMeasurement(t, "apiserver.golden.json", runScripted(t, proto))
+		})
+	}
+}
+
+// TestAPIServerScriptedFormats: every exposition format a source may serve
+// gives the same figures: the fast paths (protobuf delimited and text, told
+// by the Content-Type or by the body) and expfmt's decoder (OpenMetrics).
+func TestAPIServerScriptedFormats(t *testing.T) {
+	for _, enc := range []encoding{encText, encProto, encOpenMetrics, encTextBare, encProtoBare} {
+		t.Run(enc.name, func(t *testing.T) {
+			goldenMeasurement(t, "apiserver.golden.json", runScriptedAs(t, enc))
 		})
 	}
 }
@@ -246,9 +308,9 @@ func TestAPIServerOptions(t *testing.T) {
 func TestAPIServerLoop(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
 	var n atomic.Int32
-	src := MetricsSource{Component: "kwok-controller", Fetch: func(context.Context) ([]byte, error) {
+	src := MetricsSource{Component: "kwok-controller", Fetch: func(context.Context) ([]byte, string, error) {
 		n.Add(1)
-		return []byte("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1\n"), nil
+		return []byte("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1\n"), "", nil
 	}}
 	m, err := NewAPIServerMetrics(APIServerOptions{Interval: time.Second})
 	if err != nil {
@@ -273,8 +335,8 @@ func TestAPIServerLoop(t *testing.T) {
 }
 
 func TestAPIServerStartFailsWhenEverySourceFails(t *testing.T) {
-	bad := MetricsSource{Component: "etcd", Fetch: func(context.Context) ([]byte, error) { return nil, errors.New("refused") }}
-	good := MetricsSource{Component: "kwok-controller", Fetch: func(context.Context) ([]byte, error) { return []byte("up 1\n"), nil }}
+	bad := MetricsSource{Component: "etcd", Fetch: func(context.Context) ([]byte, string, error) { return nil, "", errors.New("refused") }}
+	good := MetricsSource{Component: "kwok-controller", Fetch: func(context.Context) ([]byte, string, error) { return []byte("up 1\n"), "", nil }}
 	m, _ := NewAPIServerMetrics(APIServerOptions{})
 	if err := m.Start(context.Background(), &Env{Clock: testingclock.NewFakeClock(t0), Scrapers: []MetricsSource{bad}}); err == nil {
 		t.Error("Start succeeded with every source failing")

@@ -3,8 +3,11 @@ package measure
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"slices"
 	"time"
 
@@ -43,59 +46,32 @@ const (
 	famFlowWait        // apiserver_flowcontrol_request_wait_duration_seconds{priority_level,flow_schema}, executed and rejected
 )
 
-// familyOf maps a metric family name to the family stormbench reads, or
-// famNone. The names are the Kubernetes 1.36 ones; see
-// k8s.io/apiserver/pkg/endpoints/metrics, .../util/flowcontrol/metrics,
-// .../storage/etcd3/metrics and k8s.io/endpointslice/metrics.
-func familyOf(name string) family {
-	switch name {
-	case "apiserver_request_total":
-		return famRequests
-	case "apiserver_flowcontrol_dispatched_requests_total":
-		return famFlowDispatched
-	case "apiserver_flowcontrol_rejected_requests_total":
-		return famFlowRejected
-	case "apiserver_watch_events_total":
-		return famWatchEvents
-	case "process_cpu_seconds_total":
-		return famCPU
-	case "endpoint_slice_controller_changes":
-		return famSliceChanges
-	case "apiserver_current_inflight_requests":
-		return famInflight
-	case "apiserver_flowcontrol_current_inqueue_requests":
-		return famFlowInqueue
-	case "apiserver_registered_watchers":
-		return famWatchers
-	case "apiserver_longrunning_requests":
-		return famLongRunning
-	case "process_resident_memory_bytes":
-		return famRSS
-	case "process_start_time_seconds":
-		return famStartTime
-	case "apiserver_request_duration_seconds":
-		return famRequestDuration
-	case "etcd_request_duration_seconds":
-		return famEtcdDuration
-	case "apiserver_flowcontrol_request_wait_duration_seconds":
-		return famFlowWait
-	}
-	return famNone
+// families maps the name of every metric family stormbench reads from
+// /metrics to its family. It is the one list of names: the text line filter,
+// the protobuf skip and the decoders all read it. The names are the
+// Kubernetes 1.36 ones; see k8s.io/apiserver/pkg/endpoints/metrics,
+// .../util/flowcontrol/metrics, .../storage/etcd3/metrics and
+// k8s.io/endpointslice/metrics.
+var families = map[string]family{
+	"apiserver_request_total":                             famRequests,
+	"apiserver_flowcontrol_dispatched_requests_total":     famFlowDispatched,
+	"apiserver_flowcontrol_rejected_requests_total":       famFlowRejected,
+	"apiserver_watch_events_total":                        famWatchEvents,
+	"process_cpu_seconds_total":                           famCPU,
+	"endpoint_slice_controller_changes":                   famSliceChanges,
+	"apiserver_current_inflight_requests":                 famInflight,
+	"apiserver_flowcontrol_current_inqueue_requests":      famFlowInqueue,
+	"apiserver_registered_watchers":                       famWatchers,
+	"apiserver_longrunning_requests":                      famLongRunning,
+	"process_resident_memory_bytes":                       famRSS,
+	"process_start_time_seconds":                          famStartTime,
+	"apiserver_request_duration_seconds":                  famRequestDuration,
+	"etcd_request_duration_seconds":                       famEtcdDuration,
+	"apiserver_flowcontrol_request_wait_duration_seconds": famFlowWait,
 }
 
-// familyNames lists every family familyOf knows, for the line filter.
-func familyNames() []string {
-	return []string{
-		"apiserver_request_total", "apiserver_flowcontrol_dispatched_requests_total",
-		"apiserver_flowcontrol_rejected_requests_total", "apiserver_watch_events_total",
-		"process_cpu_seconds_total", "endpoint_slice_controller_changes",
-		"apiserver_current_inflight_requests", "apiserver_flowcontrol_current_inqueue_requests",
-		"apiserver_registered_watchers", "apiserver_longrunning_requests",
-		"process_resident_memory_bytes", "process_start_time_seconds",
-		"apiserver_request_duration_seconds", "etcd_request_duration_seconds",
-		"apiserver_flowcontrol_request_wait_duration_seconds",
-	}
-}
+// familyOf is the family of a metric family name, or famNone.
+func familyOf(name string) family { return families[name] }
 
 // seriesKey identifies one aggregated series: a family and up to four label
 // values, in the order documented on the family constant.
@@ -152,7 +128,7 @@ type metricsParser struct {
 
 func newMetricsParser() *metricsParser {
 	keep := map[string]bool{}
-	for _, n := range familyNames() {
+	for n := range families {
 		keep[n] = true
 		// Histogram samples carry suffixes; the family name covers HELP/TYPE.
 		keep[n+"_bucket"], keep[n+"_sum"], keep[n+"_count"] = true, true, true
@@ -201,49 +177,124 @@ func (p *metricsParser) filter(text []byte) []byte {
 	return out
 }
 
-// parse parses one scrape taken at the given time, in either exposition
-// format: the protobuf delimited one that MetricsAccept asks for, or the text
-// format of a source that ignores the Accept header.
+// parse parses one scrape taken at the given time whose body tells its
+// format; see decode.
 func (p *metricsParser) parse(body []byte, at time.Time) (*sample, error) {
+	return p.decode(body, "", at)
+}
+
+// decode parses one scrape taken at the given time and served with the
+// given Content-Type, which expfmt.ResponseFormat reads. The two formats
+// MetricsAccept asks for have fast paths that decode only the families
+// stormbench reads: the protobuf delimited format and the text format
+// 0.0.4. Any other format (OpenMetrics, text 1.0.0 ...) goes through
+// expfmt's decoder, which is slower but takes what the component serves.
+// Without a Content-Type the body tells protobuf from text.
+func (p *metricsParser) decode(body []byte, contentType string, at time.Time) (*sample, error) {
 	s := &sample{
 		at:       at,
 		counters: map[seriesKey]float64{},
 		gauges:   map[seriesKey]float64{},
 		hists:    map[seriesKey]*bucketSample{},
 	}
-	if isProtoDelimited(body) {
-		// Each MetricFamily is a length-delimited message. Its name is
-		// read without decoding the rest, and only the families stormbench
-		// uses are decoded: a busy API server exposes tens of thousands of
-		// series stormbench never looks at (watch cache, etcd, admission,
-		// Go runtime ...), and decoding them all cost a 1,000-node run a
-		// fifth of stormbench's allocations (results/scale/PROFILE.md).
-		for len(body) > 0 {
-			l, n := protowire.ConsumeVarint(body)
-			if n < 0 || l > uint64(len(body)-n) {
-				return nil, fmt.Errorf("parsing /metrics (protobuf): truncated message")
-			}
-			msg := body[n : n+int(l)]
-			body = body[n+int(l):]
-			if familyOf(familyName(msg)) == famNone {
-				continue
-			}
-			var mf dto.MetricFamily
-			if err := proto.Unmarshal(msg, &mf); err != nil {
-				return nil, fmt.Errorf("parsing /metrics (protobuf): %w", err)
-			}
-			s.addFamily(&mf)
+	var err error
+	switch path, format := decodePath(body, contentType); path {
+	case pathProtoDelimited:
+		err = s.addProtoDelimited(body)
+	case pathText:
+		err = p.addText(s, body)
+	default:
+		err = s.addDecoded(expfmt.NewDecoder(bytes.NewReader(body), format))
+		if err != nil {
+			err = fmt.Errorf("parsing /metrics (%s): %w", contentType, err)
 		}
-		return s, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// decoding is the way decode takes through a body.
+type decoding uint8
+
+const (
+	pathDecoder        decoding = iota // expfmt's decoder, for any format
+	pathProtoDelimited                 // the protobuf fast path
+	pathText                           // the text fast path: line filter, then expfmt's text parser
+)
+
+// decodePath chooses the way through a body served with the given
+// Content-Type, and the format expfmt.ResponseFormat reads from it.
+func decodePath(body []byte, contentType string) (decoding, expfmt.Format) {
+	if contentType == "" {
+		if isProtoDelimited(body) {
+			return pathProtoDelimited, expfmt.NewFormat(expfmt.TypeProtoDelim)
+		}
+		return pathText, expfmt.NewFormat(expfmt.TypeTextPlain)
+	}
+	format := expfmt.ResponseFormat(http.Header{"Content-Type": {contentType}})
+	switch format.FormatType() {
+	case expfmt.TypeProtoDelim:
+		return pathProtoDelimited, format
+	case expfmt.TypeTextPlain:
+		return pathText, format
+	}
+	return pathDecoder, format
+}
+
+// addProtoDelimited adds the families stormbench reads from a body in the
+// protobuf delimited format. Each MetricFamily is a length-delimited
+// message. Its name is read without decoding the rest, and only the families
+// stormbench uses are decoded: a busy API server exposes tens of thousands
+// of series stormbench never looks at (watch cache, etcd, admission, Go
+// runtime ...), and decoding them all cost a 1,000-node run a fifth of
+// stormbench's allocations (results/scale/PROFILE.md).
+func (s *sample) addProtoDelimited(body []byte) error {
+	for len(body) > 0 {
+		l, n := protowire.ConsumeVarint(body)
+		if n < 0 || l > uint64(len(body)-n) {
+			return fmt.Errorf("parsing /metrics (protobuf): truncated message")
+		}
+		msg := body[n : n+int(l)]
+		body = body[n+int(l):]
+		if familyOf(familyName(msg)) == famNone {
+			continue
+		}
+		var mf dto.MetricFamily
+		if err := proto.Unmarshal(msg, &mf); err != nil {
+			return fmt.Errorf("parsing /metrics (protobuf): %w", err)
+		}
+		s.addFamily(&mf)
+	}
+	return nil
+}
+
+// addText adds the families stormbench reads from a body in the text
+// format, which the line filter cuts down first.
+func (p *metricsParser) addText(s *sample, body []byte) error {
 	fams, err := p.parser.TextToMetricFamilies(bytes.NewReader(p.filter(body)))
 	if err != nil {
-		return nil, fmt.Errorf("parsing /metrics (text): %w", err)
+		return fmt.Errorf("parsing /metrics (text): %w", err)
 	}
 	for _, mf := range fams {
 		s.addFamily(mf)
 	}
-	return s, nil
+	return nil
+}
+
+// addDecoded adds every family dec yields until it ends; addFamily drops
+// the families stormbench does not read.
+func (s *sample) addDecoded(dec expfmt.Decoder) error {
+	for {
+		var mf dto.MetricFamily
+		if err := dec.Decode(&mf); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		s.addFamily(&mf)
+	}
 }
 
 // familyName is a MetricFamily message's name (field 1), read without

@@ -2,8 +2,13 @@ package measure
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/common/expfmt"
 )
 
 func TestIsProtoDelimited(t *testing.T) {
@@ -165,5 +170,105 @@ func TestParseProtoSkipsUnwantedFamilies(t *testing.T) {
 	}
 	if _, err := newMetricsParser().parse(body[:len(body)-2], t0); err == nil {
 		t.Error("a truncated protobuf body parsed without error")
+	}
+}
+
+func TestDecodePath(t *testing.T) {
+	text := []byte("# TYPE up gauge\nup 1\n")
+	proto := toProto(t, text)
+	tests := []struct {
+		name        string
+		body        []byte
+		contentType string
+		want        decoding
+	}{
+		{"promhttp protobuf", proto, "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited", pathProtoDelimited},
+		{"promhttp text", text, "text/plain; version=0.0.4; charset=utf-8; escaping=underscores", pathText},
+		{"text without version", text, "text/plain; charset=utf-8", pathText},
+		{"no Content-Type, protobuf body", proto, "", pathProtoDelimited},
+		{"no Content-Type, text body", text, "", pathText},
+		{"OpenMetrics", text, "application/openmetrics-text; version=1.0.0; charset=utf-8", pathDecoder},
+		{"text 1.0.0", text, "text/plain; version=1.0.0", pathDecoder},
+		{"protobuf text encoding", text, "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=text", pathDecoder},
+		{"unparsable", text, "text/plain; ;;", pathDecoder},
+	}
+	for _, tt := range tests {
+		if got, _ := decodePath(tt.body, tt.contentType); got != tt.want {
+			t.Errorf("%s: decodePath = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestDecodeFormatsAgree: the fast paths and expfmt's decoder read the same
+// sample from one scrape, whatever its exposition format.
+func TestDecodeFormatsAgree(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join("testdata", "apiserver", "scrape-4.prom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := newMetricsParser().decode(text, string(expfmt.NewFormat(expfmt.TypeTextPlain)), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.counters) == 0 || len(want.hists) == 0 || len(want.gauges) == 0 || want.startTime == 0 {
+		t.Fatalf("the text fast path read too little: %d counters, %d histograms, %d gauges, start time %v",
+			len(want.counters), len(want.hists), len(want.gauges), want.startTime)
+	}
+	tests := []struct {
+		name        string
+		body        []byte
+		contentType string
+	}{
+		{"protobuf fast path", toProto(t, text), string(expfmt.NewFormat(expfmt.TypeProtoDelim))},
+		{"OpenMetrics through expfmt", toOpenMetrics(t, text), string(expfmt.NewFormat(expfmt.TypeOpenMetrics))},
+		{"text 1.0.0 through expfmt", text, "text/plain; version=1.0.0; charset=utf-8"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := newMetricsParser().decode(tt.body, tt.contentType, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.counters, want.counters) || !reflect.DeepEqual(got.gauges, want.gauges) ||
+				!reflect.DeepEqual(got.hists, want.hists) || got.startTime != want.startTime || got.skipped != want.skipped {
+				t.Errorf("sample differs from the text fast path's: %d/%d/%d counters/gauges/histograms, want %d/%d/%d",
+					len(got.counters), len(got.gauges), len(got.hists), len(want.counters), len(want.gauges), len(want.hists))
+			}
+		})
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	om := string(expfmt.NewFormat(expfmt.TypeOpenMetrics))
+	_, err := newMetricsParser().decode([]byte("apiserver_request_total{code=\"200\" 1\n"), om, t0)
+	if err == nil || !strings.Contains(err.Error(), "openmetrics") {
+		t.Errorf("a malformed OpenMetrics body: error %v, want one naming the format", err)
+	}
+	_, err = newMetricsParser().decode([]byte("apiserver_request_total{code=\"200\" 1\n"), "text/plain; version=0.0.4", t0)
+	if err == nil || !strings.Contains(err.Error(), "text") {
+		t.Errorf("a malformed text body: error %v, want one naming the format", err)
+	}
+}
+
+// TestFamiliesCoverEveryFamily: the families map, the one list of names,
+// names every family exactly once.
+func TestFamiliesCoverEveryFamily(t *testing.T) {
+	names := map[family][]string{}
+	for name, fam := range families {
+		names[fam] = append(names[fam], name)
+	}
+	for fam := famNone + 1; fam <= famFlowWait; fam++ {
+		if len(names[fam]) != 1 {
+			t.Errorf("family %d has names %q, want one", fam, names[fam])
+		}
+	}
+	if len(names[famNone]) != 0 {
+		t.Errorf("names %q map to no family", names[famNone])
+	}
+	p := newMetricsParser()
+	for name := range families {
+		if !p.keep[name] {
+			t.Errorf("the line filter drops %s", name)
+		}
 	}
 }

@@ -16,14 +16,15 @@ type MetricsSource struct {
 	// Component names the component in results: kube-apiserver,
 	// kube-controller-manager, etcd, kwok-controller ...
 	Component string
-	// Fetch returns the body of one /metrics scrape, in the protobuf
-	// delimited or the text exposition format (told apart by content).
+	// Fetch returns the body of one /metrics scrape and the response's
+	// Content-Type, which tells the parser the exposition format ("" lets
+	// the body tell protobuf delimited from text).
 	// Request it with the Accept header MetricsAccept: protobuf costs about a
 	// seventh of the text format to parse, and a fifth of its size.
 	// The body may live in a buffer the source reuses: it is valid until
 	// the next Fetch, which must not run concurrently (each component's
 	// scrape loop fetches and parses in turn).
-	Fetch func(ctx context.Context) ([]byte, error)
+	Fetch func(ctx context.Context) (body []byte, contentType string, err error)
 }
 
 // Component names used by the embedded cluster.
@@ -54,12 +55,13 @@ const metricsAcceptText = "*/*"
 func APIServerSource(c rest.Interface) MetricsSource {
 	return MetricsSource{
 		Component: ComponentAPIServer,
-		Fetch: func(ctx context.Context) ([]byte, error) {
-			b, err := c.Get().AbsPath("/metrics").SetHeader("Accept", MetricsAccept).DoRaw(ctx)
+		Fetch: func(ctx context.Context) ([]byte, string, error) {
+			var contentType string
+			b, err := c.Get().AbsPath("/metrics").SetHeader("Accept", MetricsAccept).Do(ctx).ContentType(&contentType).Raw()
 			if err != nil {
-				return nil, fmt.Errorf("fetching %s /metrics: %w", ComponentAPIServer, err)
+				return nil, "", fmt.Errorf("fetching %s /metrics: %w", ComponentAPIServer, err)
 			}
-			return b, nil
+			return b, contentType, nil
 		},
 	}
 }
@@ -79,43 +81,43 @@ func HTTPSource(component, url string, client *http.Client) MetricsSource {
 	// One body buffer for the source's scrapes, grown to the largest body:
 	// io.ReadAll would allocate about twice each body anew, every second.
 	var buf bytes.Buffer
-	fetch := func(ctx context.Context, accept string) (int, []byte, error) {
+	fetch := func(ctx context.Context, accept string) (code int, body []byte, contentType string, err error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
-			return 0, nil, err
+			return 0, nil, "", err
 		}
 		req.Header.Set("Accept", accept)
 		resp, err := client.Do(req)
 		if err != nil {
-			return 0, nil, err
+			return 0, nil, "", err
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			_, _ = io.Copy(io.Discard, resp.Body)
-			return resp.StatusCode, nil, fmt.Errorf("HTTP %s", resp.Status)
+			return resp.StatusCode, nil, "", fmt.Errorf("HTTP %s", resp.Status)
 		}
 		buf.Reset()
 		_, err = buf.ReadFrom(resp.Body)
-		return resp.StatusCode, buf.Bytes(), err
+		return resp.StatusCode, buf.Bytes(), resp.Header.Get("Content-Type"), err
 	}
 	return MetricsSource{
 		Component: component,
-		Fetch: func(ctx context.Context) ([]byte, error) {
+		Fetch: func(ctx context.Context) ([]byte, string, error) {
 			if !textOnly.Load() {
-				code, b, err := fetch(ctx, MetricsAccept)
+				code, b, contentType, err := fetch(ctx, MetricsAccept)
 				if code != http.StatusNotAcceptable {
 					if err != nil {
-						return nil, fmt.Errorf("fetching %s /metrics: %w", component, err)
+						return nil, "", fmt.Errorf("fetching %s /metrics: %w", component, err)
 					}
-					return b, nil
+					return b, contentType, nil
 				}
 				textOnly.Store(true)
 			}
-			_, b, err := fetch(ctx, metricsAcceptText)
+			_, b, contentType, err := fetch(ctx, metricsAcceptText)
 			if err != nil {
-				return nil, fmt.Errorf("fetching %s /metrics: %w", component, err)
+				return nil, "", fmt.Errorf("fetching %s /metrics: %w", component, err)
 			}
-			return b, nil
+			return b, contentType, nil
 		},
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // TestHTTPSourceNegotiation: a component that serves protobuf gets asked
@@ -39,7 +42,7 @@ func TestHTTPSourceNegotiation(t *testing.T) {
 			defer srv.Close()
 			src := HTTPSource("c", srv.URL, srv.Client())
 			for i := 0; i < 3; i++ {
-				b, err := src.Fetch(context.Background())
+				b, _, err := src.Fetch(context.Background())
 				if err != nil {
 					t.Fatalf("scrape %d: %v", i, err)
 				}
@@ -61,8 +64,36 @@ func TestHTTPSourceErrors(t *testing.T) {
 		http.Error(w, "boom", http.StatusInternalServerError)
 	}))
 	defer srv.Close()
-	_, err := HTTPSource("kcm", srv.URL, srv.Client()).Fetch(context.Background())
+	_, _, err := HTTPSource("kcm", srv.URL, srv.Client()).Fetch(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "kcm") || !strings.Contains(err.Error(), "500") {
 		t.Fatalf("error %v, want one naming the component and the status", err)
+	}
+}
+
+// TestSourcesCarryContentType: both sources hand the response's
+// Content-Type to the parser along with the body.
+func TestSourcesCarryContentType(t *testing.T) {
+	const protoType = "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", protoType)
+		_, _ = w.Write([]byte("body"))
+	}))
+	defer srv.Close()
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []MetricsSource{HTTPSource("c", srv.URL+"/metrics", srv.Client()), APIServerSource(client.CoreV1().RESTClient())} {
+		b, contentType, err := src.Fetch(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", src.Component, err)
+		}
+		if string(b) != "body" || contentType != protoType {
+			t.Errorf("%s: body %q, Content-Type %q; want %q, %q", src.Component, b, contentType, "body", protoType)
+		}
 	}
 }

@@ -1,0 +1,373 @@
+package measure
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+// Series keys for the accumulator tests.
+var (
+	getPods   = seriesKey{fam: famRequests, a: "GET", b: "pods", d: "200"}
+	patchPods = seriesKey{fam: famRequests, a: "PATCH", b: "pods", c: "status", d: "200"}
+	listPods  = seriesKey{fam: famRequests, a: "LIST", b: "pods", d: "429"}
+	cpuKey    = seriesKey{fam: famCPU}
+	readOnly  = seriesKey{fam: famInflight, a: "readOnly"}
+	watchers  = seriesKey{fam: famWatchers}
+	getLat    = seriesKey{fam: famRequestDuration, a: result.ClassGet}
+)
+
+// feed is one step of an accumulator test: a sample of a component, or the
+// storm start when mark is set.
+type feed struct {
+	component string
+	s         *sample
+	mark      time.Time
+}
+
+// scrapeAt is a sample of kube-apiserver at sec seconds after t0.
+func scrapeAt(sec float64, counters map[seriesKey]float64, gauges map[seriesKey]float64) feed {
+	return scrapeOf(ComponentAPIServer, sec, 0, counters, gauges)
+}
+
+// scrapeOf is a sample of component at sec seconds after t0, of a process
+// started at start (0: unknown).
+func scrapeOf(component string, sec, start float64, counters map[seriesKey]float64, gauges map[seriesKey]float64) feed {
+	s := &sample{at: at(time.Duration(sec * float64(time.Second))), startTime: start,
+		counters: map[seriesKey]float64{}, gauges: map[seriesKey]float64{}, hists: map[seriesKey]*bucketSample{}}
+	for k, v := range counters {
+		s.counters[k] = v
+	}
+	for k, v := range gauges {
+		s.gauges[k] = v
+	}
+	return feed{component: component, s: s}
+}
+
+func markAt(sec float64) feed { return feed{mark: at(time.Duration(sec * float64(time.Second)))} }
+
+// steady is n kube-apiserver samples a second apart from sec on, with the
+// GET count growing by rate a second from base.
+func steady(sec float64, n int, base, rate float64) []feed {
+	var out []feed
+	for i := range n {
+		out = append(out, scrapeAt(sec+float64(i), map[seriesKey]float64{getPods: base + rate*float64(i)}, nil))
+	}
+	return out
+}
+
+func join(parts ...[]feed) []feed {
+	var out []feed
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// want is one expected figure; absent says there must be none.
+type want struct {
+	name, window string
+	labels       []string
+	v            float64
+	absent       bool
+}
+
+// TestAPIAccumulator feeds the accumulator sequences of samples, without a
+// clock or a scraper, and checks the figures.
+func TestAPIAccumulator(t *testing.T) {
+	base, storm := result.WindowBaseline, result.WindowStorm
+	tests := []struct {
+		name     string
+		feeds    []feed
+		restarts int
+		want     []want
+		// warnings are substrings of the expected warnings, in order.
+		warnings []string
+	}{{
+		name: "baseline then storm",
+		// 10 GETs/s up to t=3, the storm starts at 3.5, 50 GETs/s after.
+		feeds: join(steady(0, 4, 0, 10), []feed{markAt(3.5)}, steady(4, 3, 80, 50)),
+		// t=3..4 is a storm interval: 80−30 = 50.
+		restarts: 2,
+		want: []want{
+			{name: result.APIRequests, window: base, v: 30},
+			{name: result.APIRequestRateMean, window: base, v: 10},
+			{name: result.APIRequestRateStdDev, window: base, v: 0},
+			{name: result.APIRequests, window: storm, v: 150},
+			{name: result.APIRequests, window: storm, labels: []string{result.LabelVerb, "GET", result.LabelResource, "pods", result.LabelSubresource, ""}, v: 150},
+			{name: result.APIRequests, window: storm, labels: []string{result.LabelCode, "200"}, v: 150},
+			{name: result.APIThrottled, window: storm, v: 0},
+			{name: result.APIRequestRateMean, window: storm, v: 50},
+			{name: result.APIRequestRatePeak, window: storm, v: 50},
+			{name: result.APIBurstThreshold, window: storm, v: 20}, // max(mean+3sd, 2·mean)
+			{name: result.APIBurstSeconds, window: storm, v: 3},
+			{name: result.APIExcessRequests, window: storm, v: 120},
+			{name: result.APIExcessPerRestart, window: storm, v: 60},
+			{name: result.APIExcessPerRestart, window: storm, labels: []string{result.LabelVerb, "GET", result.LabelResource, "pods", result.LabelSubresource, ""}, v: 60},
+		},
+	}, {
+		name:  "no restarts: no excess per restart",
+		feeds: join(steady(0, 4, 0, 10), []feed{markAt(3.5)}, steady(4, 3, 80, 50)),
+		want: []want{
+			{name: result.APIExcessRequests, window: storm, v: 120},
+			{name: result.APIExcessPerRestart, window: storm, absent: true},
+		},
+	}, {
+		name: "a counter that decreases is a reset and counts from zero",
+		feeds: join(steady(0, 4, 0, 10), []feed{markAt(3.5)},
+			[]feed{scrapeAt(4, map[seriesKey]float64{getPods: 40}, nil), scrapeAt(5, map[seriesKey]float64{getPods: 7}, nil), scrapeAt(6, map[seriesKey]float64{getPods: 17}, nil)}),
+		want: []want{
+			{name: result.APIRequests, window: storm, v: 10 + 7 + 10},
+			{name: result.APIRequestRatePeak, window: storm, v: 10},
+		},
+		warnings: []string{"counter reset in kube-apiserver between 2026-03-01T12:00:04Z and 2026-03-01T12:00:05Z"},
+	}, {
+		name: "a new process start time resets every series, even one that grew",
+		feeds: []feed{
+			scrapeOf(ComponentAPIServer, 0, 100, map[seriesKey]float64{getPods: 0, cpuKey: 1}, nil),
+			markAt(0.5),
+			scrapeOf(ComponentAPIServer, 1, 100, map[seriesKey]float64{getPods: 10, cpuKey: 2}, nil),
+			scrapeOf(ComponentAPIServer, 2, 200, map[seriesKey]float64{getPods: 12, cpuKey: 2.5}, nil),
+		},
+		want: []want{
+			{name: result.APIRequests, window: storm, v: 10 + 12},
+			{name: result.APICPUSeconds, window: storm, labels: []string{result.LabelComponent, ComponentAPIServer}, v: 1 + 2.5},
+		},
+		warnings: []string{"counter reset in kube-apiserver between 2026-03-01T12:00:01Z and 2026-03-01T12:00:02Z", "no scrape interval fell in the baseline window"},
+	}, {
+		name: "a gap is one longer interval: nothing lost, rate over the real time",
+		// No sample at t=5 (the scrape failed): t=4..6 is one interval of
+		// 100 GETs over 2 s.
+		feeds: join(steady(0, 4, 0, 10), []feed{markAt(3.5)}, []feed{
+			scrapeAt(4, map[seriesKey]float64{getPods: 40}, nil),
+			scrapeAt(6, map[seriesKey]float64{getPods: 140}, nil),
+			scrapeAt(7, map[seriesKey]float64{getPods: 150}, nil),
+		}),
+		want: []want{
+			{name: result.APIRequests, window: storm, v: 10 + 100 + 10},
+			{name: result.APIRequestRateMean, window: storm, v: 120.0 / 4},
+			{name: result.APIRequestRatePeak, window: storm, v: 50},
+			// Intervals above 20/s: the 2 s one.
+			{name: result.APIBurstSeconds, window: storm, v: 2},
+		},
+	}, {
+		name: "a series new in a scrape counts from zero",
+		feeds: join(steady(0, 4, 0, 10), []feed{markAt(3.5)}, []feed{
+			scrapeAt(4, map[seriesKey]float64{getPods: 40}, nil),
+			scrapeAt(5, map[seriesKey]float64{getPods: 50, listPods: 7}, nil),
+		}),
+		want: []want{
+			{name: result.APIRequests, window: storm, v: 10 + 10 + 7},
+			{name: result.APIThrottled, window: storm, v: 7},
+			{name: result.APIRequests, window: storm, labels: []string{result.LabelCode, "429"}, v: 7},
+		},
+	}, {
+		name: "missing families: no request figures and no burst, the others stay",
+		feeds: []feed{
+			scrapeAt(0, map[seriesKey]float64{cpuKey: 1}, map[seriesKey]float64{readOnly: 2}),
+			scrapeAt(1, map[seriesKey]float64{cpuKey: 1.5}, map[seriesKey]float64{readOnly: 4}),
+			markAt(1.5),
+			scrapeAt(2, map[seriesKey]float64{cpuKey: 3}, map[seriesKey]float64{readOnly: 9}),
+			scrapeAt(3, map[seriesKey]float64{cpuKey: 3.5}, nil), // the gauge is gone
+		},
+		want: []want{
+			{name: result.APIRequests, window: storm, absent: true},
+			{name: result.APIRequestRateMean, window: storm, absent: true},
+			{name: result.APIBurstThreshold, window: storm, absent: true},
+			{name: result.APIWatchersMax, window: storm, absent: true},
+			{name: result.APICPUSeconds, window: base, labels: []string{result.LabelComponent, ComponentAPIServer}, v: 0.5},
+			{name: result.APICPUSeconds, window: storm, labels: []string{result.LabelComponent, ComponentAPIServer}, v: 2},
+			{name: result.APIInflightMax, window: base, labels: []string{result.LabelRequestKind, "readOnly"}, v: 4},
+			{name: result.APIInflightMax, window: storm, labels: []string{result.LabelRequestKind, "readOnly"}, v: 9},
+		},
+	}, {
+		name: "registered watchers win over long-running WATCHes",
+		feeds: []feed{
+			scrapeAt(0, nil, nil),
+			markAt(0.5),
+			scrapeAt(1, nil, map[seriesKey]float64{watchers: 30, {fam: famLongRunning}: 50}),
+			scrapeAt(2, nil, map[seriesKey]float64{watchers: 20, {fam: famLongRunning}: 70}),
+		},
+		want:     []want{{name: result.APIWatchersMax, window: storm, v: 30}},
+		warnings: []string{"no scrape interval fell in the baseline window"},
+	}, {
+		name: "intervals older than the baseline before the storm start are dropped",
+		// 20 s of samples, baseline 3 s: only t=8..10 are in the baseline.
+		feeds: join(steady(0, 11, 0, 10), []feed{markAt(10.5)}, steady(11, 2, 110, 10)),
+		want: []want{
+			{name: result.APIRequests, window: base, v: 30},
+			{name: result.APIRequests, window: storm, v: 20},
+		},
+	}, {
+		name: "components: CPU apart, requests summed",
+		feeds: []feed{
+			scrapeOf(ComponentAPIServer, 0, 0, map[seriesKey]float64{getPods: 0, cpuKey: 1}, nil),
+			scrapeOf(ComponentEtcd, 0, 0, map[seriesKey]float64{cpuKey: 10}, nil),
+			markAt(0.5),
+			scrapeOf(ComponentAPIServer, 1, 0, map[seriesKey]float64{getPods: 5, cpuKey: 2}, nil),
+			scrapeOf(ComponentEtcd, 1.2, 0, map[seriesKey]float64{cpuKey: 13}, nil),
+			scrapeOf("kube-apiserver-2", 1.5, 0, map[seriesKey]float64{getPods: 100}, nil), // its first sample: a base only
+			scrapeOf("kube-apiserver-2", 2.5, 0, map[seriesKey]float64{getPods: 104}, nil),
+		},
+		want: []want{
+			{name: result.APIRequests, window: storm, v: 5 + 4},
+			{name: result.APICPUSeconds, window: storm, labels: []string{result.LabelComponent, ComponentAPIServer}, v: 1},
+			{name: result.APICPUSeconds, window: storm, labels: []string{result.LabelComponent, ComponentEtcd}, v: 3},
+		},
+		warnings: []string{"no scrape interval fell in the baseline window"},
+	}, {
+		name:     "no storm start: no windows",
+		feeds:    steady(0, 4, 0, 10),
+		want:     []want{{name: result.APIRequests, window: base, absent: true}, {name: result.APIRequests, window: storm, absent: true}},
+		warnings: []string{"no scrape interval fell in the baseline window", "no scrape interval fell in the storm window"},
+	}, {
+		name: "histograms: bucket deltas per window, a changed layout ignored",
+		feeds: []feed{
+			histAt(0, []float64{1, math.Inf(1)}, []float64{1, 2}),
+			markAt(0.5),
+			histAt(1, []float64{1, math.Inf(1)}, []float64{4, 6}),
+			histAt(2, []float64{1, 2, math.Inf(1)}, []float64{5, 7, 8}), // new layout: counted from zero
+			histAt(3, []float64{1, 2, math.Inf(1)}, []float64{5, 7, 9}),
+		},
+		warnings: []string{"no scrape interval fell in the baseline window", "storm window: 2 histogram intervals with a changed bucket layout ignored"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var warnings caveats
+			acc := newAPIAccumulator(t0, 3*time.Second, time.Second, &warnings)
+			for _, f := range tt.feeds {
+				if f.s == nil {
+					acc.MarkStormStart(f.mark)
+					continue
+				}
+				acc.Add(f.component, f.s)
+			}
+			out := acc.Close(tt.restarts)
+			for _, w := range tt.want {
+				v, ok := out.Value(w.name, w.window, w.labels...)
+				switch {
+				case w.absent && ok:
+					t.Errorf("%s %s %v = %v, want none", w.name, w.window, w.labels, v)
+				case !w.absent && !ok:
+					t.Errorf("%s %s %v missing, want %v", w.name, w.window, w.labels, w.v)
+				case !w.absent && !approx(v, w.v):
+					t.Errorf("%s %s %v = %v, want %v", w.name, w.window, w.labels, v, w.v)
+				}
+			}
+			got := append(warnings.close(), out.Warnings...)
+			if len(got) != len(tt.warnings) {
+				t.Fatalf("warnings %q, want %d matching %q", got, len(tt.warnings), tt.warnings)
+			}
+			for i, w := range tt.warnings {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("warning %d = %q, want one containing %q", i, got[i], w)
+				}
+			}
+		})
+	}
+}
+
+// histAt is a sample at sec seconds after t0 holding one GET latency
+// histogram with the given cumulative bucket counts.
+func histAt(sec float64, bounds, cum []float64) feed {
+	f := scrapeAt(sec, nil, nil)
+	f.s.hists[getLat] = &bucketSample{bounds: bounds, cum: cum, count: cum[len(cum)-1]}
+	return f
+}
+
+func TestAPIAccumulatorHistogramDeltas(t *testing.T) {
+	var warnings caveats
+	acc := newAPIAccumulator(t0, 3*time.Second, time.Second, &warnings)
+	for _, f := range []feed{
+		histAt(0, []float64{1, math.Inf(1)}, []float64{1, 2}),
+		histAt(1, []float64{1, math.Inf(1)}, []float64{3, 5}),
+		markAt(1.5),
+		histAt(2, []float64{1, math.Inf(1)}, []float64{4, 9}),
+		histAt(3, []float64{1, math.Inf(1)}, []float64{10, 15}),
+	} {
+		if f.s == nil {
+			acc.MarkStormStart(f.mark)
+			continue
+		}
+		acc.Add(f.component, f.s)
+	}
+	out := acc.Close(0)
+	for _, tt := range []struct {
+		window string
+		count  int64
+	}{{result.WindowBaseline, 3}, {result.WindowStorm, 4 + 6}} {
+		h := out.Histogram(result.APIRequestDuration, tt.window, result.LabelClass, result.ClassGet)
+		if h == nil || h.Summary.Count != tt.count {
+			t.Errorf("%s GET latency = %+v, want %d requests", tt.window, h, tt.count)
+		}
+	}
+}
+
+// TestAPIAccumulatorClosed: samples and a storm start after Close change
+// nothing.
+func TestAPIAccumulatorClosed(t *testing.T) {
+	var warnings caveats
+	acc := newAPIAccumulator(t0, 3*time.Second, time.Second, &warnings)
+	for _, f := range steady(0, 3, 0, 10) {
+		acc.Add(f.component, f.s)
+	}
+	acc.Close(0)
+	acc.MarkStormStart(at(time.Second))
+	acc.Add(ComponentAPIServer, steady(3, 1, 30, 0)[0].s)
+	if out := acc.Close(0); len(out.Windows) != 0 {
+		t.Errorf("windows after Close: %v", out.Windows)
+	}
+}
+
+func TestCaveatsBounded(t *testing.T) {
+	var c caveats
+	for i := range maxWarnings + 5 {
+		c.addf("warning %d", i)
+	}
+	got := c.close()
+	if len(got) != maxWarnings+1 || got[0] != "warning 0" || got[maxWarnings] != "5 more warnings dropped" {
+		t.Errorf("caveats = %q, want the first %d and a count of the 5 dropped", got, maxWarnings)
+	}
+}
+
+// TestAPISeriesBuild: a per-resource series has a point at every
+// request-bearing interval, zero where its resource had no requests, so
+// that it shares the time axis of the total (which result's sparse layout
+// relies on); the other series have points only where measured.
+func TestAPISeriesBuild(t *testing.T) {
+	var b apiSeries
+	b.add(point{component: ComponentAPIServer, to: at(time.Second), hasReq: true, requests: 3, byResource: map[string]float64{"pods": 3}})
+	b.add(point{component: ComponentEtcd, to: at(1500 * time.Millisecond), cpu: 0.25, hasCPU: true})
+	b.add(point{component: ComponentAPIServer, to: at(2 * time.Second), hasReq: true, requests: 5, throttled: 1, byResource: map[string]float64{"nodes": 5}})
+	b.add(point{component: ComponentAPIServer, to: at(3 * time.Second), hasReq: true})
+	got := map[string]string{}
+	var order []string
+	for _, s := range b.build(t0) {
+		key := s.Name + fmt.Sprint(s.Labels)
+		order = append(order, key)
+		got[key] = fmt.Sprint(s.Points)
+	}
+	want := map[string]string{
+		result.SeriesRequestRate + "map[]":                             "[{1 3} {2 5} {3 0}]",
+		result.SeriesThrottledRate + "map[]":                           "[{1 0} {2 1} {3 0}]",
+		result.SeriesRequestRate + "map[resource:nodes]":               "[{1 0} {2 5} {3 0}]",
+		result.SeriesRequestRate + "map[resource:pods]":                "[{1 3} {2 0} {3 0}]",
+		result.SeriesCPUCores + "map[component:" + ComponentEtcd + "]": "[{1.5 0.25}]",
+	}
+	if len(got) != len(want) {
+		t.Errorf("series %v, want %d", order, len(want))
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s points = %s, want %s", k, got[k], w)
+		}
+	}
+	wantOrder := []string{result.SeriesRequestRate + "map[]", result.SeriesThrottledRate + "map[]", result.SeriesRequestRate + "map[resource:nodes]", result.SeriesRequestRate + "map[resource:pods]", result.SeriesCPUCores + "map[component:" + ComponentEtcd + "]"}
+	if fmt.Sprint(order) != fmt.Sprint(wantOrder) {
+		t.Errorf("series order %v, want %v", order, wantOrder)
+	}
+}
