@@ -134,22 +134,11 @@ func TestExpectedStartRequestsAgreeWithREQUESTS(t *testing.T) {
 	}
 }
 
-// knownDisagreements are where the table and REQUESTS.md differed when the
-// table moved from bench/report, kept so that the report's goldens stay as
-// they were. Each wants a decision: fix the table (and the report's
-// goldens) or the document.
-var knownDisagreements = map[string]bool{
-	// The model wipes the node's ResourceSlices with DeleteCollection
-	// (session.go wipeResourceSlices), which ParseRequest labels
-	// DELETECOLLECTION: the row's DELETE never matches.
-	"resourceslices DELETE: expected at every start, not documented with that verb": true,
-	"resourceslices DELETECOLLECTION: documented, no row":                           true,
-	// The oracle measured 4 (hollow kubelet) to 6 (containerd) events per
-	// start; the row still says ~5–8.
-	"events POST: documented 4–6 per start, table [5, 8]": true,
-	// A repeated event is a PATCH; the table has no row for it.
-	"events PATCH: documented, no row": true,
-}
+// knownDisagreements are where the table and REQUESTS.md may differ, each
+// with its reason; none today (the resourceslices verb, DELETECOLLECTION,
+// the measured event counts and the event PATCH row were fixed when the
+// table moved here from bench/report).
+var knownDisagreements = map[string]bool{}
 
 // docRow is one row of REQUESTS.md's table.
 type docRow struct {
