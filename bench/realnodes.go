@@ -168,7 +168,6 @@ func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.
 		sim.Counters.Errors.Add(1)
 		ev(storm.EventError, fmt.Sprintf("real node: %v (kubelet log: %s)", err, n.KubeletLog()))
 	}
-	sim.Counters.Restarts.Add(1)
 	ev(storm.EventDown, st.Kind+" (real kubelet)")
 	back, err := n.Restart(ctx, st.Kind, st.RuntimeMode, rs.Downtime, gates)
 	if err != nil {

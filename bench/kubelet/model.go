@@ -70,10 +70,9 @@ type Config struct {
 	RecoveryTimeout time.Duration
 }
 
-// Counters are what the simulated kubelets did, summed over nodes.
+// Counters are what the simulated kubelets did, summed over nodes. Restarts
+// are not counted here: the storm's event log holds them (storm.Restarts).
 type Counters struct {
-	// Restarts counts node restarts carried out.
-	Restarts atomic.Int64
 	// PodStatusPatches counts PATCHes of pods/status.
 	PodStatusPatches atomic.Int64
 	// ReadyFlipsDown and ReadyFlipsUp count pod Ready transitions written.
@@ -111,7 +110,6 @@ type Counters struct {
 // Snapshot returns the counters as a map.
 func (c *Counters) Snapshot() map[string]int64 {
 	return map[string]int64{
-		"restarts":            c.Restarts.Load(),
 		"podStatusPatches":    c.PodStatusPatches.Load(),
 		"readyFlipsDown":      c.ReadyFlipsDown.Load(),
 		"readyFlipsUp":        c.ReadyFlipsUp.Load(),
@@ -230,7 +228,6 @@ func (s *Simulator) Restart(ctx context.Context, r storm.Restart) (err error) {
 			err = herr
 		}
 	}()
-	s.Counters.Restarts.Add(1)
 	switch s.cfg.Kind {
 	case profiles.StormRuntime:
 		return s.runtimeRestart(ctx, r, node)

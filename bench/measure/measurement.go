@@ -84,6 +84,21 @@ type Measurement interface {
 	Dispose()
 }
 
+// StormEndMarker is implemented by measurements whose storm window ends when
+// the storm does (every node and pod recovered) rather than at Gather:
+// stormbench's own cost must not count the gathering of the others, nor
+// the fleet's state their requests.
+type StormEndMarker interface {
+	// MarkStormEnd records when the storm ended; ctx bounds what the
+	// measurement reads then.
+	MarkStormEnd(ctx context.Context, t time.Time)
+}
+
+// ErrNoStorm is returned by Gather of a measurement that observes only the
+// storm when the storm did not start (the run stopped during the baseline);
+// Set.Gather leaves such a measurement out of the result.
+var ErrNoStorm = errors.New("the storm did not start")
+
 // Constructor builds a measurement from the profile's measurements section,
 // or returns nil when the profile leaves it disabled. It validates its
 // options and fails before the cluster is touched.
@@ -133,7 +148,7 @@ type Set struct {
 	ms []Measurement
 
 	mu        sync.Mutex
-	startErrs map[string]error
+	startErrs map[Measurement]error
 	started   bool
 	disposed  bool
 }
@@ -146,7 +161,7 @@ func NewSet(cfg profiles.Measurements) (*Set, error) {
 // NewSetFrom builds the measurements cfg enables from the given
 // constructors, in name order. Every constructor error is reported.
 func NewSetFrom(ctors map[string]Constructor, cfg profiles.Measurements) (*Set, error) {
-	s := &Set{startErrs: map[string]error{}}
+	s := &Set{startErrs: map[Measurement]error{}}
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(ctors)) {
 		m, err := ctors[name](cfg)
@@ -164,7 +179,17 @@ func NewSetFrom(ctors map[string]Constructor, cfg profiles.Measurements) (*Set, 
 	return s, nil
 }
 
-// Measurements returns the enabled measurements in name order.
+// Add adds measurements the orchestration builds itself, from the run
+// rather than from the profile (SelfCost, Simulator); they come after the
+// profile's, in the order given. Add must be called before Start.
+func (s *Set) Add(ms ...Measurement) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ms = append(s.ms, ms...)
+}
+
+// Measurements returns the enabled measurements in name order, then the
+// added ones.
 func (s *Set) Measurements() []Measurement { return slices.Clone(s.ms) }
 
 // ClientLatency returns the client-side latency recorder, to be installed
@@ -216,7 +241,7 @@ func (s *Set) Start(ctx context.Context, env *Env) error {
 			if err := m.Start(ctx, env); err != nil {
 				err = fmt.Errorf("starting %s: %w", m.Name(), err)
 				mu.Lock()
-				s.startErrs[m.Name()] = err
+				s.startErrs[m] = err
 				errs = append(errs, err)
 				mu.Unlock()
 			}
@@ -233,28 +258,72 @@ func (s *Set) MarkStormStart(t time.Time) {
 	}
 }
 
-// Gather gathers every measurement that started, sequentially and in name
-// order, and returns one result per enabled measurement. A failed start or
-// gather is recorded in that measurement's Error.
+// MarkStormEnd forwards the storm's end to the measurements that implement
+// StormEndMarker, in the set's order.
+func (s *Set) MarkStormEnd(ctx context.Context, t time.Time) {
+	for _, m := range s.ms {
+		if e, ok := m.(StormEndMarker); ok {
+			e.MarkStormEnd(ctx, t)
+		}
+	}
+}
+
+// Gather gathers every measurement that started, sequentially and in the
+// set's order, and returns one result per enabled measurement name:
+// measurements that share a name (Simulator and SelfCost both write
+// result.MeasurementStorm) are gathered into one result. A failed start or
+// gather is recorded in that result's Error; a measurement that returns
+// ErrNoStorm is left out.
 func (s *Set) Gather(ctx context.Context) []result.Measurement {
 	out := make([]result.Measurement, 0, len(s.ms))
 	for _, m := range s.ms {
 		s.mu.Lock()
-		startErr := s.startErrs[m.Name()]
+		startErr := s.startErrs[m]
 		s.mu.Unlock()
+		r := result.Measurement{Name: m.Name()}
 		if startErr != nil {
-			out = append(out, result.Measurement{Name: m.Name(), Error: startErr.Error()})
-			continue
+			r.Error = startErr.Error()
+		} else {
+			var err error
+			r, err = m.Gather(ctx)
+			if errors.Is(err, ErrNoStorm) {
+				continue
+			}
+			r.Name = m.Name()
+			if err != nil {
+				r.Error = fmt.Sprintf("gathering %s: %v", m.Name(), err)
+			}
 		}
-		r, err := m.Gather(ctx)
-		r.Name = m.Name()
-		if err != nil {
-			r.Error = fmt.Sprintf("gathering %s: %v", m.Name(), err)
+		if i := slices.IndexFunc(out, func(o result.Measurement) bool { return o.Name == r.Name }); i >= 0 {
+			out[i] = joinResults(out[i], r)
+			continue
 		}
 		r.Sort()
 		out = append(out, r)
 	}
 	return out
+}
+
+// joinResults joins the figures of two measurements that share a name.
+// Windows of the same name are kept once (the first).
+func joinResults(a, b result.Measurement) result.Measurement {
+	switch {
+	case a.Error == "":
+		a.Error = b.Error
+	case b.Error != "":
+		a.Error += "; " + b.Error
+	}
+	for _, w := range b.Windows {
+		if _, ok := a.Window(w.Name); !ok {
+			a.Windows = append(a.Windows, w)
+		}
+	}
+	a.Values = append(a.Values, b.Values...)
+	a.Histograms = append(a.Histograms, b.Histograms...)
+	a.Series = append(a.Series, b.Series...)
+	a.Warnings = append(a.Warnings, b.Warnings...)
+	a.Sort()
+	return a
 }
 
 // Dispose disposes every measurement.

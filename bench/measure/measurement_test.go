@@ -140,3 +140,61 @@ func TestSetStartValidatesEnv(t *testing.T) {
 		t.Error("Start accepted an Env without client and clock")
 	}
 }
+
+// stormOnly is a measurement of the storm only, as SelfCost and Simulator.
+type stormOnly struct {
+	name, value string
+	start, end  time.Time
+}
+
+func (s *stormOnly) Name() string                                { return s.name }
+func (s *stormOnly) Start(context.Context, *Env) error           { return nil }
+func (s *stormOnly) MarkStormStart(t time.Time)                  { s.start = t }
+func (s *stormOnly) MarkStormEnd(_ context.Context, t time.Time) { s.end = t }
+func (s *stormOnly) Dispose()                                    {}
+func (s *stormOnly) Gather(context.Context) (result.Measurement, error) {
+	if s.start.IsZero() {
+		return result.Measurement{}, ErrNoStorm
+	}
+	return result.Measurement{
+		Windows: []result.Window{{Name: result.WindowStorm, Start: s.start, End: s.end}},
+		Values:  []result.Value{{Name: s.value, Window: result.WindowStorm, Unit: result.UnitCount, Value: 1}},
+	}, nil
+}
+
+func TestSetAddedMeasurementsShareAName(t *testing.T) {
+	for _, stormStarted := range []bool{false, true} {
+		a := &fakeMeasurement{name: "a"}
+		s, err := NewSetFrom(map[string]Constructor{"a": func(profiles.Measurements) (Measurement, error) { return a, nil }}, profiles.Measurements{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim, self := &stormOnly{name: result.MeasurementStorm, value: "z"}, &stormOnly{name: result.MeasurementStorm, value: "y"}
+		s.Add(sim, self)
+		if err := s.Start(context.Background(), &Env{Client: fake.NewClientset(), Clock: testingclock.NewFakeClock(t0)}); err != nil {
+			t.Fatal(err)
+		}
+		if stormStarted {
+			s.MarkStormStart(at(time.Second))
+			s.MarkStormEnd(context.Background(), at(time.Minute))
+			if !self.end.Equal(at(time.Minute)) || !sim.end.Equal(at(time.Minute)) {
+				t.Error("MarkStormEnd was not forwarded")
+			}
+		}
+		out := s.Gather(context.Background())
+		if !stormStarted {
+			// Stopped during the baseline: no storm measurement.
+			if len(out) != 1 || out[0].Name != "a" {
+				t.Errorf("gathered %+v, want only a", out)
+			}
+			continue
+		}
+		if len(out) != 2 || out[0].Name != "a" || out[1].Name != result.MeasurementStorm {
+			t.Fatalf("gathered %+v, want a, then one %s", out, result.MeasurementStorm)
+		}
+		st := out[1]
+		if len(st.Windows) != 1 || len(st.Values) != 2 || st.Values[0].Name != "y" || st.Values[1].Name != "z" {
+			t.Errorf("%s = %+v, want one storm window and both figures, sorted", result.MeasurementStorm, st)
+		}
+	}
+}

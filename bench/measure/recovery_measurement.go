@@ -14,9 +14,9 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/stormbench/stormbench/bench/result"
-
 	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/bench/storm"
 )
 
 // RecoveryOptions configure the recovery measurement.
@@ -180,7 +180,7 @@ func (m *Recovery) Gather(context.Context) (result.Measurement, error) {
 	if !from.IsZero() {
 		out.Values = append(out.Values, m.leases.Compute(events, from, m.env.Clock.Now()).values()...)
 	}
-	if restarts(events) == 0 {
+	if storm.Restarts(events) == 0 {
 		out.Warnings = append(out.Warnings, "the storm event log has no Down event: nothing to measure recovery from")
 	}
 	return out, err

@@ -11,6 +11,10 @@ const (
 	MeasurementEndpointSlices = "endpointSlices"
 	// MeasurementRecovery is recovery latency.
 	MeasurementRecovery = "recovery"
+	// MeasurementStorm holds what the simulated kubelets did (bench/measure
+	// Simulator) and what stormbench itself cost (bench/measure SelfCost)
+	// during the storm. It is not a profile section: every storm has it.
+	MeasurementStorm = "storm"
 )
 
 // Window names.

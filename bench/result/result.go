@@ -125,6 +125,10 @@ type VariantRun struct {
 	End time.Time `json:"end,omitzero"`
 	// Restarts is the number of node restarts (storm Down events).
 	Restarts int `json:"restarts"`
+	// WaveStarts are the offsets in seconds from StormStart at which the
+	// schedule's waves started, the first wave (0) included. Files written
+	// before it was recorded lack it.
+	WaveStarts []float64 `json:"waveStarts,omitempty"`
 	// Complete is false if this repetition stopped early.
 	Complete bool `json:"complete"`
 	// Measurements are the gathered measurements, sorted by name.

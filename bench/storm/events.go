@@ -74,3 +74,17 @@ func (l *EventLog) Events() []Event {
 	defer l.mu.Unlock()
 	return append([]Event(nil), l.events...)
 }
+
+// Restarts counts the restarts in events: one Down event per node restart
+// that took its node down. It is the one count of restarts: the variant's
+// Restarts, the excess requests per restart and the recovery measurement
+// all divide by it.
+func Restarts(events []Event) int {
+	n := 0
+	for _, e := range events {
+		if e.Type == EventDown {
+			n++
+		}
+	}
+	return n
+}

@@ -70,6 +70,10 @@ type Schedule struct {
 	Waves int
 	// WaveSize is the number of nodes per wave; the last wave may be smaller.
 	WaveSize int
+	// WaveStarts are the waves' start offsets from the start of the storm,
+	// one per wave: wave k starts at k × waves.interval. With a concurrency
+	// limit a wave's restarts can start later than its wave.
+	WaveStarts []time.Duration
 	// Candidates is the number of nodes that matched the label selector.
 	Candidates int
 	// Seed is the seed the schedule was drawn with.
@@ -130,6 +134,9 @@ func NewSchedule(s *profiles.Storm, seed int64, nodes []NodeInfo) (*Schedule, er
 		WaveSize:   waveSize,
 		Candidates: candidates,
 		Seed:       seed,
+	}
+	for k := range sched.Waves {
+		sched.WaveStarts = append(sched.WaveStarts, time.Duration(k)*s.Waves.Interval.Duration)
 	}
 	init := s.InitDuration.Duration
 	limit := s.Waves.Concurrency

@@ -1,0 +1,176 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes/fake"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/bench/storm"
+)
+
+// fakeProcess is a Process whose readings the test sets.
+type fakeProcess struct {
+	mu             sync.Mutex
+	rss, peak      int64
+	cpu            time.Duration
+	freed, rssRead int
+	log            []string // "free", "rss": the order of calls
+}
+
+func (p *fakeProcess) set(rss int64, cpu time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rss, p.cpu = rss, cpu
+}
+
+func (p *fakeProcess) RSS() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rssRead++
+	p.log = append(p.log, "rss")
+	return p.rss
+}
+
+func (p *fakeProcess) PeakRSS() int64 { p.mu.Lock(); defer p.mu.Unlock(); return p.peak }
+
+func (p *fakeProcess) CPU() time.Duration { p.mu.Lock(); defer p.mu.Unlock(); return p.cpu }
+
+func (p *fakeProcess) FreeOSMemory() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.freed++
+	p.log = append(p.log, "free")
+}
+
+// waitForWaiter waits until a goroutine waits on the fake clock.
+func waitForWaiter(t *testing.T, clk *testingclock.FakeClock) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !clk.HasWaiters() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting for the RSS sampler to wait on the clock")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestSelfCost(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	proc := &fakeProcess{peak: 900 << 20}
+	heap := &PeakHeapProfile{Path: filepath.Join(t.TempDir(), "heap.pprof")}
+	m := NewSelfCost(SelfCostOptions{Process: proc, HeapProfile: heap})
+	events := &storm.EventLog{}
+	env := &Env{Client: fake.NewClientset(), Clock: clk, Events: events}
+	if err := m.Start(context.Background(), env); err != nil {
+		t.Fatal(err)
+	}
+
+	proc.set(100<<20, 2*time.Second)
+	m.MarkStormStart(clk.Now())
+	if proc.freed != 1 || len(proc.log) < 2 || proc.log[0] != "free" || proc.log[1] != "rss" {
+		t.Fatalf("calls at storm start %v, want freed memory returned to the OS before the start RSS is read", proc.log)
+	}
+	// Samples every 500 ms on the injected clock: 150 MiB is the peak, and
+	// the only sample above the start by a tenth (a heap profile).
+	for i, rss := range []int64{120 << 20, 150 << 20, 130 << 20} {
+		waitForWaiter(t, clk)
+		proc.set(rss, 2*time.Second)
+		read := proc.rssRead
+		clk.Step(500 * time.Millisecond)
+		waitForWaiter(t, clk)
+		if proc.rssRead != read+1 {
+			t.Fatalf("sample %d: RSS read %d times after one interval, want once", i, proc.rssRead-read)
+		}
+		if i == 0 {
+			if _, err := os.Stat(heap.Path); err != nil {
+				t.Fatalf("no heap profile at the first peak: %v", err)
+			}
+		}
+	}
+	events.Add(storm.Event{Time: clk.Now(), Type: storm.EventDown, Node: "n1"})
+	events.Add(storm.Event{Time: clk.Now(), Type: storm.EventDown, Node: "n2"})
+	proc.set(200<<20, 5*time.Second)
+	end := clk.Now()
+	m.MarkStormEnd(context.Background(), end)
+	// After the storm's end: neither CPU nor RSS counts.
+	proc.set(999<<20, time.Hour)
+	clk.Step(time.Minute)
+	got, err := m.Gather(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != result.MeasurementStorm {
+		t.Errorf("Name = %q, want %q", got.Name, result.MeasurementStorm)
+	}
+	if w, ok := got.Window(result.WindowStorm); !ok || !w.Start.Equal(t0) || !w.End.Equal(end) {
+		t.Errorf("storm window = %+v, want %s–%s", w, t0, end)
+	}
+	for _, tc := range []struct {
+		name string
+		want float64
+	}{
+		{SelfCPUSeconds, 3},
+		{SelfPeakRSSBytes, 900 << 20},
+		{SelfRSSStartBytes, 100 << 20},
+		{SelfRSSPeakBytes, 150 << 20},
+		{SelfRSSGrowthPerRestartBytes, 25 << 20}, // 50 MiB over 2 restarts
+	} {
+		if v := value(t, &got, tc.name, result.WindowStorm); v != tc.want {
+			t.Errorf("%s = %v, want %v", tc.name, v, tc.want)
+		}
+	}
+	if err := heap.Finish(); err != nil {
+		t.Error(err)
+	}
+	m.Dispose()
+	m.Dispose()
+}
+
+func TestSelfCostWithoutStorm(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	m := NewSelfCost(SelfCostOptions{Process: &fakeProcess{}})
+	if err := m.Start(context.Background(), &Env{Client: fake.NewClientset(), Clock: clk}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Gather(context.Background()); !errors.Is(err, ErrNoStorm) {
+		t.Errorf("Gather before the storm: %v, want ErrNoStorm", err)
+	}
+	m.Dispose()
+}
+
+// A storm interrupted before its end is measured up to Gather, and no
+// growth per restart is given without a restart.
+func TestSelfCostUnfinishedStorm(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	proc := &fakeProcess{}
+	m := NewSelfCost(SelfCostOptions{Process: proc})
+	if err := m.Start(context.Background(), &Env{Client: fake.NewClientset(), Clock: clk, Events: &storm.EventLog{}}); err != nil {
+		t.Fatal(err)
+	}
+	proc.set(10, time.Second)
+	m.MarkStormStart(clk.Now())
+	proc.set(10, 4*time.Second)
+	clk.Step(time.Second) // the sampler may or may not sample: RSS stays 10
+	got, err := m.Gather(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := value(t, &got, SelfCPUSeconds, result.WindowStorm); v != 3 {
+		t.Errorf("%s = %v, want 3", SelfCPUSeconds, v)
+	}
+	if w, _ := got.Window(result.WindowStorm); !w.End.Equal(at(time.Second)) {
+		t.Errorf("window ends %s, want at Gather (%s)", w.End, at(time.Second))
+	}
+	if _, ok := got.Value(SelfRSSGrowthPerRestartBytes, result.WindowStorm); ok {
+		t.Errorf("%s given without a restart", SelfRSSGrowthPerRestartBytes)
+	}
+	m.Dispose()
+}

@@ -1,0 +1,104 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes/fake"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/bench/storm"
+)
+
+type fakeFleet struct {
+	fixed   int64
+	lost    int
+	listErr error
+}
+
+func (f *fakeFleet) Readiness(context.Context) (*fleet.Readiness, error) {
+	if f.listErr != nil {
+		return nil, f.listErr
+	}
+	return &fleet.Readiness{LostPods: f.lost}, nil
+}
+
+func (f *fakeFleet) StaleReadinessFixed() int64 { return f.fixed }
+
+func TestSimulator(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	events := &storm.EventLog{}
+	fl := &fakeFleet{fixed: 4, lost: 2}
+	m := NewSimulator(SimulatorOptions{
+		Counters: func() map[string]int64 { return map[string]int64{"podStatusPatches": 10, "errors": 1} },
+		Fleet:    fl,
+	})
+	if err := m.Start(context.Background(), &Env{Client: fake.NewClientset(), Clock: clk, Events: events}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Gather(context.Background()); !errors.Is(err, ErrNoStorm) {
+		t.Fatalf("Gather before the storm: %v, want ErrNoStorm", err)
+	}
+	m.MarkStormStart(at(time.Second))
+	// Restarts are the event log's Down events: a restart that failed
+	// before its node went down is an error, not a restart.
+	events.Add(storm.Event{Time: at(time.Second), Type: storm.EventWaveStart})
+	events.Add(storm.Event{Time: at(2 * time.Second), Type: storm.EventDown, Node: "n1"})
+	events.Add(storm.Event{Time: at(2 * time.Second), Type: storm.EventError, Node: "n2"})
+	events.Add(storm.Event{Time: at(3 * time.Second), Type: storm.EventDown, Node: "n3"})
+	fl.fixed = 7
+	m.MarkStormEnd(context.Background(), at(time.Minute))
+	// Read at the storm's end, not at Gather.
+	fl.fixed, fl.lost = 9, 5
+	clk.Step(2 * time.Minute)
+	got, err := m.Gather(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, ok := got.Window(result.WindowStorm); !ok || !w.Start.Equal(at(time.Second)) || !w.End.Equal(at(time.Minute)) {
+		t.Errorf("storm window = %+v, want from the storm's start to its end", w)
+	}
+	for _, tc := range []struct {
+		name string
+		want float64
+	}{
+		{SimRestarts, 2},
+		{"podStatusPatches", 10},
+		{"errors", 1},
+		{SimPodsLost, 2},
+		{SimStaleReadinessFixed, 3}, // during the storm only
+	} {
+		if v := value(t, &got, tc.name, result.WindowStorm); v != tc.want {
+			t.Errorf("%s = %v, want %v", tc.name, v, tc.want)
+		}
+	}
+}
+
+// A storm that did not reach its end is read at Gather; a failed listing
+// counts no pod lost.
+func TestSimulatorUnfinishedStorm(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	m := NewSimulator(SimulatorOptions{Fleet: &fakeFleet{lost: 3, listErr: errors.New("timeout")}})
+	if err := m.Start(context.Background(), &Env{Client: fake.NewClientset(), Clock: clk}); err != nil {
+		t.Fatal(err)
+	}
+	m.MarkStormStart(t0)
+	clk.Step(time.Minute)
+	got, err := m.Gather(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := got.Window(result.WindowStorm); !w.End.Equal(at(time.Minute)) {
+		t.Errorf("window ends %s, want at Gather", w.End)
+	}
+	if v := value(t, &got, SimPodsLost, result.WindowStorm); v != 0 {
+		t.Errorf("%s with a failed listing = %v, want 0", SimPodsLost, v)
+	}
+	if v := value(t, &got, SimRestarts, result.WindowStorm); v != 0 {
+		t.Errorf("%s without an event log = %v, want 0", SimRestarts, v)
+	}
+}
