@@ -102,7 +102,7 @@ measurements:
 	if got, _ := v.Measurement(result.MeasurementAPIServer).Value("scrape_failures", "", "component", "kube-apiserver"); got == 0 {
 		t.Error("no failed API server scrape recorded for the gap")
 	}
-	if got, _ := v.Measurement(bench.MeasurementStorm).Value("retries", result.WindowStorm); got == 0 {
+	if got, _ := v.Measurement(result.MeasurementStorm).Value("retries", result.WindowStorm); got == 0 {
 		t.Log("no kubelet request needed a retry (the API server was away between requests)")
 	}
 }

@@ -269,13 +269,13 @@ func TestKubeletRestartGateAB(t *testing.T) {
 			t.Errorf("%s: no requests classified as system-nodes", v.Variant)
 		}
 	}
-	if got := value(t, legacy, bench.MeasurementStorm, "readyFlipsDown", result.WindowStorm); got == 0 {
+	if got := value(t, legacy, result.MeasurementStorm, "readyFlipsDown", result.WindowStorm); got == 0 {
 		t.Error("legacy: no pod went not ready")
 	}
-	if got := value(t, preserve, bench.MeasurementStorm, "readyFlipsDown", result.WindowStorm); got != 0 {
+	if got := value(t, preserve, result.MeasurementStorm, "readyFlipsDown", result.WindowStorm); got != 0 {
 		t.Errorf("preserve: %v pods went not ready, want 0", got)
 	}
-	if got := value(t, preserve, bench.MeasurementStorm, "podStatusPatches", result.WindowStorm); got != 0 {
+	if got := value(t, preserve, result.MeasurementStorm, "podStatusPatches", result.WindowStorm); got != 0 {
 		t.Errorf("preserve: %v pod status patches, want 0", got)
 	}
 	// Realistic APF (the default): the components have identities of

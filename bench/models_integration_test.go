@@ -68,10 +68,10 @@ func TestKubeletRestartLongDowntime(t *testing.T) {
 	if flips == 0 {
 		t.Error("no endpoint went not ready although the downtime outlasted the grace period")
 	}
-	if got := value(t, v, bench.MeasurementStorm, "readyFlipsUp", result.WindowStorm); got == 0 {
+	if got := value(t, v, result.MeasurementStorm, "readyFlipsUp", result.WindowStorm); got == 0 {
 		t.Error("the simulated prober restored no pod")
 	}
-	if got := value(t, v, bench.MeasurementStorm, "readyFlipsDown", result.WindowStorm); got != 0 {
+	if got := value(t, v, result.MeasurementStorm, "readyFlipsDown", result.WindowStorm); got != 0 {
 		t.Errorf("the kubelet itself flipped %v pods with preservation on", got)
 	}
 }
@@ -88,7 +88,7 @@ func TestRuntimeRestart(t *testing.T) {
 	res, pods := runKeep(t, c, p, "runtime")
 	v := &res.Variants[0]
 	for _, counter := range []string{"readyFlipsDown", "readyFlipsUp", "containerRestarts", "podStatusPatches"} {
-		if got := value(t, v, bench.MeasurementStorm, counter, result.WindowStorm); got != 0 {
+		if got := value(t, v, result.MeasurementStorm, counter, result.WindowStorm); got != 0 {
 			t.Errorf("%s = %v during a refused-socket outage, want 0", counter, got)
 		}
 	}
@@ -162,7 +162,7 @@ func TestReboot(t *testing.T) {
 			{"podsDeleted", false},
 			{"podsLost", false},
 		} {
-			got := value(t, v, bench.MeasurementStorm, tc.name, result.WindowStorm)
+			got := value(t, v, result.MeasurementStorm, tc.name, result.WindowStorm)
 			if (got > 0) != tc.positive {
 				t.Errorf("%s = %v, want positive: %v", tc.name, got, tc.positive)
 			}
@@ -172,7 +172,7 @@ func TestReboot(t *testing.T) {
 		res, pods := runKeep(t, c, evicted, "reboot-evicted")
 		v := &res.Variants[0]
 		for _, name := range []string{"podsLost", "podsDeleted"} {
-			if got := value(t, v, bench.MeasurementStorm, name, result.WindowStorm); got == 0 {
+			if got := value(t, v, result.MeasurementStorm, name, result.WindowStorm); got == 0 {
 				t.Errorf("%s = 0, want > 0", name)
 			}
 		}

@@ -6,11 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"runtime/debug"
-	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,10 +21,6 @@ import (
 	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/profiles"
 )
-
-// MeasurementStorm is the result measurement with the simulator's own
-// counters and stormbench's own cost.
-const MeasurementStorm = "storm"
 
 // Options configure one run.
 type Options struct {
@@ -59,8 +50,8 @@ type Options struct {
 	// variants are named "<variant>/wave=<size>".
 	SweepWaveSizes []int
 	// HeapProfile, when set, receives heap profiles at stormbench's RSS
-	// peaks during the storms.
-	HeapProfile *PeakHeapProfile
+	// peaks during the storms (see measure.SelfCost).
+	HeapProfile *measure.PeakHeapProfile
 	// Clock is injected for tests; default the real clock.
 	Clock clock.Clock
 }
@@ -170,6 +161,16 @@ func newResult(o Options) *result.Result {
 	}
 }
 
+// stormStep is one storm the run plays on its fleet: a variant with its
+// storm section (a sweep gives each wave size its own) and schedule.
+type stormStep struct {
+	variant profiles.Variant
+	storm   *profiles.Storm
+	sched   *storm.Schedule
+	// restarts are this shard's share of sched.Restarts.
+	restarts []storm.Restart
+}
+
 // runStorms runs every variant × repetition on the provisioned fleet.
 func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, res *result.Result) error {
 	p := o.Profile
@@ -184,42 +185,19 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, re
 	for _, n := range nodes.Items {
 		infos = append(infos, storm.NodeInfo{Name: n.Name, Labels: n.Labels})
 	}
-	type step struct {
-		variant profiles.Variant
-		storm   *profiles.Storm
-	}
-	var steps []step
-	for _, v := range p.ResolvedVariants() {
-		if len(o.SweepWaveSizes) == 0 {
-			steps = append(steps, step{v, p.Storm})
-			continue
-		}
-		// A capacity sweep: the same storm, all at once, at growing sizes,
-		// on the same fleet.
-		for _, size := range o.SweepWaveSizes {
-			st := *p.Storm
-			st.Select = profiles.Selection{Count: size, LabelSelector: p.Storm.Select.LabelSelector}
-			st.Waves = profiles.Waves{}
-			sv := v
-			sv.Name = fmt.Sprintf("%s/wave=%d", v.Name, size)
-			steps = append(steps, step{sv, &st})
-		}
-	}
-	for _, s := range steps {
-		sched, err := storm.NewSchedule(s.storm, p.Seed, infos)
-		if err != nil {
+	for _, s := range stormSteps(o) {
+		if s.sched, err = storm.NewSchedule(s.storm, p.Seed, infos); err != nil {
 			return fmt.Errorf("computing storm schedule: %w", err)
 		}
-		restarts := sched.Restarts
+		s.restarts = s.sched.Restarts
 		if o.ShardCount > 1 {
-			restarts = sched.Shard(o.ShardIndex, o.ShardCount)
+			s.restarts = s.sched.Shard(o.ShardIndex, o.ShardCount)
 		}
-		v := s.variant
 		for rep := 0; rep < p.Repetitions; rep++ {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			vr, err := runVariant(ctx, o, f, rn, s.storm, v, rep, restarts, sched.Waves)
+			vr, err := runVariant(ctx, o, f, rn, s, rep)
 			res.Variants = append(res.Variants, vr)
 			if o.Checkpoint != nil {
 				if cerr := o.Checkpoint(res); cerr != nil {
@@ -227,40 +205,54 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, re
 				}
 			}
 			if err != nil {
-				return fmt.Errorf("variant %s repetition %d: %w", v.Name, rep, err)
+				return fmt.Errorf("variant %s repetition %d: %w", s.variant.Name, rep, err)
 			}
 		}
 	}
 	return nil
 }
 
-func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, st *profiles.Storm, v profiles.Variant, rep int, restarts []storm.Restart, waves int) (result.VariantRun, error) {
+// stormSteps lists the profile's variants, or for a capacity sweep each
+// variant at each wave size: the same storm, all at once, on the same fleet.
+func stormSteps(o Options) []stormStep {
 	p := o.Profile
-	gates := profiles.EffectiveGates(st, &v)
-	closeWatches := profiles.EffectiveCloseWatches(st, &v)
-	vr := result.VariantRun{Variant: v.Name, Repetition: rep, FeatureGates: gates, Start: o.Clock.Now(),
-		WatchesClosedAfterSync: closeWatches}
-	watches := "held"
-	if closeWatches {
-		watches = "closed after sync"
+	var steps []stormStep
+	for _, v := range p.ResolvedVariants() {
+		if len(o.SweepWaveSizes) == 0 {
+			steps = append(steps, stormStep{variant: v, storm: p.Storm})
+			continue
+		}
+		for _, size := range o.SweepWaveSizes {
+			st := *p.Storm
+			st.Select = profiles.Selection{Count: size, LabelSelector: p.Storm.Select.LabelSelector}
+			st.Waves = profiles.Waves{}
+			sv := v
+			sv.Name = fmt.Sprintf("%s/wave=%d", v.Name, size)
+			steps = append(steps, stormStep{variant: sv, storm: &st})
+		}
 	}
-	o.Logf("Variant %s (repetition %d): %s storm of %d nodes in %d wave(s), gates %v, watches %s", v.Name, rep, st.Kind, len(restarts), waves, gates, watches)
-	set, err := measure.NewSet(p.Measurements)
+	return steps
+}
+
+// runVariant runs one repetition of a step: it starts the measurements,
+// waits for their baseline, plays the storm until full recovery, and
+// gathers.
+func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s stormStep, rep int) (result.VariantRun, error) {
+	vr := newVariantRun(o, s, rep)
+	set, err := measure.NewSet(o.Profile.Measurements)
 	if err != nil {
 		return vr, err
 	}
 	defer set.Dispose()
 	events := &storm.EventLog{}
-	env := &measure.Env{
-		Client:       o.Target.Client,
-		Namespace:    f.Plan().Namespace,
-		RunID:        o.RunID,
-		NodeSelector: f.RunSelector(),
-		Clock:        o.Clock,
-		Nodes:        p.Fleet.Nodes,
-		Events:       events,
-		Scrapers:     metricsSources(o),
+	sim, err := newSimulator(o, s, vr.FeatureGates, set.ClientLatency(), events)
+	if err != nil {
+		return vr, err
 	}
+	// SelfCost first: at the storm's end its CPU accounting stops before the
+	// Simulator lists the fleet.
+	set.Add(measure.NewSelfCost(measure.SelfCostOptions{HeapProfile: o.HeapProfile}),
+		measure.NewSimulator(measure.SimulatorOptions{Counters: sim.Counters.Snapshot, Fleet: f}))
 	// With a shared start time (shards), measurements start one baseline
 	// before it, so the baseline holds no other shard's set-up traffic.
 	if !o.StartAt.IsZero() {
@@ -268,166 +260,155 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 			return vr, err
 		}
 	}
-	if err := set.Start(ctx, env); err != nil {
+	if err := set.Start(ctx, measurementEnv(o, f, events)); err != nil {
 		vr.Errors = append(vr.Errors, err.Error())
 	}
-	baselineEnd := o.Clock.Now().Add(set.BaselineWait())
-	if !o.StartAt.IsZero() && o.StartAt.After(baselineEnd) {
-		baselineEnd = o.StartAt
-	}
-	if err := sleep(ctx, o.Clock, baselineEnd.Sub(o.Clock.Now())); err != nil {
+	if err := baseline(ctx, o, set); err != nil {
 		vr.Measurements = set.Gather(context.WithoutCancel(ctx))
 		return vr, err
 	}
-	var wrapKubelet, wrapHarness func(http.RoundTripper) http.RoundTripper
-	if cl := set.ClientLatency(); cl != nil {
-		wrapKubelet = cl.Wrapper(measure.SourceKubelet)
-		wrapHarness = cl.Wrapper(measure.SourceHarness)
+	stormErr := play(ctx, o, f, rn, s, sim, set, events, &vr)
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	vr.Measurements = set.Gather(gctx)
+	all := events.Events()
+	vr.Restarts = storm.Restarts(all)
+	failed := sim.Counters.Errors.Load()
+	vr.Complete = stormErr == nil && failed == 0
+	for _, e := range all {
+		if (e.Type == storm.EventError || e.Type == storm.EventStatusSyncDropped) && len(vr.Errors) < 20 {
+			vr.Errors = append(vr.Errors, e.Node+": "+e.Detail)
+		}
 	}
+	o.Logf("Variant %s (repetition %d) done: %d restarts in %s", s.variant.Name, rep, vr.Restarts, vr.End.Sub(vr.StormStart).Round(100*time.Millisecond))
+	if stormErr == nil && failed > 0 {
+		return vr, fmt.Errorf("%d restarts failed (first: %s)", failed, firstError(all))
+	}
+	return vr, stormErr
+}
+
+// newVariantRun starts the record of one repetition, with the schedule's
+// wave starts, and logs what is about to run.
+func newVariantRun(o Options, s stormStep, rep int) result.VariantRun {
+	v, st := s.variant, s.storm
+	vr := result.VariantRun{Variant: v.Name, Repetition: rep, FeatureGates: profiles.EffectiveGates(st, &v), Start: o.Clock.Now(),
+		WatchesClosedAfterSync: profiles.EffectiveCloseWatches(st, &v)}
+	for _, w := range s.sched.WaveStarts {
+		vr.WaveStarts = append(vr.WaveStarts, w.Seconds())
+	}
+	watches := "held"
+	if vr.WatchesClosedAfterSync {
+		watches = "closed after sync"
+	}
+	o.Logf("Variant %s (repetition %d): %s storm of %d nodes in %d wave(s), gates %v, watches %s", v.Name, rep, st.Kind, len(s.restarts), s.sched.Waves, vr.FeatureGates, watches)
+	return vr
+}
+
+// newSimulator builds the simulated kubelets of a step. Their requests, and
+// the harness's, are timed by the client-latency measurement cl when the
+// set has it.
+func newSimulator(o Options, s stormStep, gates map[string]bool, cl *measure.ClientLatency, events *storm.EventLog) (*kubelet.Simulator, error) {
+	var wrapKubelet func(http.RoundTripper) http.RoundTripper
 	harnessCfg := rest.CopyConfig(o.Target.Config)
-	if wrapHarness != nil {
-		harnessCfg.Wrap(wrapHarness)
+	if cl != nil {
+		wrapKubelet = cl.Wrapper(measure.SourceKubelet)
+		harnessCfg.Wrap(cl.Wrapper(measure.SourceHarness))
 	}
 	harness, err := kubernetes.NewForConfig(harnessCfg)
 	if err != nil {
-		return vr, err
+		return nil, err
 	}
-	sim, err := kubelet.NewSimulator(kubelet.Config{
+	st := s.storm
+	return kubelet.NewSimulator(kubelet.Config{
 		Base: o.Target.Config, Harness: harness, Wrap: wrapKubelet, RunID: o.RunID,
 		Kind: st.Kind, Gates: gates, InitDuration: st.InitDuration.Duration,
-		CloseWatchesAfterSync: closeWatches, NodeChanges: st.NodeChanges,
-		Planned: st.Planned, RuntimeMode: st.RuntimeMode, Seed: p.Seed, Clock: o.Clock, Events: events,
+		CloseWatchesAfterSync: profiles.EffectiveCloseWatches(st, &s.variant), NodeChanges: st.NodeChanges,
+		Planned: st.Planned, RuntimeMode: st.RuntimeMode, Seed: o.Profile.Seed, Clock: o.Clock, Events: events,
 		RecoveryTimeout: st.RecoveryTimeout.Duration,
 	})
-	if err != nil {
-		return vr, err
+}
+
+// measurementEnv is what the measurements of one repetition observe.
+func measurementEnv(o Options, f *fleet.Fleet, events *storm.EventLog) *measure.Env {
+	return &measure.Env{
+		Client:       o.Target.Client,
+		Namespace:    f.Plan().Namespace,
+		RunID:        o.RunID,
+		NodeSelector: f.RunSelector(),
+		Clock:        o.Clock,
+		Nodes:        o.Profile.Fleet.Nodes,
+		Events:       events,
+		Scrapers:     metricsSources(o),
 	}
-	fixedBefore := f.StaleReadinessFixed()
-	// stormbench's own memory during the storm: RSS sampled every 500ms,
-	// against the RSS when the storm starts, so the fleet's provisioning
-	// caches do not count. FreeOSMemory collects and returns freed memory
-	// to the OS, so a variant does not start from an earlier variant's
-	// peak (its growth would be understated).
-	debug.FreeOSMemory()
-	rssStart := currentRSS()
-	var rssMax atomic.Int64
-	rssMax.Store(rssStart)
-	sampleCtx, stopSampling := context.WithCancel(ctx)
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-sampleCtx.Done():
-				return
-			case <-t.C:
-				if r := currentRSS(); r > rssMax.Load() {
-					rssMax.Store(r)
-					o.HeapProfile.observe(r)
-				}
-			}
-		}
-	}()
-	stopWatch := watchComponents(ctx, o, events, &vr)
-	cpuStart := selfCPU()
-	stormStart := o.Clock.Now()
-	vr.StormStart = stormStart
-	set.MarkStormStart(stormStart)
-	events.Add(storm.Event{Time: stormStart, Type: storm.EventWaveStart})
+}
+
+// baseline waits for every measurement's baseline window, and with a shared
+// start time (shards) until that time.
+func baseline(ctx context.Context, o Options, set *measure.Set) error {
+	end := o.Clock.Now().Add(set.BaselineWait())
+	if !o.StartAt.IsZero() && o.StartAt.After(end) {
+		end = o.StartAt
+	}
+	return sleep(ctx, o.Clock, end.Sub(o.Clock.Now()))
+}
+
+// play plays the storm from now and waits for full recovery: every node and
+// pod Ready again. It records the storm's window in vr, marks it in the
+// measurements and adds the component watcher's notes to vr's errors.
+func play(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s stormStep, sim *kubelet.Simulator, set *measure.Set, events *storm.EventLog, vr *result.VariantRun) error {
+	st := s.storm
+	stopWatch := watchComponents(ctx, o, events)
+	vr.StormStart = o.Clock.Now()
+	set.MarkStormStart(vr.StormStart)
+	events.Add(storm.Event{Time: vr.StormStart, Type: storm.EventWaveStart})
 	// Progress counts nodes whose restart is over (kubelet back, pods
 	// recovered, or failed); a rolling storm of a big fleet runs for many
 	// minutes with nothing else to print.
-	o.Progress.Start(fmt.Sprintf("variant %s: nodes restarted and recovered", v.Name), len(restarts))
-	playErr := storm.Play(ctx, o.Clock, restarts, stormStart, func(ctx context.Context, r storm.Restart) {
+	o.Progress.Start(fmt.Sprintf("variant %s: nodes restarted and recovered", s.variant.Name), len(s.restarts))
+	err := storm.Play(ctx, o.Clock, s.restarts, vr.StormStart, func(ctx context.Context, r storm.Restart) {
 		if f.Plan().IsReal(r.Node) {
-			rn.restart(ctx, r, st, gates, sim, events)
+			rn.restart(ctx, r, st, vr.FeatureGates, sim, events)
 		} else {
 			_ = sim.Restart(ctx, r)
 		}
 		o.Progress.Add(1)
 	})
 	o.Progress.Done()
-	var recErr error
-	if playErr == nil {
-		// Full recovery: every node and pod Ready again.
-		recErr = f.WaitReady(ctx, st.RecoveryTimeout.Duration)
-		if recErr == nil {
-			recErr = f.WaitEndpointsReady(ctx, st.RecoveryTimeout.Duration)
+	if err == nil {
+		if err = f.WaitReady(ctx, st.RecoveryTimeout.Duration); err == nil {
+			err = f.WaitEndpointsReady(ctx, st.RecoveryTimeout.Duration)
+		}
+		if err != nil {
+			err = fmt.Errorf("waiting for full recovery: %w", err)
 		}
 	}
-	end := o.Clock.Now()
-	events.Add(storm.Event{Time: end, Type: storm.EventStormEnd})
-	cpu := selfCPU() - cpuStart
-	stopWatch()
-	stopSampling()
-	<-sampled
-	vr.Restarts = int(sim.Counters.Restarts.Load())
-	vr.End = end
-	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-	defer cancel()
-	lost := 0
-	if r, err := f.Readiness(gctx); err == nil {
-		lost = r.LostPods
-	}
-	vr.Measurements = append(set.Gather(gctx), withValues(stormMeasurement(sim, cpu, lost, f.StaleReadinessFixed()-fixedBefore, stormStart, end),
-		rssValues(rssStart, rssMax.Load(), len(restarts))...))
-	vr.Complete = playErr == nil && recErr == nil && sim.Counters.Errors.Load() == 0
-	for _, e := range events.Events() {
-		if (e.Type == storm.EventError || e.Type == storm.EventStatusSyncDropped) && len(vr.Errors) < 20 {
-			vr.Errors = append(vr.Errors, e.Node+": "+e.Detail)
-		}
-	}
-	o.Logf("Variant %s (repetition %d) done: %d restarts in %s", v.Name, rep, vr.Restarts, end.Sub(stormStart).Round(100*time.Millisecond))
-	switch {
-	case playErr != nil:
-		return vr, playErr
-	case recErr != nil:
-		return vr, fmt.Errorf("waiting for full recovery: %w", recErr)
-	case sim.Counters.Errors.Load() > 0:
-		first := ""
-		for _, e := range events.Events() {
-			if e.Type == storm.EventError {
-				first = e.Node + ": " + e.Detail
-				break
-			}
-		}
-		return vr, fmt.Errorf("%d restarts failed (first: %s)", sim.Counters.Errors.Load(), first)
-	}
-	return vr, nil
+	vr.End = o.Clock.Now()
+	events.Add(storm.Event{Time: vr.End, Type: storm.EventStormEnd})
+	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	set.MarkStormEnd(ectx, vr.End)
+	cancel()
+	vr.Errors = append(vr.Errors, stopWatch()...)
+	return err
 }
 
-// stormMeasurement records what the simulated kubelets did and what
-// stormbench itself cost during the storm.
-func stormMeasurement(sim *kubelet.Simulator, cpu time.Duration, lostPods int, fixed int64, start, end time.Time) result.Measurement {
-	m := result.Measurement{Name: MeasurementStorm, Windows: []result.Window{{Name: result.WindowStorm, Start: start, End: end}}}
-	for k, v := range sim.Counters.Snapshot() {
-		m.Values = append(m.Values, result.Value{Name: k, Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(v)})
+// firstError is the first failed restart in events, "node: detail".
+func firstError(events []storm.Event) string {
+	for _, e := range events {
+		if e.Type == storm.EventError {
+			return e.Node + ": " + e.Detail
+		}
 	}
-	m.Values = append(m.Values,
-		result.Value{Name: "stormbenchCPUSeconds", Window: result.WindowStorm, Unit: result.UnitSeconds, Value: cpu.Seconds()},
-		result.Value{Name: "stormbenchPeakRSSBytes", Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(PeakRSS())},
-		// Standalone pods evicted while their node was down: nothing
-		// replaces them.
-		result.Value{Name: "podsLost", Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(lostPods)},
-		// Pods the node-lifecycle controller left not ready on nodes that
-		// KWOK (not a simulated kubelet) brought back, set Ready by
-		// stormbench acting as their kubelet (kwok#1464).
-		result.Value{Name: "staleReadinessFixed", Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(fixed)},
-	)
-	m.Sort()
-	return m
+	return ""
 }
 
 // watchComponents watches the embedded cluster's component processes during
 // the storm: a component that exits, and one that comes back, is written to
-// the event log and the variant's errors, so the result says what happened
-// (the measurements mark the gap in their own series). The returned stop
-// waits for the watcher.
-func watchComponents(ctx context.Context, o Options, events *storm.EventLog, vr *result.VariantRun) (stop func()) {
+// the event log and logged, so the result says what happened (the
+// measurements mark the gap in their own series). The returned stop waits
+// for the watcher and returns those notes, for the variant's errors.
+func watchComponents(ctx context.Context, o Options, events *storm.EventLog) (stop func() []string) {
 	if o.Embedded == nil {
-		return func() {}
+		return func() []string { return nil }
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -467,43 +448,11 @@ func watchComponents(ctx context.Context, o Options, events *storm.EventLog, vr 
 			}
 		}
 	}()
-	return func() {
+	return func() []string {
 		cancel()
 		<-done
-		vr.Errors = append(vr.Errors, notes...)
+		return notes
 	}
-}
-
-func withValues(m result.Measurement, vs ...result.Value) result.Measurement {
-	m.Values = append(m.Values, vs...)
-	m.Sort()
-	return m
-}
-
-// rssValues are stormbench's RSS at the storm's start, its peak during the
-// storm, and the growth per restarted node.
-func rssValues(start, peak int64, restarts int) []result.Value {
-	out := []result.Value{
-		{Name: "stormbenchRSSStartBytes", Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(start)},
-		{Name: "stormbenchRSSPeakBytes", Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(peak)},
-	}
-	if restarts > 0 {
-		out = append(out, result.Value{Name: "stormbenchRSSGrowthPerRestartBytes", Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(peak-start) / float64(restarts)})
-	}
-	return out
-}
-
-// currentRSS is this process's resident set size, in bytes.
-func currentRSS() int64 {
-	data, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	var size, resident int64
-	if _, err := fmt.Sscanf(string(data), "%d %d", &size, &resident); err != nil {
-		return 0
-	}
-	return resident * int64(os.Getpagesize())
 }
 
 func metricsSources(o Options) []measure.MetricsSource {
@@ -529,30 +478,4 @@ func sleep(ctx context.Context, clk clock.Clock, d time.Duration) error {
 	case <-clk.After(d):
 		return nil
 	}
-}
-
-// selfCPU is this process's user+system CPU time.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// PeakRSS is this process's peak resident set size (VmHWM), in bytes.
-func PeakRSS() int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb int64
-			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
-				return kb * 1024
-			}
-		}
-	}
-	return 0
 }

@@ -8,11 +8,6 @@ import (
 	"github.com/stormbench/stormbench/bench/result"
 )
 
-// MeasurementStorm is the measurement name of the simulator's own counters
-// (readyFlipsDown, podStatusPatches, stormbenchCPUSeconds ...), gathered by
-// the storm player rather than by bench/measure.
-const MeasurementStorm = "storm"
-
 // Metric is a headline figure read from one VariantRun. Every key metric is
 // a cost: lower is better.
 type Metric struct {
@@ -126,7 +121,7 @@ func sliceValue(name string, labels ...string) func(*result.VariantRun) (float64
 
 func stormValue(name string) func(*result.VariantRun) (float64, bool) {
 	return func(v *result.VariantRun) (float64, bool) {
-		return v.Measurement(MeasurementStorm).Value(name, result.WindowStorm)
+		return v.Measurement(result.MeasurementStorm).Value(name, result.WindowStorm)
 	}
 }
 

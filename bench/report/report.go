@@ -282,10 +282,14 @@ func highlights(c *compare.Comparison) []string {
 }
 
 // waveStarts returns the offsets from the storm start of the storm's
-// second and later waves, derived from the profile as bench/storm schedules
-// them: waves of waves.size of the selected nodes (here: the restarts),
-// waves.interval apart.
+// second and later waves: the run's record of its schedule, or in files
+// written before it was recorded, derived from the profile as bench/storm
+// schedules them: waves of waves.size of the selected nodes (here: the
+// restarts), waves.interval apart.
 func waveStarts(prof runProfile, v *result.VariantRun) []float64 {
+	if len(v.WaveStarts) > 0 {
+		return v.WaveStarts[1:]
+	}
 	if prof.Storm == nil || prof.Storm.Waves.Interval <= 0 || prof.Storm.Waves.Size == "" || v.Restarts == 0 {
 		return nil
 	}

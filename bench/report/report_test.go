@@ -151,6 +151,17 @@ func TestWaveStarts(t *testing.T) {
 	if got := waveStarts(prof, &rep.Variants[0]); len(got) != 1 || got[0] != 5 {
 		t.Errorf("waveStarts = %v, want [5]", got)
 	}
+	// A run records its schedule's waves: a sweep's storm is one wave,
+	// whatever the profile's waves say.
+	sweep := rep.Variants[0]
+	sweep.WaveStarts = []float64{0}
+	if got := waveStarts(prof, &sweep); len(got) != 0 {
+		t.Errorf("waveStarts of a one-wave schedule = %v, want none", got)
+	}
+	sweep.WaveStarts = []float64{0, 7, 14}
+	if got := waveStarts(prof, &sweep); !slices.Equal(got, []float64{7, 14}) {
+		t.Errorf("waveStarts = %v, want the recorded [7 14]", got)
+	}
 }
 
 func parseHTML(t *testing.T, b []byte) *html.Node {

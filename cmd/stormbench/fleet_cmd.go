@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -116,7 +116,7 @@ Examples:
 			tm.NodesCreated.Round(100*time.Millisecond), tm.ObjectsCreated.Round(100*time.Millisecond),
 			tm.NodesReady.Round(100*time.Millisecond), float64(p.Fleet.Nodes)/tm.NodesReady.Seconds(),
 			tm.PodsReady.Round(100*time.Millisecond), float64(f.Plan().ExpectedPods)/tm.PodsReady.Seconds())
-		fmt.Fprintf(env.stdout, "  stormbench peak RSS %.1f MiB; pods set Ready again after the node-lifecycle controller marked them (kwok#1464): %d\n", float64(bench.PeakRSS())/(1<<20), f.StaleReadinessFixed())
+		fmt.Fprintf(env.stdout, "  stormbench peak RSS %.1f MiB; pods set Ready again after the node-lifecycle controller marked them (kwok#1464): %d\n", float64(measure.PeakRSS())/(1<<20), f.StaleReadinessFixed())
 		return nil
 	default:
 		if err := f.Down(ctx, timeout); err != nil {

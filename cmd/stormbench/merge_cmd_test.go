@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -123,10 +122,10 @@ func TestMergeCommandWrites(t *testing.T) {
 		if v.Restarts != 2*s.Restarts {
 			t.Errorf("%s: restarts %d, want %d", v.Variant, v.Restarts, 2*s.Restarts)
 		}
-		// The simulator's counters (bench.MeasurementStorm) add up: the
+		// The simulator's counters (result.MeasurementStorm) add up: the
 		// name this package and bench/result agree on.
-		got, ok := v.Measurement(bench.MeasurementStorm).Value("tokenRequests", result.WindowStorm)
-		want, _ := s.Measurement(bench.MeasurementStorm).Value("tokenRequests", result.WindowStorm)
+		got, ok := v.Measurement(result.MeasurementStorm).Value("tokenRequests", result.WindowStorm)
+		want, _ := s.Measurement(result.MeasurementStorm).Value("tokenRequests", result.WindowStorm)
 		if !ok || got != 2*want {
 			t.Errorf("%s: storm tokenRequests %v, want %v", v.Variant, got, 2*want)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/report"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
@@ -177,9 +178,9 @@ Examples:
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var heapProfile *bench.PeakHeapProfile
+	var heapProfile *measure.PeakHeapProfile
 	if memProfile != "" {
-		heapProfile = &bench.PeakHeapProfile{Path: memProfile}
+		heapProfile = &measure.PeakHeapProfile{Path: memProfile}
 		defer func() {
 			if err := heapProfile.Finish(); err != nil {
 				fmt.Fprintf(env.stderr, "warning: --memprofile: %v\n", err)

@@ -27,7 +27,6 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
@@ -209,8 +208,8 @@ func checkShardedMatchesUnsharded(t *testing.T, startAt time.Time, shardPaths []
 
 	// The simulator's counters.
 	for _, name := range stormCounters {
-		got, _ := mv.Measurement(bench.MeasurementStorm).Value(name, result.WindowStorm)
-		want, ok := sv.Measurement(bench.MeasurementStorm).Value(name, result.WindowStorm)
+		got, _ := mv.Measurement(result.MeasurementStorm).Value(name, result.WindowStorm)
+		want, ok := sv.Measurement(result.MeasurementStorm).Value(name, result.WindowStorm)
 		if !ok {
 			t.Errorf("unsharded run has no storm counter %s", name)
 			continue
