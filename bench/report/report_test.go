@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
