@@ -56,7 +56,7 @@ type Options struct {
 	Clock clock.Clock
 }
 
-// Run provisions the fleet, runs every variant and repetition of the
+// Run names other runs' leftovers, provisions the fleet, runs every variant and repetition of the
 // profile's storm with its measurements, and returns the result. When ctx is
 // cancelled it stops starting restarts, brings every node back, gathers what
 // it has and returns the result marked incomplete together with the error.
@@ -73,6 +73,7 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 	if o.ShardCount == 0 {
 		o.ShardCount = 1
 	}
+	logLeftovers(ctx, o)
 	p := o.Profile
 	res := newResult(o)
 	if err := checkRealNodes(o); err != nil {
@@ -119,6 +120,20 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 		}
 	}
 	return res, runErr
+}
+
+// logLeftovers names other runs' nodes and namespaces on the cluster: they
+// load it as this run does. A failed listing is not the run's failure.
+func logLeftovers(ctx context.Context, o Options) {
+	runs, err := fleet.ListRuns(ctx, o.Target.Client)
+	if err != nil {
+		return
+	}
+	for _, r := range runs {
+		if r.RunID != o.RunID {
+			o.Logf("Leftovers of run %s: %d nodes (%d not handed back to KWOK), %d namespaces; remove them with `stormbench cleanup --run-id %s`", r.RunID, r.Nodes, r.DownNodes, r.Namespaces, r.RunID)
+		}
+	}
 }
 
 func newResult(o Options) *result.Result {

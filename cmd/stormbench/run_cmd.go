@@ -14,9 +14,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
-	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/report"
 	"github.com/stormbench/stormbench/bench/result"
@@ -35,11 +36,93 @@ func runSweep(ctx context.Context, env *cmdEnv, args []string) error {
 }
 
 func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error {
-	var o clusterOptions
-	var profile, runID, outDir, outFile, output, shard, startAt, waveSizes, fromSnapshot string
-	var keepCluster, keepFleet, dryRun, force bool
-	var seed int64
-	var cpuProfile, memProfile string
+	o := &runOptions{sweep: sweep}
+	fs := o.flagSet(env)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("run takes no arguments (got %q)", fs.Args())
+	}
+	rp, err := o.resolve(fs.Changed("seed"))
+	if err != nil {
+		return err
+	}
+	if o.dryRun {
+		return o.printDryRun(env, rp)
+	}
+	currentRunID.Store(rp.runID)
+	file, err := newResultFile(rp.path, o.force)
+	if err != nil {
+		return err
+	}
+	heapProfile, stopProfiling, err := o.startProfiling(env)
+	if err != nil {
+		return err
+	}
+	defer stopProfiling()
+	logf := stderrLogf(env)
+	emb, stopCluster, err := o.startEmbedded(ctx, env, rp, logf)
+	if err != nil {
+		return err
+	}
+	defer stopCluster()
+	target, _, err := o.cluster.connect(ctx, env, rp.p.Fleet.QPS, rp.p.Fleet.Burst)
+	if err != nil {
+		return err
+	}
+	logf("Target %s (Kubernetes %s), run %s, result %s", target.Host, target.ServerVersion, rp.runID, rp.path)
+	res, runErr := bench.Run(ctx, bench.Options{
+		Profile: rp.p, RunID: rp.runID, Target: target, Embedded: emb,
+		Progress: newProgress(env.stderr), Logf: logf, Checkpoint: file.write,
+		KeepFleet: o.skipFleetDelete(emb, logf), ShardIndex: rp.shardI, ShardCount: rp.shardN, StartAt: rp.at,
+		SweepWaveSizes: rp.sizes, HeapProfile: heapProfile,
+	})
+	if err := o.printResult(env, res, rp.path); err != nil {
+		return err
+	}
+	return file.runError(runErr)
+}
+
+// runOptions are the flags of run and sweep.
+type runOptions struct {
+	// sweep is set for the sweep command (--wave-sizes).
+	sweep   bool
+	cluster clusterOptions
+
+	profile, runID, outDir, outFile, output string
+	shard, startAt, waveSizes, fromSnapshot string
+	cpuProfile, memProfile                  string
+	keepCluster, keepFleet, dryRun, force   bool
+	seed                                    int64
+}
+
+// skipFleetDelete says the fleet is left in place at the end: with
+// --keep-fleet, and in an ephemeral embedded cluster, which takes its fleet
+// with it (deleting tens of thousands of pods one namespace at a time first
+// would only add minutes: 1.5 minutes for 3,000 pods here).
+func (o *runOptions) skipFleetDelete(emb *cluster.Embedded, logf func(string, ...any)) bool {
+	if o.keepFleet {
+		return true
+	}
+	if emb != nil && !o.keepCluster {
+		logf("The fleet is not deleted object by object: it goes with the embedded cluster")
+		return true
+	}
+	return false
+}
+
+// runPlan is what a run's flags resolve to.
+type runPlan struct {
+	p              *profiles.Profile
+	runID, path    string
+	sizes          []int
+	shardI, shardN int
+	at             time.Time
+	snapshot       cluster.SnapshotMeta
+}
+
+func (o *runOptions) flagSet(env *cmdEnv) *pflag.FlagSet {
 	name, usage := "run", `run [--profile NAME|FILE] [flags]
 
 Provisions the profile's fleet (what exists is kept), runs every variant and
@@ -52,7 +135,7 @@ Examples:
   stormbench run --profile fleet-1k --result results/f1k.json --cpuprofile cpu.pprof
   stormbench run --profile my-storm.yaml --kubeconfig ~/.kube/config --context staging --yes
   stormbench run --profile big.yaml --shard 0/4 --start-at 2026-12-01T12:00:00Z --keep-fleet ...`
-	if sweep {
+	if o.sweep {
 		name, usage = "sweep", `sweep --profile NAME|FILE --wave-sizes 50,100,200 [flags]
 
 Runs the profile's storm all at once at each wave size, on one fleet, and
@@ -64,227 +147,255 @@ Examples:
   stormbench sweep --profile quick --wave-sizes 5,10,20 --dry-run`
 	}
 	fs := newFlagSet(env, name, usage)
-	if sweep {
-		fs.StringVar(&waveSizes, "wave-sizes", "", "Comma-separated wave sizes (nodes restarted at once), smallest first")
+	if o.sweep {
+		fs.StringVar(&o.waveSizes, "wave-sizes", "", "Comma-separated wave sizes (nodes restarted at once), smallest first")
 	}
-	fs.StringVar(&profile, "profile", "quick", "Storm profile: a built-in name (see: stormbench profiles list) or a YAML file")
-	o.addFlags(fs, true)
-	fs.StringVar(&runID, "run-id", "", "Run id, the stormbench.io/run label value (default: <profile>-<timestamp>)")
-	fs.Int64Var(&seed, "seed", 0, "Override the profile's seed")
-	fs.StringVar(&outDir, "output-dir", "results", "Directory for the result file <run-id>.json")
-	fs.StringVar(&outFile, "result", "", "Result file path (overrides --output-dir)")
-	fs.BoolVar(&force, "force", false, "Overwrite an existing result file")
-	fs.StringVarP(&output, "output", "o", "text", "Summary format on stdout: text, or json/yaml for the whole result document")
-	fs.BoolVar(&keepCluster, "keep-cluster", false, "Leave the embedded cluster running at the end")
-	fs.BoolVar(&keepFleet, "keep-fleet", false, "Leave the fleet (nodes, workloads) in place at the end")
-	fs.BoolVar(&dryRun, "dry-run", false, "Check everything, print the plan (stderr) and the resolved profile (stdout), and exit")
-	fs.StringVar(&shard, "shard", "", "Run only shard i of n (\"i/n\") of the restarts; the schedule is computed from the whole fleet")
-	fs.StringVar(&cpuProfile, "cpuprofile", "", "Write a pprof CPU profile of stormbench itself to this file")
-	fs.StringVar(&memProfile, "memprofile", "", "Write a pprof heap profile of stormbench itself, taken at its peak RSS during the storms, to this file")
-	fs.StringVar(&startAt, "start-at", "", "RFC 3339 time at which the storm starts (to coordinate shards)")
-	fs.StringVar(&fromSnapshot, "from-snapshot", "", "Start the embedded cluster from this fleet snapshot (stormbench fleet snapshot save) instead of provisioning; the run id is the snapshot's")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("run takes no arguments (got %q)", fs.Args())
-	}
-	if err := checkFormat(output); err != nil {
-		return err
-	}
-	p, err := profiles.Load(profile)
-	if err != nil {
-		return err
-	}
-	var sizes []int
-	if sweep {
-		if sizes, err = parseWaveSizes(waveSizes, p); err != nil {
-			return err
-		}
-	}
-	if fs.Changed("seed") {
-		p.Seed = seed
-	}
-	var shardI, shardN int
-	if shard != "" {
-		if shardI, shardN, err = parseShard(shard); err != nil {
-			return err
-		}
-	}
-	var at time.Time
-	if startAt != "" {
-		if at, err = time.Parse(time.RFC3339, startAt); err != nil {
-			return usagef("--start-at: %v", err)
-		}
-	}
-	var snapMeta cluster.SnapshotMeta
-	if fromSnapshot != "" {
-		if o.kubeconfig != "" || shard != "" {
-			return usagef("--from-snapshot restores into the embedded cluster: not with --kubeconfig or --shard")
-		}
-		// Refuse a mismatched snapshot before anything starts.
-		if snapMeta, err = cluster.ReadSnapshotMeta(fromSnapshot); err != nil {
-			return usagef("--from-snapshot: %v", err)
-		}
-		want := snapshotWant(p)
-		want.KubeVersion = cluster.KubeVersion
-		if err := snapMeta.Check(want); err != nil {
-			return usagef("--from-snapshot %s: %v", fromSnapshot, err)
-		}
-		if runID != "" && runID != snapMeta.RunID {
-			return usagef("--run-id %q: the snapshot's fleet is run %q", runID, snapMeta.RunID)
-		}
-		runID = snapMeta.RunID
-	}
-	if runID == "" {
-		runID = fmt.Sprintf("%s-%s", p.Metadata.Name, time.Now().UTC().Format("0102-150405"))
-	}
-	if err := validateRunID(runID); err != nil {
-		return err
-	}
-	if dryRun {
-		// Everything a run would check is checked (shard, start time,
-		// snapshot, run id); the plan goes to stderr, the resolved profile
-		// to stdout (-o json prints JSON).
-		if err := writePlan(env.stderr, p, runID, sizes, shardI, shardN); err != nil {
-			return err
-		}
-		format := "yaml"
-		if output == "json" {
-			format = "json"
-		}
-		return printStructured(env.stdout, format, p)
-	}
-	currentRunID.Store(runID)
-	path := outFile
-	if path == "" {
-		path = filepath.Join(outDir, runID+".json")
-	}
-	if _, err := os.Stat(path); err == nil && !force {
-		return usagef("result file %s exists; use --force to overwrite or choose another --run-id", path)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("creating result directory: %w", err)
-	}
+	fs.StringVar(&o.profile, "profile", "quick", "Storm profile: a built-in name (see: stormbench profiles list) or a YAML file")
+	o.cluster.addFlags(fs, true)
+	fs.StringVar(&o.runID, "run-id", "", "Run id, the stormbench.io/run label value (default: <profile>-<timestamp>)")
+	fs.Int64Var(&o.seed, "seed", 0, "Override the profile's seed")
+	fs.StringVar(&o.outDir, "output-dir", "results", "Directory for the result file <run-id>.json")
+	fs.StringVar(&o.outFile, "result", "", "Result file path (overrides --output-dir)")
+	fs.BoolVar(&o.force, "force", false, "Overwrite an existing result file")
+	fs.StringVarP(&o.output, "output", "o", "text", "Summary format on stdout: text, or json/yaml for the whole result document")
+	fs.BoolVar(&o.keepCluster, "keep-cluster", false, "Leave the embedded cluster running at the end")
+	fs.BoolVar(&o.keepFleet, "keep-fleet", false, "Leave the fleet (nodes, workloads) in place at the end")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "Check everything, print the plan (stderr) and the resolved profile (stdout), and exit")
+	fs.StringVar(&o.shard, "shard", "", "Run only shard i of n (\"i/n\") of the restarts; the schedule is computed from the whole fleet")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "Write a pprof CPU profile of stormbench itself to this file")
+	fs.StringVar(&o.memProfile, "memprofile", "", "Write a pprof heap profile of stormbench itself, taken at its peak RSS during the storms, to this file")
+	fs.StringVar(&o.startAt, "start-at", "", "RFC 3339 time at which the storm starts (to coordinate shards)")
+	fs.StringVar(&o.fromSnapshot, "from-snapshot", "", "Start the embedded cluster from this fleet snapshot (stormbench fleet snapshot save) instead of provisioning; the run id is the snapshot's")
+	return fs
+}
 
-	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
-		if err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+// resolve checks the flags and loads the profile, everything a run checks
+// before it starts anything; seedSet says --seed was given.
+func (o *runOptions) resolve(seedSet bool) (*runPlan, error) {
+	if err := checkFormat(o.output); err != nil {
+		return nil, err
 	}
-	var heapProfile *measure.PeakHeapProfile
-	if memProfile != "" {
-		heapProfile = &measure.PeakHeapProfile{Path: memProfile}
-		defer func() {
-			if err := heapProfile.Finish(); err != nil {
+	p, err := profiles.Load(o.profile)
+	if err != nil {
+		return nil, err
+	}
+	rp := &runPlan{p: p, runID: o.runID}
+	if o.sweep {
+		if rp.sizes, err = parseWaveSizes(o.waveSizes, p); err != nil {
+			return nil, err
+		}
+	}
+	if seedSet {
+		p.Seed = o.seed
+	}
+	if o.shard != "" {
+		if rp.shardI, rp.shardN, err = parseShard(o.shard); err != nil {
+			return nil, err
+		}
+	}
+	if o.startAt != "" {
+		if rp.at, err = time.Parse(time.RFC3339, o.startAt); err != nil {
+			return nil, usagef("--start-at: %v", err)
+		}
+	}
+	if o.fromSnapshot != "" {
+		if err := o.checkSnapshot(rp); err != nil {
+			return nil, err
+		}
+	}
+	if rp.runID == "" {
+		rp.runID = fmt.Sprintf("%s-%s", p.Metadata.Name, time.Now().UTC().Format("0102-150405"))
+	}
+	if err := validateRunID(rp.runID); err != nil {
+		return nil, err
+	}
+	rp.path = o.outFile
+	if rp.path == "" {
+		rp.path = filepath.Join(o.outDir, rp.runID+".json")
+	}
+	return rp, nil
+}
+
+// checkSnapshot refuses a mismatched snapshot before anything starts; the
+// run id is the snapshot's.
+func (o *runOptions) checkSnapshot(rp *runPlan) error {
+	if o.cluster.kubeconfig != "" || o.shard != "" {
+		return usagef("--from-snapshot restores into the embedded cluster: not with --kubeconfig or --shard")
+	}
+	meta, err := cluster.ReadSnapshotMeta(o.fromSnapshot)
+	if err != nil {
+		return usagef("--from-snapshot: %v", err)
+	}
+	want := snapshotWant(rp.p)
+	want.KubeVersion = cluster.KubeVersion
+	if err := meta.Check(want); err != nil {
+		return usagef("--from-snapshot %s: %v", o.fromSnapshot, err)
+	}
+	if rp.runID != "" && rp.runID != meta.RunID {
+		return usagef("--run-id %q: the snapshot's fleet is run %q", rp.runID, meta.RunID)
+	}
+	rp.runID, rp.snapshot = meta.RunID, meta
+	return nil
+}
+
+// printDryRun prints the plan to stderr and the resolved profile to stdout
+// (-o json prints JSON): everything a run would check has been checked.
+func (o *runOptions) printDryRun(env *cmdEnv, rp *runPlan) error {
+	if err := writePlan(env.stderr, rp.p, rp.runID, rp.sizes, rp.shardI, rp.shardN); err != nil {
+		return err
+	}
+	format := "yaml"
+	if o.output == "json" {
+		format = "json"
+	}
+	return printStructured(env.stdout, format, rp.p)
+}
+
+// startProfiling starts the --cpuprofile and --memprofile profiles; stop
+// ends them (a heap profile is written if no storm ran).
+func (o *runOptions) startProfiling(env *cmdEnv) (heap *measure.PeakHeapProfile, stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		stops = append(stops, func() { f.Close() })
+		if err := pprof.StartCPUProfile(f); err != nil {
+			stop()
+			return nil, nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		stops = append(stops, pprof.StopCPUProfile)
+	}
+	if o.memProfile != "" {
+		heap = &measure.PeakHeapProfile{Path: o.memProfile}
+		stops = append(stops, func() {
+			if err := heap.Finish(); err != nil {
 				fmt.Fprintf(env.stderr, "warning: --memprofile: %v\n", err)
 			}
-		}()
+		})
 	}
-	logf := func(format string, a ...any) {
+	return heap, stop, nil
+}
+
+// stderrLogf prints one time-stamped progress line to stderr.
+func stderrLogf(env *cmdEnv) func(format string, a ...any) {
+	return func(format string, a ...any) {
 		fmt.Fprintf(env.stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
 	}
-	var emb *cluster.Embedded
-	if o.kubeconfig == "" {
-		// An ephemeral embedded cluster for this run.
-		o.name = "sb-" + runID
-		if emb, err = o.embedded(p, nil); err != nil {
-			return err
+}
+
+// startEmbedded starts an ephemeral embedded cluster for the run when no
+// --kubeconfig is given, restoring the --from-snapshot fleet, and points
+// the cluster options at it; stop stops it unless --keep-cluster. Without
+// an embedded cluster emb is nil and stop does nothing.
+func (o *runOptions) startEmbedded(ctx context.Context, env *cmdEnv, rp *runPlan, logf func(string, ...any)) (emb *cluster.Embedded, stop func(), err error) {
+	stop = func() {}
+	if o.cluster.kubeconfig != "" {
+		return nil, stop, nil
+	}
+	o.cluster.name = "sb-" + rp.runID
+	if emb, err = o.cluster.embedded(rp.p, nil); err != nil {
+		return nil, stop, err
+	}
+	logf("Starting embedded cluster %s (Kubernetes %s, 127.0.0.1 only)", o.cluster.name, cluster.KubeVersion)
+	if err := emb.Up(ctx); err != nil {
+		return nil, stop, err
+	}
+	stop = func() {
+		if o.keepCluster {
+			fmt.Fprintf(env.stderr, "Embedded cluster %s kept: kubeconfig %s; stop it with `stormbench cluster down --name %s`\n", o.cluster.name, emb.Kubeconfig(), o.cluster.name)
+			return
 		}
-		logf("Starting embedded cluster %s (Kubernetes %s, 127.0.0.1 only)", o.name, cluster.KubeVersion)
-		if err := emb.Up(ctx); err != nil {
-			return err
-		}
-		defer func() {
-			if keepCluster {
-				fmt.Fprintf(env.stderr, "Embedded cluster %s kept: kubeconfig %s; stop it with `stormbench cluster down --name %s`\n", o.name, emb.Kubeconfig(), o.name)
-				return
-			}
-			logf("Stopping embedded cluster %s", o.name)
-			if err := emb.Down(context.WithoutCancel(ctx)); err != nil {
-				fmt.Fprintf(env.stderr, "stormbench: %v\n", err)
-			}
-		}()
-		o.kubeconfig = emb.ClientKubeconfig()
-		if fromSnapshot != "" {
-			logf("Restoring fleet %q (%d nodes, %d pods) from %s", snapMeta.RunID, snapMeta.Nodes, snapMeta.Pods, fromSnapshot)
-			_, restore, settle, err := restoreSnapshot(ctx, env, &o, emb, p, fromSnapshot)
-			if err != nil {
-				return err
-			}
-			logf("Snapshot restored in %s; fleet settled (all Ready) %s later", restore.Round(100*time.Millisecond), settle.Round(100*time.Millisecond))
+		logf("Stopping embedded cluster %s", o.cluster.name)
+		if err := emb.Down(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintf(env.stderr, "stormbench: %v\n", err)
 		}
 	}
-	target, _, err := o.connect(ctx, env, p.Fleet.QPS, p.Fleet.Burst)
-	if err != nil {
-		return err
-	}
-	logf("Target %s (Kubernetes %s), run %s, result %s", target.Host, target.ServerVersion, runID, path)
-	if runs, err := fleet.ListRuns(ctx, target.Client); err == nil {
-		for _, r := range runs {
-			if r.RunID != runID {
-				logf("Leftovers of run %s: %d nodes (%d not handed back to KWOK), %d namespaces; remove them with `stormbench cleanup --run-id %s`", r.RunID, r.Nodes, r.DownNodes, r.Namespaces, r.RunID)
-			}
+	o.cluster.kubeconfig = emb.ClientKubeconfig()
+	if o.fromSnapshot != "" {
+		meta := rp.snapshot
+		logf("Restoring fleet %q (%d nodes, %d pods) from %s", meta.RunID, meta.Nodes, meta.Pods, o.fromSnapshot)
+		_, restore, settle, err := restoreSnapshot(ctx, env, &o.cluster, emb, rp.p, o.fromSnapshot)
+		if err != nil {
+			stop()
+			return nil, func() {}, err
 		}
+		logf("Snapshot restored in %s; fleet settled (all Ready) %s later", restore.Round(100*time.Millisecond), settle.Round(100*time.Millisecond))
 	}
-	written := false
-	checkpoint := func(r *result.Result) error {
-		err := result.WriteFile(path, r, result.WriteOptions{Force: force || written})
-		if err == nil {
-			written = true
-		}
-		return err
-	}
-	// An ephemeral embedded cluster takes its fleet with it: deleting tens
-	// of thousands of pods one namespace at a time first would only add
-	// minutes (1.5 minutes for 3,000 pods here).
-	skipFleetDelete := keepFleet || (emb != nil && !keepCluster)
-	if skipFleetDelete && !keepFleet {
-		logf("The fleet is not deleted object by object: it goes with the embedded cluster")
-	}
-	res, runErr := bench.Run(ctx, bench.Options{
-		Profile: p, RunID: runID, Target: target, Embedded: emb,
-		Progress: newProgress(env.stderr), Logf: logf, Checkpoint: checkpoint,
-		KeepFleet: skipFleetDelete, ShardIndex: shardI, ShardCount: shardN, StartAt: at,
-		SweepWaveSizes: sizes, HeapProfile: heapProfile,
-	})
-	if sweep && res != nil && output != "json" && output != "yaml" {
+	return emb, stop, nil
+}
+
+// printResult prints the sweep table and the summary, or the whole result
+// document with -o json|yaml.
+func (o *runOptions) printResult(env *cmdEnv, res *result.Result, path string) error {
+	if o.sweep && res != nil && o.output != "json" && o.output != "yaml" {
 		fmt.Fprintln(env.stdout)
 		if err := writeSweep(env.stdout, res); err != nil {
 			return err
 		}
 	}
-	if res != nil && len(res.Variants) > 0 {
-		switch output {
-		case "json", "yaml":
-			if err := printStructured(env.stdout, output, res); err != nil {
-				return err
-			}
-		default:
-			if err := result.WriteSummary(env.stdout, res); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.stdout, "\nResult: %s%s\n", path, map[bool]string{true: "", false: " (incomplete)"}[res.Complete])
-		}
+	if res == nil || len(res.Variants) == 0 {
+		return nil
 	}
-	if runErr != nil {
-		if errors.Is(runErr, context.Canceled) {
-			if !written {
-				// Interrupted before any variant finished (provisioning,
-				// for example): there is no file to point at.
-				return fmt.Errorf("run interrupted before any variant finished; no result written: %w", runErr)
-			}
-			return fmt.Errorf("run interrupted; partial result in %s: %w", path, runErr)
+	switch o.output {
+	case "json", "yaml":
+		return printStructured(env.stdout, o.output, res)
+	default:
+		if err := result.WriteSummary(env.stdout, res); err != nil {
+			return err
 		}
+		fmt.Fprintf(env.stdout, "\nResult: %s%s\n", path, map[bool]string{true: "", false: " (incomplete)"}[res.Complete])
+		return nil
+	}
+}
+
+// resultFile is the run's result file, rewritten at every checkpoint.
+type resultFile struct {
+	path           string
+	force, written bool
+}
+
+// newResultFile refuses an existing file without --force and creates the
+// file's directory.
+func newResultFile(path string, force bool) (*resultFile, error) {
+	if _, err := os.Stat(path); err == nil && !force {
+		return nil, usagef("result file %s exists; use --force to overwrite or choose another --run-id", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("creating result directory: %w", err)
+	}
+	return &resultFile{path: path, force: force}, nil
+}
+
+// write is the run's checkpoint: the result so far replaces the file.
+func (f *resultFile) write(r *result.Result) error {
+	err := result.WriteFile(f.path, r, result.WriteOptions{Force: f.force || f.written})
+	if err == nil {
+		f.written = true
+	}
+	return err
+}
+
+// runError says what a failed run left behind.
+func (f *resultFile) runError(runErr error) error {
+	switch {
+	case runErr == nil:
+		return nil
+	case errors.Is(runErr, context.Canceled) && !f.written:
+		// Interrupted before any variant finished (provisioning, for
+		// example): there is no file to point at.
+		return fmt.Errorf("run interrupted before any variant finished; no result written: %w", runErr)
+	case errors.Is(runErr, context.Canceled):
+		return fmt.Errorf("run interrupted; partial result in %s: %w", f.path, runErr)
+	default:
 		return fmt.Errorf("run failed: %w", runErr)
 	}
-	return nil
 }
 
 func parseWaveSizes(s string, p *profiles.Profile) ([]int, error) {
