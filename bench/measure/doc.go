@@ -6,13 +6,15 @@
 // A measurement follows clusterloader2's start/gather model ([Measurement]):
 //
 //	set, err := measure.NewSet(profile.Measurements) // typed options, validated up front
+//	set.Add(measure.NewSelfCost(...), measure.NewSimulator(...)) // the run's own
 //	cl := set.ClientLatency()                          // install on the simulated kubelets:
 //	kubeletConfig.Wrap(cl.Wrapper(measure.SourceKubelet))
 //	err = set.Start(ctx, env)      // scrapers start, watches open and sync
 //	wait(set.BaselineWait())       // a full baseline window before the storm
 //	set.MarkStormStart(clock.Now())
 //	... storm, then the recovery wait ...
-//	results := set.Gather(ctx)     // one result.Measurement per measurement
+//	set.MarkStormEnd(ctx, clock.Now())
+//	results := set.Gather(ctx)     // one result.Measurement per name
 //	set.Dispose()
 //
 // Measurements are registered by name in [Constructors], a map built on each
@@ -36,6 +38,10 @@
 //   - [Recovery] ("recovery") watches nodes, pods and EndpointSlices and turns
 //     the observed transitions into recovery-latency histograms against the
 //     storm's Down events ([RecoveryTracker]).
+//   - [Simulator] and [SelfCost] (both "storm", gathered into one result)
+//     are added by the run, not by the profile: the simulated kubelets'
+//     counters and the restarts (storm.Restarts), and stormbench's own CPU
+//     and RSS (sampled on the injected clock, with a heap profile at peaks).
 //
 // The trackers ([SliceTracker], [RecoveryTracker]) are pure: they take watch
 // events and an injected clock, which is how they are tested (scripted event
