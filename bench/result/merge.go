@@ -14,7 +14,7 @@ import (
 )
 
 // measurementStorm is the name of the simulator's own measurement
-// (result.MeasurementStorm), which this package cannot import.
+// (bench.MeasurementStorm), which this package cannot import.
 const measurementStorm = "storm"
 
 // The marker Merge leaves in Run.Cluster.Settings.Flags: stormbench is the
