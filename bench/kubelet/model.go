@@ -342,6 +342,14 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	}
 	defer sess.close()
 	sess.started = s.cfg.Clock.Now()
+	newBoot := ""
+	if rebooted {
+		// A reboot gives the machine a new boot ID
+		// (/proc/sys/kernel/random/boot_id, read by cAdvisor): the first
+		// node status patch reports it (nodestatus/setters.go MachineInfo).
+		newBoot = bootID(s.rng(r.Node, 3))
+		sess.newBootID = newBoot
+	}
 	if err := sess.register(ctx); err != nil {
 		return err
 	}
@@ -376,7 +384,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 		return err
 	}
 	sess.wipeResourceSlices(ctx)
-	for _, e := range startupEvents(rebooted) {
+	for _, e := range startupEvents(r.Node, newBoot) {
 		if err := sess.event(ctx, nodeObj.UID, e.typ, e.reason, e.msg); err != nil {
 			return err
 		}
@@ -455,8 +463,11 @@ func (s *Simulator) handBack(ctx context.Context, sess *session, stopLease func(
 type nodeEvent struct{ typ, reason, msg string }
 
 // startupEvents are the node events a starting kubelet records
-// (kubelet.go initializeModules/Run, kubelet_node_status.go).
-func startupEvents(rebooted bool) []nodeEvent {
+// (kubelet.go initializeModules/Run, kubelet_node_status.go); after a
+// reboot (a new boot ID: bootID non-empty) also Rebooted, which the
+// MachineInfo setter records once when the boot ID changed
+// (nodestatus/setters.go).
+func startupEvents(node, bootID string) []nodeEvent {
 	ev := []nodeEvent{
 		{corev1.EventTypeNormal, "Starting", "Starting kubelet."},
 		{corev1.EventTypeNormal, "NodeAllocatableEnforced", "Updated Node Allocatable limit across pods"},
@@ -464,10 +475,21 @@ func startupEvents(rebooted bool) []nodeEvent {
 		{corev1.EventTypeNormal, "NodeHasNoDiskPressure", "Node status is now: NodeHasNoDiskPressure"},
 		{corev1.EventTypeNormal, "NodeHasSufficientPID", "Node status is now: NodeHasSufficientPID"},
 	}
-	if rebooted {
-		ev = append(ev, nodeEvent{corev1.EventTypeWarning, "Rebooted", "Node has been rebooted, boot id changed"})
+	if bootID != "" {
+		ev = append(ev, nodeEvent{corev1.EventTypeWarning, "Rebooted", fmt.Sprintf("Node %s has been rebooted, boot id: %s", node, bootID)})
 	}
 	return ev
+}
+
+// bootID returns a random boot ID, formatted as the kernel's (a UUID).
+func bootID(rng *rand.Rand) string {
+	var b [16]byte
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // restartGrace is the prober's kubeletRestartGracePeriod: a container
@@ -929,6 +951,7 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 		return err
 	}
 	defer sess.close()
+	sess.knownNode = node
 	start := s.cfg.Clock.Now()
 	rng := s.rng(r.Node, 2)
 	// The kubelet's lease controller goes on while the runtime is down:
