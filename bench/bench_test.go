@@ -118,21 +118,21 @@ func benchStorm(b *testing.B, kind string, legacy bool) {
 		}
 		v := &res.Variants[0]
 		restarts += float64(v.Restarts)
-		api := v.Measurement(result.MeasurementAPIServer)
+		api := v.Measurement(measure.MeasurementAPIServer)
 		if x, ok := api.Value("requests", result.WindowStorm); ok {
 			requests += x
 		}
 		if x, ok := api.Value("cpu_seconds", result.WindowStorm, "component", "kube-apiserver"); ok {
 			cpuMS += x * 1000
 		}
-		es := v.Measurement(result.MeasurementEndpointSlices)
+		es := v.Measurement(measure.MeasurementEndpointSlices)
 		if x, ok := es.Value("slice_writes", result.WindowStorm); ok {
 			writes += x
 		}
 		if x, ok := es.Value("ready_flips", result.WindowStorm, "direction", "ready_to_not_ready"); ok {
 			flips += x
 		}
-		if h := v.Measurement(result.MeasurementRecovery).Histogram("node_ready", result.WindowStorm); h != nil {
+		if h := v.Measurement(measure.MeasurementRecovery).Histogram("node_ready", result.WindowStorm); h != nil {
 			recovery = append(recovery, h.Summary.P99)
 		}
 	}

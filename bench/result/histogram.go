@@ -3,7 +3,9 @@ package result
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -244,6 +246,13 @@ func finite(f float64) float64 {
 		return 0
 	}
 	return f
+}
+
+// Clone returns a copy of h that shares no map or slice with it.
+func (h Histogram) Clone() Histogram {
+	h.Labels = maps.Clone(h.Labels)
+	h.Buckets = slices.Clone(h.Buckets)
+	return h
 }
 
 // MergeHistograms merges histograms of the same kind: HdrHistograms are

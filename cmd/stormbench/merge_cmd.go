@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -22,7 +24,8 @@ Figures of the shared control plane (apiserver, endpointSlices), which every
 shard observed in full, are taken from one shard instead of being summed;
 ratios per restart are recomputed over all shards' restarts. Caveats are
 printed and kept in the result as measurement warnings starting "merge:".
-See result.Merge for every rule.
+See result.Merge and each measurement's merge rule (bench/measure) for
+every rule.
 
 Shards are named by their position among the arguments: shard 0 is the first.
 
@@ -92,10 +95,11 @@ func runMerge(_ context.Context, env *cmdEnv, args []string) error {
 		}
 		shards[i] = r
 	}
-	merged, err := result.Merge(shards...)
+	merged, err := result.Merge(measure.MergeRules(), shards...)
 	if err != nil {
 		return usageError{err}
 	}
+	merged.Run.MergedFrom = slices.Clone(paths)
 	if dir := filepath.Dir(out); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("creating result directory: %w", err)
