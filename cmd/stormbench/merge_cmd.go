@@ -24,8 +24,7 @@ Figures of the shared control plane (apiserver, endpointSlices), which every
 shard observed in full, are taken from one shard instead of being summed;
 ratios per restart are recomputed over all shards' restarts. Caveats are
 printed and kept in the result as measurement warnings starting "merge:".
-See result.Merge and each measurement's merge rule (bench/measure) for
-every rule.
+See result.Merge for every rule.
 
 Shards are named by their position among the arguments: shard 0 is the first.
 
