@@ -27,7 +27,8 @@ const HDRSignificantFigures = 3
 //
 // Summary is computed from either form when the histogram is built.
 type Histogram struct {
-	// Name is the histogram's name; see names.go and METRICS.md.
+	// Name is the histogram's name, a constant of the measurement that
+	// emits it (bench/measure); see METRICS.md.
 	Name string `json:"name"`
 	// Window is the window it covers; empty for the whole measurement.
 	Window string `json:"window,omitempty"`
