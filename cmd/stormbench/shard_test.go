@@ -30,6 +30,7 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
@@ -60,8 +61,9 @@ const shardRunID = "shardtest"
 
 // stormCounters are the simulator's counters that must add up across
 // shards to the unsharded run's.
-var stormCounters = []string{"restarts", "podStatusPatches", "readyFlipsDown", "readyFlipsUp", "tokenRequests",
-	"objectWatches", "containerRestarts", "podsRejected", "podsDeleted", "errors"}
+var stormCounters = []string{kubelet.CounterRestarts, kubelet.CounterPodStatusPatches, kubelet.CounterReadyFlipsDown,
+	kubelet.CounterReadyFlipsUp, kubelet.CounterTokenRequests, kubelet.CounterObjectWatches, kubelet.CounterContainerRestarts,
+	kubelet.CounterPodsRejected, kubelet.CounterPodsDeleted, kubelet.CounterErrors}
 
 // TestShardedRunMatchesUnsharded runs one storm as two shard processes
 // against one embedded cluster, merges their results, and checks the
