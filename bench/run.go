@@ -27,10 +27,6 @@ import (
 	"github.com/stormbench/stormbench/profiles"
 )
 
-// MeasurementStorm is the result measurement with the simulator's own
-// counters and stormbench's own cost.
-const MeasurementStorm = "storm"
-
 // Options configure one run.
 type Options struct {
 	// Profile is the resolved profile.
@@ -401,20 +397,20 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 // stormMeasurement records what the simulated kubelets did and what
 // stormbench itself cost during the storm.
 func stormMeasurement(sim *kubelet.Simulator, cpu time.Duration, lostPods int, fixed int64, start, end time.Time) result.Measurement {
-	m := result.Measurement{Name: MeasurementStorm, Windows: []result.Window{{Name: result.WindowStorm, Start: start, End: end}}}
+	m := result.Measurement{Name: measure.MeasurementStorm, Windows: []result.Window{{Name: result.WindowStorm, Start: start, End: end}}}
 	for k, v := range sim.Counters.Snapshot() {
 		m.Values = append(m.Values, result.Value{Name: k, Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(v)})
 	}
 	m.Values = append(m.Values,
-		result.Value{Name: "stormbenchCPUSeconds", Window: result.WindowStorm, Unit: result.UnitSeconds, Value: cpu.Seconds()},
-		result.Value{Name: "stormbenchPeakRSSBytes", Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(PeakRSS())},
+		result.Value{Name: measure.StormCPUSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: cpu.Seconds()},
+		result.Value{Name: measure.StormPeakRSS, Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(PeakRSS())},
 		// Standalone pods evicted while their node was down: nothing
 		// replaces them.
-		result.Value{Name: "podsLost", Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(lostPods)},
+		result.Value{Name: measure.StormPodsLost, Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(lostPods)},
 		// Pods the node-lifecycle controller left not ready on nodes that
 		// KWOK (not a simulated kubelet) brought back, set Ready by
 		// stormbench acting as their kubelet (kwok#1464).
-		result.Value{Name: "staleReadinessFixed", Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(fixed)},
+		result.Value{Name: measure.StormStaleReadinessFixed, Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(fixed)},
 	)
 	m.Sort()
 	return m
@@ -484,11 +480,11 @@ func withValues(m result.Measurement, vs ...result.Value) result.Measurement {
 // storm, and the growth per restarted node.
 func rssValues(start, peak int64, restarts int) []result.Value {
 	out := []result.Value{
-		{Name: "stormbenchRSSStartBytes", Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(start)},
-		{Name: "stormbenchRSSPeakBytes", Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(peak)},
+		{Name: measure.StormRSSStart, Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(start)},
+		{Name: measure.StormRSSPeak, Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(peak)},
 	}
 	if restarts > 0 {
-		out = append(out, result.Value{Name: "stormbenchRSSGrowthPerRestartBytes", Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(peak-start) / float64(restarts)})
+		out = append(out, result.Value{Name: measure.StormRSSGrowthPerRestart, Window: result.WindowStorm, Unit: result.UnitBytes, Value: float64(peak-start) / float64(restarts)})
 	}
 	return out
 }

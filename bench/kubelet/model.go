@@ -111,21 +111,21 @@ type Counters struct {
 // Snapshot returns the counters as a map.
 func (c *Counters) Snapshot() map[string]int64 {
 	return map[string]int64{
-		"restarts":            c.Restarts.Load(),
-		"podStatusPatches":    c.PodStatusPatches.Load(),
-		"readyFlipsDown":      c.ReadyFlipsDown.Load(),
-		"readyFlipsUp":        c.ReadyFlipsUp.Load(),
-		"tokenRequests":       c.TokenRequests.Load(),
-		"objectWatches":       c.ObjectWatches.Load(),
-		"containerRestarts":   c.ContainerRestarts.Load(),
-		"memoryEmptyDirsLost": c.MemoryEmptyDirsLost.Load(),
-		"podsRejected":        c.PodsRejected.Load(),
-		"podsDeleted":         c.PodsDeleted.Load(),
-		"podsDrained":         c.PodsDrained.Load(),
-		"errors":              c.Errors.Load(),
-		"retries":             c.Retries.Load(),
-		"eventsDropped":       c.EventsDropped.Load(),
-		"statusSyncsDropped":  c.StatusSyncsDropped.Load(),
+		CounterRestarts:            c.Restarts.Load(),
+		CounterPodStatusPatches:    c.PodStatusPatches.Load(),
+		CounterReadyFlipsDown:      c.ReadyFlipsDown.Load(),
+		CounterReadyFlipsUp:        c.ReadyFlipsUp.Load(),
+		CounterTokenRequests:       c.TokenRequests.Load(),
+		CounterObjectWatches:       c.ObjectWatches.Load(),
+		CounterContainerRestarts:   c.ContainerRestarts.Load(),
+		CounterMemoryEmptyDirsLost: c.MemoryEmptyDirsLost.Load(),
+		CounterPodsRejected:        c.PodsRejected.Load(),
+		CounterPodsDeleted:         c.PodsDeleted.Load(),
+		CounterPodsDrained:         c.PodsDrained.Load(),
+		CounterErrors:              c.Errors.Load(),
+		CounterRetries:             c.Retries.Load(),
+		CounterEventsDropped:       c.EventsDropped.Load(),
+		CounterStatusSyncsDropped:  c.StatusSyncsDropped.Load(),
 	}
 }
 

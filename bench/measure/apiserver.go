@@ -84,7 +84,7 @@ func NewAPIServerMetrics(opts APIServerOptions) (*APIServerMetrics, error) {
 }
 
 // Name implements Measurement.
-func (m *APIServerMetrics) Name() string { return result.MeasurementAPIServer }
+func (m *APIServerMetrics) Name() string { return MeasurementAPIServer }
 
 // BaselineWait is the time to wait after Start for a full baseline window:
 // the baseline plus one interval, since the first scrape only sets the base.

@@ -94,12 +94,12 @@ func TestNewSetFromProfile(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{"none: client latency is always on", profiles.Measurements{}, []string{result.MeasurementClientLatency}, ""},
+		{"none: client latency is always on", profiles.Measurements{}, []string{MeasurementClientLatency}, ""},
 		{"all", profiles.Measurements{
 			APIServer:      &profiles.APIServerMeasurement{Interval: metav1.Duration{Duration: 2 * time.Second}},
 			EndpointSlices: &profiles.EndpointSliceMeasurement{Watchers: 3},
 			Recovery:       &profiles.RecoveryMeasurement{},
-		}, []string{result.MeasurementAPIServer, result.MeasurementClientLatency, result.MeasurementEndpointSlices, result.MeasurementRecovery}, ""},
+		}, []string{MeasurementAPIServer, MeasurementClientLatency, MeasurementEndpointSlices, MeasurementRecovery}, ""},
 		{"invalid options fail before the run", profiles.Measurements{
 			APIServer:      &profiles.APIServerMeasurement{Interval: metav1.Duration{Duration: -time.Second}},
 			EndpointSlices: &profiles.EndpointSliceMeasurement{Watchers: -1},

@@ -266,7 +266,7 @@ Examples:
 				return err
 			}
 		default:
-			if err := result.WriteSummary(env.stdout, res); err != nil {
+			if err := report.WriteSummary(env.stdout, res); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.stdout, "\nResult: %s%s\n", path, map[bool]string{true: "", false: " (incomplete)"}[res.Complete])
