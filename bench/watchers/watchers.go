@@ -183,9 +183,9 @@ type Population struct {
 	begun    bool
 	stopped  bool
 
-	startMu    sync.Mutex
-	stormStart time.Time
-	atStart    map[string]snapshot
+	startMu     sync.Mutex
+	stormStart  time.Time
+	atStart     map[string]snapshot
 	openAtStart map[string]int64
 }
 
