@@ -163,10 +163,12 @@ type Population struct {
 	// stats by component and resource, fixed at New.
 	stats map[string]*stats
 
-	// latest is each collection's latest resourceVersion the population has
-	// seen (from its start LIST and bookmarks): where reopened watches
-	// resume.
-	latest sync.Map // collection -> string
+	// latest is, per collection, the resourceVersion of the last event or
+	// bookmark any of the population's watches received (or of its start
+	// LIST): where reopened watches resume. Fixed keys, set at New; the
+	// values are atomic, so a write fanned out to every node costs each
+	// watch one store.
+	latest map[string]*atomic.Pointer[string]
 
 	clk  clock.Clock
 	base *rest.Config
@@ -194,7 +196,8 @@ var _ measure.Measurement = (*Population)(nil)
 // New returns the population opts describe. It holds nothing until Start,
 // and nothing at all when opts.Watches enables no component.
 func New(opts Options) *Population {
-	p := &Population{opts: opts, clk: clock.RealClock{}, stats: map[string]*stats{}, nodes: map[string]nodeWatches{}, watchers: map[string]int{}}
+	p := &Population{opts: opts, clk: clock.RealClock{}, stats: map[string]*stats{}, latest: map[string]*atomic.Pointer[string]{},
+		nodes: map[string]nodeWatches{}, watchers: map[string]int{}}
 	if w := opts.Watches; w != nil {
 		if w.Kubelet {
 			p.components = append(p.components, ComponentKubelet)
@@ -209,6 +212,9 @@ func New(opts Options) *Population {
 	for _, c := range p.components {
 		for _, sp := range specsOf(c, "") {
 			p.stats[statsKey(c, sp.resource)] = &stats{component: c, resource: sp.resource}
+			if p.latest[sp.collection()] == nil {
+				p.latest[sp.collection()] = &atomic.Pointer[string]{}
+			}
 		}
 	}
 	p.open = p.openWatches
@@ -403,7 +409,7 @@ func (p *Population) listResourceVersions(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("steady watches: reading the resourceVersion of %s: %w", sp.resource, err)
 			}
-			p.latest.Store(sp.collection(), rv)
+			p.latest[sp.collection()].Store(&rv)
 		}
 	}
 	return nil
@@ -528,8 +534,8 @@ func (p *Population) watch(ctx context.Context, c *http.Client, st *stats, sp sp
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	rv := ""
 	if !initial {
-		if v, ok := p.latest.Load(sp.collection()); ok {
-			rv = v.(string)
+		if v := p.latest[sp.collection()].Load(); v != nil {
+			rv = *v
 		}
 	}
 	backoff := backoffInitial
@@ -633,9 +639,6 @@ func (p *Population) count(fr frameReader, st *stats, sp spec) (last string, err
 		switch f.typ {
 		case eventBookmark:
 			st.bookmarks.Add(1)
-			if f.rv != "" {
-				p.latest.Store(sp.collection(), f.rv)
-			}
 		case eventError:
 			if f.expired {
 				return "", errExpired{fmt.Errorf("WATCH %s: resourceVersion %s expired", sp.resource, last)}
@@ -646,6 +649,7 @@ func (p *Population) count(fr frameReader, st *stats, sp spec) (last string, err
 		}
 		if f.rv != "" {
 			last = f.rv
+			p.latest[sp.collection()].Store(&f.rv)
 		}
 	}
 }

@@ -248,7 +248,8 @@ func TestWatchResumes(t *testing.T) {
 	p := New(Options{Watches: &profiles.SteadyWatches{Kubelet: true}, StormKind: profiles.StormKubelet, Accept: runtime.ContentTypeJSON})
 	p.clk = fc
 	p.url, _ = url.Parse(ts.URL)
-	p.latest.Store(kubeletSpecs("n1")[0].collection(), "10")
+	ten := "10"
+	p.latest[kubeletSpecs("n1")[0].collection()].Store(&ten)
 	sp := kubeletSpecs("n1")[0]
 	st := p.stats[statsKey(ComponentKubelet, sp.resource)]
 	ctx, cancel := context.WithCancel(context.Background())
@@ -304,8 +305,8 @@ func TestWatchResumes(t *testing.T) {
 	if want := int64(2*len(events) + len(expired)); st.bytes.Load() != want {
 		t.Errorf("bytes %d, want %d", st.bytes.Load(), want)
 	}
-	if v, _ := p.latest.Load(sp.collection()); v != "12" {
-		t.Errorf("the population's resourceVersion is %v, want the bookmark's 12", v)
+	if v := p.latest[sp.collection()].Load(); v == nil || *v != "13" {
+		t.Errorf("the population's resourceVersion is %v, want the last event's 13", v)
 	}
 }
 
