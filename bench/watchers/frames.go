@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -59,9 +60,9 @@ func newFrameReader(contentType string, r io.Reader) (frameReader, error) {
 	mt, _, _ := strings.Cut(contentType, ";")
 	switch strings.TrimSpace(mt) {
 	case "application/vnd.kubernetes.protobuf":
-		return &protobufFrames{r: bufio.NewReaderSize(r, 32<<10)}, nil
+		return &protobufFrames{r: r}, nil
 	case "application/json", "":
-		return &jsonFrames{r: bufio.NewReaderSize(r, 32<<10)}, nil
+		return &jsonFrames{r: bufio.NewReaderSize(r, 4<<10)}, nil
 	default:
 		return nil, fmt.Errorf("watch stream of content type %q: want protobuf or JSON", contentType)
 	}
@@ -72,9 +73,28 @@ func newFrameReader(contentType string, r io.Reader) (frameReader, error) {
 // one: no "k8s\x00" envelope), whose object is an embedded runtime.Unknown
 // with the envelope. Only the event's type, the object's ObjectMeta
 // resourceVersion and a Status's reason are read; the rest is skipped.
+//
+// A population holds tens of thousands of streams, idle most of the time:
+// the protobuf reader buffers nothing of its own (the HTTP body is
+// buffered already), and frames are read into buffers shared through
+// framePool, not held per stream.
 type protobufFrames struct {
-	r   *bufio.Reader
-	buf []byte
+	r io.Reader
+}
+
+// framePool holds frame buffers (*[]byte) between frames.
+var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// maxPooled keeps the buffers of rare large frames out of the pool.
+const maxPooled = 1 << 20
+
+func getBuf() *[]byte { return framePool.Get().(*[]byte) }
+
+func putBuf(b *[]byte) {
+	if cap(*b) <= maxPooled {
+		*b = (*b)[:0]
+		framePool.Put(b)
+	}
 }
 
 func (p *protobufFrames) next() (frame, error) {
@@ -89,14 +109,17 @@ func (p *protobufFrames) next() (frame, error) {
 	if n > maxFrame {
 		return frame{}, fmt.Errorf("watch frame of %d bytes, more than %d", n, maxFrame)
 	}
-	if cap(p.buf) < n {
-		p.buf = make([]byte, n)
+	bp := getBuf()
+	defer putBuf(bp)
+	if cap(*bp) < n {
+		*bp = make([]byte, n)
 	}
-	p.buf = p.buf[:n]
-	if _, err := io.ReadFull(p.r, p.buf); err != nil {
+	buf := (*bp)[:n]
+	*bp = buf
+	if _, err := io.ReadFull(p.r, buf); err != nil {
 		return frame{}, fmt.Errorf("reading a watch frame of %d bytes: %w", n, noEOF(err))
 	}
-	f, err := parseProtobufEvent(p.buf)
+	f, err := parseProtobufEvent(buf)
 	f.size = len(hdr) + n
 	return f, err
 }
@@ -198,23 +221,24 @@ func unwrap(b []byte) ([]byte, bool) {
 // serializes metadata first and resourceVersion before managedFields) and a
 // Status's reason are looked up, by scanning the bytes.
 type jsonFrames struct {
-	r   *bufio.Reader
-	buf []byte
+	r *bufio.Reader
 }
 
 func (j *jsonFrames) next() (frame, error) {
-	j.buf = j.buf[:0]
+	bp := getBuf()
+	defer putBuf(bp)
 	for {
 		line, err := j.r.ReadSlice('\n')
-		j.buf = append(j.buf, line...)
-		if len(j.buf) > maxFrame {
+		*bp = append(*bp, line...)
+		buf := *bp
+		if len(buf) > maxFrame {
 			return frame{}, fmt.Errorf("watch frame of more than %d bytes", maxFrame)
 		}
 		if err == bufio.ErrBufferFull {
 			continue
 		}
 		if err != nil {
-			if len(bytes.TrimSpace(j.buf)) == 0 && errors.Is(err, io.EOF) {
+			if len(bytes.TrimSpace(buf)) == 0 && errors.Is(err, io.EOF) {
 				return frame{}, io.EOF
 			}
 			if !errors.Is(err, io.EOF) {
@@ -222,14 +246,14 @@ func (j *jsonFrames) next() (frame, error) {
 			}
 			// A last event without its newline still counts.
 		}
-		if len(bytes.TrimSpace(j.buf)) == 0 {
+		if len(bytes.TrimSpace(buf)) == 0 {
 			if err != nil {
 				return frame{}, io.EOF
 			}
 			continue
 		}
-		f, perr := parseJSONEvent(j.buf)
-		f.size = len(j.buf)
+		f, perr := parseJSONEvent(buf)
+		f.size = len(buf)
 		return f, perr
 	}
 }
