@@ -24,6 +24,7 @@ import (
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/storm"
+	"github.com/stormbench/stormbench/bench/watchers"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -241,7 +242,8 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 		watches = "closed after sync"
 	}
 	o.Logf("Variant %s (repetition %d): %s storm of %d nodes in %d wave(s), gates %v, watches %s", v.Name, rep, st.Kind, len(restarts), waves, gates, watches)
-	set, err := measure.NewSet(p.Measurements)
+	steady := watchers.New(watchers.Options{Watches: p.Fleet.SteadyWatches, StormKind: st.Kind, Base: o.Target.Config, Skip: f.Plan().IsReal, ShardIndex: o.ShardIndex, ShardCount: o.ShardCount})
+	set, err := measure.NewSetFrom(steady.With(measure.Constructors()), p.Measurements)
 	if err != nil {
 		return vr, err
 	}
@@ -293,7 +295,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 		Kind: st.Kind, Gates: gates, InitDuration: st.InitDuration.Duration,
 		CloseWatchesAfterSync: closeWatches, NodeChanges: st.NodeChanges,
 		Planned: st.Planned, RuntimeMode: st.RuntimeMode, Seed: p.Seed, Clock: o.Clock, Events: events,
-		RecoveryTimeout: st.RecoveryTimeout.Duration,
+		RecoveryTimeout: st.RecoveryTimeout.Duration, Lifecycle: steady.Lifecycle(),
 	})
 	if err != nil {
 		return vr, err

@@ -68,6 +68,8 @@ type Config struct {
 	Events *storm.EventLog
 	// RecoveryTimeout bounds the wait for a node's pods to be Ready again.
 	RecoveryTimeout time.Duration
+	// Lifecycle is told when a node goes down and when it is back; optional.
+	Lifecycle NodeLifecycle
 }
 
 // Counters are what the simulated kubelets did, summed over nodes.
@@ -228,6 +230,8 @@ func (s *Simulator) Restart(ctx context.Context, r storm.Restart) (err error) {
 		defer cancel()
 		if herr := s.setKubeletLabel(bctx, r.Node, cluster.KubeletUp); herr != nil && err == nil {
 			err = herr
+		} else if herr == nil {
+			s.cfg.Lifecycle.up(r.Node)
 		}
 	}()
 	s.Counters.Restarts.Add(1)
@@ -308,6 +312,7 @@ func (s *Simulator) down(ctx context.Context, r storm.Restart, node *corev1.Node
 		return err
 	}
 	s.event(storm.EventDown, r.Node, r.Wave, s.cfg.Kind)
+	s.cfg.Lifecycle.down(r.Node)
 	if err := s.applyNodeChanges(ctx, node); err != nil {
 		return err
 	}
@@ -457,6 +462,7 @@ func (s *Simulator) handBack(ctx context.Context, sess *session, stopLease func(
 		return err
 	}
 	s.handedBack.Store(node, true)
+	s.cfg.Lifecycle.up(node)
 	return nil
 }
 
