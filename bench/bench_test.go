@@ -118,21 +118,21 @@ func benchStorm(b *testing.B, kind string, legacy bool) {
 		}
 		v := &res.Variants[0]
 		restarts += float64(v.Restarts)
-		api := v.Measurement(result.MeasurementAPIServer)
-		if x, ok := api.Value("requests", result.WindowStorm); ok {
+		api := v.Measurement(measure.MeasurementAPIServer)
+		if x, ok := api.Value(measure.APIRequests, result.WindowStorm); ok {
 			requests += x
 		}
-		if x, ok := api.Value("cpu_seconds", result.WindowStorm, "component", "kube-apiserver"); ok {
+		if x, ok := api.Value(measure.APICPUSeconds, result.WindowStorm, result.LabelComponent, "kube-apiserver"); ok {
 			cpuMS += x * 1000
 		}
-		es := v.Measurement(result.MeasurementEndpointSlices)
-		if x, ok := es.Value("slice_writes", result.WindowStorm); ok {
+		es := v.Measurement(measure.MeasurementEndpointSlices)
+		if x, ok := es.Value(measure.SliceWrites, result.WindowStorm); ok {
 			writes += x
 		}
-		if x, ok := es.Value("ready_flips", result.WindowStorm, "direction", "ready_to_not_ready"); ok {
+		if x, ok := es.Value(measure.SliceReadyFlips, result.WindowStorm, result.LabelDirection, measure.DirectionReadyToNot); ok {
 			flips += x
 		}
-		if h := v.Measurement(result.MeasurementRecovery).Histogram("node_ready", result.WindowStorm); h != nil {
+		if h := v.Measurement(measure.MeasurementRecovery).Histogram(measure.RecoveryNode, result.WindowStorm); h != nil {
 			recovery = append(recovery, h.Summary.P99)
 		}
 	}
@@ -219,7 +219,7 @@ fleet: {nodes: 3, podsPerNode: 10}
 			}
 			var reqs float64
 			for _, v := range m.Values {
-				if v.Name == "requests" && v.Labels[result.LabelSource] == measure.SourceKubelet {
+				if v.Name == measure.ClientRequests && v.Labels[result.LabelSource] == measure.SourceKubelet {
 					reqs += v.Value
 				}
 			}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
+	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/report"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -50,7 +52,7 @@ func TestAPFCascade(t *testing.T) {
 	if got := res.Run.Cluster.Settings.APF; got != "realistic" {
 		t.Errorf("result records APF %q, want realistic", got)
 	}
-	rec := v.Measurement(result.MeasurementRecovery)
+	rec := v.Measurement(measure.MeasurementRecovery)
 	get := func(name string, labels ...string) float64 {
 		x, ok := rec.Value(name, result.WindowStorm, labels...)
 		if !ok {
@@ -59,23 +61,23 @@ func TestAPFCascade(t *testing.T) {
 		return x
 	}
 	// The healthy nodes are the 15 the storm did not restart.
-	if n := get(result.HealthyLeaseNodes); n != 15 {
+	if n := get(measure.HealthyLeaseNodes); n != 15 {
 		t.Errorf("%v healthy nodes' leases watched, want 15", n)
 	}
 	// KWOK kept renewing them through the storm window.
-	if n := get(result.HealthyLeaseRenewals); n < 15 {
+	if n := get(measure.HealthyLeaseRenewals); n < 15 {
 		t.Errorf("%v renewals of the healthy nodes' leases in the storm window, want at least one each", n)
 	}
-	late, lateNodes := get(result.HealthyLeaseLate), get(result.HealthyLeaseLateNodes)
-	if lateNodes > 15 || lateNodes > late || (late > 0) != (get(result.HealthyLeaseMaxGap) > 15) {
-		t.Errorf("inconsistent lease figures: %v late renewals on %v nodes, longest gap %vs", late, lateNodes, get(result.HealthyLeaseMaxGap))
+	late, lateNodes := get(measure.HealthyLeaseLate), get(measure.HealthyLeaseLateNodes)
+	if lateNodes > 15 || lateNodes > late || (late > 0) != (get(measure.HealthyLeaseMaxGap) > 15) {
+		t.Errorf("inconsistent lease figures: %v late renewals on %v nodes, longest gap %vs", late, lateNodes, get(measure.HealthyLeaseMaxGap))
 	}
-	t.Logf("healthy nodes: %v late renewals on %v nodes, %v expired, longest gap %.1fs", late, lateNodes, get(result.HealthyLeaseExpired), get(result.HealthyLeaseMaxGap))
+	t.Logf("healthy nodes: %v late renewals on %v nodes, %v expired, longest gap %.1fs", late, lateNodes, get(measure.HealthyLeaseExpired), get(measure.HealthyLeaseMaxGap))
 	// APF queued: with 6 seats the storm's requests waited somewhere.
-	api := v.Measurement(result.MeasurementAPIServer)
+	api := v.Measurement(measure.MeasurementAPIServer)
 	queued := 0
 	for _, h := range api.Histograms {
-		if h.Name == result.APIFlowWait && h.Window == result.WindowStorm && h.Summary.Count > 0 {
+		if h.Name == measure.APIFlowWait && h.Window == result.WindowStorm && h.Summary.Count > 0 {
 			queued++
 			t.Logf("APF wait %s/%s: %d requests, p99 %.3fs", h.Labels[result.LabelPriorityLevel], h.Labels[result.LabelFlowSchema], h.Summary.Count, h.Summary.P99)
 		}
@@ -84,7 +86,7 @@ func TestAPFCascade(t *testing.T) {
 		t.Error("no flow schema reports an APF queue wait in the storm: the limits did not make APF queue")
 	}
 	var b strings.Builder
-	if err := result.WriteSummary(&b, res); err != nil {
+	if err := report.WriteSummary(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("\n%s", b.String())

@@ -15,6 +15,8 @@ import (
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
+	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -99,10 +101,10 @@ measurements:
 	if v.Restarts != 10 {
 		t.Errorf("%d restarts, want 10", v.Restarts)
 	}
-	if got, _ := v.Measurement(result.MeasurementAPIServer).Value("scrape_failures", "", "component", "kube-apiserver"); got == 0 {
+	if got, _ := v.Measurement(measure.MeasurementAPIServer).Value(measure.APIScrapeFailures, "", result.LabelComponent, "kube-apiserver"); got == 0 {
 		t.Error("no failed API server scrape recorded for the gap")
 	}
-	if got, _ := v.Measurement(result.MeasurementStorm).Value("retries", result.WindowStorm); got == 0 {
+	if got, _ := v.Measurement(measure.MeasurementStorm).Value(kubelet.CounterRetries, result.WindowStorm); got == 0 {
 		t.Log("no kubelet request needed a retry (the API server was away between requests)")
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -243,39 +245,39 @@ func TestKubeletRestartGateAB(t *testing.T) {
 			lists = 6
 		}
 		for _, res := range []string{"pods", "services", "nodes", "csidrivers", "runtimeclasses"} {
-			if got := value(t, v, result.MeasurementClientLatency, "requests", "", "resource", res, "source", "kubelet", "subresource", "", "verb", "WATCH"); got != 6 {
+			if got := value(t, v, measure.MeasurementClientLatency, measure.ClientRequests, "", result.LabelResource, res, result.LabelSource, measure.SourceKubelet, result.LabelSubresource, "", result.LabelVerb, "WATCH"); got != 6 {
 				t.Errorf("%s: %v kubelet WATCH %s, want 6 (one per restarted node)", v.Variant, got, res)
 			}
-			got, _ := v.Measurement(result.MeasurementClientLatency).Value("requests", "", "resource", res, "source", "kubelet", "subresource", "", "verb", "LIST")
+			got, _ := v.Measurement(measure.MeasurementClientLatency).Value(measure.ClientRequests, "", result.LabelResource, res, result.LabelSource, measure.SourceKubelet, result.LabelSubresource, "", result.LabelVerb, "LIST")
 			if got != lists {
 				t.Errorf("%s: %v kubelet LIST %s, want %v", v.Variant, got, res, lists)
 			}
 		}
-		if got := value(t, v, result.MeasurementClientLatency, "requests", "", "resource", "nodes", "source", "kubelet", "subresource", "", "verb", "POST"); got != 6 {
+		if got := value(t, v, measure.MeasurementClientLatency, measure.ClientRequests, "", result.LabelResource, "nodes", result.LabelSource, measure.SourceKubelet, result.LabelSubresource, "", result.LabelVerb, "POST"); got != 6 {
 			t.Errorf("%s: %v node registrations, want 6", v.Variant, got)
 		}
 		// Server-side deltas agree with the client side: TokenRequests and
 		// pod GETs are sent only by simulated kubelets.
 		for _, k := range [][2]string{{"serviceaccounts", "token"}} {
-			client := value(t, v, result.MeasurementClientLatency, "requests", "", "resource", k[0], "source", "kubelet", "subresource", k[1], "verb", "POST")
-			server := value(t, v, result.MeasurementAPIServer, "requests", result.WindowStorm, "resource", k[0], "subresource", k[1], "verb", "POST")
+			client := value(t, v, measure.MeasurementClientLatency, measure.ClientRequests, "", result.LabelResource, k[0], result.LabelSource, measure.SourceKubelet, result.LabelSubresource, k[1], result.LabelVerb, "POST")
+			server := value(t, v, measure.MeasurementAPIServer, measure.APIRequests, result.WindowStorm, result.LabelResource, k[0], result.LabelSubresource, k[1], result.LabelVerb, "POST")
 			if client == 0 || client != server {
 				t.Errorf("%s: %s/%s client %v server %v", v.Variant, k[0], k[1], client, server)
 			}
 		}
 		// The replayed requests reach the API server as nodes: APF puts them
 		// in system-node-high (leases, node status) and system-nodes.
-		if value(t, v, result.MeasurementAPIServer, "apf_dispatched_requests", result.WindowStorm, "flow_schema", "system-nodes", "priority_level", "system") == 0 {
+		if value(t, v, measure.MeasurementAPIServer, measure.APIFlowDispatched, result.WindowStorm, result.LabelFlowSchema, "system-nodes", result.LabelPriorityLevel, "system") == 0 {
 			t.Errorf("%s: no requests classified as system-nodes", v.Variant)
 		}
 	}
-	if got := value(t, legacy, result.MeasurementStorm, "readyFlipsDown", result.WindowStorm); got == 0 {
+	if got := value(t, legacy, measure.MeasurementStorm, kubelet.CounterReadyFlipsDown, result.WindowStorm); got == 0 {
 		t.Error("legacy: no pod went not ready")
 	}
-	if got := value(t, preserve, result.MeasurementStorm, "readyFlipsDown", result.WindowStorm); got != 0 {
+	if got := value(t, preserve, measure.MeasurementStorm, kubelet.CounterReadyFlipsDown, result.WindowStorm); got != 0 {
 		t.Errorf("preserve: %v pods went not ready, want 0", got)
 	}
-	if got := value(t, preserve, result.MeasurementStorm, "podStatusPatches", result.WindowStorm); got != 0 {
+	if got := value(t, preserve, measure.MeasurementStorm, kubelet.CounterPodStatusPatches, result.WindowStorm); got != 0 {
 		t.Errorf("preserve: %v pod status patches, want 0", got)
 	}
 	// Realistic APF (the default): the components have identities of
@@ -285,7 +287,7 @@ func TestKubeletRestartGateAB(t *testing.T) {
 	// and KWOK renews leases throughout (stormbench-kwok-heartbeats:
 	// node-high).
 	apf := func(schema, level string) float64 {
-		return value(t, legacy, result.MeasurementAPIServer, "apf_dispatched_requests", result.WindowStorm, "flow_schema", schema, "priority_level", level)
+		return value(t, legacy, measure.MeasurementAPIServer, measure.APIFlowDispatched, result.WindowStorm, result.LabelFlowSchema, schema, result.LabelPriorityLevel, level)
 	}
 	for _, fl := range [][2]string{
 		{"kube-system-service-accounts", "workload-high"},
@@ -304,8 +306,8 @@ func TestKubeletRestartGateAB(t *testing.T) {
 	if ex, all := apf("exempt", "exempt"), apf("kube-system-service-accounts", "workload-high"); ex >= all {
 		t.Errorf("legacy: %v exempt requests against %v from the controllers: components still run as system:masters?", ex, all)
 	}
-	lw := value(t, legacy, result.MeasurementEndpointSlices, "slice_writes", result.WindowStorm)
-	pw := value(t, preserve, result.MeasurementEndpointSlices, "slice_writes", result.WindowStorm)
+	lw := value(t, legacy, measure.MeasurementEndpointSlices, measure.SliceWrites, result.WindowStorm)
+	pw := value(t, preserve, measure.MeasurementEndpointSlices, measure.SliceWrites, result.WindowStorm)
 	if lw == 0 || pw != 0 {
 		t.Errorf("slice writes legacy %v preserve %v, want >0 and 0", lw, pw)
 	}

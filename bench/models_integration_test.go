@@ -13,6 +13,8 @@ import (
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -64,14 +66,14 @@ func TestKubeletRestartLongDowntime(t *testing.T) {
 	c := clustertest.Start(t, p)
 	res := runProfile(t, c, p, "long-downtime")
 	v := &res.Variants[0]
-	flips := value(t, v, result.MeasurementEndpointSlices, "ready_flips", result.WindowStorm, "direction", "ready_to_not_ready")
+	flips := value(t, v, measure.MeasurementEndpointSlices, measure.SliceReadyFlips, result.WindowStorm, result.LabelDirection, measure.DirectionReadyToNot)
 	if flips == 0 {
 		t.Error("no endpoint went not ready although the downtime outlasted the grace period")
 	}
-	if got := value(t, v, result.MeasurementStorm, "readyFlipsUp", result.WindowStorm); got == 0 {
+	if got := value(t, v, measure.MeasurementStorm, kubelet.CounterReadyFlipsUp, result.WindowStorm); got == 0 {
 		t.Error("the simulated prober restored no pod")
 	}
-	if got := value(t, v, result.MeasurementStorm, "readyFlipsDown", result.WindowStorm); got != 0 {
+	if got := value(t, v, measure.MeasurementStorm, kubelet.CounterReadyFlipsDown, result.WindowStorm); got != 0 {
 		t.Errorf("the kubelet itself flipped %v pods with preservation on", got)
 	}
 }
@@ -87,8 +89,8 @@ func TestRuntimeRestart(t *testing.T) {
 	p := mustProfile(t, fmt.Sprintf(stormProfile, "runtime", "runtime", "10s", ""))
 	res, pods := runKeep(t, c, p, "runtime")
 	v := &res.Variants[0]
-	for _, counter := range []string{"readyFlipsDown", "readyFlipsUp", "containerRestarts", "podStatusPatches"} {
-		if got := value(t, v, result.MeasurementStorm, counter, result.WindowStorm); got != 0 {
+	for _, counter := range []string{kubelet.CounterReadyFlipsDown, kubelet.CounterReadyFlipsUp, kubelet.CounterContainerRestarts, kubelet.CounterPodStatusPatches} {
+		if got := value(t, v, measure.MeasurementStorm, counter, result.WindowStorm); got != 0 {
 			t.Errorf("%s = %v during a refused-socket outage, want 0", counter, got)
 		}
 	}
@@ -119,7 +121,7 @@ func TestRuntimeRestart(t *testing.T) {
 	if len(evs.Items) == 0 || repeated == 0 {
 		t.Errorf("%d probe-errored events, %d of them repeated (count > 1): want both > 0", len(evs.Items), repeated)
 	}
-	if flips := value(t, v, result.MeasurementEndpointSlices, "ready_flips", result.WindowStorm, "direction", "ready_to_not_ready"); flips != 0 {
+	if flips := value(t, v, measure.MeasurementEndpointSlices, measure.SliceReadyFlips, result.WindowStorm, result.LabelDirection, measure.DirectionReadyToNot); flips != 0 {
 		t.Errorf("%v endpoints went not ready", flips)
 	}
 }
@@ -157,12 +159,12 @@ func TestReboot(t *testing.T) {
 			name     string
 			positive bool
 		}{
-			{"containerRestarts", true},
+			{kubelet.CounterContainerRestarts, true},
 			{"memoryEmptyDirsLost", true},
 			{"podsDeleted", false},
-			{"podsLost", false},
+			{measure.StormPodsLost, false},
 		} {
-			got := value(t, v, result.MeasurementStorm, tc.name, result.WindowStorm)
+			got := value(t, v, measure.MeasurementStorm, tc.name, result.WindowStorm)
 			if (got > 0) != tc.positive {
 				t.Errorf("%s = %v, want positive: %v", tc.name, got, tc.positive)
 			}
@@ -171,8 +173,8 @@ func TestReboot(t *testing.T) {
 	t.Run("evicted", func(t *testing.T) {
 		res, pods := runKeep(t, c, evicted, "reboot-evicted")
 		v := &res.Variants[0]
-		for _, name := range []string{"podsLost", "podsDeleted"} {
-			if got := value(t, v, result.MeasurementStorm, name, result.WindowStorm); got == 0 {
+		for _, name := range []string{measure.StormPodsLost, kubelet.CounterPodsDeleted} {
+			if got := value(t, v, measure.MeasurementStorm, name, result.WindowStorm); got == 0 {
 				t.Errorf("%s = 0, want > 0", name)
 			}
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/storm"
+	"github.com/stormbench/stormbench/bench/watchers"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -254,13 +255,14 @@ func stormSteps(o Options) []stormStep {
 // gathers.
 func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s stormStep, rep int) (result.VariantRun, error) {
 	vr := newVariantRun(o, s, rep)
-	set, err := measure.NewSet(o.Profile.Measurements)
+	steady := watchers.New(watchers.Options{Watches: o.Profile.Fleet.SteadyWatches, StormKind: s.storm.Kind, Base: o.Target.Config, Skip: f.Plan().IsReal, ShardIndex: o.ShardIndex, ShardCount: o.ShardCount})
+	set, err := measure.NewSetFrom(steady.With(measure.Constructors()), o.Profile.Measurements)
 	if err != nil {
 		return vr, err
 	}
 	defer set.Dispose()
 	events := &storm.EventLog{}
-	sim, err := newSimulator(o, s, vr.FeatureGates, set.ClientLatency(), events)
+	sim, err := newSimulator(o, s, vr.FeatureGates, set.ClientLatency(), steady.Lifecycle(), events)
 	if err != nil {
 		return vr, err
 	}
@@ -321,8 +323,9 @@ func newVariantRun(o Options, s stormStep, rep int) result.VariantRun {
 
 // newSimulator builds the simulated kubelets of a step. Their requests, and
 // the harness's, are timed by the client-latency measurement cl when the
-// set has it.
-func newSimulator(o Options, s stormStep, gates map[string]bool, cl *measure.ClientLatency, events *storm.EventLog) (*kubelet.Simulator, error) {
+// set has it; lifecycle (the steady watches) is told when a node goes down
+// and when it is back.
+func newSimulator(o Options, s stormStep, gates map[string]bool, cl *measure.ClientLatency, lifecycle kubelet.NodeLifecycle, events *storm.EventLog) (*kubelet.Simulator, error) {
 	var wrapKubelet func(http.RoundTripper) http.RoundTripper
 	harnessCfg := rest.CopyConfig(o.Target.Config)
 	if cl != nil {
@@ -339,7 +342,7 @@ func newSimulator(o Options, s stormStep, gates map[string]bool, cl *measure.Cli
 		Kind: st.Kind, Gates: gates, InitDuration: st.InitDuration.Duration,
 		CloseWatchesAfterSync: profiles.EffectiveCloseWatches(st, &s.variant), NodeChanges: st.NodeChanges,
 		Planned: st.Planned, RuntimeMode: st.RuntimeMode, Seed: o.Profile.Seed, Clock: o.Clock, Events: events,
-		RecoveryTimeout: st.RecoveryTimeout.Duration,
+		RecoveryTimeout: st.RecoveryTimeout.Duration, Lifecycle: lifecycle,
 	})
 }
 

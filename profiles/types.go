@@ -133,6 +133,36 @@ type Fleet struct {
 	// built from stormbench-pause, so that a runtime restart keeps the
 	// containers (shims) and a reboot kills them.
 	RealKubeletBackend string `json:"realKubeletBackend,omitempty"`
+	// SteadyWatches, when set, holds the watches that every KWOK node's
+	// kubelet and kube-proxy would hold for their whole lifetime, for the
+	// whole storm: the watch population that fans out every Service and
+	// EndpointSlice write in the API server. Unset (the default), KWOK
+	// nodes hold no watch of their own and only a restarting simulated
+	// kubelet watches, while it syncs. The watches are read without
+	// decoding (bench/watchers). A node's kubelet watches close while its
+	// kubelet is down (kubelet restart, reboot) and reopen when the node is
+	// handed back to KWOK; its kube-proxy watches close only while the node
+	// is down (reboot) and resync when it is back. Real kubelets
+	// (realKubelets) hold their own kubelet watches and no kube-proxy ones:
+	// they are left out.
+	SteadyWatches *SteadyWatches `json:"steadyWatches,omitempty"`
+}
+
+// SteadyWatches chooses the components whose watches every KWOK node holds
+// (fleet.steadyWatches). At least one must be set.
+type SteadyWatches struct {
+	// Kubelet holds each node's kubelet watches, as system:node:<name>: its
+	// pods (spec.nodeName), its Node (metadata.name), Services
+	// (spec.clusterIP!=None), CSIDrivers and RuntimeClasses, the informers
+	// of kubelet.go NewMainKubelet and config/apiserver.go
+	// NewSourceApiserver. Its Secret and ConfigMap watches are not held.
+	Kubelet bool `json:"kubelet,omitempty"`
+	// KubeProxy holds each node's kube-proxy watches, as system:kube-proxy:
+	// EndpointSlices (!service.kubernetes.io/headless), Services
+	// (!service.kubernetes.io/service-proxy-name, spec.clusterIP!=None),
+	// ServiceCIDRs and its Node, the informers of cmd/kube-proxy/app
+	// server.go and pkg/proxy/node.go.
+	KubeProxy bool `json:"kubeProxy,omitempty"`
 }
 
 // The values of Fleet.RealKubeletBackend.

@@ -207,6 +207,24 @@ func validateRealKubelets(f *Fleet, fp *field.Path) field.ErrorList {
 	return nil
 }
 
+// validateSteadyWatches checks fleet.steadyWatches: at least one component,
+// and at least one KWOK node to hold the watches for.
+func validateSteadyWatches(f *Fleet, fp *field.Path) field.ErrorList {
+	sw := f.SteadyWatches
+	if sw == nil {
+		return nil
+	}
+	sp := fp.Child("steadyWatches")
+	var errs field.ErrorList
+	if !sw.Kubelet && !sw.KubeProxy {
+		errs = append(errs, field.Required(sp, "set kubelet, kubeProxy or both, or leave steadyWatches out"))
+	}
+	if f.Nodes > 0 && f.RealKubelets >= f.Nodes {
+		errs = append(errs, field.Invalid(sp, "set", "every node is a real kubelet (fleet.realKubelets), and real kubelets hold their own watches: no KWOK node is left to hold steady watches for"))
+	}
+	return errs
+}
+
 func validateFleet(f *Fleet, fp *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if f.Nodes <= 0 || f.Nodes > maxNodes {
@@ -237,6 +255,7 @@ func validateFleet(f *Fleet, fp *field.Path) field.ErrorList {
 		}
 	}
 	errs = append(errs, validateRealKubelets(f, fp)...)
+	errs = append(errs, validateSteadyWatches(f, fp)...)
 	for _, q := range []struct{ name, val string }{{"nodeCPU", f.NodeCPU}, {"nodeMemory", f.NodeMemory}} {
 		if _, err := resource.ParseQuantity(q.val); err != nil {
 			errs = append(errs, field.Invalid(fp.Child(q.name), q.val, err.Error()))

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -630,6 +631,37 @@ func (e *Embedded) Start(ctx context.Context) error {
 		return fmt.Errorf("starting embedded cluster %q: %w%s", e.opts.Name, err, e.failureHint(out))
 	}
 	return nil
+}
+
+// Dead returns the components whose process is not running, by name.
+func (e *Embedded) Dead() []string {
+	var dead []string
+	for name, pid := range e.PIDs() {
+		if !ProcessAlive(pid) {
+			dead = append(dead, name)
+		}
+	}
+	sort.Strings(dead)
+	return dead
+}
+
+// EnsureRunning starts again the components that exited (kwokctl start
+// cluster starts only what is not running) and returns their names. After
+// a snapshot restore, kube-controller-manager can exit on its own: it
+// waits only 10 s for the API server's /healthz at start, and an API
+// server filling its watch cache from a large restored etcd takes longer.
+func (e *Embedded) EnsureRunning(ctx context.Context) ([]string, error) {
+	dead := e.Dead()
+	if len(dead) == 0 {
+		return nil, nil
+	}
+	if err := e.Start(ctx); err != nil {
+		return dead, err
+	}
+	if still := e.Dead(); len(still) > 0 {
+		return dead, fmt.Errorf("components still not running after a restart: %s (logs under %s)", strings.Join(still, ", "), filepath.Join(e.Dir(), "logs"))
+	}
+	return dead, nil
 }
 
 // KillRealNodes kills every real-node process (hollow-kubelet, fake-cri)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -44,12 +45,12 @@ func synthetic(t *testing.T, id string, variants map[string][]float64, order ...
 				Variant: name, Repetition: rep, Start: start, StormStart: start.Add(time.Minute), End: start.Add(2 * time.Minute),
 				Restarts: 10, Complete: true,
 				Measurements: []result.Measurement{
-					{Name: result.MeasurementAPIServer, Values: []result.Value{
-						{Name: result.APIRequests, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 1000 + x},
+					{Name: measure.MeasurementAPIServer, Values: []result.Value{
+						{Name: measure.APIRequests, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 1000 + x},
 					}},
-					{Name: result.MeasurementEndpointSlices, Values: []result.Value{
-						{Name: result.SliceWrites, Window: result.WindowStorm, Unit: result.UnitCount, Value: x},
-						{Name: result.SliceOutageSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 0},
+					{Name: measure.MeasurementEndpointSlices, Values: []result.Value{
+						{Name: measure.SliceWrites, Window: result.WindowStorm, Unit: result.UnitCount, Value: x},
+						{Name: measure.SliceOutageSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 0},
 					}},
 				},
 			})

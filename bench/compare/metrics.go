@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -35,38 +37,38 @@ const (
 
 // KeyMetrics returns the fixed list of figures that compare, gate and the
 // report show, in display order. The definitions of the underlying figures
-// are in bench/result/names.go.
+// are constants of the measurements that emit them (bench/measure/*_figures.go).
 func KeyMetrics() []Metric {
 	return []Metric{
-		{"apiserver.requests", "API requests (storm)", result.UnitRequests, apiValue(result.APIRequests)},
-		{MetricRequestRatePeak, "API peak request rate", result.UnitRequestsPerSecond, apiValue(result.APIRequestRatePeak)},
-		{"apiserver.excess_requests_per_restart", "API excess requests per restart", result.UnitRequests, apiValue(result.APIExcessPerRestart)},
-		{"apiserver.burst_seconds", "API burst seconds", result.UnitSeconds, apiValue(result.APIBurstSeconds)},
-		{MetricThrottled, "API 429 responses", result.UnitRequests, apiValue(result.APIThrottled)},
-		{"apiserver.apf_rejected_requests", "APF rejected requests", result.UnitRequests, sumValues(result.MeasurementAPIServer, result.APIFlowRejected)},
-		{"apiserver.apf_inqueue_requests_max", "APF queued requests peak", result.UnitCount, maxValues(result.MeasurementAPIServer, result.APIFlowInqueueMax)},
-		{"apiserver.inflight_mutating_max", "API in-flight mutating peak", result.UnitCount, apiValue(result.APIInflightMax, result.LabelRequestKind, "mutating")},
-		{MetricMutatingP99, "API p99 mutating (storm)", result.UnitSeconds, requestP99(result.ClassMutating)},
-		{MetricListP99, "API p99 LIST (storm)", result.UnitSeconds, requestP99(result.ClassList)},
-		{"apiserver.apiserver_cpu_seconds", "kube-apiserver CPU seconds", result.UnitSeconds, apiValue(result.APICPUSeconds, result.LabelComponent, "kube-apiserver")},
-		{"apiserver.etcd_cpu_seconds", "etcd CPU seconds", result.UnitSeconds, apiValue(result.APICPUSeconds, result.LabelComponent, "etcd")},
-		{"apiserver.kcm_cpu_seconds", "kube-controller-manager CPU seconds", result.UnitSeconds, apiValue(result.APICPUSeconds, result.LabelComponent, "kube-controller-manager")},
-		{"endpointSlices.slice_writes", "EndpointSlice writes", result.UnitCount, sliceValue(result.SliceWrites)},
-		{"endpointSlices.fanout_events_estimate", "EndpointSlice watch fan-out events (est.)", result.UnitEvents, sliceValue(result.SliceFanOutEvents)},
-		{"endpointSlices.ready_flips", "Endpoint ready→not-ready flips", result.UnitCount, sliceValue(result.SliceReadyFlips, result.LabelDirection, result.DirectionReadyToNot)},
-		{"endpointSlices.not_ready_endpoints_peak", "Not-ready endpoints peak", result.UnitCount, sliceValue(result.SliceNotReadyPeak)},
-		{"endpointSlices.not_ready_endpoint_seconds", "Not-ready endpoint-seconds", result.UnitEndpointSeconds, sliceValue(result.SliceNotReadySeconds)},
-		{MetricOutageSeconds, "Service outage seconds", result.UnitSeconds, sliceValue(result.SliceOutageSeconds)},
-		{"recovery.node_ready_p50", "Node recovery p50", result.UnitSeconds, recoveryQuantile(result.RecoveryNode, 50)},
-		{MetricNodeReadyP99, "Node recovery p99", result.UnitSeconds, recoveryQuantile(result.RecoveryNode, 99)},
-		{"recovery.pod_ready_p50", "Pod recovery p50", result.UnitSeconds, recoveryQuantile(result.RecoveryPod, 50)},
-		{"recovery.pod_ready_p99", "Pod recovery p99", result.UnitSeconds, recoveryQuantile(result.RecoveryPod, 99)},
-		{"recovery.service_ready_p50", "Service recovery p50", result.UnitSeconds, recoveryQuantile(result.RecoveryService, 50)},
-		{"recovery.service_ready_p99", "Service recovery p99", result.UnitSeconds, recoveryQuantile(result.RecoveryService, 99)},
-		{"recovery.fleet_recovered", "Fleet recovered after", result.UnitSeconds, recoveryQuantile(result.RecoveryStorm, 100)},
-		{"storm.podStatusPatches", "Pod status patches (simulator)", result.UnitCount, stormValue("podStatusPatches")},
-		{"storm.readyFlipsDown", "Pod ready flips down (simulator)", result.UnitCount, stormValue("readyFlipsDown")},
-		{"storm.stormbenchCPUSeconds", "stormbench CPU seconds", result.UnitSeconds, stormValue("stormbenchCPUSeconds")},
+		{"apiserver.requests", "API requests (storm)", result.UnitRequests, apiValue(measure.APIRequests)},
+		{MetricRequestRatePeak, "API peak request rate", result.UnitRequestsPerSecond, apiValue(measure.APIRequestRatePeak)},
+		{"apiserver.excess_requests_per_restart", "API excess requests per restart", result.UnitRequests, apiValue(measure.APIExcessPerRestart)},
+		{"apiserver.burst_seconds", "API burst seconds", result.UnitSeconds, apiValue(measure.APIBurstSeconds)},
+		{MetricThrottled, "API 429 responses", result.UnitRequests, apiValue(measure.APIThrottled)},
+		{"apiserver.apf_rejected_requests", "APF rejected requests", result.UnitRequests, sumValues(measure.MeasurementAPIServer, measure.APIFlowRejected)},
+		{"apiserver.apf_inqueue_requests_max", "APF queued requests peak", result.UnitCount, maxValues(measure.MeasurementAPIServer, measure.APIFlowInqueueMax)},
+		{"apiserver.inflight_mutating_max", "API in-flight mutating peak", result.UnitCount, apiValue(measure.APIInflightMax, result.LabelRequestKind, "mutating")},
+		{MetricMutatingP99, "API p99 mutating (storm)", result.UnitSeconds, requestP99(measure.ClassMutating)},
+		{MetricListP99, "API p99 LIST (storm)", result.UnitSeconds, requestP99(measure.ClassList)},
+		{"apiserver.apiserver_cpu_seconds", "kube-apiserver CPU seconds", result.UnitSeconds, apiValue(measure.APICPUSeconds, result.LabelComponent, "kube-apiserver")},
+		{"apiserver.etcd_cpu_seconds", "etcd CPU seconds", result.UnitSeconds, apiValue(measure.APICPUSeconds, result.LabelComponent, "etcd")},
+		{"apiserver.kcm_cpu_seconds", "kube-controller-manager CPU seconds", result.UnitSeconds, apiValue(measure.APICPUSeconds, result.LabelComponent, "kube-controller-manager")},
+		{"endpointSlices.slice_writes", "EndpointSlice writes", result.UnitCount, sliceValue(measure.SliceWrites)},
+		{"endpointSlices.fanout_events_estimate", "EndpointSlice watch fan-out events (est.)", result.UnitEvents, sliceValue(measure.SliceFanOutEvents)},
+		{"endpointSlices.ready_flips", "Endpoint ready→not-ready flips", result.UnitCount, sliceValue(measure.SliceReadyFlips, result.LabelDirection, measure.DirectionReadyToNot)},
+		{"endpointSlices.not_ready_endpoints_peak", "Not-ready endpoints peak", result.UnitCount, sliceValue(measure.SliceNotReadyPeak)},
+		{"endpointSlices.not_ready_endpoint_seconds", "Not-ready endpoint-seconds", result.UnitEndpointSeconds, sliceValue(measure.SliceNotReadySeconds)},
+		{MetricOutageSeconds, "Service outage seconds", result.UnitSeconds, sliceValue(measure.SliceOutageSeconds)},
+		{"recovery.node_ready_p50", "Node recovery p50", result.UnitSeconds, recoveryQuantile(measure.RecoveryNode, 50)},
+		{MetricNodeReadyP99, "Node recovery p99", result.UnitSeconds, recoveryQuantile(measure.RecoveryNode, 99)},
+		{"recovery.pod_ready_p50", "Pod recovery p50", result.UnitSeconds, recoveryQuantile(measure.RecoveryPod, 50)},
+		{"recovery.pod_ready_p99", "Pod recovery p99", result.UnitSeconds, recoveryQuantile(measure.RecoveryPod, 99)},
+		{"recovery.service_ready_p50", "Service recovery p50", result.UnitSeconds, recoveryQuantile(measure.RecoveryService, 50)},
+		{"recovery.service_ready_p99", "Service recovery p99", result.UnitSeconds, recoveryQuantile(measure.RecoveryService, 99)},
+		{"recovery.fleet_recovered", "Fleet recovered after", result.UnitSeconds, recoveryQuantile(measure.RecoveryStorm, 100)},
+		{"storm.podStatusPatches", "Pod status patches (simulator)", result.UnitCount, stormValue(kubelet.CounterPodStatusPatches)},
+		{"storm.readyFlipsDown", "Pod ready flips down (simulator)", result.UnitCount, stormValue(kubelet.CounterReadyFlipsDown)},
+		{"storm.stormbenchCPUSeconds", "stormbench CPU seconds", result.UnitSeconds, stormValue(measure.StormCPUSeconds)},
 	}
 }
 
@@ -109,19 +111,19 @@ func quoteAll(s []string) []string {
 
 func apiValue(name string, labels ...string) func(*result.VariantRun) (float64, bool) {
 	return func(v *result.VariantRun) (float64, bool) {
-		return v.Measurement(result.MeasurementAPIServer).Value(name, result.WindowStorm, labels...)
+		return v.Measurement(measure.MeasurementAPIServer).Value(name, result.WindowStorm, labels...)
 	}
 }
 
 func sliceValue(name string, labels ...string) func(*result.VariantRun) (float64, bool) {
 	return func(v *result.VariantRun) (float64, bool) {
-		return v.Measurement(result.MeasurementEndpointSlices).Value(name, result.WindowStorm, labels...)
+		return v.Measurement(measure.MeasurementEndpointSlices).Value(name, result.WindowStorm, labels...)
 	}
 }
 
 func stormValue(name string) func(*result.VariantRun) (float64, bool) {
 	return func(v *result.VariantRun) (float64, bool) {
-		return v.Measurement(result.MeasurementStorm).Value(name, result.WindowStorm)
+		return v.Measurement(measure.MeasurementStorm).Value(name, result.WindowStorm)
 	}
 }
 
@@ -166,7 +168,7 @@ func maxValues(measurement, name string) func(*result.VariantRun) (float64, bool
 // A class with no requests has no p99.
 func requestP99(class string) func(*result.VariantRun) (float64, bool) {
 	return func(v *result.VariantRun) (float64, bool) {
-		h := v.Measurement(result.MeasurementAPIServer).Histogram(result.APIRequestDuration, result.WindowStorm, result.LabelClass, class)
+		h := v.Measurement(measure.MeasurementAPIServer).Histogram(measure.APIRequestDuration, result.WindowStorm, result.LabelClass, class)
 		if h == nil || h.Summary.Count == 0 {
 			return 0, false
 		}
@@ -178,7 +180,7 @@ func requestP99(class string) func(*result.VariantRun) (float64, bool) {
 // A histogram with no samples (nothing went not-ready) has no percentile.
 func recoveryQuantile(name string, q float64) func(*result.VariantRun) (float64, bool) {
 	return func(v *result.VariantRun) (float64, bool) {
-		h := v.Measurement(result.MeasurementRecovery).Histogram(name, result.WindowStorm)
+		h := v.Measurement(measure.MeasurementRecovery).Histogram(name, result.WindowStorm)
 		if h == nil || h.Summary.Count == 0 {
 			return 0, false
 		}

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -165,6 +166,14 @@ func (f *Fleet) createNamespace(ctx context.Context) error {
 
 func (f *Fleet) createNodes(ctx context.Context) error {
 	kwokNodes := f.spec.Nodes - len(f.plan.RealNodes)
+	// One LIST (from the watch cache) instead of a create per node that
+	// exists already: a rerun or a restored snapshot creates nothing.
+	existing := map[string]bool{}
+	if nodes, err := f.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: f.RunSelector(), ResourceVersion: "0"}); err == nil {
+		for i := range nodes.Items {
+			existing[nodes.Items[i].Name] = true
+		}
+	}
 	f.progress.Start("creating nodes", kwokNodes)
 	defer f.progress.Done()
 	g, gctx := errgroup.WithContext(ctx)
@@ -174,6 +183,10 @@ func (f *Fleet) createNodes(ctx context.Context) error {
 		node, err := BuildNode(NodeSpec{RunID: f.plan.RunID, Index: i, CPU: f.spec.NodeCPU, Memory: f.spec.NodeMemory, Pods: f.spec.MaxPodsPerNode})
 		if err != nil {
 			return err
+		}
+		if existing[node.Name] {
+			f.progress.Add(1)
+			continue
 		}
 		g.Go(func() error {
 			created, err := f.client.CoreV1().Nodes().Create(gctx, node, metav1.CreateOptions{})
@@ -196,6 +209,7 @@ func (f *Fleet) createNodes(ctx context.Context) error {
 }
 
 func (f *Fleet) createObjects(ctx context.Context) error {
+	existing := f.existingObjects(ctx)
 	f.progress.Start("creating workloads", len(f.plan.Objects))
 	defer f.progress.Done()
 	// Dependencies (ConfigMaps, Secrets, Services) go in first, as a group.
@@ -209,6 +223,10 @@ func (f *Fleet) createObjects(ctx context.Context) error {
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(f.spec.CreateParallelism)
 		for _, obj := range f.plan.Objects[i:j] {
+			if existing[objectKey(obj)] {
+				f.progress.Add(1)
+				continue
+			}
 			g.Go(func() error {
 				if err := f.create(gctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
 					return err
@@ -223,6 +241,76 @@ func (f *Fleet) createObjects(ctx context.Context) error {
 		i = j
 	}
 	return nil
+}
+
+// existingObjects returns the keys (objectKey) of the run's workload
+// objects that exist, from one LIST per kind the plan holds, served from
+// the watch cache. Pods are not listed (a fleet's pods are mostly its
+// controllers'; the few standalone ones are created, 409 if they exist).
+// A kind whose LIST fails is simply not skipped.
+func (f *Fleet) existingObjects(ctx context.Context) map[string]bool {
+	out := map[string]bool{}
+	kinds := map[string]bool{}
+	for _, o := range f.plan.Objects {
+		k, _, _ := strings.Cut(objectKey(o), "/")
+		kinds[k] = true
+	}
+	ns := f.plan.Namespace
+	opts := metav1.ListOptions{LabelSelector: f.RunSelector(), ResourceVersion: "0"}
+	add := func(kind string, names func() []string) {
+		if kinds[kind] {
+			for _, n := range names() {
+				out[kind+"/"+n] = true
+			}
+		}
+	}
+	names := func(list runtime.Object, err error) []string {
+		if err != nil {
+			return nil
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return nil
+		}
+		var out []string
+		for _, it := range items {
+			if a, err := meta.Accessor(it); err == nil {
+				out = append(out, a.GetName())
+			}
+		}
+		return out
+	}
+	add("configmap", func() []string { return names(f.client.CoreV1().ConfigMaps(ns).List(ctx, opts)) })
+	add("secret", func() []string { return names(f.client.CoreV1().Secrets(ns).List(ctx, opts)) })
+	add("service", func() []string { return names(f.client.CoreV1().Services(ns).List(ctx, opts)) })
+	add("deployment", func() []string { return names(f.client.AppsV1().Deployments(ns).List(ctx, opts)) })
+	add("statefulset", func() []string { return names(f.client.AppsV1().StatefulSets(ns).List(ctx, opts)) })
+	add("daemonset", func() []string { return names(f.client.AppsV1().DaemonSets(ns).List(ctx, opts)) })
+	add("poddisruptionbudget", func() []string { return names(f.client.PolicyV1().PodDisruptionBudgets(ns).List(ctx, opts)) })
+	return out
+}
+
+// objectKey names a workload object as create's messages do: kind/name.
+func objectKey(obj runtime.Object) string {
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		return "configmap/" + o.Name
+	case *corev1.Secret:
+		return "secret/" + o.Name
+	case *corev1.Service:
+		return "service/" + o.Name
+	case *corev1.Pod:
+		return "pod/" + o.Name
+	case *appsv1.Deployment:
+		return "deployment/" + o.Name
+	case *appsv1.StatefulSet:
+		return "statefulset/" + o.Name
+	case *appsv1.DaemonSet:
+		return "daemonset/" + o.Name
+	case *policyv1.PodDisruptionBudget:
+		return "poddisruptionbudget/" + o.Name
+	}
+	return fmt.Sprintf("%T/", obj)
 }
 
 func phase(o runtime.Object) int {

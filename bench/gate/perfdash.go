@@ -11,6 +11,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/stormbench/stormbench/bench/compare"
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -72,8 +73,8 @@ func BuildPerfData(r *result.Result) ([]PerfFile, error) {
 	rec := PerfData{Version: PerfDataVersion, Labels: fileLabels}
 	met := PerfData{Version: PerfDataVersion, Labels: fileLabels}
 	for _, g := range groups {
-		for _, class := range []string{result.ClassMutating, result.ClassGet, result.ClassList} {
-			item, ok, err := percentileItem(g, result.MeasurementAPIServer, result.APIRequestDuration, result.LabelClass, class)
+		for _, class := range []string{measure.ClassMutating, measure.ClassGet, measure.ClassList} {
+			item, ok, err := percentileItem(g, measure.MeasurementAPIServer, measure.APIRequestDuration, result.LabelClass, class)
 			if err != nil {
 				return nil, err
 			}
@@ -83,8 +84,8 @@ func BuildPerfData(r *result.Result) ([]PerfFile, error) {
 				api.DataItems = append(api.DataItems, item)
 			}
 		}
-		for _, name := range []string{result.RecoveryNode, result.RecoveryPod, result.RecoveryService, result.RecoveryStorm} {
-			item, ok, err := percentileItem(g, result.MeasurementRecovery, name)
+		for _, name := range []string{measure.RecoveryNode, measure.RecoveryPod, measure.RecoveryService, measure.RecoveryStorm} {
+			item, ok, err := percentileItem(g, measure.MeasurementRecovery, name)
 			if err != nil {
 				return nil, err
 			}

@@ -1,7 +1,10 @@
 package kubelet
 
 import (
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -149,10 +152,10 @@ func TestAdmissionRejects(t *testing.T) {
 }
 
 func TestStartupEvents(t *testing.T) {
-	if n := len(startupEvents(false)); n < 5 || n > 8 {
+	if n := len(startupEvents("n1", "")); n < 5 || n > 8 {
 		t.Errorf("%d start-up events, the reference says about 5-8", n)
 	}
-	ev := startupEvents(true)
+	ev := startupEvents("n1", "0f0e-boot")
 	if ev[len(ev)-1].reason != "Rebooted" {
 		t.Errorf("a rebooted node records Rebooted last, got %v", ev)
 	}
@@ -194,5 +197,77 @@ func TestFlipsOnRestart(t *testing.T) {
 		if got := flipsOnRestart(tc.pod, tc.probed, tc.legacy, start); got != tc.want {
 			t.Errorf("%s: %t, want %t", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestNodeStatusPatch: every condition gets a new heartbeat; the Ready
+// condition's transition time moves only on a transition; a new boot ID
+// goes in the patch that follows a reboot.
+func TestNodeStatusPatch(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	for _, tc := range []struct {
+		name       string
+		prev       corev1.ConditionStatus
+		ready      bool
+		bootID     string
+		transition bool
+	}{
+		{"ready stays ready", corev1.ConditionTrue, true, "", false},
+		{"ready goes not ready", corev1.ConditionTrue, false, "", true},
+		{"not ready comes back", corev1.ConditionFalse, true, "", true},
+		{"unknown (node controller) to ready", corev1.ConditionUnknown, true, "", true},
+		{"after a reboot", corev1.ConditionTrue, true, "4f1c-new", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data, status := nodeStatusPatch(now, tc.prev, tc.ready, "R", "M", tc.bootID)
+			var p struct {
+				Status struct {
+					Order      []map[string]string `json:"$setElementOrder/conditions"`
+					Conditions []map[string]any    `json:"conditions"`
+					NodeInfo   map[string]string   `json:"nodeInfo"`
+				} `json:"status"`
+			}
+			if err := json.Unmarshal(data, &p); err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Status.Conditions) != 4 || len(p.Status.Order) != 4 {
+				t.Fatalf("conditions %v, order %v: want all four", p.Status.Conditions, p.Status.Order)
+			}
+			for _, c := range p.Status.Conditions {
+				if c["lastHeartbeatTime"] == nil {
+					t.Errorf("%v: no heartbeat", c["type"])
+				}
+				_, moved := c["lastTransitionTime"]
+				if c["type"] != "Ready" {
+					if moved || c["status"] != nil {
+						t.Errorf("%v changed beyond its heartbeat: %v", c["type"], c)
+					}
+					continue
+				}
+				if moved != tc.transition {
+					t.Errorf("Ready transition time in the patch: %v, want %v", moved, tc.transition)
+				}
+				want := "True"
+				if !tc.ready {
+					want = "False"
+				}
+				if c["status"] != want || string(status) != want {
+					t.Errorf("Ready status %v (returned %s), want %s", c["status"], status, want)
+				}
+			}
+			if got := p.Status.NodeInfo["bootID"]; got != tc.bootID {
+				t.Errorf("bootID %q in the patch, want %q", got, tc.bootID)
+			}
+		})
+	}
+}
+
+func TestBootID(t *testing.T) {
+	id := bootID(rand.New(rand.NewPCG(1, 2)))
+	if !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(id) {
+		t.Errorf("boot ID %q is not a version 4 UUID", id)
+	}
+	if id == bootID(rand.New(rand.NewPCG(1, 3))) {
+		t.Error("two seeds gave one boot ID")
 	}
 }

@@ -68,6 +68,8 @@ type Config struct {
 	Events *storm.EventLog
 	// RecoveryTimeout bounds the wait for a node's pods to be Ready again.
 	RecoveryTimeout time.Duration
+	// Lifecycle is told when a node goes down and when it is back; optional.
+	Lifecycle NodeLifecycle
 }
 
 // Counters are what the simulated kubelets did, summed over nodes. Restarts
@@ -110,20 +112,20 @@ type Counters struct {
 // Snapshot returns the counters as a map.
 func (c *Counters) Snapshot() map[string]int64 {
 	return map[string]int64{
-		"podStatusPatches":    c.PodStatusPatches.Load(),
-		"readyFlipsDown":      c.ReadyFlipsDown.Load(),
-		"readyFlipsUp":        c.ReadyFlipsUp.Load(),
-		"tokenRequests":       c.TokenRequests.Load(),
-		"objectWatches":       c.ObjectWatches.Load(),
-		"containerRestarts":   c.ContainerRestarts.Load(),
-		"memoryEmptyDirsLost": c.MemoryEmptyDirsLost.Load(),
-		"podsRejected":        c.PodsRejected.Load(),
-		"podsDeleted":         c.PodsDeleted.Load(),
-		"podsDrained":         c.PodsDrained.Load(),
-		"errors":              c.Errors.Load(),
-		"retries":             c.Retries.Load(),
-		"eventsDropped":       c.EventsDropped.Load(),
-		"statusSyncsDropped":  c.StatusSyncsDropped.Load(),
+		CounterPodStatusPatches:    c.PodStatusPatches.Load(),
+		CounterReadyFlipsDown:      c.ReadyFlipsDown.Load(),
+		CounterReadyFlipsUp:        c.ReadyFlipsUp.Load(),
+		CounterTokenRequests:       c.TokenRequests.Load(),
+		CounterObjectWatches:       c.ObjectWatches.Load(),
+		CounterContainerRestarts:   c.ContainerRestarts.Load(),
+		CounterMemoryEmptyDirsLost: c.MemoryEmptyDirsLost.Load(),
+		CounterPodsRejected:        c.PodsRejected.Load(),
+		CounterPodsDeleted:         c.PodsDeleted.Load(),
+		CounterPodsDrained:         c.PodsDrained.Load(),
+		CounterErrors:              c.Errors.Load(),
+		CounterRetries:             c.Retries.Load(),
+		CounterEventsDropped:       c.EventsDropped.Load(),
+		CounterStatusSyncsDropped:  c.StatusSyncsDropped.Load(),
 	}
 }
 
@@ -226,6 +228,8 @@ func (s *Simulator) Restart(ctx context.Context, r storm.Restart) (err error) {
 		defer cancel()
 		if herr := s.setKubeletLabel(bctx, r.Node, cluster.KubeletUp); herr != nil && err == nil {
 			err = herr
+		} else if herr == nil {
+			s.cfg.Lifecycle.up(r.Node)
 		}
 	}()
 	switch s.cfg.Kind {
@@ -305,6 +309,7 @@ func (s *Simulator) down(ctx context.Context, r storm.Restart, node *corev1.Node
 		return err
 	}
 	s.event(storm.EventDown, r.Node, r.Wave, s.cfg.Kind)
+	s.cfg.Lifecycle.down(r.Node)
 	if err := s.applyNodeChanges(ctx, node); err != nil {
 		return err
 	}
@@ -339,6 +344,14 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	}
 	defer sess.close()
 	sess.started = s.cfg.Clock.Now()
+	newBoot := ""
+	if rebooted {
+		// A reboot gives the machine a new boot ID
+		// (/proc/sys/kernel/random/boot_id, read by cAdvisor): the first
+		// node status patch reports it (nodestatus/setters.go MachineInfo).
+		newBoot = bootID(s.rng(r.Node, 3))
+		sess.newBootID = newBoot
+	}
 	if err := sess.register(ctx); err != nil {
 		return err
 	}
@@ -373,7 +386,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 		return err
 	}
 	sess.wipeResourceSlices(ctx)
-	for _, e := range startupEvents(rebooted) {
+	for _, e := range startupEvents(r.Node, newBoot) {
 		if err := sess.event(ctx, nodeObj.UID, e.typ, e.reason, e.msg); err != nil {
 			return err
 		}
@@ -446,14 +459,18 @@ func (s *Simulator) handBack(ctx context.Context, sess *session, stopLease func(
 		return err
 	}
 	s.handedBack.Store(node, true)
+	s.cfg.Lifecycle.up(node)
 	return nil
 }
 
 type nodeEvent struct{ typ, reason, msg string }
 
 // startupEvents are the node events a starting kubelet records
-// (kubelet.go initializeModules/Run, kubelet_node_status.go).
-func startupEvents(rebooted bool) []nodeEvent {
+// (kubelet.go initializeModules/Run, kubelet_node_status.go); after a
+// reboot (a new boot ID: bootID non-empty) also Rebooted, which the
+// MachineInfo setter records once when the boot ID changed
+// (nodestatus/setters.go).
+func startupEvents(node, bootID string) []nodeEvent {
 	ev := []nodeEvent{
 		{corev1.EventTypeNormal, "Starting", "Starting kubelet."},
 		{corev1.EventTypeNormal, "NodeAllocatableEnforced", "Updated Node Allocatable limit across pods"},
@@ -461,10 +478,21 @@ func startupEvents(rebooted bool) []nodeEvent {
 		{corev1.EventTypeNormal, "NodeHasNoDiskPressure", "Node status is now: NodeHasNoDiskPressure"},
 		{corev1.EventTypeNormal, "NodeHasSufficientPID", "Node status is now: NodeHasSufficientPID"},
 	}
-	if rebooted {
-		ev = append(ev, nodeEvent{corev1.EventTypeWarning, "Rebooted", "Node has been rebooted, boot id changed"})
+	if bootID != "" {
+		ev = append(ev, nodeEvent{corev1.EventTypeWarning, "Rebooted", fmt.Sprintf("Node %s has been rebooted, boot id: %s", node, bootID)})
 	}
 	return ev
+}
+
+// bootID returns a random boot ID, formatted as the kernel's (a UUID).
+func bootID(rng *rand.Rand) string {
+	var b [16]byte
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // restartGrace is the prober's kubeletRestartGracePeriod: a container
@@ -926,6 +954,7 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 		return err
 	}
 	defer sess.close()
+	sess.knownNode = node
 	start := s.cfg.Clock.Now()
 	rng := s.rng(r.Node, 2)
 	// The kubelet's lease controller goes on while the runtime is down:

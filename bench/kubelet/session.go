@@ -196,6 +196,13 @@ type session struct {
 	nodeInf cache.SharedIndexInformer
 	// podStore is the store of the pod source reflector.
 	podStore *podStore
+	// knownNode is the node as the kubelet knew it without an informer (a
+	// runtime restart's kubelet keeps running); patchedReady is the Ready
+	// status it last patched (patchNodeReady). newBootID, when set, is a
+	// boot ID the next node status patch reports (after a reboot).
+	knownNode    *corev1.Node
+	patchedReady corev1.ConditionStatus
+	newBootID    string
 
 	// events is the kubelet's event client (cmd/kubelet/app/server.go
 	// EventClient): the same connection, a rate limiter of its own

@@ -262,34 +262,78 @@ func markStarted(st *corev1.PodStatus) {
 
 // patchNodeReady replays the kubelet's node status update
 // (kubelet_node_status.go tryUpdateNodeStatus → nodeutil.PatchNodeStatus):
-// a strategic merge patch of nodes/<name>/status setting the Ready
-// condition, sent on the heartbeat client.
+// a two-way strategic merge patch of nodes/<name>/status, sent on the
+// heartbeat client. The setters (nodestatus/setters.go) give every
+// condition a new heartbeat time; the Ready condition's status, reason and
+// message are set, and its lastTransitionTime moves only when its status
+// changes. The node it patches from is the kubelet's node lister's (no
+// GET), as the last patch left it.
 func (s *session) patchNodeReady(ctx context.Context, ready bool, reason, message string) error {
 	return s.retry(ctx, func() error { return s.patchNodeReadyOnce(ctx, ready, reason, message) })
 }
 
-func (s *session) patchNodeReadyOnce(ctx context.Context, ready bool, reason, message string) error {
-	now := metav1.NewTime(s.clk.Now())
+// nodeConditionTypes are the conditions the kubelet's setters keep, in
+// its order.
+var nodeConditionTypes = []string{"MemoryPressure", "DiskPressure", "PIDPressure", "Ready"}
+
+// lastReady returns the Ready status the kubelet last knew: what it last
+// patched, else its node informer's, else the node the session started
+// from.
+func (s *session) lastReady() corev1.ConditionStatus {
+	if s.patchedReady != "" {
+		return s.patchedReady
+	}
+	node := s.knownNode
+	if s.nodeInf != nil {
+		if o, ok, _ := s.nodeInf.GetStore().GetByKey(s.node); ok {
+			node = o.(*corev1.Node)
+		}
+	}
+	if node != nil {
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				return c.Status
+			}
+		}
+	}
+	return corev1.ConditionUnknown
+}
+
+// nodeStatusPatch builds the patch: every condition's heartbeat, the Ready
+// condition's state, its transition time when prev differs, and the boot
+// ID when it changed (a reboot).
+func nodeStatusPatch(now metav1.Time, prev corev1.ConditionStatus, ready bool, reason, message, bootID string) ([]byte, corev1.ConditionStatus) {
 	status := corev1.ConditionTrue
 	if !ready {
 		status = corev1.ConditionFalse
 	}
-	patch := map[string]any{
-		"status": map[string]any{
-			"$setElementOrder/conditions": []map[string]string{{"type": "MemoryPressure"}, {"type": "DiskPressure"}, {"type": "PIDPressure"}, {"type": "Ready"}},
-			"conditions": []map[string]any{{
-				"type": "Ready", "status": status, "reason": reason, "message": message,
-				"lastHeartbeatTime": now, "lastTransitionTime": now,
-			}},
-		},
+	order := make([]map[string]string, 0, len(nodeConditionTypes))
+	conds := make([]map[string]any, 0, len(nodeConditionTypes))
+	for _, t := range nodeConditionTypes {
+		order = append(order, map[string]string{"type": t})
+		c := map[string]any{"type": t, "lastHeartbeatTime": now}
+		if t == "Ready" {
+			c["status"], c["reason"], c["message"] = status, reason, message
+			if prev != status {
+				c["lastTransitionTime"] = now
+			}
+		}
+		conds = append(conds, c)
 	}
-	data, err := json.Marshal(patch)
-	if err != nil {
-		return err
+	st := map[string]any{"$setElementOrder/conditions": order, "conditions": conds}
+	if bootID != "" {
+		st["nodeInfo"] = map[string]any{"bootID": bootID}
 	}
+	data, _ := json.Marshal(map[string]any{"status": st})
+	return data, status
+}
+
+func (s *session) patchNodeReadyOnce(ctx context.Context, ready bool, reason, message string) error {
+	data, status := nodeStatusPatch(metav1.NewTime(s.clk.Now()), s.lastReady(), ready, reason, message, s.newBootID)
 	if _, err := s.heartbeat.CoreV1().Nodes().Patch(ctx, s.node, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status"); err != nil {
 		return fmt.Errorf("kubelet %s: patching node status: %w", s.node, err)
 	}
+	s.patchedReady, s.newBootID = status, ""
 	return nil
 }
 

@@ -174,71 +174,71 @@ func windowFigures(out *result.Measurement, window string, w *windowAcc, add add
 				throttled += v
 			}
 		case famFlowDispatched:
-			add(result.APIFlowDispatched, window, result.UnitRequests, v, result.LabelPriorityLevel, k.a, result.LabelFlowSchema, k.b)
+			add(APIFlowDispatched, window, result.UnitRequests, v, result.LabelPriorityLevel, k.a, result.LabelFlowSchema, k.b)
 		case famFlowRejected:
-			add(result.APIFlowRejected, window, result.UnitRequests, v, result.LabelPriorityLevel, k.a, result.LabelFlowSchema, k.b, result.LabelReason, k.c)
+			add(APIFlowRejected, window, result.UnitRequests, v, result.LabelPriorityLevel, k.a, result.LabelFlowSchema, k.b, result.LabelReason, k.c)
 		case famWatchEvents:
-			add(result.APIWatchEvents, window, result.UnitEvents, v, result.LabelResource, k.a)
+			add(APIWatchEvents, window, result.UnitEvents, v, result.LabelResource, k.a)
 		case famCPU:
-			add(result.APICPUSeconds, window, result.UnitSeconds, v, result.LabelComponent, k.d)
+			add(APICPUSeconds, window, result.UnitSeconds, v, result.LabelComponent, k.d)
 		case famSliceChanges:
-			add(result.APISliceControllerChanges, window, result.UnitCount, v, result.LabelOperation, k.a)
+			add(APISliceControllerChanges, window, result.UnitCount, v, result.LabelOperation, k.a)
 		}
 	}
 	if hasRequests {
-		add(result.APIRequests, window, result.UnitRequests, total)
-		add(result.APIThrottled, window, result.UnitRequests, throttled)
+		add(APIRequests, window, result.UnitRequests, total)
+		add(APIThrottled, window, result.UnitRequests, throttled)
 		for k, v := range byKey {
-			add(result.APIRequests, window, result.UnitRequests, v, result.LabelVerb, k[0], result.LabelResource, k[1], result.LabelSubresource, k[2])
+			add(APIRequests, window, result.UnitRequests, v, result.LabelVerb, k[0], result.LabelResource, k[1], result.LabelSubresource, k[2])
 		}
 		for code, v := range byCode {
-			add(result.APIRequests, window, result.UnitRequests, v, result.LabelCode, code)
+			add(APIRequests, window, result.UnitRequests, v, result.LabelCode, code)
 		}
 		if secs := w.seconds(); secs > 0 {
-			add(result.APIRequestRateMean, window, result.UnitRequestsPerSecond, total/secs)
+			add(APIRequestRateMean, window, result.UnitRequestsPerSecond, total/secs)
 		}
 		_, sd := meanStdDev(w.rates, w.rateDur)
-		add(result.APIRequestRateStdDev, window, result.UnitRequestsPerSecond, sd)
+		add(APIRequestRateStdDev, window, result.UnitRequestsPerSecond, sd)
 		peak := 0.0
 		for _, r := range w.rates {
 			peak = max(peak, r)
 		}
-		add(result.APIRequestRatePeak, window, result.UnitRequestsPerSecond, peak)
+		add(APIRequestRatePeak, window, result.UnitRequestsPerSecond, peak)
 	}
 	watchers, longRunning, hasWatchers, hasLR := 0.0, 0.0, false, false
 	for k, v := range w.gaugeMax {
 		switch k.fam {
 		case famInflight:
-			add(result.APIInflightMax, window, result.UnitCount, v, result.LabelRequestKind, k.a)
+			add(APIInflightMax, window, result.UnitCount, v, result.LabelRequestKind, k.a)
 		case famFlowInqueue:
-			add(result.APIFlowInqueueMax, window, result.UnitCount, v, result.LabelPriorityLevel, k.a, result.LabelFlowSchema, k.b)
+			add(APIFlowInqueueMax, window, result.UnitCount, v, result.LabelPriorityLevel, k.a, result.LabelFlowSchema, k.b)
 		case famWatchers:
 			watchers, hasWatchers = max(watchers, v), true
 		case famLongRunning:
 			longRunning, hasLR = max(longRunning, v), true
 		case famRSS:
-			add(result.APIRSSMax, window, result.UnitBytes, v, result.LabelComponent, k.d)
+			add(APIRSSMax, window, result.UnitBytes, v, result.LabelComponent, k.d)
 		}
 	}
 	switch {
 	case hasWatchers:
-		add(result.APIWatchersMax, window, result.UnitCount, watchers)
+		add(APIWatchersMax, window, result.UnitCount, watchers)
 	case hasLR:
-		add(result.APIWatchersMax, window, result.UnitCount, longRunning)
+		add(APIWatchersMax, window, result.UnitCount, longRunning)
 	}
 	var etcdAll *bucketSample
 	for k, h := range w.hists {
 		switch k.fam {
 		case famRequestDuration:
-			out.Histograms = append(out.Histograms, result.FromBuckets(result.APIRequestDuration, window, result.Labels(result.LabelClass, k.a), h.bounds, h.cum, h.sum))
+			out.Histograms = append(out.Histograms, result.FromBuckets(APIRequestDuration, window, result.Labels(result.LabelClass, k.a), h.bounds, h.cum, h.sum))
 		case famFlowWait:
 			// Only flows that queued anything: most never do, and an empty
 			// histogram per flow schema and window would bloat the file.
 			if h.count > 0 {
-				out.Histograms = append(out.Histograms, result.FromBuckets(result.APIFlowWait, window, result.Labels(result.LabelPriorityLevel, k.a, result.LabelFlowSchema, k.b), h.bounds, h.cum, h.sum))
+				out.Histograms = append(out.Histograms, result.FromBuckets(APIFlowWait, window, result.Labels(result.LabelPriorityLevel, k.a, result.LabelFlowSchema, k.b), h.bounds, h.cum, h.sum))
 			}
 		case famEtcdDuration:
-			out.Histograms = append(out.Histograms, result.FromBuckets(result.APIEtcdRequestDuration, window, result.Labels(result.LabelOperation, k.a), h.bounds, h.cum, h.sum))
+			out.Histograms = append(out.Histograms, result.FromBuckets(APIEtcdRequestDuration, window, result.Labels(result.LabelOperation, k.a), h.bounds, h.cum, h.sum))
 			if etcdAll == nil {
 				etcdAll = h.clone()
 			} else if err := etcdAll.add(h); err != nil {
@@ -247,7 +247,7 @@ func windowFigures(out *result.Measurement, window string, w *windowAcc, add add
 		}
 	}
 	if etcdAll != nil {
-		out.Histograms = append(out.Histograms, result.FromBuckets(result.APIEtcdRequestDuration, window, nil, etcdAll.bounds, etcdAll.cum, etcdAll.sum))
+		out.Histograms = append(out.Histograms, result.FromBuckets(APIEtcdRequestDuration, window, nil, etcdAll.bounds, etcdAll.cum, etcdAll.sum))
 	}
 }
 
@@ -260,14 +260,14 @@ func (a *apiAccumulator) burstFigures(add addFunc, restarts int) {
 	}
 	mean, sd := meanStdDev(b.rates, b.rateDur)
 	threshold := max(mean+3*sd, 2*mean)
-	add(result.APIBurstThreshold, result.WindowStorm, result.UnitRequestsPerSecond, threshold)
+	add(APIBurstThreshold, result.WindowStorm, result.UnitRequestsPerSecond, threshold)
 	burst := 0.0
 	for i, r := range s.rates {
 		if r > threshold {
 			burst += s.rateDur[i]
 		}
 	}
-	add(result.APIBurstSeconds, result.WindowStorm, result.UnitSeconds, burst)
+	add(APIBurstSeconds, result.WindowStorm, result.UnitSeconds, burst)
 
 	scale := sSecs / bSecs
 	excessByKey := map[[3]string]float64{}
@@ -284,15 +284,15 @@ func (a *apiAccumulator) burstFigures(add addFunc, restarts int) {
 			excess -= v * scale
 		}
 	}
-	add(result.APIExcessRequests, result.WindowStorm, result.UnitRequests, excess)
+	add(APIExcessRequests, result.WindowStorm, result.UnitRequests, excess)
 	n := restarts
 	if n == 0 {
 		return
 	}
-	add(result.APIExcessPerRestart, result.WindowStorm, result.UnitRequests, excess/float64(n))
+	add(APIExcessPerRestart, result.WindowStorm, result.UnitRequests, excess/float64(n))
 	for k, v := range excessByKey {
 		if v > 0 {
-			add(result.APIExcessPerRestart, result.WindowStorm, result.UnitRequests, v/float64(n),
+			add(APIExcessPerRestart, result.WindowStorm, result.UnitRequests, v/float64(n),
 				result.LabelVerb, k[0], result.LabelResource, k[1], result.LabelSubresource, k[2])
 		}
 	}

@@ -18,7 +18,7 @@ var (
 	cpuKey    = seriesKey{fam: famCPU}
 	readOnly  = seriesKey{fam: famInflight, a: "readOnly"}
 	watchers  = seriesKey{fam: famWatchers}
-	getLat    = seriesKey{fam: famRequestDuration, a: result.ClassGet}
+	getLat    = seriesKey{fam: famRequestDuration, a: ClassGet}
 )
 
 // feed is one step of an accumulator test: a sample of a component, or the
@@ -94,35 +94,35 @@ func TestAPIAccumulator(t *testing.T) {
 		// t=3..4 is a storm interval: 80−30 = 50.
 		restarts: 2,
 		want: []want{
-			{name: result.APIRequests, window: base, v: 30},
-			{name: result.APIRequestRateMean, window: base, v: 10},
-			{name: result.APIRequestRateStdDev, window: base, v: 0},
-			{name: result.APIRequests, window: storm, v: 150},
-			{name: result.APIRequests, window: storm, labels: []string{result.LabelVerb, "GET", result.LabelResource, "pods", result.LabelSubresource, ""}, v: 150},
-			{name: result.APIRequests, window: storm, labels: []string{result.LabelCode, "200"}, v: 150},
-			{name: result.APIThrottled, window: storm, v: 0},
-			{name: result.APIRequestRateMean, window: storm, v: 50},
-			{name: result.APIRequestRatePeak, window: storm, v: 50},
-			{name: result.APIBurstThreshold, window: storm, v: 20}, // max(mean+3sd, 2·mean)
-			{name: result.APIBurstSeconds, window: storm, v: 3},
-			{name: result.APIExcessRequests, window: storm, v: 120},
-			{name: result.APIExcessPerRestart, window: storm, v: 60},
-			{name: result.APIExcessPerRestart, window: storm, labels: []string{result.LabelVerb, "GET", result.LabelResource, "pods", result.LabelSubresource, ""}, v: 60},
+			{name: APIRequests, window: base, v: 30},
+			{name: APIRequestRateMean, window: base, v: 10},
+			{name: APIRequestRateStdDev, window: base, v: 0},
+			{name: APIRequests, window: storm, v: 150},
+			{name: APIRequests, window: storm, labels: []string{result.LabelVerb, "GET", result.LabelResource, "pods", result.LabelSubresource, ""}, v: 150},
+			{name: APIRequests, window: storm, labels: []string{result.LabelCode, "200"}, v: 150},
+			{name: APIThrottled, window: storm, v: 0},
+			{name: APIRequestRateMean, window: storm, v: 50},
+			{name: APIRequestRatePeak, window: storm, v: 50},
+			{name: APIBurstThreshold, window: storm, v: 20}, // max(mean+3sd, 2·mean)
+			{name: APIBurstSeconds, window: storm, v: 3},
+			{name: APIExcessRequests, window: storm, v: 120},
+			{name: APIExcessPerRestart, window: storm, v: 60},
+			{name: APIExcessPerRestart, window: storm, labels: []string{result.LabelVerb, "GET", result.LabelResource, "pods", result.LabelSubresource, ""}, v: 60},
 		},
 	}, {
 		name:  "no restarts: no excess per restart",
 		feeds: join(steady(0, 4, 0, 10), []feed{markAt(3.5)}, steady(4, 3, 80, 50)),
 		want: []want{
-			{name: result.APIExcessRequests, window: storm, v: 120},
-			{name: result.APIExcessPerRestart, window: storm, absent: true},
+			{name: APIExcessRequests, window: storm, v: 120},
+			{name: APIExcessPerRestart, window: storm, absent: true},
 		},
 	}, {
 		name: "a counter that decreases is a reset and counts from zero",
 		feeds: join(steady(0, 4, 0, 10), []feed{markAt(3.5)},
 			[]feed{scrapeAt(4, map[seriesKey]float64{getPods: 40}, nil), scrapeAt(5, map[seriesKey]float64{getPods: 7}, nil), scrapeAt(6, map[seriesKey]float64{getPods: 17}, nil)}),
 		want: []want{
-			{name: result.APIRequests, window: storm, v: 10 + 7 + 10},
-			{name: result.APIRequestRatePeak, window: storm, v: 10},
+			{name: APIRequests, window: storm, v: 10 + 7 + 10},
+			{name: APIRequestRatePeak, window: storm, v: 10},
 		},
 		warnings: []string{"counter reset in kube-apiserver between 2026-03-01T12:00:04Z and 2026-03-01T12:00:05Z"},
 	}, {
@@ -134,8 +134,8 @@ func TestAPIAccumulator(t *testing.T) {
 			scrapeOf(ComponentAPIServer, 2, 200, map[seriesKey]float64{getPods: 12, cpuKey: 2.5}, nil),
 		},
 		want: []want{
-			{name: result.APIRequests, window: storm, v: 10 + 12},
-			{name: result.APICPUSeconds, window: storm, labels: []string{result.LabelComponent, ComponentAPIServer}, v: 1 + 2.5},
+			{name: APIRequests, window: storm, v: 10 + 12},
+			{name: APICPUSeconds, window: storm, labels: []string{result.LabelComponent, ComponentAPIServer}, v: 1 + 2.5},
 		},
 		warnings: []string{"counter reset in kube-apiserver between 2026-03-01T12:00:01Z and 2026-03-01T12:00:02Z", "no scrape interval fell in the baseline window"},
 	}, {
@@ -148,11 +148,11 @@ func TestAPIAccumulator(t *testing.T) {
 			scrapeAt(7, map[seriesKey]float64{getPods: 150}, nil),
 		}),
 		want: []want{
-			{name: result.APIRequests, window: storm, v: 10 + 100 + 10},
-			{name: result.APIRequestRateMean, window: storm, v: 120.0 / 4},
-			{name: result.APIRequestRatePeak, window: storm, v: 50},
+			{name: APIRequests, window: storm, v: 10 + 100 + 10},
+			{name: APIRequestRateMean, window: storm, v: 120.0 / 4},
+			{name: APIRequestRatePeak, window: storm, v: 50},
 			// Intervals above 20/s: the 2 s one.
-			{name: result.APIBurstSeconds, window: storm, v: 2},
+			{name: APIBurstSeconds, window: storm, v: 2},
 		},
 	}, {
 		name: "a series new in a scrape counts from zero",
@@ -161,9 +161,9 @@ func TestAPIAccumulator(t *testing.T) {
 			scrapeAt(5, map[seriesKey]float64{getPods: 50, listPods: 7}, nil),
 		}),
 		want: []want{
-			{name: result.APIRequests, window: storm, v: 10 + 10 + 7},
-			{name: result.APIThrottled, window: storm, v: 7},
-			{name: result.APIRequests, window: storm, labels: []string{result.LabelCode, "429"}, v: 7},
+			{name: APIRequests, window: storm, v: 10 + 10 + 7},
+			{name: APIThrottled, window: storm, v: 7},
+			{name: APIRequests, window: storm, labels: []string{result.LabelCode, "429"}, v: 7},
 		},
 	}, {
 		name: "missing families: no request figures and no burst, the others stay",
@@ -175,14 +175,14 @@ func TestAPIAccumulator(t *testing.T) {
 			scrapeAt(3, map[seriesKey]float64{cpuKey: 3.5}, nil), // the gauge is gone
 		},
 		want: []want{
-			{name: result.APIRequests, window: storm, absent: true},
-			{name: result.APIRequestRateMean, window: storm, absent: true},
-			{name: result.APIBurstThreshold, window: storm, absent: true},
-			{name: result.APIWatchersMax, window: storm, absent: true},
-			{name: result.APICPUSeconds, window: base, labels: []string{result.LabelComponent, ComponentAPIServer}, v: 0.5},
-			{name: result.APICPUSeconds, window: storm, labels: []string{result.LabelComponent, ComponentAPIServer}, v: 2},
-			{name: result.APIInflightMax, window: base, labels: []string{result.LabelRequestKind, "readOnly"}, v: 4},
-			{name: result.APIInflightMax, window: storm, labels: []string{result.LabelRequestKind, "readOnly"}, v: 9},
+			{name: APIRequests, window: storm, absent: true},
+			{name: APIRequestRateMean, window: storm, absent: true},
+			{name: APIBurstThreshold, window: storm, absent: true},
+			{name: APIWatchersMax, window: storm, absent: true},
+			{name: APICPUSeconds, window: base, labels: []string{result.LabelComponent, ComponentAPIServer}, v: 0.5},
+			{name: APICPUSeconds, window: storm, labels: []string{result.LabelComponent, ComponentAPIServer}, v: 2},
+			{name: APIInflightMax, window: base, labels: []string{result.LabelRequestKind, "readOnly"}, v: 4},
+			{name: APIInflightMax, window: storm, labels: []string{result.LabelRequestKind, "readOnly"}, v: 9},
 		},
 	}, {
 		name: "registered watchers win over long-running WATCHes",
@@ -192,15 +192,15 @@ func TestAPIAccumulator(t *testing.T) {
 			scrapeAt(1, nil, map[seriesKey]float64{watchers: 30, {fam: famLongRunning}: 50}),
 			scrapeAt(2, nil, map[seriesKey]float64{watchers: 20, {fam: famLongRunning}: 70}),
 		},
-		want:     []want{{name: result.APIWatchersMax, window: storm, v: 30}},
+		want:     []want{{name: APIWatchersMax, window: storm, v: 30}},
 		warnings: []string{"no scrape interval fell in the baseline window"},
 	}, {
 		name: "intervals older than the baseline before the storm start are dropped",
 		// 20 s of samples, baseline 3 s: only t=8..10 are in the baseline.
 		feeds: join(steady(0, 11, 0, 10), []feed{markAt(10.5)}, steady(11, 2, 110, 10)),
 		want: []want{
-			{name: result.APIRequests, window: base, v: 30},
-			{name: result.APIRequests, window: storm, v: 20},
+			{name: APIRequests, window: base, v: 30},
+			{name: APIRequests, window: storm, v: 20},
 		},
 	}, {
 		name: "components: CPU apart, requests summed",
@@ -214,15 +214,15 @@ func TestAPIAccumulator(t *testing.T) {
 			scrapeOf("kube-apiserver-2", 2.5, 0, map[seriesKey]float64{getPods: 104}, nil),
 		},
 		want: []want{
-			{name: result.APIRequests, window: storm, v: 5 + 4},
-			{name: result.APICPUSeconds, window: storm, labels: []string{result.LabelComponent, ComponentAPIServer}, v: 1},
-			{name: result.APICPUSeconds, window: storm, labels: []string{result.LabelComponent, ComponentEtcd}, v: 3},
+			{name: APIRequests, window: storm, v: 5 + 4},
+			{name: APICPUSeconds, window: storm, labels: []string{result.LabelComponent, ComponentAPIServer}, v: 1},
+			{name: APICPUSeconds, window: storm, labels: []string{result.LabelComponent, ComponentEtcd}, v: 3},
 		},
 		warnings: []string{"no scrape interval fell in the baseline window"},
 	}, {
 		name:     "no storm start: no windows",
 		feeds:    steady(0, 4, 0, 10),
-		want:     []want{{name: result.APIRequests, window: base, absent: true}, {name: result.APIRequests, window: storm, absent: true}},
+		want:     []want{{name: APIRequests, window: base, absent: true}, {name: APIRequests, window: storm, absent: true}},
 		warnings: []string{"no scrape interval fell in the baseline window", "no scrape interval fell in the storm window"},
 	}, {
 		name: "histograms: bucket deltas per window, a changed layout ignored",
@@ -300,7 +300,7 @@ func TestAPIAccumulatorHistogramDeltas(t *testing.T) {
 		window string
 		count  int64
 	}{{result.WindowBaseline, 3}, {result.WindowStorm, 4 + 6}} {
-		h := out.Histogram(result.APIRequestDuration, tt.window, result.LabelClass, result.ClassGet)
+		h := out.Histogram(APIRequestDuration, tt.window, result.LabelClass, ClassGet)
 		if h == nil || h.Summary.Count != tt.count {
 			t.Errorf("%s GET latency = %+v, want %d requests", tt.window, h, tt.count)
 		}
@@ -352,11 +352,11 @@ func TestAPISeriesBuild(t *testing.T) {
 		got[key] = fmt.Sprint(s.Points)
 	}
 	want := map[string]string{
-		result.SeriesRequestRate + "map[]":                             "[{1 3} {2 5} {3 0}]",
-		result.SeriesThrottledRate + "map[]":                           "[{1 0} {2 1} {3 0}]",
-		result.SeriesRequestRate + "map[resource:nodes]":               "[{1 0} {2 5} {3 0}]",
-		result.SeriesRequestRate + "map[resource:pods]":                "[{1 3} {2 0} {3 0}]",
-		result.SeriesCPUCores + "map[component:" + ComponentEtcd + "]": "[{1.5 0.25}]",
+		SeriesRequestRate + "map[]":                             "[{1 3} {2 5} {3 0}]",
+		SeriesThrottledRate + "map[]":                           "[{1 0} {2 1} {3 0}]",
+		SeriesRequestRate + "map[resource:nodes]":               "[{1 0} {2 5} {3 0}]",
+		SeriesRequestRate + "map[resource:pods]":                "[{1 3} {2 0} {3 0}]",
+		SeriesCPUCores + "map[component:" + ComponentEtcd + "]": "[{1.5 0.25}]",
 	}
 	if len(got) != len(want) {
 		t.Errorf("series %v, want %d", order, len(want))
@@ -366,7 +366,7 @@ func TestAPISeriesBuild(t *testing.T) {
 			t.Errorf("%s points = %s, want %s", k, got[k], w)
 		}
 	}
-	wantOrder := []string{result.SeriesRequestRate + "map[]", result.SeriesThrottledRate + "map[]", result.SeriesRequestRate + "map[resource:nodes]", result.SeriesRequestRate + "map[resource:pods]", result.SeriesCPUCores + "map[component:" + ComponentEtcd + "]"}
+	wantOrder := []string{SeriesRequestRate + "map[]", SeriesThrottledRate + "map[]", SeriesRequestRate + "map[resource:nodes]", SeriesRequestRate + "map[resource:pods]", SeriesCPUCores + "map[component:" + ComponentEtcd + "]"}
 	if fmt.Sprint(order) != fmt.Sprint(wantOrder) {
 		t.Errorf("series order %v, want %v", order, wantOrder)
 	}

@@ -125,9 +125,9 @@ func (sc *scraper) figures() []result.Value {
 	value := func(name, unit string, v float64) result.Value {
 		return result.Value{Name: name, Unit: unit, Value: v, Labels: result.Labels(result.LabelComponent, sc.src.Component)}
 	}
-	out := []result.Value{value(result.APIScrapes, result.UnitCount, float64(c.scrapes)), value(result.APIScrapeFailures, result.UnitCount, float64(c.failures))}
+	out := []result.Value{value(APIScrapes, result.UnitCount, float64(c.scrapes)), value(APIScrapeFailures, result.UnitCount, float64(c.failures))}
 	if c.scheduled > 0 {
-		out = append(out, value(result.APIScrapesScheduled, result.UnitCount, float64(c.scheduled)))
+		out = append(out, value(APIScrapesScheduled, result.UnitCount, float64(c.scheduled)))
 	}
-	return append(out, value(result.APIScrapeMaxGap, result.UnitSeconds, c.maxGap.Seconds()))
+	return append(out, value(APIScrapeMaxGap, result.UnitSeconds, c.maxGap.Seconds()))
 }

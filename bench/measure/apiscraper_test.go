@@ -64,12 +64,12 @@ func TestScraperTimeout(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		want float64
-	}{{result.APIScrapes, 2}, {result.APIScrapeFailures, 1}, {result.APIScrapeMaxGap, 0}} {
+	}{{APIScrapes, 2}, {APIScrapeFailures, 1}, {APIScrapeMaxGap, 0}} {
 		if v := value(t, &figures, tt.name, "", result.LabelComponent, ComponentEtcd); v != tt.want {
 			t.Errorf("%s = %v, want %v", tt.name, v, tt.want)
 		}
 	}
-	if _, ok := figures.Value(result.APIScrapesScheduled, "", result.LabelComponent, ComponentEtcd); ok {
+	if _, ok := figures.Value(APIScrapesScheduled, "", result.LabelComponent, ComponentEtcd); ok {
 		t.Error("scrapes_scheduled reported with no slot scheduled")
 	}
 }

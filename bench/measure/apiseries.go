@@ -50,29 +50,29 @@ func (b *apiSeries) build(start time.Time) []result.Series {
 	}
 	for _, p := range b.points {
 		if p.hasReq {
-			push(result.SeriesRequestRate, result.UnitRequestsPerSecond, "", "", p.to, p.requests)
-			push(result.SeriesThrottledRate, result.UnitRequestsPerSecond, "", "", p.to, p.throttled)
+			push(SeriesRequestRate, result.UnitRequestsPerSecond, "", "", p.to, p.requests)
+			push(SeriesThrottledRate, result.UnitRequestsPerSecond, "", "", p.to, p.throttled)
 			for _, r := range sortedKeys(resources) {
-				push(result.SeriesRequestRate, result.UnitRequestsPerSecond, result.LabelResource, r, p.to, p.byResource[r])
+				push(SeriesRequestRate, result.UnitRequestsPerSecond, result.LabelResource, r, p.to, p.byResource[r])
 			}
 		}
 		for _, class := range sortedKeys(p.p99) {
-			push(result.SeriesRequestP99, result.UnitSeconds, result.LabelClass, class, p.to, p.p99[class])
+			push(SeriesRequestP99, result.UnitSeconds, result.LabelClass, class, p.to, p.p99[class])
 		}
 		for _, kind := range sortedKeys(p.inflight) {
-			push(result.SeriesInflight, result.UnitCount, result.LabelRequestKind, kind, p.to, p.inflight[kind])
+			push(SeriesInflight, result.UnitCount, result.LabelRequestKind, kind, p.to, p.inflight[kind])
 		}
 		if p.hasWatch {
-			push(result.SeriesWatchers, result.UnitCount, "", "", p.to, p.watchers)
+			push(SeriesWatchers, result.UnitCount, "", "", p.to, p.watchers)
 		}
 		if p.hasInqueue {
-			push(result.SeriesFlowInqueue, result.UnitCount, "", "", p.to, p.inqueue)
+			push(SeriesFlowInqueue, result.UnitCount, "", "", p.to, p.inqueue)
 		}
 		if p.hasCPU {
-			push(result.SeriesCPUCores, result.UnitCores, result.LabelComponent, p.component, p.to, p.cpu)
+			push(SeriesCPUCores, result.UnitCores, result.LabelComponent, p.component, p.to, p.cpu)
 		}
 		if p.hasRSS {
-			push(result.SeriesRSS, result.UnitBytes, result.LabelComponent, p.component, p.to, p.rss)
+			push(SeriesRSS, result.UnitBytes, result.LabelComponent, p.component, p.to, p.rss)
 		}
 	}
 	out := make([]result.Series, 0, len(order))

@@ -84,7 +84,7 @@ func NewAPIServerMetrics(opts APIServerOptions) (*APIServerMetrics, error) {
 }
 
 // Name implements Measurement.
-func (m *APIServerMetrics) Name() string { return result.MeasurementAPIServer }
+func (m *APIServerMetrics) Name() string { return MeasurementAPIServer }
 
 // BaselineWait is the time to wait after Start for a full baseline window:
 // the baseline plus one interval, since the first scrape only sets the base.
@@ -191,7 +191,7 @@ func (m *APIServerMetrics) figures() result.Measurement {
 	out.Warnings = append(out.Warnings, m.warnings.close()...)
 	n := 0
 	if m.env != nil {
-		n = restarts(m.env.events())
+		n = storm.Restarts(m.env.events())
 	}
 	acc := m.acc.Close(n)
 	out.Values = append(out.Values, acc.Values...)
@@ -211,17 +211,6 @@ func (m *APIServerMetrics) stop() {
 
 // Dispose implements Measurement.
 func (m *APIServerMetrics) Dispose() { m.stop() }
-
-// restarts counts the storm's Down events.
-func restarts(events []storm.Event) int {
-	n := 0
-	for _, e := range events {
-		if e.Type == storm.EventDown {
-			n++
-		}
-	}
-	return n
-}
 
 // caveats is a bounded list of warnings: the first maxWarnings are kept,
 // and the rest counted.

@@ -178,38 +178,38 @@ func TestAPIServerScriptedFigures(t *testing.T) {
 		want         float64
 	}{
 		// Baseline: scrapes 1..3, 11 requests each.
-		{result.APIRequests, base, nil, 33},
-		{result.APIRequestRateMean, base, nil, 11},
-		{result.APIRequestRateStdDev, base, nil, 0},
+		{APIRequests, base, nil, 33},
+		{APIRequestRateMean, base, nil, 11},
+		{APIRequestRateStdDev, base, nil, 0},
 		// Storm: 106 (t=4) + 212 over the gap (t=6) + 11 after the reset
 		// (t=7, counted from zero) + 11 (t=8).
-		{result.APIRequests, storm, nil, 340},
-		{result.APIRequests, storm, []string{result.LabelCode, "429"}, 30},
-		{result.APIThrottled, storm, nil, 30},
-		{result.APIRequests, storm, []string{result.LabelVerb, "PATCH", result.LabelResource, "pods", result.LabelSubresource, "status"}, 120},
-		{result.APIRequestRatePeak, storm, nil, 106},
-		{result.APIRequestRateMean, storm, nil, 68},
-		{result.APIBurstThreshold, storm, nil, 22},
-		{result.APIBurstSeconds, storm, nil, 3},
-		{result.APIExcessRequests, storm, nil, 340 - 11*5},
-		{result.APIExcessPerRestart, storm, nil, (340 - 11*5) / 3.0},
-		{result.APIExcessPerRestart, storm, []string{result.LabelVerb, "LIST", result.LabelResource, "pods", result.LabelSubresource, ""}, 150 / 3.0},
-		{result.APIFlowDispatched, storm, []string{result.LabelPriorityLevel, "node-high", result.LabelFlowSchema, "system-node-high"}, 50},
-		{result.APIFlowRejected, storm, []string{result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes", result.LabelReason, "queue-full"}, 30},
-		{result.APIFlowInqueueMax, storm, []string{result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes"}, 12},
-		{result.APIInflightMax, storm, []string{result.LabelRequestKind, "readOnly"}, 80},
-		{result.APIInflightMax, base, []string{result.LabelRequestKind, "readOnly"}, 3},
-		{result.APIWatchersMax, storm, nil, 400},
-		{result.APIWatchEvents, storm, []string{result.LabelResource, "pods"}, 100 + 200 + 2 + 2},
+		{APIRequests, storm, nil, 340},
+		{APIRequests, storm, []string{result.LabelCode, "429"}, 30},
+		{APIThrottled, storm, nil, 30},
+		{APIRequests, storm, []string{result.LabelVerb, "PATCH", result.LabelResource, "pods", result.LabelSubresource, "status"}, 120},
+		{APIRequestRatePeak, storm, nil, 106},
+		{APIRequestRateMean, storm, nil, 68},
+		{APIBurstThreshold, storm, nil, 22},
+		{APIBurstSeconds, storm, nil, 3},
+		{APIExcessRequests, storm, nil, 340 - 11*5},
+		{APIExcessPerRestart, storm, nil, (340 - 11*5) / 3.0},
+		{APIExcessPerRestart, storm, []string{result.LabelVerb, "LIST", result.LabelResource, "pods", result.LabelSubresource, ""}, 150 / 3.0},
+		{APIFlowDispatched, storm, []string{result.LabelPriorityLevel, "node-high", result.LabelFlowSchema, "system-node-high"}, 50},
+		{APIFlowRejected, storm, []string{result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes", result.LabelReason, "queue-full"}, 30},
+		{APIFlowInqueueMax, storm, []string{result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes"}, 12},
+		{APIInflightMax, storm, []string{result.LabelRequestKind, "readOnly"}, 80},
+		{APIInflightMax, base, []string{result.LabelRequestKind, "readOnly"}, 3},
+		{APIWatchersMax, storm, nil, 400},
+		{APIWatchEvents, storm, []string{result.LabelResource, "pods"}, 100 + 200 + 2 + 2},
 		// CPU: +1.5 (t=4), +3 (t=6), 0.5 after the reset, +0.5.
-		{result.APICPUSeconds, storm, []string{result.LabelComponent, ComponentAPIServer}, 5.5},
-		{result.APIScrapes, "", []string{result.LabelComponent, ComponentAPIServer}, 9},
-		{result.APIScrapeFailures, "", []string{result.LabelComponent, ComponentAPIServer}, 1},
+		{APICPUSeconds, storm, []string{result.LabelComponent, ComponentAPIServer}, 5.5},
+		{APIScrapes, "", []string{result.LabelComponent, ComponentAPIServer}, 9},
+		{APIScrapeFailures, "", []string{result.LabelComponent, ComponentAPIServer}, 1},
 		// Scrape 5 failed: 4 s and 6 s are the farthest apart.
-		{result.APIScrapeMaxGap, "", []string{result.LabelComponent, ComponentAPIServer}, 2},
+		{APIScrapeMaxGap, "", []string{result.LabelComponent, ComponentAPIServer}, 2},
 		// The script calls scrape itself; only Gather's final scrape is a
 		// slot of the measurement's own.
-		{result.APIScrapesScheduled, "", []string{result.LabelComponent, ComponentAPIServer}, 1},
+		{APIScrapesScheduled, "", []string{result.LabelComponent, ComponentAPIServer}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%s/%v", tt.name, tt.window, tt.labels), func(t *testing.T) {
@@ -221,35 +221,35 @@ func TestAPIServerScriptedFigures(t *testing.T) {
 
 	// Latency classes from bucket deltas; WATCH and non-resource GETs excluded.
 	hist := func(window, class string) *result.Histogram {
-		h := out.Histogram(result.APIRequestDuration, window, result.LabelClass, class)
+		h := out.Histogram(APIRequestDuration, window, result.LabelClass, class)
 		if h == nil {
 			t.Fatalf("no %s histogram for class %s", window, class)
 		}
 		return h
 	}
-	if h := hist(base, result.ClassMutating); h.Summary.Count != 15 || !approx(h.Summary.P99, 0.005+0.02*0.99) {
+	if h := hist(base, ClassMutating); h.Summary.Count != 15 || !approx(h.Summary.P99, 0.005+0.02*0.99) {
 		t.Errorf("baseline mutating = %+v, want 15 requests, p99 0.0248", h.Summary)
 	}
 	// Storm mutating: 25 PUTs at 0.02 s and 120 PATCHes at 0.15 s.
-	if h := hist(storm, result.ClassMutating); h.Summary.Count != 145 || !approx(h.Summary.P99, 0.1+0.1*(0.99*145-25)/120) {
+	if h := hist(storm, ClassMutating); h.Summary.Count != 145 || !approx(h.Summary.P99, 0.1+0.1*(0.99*145-25)/120) {
 		t.Errorf("storm mutating = %+v, want 145 requests, p99 %v", h.Summary, 0.1+0.1*(0.99*145-25)/120)
 	}
 	// APF queue wait: 40 executed and 10 rejected system-nodes requests,
 	// 12 s in queue between them; the baseline queued nothing, so it has
 	// no histogram.
-	if h := out.Histogram(result.APIFlowWait, storm, result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes"); h == nil || h.Summary.Count != 50 || !approx(h.Summary.Mean, 12.0/50) {
+	if h := out.Histogram(APIFlowWait, storm, result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes"); h == nil || h.Summary.Count != 50 || !approx(h.Summary.Mean, 12.0/50) {
 		t.Errorf("storm APF wait of system-nodes = %+v, want 50 requests, mean 0.24 s", h)
 	}
-	if h := out.Histogram(result.APIFlowWait, base, result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes"); h != nil {
+	if h := out.Histogram(APIFlowWait, base, result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes"); h != nil {
 		t.Errorf("baseline APF wait histogram %+v, want none (nothing queued)", h.Summary)
 	}
-	if h := hist(storm, result.ClassGet); h.Summary.Count != 25 {
+	if h := hist(storm, ClassGet); h.Summary.Count != 25 {
 		t.Errorf("storm GET count = %d, want 25 (5 storm intervals; the non-resource GETs are excluded)", h.Summary.Count)
 	}
-	if h := hist(storm, result.ClassList); h.Summary.Count != 150 || h.Summary.P50 <= 0.4 {
+	if h := hist(storm, ClassList); h.Summary.Count != 150 || h.Summary.P50 <= 0.4 {
 		t.Errorf("storm LIST = %+v, want 150 requests, p50 in (0.4, 0.6]", h.Summary)
 	}
-	if out.Histogram(result.APIEtcdRequestDuration, storm) == nil {
+	if out.Histogram(APIEtcdRequestDuration, storm) == nil {
 		t.Error("no overall etcd histogram")
 	}
 
@@ -280,7 +280,7 @@ func TestAPIServerWithoutStormStart(t *testing.T) {
 	if len(out.Windows) != 0 {
 		t.Errorf("windows = %v, want none", out.Windows)
 	}
-	if v, _ := out.Value(result.APIScrapes, "", result.LabelComponent, ComponentAPIServer); v != 2 {
+	if v, _ := out.Value(APIScrapes, "", result.LabelComponent, ComponentAPIServer); v != 2 {
 		t.Errorf("scrapes = %v, want 2: partial figures survive the error", v)
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	testingclock "k8s.io/utils/clock/testing"
-
-	"github.com/stormbench/stormbench/bench/result"
 )
 
 // bigMetrics generates a kube-apiserver /metrics body shaped like that of a
@@ -267,7 +265,7 @@ func TestBigMetricsParses(t *testing.T) {
 	if got := s.counters[seriesKey{fam: famRequests, a: "LIST", b: "pods", c: "", d: "429"}]; got != 2000 {
 		t.Errorf("LIST pods 429 = %v, want 2000 (1000 per scope)", got)
 	}
-	if h := s.hists[seriesKey{fam: famRequestDuration, a: result.ClassList}]; h == nil || h.count != 120000 {
+	if h := s.hists[seriesKey{fam: famRequestDuration, a: ClassList}]; h == nil || h.count != 120000 {
 		t.Errorf("LIST latency histogram = %+v, want 60 resources × 2 scopes × 1000", h)
 	}
 	if s.skipped != 0 {

@@ -132,11 +132,11 @@ func (f LeaseFigures) values() []result.Value {
 		return result.Value{Name: name, Window: result.WindowStorm, Unit: unit, Value: x}
 	}
 	return []result.Value{
-		v(result.HealthyLeaseNodes, result.UnitCount, float64(f.Nodes)),
-		v(result.HealthyLeaseRenewals, result.UnitCount, float64(f.Renewals)),
-		v(result.HealthyLeaseLate, result.UnitCount, float64(f.Late)),
-		v(result.HealthyLeaseLateNodes, result.UnitCount, float64(f.LateNodes)),
-		v(result.HealthyLeaseExpired, result.UnitCount, float64(f.Expired)),
-		v(result.HealthyLeaseMaxGap, result.UnitSeconds, f.MaxGap.Seconds()),
+		v(HealthyLeaseNodes, result.UnitCount, float64(f.Nodes)),
+		v(HealthyLeaseRenewals, result.UnitCount, float64(f.Renewals)),
+		v(HealthyLeaseLate, result.UnitCount, float64(f.Late)),
+		v(HealthyLeaseLateNodes, result.UnitCount, float64(f.LateNodes)),
+		v(HealthyLeaseExpired, result.UnitCount, float64(f.Expired)),
+		v(HealthyLeaseMaxGap, result.UnitSeconds, f.MaxGap.Seconds()),
 	}
 }

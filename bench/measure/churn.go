@@ -294,8 +294,8 @@ func (t *SliceTracker) Snapshot() ChurnSnapshot {
 		}
 	}
 	snap.Series = []result.Series{
-		t.notReadySeries.series(result.SeriesNotReady, result.UnitCount, now),
-		t.writesSeries.series(result.SeriesSliceWrites, result.UnitCount, now),
+		t.notReadySeries.series(SeriesNotReady, result.UnitCount, now),
+		t.writesSeries.series(SeriesSliceWrites, result.UnitCount, now),
 	}
 	return snap
 }
@@ -312,7 +312,7 @@ func copyWindow(w ChurnWindow) ChurnWindow {
 // churnResult turns a snapshot into result figures. nodes is the fleet
 // size used for the fan-out estimate.
 func churnResult(snap ChurnSnapshot, nodes int) result.Measurement {
-	out := result.Measurement{Name: result.MeasurementEndpointSlices}
+	out := result.Measurement{Name: MeasurementEndpointSlices}
 	add := func(name, window, unit string, v float64, labels ...string) {
 		out.Values = append(out.Values, result.Value{Name: name, Window: window, Unit: unit, Value: v, Labels: result.Labels(labels...)})
 	}
@@ -331,26 +331,26 @@ func churnResult(snap ChurnSnapshot, nodes int) result.Measurement {
 	for _, win := range windows {
 		w, name := win.w, win.name
 		out.Windows = append(out.Windows, result.Window{Name: name, Start: w.Start, End: w.End})
-		add(result.SliceWrites, name, result.UnitCount, float64(w.Writes))
-		add(result.SliceCreates, name, result.UnitCount, float64(w.Creates))
-		add(result.SliceUpdates, name, result.UnitCount, float64(w.Updates))
-		add(result.SliceDeletes, name, result.UnitCount, float64(w.Deletes))
-		add(result.SliceBytesWritten, name, result.UnitBytes, float64(w.BytesWritten))
-		add(result.SliceFanOutEvents, name, result.UnitEvents, float64(w.Writes)*float64(nodes))
-		add(result.SliceFanOutBytes, name, result.UnitBytes, float64(w.BytesWritten)*float64(nodes))
-		add(result.SliceReadyFlips, name, result.UnitCount, float64(w.FlipsToNotReady), result.LabelDirection, result.DirectionReadyToNot)
-		add(result.SliceReadyFlips, name, result.UnitCount, float64(w.FlipsToReady), result.LabelDirection, result.DirectionNotToReady)
-		add(result.SliceNotReadyPeak, name, result.UnitCount, float64(w.NotReadyPeak))
-		add(result.SliceNotReadySeconds, name, result.UnitEndpointSeconds, w.NotReadySeconds)
-		add(result.SliceServicesOutage, name, result.UnitCount, float64(len(w.Outages)))
-		add(result.SliceOutageSeconds, name, result.UnitSeconds, w.OutageSeconds())
-		add(result.SliceOngoingOutages, name, result.UnitCount, float64(w.OngoingOutages))
+		add(SliceWrites, name, result.UnitCount, float64(w.Writes))
+		add(SliceCreates, name, result.UnitCount, float64(w.Creates))
+		add(SliceUpdates, name, result.UnitCount, float64(w.Updates))
+		add(SliceDeletes, name, result.UnitCount, float64(w.Deletes))
+		add(SliceBytesWritten, name, result.UnitBytes, float64(w.BytesWritten))
+		add(SliceFanOutEvents, name, result.UnitEvents, float64(w.Writes)*float64(nodes))
+		add(SliceFanOutBytes, name, result.UnitBytes, float64(w.BytesWritten)*float64(nodes))
+		add(SliceReadyFlips, name, result.UnitCount, float64(w.FlipsToNotReady), result.LabelDirection, DirectionReadyToNot)
+		add(SliceReadyFlips, name, result.UnitCount, float64(w.FlipsToReady), result.LabelDirection, DirectionNotToReady)
+		add(SliceNotReadyPeak, name, result.UnitCount, float64(w.NotReadyPeak))
+		add(SliceNotReadySeconds, name, result.UnitEndpointSeconds, w.NotReadySeconds)
+		add(SliceServicesOutage, name, result.UnitCount, float64(len(w.Outages)))
+		add(SliceOutageSeconds, name, result.UnitSeconds, w.OutageSeconds())
+		add(SliceOngoingOutages, name, result.UnitCount, float64(w.OngoingOutages))
 		for _, svc := range sortedKeys(w.Outages) {
-			add(result.SliceOutageSeconds, name, result.UnitSeconds, w.Outages[svc], result.LabelService, svc)
+			add(SliceOutageSeconds, name, result.UnitSeconds, w.Outages[svc], result.LabelService, svc)
 		}
 	}
-	add(result.SliceEndpointsTracked, "", result.UnitCount, float64(snap.Endpoints))
-	add(result.SliceServicesTracked, "", result.UnitCount, float64(snap.Services))
+	add(SliceEndpointsTracked, "", result.UnitCount, float64(snap.Endpoints))
+	add(SliceServicesTracked, "", result.UnitCount, float64(snap.Services))
 	out.Series = snap.Series
 	return out
 }

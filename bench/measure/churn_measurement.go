@@ -62,7 +62,7 @@ func NewEndpointSliceChurn(opts EndpointSliceOptions) (*EndpointSliceChurn, erro
 }
 
 // Name implements Measurement.
-func (m *EndpointSliceChurn) Name() string { return result.MeasurementEndpointSlices }
+func (m *EndpointSliceChurn) Name() string { return MeasurementEndpointSlices }
 
 // Start opens the EndpointSlice and Service informers of env.Namespace,
 // waits for their initial lists, then starts the extra watchers.
@@ -233,8 +233,8 @@ func (m *EndpointSliceChurn) Gather(context.Context) (result.Measurement, error)
 	out := churnResult(m.tracker.Snapshot(), m.env.Nodes)
 	if m.opts.Watchers > 0 {
 		out.Values = append(out.Values,
-			result.Value{Name: result.SliceWatcherEvents, Unit: result.UnitEvents, Value: float64(m.watcherEvents.Load())},
-			result.Value{Name: result.SliceWatcherRestarts, Unit: result.UnitCount, Value: float64(m.watcherRestarts.Load())})
+			result.Value{Name: SliceWatcherEvents, Unit: result.UnitEvents, Value: float64(m.watcherEvents.Load())},
+			result.Value{Name: SliceWatcherRestarts, Unit: result.UnitCount, Value: float64(m.watcherRestarts.Load())})
 	}
 	m.mu.Lock()
 	out.Warnings = append(out.Warnings, m.watcherErr...)

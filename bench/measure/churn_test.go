@@ -152,7 +152,7 @@ func TestSliceTrackerStorm(t *testing.T) {
 	}
 
 	m := churnResult(snap, 1000)
-	if v := value(t, &m, result.SliceFanOutEvents, result.WindowStorm); v != 8000 {
+	if v := value(t, &m, SliceFanOutEvents, result.WindowStorm); v != 8000 {
 		t.Errorf("fan-out estimate = %v, want 8 writes × 1000 nodes", v)
 	}
 	goldenMeasurement(t, "churn.golden.json", m)
@@ -328,22 +328,22 @@ func TestEndpointSliceChurnWatch(t *testing.T) {
 		labels []string
 		want   float64
 	}{
-		{result.SliceWrites, nil, 3},
-		{result.SliceUpdates, nil, 3},
-		{result.SliceReadyFlips, []string{result.LabelDirection, result.DirectionReadyToNot}, 2},
-		{result.SliceReadyFlips, []string{result.LabelDirection, result.DirectionNotToReady}, 2},
-		{result.SliceNotReadyPeak, nil, 2},
-		{result.SliceNotReadySeconds, nil, 2 + 2*3},
-		{result.SliceOutageSeconds, nil, 3},
-		{result.SliceServicesOutage, nil, 1},
-		{result.SliceFanOutEvents, nil, 150},
+		{SliceWrites, nil, 3},
+		{SliceUpdates, nil, 3},
+		{SliceReadyFlips, []string{result.LabelDirection, DirectionReadyToNot}, 2},
+		{SliceReadyFlips, []string{result.LabelDirection, DirectionNotToReady}, 2},
+		{SliceNotReadyPeak, nil, 2},
+		{SliceNotReadySeconds, nil, 2 + 2*3},
+		{SliceOutageSeconds, nil, 3},
+		{SliceServicesOutage, nil, 1},
+		{SliceFanOutEvents, nil, 150},
 	}
 	for _, c := range checks {
 		if got := value(t, &out, c.name, result.WindowStorm, c.labels...); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
-	if got := value(t, &out, result.SliceWatcherEvents, ""); got != 6 {
+	if got := value(t, &out, SliceWatcherEvents, ""); got != 6 {
 		t.Errorf("extra watcher events = %v, want 6", got)
 	}
 	m.Dispose()

@@ -90,7 +90,7 @@ func NewClientLatency(opts ClientLatencyOptions) *ClientLatency {
 }
 
 // Name implements Measurement.
-func (c *ClientLatency) Name() string { return result.MeasurementClientLatency }
+func (c *ClientLatency) Name() string { return MeasurementClientLatency }
 
 // Start takes the clock from env; transports created by Wrapper use it from
 // then on. Recording works before Start too, with the real clock.
@@ -235,7 +235,7 @@ func (c *ClientLatency) Gather(context.Context) (result.Measurement, error) {
 	m := *c.series.Load()
 	for k, s := range m {
 		labels := []string{result.LabelSource, k.Source, result.LabelVerb, k.Verb, result.LabelResource, k.Resource, result.LabelSubresource, k.Subresource}
-		h, err := result.FromHDR(result.ClientLatency, "", result.Labels(labels...), s.hist.snapshot())
+		h, err := result.FromHDR(ClientRequestLatency, "", result.Labels(labels...), s.hist.snapshot())
 		if err != nil {
 			return out, err
 		}
@@ -244,13 +244,13 @@ func (c *ClientLatency) Gather(context.Context) (result.Measurement, error) {
 			name string
 			n    int64
 		}{
-			{result.ClientRequests, s.requests.Load()},
-			{result.ClientErrors, s.errors.Load()},
-			{result.ClientThrottled, s.throttled.Load()},
-			{result.ClientRetries, s.retries.Load()},
-			{result.ClientClamped, s.hist.clamped.Load()},
+			{ClientRequests, s.requests.Load()},
+			{ClientErrors, s.errors.Load()},
+			{ClientThrottled, s.throttled.Load()},
+			{ClientRetries, s.retries.Load()},
+			{ClientClamped, s.hist.clamped.Load()},
 		} {
-			if v.n > 0 || v.name == result.ClientRequests {
+			if v.n > 0 || v.name == ClientRequests {
 				out.Values = append(out.Values, result.Value{Name: v.name, Labels: result.Labels(labels...), Unit: result.UnitRequests, Value: float64(v.n)})
 			}
 		}

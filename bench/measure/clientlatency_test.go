@@ -188,10 +188,10 @@ func TestClientLatencyTransport(t *testing.T) {
 		return []string{result.LabelSource, source, result.LabelVerb, verb, result.LabelResource, resource, result.LabelSubresource, sub}
 	}
 	listPods := lbl(SourceKubelet, "LIST", "pods", "")
-	if h := out.Histogram(result.ClientLatency, "", listPods...); h == nil || h.Summary.Count != 2 || !approx(h.Summary.Max, 0.05) && abs(h.Summary.Max-0.05) > 0.05*1e-3 {
+	if h := out.Histogram(ClientRequestLatency, "", listPods...); h == nil || h.Summary.Count != 2 || !approx(h.Summary.Max, 0.05) && abs(h.Summary.Max-0.05) > 0.05*1e-3 {
 		t.Errorf("LIST pods histogram = %+v, want 2 samples, max 50ms", h)
 	}
-	if h := out.Histogram(result.ClientLatency, "", lbl(SourceKubelet, "WATCH", "pods", "")...); h == nil || abs(h.Summary.Max-0.005) > 0.005*1e-3 {
+	if h := out.Histogram(ClientRequestLatency, "", lbl(SourceKubelet, "WATCH", "pods", "")...); h == nil || abs(h.Summary.Max-0.005) > 0.005*1e-3 {
 		t.Errorf("WATCH pods histogram = %+v, want 5ms (headers only)", h)
 	}
 	checks := []struct {
@@ -199,19 +199,19 @@ func TestClientLatencyTransport(t *testing.T) {
 		labels []string
 		want   float64
 	}{
-		{result.ClientRequests, listPods, 2},
-		{result.ClientThrottled, listPods, 1},
-		{result.ClientRetries, listPods, 1},
-		{result.ClientRequests, lbl(SourceKubelet, "PATCH", "pods", "status"), 2},
-		{result.ClientErrors, lbl(SourceKubelet, "PATCH", "pods", "status"), 2},
-		{result.ClientRequests, lbl(SourceHarness, "PATCH", "nodes", ""), 1},
+		{ClientRequests, listPods, 2},
+		{ClientThrottled, listPods, 1},
+		{ClientRetries, listPods, 1},
+		{ClientRequests, lbl(SourceKubelet, "PATCH", "pods", "status"), 2},
+		{ClientErrors, lbl(SourceKubelet, "PATCH", "pods", "status"), 2},
+		{ClientRequests, lbl(SourceHarness, "PATCH", "nodes", ""), 1},
 	}
 	for _, ck := range checks {
 		if got := value(t, &out, ck.name, "", ck.labels...); got != ck.want {
 			t.Errorf("%s %v = %v, want %v", ck.name, ck.labels, got, ck.want)
 		}
 	}
-	if _, ok := out.Value(result.ClientRetries, "", lbl(SourceKubelet, "PATCH", "pods", "status")...); ok {
+	if _, ok := out.Value(ClientRetries, "", lbl(SourceKubelet, "PATCH", "pods", "status")...); ok {
 		t.Error("a 500 without Retry-After was counted as a retry")
 	}
 	// The transport can be unwrapped by client-go.

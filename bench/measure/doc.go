@@ -22,6 +22,16 @@
 // measurement that fails to start or gather does not stop the others; its
 // error is recorded in its result, next to whatever figures it still had.
 //
+// # Figures and merges
+//
+// Each measurement owns its figures: their names are constants in its
+// *_figures.go file (apiserver_figures.go, ...), next to its
+// [result.MergeRule], which gives each figure's [result.Aggregation] and any
+// recomputation a sharded run's merge needs. [MergeRules], beside
+// [Constructors], composes them for result.Merge. A new measurement
+// therefore touches its own files here, one entry in Constructors and one in
+// MergeRules (and METRICS.md, which defines every figure).
+//
 // # Measurements
 //
 //   - [APIServerMetrics] ("apiserver") scrapes the control plane's /metrics

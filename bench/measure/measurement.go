@@ -68,7 +68,7 @@ func (e *Env) events() []storm.Event {
 // recovery wait, then Dispose. Implementations are safe for MarkStormStart
 // and Gather to be called from a goroutine other than Start's.
 type Measurement interface {
-	// Name is the registered name (result.MeasurementAPIServer, ...).
+	// Name is the registered name (MeasurementAPIServer, ...).
 	Name() string
 	// Start begins observing: scrapers start, watches open and sync. It
 	// returns once the measurement is observing, or with an error.
@@ -109,7 +109,7 @@ type Constructor func(cfg profiles.Measurements) (Measurement, error)
 // can add or replace entries without affecting each other.
 func Constructors() map[string]Constructor {
 	return map[string]Constructor{
-		result.MeasurementAPIServer: func(cfg profiles.Measurements) (Measurement, error) {
+		MeasurementAPIServer: func(cfg profiles.Measurements) (Measurement, error) {
 			if cfg.APIServer == nil {
 				return nil, nil
 			}
@@ -118,17 +118,17 @@ func Constructors() map[string]Constructor {
 				Baseline: cfg.APIServer.Baseline.Duration,
 			})
 		},
-		result.MeasurementClientLatency: func(profiles.Measurements) (Measurement, error) {
+		MeasurementClientLatency: func(profiles.Measurements) (Measurement, error) {
 			// Always on: recording costs nanoseconds per request.
 			return NewClientLatency(ClientLatencyOptions{}), nil
 		},
-		result.MeasurementEndpointSlices: func(cfg profiles.Measurements) (Measurement, error) {
+		MeasurementEndpointSlices: func(cfg profiles.Measurements) (Measurement, error) {
 			if cfg.EndpointSlices == nil {
 				return nil, nil
 			}
 			return NewEndpointSliceChurn(EndpointSliceOptions{Watchers: cfg.EndpointSlices.Watchers})
 		},
-		result.MeasurementRecovery: func(cfg profiles.Measurements) (Measurement, error) {
+		MeasurementRecovery: func(cfg profiles.Measurements) (Measurement, error) {
 			if cfg.Recovery == nil {
 				return nil, nil
 			}
@@ -138,6 +138,21 @@ func Constructors() map[string]Constructor {
 			}
 			return NewRecovery(RecoveryOptions{PerPod: perPod}), nil
 		},
+	}
+}
+
+// MergeRules returns how result.Merge combines each measurement's figures
+// across the shards of a sharded run, by registered name: one entry per
+// constructor, plus the storm measurement (Simulator and SelfCost, which
+// the run adds to every set). Like
+// Constructors it is built on every call.
+func MergeRules() result.MergeRules {
+	return result.MergeRules{
+		MeasurementAPIServer:      apiServerMerge(),
+		MeasurementClientLatency:  clientLatencyMerge(),
+		MeasurementEndpointSlices: endpointSlicesMerge(),
+		MeasurementRecovery:       recoveryMerge(),
+		MeasurementStorm:          stormMerge(),
 	}
 }
 
@@ -271,7 +286,7 @@ func (s *Set) MarkStormEnd(ctx context.Context, t time.Time) {
 // Gather gathers every measurement that started, sequentially and in the
 // set's order, and returns one result per enabled measurement name:
 // measurements that share a name (Simulator and SelfCost both write
-// result.MeasurementStorm) are gathered into one result. A failed start or
+// MeasurementStorm) are gathered into one result. A failed start or
 // gather is recorded in that result's Error; a measurement that returns
 // ErrNoStorm is left out.
 func (s *Set) Gather(ctx context.Context) []result.Measurement {

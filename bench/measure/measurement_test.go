@@ -94,12 +94,12 @@ func TestNewSetFromProfile(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{"none: client latency is always on", profiles.Measurements{}, []string{result.MeasurementClientLatency}, ""},
+		{"none: client latency is always on", profiles.Measurements{}, []string{MeasurementClientLatency}, ""},
 		{"all", profiles.Measurements{
 			APIServer:      &profiles.APIServerMeasurement{Interval: metav1.Duration{Duration: 2 * time.Second}},
 			EndpointSlices: &profiles.EndpointSliceMeasurement{Watchers: 3},
 			Recovery:       &profiles.RecoveryMeasurement{},
-		}, []string{result.MeasurementAPIServer, result.MeasurementClientLatency, result.MeasurementEndpointSlices, result.MeasurementRecovery}, ""},
+		}, []string{MeasurementAPIServer, MeasurementClientLatency, MeasurementEndpointSlices, MeasurementRecovery}, ""},
 		{"invalid options fail before the run", profiles.Measurements{
 			APIServer:      &profiles.APIServerMeasurement{Interval: metav1.Duration{Duration: -time.Second}},
 			EndpointSlices: &profiles.EndpointSliceMeasurement{Watchers: -1},
@@ -169,7 +169,7 @@ func TestSetAddedMeasurementsShareAName(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sim, self := &stormOnly{name: result.MeasurementStorm, value: "z"}, &stormOnly{name: result.MeasurementStorm, value: "y"}
+		sim, self := &stormOnly{name: MeasurementStorm, value: "z"}, &stormOnly{name: MeasurementStorm, value: "y"}
 		s.Add(sim, self)
 		if err := s.Start(context.Background(), &Env{Client: fake.NewClientset(), Clock: testingclock.NewFakeClock(t0)}); err != nil {
 			t.Fatal(err)
@@ -189,12 +189,12 @@ func TestSetAddedMeasurementsShareAName(t *testing.T) {
 			}
 			continue
 		}
-		if len(out) != 2 || out[0].Name != "a" || out[1].Name != result.MeasurementStorm {
-			t.Fatalf("gathered %+v, want a, then one %s", out, result.MeasurementStorm)
+		if len(out) != 2 || out[0].Name != "a" || out[1].Name != MeasurementStorm {
+			t.Fatalf("gathered %+v, want a, then one %s", out, MeasurementStorm)
 		}
 		st := out[1]
 		if len(st.Windows) != 1 || len(st.Values) != 2 || st.Values[0].Name != "y" || st.Values[1].Name != "z" {
-			t.Errorf("%s = %+v, want one storm window and both figures, sorted", result.MeasurementStorm, st)
+			t.Errorf("%s = %+v, want one storm window and both figures, sorted", MeasurementStorm, st)
 		}
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stormbench/stormbench/bench/internal/protofield"
-	"github.com/stormbench/stormbench/bench/result"
 )
 
 // family identifies a metric family stormbench reads from /metrics.
@@ -450,11 +449,11 @@ func (s *sample) addHist(k seriesKey, m *dto.Metric) {
 func verbClass(verb string) string {
 	switch verb {
 	case "POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION", "APPLY":
-		return result.ClassMutating
+		return ClassMutating
 	case "GET":
-		return result.ClassGet
+		return ClassGet
 	case "LIST":
-		return result.ClassList
+		return ClassList
 	}
 	return ""
 }

@@ -454,28 +454,28 @@ func unrecoveredSeries(first, now time.Time, spans [][2]time.Time) result.Series
 		level += e.d
 		s.observe(e.at, level)
 	}
-	return s.series(result.SeriesUnrecoveredNodes, result.UnitCount, now)
+	return s.series(SeriesUnrecoveredNodes, result.UnitCount, now)
 }
 
 // recoveryResult turns RecoveryFigures into result figures.
 func recoveryResult(rec RecoveryFigures, perPod bool) (result.Measurement, error) {
-	out := result.Measurement{Name: result.MeasurementRecovery}
+	out := result.Measurement{Name: MeasurementRecovery}
 	hists := []struct {
 		name string
 		h    *hdrhistogram.Histogram
 	}{
-		{result.RecoveryNode, rec.Node},
-		{result.RecoveryService, rec.Service},
-		{result.RecoveryStorm, rec.Storm},
+		{RecoveryNode, rec.Node},
+		{RecoveryService, rec.Service},
+		{RecoveryStorm, rec.Storm},
 	}
 	if perPod {
 		hists = append(hists, struct {
 			name string
 			h    *hdrhistogram.Histogram
-		}{result.RecoveryPod, rec.Pod}, struct {
+		}{RecoveryPod, rec.Pod}, struct {
 			name string
 			h    *hdrhistogram.Histogram
-		}{result.RecoveryPodRunning, rec.PodRunning})
+		}{RecoveryPodRunning, rec.PodRunning})
 	}
 	for _, x := range hists {
 		h, err := result.FromHDR(x.name, result.WindowStorm, nil, x.h)
@@ -485,14 +485,14 @@ func recoveryResult(rec RecoveryFigures, perPod bool) (result.Measurement, error
 		out.Histograms = append(out.Histograms, h)
 	}
 	for _, kind := range sortedKeys(rec.Unrecovered) {
-		out.Values = append(out.Values, result.Value{Name: result.RecoveryUnrecovered, Window: result.WindowStorm, Unit: result.UnitCount,
+		out.Values = append(out.Values, result.Value{Name: RecoveryUnrecovered, Window: result.WindowStorm, Unit: result.UnitCount,
 			Value: float64(rec.Unrecovered[kind]), Labels: result.Labels(result.LabelKind, kind)})
 	}
 	for _, kind := range sortedKeys(rec.Unattributed) {
-		out.Values = append(out.Values, result.Value{Name: result.RecoveryUnattributed, Window: result.WindowStorm, Unit: result.UnitCount,
+		out.Values = append(out.Values, result.Value{Name: RecoveryUnattributed, Window: result.WindowStorm, Unit: result.UnitCount,
 			Value: float64(rec.Unattributed[kind]), Labels: result.Labels(result.LabelKind, kind)})
 	}
-	out.Values = append(out.Values, result.Value{Name: result.RecoveryFromEvents, Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(rec.NodesFromEvents)})
+	out.Values = append(out.Values, result.Value{Name: RecoveryFromEvents, Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(rec.NodesFromEvents)})
 	if rec.Clamped > 0 {
 		out.Warnings = append(out.Warnings, "some recovery latencies exceeded 2h and were recorded as 2h")
 	}

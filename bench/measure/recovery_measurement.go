@@ -54,7 +54,7 @@ func NewRecovery(opts RecoveryOptions) *Recovery {
 }
 
 // Name implements Measurement.
-func (m *Recovery) Name() string { return result.MeasurementRecovery }
+func (m *Recovery) Name() string { return MeasurementRecovery }
 
 // Start opens the node (env.NodeSelector), pod and EndpointSlice informers
 // and waits for their initial lists.

@@ -349,7 +349,7 @@ func TestRecoveryWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]float64{result.RecoveryNode: 7, result.RecoveryPod: 9, result.RecoveryStorm: 9} {
+	for name, want := range map[string]float64{RecoveryNode: 7, RecoveryPod: 9, RecoveryStorm: 9} {
 		h := out.Histogram(name, result.WindowStorm)
 		if h == nil || h.Summary.Count != 1 || math.Abs(h.Summary.Max-want) > want*1e-3 {
 			t.Errorf("%s = %+v, want one sample of %v s", name, h, want)

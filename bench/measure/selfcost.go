@@ -16,26 +16,6 @@ import (
 	"github.com/stormbench/stormbench/bench/storm"
 )
 
-// Figures of SelfCost, in the result.MeasurementStorm measurement's storm
-// window.
-const (
-	// SelfCPUSeconds is stormbench's user + system CPU between the storm's
-	// start and its end (full recovery).
-	SelfCPUSeconds = "stormbenchCPUSeconds"
-	// SelfPeakRSSBytes is stormbench's peak RSS over its life so far (VmHWM).
-	SelfPeakRSSBytes = "stormbenchPeakRSSBytes"
-	// SelfRSSStartBytes is stormbench's RSS at the storm's start, after
-	// returning freed memory to the OS.
-	SelfRSSStartBytes = "stormbenchRSSStartBytes"
-	// SelfRSSPeakBytes is the peak of stormbench's sampled RSS during the
-	// storm.
-	SelfRSSPeakBytes = "stormbenchRSSPeakBytes"
-	// SelfRSSGrowthPerRestartBytes is (SelfRSSPeakBytes − SelfRSSStartBytes)
-	// ÷ restarts: the memory one simulated node costs when all restart at
-	// once.
-	SelfRSSGrowthPerRestartBytes = "stormbenchRSSGrowthPerRestartBytes"
-)
-
 // Process reads what stormbench's own process costs. ProcSelf reads the
 // running process; tests inject a fake.
 type Process interface {
@@ -62,7 +42,7 @@ type SelfCostOptions struct {
 // SelfCost measures what stormbench itself costs during a storm: its CPU,
 // and its RSS sampled on the injected clock against the RSS at the storm's
 // start, so the fleet's provisioning caches do not count. Its figures go
-// into the result.MeasurementStorm measurement, beside the Simulator's.
+// into the MeasurementStorm measurement, beside the Simulator's.
 //
 // The storm window ends at MarkStormEnd (full recovery), so the gathering
 // of the other measurements is not counted.
@@ -98,7 +78,7 @@ func NewSelfCost(o SelfCostOptions) *SelfCost {
 }
 
 // Name implements Measurement.
-func (m *SelfCost) Name() string { return result.MeasurementStorm }
+func (m *SelfCost) Name() string { return MeasurementStorm }
 
 // Start implements Measurement; nothing is measured before the storm.
 func (m *SelfCost) Start(_ context.Context, env *Env) error {
@@ -182,12 +162,12 @@ func (m *SelfCost) Gather(context.Context) (result.Measurement, error) {
 	add := func(name, unit string, v float64) {
 		out.Values = append(out.Values, result.Value{Name: name, Window: result.WindowStorm, Unit: unit, Value: v})
 	}
-	add(SelfCPUSeconds, result.UnitSeconds, m.cpu.Seconds())
-	add(SelfPeakRSSBytes, result.UnitBytes, float64(m.opts.Process.PeakRSS()))
-	add(SelfRSSStartBytes, result.UnitBytes, float64(m.rssStart))
-	add(SelfRSSPeakBytes, result.UnitBytes, float64(m.rssPeak))
+	add(StormCPUSeconds, result.UnitSeconds, m.cpu.Seconds())
+	add(StormPeakRSS, result.UnitBytes, float64(m.opts.Process.PeakRSS()))
+	add(StormRSSStart, result.UnitBytes, float64(m.rssStart))
+	add(StormRSSPeak, result.UnitBytes, float64(m.rssPeak))
 	if n := storm.Restarts(m.env.events()); n > 0 {
-		add(SelfRSSGrowthPerRestartBytes, result.UnitBytes, float64(m.rssPeak-m.rssStart)/float64(n))
+		add(StormRSSGrowthPerRestart, result.UnitBytes, float64(m.rssPeak-m.rssStart)/float64(n))
 	}
 	out.Sort()
 	return out, nil

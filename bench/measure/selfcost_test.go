@@ -107,8 +107,8 @@ func TestSelfCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Name != result.MeasurementStorm {
-		t.Errorf("Name = %q, want %q", got.Name, result.MeasurementStorm)
+	if got.Name != MeasurementStorm {
+		t.Errorf("Name = %q, want %q", got.Name, MeasurementStorm)
 	}
 	if w, ok := got.Window(result.WindowStorm); !ok || !w.Start.Equal(t0) || !w.End.Equal(end) {
 		t.Errorf("storm window = %+v, want %s–%s", w, t0, end)
@@ -117,11 +117,11 @@ func TestSelfCost(t *testing.T) {
 		name string
 		want float64
 	}{
-		{SelfCPUSeconds, 3},
-		{SelfPeakRSSBytes, 900 << 20},
-		{SelfRSSStartBytes, 100 << 20},
-		{SelfRSSPeakBytes, 150 << 20},
-		{SelfRSSGrowthPerRestartBytes, 25 << 20}, // 50 MiB over 2 restarts
+		{StormCPUSeconds, 3},
+		{StormPeakRSS, 900 << 20},
+		{StormRSSStart, 100 << 20},
+		{StormRSSPeak, 150 << 20},
+		{StormRSSGrowthPerRestart, 25 << 20}, // 50 MiB over 2 restarts
 	} {
 		if v := value(t, &got, tc.name, result.WindowStorm); v != tc.want {
 			t.Errorf("%s = %v, want %v", tc.name, v, tc.want)
@@ -163,14 +163,14 @@ func TestSelfCostUnfinishedStorm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := value(t, &got, SelfCPUSeconds, result.WindowStorm); v != 3 {
-		t.Errorf("%s = %v, want 3", SelfCPUSeconds, v)
+	if v := value(t, &got, StormCPUSeconds, result.WindowStorm); v != 3 {
+		t.Errorf("%s = %v, want 3", StormCPUSeconds, v)
 	}
 	if w, _ := got.Window(result.WindowStorm); !w.End.Equal(at(time.Second)) {
 		t.Errorf("window ends %s, want at Gather (%s)", w.End, at(time.Second))
 	}
-	if _, ok := got.Value(SelfRSSGrowthPerRestartBytes, result.WindowStorm); ok {
-		t.Errorf("%s given without a restart", SelfRSSGrowthPerRestartBytes)
+	if _, ok := got.Value(StormRSSGrowthPerRestart, result.WindowStorm); ok {
+		t.Errorf("%s given without a restart", StormRSSGrowthPerRestart)
 	}
 	m.Dispose()
 }

@@ -10,21 +10,6 @@ import (
 	"github.com/stormbench/stormbench/bench/storm"
 )
 
-// Figures of Simulator, in the result.MeasurementStorm measurement's storm
-// window, besides the simulated kubelets' own counters.
-const (
-	// SimRestarts is the number of node restarts: the storm's Down events
-	// (storm.Restarts), the count every per-restart figure divides by.
-	SimRestarts = "restarts"
-	// SimPodsLost counts standalone pods of the plan that no longer exist:
-	// evicted while their node was down, nothing replaces them.
-	SimPodsLost = "podsLost"
-	// SimStaleReadinessFixed counts pods the node-lifecycle controller left
-	// not ready on nodes that KWOK (not a simulated kubelet) brought back,
-	// set Ready by stormbench acting as their kubelet (kwok#1464).
-	SimStaleReadinessFixed = "staleReadinessFixed"
-)
-
 // SimulatedFleet is what Simulator reads from the fleet (*fleet.Fleet).
 type SimulatedFleet interface {
 	// Readiness lists the fleet's nodes and pods.
@@ -45,7 +30,7 @@ type SimulatorOptions struct {
 // Simulator records what the simulated kubelets did during the storm: their
 // counters, the restarts (from the storm's event log, the one count of
 // them), and the fleet's pods lost and set Ready by stormbench, read when
-// the storm ends. Its figures go into the result.MeasurementStorm
+// the storm ends. Its figures go into the MeasurementStorm
 // measurement, beside SelfCost's.
 type Simulator struct {
 	opts SimulatorOptions
@@ -66,7 +51,7 @@ var (
 func NewSimulator(o SimulatorOptions) *Simulator { return &Simulator{opts: o} }
 
 // Name implements Measurement.
-func (m *Simulator) Name() string { return result.MeasurementStorm }
+func (m *Simulator) Name() string { return MeasurementStorm }
 
 // Start implements Measurement; nothing is measured before the storm.
 func (m *Simulator) Start(_ context.Context, env *Env) error {
@@ -116,8 +101,8 @@ func (m *Simulator) markEnd(ctx context.Context, t time.Time) {
 		lost = r.LostPods
 	}
 	m.fleetValues = []result.Value{
-		{Name: SimPodsLost, Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(lost)},
-		{Name: SimStaleReadinessFixed, Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(f.StaleReadinessFixed() - m.fixedBefore)},
+		{Name: StormPodsLost, Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(lost)},
+		{Name: StormStaleReadinessFixed, Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(f.StaleReadinessFixed() - m.fixedBefore)},
 	}
 }
 
@@ -139,7 +124,7 @@ func (m *Simulator) Gather(ctx context.Context) (result.Measurement, error) {
 			add(name, float64(v))
 		}
 	}
-	add(SimRestarts, float64(storm.Restarts(m.env.events())))
+	add(StormRestarts, float64(storm.Restarts(m.env.events())))
 	out.Values = append(out.Values, m.fleetValues...)
 	out.Sort()
 	return out, nil

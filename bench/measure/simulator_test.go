@@ -66,11 +66,11 @@ func TestSimulator(t *testing.T) {
 		name string
 		want float64
 	}{
-		{SimRestarts, 2},
+		{StormRestarts, 2},
 		{"podStatusPatches", 10},
 		{"errors", 1},
-		{SimPodsLost, 2},
-		{SimStaleReadinessFixed, 3}, // during the storm only
+		{StormPodsLost, 2},
+		{StormStaleReadinessFixed, 3}, // during the storm only
 	} {
 		if v := value(t, &got, tc.name, result.WindowStorm); v != tc.want {
 			t.Errorf("%s = %v, want %v", tc.name, v, tc.want)
@@ -95,10 +95,10 @@ func TestSimulatorUnfinishedStorm(t *testing.T) {
 	if w, _ := got.Window(result.WindowStorm); !w.End.Equal(at(time.Minute)) {
 		t.Errorf("window ends %s, want at Gather", w.End)
 	}
-	if v := value(t, &got, SimPodsLost, result.WindowStorm); v != 0 {
-		t.Errorf("%s with a failed listing = %v, want 0", SimPodsLost, v)
+	if v := value(t, &got, StormPodsLost, result.WindowStorm); v != 0 {
+		t.Errorf("%s with a failed listing = %v, want 0", StormPodsLost, v)
 	}
-	if v := value(t, &got, SimRestarts, result.WindowStorm); v != 0 {
-		t.Errorf("%s without an event log = %v, want 0", SimRestarts, v)
+	if v := value(t, &got, StormRestarts, result.WindowStorm); v != 0 {
+		t.Errorf("%s without an event log = %v, want 0", StormRestarts, v)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -53,12 +54,12 @@ func buildKubeletTable(groups []compare.Group) (KubeletTable, bool) {
 		restarts := 0
 		for _, v := range g.VariantRuns() {
 			restarts += v.Restarts
-			m := v.Measurement(result.MeasurementClientLatency)
+			m := v.Measurement(measure.MeasurementClientLatency)
 			if m == nil {
 				continue
 			}
 			for _, x := range m.Values {
-				if x.Name != result.ClientRequests {
+				if x.Name != measure.ClientRequests {
 					continue
 				}
 				seenAny = true

@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/stormbench/stormbench/bench/compare"
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -43,14 +44,14 @@ func buildSections(groups []compare.Group, waves func(*result.VariantRun) []floa
 	rateMax, p99Max, inflMax := 0.0, 0.0, 0.0
 	for _, g := range groups {
 		v := g.VariantRuns()[0]
-		m := v.Measurement(result.MeasurementAPIServer)
-		if s := findSeries(m, result.SeriesRequestRate); s != nil {
+		m := v.Measurement(measure.MeasurementAPIServer)
+		if s := findSeries(m, measure.SeriesRequestRate); s != nil {
 			rateMax = max(rateMax, seriesMax(s))
 		}
-		for _, s := range seriesNamed(m, result.SeriesRequestP99) {
+		for _, s := range seriesNamed(m, measure.SeriesRequestP99) {
 			p99Max = max(p99Max, seriesMax(s)*1e3)
 		}
-		for _, s := range append(seriesNamed(m, result.SeriesInflight), seriesNamed(m, result.SeriesFlowInqueue)...) {
+		for _, s := range append(seriesNamed(m, measure.SeriesInflight), seriesNamed(m, measure.SeriesFlowInqueue)...) {
 			inflMax = max(inflMax, seriesMax(s))
 		}
 	}
@@ -58,7 +59,7 @@ func buildSections(groups []compare.Group, waves func(*result.VariantRun) []floa
 	var panels []panel
 	for _, g := range groups {
 		v := g.VariantRuns()[0]
-		if m := v.Measurement(result.MeasurementAPIServer); m != nil {
+		if m := v.Measurement(measure.MeasurementAPIServer); m != nil {
 			panels = append(panels, panel{variant: g.Name, v: v, m: m, origin: stormOrigin(v), waves: waves(v)})
 		}
 	}
@@ -94,12 +95,12 @@ func buildSections(groups []compare.Group, waves func(*result.VariantRun) []floa
 	for _, spec := range []struct {
 		id, series, title, unit, caption string
 	}{
-		{"not-ready-endpoints", result.SeriesNotReady, "Not-ready endpoints", "endpoints",
+		{"not-ready-endpoints", measure.SeriesNotReady, "Not-ready endpoints", "endpoints",
 			"Endpoints marked not ready in EndpointSlices, per variant (first repetition). With ChangeContainerStatusOnKubeletRestart=true every probed pod on a restarted node goes not ready until its first probe passes; with it false readiness is kept across the restart."},
-		{"slice-writes", result.SeriesSliceWrites, "EndpointSlice writes per second", "writes/s",
+		{"slice-writes", measure.SeriesSliceWrites, "EndpointSlice writes per second", "writes/s",
 			"EndpointSlice creates, updates and deletes per second, per variant (first repetition)."},
 	} {
-		c, ok, err := overlayChart(groups, result.MeasurementEndpointSlices, spec.series, spec.id, spec.title, spec.unit, spec.caption)
+		c, ok, err := overlayChart(groups, measure.MeasurementEndpointSlices, spec.series, spec.id, spec.title, spec.unit, spec.caption)
 		if err != nil {
 			return nil, err
 		}
@@ -108,9 +109,9 @@ func buildSections(groups []compare.Group, waves func(*result.VariantRun) []floa
 		}
 	}
 	for _, kind := range []struct{ name, title string }{
-		{result.RecoveryNode, "Node recovery latency"},
-		{result.RecoveryPod, "Pod recovery latency"},
-		{result.RecoveryService, "Service recovery latency"},
+		{measure.RecoveryNode, "Node recovery latency"},
+		{measure.RecoveryPod, "Pod recovery latency"},
+		{measure.RecoveryService, "Service recovery latency"},
 	} {
 		c, ok, err := percentileChart(groups, kind.name, kind.title)
 		if err != nil {
@@ -201,7 +202,7 @@ func xy(s *result.Series, origin time.Time, scale float64) plotter.XYs {
 func topResources(groups []compare.Group) []string {
 	total := map[string]float64{}
 	for _, g := range groups {
-		for _, s := range seriesNamed(g.VariantRuns()[0].Measurement(result.MeasurementAPIServer), result.SeriesRequestRate) {
+		for _, s := range seriesNamed(g.VariantRuns()[0].Measurement(measure.MeasurementAPIServer), measure.SeriesRequestRate) {
 			r, ok := s.Labels[result.LabelResource]
 			if !ok || len(s.Labels) != 1 {
 				continue
@@ -253,7 +254,7 @@ func markStorm(p *figure, v *result.VariantRun, waves []float64, top float64) {
 		}
 		p.verticalMarker(name, w, top, waveDashes)
 	}
-	if h := v.Measurement(result.MeasurementRecovery).Histogram(result.RecoveryStorm, result.WindowStorm); h != nil && h.Summary.Count > 0 {
+	if h := v.Measurement(measure.MeasurementRecovery).Histogram(measure.RecoveryStorm, result.WindowStorm); h != nil && h.Summary.Count > 0 {
 		p.verticalMarker("fleet recovered", h.Summary.Max, top, recoveryDashes)
 	}
 }
@@ -284,7 +285,7 @@ func (pn panel) alignX(p *figure) {
 func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, error) {
 	variant, v, m, origin := pn.variant, pn.v, pn.m, pn.origin
 	byRes := map[string]*result.Series{}
-	for _, s := range seriesNamed(m, result.SeriesRequestRate) {
+	for _, s := range seriesNamed(m, measure.SeriesRequestRate) {
 		if r, ok := s.Labels[result.LabelResource]; ok && len(s.Labels) == 1 {
 			byRes[r] = s
 		}
@@ -395,7 +396,7 @@ func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, err
 // scrapeCaption says how many of the API server's scheduled scrapes landed:
 // where they did not, the rates are averages over the gap.
 func scrapeCaption(v *result.VariantRun) string {
-	landed, sched, gap, ok := result.ScrapeCoverage(v)
+	landed, sched, gap, ok := ScrapeCoverage(v)
 	if !ok {
 		return ""
 	}
@@ -421,8 +422,8 @@ func latencyChart(pn panel, yMax float64) (Chart, bool, error) {
 	p.floor = 1
 	n := 0
 	xLo, xHi := math.Inf(1), math.Inf(-1)
-	for i, class := range []string{result.ClassMutating, result.ClassGet, result.ClassList} {
-		s := findSeries(m, result.SeriesRequestP99, result.LabelClass, class)
+	for i, class := range []string{measure.ClassMutating, measure.ClassGet, measure.ClassList} {
+		s := findSeries(m, measure.SeriesRequestP99, result.LabelClass, class)
 		if s == nil || len(s.Points) == 0 {
 			continue
 		}
@@ -465,13 +466,13 @@ func inflightChart(pn panel, yMax float64) (Chart, bool, error) {
 	variant, v, m, origin := pn.variant, pn.v, pn.m, pn.origin
 	p := newFigure("In-flight requests and APF queue: "+variant, "seconds since storm start", "requests")
 	n := 0
-	for _, s := range seriesNamed(m, result.SeriesInflight) {
+	for _, s := range seriesNamed(m, measure.SeriesInflight) {
 		name := "in-flight " + s.Labels[result.LabelRequestKind]
 		p.Add(lines(xy(s, origin, 1), colour(n), vg.Points(1.5))...)
 		p.legendLine(name, colour(n), vg.Points(1.5))
 		n++
 	}
-	for _, s := range seriesNamed(m, result.SeriesFlowInqueue) {
+	for _, s := range seriesNamed(m, measure.SeriesFlowInqueue) {
 		name := "APF queued"
 		if pl := s.Labels[result.LabelPriorityLevel]; pl != "" {
 			name += " " + pl
@@ -551,7 +552,7 @@ func percentileChart(groups []compare.Group, name, title string) (Chart, bool, e
 	for gi, g := range groups {
 		var hs []*result.Histogram
 		for _, v := range g.VariantRuns() {
-			if h := v.Measurement(result.MeasurementRecovery).Histogram(name, result.WindowStorm); h != nil {
+			if h := v.Measurement(measure.MeasurementRecovery).Histogram(name, result.WindowStorm); h != nil {
 				hs = append(hs, h)
 			}
 		}

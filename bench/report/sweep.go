@@ -10,6 +10,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/gate"
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -156,7 +157,7 @@ func sweepRow(size int, runs []*result.VariantRun) SweepRow {
 // slow), as in the latency SLO gate; only a missing histogram is not
 // measured.
 func mutatingP99(v *result.VariantRun) (float64, bool) {
-	h := v.Measurement(result.MeasurementAPIServer).Histogram(result.APIRequestDuration, result.WindowStorm, result.LabelClass, result.ClassMutating)
+	h := v.Measurement(measure.MeasurementAPIServer).Histogram(measure.APIRequestDuration, result.WindowStorm, result.LabelClass, measure.ClassMutating)
 	if h == nil {
 		return 0, false
 	}

@@ -1,6 +1,7 @@
 // Package result holds stormbench's versioned result document: the JSON
 // schema written once per run, its atomic writer and validating reader,
-// HdrHistogram encoding and merge helpers, and the end-of-run summary table.
+// HdrHistogram encoding, and the generic merge of a sharded run's documents
+// ([Merge]), driven by the measurements' own [MergeRule]s.
 //
 // A [Result] carries the run metadata (tool version, cluster versions and the
 // component settings that shape a restart storm, fleet size, the resolved
@@ -10,7 +11,10 @@
 // clusterloader2's PerfData: named scalar [Value]s, [Histogram]s and 1 s
 // [Series], each optionally tagged with a window ("baseline", "storm") and
 // labels. Compare, gate and export code can therefore treat every figure the
-// same way, and the names consumed by code are the constants in names.go.
+// same way. The names consumed by code are constants of each figure's owner
+// (bench/measure/*_figures.go, and bench/kubelet for the simulator's
+// counters); names.go holds only the shared vocabulary of windows, units and
+// label keys.
 //
 // Histograms are stored twice: as a percentile [Summary] for people, and as
 // an encoded HdrHistogram (the standard V2 compressed, base64 format) so that

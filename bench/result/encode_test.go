@@ -1,4 +1,4 @@
-package result
+package result_test
 
 import (
 	"bytes"
@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/result"
 )
 
 // TestSparseRoundTrip: a labelled series leaves out its zero points at its
@@ -13,31 +16,31 @@ import (
 // a series without a reference, and the reference itself, keep every point.
 func TestSparseRoundTrip(t *testing.T) {
 	start := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
-	pts := func(vs ...float64) []Point {
-		var out []Point
+	pts := func(vs ...float64) []result.Point {
+		var out []result.Point
 		for i, v := range vs {
-			out = append(out, Point{T: float64(i), V: v})
+			out = append(out, result.Point{T: float64(i), V: v})
 		}
 		return out
 	}
-	series := []Series{
-		{Name: SeriesRequestRate, Unit: UnitRequestsPerSecond, Start: start, Points: pts(5, 0, 7, 0, 0)},
-		{Name: SeriesRequestRate, Labels: Labels(LabelResource, "pods"), Unit: UnitRequestsPerSecond, Start: start, Points: pts(0, 0, 7, 0, 0)},
-		{Name: SeriesRequestRate, Labels: Labels(LabelResource, "leases"), Unit: UnitRequestsPerSecond, Start: start, Points: pts(5, 0, 0, 0, 0)},
+	series := []result.Series{
+		{Name: measure.SeriesRequestRate, Unit: result.UnitRequestsPerSecond, Start: start, Points: pts(5, 0, 7, 0, 0)},
+		{Name: measure.SeriesRequestRate, Labels: result.Labels(result.LabelResource, "pods"), Unit: result.UnitRequestsPerSecond, Start: start, Points: pts(0, 0, 7, 0, 0)},
+		{Name: measure.SeriesRequestRate, Labels: result.Labels(result.LabelResource, "leases"), Unit: result.UnitRequestsPerSecond, Start: start, Points: pts(5, 0, 0, 0, 0)},
 		// Another start: no reference, so dense.
-		{Name: SeriesRequestRate, Labels: Labels(LabelResource, "nodes"), Unit: UnitRequestsPerSecond, Start: start.Add(time.Second), Points: pts(0, 1)},
+		{Name: measure.SeriesRequestRate, Labels: result.Labels(result.LabelResource, "nodes"), Unit: result.UnitRequestsPerSecond, Start: start.Add(time.Second), Points: pts(0, 1)},
 	}
-	r := &Result{SchemaVersion: SchemaVersion, Complete: true,
-		Run: Run{ID: "r", ToolVersion: "v0", Start: start, End: start.Add(time.Minute)},
-		Variants: []VariantRun{{Variant: "default", Start: start, Complete: true,
-			Measurements: []Measurement{{Name: MeasurementAPIServer, Series: series}}}}}
-	want := make([]Series, len(series))
+	r := &result.Result{SchemaVersion: result.SchemaVersion, Complete: true,
+		Run: result.Run{ID: "r", ToolVersion: "v0", Start: start, End: start.Add(time.Minute)},
+		Variants: []result.VariantRun{{Variant: "default", Start: start, Complete: true,
+			Measurements: []result.Measurement{{Name: measure.MeasurementAPIServer, Series: series}}}}}
+	want := make([]result.Series, len(series))
 	for i, s := range series {
 		want[i] = s
-		want[i].Points = append([]Point(nil), s.Points...)
+		want[i].Points = append([]result.Point(nil), s.Points...)
 	}
 	var buf bytes.Buffer
-	if err := Encode(&buf, r); err != nil {
+	if err := result.Encode(&buf, r); err != nil {
 		t.Fatal(err)
 	}
 	file := buf.String()
@@ -49,7 +52,7 @@ func TestSparseRoundTrip(t *testing.T) {
 			t.Errorf("file lacks %s:\n%s", s, file)
 		}
 	}
-	got, err := Decode(strings.NewReader(file))
+	got, err := result.Decode(strings.NewReader(file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +64,11 @@ func TestSparseRoundTrip(t *testing.T) {
 // TestReadsSchema1: an indented schema-1 file, as results/ holds them,
 // decodes to schema 2 in memory.
 func TestReadsSchema1(t *testing.T) {
-	r, err := ReadFile("../../results/baselines/quick.json")
+	r, err := result.ReadFile("../../results/baselines/quick.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.SchemaVersion != SchemaVersion || len(r.Variants) == 0 {
+	if r.SchemaVersion != result.SchemaVersion || len(r.Variants) == 0 {
 		t.Errorf("schema %d, %d variants", r.SchemaVersion, len(r.Variants))
 	}
 }
@@ -76,7 +79,7 @@ func TestSparseWithoutReference(t *testing.T) {
 	doc := `{"schemaVersion":2,"complete":false,"run":{"id":"r","toolVersion":"v0","start":"2026-12-01T08:00:00Z","cluster":{"embedded":false,"settings":{"nodeMonitorGracePeriod":"0s","nodeLeaseDuration":"0s","nodeStatusUpdateFrequency":"0s","endpointSliceUpdatesBatchPeriod":"0s"}},"fleet":{"nodes":1,"pods":1,"services":0},"seed":1},
 "variants":[{"variant":"v","repetition":0,"start":"2026-12-01T08:00:00Z","stormStart":"2026-12-01T08:00:00Z","end":"2026-12-01T08:01:00Z","restarts":0,"complete":true,
 "measurements":[{"name":"apiserver","series":[{"name":"requests_per_second","labels":{"resource":"pods"},"unit":"requests/s","start":"2026-12-01T08:00:00Z","points":[[1,2]],"sparse":true}]}]}]}`
-	if _, err := Decode(strings.NewReader(doc)); err == nil || !strings.Contains(err.Error(), "no unlabelled series") {
+	if _, err := result.Decode(strings.NewReader(doc)); err == nil || !strings.Contains(err.Error(), "no unlabelled series") {
 		t.Errorf("error %v, want one about the missing reference", err)
 	}
 }

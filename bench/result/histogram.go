@@ -3,7 +3,9 @@ package result
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -25,7 +27,8 @@ const HDRSignificantFigures = 3
 //
 // Summary is computed from either form when the histogram is built.
 type Histogram struct {
-	// Name is the histogram's name; see names.go and METRICS.md.
+	// Name is the histogram's name, a constant of the measurement that
+	// emits it (bench/measure); see METRICS.md.
 	Name string `json:"name"`
 	// Window is the window it covers; empty for the whole measurement.
 	Window string `json:"window,omitempty"`
@@ -244,6 +247,13 @@ func finite(f float64) float64 {
 		return 0
 	}
 	return f
+}
+
+// Clone returns a copy of h that shares no map or slice with it.
+func (h Histogram) Clone() Histogram {
+	h.Labels = maps.Clone(h.Labels)
+	h.Buckets = slices.Clone(h.Buckets)
+	return h
 }
 
 // MergeHistograms merges histograms of the same kind: HdrHistograms are

@@ -132,15 +132,3 @@ func TestDecodeHDRMalformed(t *testing.T) {
 		}
 	}
 }
-
-func TestFmtSeconds(t *testing.T) {
-	tests := map[float64]string{
-		0: "0s", 0.0000421: "42µs", 0.00123: "1.23ms", 0.0456: "45.6ms", 0.5: "500ms",
-		1.234: "1.23s", 12.34: "12.3s", 62.4: "1m02s", 3600: "60m00s",
-	}
-	for in, want := range tests {
-		if got := fmtSeconds(in); got != want {
-			t.Errorf("fmtSeconds(%v) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -107,6 +107,9 @@ func Decode(rd io.Reader) (*Result, error) {
 	if err := densify(&r); err != nil {
 		return nil, fmt.Errorf("decoding result: %w", err)
 	}
+	if err := upgradeMergeMarker(&r, *probe.SchemaVersion); err != nil {
+		return nil, fmt.Errorf("decoding result: %w", err)
+	}
 	// In memory a result is of the current schema, whatever the file's.
 	r.SchemaVersion = SchemaVersion
 	if err := Validate(&r); err != nil {

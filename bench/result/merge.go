@@ -13,19 +13,6 @@ import (
 	"time"
 )
 
-// measurementStorm is the name of the simulator's own measurement
-// (bench.MeasurementStorm), which this package cannot import.
-const measurementStorm = "storm"
-
-// The marker Merge leaves in Run.Cluster.Settings.Flags: stormbench is the
-// component, and the flag holds how many shard results were merged. It lives
-// there because the schema has no field for it and every reader already
-// accepts arbitrary flags.
-const (
-	mergeComponent  = "stormbench"
-	mergeFlagShards = "merged-shards"
-)
-
 // MergeNotePrefix starts every warning Merge adds to a measurement, so that
 // merge caveats can be told apart from the shards' own warnings.
 const MergeNotePrefix = "merge: "
@@ -34,6 +21,112 @@ const MergeNotePrefix = "merge: "
 // Merge warns that cluster-wide figures, which come from one shard's window,
 // may miss part of another shard's storm.
 const stormStartTolerance = time.Second
+
+// Aggregation says how Merge combines the shards' copies of one figure (a
+// value, histogram or series with the same name, window and labels).
+type Aggregation int
+
+const (
+	// Sum adds the values, merges the histograms (HdrHistograms exactly)
+	// and sums the series on a common time axis (see sumSeries): work each
+	// shard did on its own.
+	Sum Aggregation = iota + 1
+	// Max keeps the largest value: a fleet-wide count every shard
+	// observed. It applies to values only.
+	Max
+	// Reference takes the figure from the reference shard (see Merge): the
+	// shared control plane, which every shard observed in full. A figure
+	// the reference shard lacks is left out.
+	Reference
+	// Recompute leaves the figure out; the measurement's MergeRule.Finish
+	// computes it from the shards.
+	Recompute
+	// LoneShard keeps the figure of a lone shard and leaves it out when
+	// several shards have the measurement: a figure no combination of the
+	// shards' own views gives.
+	LoneShard
+)
+
+// Scope says where a measurement's windows, warnings, error and set of
+// figures come from when Merge combines the shards' copies.
+type Scope int
+
+const (
+	// PerShard is a measurement of what each process did: windows span the
+	// earliest start to the latest end, every shard's warnings and errors
+	// are kept (prefixed with the shards), and a figure any shard has is in
+	// the merge. Figures aggregate by Sum unless the rule says otherwise.
+	PerShard Scope = iota + 1
+	// ClusterWide is a measurement of the shared control plane: windows,
+	// warnings, error and the set of figures are the reference shard's,
+	// and a warning names that shard. Figures aggregate by Reference unless
+	// the rule says otherwise.
+	ClusterWide
+)
+
+// MergeRule is how Merge combines one measurement of every shard. The
+// measurement's owner builds it next to the measurement (see
+// measure.MergeRules).
+type MergeRule struct {
+	// Scope is the measurement's kind; zero is PerShard.
+	Scope Scope
+	// Figures is the aggregation of each figure, by name; a figure it
+	// does not name aggregates by the scope's default.
+	Figures map[string]Aggregation
+	// Finish, if set, runs after the generic merge, to recompute the
+	// figures that are not a sum, maximum or reference (a ratio to the
+	// merged restarts, say). It may add notes through s.Note.
+	Finish func(s *MergeShards, m *Measurement) error
+}
+
+// aggregation returns the aggregation of the named figure.
+func (r MergeRule) aggregation(name string) Aggregation {
+	if a, ok := r.Figures[name]; ok {
+		return a
+	}
+	if r.Scope == ClusterWide {
+		return Reference
+	}
+	return Sum
+}
+
+// MergeRules are the merge rules of every known measurement, by name.
+type MergeRules map[string]MergeRule
+
+// MergeShards is one measurement of one variant run in every shard, as a
+// MergeRule's Finish sees it.
+type MergeShards struct {
+	// Measurements holds the measurement per shard; nil where a shard
+	// lacks it.
+	Measurements []*Measurement
+	// Variants are the shards' variant runs.
+	Variants []*VariantRun
+	// Restarts is the merged variant run's number of restarts.
+	Restarts int
+	// Reference is the reference shard (see Merge), or -1 if no shard has
+	// the measurement.
+	Reference int
+	// stormSpread is how far apart the shards' storms started.
+	stormSpread time.Duration
+	notes       []string
+}
+
+// Note adds a caveat to the merged measurement's warnings, prefixed with
+// MergeNotePrefix.
+func (s *MergeShards) Note(format string, a ...any) {
+	s.notes = append(s.notes, MergeNotePrefix+fmt.Sprintf(format, a...))
+}
+
+// Present returns how many shards have the measurement.
+func (s *MergeShards) Present() int {
+	n := 0
+	for _, m := range s.Measurements {
+		if m != nil {
+			n++
+		}
+	}
+	return n
+}
 
 // Merge combines the result documents of the shards of one sharded run
 // (`stormbench run --shard i/n`, one document per shard, all against the
@@ -51,65 +144,23 @@ const stormStartTolerance = time.Second
 //
 // The merged document keeps the run id, takes the earliest start and the
 // latest end, is complete only if every shard is, and carries every shard's
-// errors prefixed with the shard. It is marked as merged in
-// Run.Cluster.Settings.Flags["stormbench"]["merged-shards"] (see
-// MergedShards). Per variant run: Start and StormStart are the earliest,
-// End the latest, Restarts the sum, Complete the conjunction, and
-// FeatureGates must agree.
+// errors prefixed with the shard. Run.MergedFrom names the shards ("shard
+// 0", ...; a caller that read them from files may put the file names in
+// their place). Per variant run: Start and StormStart are the earliest, End
+// the latest, Restarts the sum, Complete the conjunction, WaveStarts the
+// first shard's (the shards share one schedule), and FeatureGates must
+// agree.
 //
-// Measurements fall in two kinds, and a measurement's windows follow from
-// its kind:
-//
-// Per-shard measurements count what each process did, so figures add up and
-// windows span the earliest start to the latest end:
-//   - clientLatency: every count (requests, errors, 429s, retries, clamped
-//     samples) is summed per label set, and the latency HdrHistograms merge
-//     exactly. The kubelet counts of the merged run equal those of an
-//     unsharded run; the harness counts do not, since every shard waits for
-//     the whole fleet to be Ready.
-//   - storm (the simulator's counters): every counter is summed, and so are
-//     stormbench's CPU seconds and RSS figures (start, peak, process peak):
-//     the shards are separate processes, so the sum is the tool's total cost
-//     (an upper bound for the peaks, which need not coincide). podsLost is a
-//     fleet-wide count every shard observed, so the maximum is kept.
-//     stormbenchRSSGrowthPerRestartBytes is recomputed as (Σ peak − Σ start)
-//     ÷ merged restarts.
-//   - recovery: each shard matches what it observed with its own Down
-//     events, so node_ready, pod_ready and pod_running samples are disjoint
-//     and their HdrHistograms merge exactly; unrecovered (node, pod,
-//     pod_running) and node_ready_from_events add up. service_ready merges
-//     too, but a Service degraded by restarts of several shards is counted
-//     once per shard, each from that shard's earliest restart (a warning
-//     says so when it can happen); unrecovered{kind=service} therefore keeps
-//     the maximum. fleet_recovered (first Down → last recovery) is
-//     recomputed from each shard's first Down (the start of its
-//     unrecovered_nodes series) and recovery time, and is empty if any
-//     shard had not recovered. unattributed is dropped with a warning:
-//     every shard counts the other shards' restarts as unattributed. The
-//     unrecovered_nodes series are summed on a common time axis.
-//
-// Cluster-wide measurements observe the shared control plane, which every
-// shard watched or scraped in full; summing them would count the cluster n
-// times. They are taken whole (figures, histograms, series and windows)
-// from one reference shard: the one without a measurement error whose storm
-// window ends last, since it covers the most of the union of the shards'
-// storms given a shared start (--start-at). A warning names the shard.
-//   - apiserver: every figure comes from the reference shard. They include
-//     every shard's own scrapes and harness requests, which an unsharded run
-//     sends once. excess_requests_per_restart, a ratio to the reference
-//     shard's own restarts, is recomputed over the merged restarts: the
-//     unlabelled figure as excess_requests ÷ restarts, the per-kind figures
-//     scaled by the reference's restarts ÷ merged restarts.
-//   - endpointSlices: every figure comes from the reference shard, except
-//     extra_watcher_events and extra_watcher_restarts, which count each
-//     shard's own extra watches and are summed.
-//   - a measurement Merge does not know is treated as cluster-wide, with a
-//     warning.
-//
-// When the shards' storms started more than a second apart, the
-// cluster-wide measurements warn that one shard's window may miss part of
-// another's storm.
-func Merge(shards ...*Result) (*Result, error) {
+// Each measurement merges by its rule in rules (see MergeRule, Scope and
+// Aggregation; the owners' rules are measure.MergeRules). The reference
+// shard of a cluster-wide measurement is the one without a measurement
+// error whose storm window ends last, since it covers the most of the union
+// of the shards' storms given a shared start (--start-at). A measurement
+// rules does not name is treated as cluster-wide, with a warning. When the
+// shards' storms started more than a second apart, the cluster-wide
+// measurements warn that one shard's window may miss part of another's
+// storm.
+func Merge(rules MergeRules, shards ...*Result) (*Result, error) {
 	if len(shards) == 0 {
 		return nil, errors.New("merging shard results: none given")
 	}
@@ -128,6 +179,7 @@ func Merge(shards ...*Result) (*Result, error) {
 		Complete:      true,
 		Run:           cloneRun(first.Run),
 	}
+	out.Run.MergedFrom = nil
 	for i, s := range shards {
 		if s.Run.Start.Before(out.Run.Start) {
 			out.Run.Start = s.Run.Start
@@ -139,23 +191,15 @@ func Merge(shards ...*Result) (*Result, error) {
 		for _, e := range s.Errors {
 			out.Errors = append(out.Errors, fmt.Sprintf("shard %d: %s", i, e))
 		}
+		out.Run.MergedFrom = append(out.Run.MergedFrom, "shard "+strconv.Itoa(i))
 	}
-	if out.Run.Cluster.Settings.Flags == nil {
-		out.Run.Cluster.Settings.Flags = map[string]map[string]string{}
-	}
-	flags := maps.Clone(out.Run.Cluster.Settings.Flags[mergeComponent])
-	if flags == nil {
-		flags = map[string]string{}
-	}
-	flags[mergeFlagShards] = strconv.Itoa(len(shards))
-	out.Run.Cluster.Settings.Flags[mergeComponent] = flags
 
 	for k := 0; k < common; k++ {
 		vrs := make([]*VariantRun, len(shards))
 		for i, s := range shards {
 			vrs[i] = &s.Variants[k]
 		}
-		v, err := mergeVariant(vrs)
+		v, err := mergeVariant(rules, vrs)
 		if err != nil {
 			return nil, fmt.Errorf("merging shard results: variant %s repetition %d: %w", vrs[0].Variant, vrs[0].Repetition, err)
 		}
@@ -175,13 +219,7 @@ func Merge(shards ...*Result) (*Result, error) {
 
 // MergedShards returns how many shard results r was merged from, or 0 if r
 // is not the result of Merge.
-func MergedShards(r *Result) int {
-	n, err := strconv.Atoi(r.Run.Cluster.Settings.Flags[mergeComponent][mergeFlagShards])
-	if err != nil {
-		return 0
-	}
-	return n
-}
+func MergedShards(r *Result) int { return len(r.Run.MergedFrom) }
 
 // MergeNotes returns the distinct caveats Merge added to r's measurements,
 // each as "variant#repetition measurement: note" without MergeNotePrefix.
@@ -310,14 +348,17 @@ func cloneRun(r Run) Run {
 }
 
 // mergeVariant merges one variant run of every shard.
-func mergeVariant(vrs []*VariantRun) (VariantRun, error) {
+func mergeVariant(rules MergeRules, vrs []*VariantRun) (VariantRun, error) {
 	first := vrs[0]
 	out := VariantRun{
 		Variant:      first.Variant,
 		Repetition:   first.Repetition,
 		FeatureGates: maps.Clone(first.FeatureGates),
 		Start:        first.Start,
-		Complete:     true,
+		// Every shard plays the same schedule, so the first shard's wave
+		// starts are every shard's.
+		WaveStarts: slices.Clone(first.WaveStarts),
+		Complete:   true,
 	}
 	var earliestStorm, latestStorm time.Time
 	for i, v := range vrs {
@@ -353,12 +394,12 @@ func mergeVariant(vrs []*VariantRun) (VariantRun, error) {
 		}
 	}
 	for _, name := range names {
-		ms := make([]*Measurement, len(vrs))
+		s := &MergeShards{Measurements: make([]*Measurement, len(vrs)), Variants: vrs, Restarts: out.Restarts, stormSpread: spread}
 		for i, v := range vrs {
-			ms[i] = v.Measurement(name)
+			s.Measurements[i] = v.Measurement(name)
 		}
-		mc := mergeContext{name: name, ms: ms, vrs: vrs, restarts: out.Restarts, stormSpread: spread}
-		m, err := mc.merge()
+		s.Reference = s.reference()
+		m, err := mergeMeasurement(name, rules, s)
 		if err != nil {
 			return out, fmt.Errorf("measurement %s: %w", name, err)
 		}
@@ -367,75 +408,220 @@ func mergeVariant(vrs []*VariantRun) (VariantRun, error) {
 	return out, nil
 }
 
-// mergeContext is one measurement of one variant run, in every shard.
-type mergeContext struct {
-	name string
-	// ms holds the measurement per shard; nil where a shard lacks it.
-	ms []*Measurement
-	// vrs are the shards' variant runs.
-	vrs []*VariantRun
-	// restarts is the merged number of restarts.
-	restarts int
-	// stormSpread is how far apart the shards' storms started.
-	stormSpread time.Duration
-	notes       []string
-}
-
-func (c *mergeContext) note(format string, a ...any) {
-	c.notes = append(c.notes, MergeNotePrefix+fmt.Sprintf(format, a...))
-}
-
-func (c *mergeContext) merge() (Measurement, error) {
-	var (
-		m   Measurement
-		err error
-	)
-	switch c.name {
-	case MeasurementClientLatency:
-		m, err = c.perShard(nil)
-	case measurementStorm:
-		m, err = c.perShard(map[string]valueRule{
-			"podsLost":                           ruleMax,
-			"stormbenchRSSGrowthPerRestartBytes": ruleDrop,
-		})
-		if err == nil {
-			c.recomputeRSSGrowth(&m)
-		}
-	case MeasurementRecovery:
-		m, err = c.recovery()
-	case MeasurementAPIServer:
-		m = c.clusterWide(nil)
-		c.recomputeExcessPerRestart(&m)
-	case MeasurementEndpointSlices:
-		m = c.clusterWide(map[string]bool{SliceWatcherEvents: true, SliceWatcherRestarts: true})
-	default:
-		m = c.clusterWide(nil)
-		c.note("measurement %s is unknown to merge: treated as cluster-wide and taken from one shard", c.name)
+// mergeMeasurement merges one measurement of every shard by its rule.
+func mergeMeasurement(name string, rules MergeRules, s *MergeShards) (Measurement, error) {
+	rule, known := rules[name]
+	if !known {
+		rule = MergeRule{Scope: ClusterWide}
 	}
-	if err != nil {
+	out := Measurement{Name: name}
+	// keep says which shards' figures make up the merged set: every shard's
+	// for a per-shard measurement, the reference shard's for a cluster-wide
+	// one.
+	keep := func(int) bool { return true }
+	if rule.Scope == ClusterWide {
+		ref := s.Reference
+		keep = func(i int) bool { return i == ref }
+		if ref >= 0 {
+			m := s.Measurements[ref]
+			out.Error = m.Error
+			out.Windows = slices.Clone(m.Windows)
+			out.Warnings = slices.Clone(m.Warnings)
+		}
+		if s.Present() > 1 {
+			s.Note("cluster-wide figures taken from shard %d, whose window ends last, not summed: every shard observed the same control plane", ref)
+			if s.stormSpread > stormStartTolerance {
+				s.Note("the shards' storms started up to %s apart (no shared --start-at?): shard %d's window may miss part of another shard's storm", s.stormSpread.Round(time.Millisecond), ref)
+			}
+		}
+	} else {
+		var errs []string
+		for i, m := range s.Measurements {
+			if m != nil && m.Error != "" {
+				errs = append(errs, fmt.Sprintf("shard %d: %s", i, m.Error))
+			}
+		}
+		out.Error = strings.Join(errs, "; ")
+		out.Windows = unionWindows(s.Measurements)
+		out.Warnings = shardWarnings(s.Measurements)
+	}
+	if !known {
+		s.Note("measurement %s is unknown to merge: treated as cluster-wide and taken from one shard", name)
+	}
+
+	var err error
+	if out.Values, err = mergeValues(rule, s, keep); err != nil {
 		return Measurement{}, err
 	}
-	for i, x := range c.ms {
-		if x == nil {
-			c.note("shard %d has no %s measurement", i, c.name)
+	if out.Histograms, err = mergeHistograms(rule, s, keep); err != nil {
+		return Measurement{}, err
+	}
+	if out.Series, err = mergeSeries(rule, s, keep); err != nil {
+		return Measurement{}, err
+	}
+	if rule.Finish != nil {
+		if err := rule.Finish(s, &out); err != nil {
+			return Measurement{}, err
 		}
 	}
-	m.Warnings = append(m.Warnings, c.notes...)
-	m.Sort()
-	return m, nil
+	for i, x := range s.Measurements {
+		if x == nil {
+			s.Note("shard %d has no %s measurement", i, name)
+		}
+	}
+	out.Warnings = append(out.Warnings, s.notes...)
+	out.Sort()
+	return out, nil
 }
 
-// valueRule says how the shards' values of one figure become one value.
-type valueRule int
+// figureGroup is one figure's copies in the shards, in shard order.
+type figureGroup[T any] struct {
+	shards []int
+	copies []*T
+}
 
-const (
-	// ruleSum adds the shards' values: per-shard work.
-	ruleSum valueRule = iota
-	// ruleMax keeps the largest: a fleet-wide level every shard observed.
-	ruleMax
-	// ruleDrop leaves the figure out; the caller recomputes it or notes why.
-	ruleDrop
-)
+// groupFigures groups the shards' figures by name, window and labels, in
+// order of first appearance, keeping the figures of the shards keep selects
+// and, for those figures, the copies of every shard.
+func groupFigures[T any](ms []*Measurement, figures func(*Measurement) []T, key func(*T) valueKey, keep func(int) bool) ([]valueKey, map[valueKey]*figureGroup[T]) {
+	var order []valueKey
+	groups := map[valueKey]*figureGroup[T]{}
+	for i, m := range ms {
+		if m == nil || !keep(i) {
+			continue
+		}
+		fs := figures(m)
+		for j := range fs {
+			if k := key(&fs[j]); groups[k] == nil {
+				groups[k] = &figureGroup[T]{}
+				order = append(order, k)
+			}
+		}
+	}
+	for i, m := range ms {
+		if m == nil {
+			continue
+		}
+		fs := figures(m)
+		for j := range fs {
+			if g := groups[key(&fs[j])]; g != nil {
+				g.shards = append(g.shards, i)
+				g.copies = append(g.copies, &fs[j])
+			}
+		}
+	}
+	return order, groups
+}
+
+// pick applies the aggregations that keep one copy as it is or none: done
+// says a is one of them, keep whether x is the copy to keep (the reference
+// shard's, or a lone shard's) rather than nothing.
+func (g *figureGroup[T]) pick(a Aggregation, s *MergeShards) (x *T, keep, done bool) {
+	switch a {
+	case Recompute:
+		return nil, false, true
+	case LoneShard:
+		if s.Present() > 1 {
+			return nil, false, true
+		}
+		return g.copies[0], true, true
+	case Reference:
+		if i := slices.Index(g.shards, s.Reference); i >= 0 {
+			return g.copies[i], true, true
+		}
+		return nil, false, true
+	}
+	return nil, false, false
+}
+
+func mergeValues(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Value, error) {
+	order, groups := groupFigures(s.Measurements, func(m *Measurement) []Value { return m.Values },
+		func(v *Value) valueKey { return keyOf(v.Name, v.Window, v.Labels) }, keep)
+	var out []Value
+	for _, k := range order {
+		g := groups[k]
+		a := rule.aggregation(k.name)
+		if x, ok, done := g.pick(a, s); done {
+			if ok {
+				cp := *x
+				cp.Labels = maps.Clone(x.Labels)
+				out = append(out, cp)
+			}
+			continue
+		}
+		// The template is the first copy of the set's own shards.
+		t := slices.IndexFunc(g.shards, keep)
+		acc := *g.copies[t]
+		acc.Labels = maps.Clone(acc.Labels)
+		acc.Value = g.copies[0].Value
+		for _, x := range g.copies[1:] {
+			switch a {
+			case Max:
+				acc.Value = max(acc.Value, x.Value)
+			case Sum:
+				acc.Value += x.Value
+			default:
+				return nil, fmt.Errorf("value %s: unknown aggregation %d", k.name, a)
+			}
+		}
+		out = append(out, acc)
+	}
+	return out, nil
+}
+
+func mergeHistograms(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Histogram, error) {
+	order, groups := groupFigures(s.Measurements, func(m *Measurement) []Histogram { return m.Histograms },
+		func(h *Histogram) valueKey { return keyOf(h.Name, h.Window, h.Labels) }, keep)
+	var out []Histogram
+	for _, k := range order {
+		g := groups[k]
+		a := rule.aggregation(k.name)
+		if x, ok, done := g.pick(a, s); done {
+			if ok {
+				out = append(out, x.Clone())
+			}
+			continue
+		}
+		if a != Sum {
+			return nil, fmt.Errorf("histogram %s: aggregation %d applies to values only", k.name, a)
+		}
+		if len(g.copies) == 1 {
+			out = append(out, g.copies[0].Clone())
+			continue
+		}
+		h, err := MergeHistograms(g.copies...)
+		if err != nil {
+			return nil, err
+		}
+		h.Labels = maps.Clone(h.Labels)
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+func mergeSeries(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Series, error) {
+	order, groups := groupFigures(s.Measurements, func(m *Measurement) []Series { return m.Series },
+		func(x *Series) valueKey { return keyOf(x.Name, "", x.Labels) }, keep)
+	var out []Series
+	for _, k := range order {
+		g := groups[k]
+		a := rule.aggregation(k.name)
+		if x, ok, done := g.pick(a, s); done {
+			if ok {
+				cp := *x
+				cp.Labels = maps.Clone(x.Labels)
+				cp.Points = slices.Clone(x.Points)
+				out = append(out, cp)
+			}
+			continue
+		}
+		if a != Sum {
+			return nil, fmt.Errorf("series %s: aggregation %d applies to values only", k.name, a)
+		}
+		out = append(out, sumSeries(g.copies...))
+	}
+	return out, nil
+}
 
 // valueKey identifies a figure within a measurement.
 type valueKey struct{ name, window, labels string }
@@ -444,257 +630,13 @@ func keyOf(name, window string, labels map[string]string) valueKey {
 	return valueKey{name, window, labelString(labels)}
 }
 
-// perShard merges a measurement of per-shard figures: values by rule (sum
-// unless rules say otherwise; a shard lacking a figure contributes
-// nothing), histograms merged, series summed on a common time axis, windows
-// spanning every shard's.
-func (c *mergeContext) perShard(rules map[string]valueRule) (Measurement, error) {
-	out := Measurement{Name: c.name}
-	var errs []string
-	for i, m := range c.ms {
-		if m != nil && m.Error != "" {
-			errs = append(errs, fmt.Sprintf("shard %d: %s", i, m.Error))
-		}
-	}
-	out.Error = strings.Join(errs, "; ")
-	out.Windows = unionWindows(c.ms)
-	out.Warnings = shardWarnings(c.ms)
-
-	var order []valueKey
-	values := map[valueKey]*Value{}
-	for _, m := range c.ms {
-		if m == nil {
-			continue
-		}
-		for _, v := range m.Values {
-			rule := rules[v.Name]
-			if rule == ruleDrop {
-				continue
-			}
-			k := keyOf(v.Name, v.Window, v.Labels)
-			acc, ok := values[k]
-			if !ok {
-				cp := v
-				cp.Labels = maps.Clone(v.Labels)
-				values[k] = &cp
-				order = append(order, k)
-				continue
-			}
-			switch rule {
-			case ruleMax:
-				acc.Value = max(acc.Value, v.Value)
-			default:
-				acc.Value += v.Value
-			}
-		}
-	}
-	for _, k := range order {
-		out.Values = append(out.Values, *values[k])
-	}
-
-	hists, err := mergeHistogramGroups(c.ms, nil)
-	if err != nil {
-		return out, err
-	}
-	out.Histograms = hists
-	out.Series = sumSeriesGroups(c.ms)
-	return out, nil
-}
-
-// recomputeRSSGrowth sets the storm measurement's RSS growth per restart
-// from the summed RSS figures and the merged restarts.
-func (c *mergeContext) recomputeRSSGrowth(m *Measurement) {
-	peak, okPeak := m.Value("stormbenchRSSPeakBytes", WindowStorm)
-	start, okStart := m.Value("stormbenchRSSStartBytes", WindowStorm)
-	had := false
-	for _, x := range c.ms {
-		if _, ok := x.Value("stormbenchRSSGrowthPerRestartBytes", WindowStorm); ok {
-			had = true
-		}
-	}
-	if !had || !okPeak || !okStart || c.restarts == 0 {
-		return
-	}
-	m.Values = append(m.Values, Value{Name: "stormbenchRSSGrowthPerRestartBytes", Window: WindowStorm, Unit: UnitBytes,
-		Value: (peak - start) / float64(c.restarts)})
-}
-
-// recovery merges the recovery measurement (see Merge).
-func (c *mergeContext) recovery() (Measurement, error) {
-	present := 0
-	for _, m := range c.ms {
-		if m != nil {
-			present++
-		}
-	}
-	rules := map[string]valueRule{}
-	if present > 1 {
-		rules[RecoveryUnattributed] = ruleDrop
-	}
-	out, err := c.perShard(rules)
-	if err != nil {
-		return out, err
-	}
-	// unrecovered{kind=service}: a degradation spanning shards is counted
-	// by each of them.
-	for i := range out.Values {
-		v := &out.Values[i]
-		if v.Name != RecoveryUnrecovered || v.Labels[LabelKind] != "service" {
-			continue
-		}
-		v.Value = 0
-		for _, m := range c.ms {
-			if x, ok := m.Value(RecoveryUnrecovered, v.Window, LabelKind, "service"); ok {
-				v.Value = max(v.Value, x)
-			}
-		}
-	}
-	for _, m := range c.ms {
-		if m == nil || present < 2 {
-			continue
-		}
-		if slices.ContainsFunc(m.Values, func(v Value) bool { return v.Name == RecoveryUnattributed && v.Value > 0 }) {
-			c.note("%s dropped: each shard counts the other shards' restarts as unattributed, since its event log holds only its own Down events", RecoveryUnattributed)
-			break
-		}
-	}
-	withSamples := 0
-	for _, m := range c.ms {
-		if h := m.Histogram(RecoveryService, WindowStorm); h != nil && h.Summary.Count > 0 {
-			withSamples++
-		}
-	}
-	if withSamples > 1 {
-		c.note("%s: a Service degraded by restarts of several shards is counted once per shard, from that shard's earliest restart", RecoveryService)
-	}
-	// fleet_recovered: recomputed instead of merged.
-	for i := range out.Histograms {
-		h := &out.Histograms[i]
-		if h.Name != RecoveryStorm {
-			continue
-		}
-		fr, err := c.fleetRecovered(h)
-		if err != nil {
-			return out, err
-		}
-		*h = fr
-	}
-	return out, nil
-}
-
-// fleetRecovered recomputes the storm's recovery time, first Down of any
-// shard → last recovery of any shard, from each shard's first Down (the
-// start of its unrecovered_nodes series) and its own recovery time. The
-// merged histogram (template h) is empty if a shard that restarted nodes had
-// not recovered.
-func (c *mergeContext) fleetRecovered(h *Histogram) (Histogram, error) {
-	var firstDown, lastRecovered time.Time
-	slowest := time.Duration(0)
-	aligned := true
-	var tmpl *Histogram
-	for i, m := range c.ms {
-		x := m.Histogram(h.Name, h.Window, flatLabels(h.Labels)...)
-		if x == nil || x.HDR == "" {
-			continue
-		}
-		if tmpl == nil {
-			tmpl = x
-		}
-		if x.Summary.Count == 0 {
-			if c.vrs[i].Restarts > 0 {
-				// Not recovered by the gather: so is the fleet.
-				return cloneHistogram(*x), nil
-			}
-			continue
-		}
-		d, err := DecodeHDR(x.HDR)
-		if err != nil {
-			return Histogram{}, fmt.Errorf("shard %d: %s: %w", i, x.Name, err)
-		}
-		took := time.Duration(d.Max()) * time.Microsecond
-		slowest = max(slowest, took)
-		s := seriesOf(m, SeriesUnrecoveredNodes)
-		if s == nil || s.Start.IsZero() {
-			aligned = false
-			continue
-		}
-		if firstDown.IsZero() || s.Start.Before(firstDown) {
-			firstDown = s.Start
-		}
-		if end := s.Start.Add(took); end.After(lastRecovered) {
-			lastRecovered = end
-		}
-	}
-	if tmpl == nil {
-		return *h, nil
-	}
-	d, err := DecodeHDR(tmpl.HDR)
-	if err != nil {
-		return Histogram{}, fmt.Errorf("%s: %w", tmpl.Name, err)
-	}
-	d.Reset()
-	took := slowest
-	if aligned && !firstDown.IsZero() {
-		took = lastRecovered.Sub(firstDown)
-	} else {
-		c.note("%s is the slowest shard's: without their %s series the shards' first restarts cannot be aligned", RecoveryStorm, SeriesUnrecoveredNodes)
-	}
-	us := min(max(took.Microseconds(), 0), d.HighestTrackableValue())
-	if err := d.RecordValue(us); err != nil {
-		return Histogram{}, fmt.Errorf("%s: %w", tmpl.Name, err)
-	}
-	out, err := FromHDR(tmpl.Name, tmpl.Window, maps.Clone(tmpl.Labels), d)
-	if err != nil {
-		return Histogram{}, err
-	}
-	out.Unit = tmpl.Unit
-	out.HDRUnit = tmpl.HDRUnit
-	return out, nil
-}
-
-// clusterWide takes the measurement from the reference shard (see Merge),
-// except the figures named in sum, which are summed over the shards.
-func (c *mergeContext) clusterWide(sum map[string]bool) Measurement {
-	ref := c.reference()
-	if ref < 0 {
-		return Measurement{Name: c.name}
-	}
-	out := cloneMeasurement(*c.ms[ref])
-	present := 0
-	for _, m := range c.ms {
-		if m != nil {
-			present++
-		}
-	}
-	if present > 1 {
-		c.note("cluster-wide figures taken from shard %d, whose window ends last, not summed: every shard observed the same control plane", ref)
-		if c.stormSpread > stormStartTolerance {
-			c.note("the shards' storms started up to %s apart (no shared --start-at?): shard %d's window may miss part of another shard's storm", c.stormSpread.Round(time.Millisecond), ref)
-		}
-	}
-	for i := range out.Values {
-		v := &out.Values[i]
-		if !sum[v.Name] {
-			continue
-		}
-		total := 0.0
-		for _, m := range c.ms {
-			if x, ok := m.Value(v.Name, v.Window, flatLabels(v.Labels)...); ok {
-				total += x
-			}
-		}
-		v.Value = total
-	}
-	return out
-}
-
 // reference picks the shard whose measurement the cluster-wide figures come
 // from: one without a measurement error if possible, then the one whose
 // storm window (else any window, else the variant run) ends last, then the
 // first.
-func (c *mergeContext) reference() int {
+func (c *MergeShards) reference() int {
 	best := -1
-	for i, m := range c.ms {
+	for i, m := range c.Measurements {
 		if m == nil {
 			continue
 		}
@@ -702,14 +644,14 @@ func (c *mergeContext) reference() int {
 			best = i
 			continue
 		}
-		b := c.ms[best]
+		b := c.Measurements[best]
 		if (m.Error == "") != (b.Error == "") {
 			if m.Error == "" {
 				best = i
 			}
 			continue
 		}
-		if coverEnd(m, c.vrs[i]).After(coverEnd(b, c.vrs[best])) {
+		if coverEnd(m, c.Variants[i]).After(coverEnd(b, c.Variants[best])) {
 			best = i
 		}
 	}
@@ -727,44 +669,6 @@ func coverEnd(m *Measurement, v *VariantRun) time.Time {
 		}
 	}
 	return end
-}
-
-// recomputeExcessPerRestart turns the reference shard's per-restart excess
-// requests into per merged restart (see Merge).
-func (c *mergeContext) recomputeExcessPerRestart(m *Measurement) {
-	ref := c.reference()
-	if ref < 0 {
-		return
-	}
-	refRestarts := c.vrs[ref].Restarts
-	excess, hasExcess := m.Value(APIExcessRequests, WindowStorm)
-	kept := m.Values[:0]
-	dropped := 0
-	for _, v := range m.Values {
-		if v.Name != APIExcessPerRestart {
-			kept = append(kept, v)
-			continue
-		}
-		switch {
-		case c.restarts == 0:
-			dropped++
-			continue
-		case len(v.Labels) == 0 && hasExcess && v.Window == WindowStorm:
-			v.Value = excess / float64(c.restarts)
-		case refRestarts > 0:
-			v.Value = v.Value * float64(refRestarts) / float64(c.restarts)
-		default:
-			dropped++
-			continue
-		}
-		kept = append(kept, v)
-	}
-	m.Values = kept
-	if dropped > 0 {
-		c.note("%d %s figures dropped: the reference shard restarted no node, so they cannot be rescaled", dropped, APIExcessPerRestart)
-	} else if refRestarts != c.restarts && slices.ContainsFunc(m.Values, func(v Value) bool { return v.Name == APIExcessPerRestart }) {
-		c.note("%s recomputed over the %d restarts of all shards (shard %d restarted %d)", APIExcessPerRestart, c.restarts, ref, refRestarts)
-	}
 }
 
 // unionWindows returns, per window name in order of appearance, the
@@ -817,68 +721,6 @@ func shardWarnings(ms []*Measurement) []string {
 			who = "shards " + strings.Join(by[w], ", ")
 		}
 		out = append(out, who+": "+w)
-	}
-	return out
-}
-
-// mergeHistogramGroups merges the shards' histograms with the same name,
-// window and labels, in order of first appearance.
-func mergeHistogramGroups(ms []*Measurement, skip map[string]bool) ([]Histogram, error) {
-	var order []valueKey
-	groups := map[valueKey][]*Histogram{}
-	for _, m := range ms {
-		if m == nil {
-			continue
-		}
-		for i := range m.Histograms {
-			h := &m.Histograms[i]
-			if skip[h.Name] {
-				continue
-			}
-			k := keyOf(h.Name, h.Window, h.Labels)
-			if _, ok := groups[k]; !ok {
-				order = append(order, k)
-			}
-			groups[k] = append(groups[k], h)
-		}
-	}
-	var out []Histogram
-	for _, k := range order {
-		g := groups[k]
-		if len(g) == 1 {
-			out = append(out, cloneHistogram(*g[0]))
-			continue
-		}
-		h, err := MergeHistograms(g...)
-		if err != nil {
-			return nil, err
-		}
-		h.Labels = maps.Clone(h.Labels)
-		out = append(out, h)
-	}
-	return out, nil
-}
-
-// sumSeriesGroups sums the shards' series with the same name and labels.
-func sumSeriesGroups(ms []*Measurement) []Series {
-	var order []valueKey
-	groups := map[valueKey][]*Series{}
-	for _, m := range ms {
-		if m == nil {
-			continue
-		}
-		for i := range m.Series {
-			s := &m.Series[i]
-			k := keyOf(s.Name, "", s.Labels)
-			if _, ok := groups[k]; !ok {
-				order = append(order, k)
-			}
-			groups[k] = append(groups[k], s)
-		}
-	}
-	var out []Series
-	for _, k := range order {
-		out = append(out, sumSeries(groups[k]...))
 	}
 	return out
 }
@@ -954,49 +796,3 @@ func sumSeries(ss ...*Series) Series {
 func seconds(f float64) time.Duration { return time.Duration(math.Round(f * float64(time.Second))) }
 
 func roundMillis(f float64) float64 { return math.Round(f*1000) / 1000 }
-
-func seriesOf(m *Measurement, name string) *Series {
-	if m == nil {
-		return nil
-	}
-	for i := range m.Series {
-		if m.Series[i].Name == name && len(m.Series[i].Labels) == 0 {
-			return &m.Series[i]
-		}
-	}
-	return nil
-}
-
-// flatLabels turns a label map into alternating keys and values.
-func flatLabels(l map[string]string) []string {
-	out := make([]string, 0, 2*len(l))
-	for _, k := range slices.Sorted(maps.Keys(l)) {
-		out = append(out, k, l[k])
-	}
-	return out
-}
-
-func cloneMeasurement(m Measurement) Measurement {
-	m.Windows = slices.Clone(m.Windows)
-	m.Values = slices.Clone(m.Values)
-	for i := range m.Values {
-		m.Values[i].Labels = maps.Clone(m.Values[i].Labels)
-	}
-	m.Histograms = slices.Clone(m.Histograms)
-	for i := range m.Histograms {
-		m.Histograms[i] = cloneHistogram(m.Histograms[i])
-	}
-	m.Series = slices.Clone(m.Series)
-	for i := range m.Series {
-		m.Series[i].Labels = maps.Clone(m.Series[i].Labels)
-		m.Series[i].Points = slices.Clone(m.Series[i].Points)
-	}
-	m.Warnings = slices.Clone(m.Warnings)
-	return m
-}
-
-func cloneHistogram(h Histogram) Histogram {
-	h.Labels = maps.Clone(h.Labels)
-	h.Buckets = slices.Clone(h.Buckets)
-	return h
-}

@@ -11,8 +11,8 @@ import (
 )
 
 // SchemaVersion is the version of the result document this package writes.
-// Read rejects any other version.
-const SchemaVersion = 2
+// Decode reads it and the versions before it (see encode.go).
+const SchemaVersion = 3
 
 // Result is one run's result document.
 type Result struct {
@@ -55,6 +55,12 @@ type Run struct {
 	// kept opaque here so that this package does not depend on the profile
 	// types; it includes the profile's CI gates.
 	Profile json.RawMessage `json:"profile,omitempty"`
+	// MergedFrom names the shard results this document was merged from
+	// (see Merge), in merge order; empty for a run's own result. Files of
+	// schema 1 and 2 recorded only their number, as the flag
+	// Cluster.Settings.Flags["stormbench"]["merged-shards"]: Decode turns it
+	// into "shard 0", "shard 1", ...
+	MergedFrom []string `json:"mergedFrom,omitempty"`
 }
 
 // Cluster describes the control plane.
@@ -141,7 +147,7 @@ type VariantRun struct {
 // window name (WindowBaseline, WindowStorm, or empty for the whole
 // measurement) and labels.
 type Measurement struct {
-	// Name is the measurement's registered name (MeasurementAPIServer, ...).
+	// Name is the measurement's registered name (measure.MeasurementAPIServer, ...).
 	Name string `json:"name"`
 	// Error is set when the measurement failed; figures gathered before the
 	// failure are kept.
@@ -174,7 +180,8 @@ func (w Window) Duration() time.Duration { return w.End.Sub(w.Start) }
 
 // Value is one scalar figure.
 type Value struct {
-	// Name is the figure's name; see names.go and METRICS.md.
+	// Name is the figure's name, a constant of the measurement that
+	// emits it (bench/measure); see METRICS.md.
 	Name string `json:"name"`
 	// Window is the window the figure covers; empty for the whole measurement.
 	Window string `json:"window,omitempty"`
@@ -301,6 +308,21 @@ func (m *Measurement) Histogram(name, window string, labels ...string) *Histogra
 	return nil
 }
 
+// SeriesNamed returns the series with the given name and exactly the given
+// labels (alternating keys and values), or nil.
+func (m *Measurement) SeriesNamed(name string, labels ...string) *Series {
+	if m == nil {
+		return nil
+	}
+	for i := range m.Series {
+		s := &m.Series[i]
+		if s.Name == name && labelsEqual(s.Labels, labels) {
+			return s
+		}
+	}
+	return nil
+}
+
 // Window returns the window with the given name and whether it exists.
 func (m *Measurement) Window(name string) (Window, bool) {
 	if m == nil {
@@ -325,6 +347,16 @@ func Labels(kv ...string) map[string]string {
 		m[kv[i]] = kv[i+1]
 	}
 	return m
+}
+
+// LabelPairs turns a label map into alternating keys and values, sorted by
+// key: the inverse of Labels, for Value, Histogram and SeriesNamed.
+func LabelPairs(l map[string]string) []string {
+	out := make([]string, 0, 2*len(l))
+	for _, k := range slices.Sorted(maps.Keys(l)) {
+		out = append(out, k, l[k])
+	}
+	return out
 }
 
 func labelsEqual(m map[string]string, kv []string) bool {

@@ -1,4 +1,4 @@
-package result
+package result_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/testutil"
 )
 
@@ -23,15 +25,15 @@ func golden(t *testing.T, name string, got []byte) {
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // hdrOf records the given durations into a histogram.
-func hdrOf(t *testing.T, name, window string, labels map[string]string, ds ...time.Duration) Histogram {
+func hdrOf(t *testing.T, name, window string, labels map[string]string, ds ...time.Duration) result.Histogram {
 	t.Helper()
-	h := NewHDR(time.Hour)
+	h := result.NewHDR(time.Hour)
 	for _, d := range ds {
 		if err := h.RecordValue(d.Microseconds()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	out, err := FromHDR(name, window, labels, h)
+	out, err := result.FromHDR(name, window, labels, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,171 +43,149 @@ func hdrOf(t *testing.T, name, window string, labels map[string]string, ds ...ti
 var durationBounds = []float64{0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, math.Inf(1)}
 
 // fixture is a fixed two-variant result covering every summary row.
-func fixture(t *testing.T) *Result {
+func fixture(t *testing.T) *result.Result {
 	t.Helper()
-	variant := func(name string, gate bool, flipsDown, writes float64, recov []time.Duration) VariantRun {
+	variant := func(name string, gate bool, flipsDown, writes float64, recov []time.Duration) result.VariantRun {
 		storm := t0.Add(20 * time.Second)
 		end := storm.Add(2 * time.Minute)
-		api := Measurement{
-			Name: MeasurementAPIServer,
-			Windows: []Window{
-				{Name: WindowBaseline, Start: t0.Add(10 * time.Second), End: storm},
-				{Name: WindowStorm, Start: storm, End: end},
+		api := result.Measurement{
+			Name: measure.MeasurementAPIServer,
+			Windows: []result.Window{
+				{Name: result.WindowBaseline, Start: t0.Add(10 * time.Second), End: storm},
+				{Name: result.WindowStorm, Start: storm, End: end},
 			},
-			Values: []Value{
-				{Name: APIRequests, Window: WindowStorm, Unit: UnitRequests, Value: 12345},
-				{Name: APIRequests, Window: WindowBaseline, Unit: UnitRequests, Value: 400},
-				{Name: APIRequests, Window: WindowStorm, Unit: UnitRequests, Value: 300,
-					Labels: Labels(LabelVerb, "LIST", LabelResource, "pods", LabelSubresource, "")},
-				{Name: APIRequestRatePeak, Window: WindowStorm, Unit: UnitRequestsPerSecond, Value: 812.5},
-				{Name: APIBurstSeconds, Window: WindowStorm, Unit: UnitSeconds, Value: 14},
-				{Name: APIExcessPerRestart, Window: WindowStorm, Unit: UnitRequests, Value: 98.25},
-				{Name: APIThrottled, Window: WindowStorm, Unit: UnitRequests, Value: 3},
-				{Name: APIExcessPerRestart, Window: WindowStorm, Unit: UnitRequests, Value: 3.5,
-					Labels: Labels(LabelVerb, "PUT", LabelResource, "endpoints", LabelSubresource, "")},
-				{Name: APIExcessPerRestart, Window: WindowStorm, Unit: UnitRequests, Value: 2,
-					Labels: Labels(LabelVerb, "PUT", LabelResource, "deployments", LabelSubresource, "status")},
-				{Name: APIExcessPerRestart, Window: WindowStorm, Unit: UnitRequests, Value: 1.5,
-					Labels: Labels(LabelVerb, "PUT", LabelResource, "replicasets", LabelSubresource, "status")},
+			Values: []result.Value{
+				{Name: measure.APIRequests, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 12345},
+				{Name: measure.APIRequests, Window: result.WindowBaseline, Unit: result.UnitRequests, Value: 400},
+				{Name: measure.APIRequests, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 300,
+					Labels: result.Labels(result.LabelVerb, "LIST", result.LabelResource, "pods", result.LabelSubresource, "")},
+				{Name: measure.APIRequestRatePeak, Window: result.WindowStorm, Unit: result.UnitRequestsPerSecond, Value: 812.5},
+				{Name: measure.APIBurstSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 14},
+				{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 98.25},
+				{Name: measure.APIThrottled, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 3},
+				{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 3.5,
+					Labels: result.Labels(result.LabelVerb, "PUT", result.LabelResource, "endpoints", result.LabelSubresource, "")},
+				{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 2,
+					Labels: result.Labels(result.LabelVerb, "PUT", result.LabelResource, "deployments", result.LabelSubresource, "status")},
+				{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 1.5,
+					Labels: result.Labels(result.LabelVerb, "PUT", result.LabelResource, "replicasets", result.LabelSubresource, "status")},
 				// Not a status write: not counted.
-				{Name: APIExcessPerRestart, Window: WindowStorm, Unit: UnitRequests, Value: 9,
-					Labels: Labels(LabelVerb, "PUT", LabelResource, "deployments", LabelSubresource, "")},
-				{Name: APICPUSeconds, Window: WindowStorm, Unit: UnitSeconds, Value: 40, Labels: Labels(LabelComponent, "kube-apiserver")},
+				{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 9,
+					Labels: result.Labels(result.LabelVerb, "PUT", result.LabelResource, "deployments", result.LabelSubresource, "")},
+				{Name: measure.APICPUSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 40, Labels: result.Labels(result.LabelComponent, "kube-apiserver")},
 				// 150 slots: 140 scrapes, 4 of them failed; 10 slots skipped.
-				{Name: APIScrapesScheduled, Unit: UnitCount, Value: 150, Labels: Labels(LabelComponent, "kube-apiserver")},
-				{Name: APIScrapes, Unit: UnitCount, Value: 140, Labels: Labels(LabelComponent, "kube-apiserver")},
-				{Name: APIScrapeFailures, Unit: UnitCount, Value: 4, Labels: Labels(LabelComponent, "kube-apiserver")},
-				{Name: APIScrapeMaxGap, Unit: UnitSeconds, Value: 7.5, Labels: Labels(LabelComponent, "kube-apiserver")},
-				{Name: APIScrapes, Unit: UnitCount, Value: 1, Labels: Labels(LabelComponent, "etcd")},
-				{Name: APIFlowInqueueMax, Window: WindowStorm, Unit: UnitCount, Value: 12, Labels: Labels(LabelPriorityLevel, "system", LabelFlowSchema, "system-nodes")},
-				{Name: APIFlowInqueueMax, Window: WindowStorm, Unit: UnitCount, Value: 30, Labels: Labels(LabelPriorityLevel, "workload-high", LabelFlowSchema, "kube-system-service-accounts")},
-				{Name: APIFlowInqueueMax, Window: WindowBaseline, Unit: UnitCount, Value: 99, Labels: Labels(LabelPriorityLevel, "system", LabelFlowSchema, "system-nodes")},
+				{Name: measure.APIScrapesScheduled, Unit: result.UnitCount, Value: 150, Labels: result.Labels(result.LabelComponent, "kube-apiserver")},
+				{Name: measure.APIScrapes, Unit: result.UnitCount, Value: 140, Labels: result.Labels(result.LabelComponent, "kube-apiserver")},
+				{Name: measure.APIScrapeFailures, Unit: result.UnitCount, Value: 4, Labels: result.Labels(result.LabelComponent, "kube-apiserver")},
+				{Name: measure.APIScrapeMaxGap, Unit: result.UnitSeconds, Value: 7.5, Labels: result.Labels(result.LabelComponent, "kube-apiserver")},
+				{Name: measure.APIScrapes, Unit: result.UnitCount, Value: 1, Labels: result.Labels(result.LabelComponent, "etcd")},
+				{Name: measure.APIFlowInqueueMax, Window: result.WindowStorm, Unit: result.UnitCount, Value: 12, Labels: result.Labels(result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes")},
+				{Name: measure.APIFlowInqueueMax, Window: result.WindowStorm, Unit: result.UnitCount, Value: 30, Labels: result.Labels(result.LabelPriorityLevel, "workload-high", result.LabelFlowSchema, "kube-system-service-accounts")},
+				{Name: measure.APIFlowInqueueMax, Window: result.WindowBaseline, Unit: result.UnitCount, Value: 99, Labels: result.Labels(result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes")},
 			},
-			Histograms: []Histogram{
-				FromBuckets(APIRequestDuration, WindowStorm, Labels(LabelClass, ClassMutating), durationBounds,
+			Histograms: []result.Histogram{
+				result.FromBuckets(measure.APIRequestDuration, result.WindowStorm, result.Labels(result.LabelClass, measure.ClassMutating), durationBounds,
 					[]float64{10, 50, 80, 95, 99, 100, 100, 100, 100, 100}, 4.2),
-				FromBuckets(APIRequestDuration, WindowBaseline, Labels(LabelClass, ClassMutating), durationBounds,
+				result.FromBuckets(measure.APIRequestDuration, result.WindowBaseline, result.Labels(result.LabelClass, measure.ClassMutating), durationBounds,
 					[]float64{90, 100, 100, 100, 100, 100, 100, 100, 100, 100}, 0.3),
-				FromBuckets(APIRequestDuration, WindowStorm, Labels(LabelClass, ClassList), durationBounds,
+				result.FromBuckets(measure.APIRequestDuration, result.WindowStorm, result.Labels(result.LabelClass, measure.ClassList), durationBounds,
 					[]float64{0, 0, 10, 20, 40, 60, 80, 90, 95, 100}, 48),
 				// The worst p99 wait is system-nodes' (all of it in the 4th
 				// bucket), though kube-system-service-accounts queued more.
-				FromBuckets(APIFlowWait, WindowStorm, Labels(LabelPriorityLevel, "system", LabelFlowSchema, "system-nodes"), durationBounds,
+				result.FromBuckets(measure.APIFlowWait, result.WindowStorm, result.Labels(result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes"), durationBounds,
 					[]float64{0, 0, 0, 10, 10, 10, 10, 10, 10, 10}, 1),
-				FromBuckets(APIFlowWait, WindowStorm, Labels(LabelPriorityLevel, "workload-high", LabelFlowSchema, "kube-system-service-accounts"), durationBounds,
+				result.FromBuckets(measure.APIFlowWait, result.WindowStorm, result.Labels(result.LabelPriorityLevel, "workload-high", result.LabelFlowSchema, "kube-system-service-accounts"), durationBounds,
 					[]float64{20, 30, 30, 30, 30, 30, 30, 30, 30, 30}, 0.1),
 			},
-			Series: []Series{{Name: SeriesRequestRate, Unit: UnitRequestsPerSecond, Start: t0,
-				Points: []Point{{T: 1, V: 40}, {T: 2, V: 41.5}, {T: 4, V: 812.5}}}},
+			Series: []result.Series{{Name: measure.SeriesRequestRate, Unit: result.UnitRequestsPerSecond, Start: t0,
+				Points: []result.Point{{T: 1, V: 40}, {T: 2, V: 41.5}, {T: 4, V: 812.5}}}},
 			Warnings: []string{"scrape of kube-apiserver at 12:00:03 failed: connection refused"},
 		}
-		slices := Measurement{
-			Name: MeasurementEndpointSlices,
-			Values: []Value{
-				{Name: SliceWrites, Window: WindowStorm, Unit: UnitCount, Value: writes},
-				{Name: SliceReadyFlips, Window: WindowStorm, Unit: UnitCount, Value: flipsDown, Labels: Labels(LabelDirection, DirectionReadyToNot)},
-				{Name: SliceReadyFlips, Window: WindowStorm, Unit: UnitCount, Value: flipsDown, Labels: Labels(LabelDirection, DirectionNotToReady)},
-				{Name: SliceNotReadyPeak, Window: WindowStorm, Unit: UnitCount, Value: flipsDown / 2},
-				{Name: SliceNotReadySeconds, Window: WindowStorm, Unit: UnitEndpointSeconds, Value: flipsDown * 7.5},
-				{Name: SliceOutageSeconds, Window: WindowStorm, Unit: UnitSeconds, Value: flipsDown / 10},
-				{Name: SliceServicesOutage, Window: WindowStorm, Unit: UnitCount, Value: math.Min(flipsDown, 1)},
+		slices := result.Measurement{
+			Name: measure.MeasurementEndpointSlices,
+			Values: []result.Value{
+				{Name: measure.SliceWrites, Window: result.WindowStorm, Unit: result.UnitCount, Value: writes},
+				{Name: measure.SliceReadyFlips, Window: result.WindowStorm, Unit: result.UnitCount, Value: flipsDown, Labels: result.Labels(result.LabelDirection, measure.DirectionReadyToNot)},
+				{Name: measure.SliceReadyFlips, Window: result.WindowStorm, Unit: result.UnitCount, Value: flipsDown, Labels: result.Labels(result.LabelDirection, measure.DirectionNotToReady)},
+				{Name: measure.SliceNotReadyPeak, Window: result.WindowStorm, Unit: result.UnitCount, Value: flipsDown / 2},
+				{Name: measure.SliceNotReadySeconds, Window: result.WindowStorm, Unit: result.UnitEndpointSeconds, Value: flipsDown * 7.5},
+				{Name: measure.SliceOutageSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: flipsDown / 10},
+				{Name: measure.SliceServicesOutage, Window: result.WindowStorm, Unit: result.UnitCount, Value: math.Min(flipsDown, 1)},
 			},
 		}
-		rec := Measurement{
-			Name: MeasurementRecovery,
-			Histograms: []Histogram{
-				hdrOf(t, RecoveryNode, WindowStorm, nil, recov...),
-				hdrOf(t, RecoveryStorm, WindowStorm, nil, recov[len(recov)-1]+3*time.Second),
+		rec := result.Measurement{
+			Name: measure.MeasurementRecovery,
+			Histograms: []result.Histogram{
+				hdrOf(t, measure.RecoveryNode, result.WindowStorm, nil, recov...),
+				hdrOf(t, measure.RecoveryStorm, result.WindowStorm, nil, recov[len(recov)-1]+3*time.Second),
 			},
-			Values: []Value{
-				{Name: HealthyLeaseNodes, Window: WindowStorm, Unit: UnitCount, Value: 900},
-				{Name: HealthyLeaseLateNodes, Window: WindowStorm, Unit: UnitCount, Value: 37},
-				{Name: RecoveryUnattributed, Window: WindowStorm, Unit: UnitCount, Value: 4, Labels: Labels(LabelKind, "node")},
-				{Name: RecoveryUnattributed, Window: WindowStorm, Unit: UnitCount, Value: 120, Labels: Labels(LabelKind, "pod")},
+			Values: []result.Value{
+				{Name: measure.HealthyLeaseNodes, Window: result.WindowStorm, Unit: result.UnitCount, Value: 900},
+				{Name: measure.HealthyLeaseLateNodes, Window: result.WindowStorm, Unit: result.UnitCount, Value: 37},
+				{Name: measure.RecoveryUnattributed, Window: result.WindowStorm, Unit: result.UnitCount, Value: 4, Labels: result.Labels(result.LabelKind, "node")},
+				{Name: measure.RecoveryUnattributed, Window: result.WindowStorm, Unit: result.UnitCount, Value: 120, Labels: result.Labels(result.LabelKind, "pod")},
 			},
 		}
 		if flipsDown > 0 {
-			rec.Histograms = append(rec.Histograms, hdrOf(t, RecoveryPod, WindowStorm, nil, recov[0]+2*time.Second, recov[0]+5*time.Second))
+			rec.Histograms = append(rec.Histograms, hdrOf(t, measure.RecoveryPod, result.WindowStorm, nil, recov[0]+2*time.Second, recov[0]+5*time.Second))
 		}
-		tool := Measurement{
-			Name: measurementStorm,
-			Values: []Value{
-				{Name: "stormbenchCPUSeconds", Window: WindowStorm, Unit: UnitSeconds, Value: 10},
-				{Name: "stormbenchRSSGrowthPerRestartBytes", Window: WindowStorm, Unit: UnitBytes, Value: 300 << 10},
+		tool := result.Measurement{
+			Name: measure.MeasurementStorm,
+			Values: []result.Value{
+				{Name: measure.StormCPUSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 10},
+				{Name: measure.StormRSSGrowthPerRestart, Window: result.WindowStorm, Unit: result.UnitBytes, Value: 300 << 10},
 			},
 		}
 		// 100 restarts: 5 watch-lists each, plus a LIST and a WATCH of
 		// secrets on some; the harness's own requests are not the kubelets'.
-		cl := Measurement{
-			Name: MeasurementClientLatency,
-			Values: []Value{
-				{Name: "requests", Unit: UnitRequests, Value: 500, Labels: Labels("source", "kubelet", "verb", "WATCH", "resource", "pods")},
-				{Name: "requests", Unit: UnitRequests, Value: 30, Labels: Labels("source", "kubelet", "verb", "WATCH", "resource", "secrets")},
-				{Name: "requests", Unit: UnitRequests, Value: 30, Labels: Labels("source", "kubelet", "verb", "LIST", "resource", "secrets")},
-				{Name: "requests", Unit: UnitRequests, Value: 999, Labels: Labels("source", "harness", "verb", "LIST", "resource", "pods")},
+		cl := result.Measurement{
+			Name: measure.MeasurementClientLatency,
+			Values: []result.Value{
+				{Name: measure.ClientRequests, Unit: result.UnitRequests, Value: 500, Labels: result.Labels(result.LabelSource, measure.SourceKubelet, result.LabelVerb, "WATCH", result.LabelResource, "pods")},
+				{Name: measure.ClientRequests, Unit: result.UnitRequests, Value: 30, Labels: result.Labels(result.LabelSource, measure.SourceKubelet, result.LabelVerb, "WATCH", result.LabelResource, "secrets")},
+				{Name: measure.ClientRequests, Unit: result.UnitRequests, Value: 30, Labels: result.Labels(result.LabelSource, measure.SourceKubelet, result.LabelVerb, "LIST", result.LabelResource, "secrets")},
+				{Name: measure.ClientRequests, Unit: result.UnitRequests, Value: 999, Labels: result.Labels(result.LabelSource, measure.SourceHarness, result.LabelVerb, "LIST", result.LabelResource, "pods")},
 			},
 		}
-		return VariantRun{
+		return result.VariantRun{
 			Variant: name, FeatureGates: map[string]bool{"ChangeContainerStatusOnKubeletRestart": gate},
 			Start: t0, StormStart: storm, End: end, Restarts: 100, Complete: true,
-			Measurements: []Measurement{api, slices, rec, tool, cl},
+			Measurements: []result.Measurement{api, slices, rec, tool, cl},
 		}
 	}
 	legacy := variant("legacy", true, 200, 340, []time.Duration{11 * time.Second, 12 * time.Second, 12500 * time.Millisecond, 14 * time.Second})
 	preserve := variant("preserve", false, 0, 0, []time.Duration{11 * time.Second, 11800 * time.Millisecond, 13 * time.Second})
 	preserve.Measurements[0].Error = "scraping kube-apiserver: context deadline exceeded"
-	return &Result{
-		SchemaVersion: SchemaVersion,
+	return &result.Result{
+		SchemaVersion: result.SchemaVersion,
 		Complete:      true,
-		Run: Run{
+		Run: result.Run{
 			ID: "sb-1a2b3c", ToolVersion: "v0.1.0", GitRevision: "34746ab", Start: t0, End: t0.Add(10 * time.Minute),
-			Cluster: Cluster{Embedded: true, Versions: map[string]string{"kube-apiserver": "v1.36.3", "etcd": "3.6.8"},
-				Settings: Settings{NodeMonitorGracePeriod: Duration(50 * time.Second), NodeLeaseDuration: Duration(40 * time.Second),
-					NodeStatusUpdateFrequency: Duration(10 * time.Second)}},
-			Fleet:   Fleet{Nodes: 1000, Pods: 30000, Services: 300},
+			Cluster: result.Cluster{Embedded: true, Versions: map[string]string{"kube-apiserver": "v1.36.3", "etcd": "3.6.8"},
+				Settings: result.Settings{NodeMonitorGracePeriod: result.Duration(50 * time.Second), NodeLeaseDuration: result.Duration(40 * time.Second),
+					NodeStatusUpdateFrequency: result.Duration(10 * time.Second)}},
+			Fleet:   result.Fleet{Nodes: 1000, Pods: 30000, Services: 300},
 			Seed:    42,
 			Profile: json.RawMessage(`{"apiVersion":"stormbench.io/v1alpha1","kind":"StormProfile"}`),
 		},
-		Variants: []VariantRun{legacy, preserve},
+		Variants: []result.VariantRun{legacy, preserve},
 	}
-}
-
-func TestSummaryGolden(t *testing.T) {
-	var buf bytes.Buffer
-	if err := WriteSummary(&buf, fixture(t)); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "summary.golden", buf.Bytes())
-}
-
-func TestSummaryIncompleteAndRepetitions(t *testing.T) {
-	r := fixture(t)
-	r.Complete = false
-	r.Variants[1].Variant = "legacy"
-	r.Variants[1].Repetition = 1
-	r.Variants[1].Measurements = nil
-	r.Errors = []string{"interrupted"}
-	var buf bytes.Buffer
-	if err := WriteSummary(&buf, r); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "summary-incomplete.golden", buf.Bytes())
 }
 
 func TestSchemaGolden(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Encode(&buf, fixture(t)); err != nil {
+	if err := result.Encode(&buf, fixture(t)); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "result.golden.json", buf.Bytes())
 
 	// The golden document must read back to the same document.
-	r, err := Decode(bytes.NewReader(buf.Bytes()))
+	r, err := result.Decode(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatalf("Decode(golden): %v", err)
 	}
 	var again bytes.Buffer
-	if err := Encode(&again, r); err != nil {
+	if err := result.Encode(&again, r); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(buf.Bytes(), again.Bytes()) {
@@ -238,8 +218,8 @@ func TestDecodeRejects(t *testing.T) {
 	}{
 		{"not json", "{", []string{"decoding result"}},
 		{"no schemaVersion", `{"complete":true}`, []string{"schemaVersion: Required value"}},
-		{"future schemaVersion", edit(func(m map[string]any) { m["schemaVersion"] = SchemaVersion + 1 }),
-			[]string{"schemaVersion: Unsupported value: 3", "reads schema versions 1 to 2"}},
+		{"future schemaVersion", edit(func(m map[string]any) { m["schemaVersion"] = result.SchemaVersion + 1 }),
+			[]string{"schemaVersion: Unsupported value: 4", "reads schema versions 1 to 3"}},
 		{"unknown field", edit(func(m map[string]any) { m["colour"] = "blue" }), []string{`unknown field "colour"`}},
 		{"missing required fields", edit(func(m map[string]any) {
 			run := m["run"].(map[string]any)
@@ -275,7 +255,7 @@ func TestDecodeRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Decode(strings.NewReader(tt.doc))
+			_, err := result.Decode(strings.NewReader(tt.doc))
 			if err == nil {
 				t.Fatal("Decode accepted an invalid document")
 			}
@@ -292,18 +272,18 @@ func TestWriteFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "result.json")
 	r := fixture(t)
-	if err := WriteFile(path, r, WriteOptions{}); err != nil {
+	if err := result.WriteFile(path, r, result.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err := WriteFile(path, r, WriteOptions{})
+	err := result.WriteFile(path, r, result.WriteOptions{})
 	if !errors.Is(err, os.ErrExist) {
 		t.Fatalf("second WriteFile without force: got %v, want an error wrapping os.ErrExist", err)
 	}
 	r.Complete = false
-	if err := WriteFile(path, r, WriteOptions{Force: true}); err != nil {
+	if err := result.WriteFile(path, r, result.WriteOptions{Force: true}); err != nil {
 		t.Fatalf("WriteFile with force: %v", err)
 	}
-	got, err := ReadFile(path)
+	got, err := result.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,37 +299,10 @@ func TestWriteFile(t *testing.T) {
 	}
 	// An invalid document is never written.
 	r.Run.ToolVersion = ""
-	if err := WriteFile(filepath.Join(dir, "bad.json"), r, WriteOptions{}); err == nil {
+	if err := result.WriteFile(filepath.Join(dir, "bad.json"), r, result.WriteOptions{}); err == nil {
 		t.Error("WriteFile wrote an invalid document")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "bad.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("invalid document left a file: %v", err)
-	}
-}
-
-func TestSummaryRelaxedHeartbeats(t *testing.T) {
-	tests := []struct {
-		factor float64
-		want   string // "" means no note
-	}{
-		{0, ""},
-		{1, ""},
-		{5, "relaxed heartbeats: heartbeatFactor 5 (3m20s leases, status every 50s, 4m10s grace period); not a fleet at kubelet timing\n"},
-	}
-	for _, tt := range tests {
-		r := fixture(t)
-		s := &r.Run.Cluster.Settings
-		s.HeartbeatFactor = tt.factor
-		s.NodeLeaseDuration = Duration(200 * time.Second)
-		s.NodeStatusUpdateFrequency = Duration(50 * time.Second)
-		s.NodeMonitorGracePeriod = Duration(250 * time.Second)
-		var buf bytes.Buffer
-		if err := WriteSummary(&buf, r); err != nil {
-			t.Fatal(err)
-		}
-		has := strings.Contains(buf.String(), "relaxed heartbeats")
-		if has != (tt.want != "") || (tt.want != "" && !strings.Contains(buf.String(), tt.want)) {
-			t.Errorf("factor %g: summary\n%s\nwant note %q", tt.factor, buf.String(), tt.want)
-		}
 	}
 }

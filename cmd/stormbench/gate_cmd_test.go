@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -38,9 +39,9 @@ func regressedFixture(t *testing.T, dir string) string {
 		if r.Variants[i].Variant != "legacy" {
 			continue
 		}
-		m := r.Variants[i].Measurement(result.MeasurementAPIServer)
+		m := r.Variants[i].Measurement(measure.MeasurementAPIServer)
 		for j := range m.Values {
-			if v := &m.Values[j]; v.Name == result.APIRequests && v.Window == result.WindowStorm && len(v.Labels) == 0 {
+			if v := &m.Values[j]; v.Name == measure.APIRequests && v.Window == result.WindowStorm && len(v.Labels) == 0 {
 				v.Value *= 1.3
 			}
 		}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -92,10 +94,11 @@ func runMerge(_ context.Context, env *cmdEnv, args []string) error {
 		}
 		shards[i] = r
 	}
-	merged, err := result.Merge(shards...)
+	merged, err := result.Merge(measure.MergeRules(), shards...)
 	if err != nil {
 		return usageError{err}
 	}
+	merged.Run.MergedFrom = slices.Clone(paths)
 	if dir := filepath.Dir(out); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("creating result directory: %w", err)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -122,16 +124,16 @@ func TestMergeCommandWrites(t *testing.T) {
 		if v.Restarts != 2*s.Restarts {
 			t.Errorf("%s: restarts %d, want %d", v.Variant, v.Restarts, 2*s.Restarts)
 		}
-		// The simulator's counters (result.MeasurementStorm) add up: the
+		// The simulator's counters (measure.MeasurementStorm) add up: the
 		// name this package and bench/result agree on.
-		got, ok := v.Measurement(result.MeasurementStorm).Value("tokenRequests", result.WindowStorm)
-		want, _ := s.Measurement(result.MeasurementStorm).Value("tokenRequests", result.WindowStorm)
+		got, ok := v.Measurement(measure.MeasurementStorm).Value(kubelet.CounterTokenRequests, result.WindowStorm)
+		want, _ := s.Measurement(measure.MeasurementStorm).Value(kubelet.CounterTokenRequests, result.WindowStorm)
 		if !ok || got != 2*want {
 			t.Errorf("%s: storm tokenRequests %v, want %v", v.Variant, got, 2*want)
 		}
 		// The API server's figures are not summed.
-		got, _ = v.Measurement(result.MeasurementAPIServer).Value(result.APIRequests, result.WindowStorm)
-		want, _ = s.Measurement(result.MeasurementAPIServer).Value(result.APIRequests, result.WindowStorm)
+		got, _ = v.Measurement(measure.MeasurementAPIServer).Value(measure.APIRequests, result.WindowStorm)
+		want, _ = s.Measurement(measure.MeasurementAPIServer).Value(measure.APIRequests, result.WindowStorm)
 		if got != want {
 			t.Errorf("%s: API requests %v, want %v (one shard's)", v.Variant, got, want)
 		}

@@ -347,7 +347,7 @@ func (o *runOptions) printResult(env *cmdEnv, res *result.Result, path string) e
 	case "json", "yaml":
 		return printStructured(env.stdout, o.output, res)
 	default:
-		if err := result.WriteSummary(env.stdout, res); err != nil {
+		if err := report.WriteSummary(env.stdout, res); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.stdout, "\nResult: %s%s\n", path, map[bool]string{true: "", false: " (incomplete)"}[res.Complete])

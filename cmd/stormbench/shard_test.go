@@ -30,6 +30,8 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -59,8 +61,9 @@ const shardRunID = "shardtest"
 
 // stormCounters are the simulator's counters that must add up across
 // shards to the unsharded run's.
-var stormCounters = []string{"restarts", "podStatusPatches", "readyFlipsDown", "readyFlipsUp", "tokenRequests",
-	"objectWatches", "containerRestarts", "podsRejected", "podsDeleted", "errors"}
+var stormCounters = []string{measure.StormRestarts, kubelet.CounterPodStatusPatches, kubelet.CounterReadyFlipsDown,
+	kubelet.CounterReadyFlipsUp, kubelet.CounterTokenRequests, kubelet.CounterObjectWatches, kubelet.CounterContainerRestarts,
+	kubelet.CounterPodsRejected, kubelet.CounterPodsDeleted, kubelet.CounterErrors}
 
 // TestShardedRunMatchesUnsharded runs one storm as two shard processes
 // against one embedded cluster, merges their results, and checks the
@@ -208,8 +211,8 @@ func checkShardedMatchesUnsharded(t *testing.T, startAt time.Time, shardPaths []
 
 	// The simulator's counters.
 	for _, name := range stormCounters {
-		got, _ := mv.Measurement(result.MeasurementStorm).Value(name, result.WindowStorm)
-		want, ok := sv.Measurement(result.MeasurementStorm).Value(name, result.WindowStorm)
+		got, _ := mv.Measurement(measure.MeasurementStorm).Value(name, result.WindowStorm)
+		want, ok := sv.Measurement(measure.MeasurementStorm).Value(name, result.WindowStorm)
 		if !ok {
 			t.Errorf("unsharded run has no storm counter %s", name)
 			continue
@@ -225,7 +228,7 @@ func checkShardedMatchesUnsharded(t *testing.T, startAt time.Time, shardPaths []
 		name string
 		v    *result.VariantRun
 	}{{"merged", mv}, {"unsharded", sv}} {
-		h := r.v.Measurement(result.MeasurementRecovery).Histogram(result.RecoveryNode, result.WindowStorm)
+		h := r.v.Measurement(measure.MeasurementRecovery).Histogram(measure.RecoveryNode, result.WindowStorm)
 		if h == nil || h.Summary.Count != 6 {
 			t.Errorf("%s node_ready: %+v, want 6 samples", r.name, h)
 		}
@@ -275,8 +278,8 @@ func assertCSINodes(ctx context.Context, t *testing.T, c *clustertest.Cluster) {
 // kubelets' request count.
 func kubeletRequests(v *result.VariantRun) map[string]float64 {
 	out := map[string]float64{}
-	for _, x := range v.Measurement(result.MeasurementClientLatency).Values {
-		if x.Name != result.ClientRequests || x.Labels[result.LabelSource] != "kubelet" {
+	for _, x := range v.Measurement(measure.MeasurementClientLatency).Values {
+		if x.Name != measure.ClientRequests || x.Labels[result.LabelSource] != "kubelet" {
 			continue
 		}
 		k := x.Labels[result.LabelVerb] + " " + strings.TrimSuffix(x.Labels[result.LabelResource]+"/"+x.Labels[result.LabelSubresource], "/")

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -170,7 +171,50 @@ func restoreSnapshot(ctx context.Context, env *cmdEnv, o *clusterOptions, emb *c
 	if err := f.Up(ctx); err != nil {
 		return meta, restore, 0, fmt.Errorf("waiting for the restored fleet: %w", err)
 	}
+	// A component that exited while the API server settled (the
+	// controller manager gives it 10 s) is started again, and the fleet
+	// waited for once more with it leading.
+	restarted, err := emb.EnsureRunning(ctx)
+	if err != nil {
+		return meta, restore, 0, fmt.Errorf("the restored cluster: %w", err)
+	}
+	if len(restarted) > 0 {
+		fmt.Fprintf(env.stderr, "Started %s again: exited while the restored API server settled\n", strings.Join(restarted, ", "))
+		if err := waitLeaders(ctx, t, restarted, time.Now(), 2*time.Minute); err != nil {
+			return meta, restore, 0, fmt.Errorf("the restored cluster: %w", err)
+		}
+		if err := f.WaitReady(ctx, p.Fleet.ReadyTimeout.Duration); err != nil {
+			return meta, restore, 0, fmt.Errorf("waiting for the restored fleet: %w", err)
+		}
+	}
 	return meta, restore, time.Since(start), nil
+}
+
+// waitLeaders waits until the restarted kube-controller-manager and
+// kube-scheduler renew their leader leases after since: a restarted one
+// takes its lease over once the restored holder's expires.
+func waitLeaders(ctx context.Context, t *cluster.Target, restarted []string, since time.Time, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for _, name := range restarted {
+		if name != "kube-controller-manager" && name != "kube-scheduler" {
+			continue
+		}
+		for {
+			l, err := t.Client.CoordinationV1().Leases(metav1.NamespaceSystem).Get(ctx, name, metav1.GetOptions{})
+			if err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(since) {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s did not renew its leader lease within %s of the restart", name, timeout)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}
+	return nil
 }
 
 // waitServing connects to the embedded cluster once its API server serves

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -15,14 +16,14 @@ func sweepVariant(size string, p99, throttled, outage float64) result.VariantRun
 		Variant:  "default/wave=" + size,
 		Complete: true,
 		Measurements: []result.Measurement{
-			{Name: result.MeasurementAPIServer,
+			{Name: measure.MeasurementAPIServer,
 				Values: []result.Value{
-					{Name: "throttled_requests", Window: result.WindowStorm, Value: throttled},
-					{Name: "requests_per_second_peak", Window: result.WindowStorm, Value: 100},
+					{Name: measure.APIThrottled, Window: result.WindowStorm, Value: throttled},
+					{Name: measure.APIRequestRatePeak, Window: result.WindowStorm, Value: 100},
 				},
-				Histograms: []result.Histogram{{Name: "request_duration", Window: result.WindowStorm, Labels: map[string]string{"class": "mutating"}, Summary: result.Summary{P99: p99}}},
+				Histograms: []result.Histogram{{Name: measure.APIRequestDuration, Window: result.WindowStorm, Labels: map[string]string{result.LabelClass: measure.ClassMutating}, Summary: result.Summary{P99: p99}}},
 			},
-			{Name: result.MeasurementEndpointSlices, Values: []result.Value{{Name: "outage_seconds", Window: result.WindowStorm, Value: outage}}},
+			{Name: measure.MeasurementEndpointSlices, Values: []result.Value{{Name: measure.SliceOutageSeconds, Window: result.WindowStorm, Value: outage}}},
 		},
 	}
 }

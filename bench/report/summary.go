@@ -1,4 +1,4 @@
-package result
+package report
 
 import (
 	"fmt"
@@ -8,13 +8,16 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/result"
 )
 
 // WriteSummary writes the end-of-run summary: one column per variant
 // repetition and one row per headline figure (defined in METRICS.md), then
 // any errors and warnings. A figure a run did not measure shows as "-".
-func WriteSummary(w io.Writer, r *Result) error {
-	ew := &errWriter{w: w}
+func WriteSummary(w io.Writer, r *result.Result) error {
+	ew := &summaryWriter{w: w}
 	status := "complete"
 	if !r.Complete {
 		status = "INCOMPLETE"
@@ -84,30 +87,30 @@ func WriteSummary(w io.Writer, r *Result) error {
 
 type summaryRow struct {
 	label string
-	cell  func(v *VariantRun) string
+	cell  func(v *result.VariantRun) string
 }
 
 var summaryRows = []summaryRow{
-	{"restarts", func(v *VariantRun) string { return strconv.Itoa(v.Restarts) }},
-	{"API requests (storm)", apiValue(APIRequests, fmtCount)},
-	{"API requests peak/s", apiValue(APIRequestRatePeak, fmtRate)},
-	{"API burst seconds", apiValue(APIBurstSeconds, fmtSeconds)},
-	{"API excess requests/restart", apiValue(APIExcessPerRestart, fmtRate)},
-	{"429s", apiValue(APIThrottled, fmtCount)},
+	{"restarts", func(v *result.VariantRun) string { return strconv.Itoa(v.Restarts) }},
+	{"API requests (storm)", summaryAPIValue(measure.APIRequests, fmtCount)},
+	{"API requests peak/s", summaryAPIValue(measure.APIRequestRatePeak, fmtRate)},
+	{"API burst seconds", summaryAPIValue(measure.APIBurstSeconds, fmtSeconds)},
+	{"API excess requests/restart", summaryAPIValue(measure.APIExcessPerRestart, fmtRate)},
+	{"429s", summaryAPIValue(measure.APIThrottled, fmtCount)},
 	{"APF peak queued / worst wait p99", apfQueueing},
-	{"p99 mutating storm/baseline", p99Pair(ClassMutating)},
-	{"p99 LIST storm/baseline", p99Pair(ClassList)},
+	{"p99 mutating storm/baseline", p99Pair(measure.ClassMutating)},
+	{"p99 LIST storm/baseline", p99Pair(measure.ClassList)},
 	{"kubelet LIST / WATCH per restart", relists},
-	{"slice writes", sliceValue(SliceWrites, fmtCount)},
+	{"slice writes", summarySliceValue(measure.SliceWrites, fmtCount)},
 	{"ready flips to not-ready/ready", flips},
 	{"Endpoints writes/restart (/flip)", downstream("endpoints", "")},
 	{"workload status writes/restart (/flip)", downstream("deployments", "status", "replicasets", "status", "statefulsets", "status")},
-	{"peak not-ready endpoints", sliceValue(SliceNotReadyPeak, fmtCount)},
-	{"not-ready endpoint-seconds", sliceValue(SliceNotReadySeconds, fmtRate)},
+	{"peak not-ready endpoints", summarySliceValue(measure.SliceNotReadyPeak, fmtCount)},
+	{"not-ready endpoint-seconds", summarySliceValue(measure.SliceNotReadySeconds, fmtRate)},
 	{"outage seconds (services)", outage},
-	{"node recovery p50/p99/max", recovery(RecoveryNode)},
-	{"pod recovery p50/p99/max", recovery(RecoveryPod)},
-	{"service recovery p50/p99/max", recovery(RecoveryService)},
+	{"node recovery p50/p99/max", recovery(measure.RecoveryNode)},
+	{"pod recovery p50/p99/max", recovery(measure.RecoveryPod)},
+	{"service recovery p50/p99/max", recovery(measure.RecoveryService)},
 	{"fleet recovered after", fleet},
 	{"healthy nodes: late lease / NotReady; pods", cascade},
 	{"apiserver scrapes landed, longest gap", scrapeCoverage},
@@ -117,9 +120,9 @@ var summaryRows = []summaryRow{
 
 // toolCPU is stormbench's own CPU over kube-apiserver's in the storm
 // window: the tool's cost next to what it measures.
-func toolCPU(v *VariantRun) string {
-	tool, ok1 := v.Measurement(measurementStorm).Value("stormbenchCPUSeconds", WindowStorm)
-	api, ok2 := v.Measurement(MeasurementAPIServer).Value(APICPUSeconds, WindowStorm, LabelComponent, "kube-apiserver")
+func toolCPU(v *result.VariantRun) string {
+	tool, ok1 := v.Measurement(measure.MeasurementStorm).Value(measure.StormCPUSeconds, result.WindowStorm)
+	api, ok2 := v.Measurement(measure.MeasurementAPIServer).Value(measure.APICPUSeconds, result.WindowStorm, result.LabelComponent, "kube-apiserver")
 	if !ok1 || !ok2 || api <= 0 {
 		return missing
 	}
@@ -127,8 +130,8 @@ func toolCPU(v *VariantRun) string {
 }
 
 // toolRSS is the growth of stormbench's RSS during the storm per restart.
-func toolRSS(v *VariantRun) string {
-	x, ok := v.Measurement(measurementStorm).Value("stormbenchRSSGrowthPerRestartBytes", WindowStorm)
+func toolRSS(v *result.VariantRun) string {
+	x, ok := v.Measurement(measure.MeasurementStorm).Value(measure.StormRSSGrowthPerRestart, result.WindowStorm)
 	if !ok {
 		return missing
 	}
@@ -137,9 +140,9 @@ func toolRSS(v *VariantRun) string {
 
 const missing = "-"
 
-func apiValue(name string, f func(float64) string) func(*VariantRun) string {
-	return func(v *VariantRun) string {
-		x, ok := v.Measurement(MeasurementAPIServer).Value(name, WindowStorm)
+func summaryAPIValue(name string, f func(float64) string) func(*result.VariantRun) string {
+	return func(v *result.VariantRun) string {
+		x, ok := v.Measurement(measure.MeasurementAPIServer).Value(name, result.WindowStorm)
 		if !ok {
 			return missing
 		}
@@ -147,9 +150,9 @@ func apiValue(name string, f func(float64) string) func(*VariantRun) string {
 	}
 }
 
-func sliceValue(name string, f func(float64) string) func(*VariantRun) string {
-	return func(v *VariantRun) string {
-		x, ok := v.Measurement(MeasurementEndpointSlices).Value(name, WindowStorm)
+func summarySliceValue(name string, f func(float64) string) func(*result.VariantRun) string {
+	return func(v *result.VariantRun) string {
+		x, ok := v.Measurement(measure.MeasurementEndpointSlices).Value(name, result.WindowStorm)
 		if !ok {
 			return missing
 		}
@@ -157,16 +160,16 @@ func sliceValue(name string, f func(float64) string) func(*VariantRun) string {
 	}
 }
 
-func p99Pair(class string) func(*VariantRun) string {
-	return func(v *VariantRun) string {
-		m := v.Measurement(MeasurementAPIServer)
-		s := m.Histogram(APIRequestDuration, WindowStorm, LabelClass, class)
-		b := m.Histogram(APIRequestDuration, WindowBaseline, LabelClass, class)
+func p99Pair(class string) func(*result.VariantRun) string {
+	return func(v *result.VariantRun) string {
+		m := v.Measurement(measure.MeasurementAPIServer)
+		s := m.Histogram(measure.APIRequestDuration, result.WindowStorm, result.LabelClass, class)
+		b := m.Histogram(measure.APIRequestDuration, result.WindowBaseline, result.LabelClass, class)
 		return p99(s) + " / " + p99(b)
 	}
 }
 
-func p99(h *Histogram) string {
+func p99(h *result.Histogram) string {
 	if h == nil || h.Summary.Count == 0 {
 		return missing
 	}
@@ -176,34 +179,34 @@ func p99(h *Histogram) string {
 // apfQueueing is the most requests any flow schema had in APF's queues at
 // a scrape during the storm, and the longest p99 queue wait of any flow
 // schema, named: where a storm made API Priority and Fairness queue.
-func apfQueueing(v *VariantRun) string {
-	m := v.Measurement(MeasurementAPIServer)
+func apfQueueing(v *result.VariantRun) string {
+	m := v.Measurement(measure.MeasurementAPIServer)
 	if m == nil {
 		return missing
 	}
 	peak, seen := 0.0, false
 	for _, x := range m.Values {
-		if x.Name == APIFlowInqueueMax && x.Window == WindowStorm {
+		if x.Name == measure.APIFlowInqueueMax && x.Window == result.WindowStorm {
 			peak, seen = max(peak, x.Value), true
 		}
 	}
 	if !seen {
 		return missing
 	}
-	var worst *Histogram
+	var worst *result.Histogram
 	for i := range m.Histograms {
 		h := &m.Histograms[i]
 		// Under 5 ms (the wait histogram's first bucket) is APF's
 		// dispatch without queueing: every request lands in the
 		// histogram, most with no wait at all.
-		if h.Name == APIFlowWait && h.Window == WindowStorm && h.Summary.Count > 0 && h.Summary.P99 > 0.005 && (worst == nil || h.Summary.P99 > worst.Summary.P99) {
+		if h.Name == measure.APIFlowWait && h.Window == result.WindowStorm && h.Summary.Count > 0 && h.Summary.P99 > 0.005 && (worst == nil || h.Summary.P99 > worst.Summary.P99) {
 			worst = h
 		}
 	}
 	if worst == nil {
 		return fmtCount(peak) + " / -"
 	}
-	return fmtCount(peak) + " / " + fmtSeconds(worst.Summary.P99) + " (" + worst.Labels[LabelFlowSchema] + ")"
+	return fmtCount(peak) + " / " + fmtSeconds(worst.Summary.P99) + " (" + worst.Labels[result.LabelFlowSchema] + ")"
 }
 
 // downstream is the storm's excess PUTs of the named resource/subresource
@@ -211,24 +214,24 @@ func apfQueueing(v *VariantRun) string {
 // readiness flip causes beyond the EndpointSlice controller's (the v1
 // Endpoints controller; the Deployment, ReplicaSet and StatefulSet
 // controllers' status updates of ready replicas).
-func downstream(pairs ...string) func(*VariantRun) string {
-	return func(v *VariantRun) string {
-		m := v.Measurement(MeasurementAPIServer)
+func downstream(pairs ...string) func(*result.VariantRun) string {
+	return func(v *result.VariantRun) string {
+		m := v.Measurement(measure.MeasurementAPIServer)
 		total, seen := 0.0, false
 		for i := 0; i+1 < len(pairs); i += 2 {
-			if x, ok := m.Value(APIExcessPerRestart, WindowStorm, LabelVerb, "PUT", LabelResource, pairs[i], LabelSubresource, pairs[i+1]); ok {
+			if x, ok := m.Value(measure.APIExcessPerRestart, result.WindowStorm, result.LabelVerb, "PUT", result.LabelResource, pairs[i], result.LabelSubresource, pairs[i+1]); ok {
 				total += x
 				seen = true
 			}
 		}
-		if _, ok := m.Value(APIExcessPerRestart, WindowStorm); !ok {
+		if _, ok := m.Value(measure.APIExcessPerRestart, result.WindowStorm); !ok {
 			return missing // no storm figures at all
 		}
 		if !seen {
 			total = 0 // none in excess of the baseline
 		}
 		out := fmtRate(total)
-		down, ok := v.Measurement(MeasurementEndpointSlices).Value(SliceReadyFlips, WindowStorm, LabelDirection, DirectionReadyToNot)
+		down, ok := v.Measurement(measure.MeasurementEndpointSlices).Value(measure.SliceReadyFlips, result.WindowStorm, result.LabelDirection, measure.DirectionReadyToNot)
 		if ok && down > 0 && v.Restarts > 0 {
 			out += " (" + strconv.FormatFloat(total*float64(v.Restarts)/down, 'f', 2, 64) + ")"
 		}
@@ -236,29 +239,29 @@ func downstream(pairs ...string) func(*VariantRun) string {
 	}
 }
 
-func flips(v *VariantRun) string {
-	m := v.Measurement(MeasurementEndpointSlices)
-	down, ok1 := m.Value(SliceReadyFlips, WindowStorm, LabelDirection, DirectionReadyToNot)
-	up, ok2 := m.Value(SliceReadyFlips, WindowStorm, LabelDirection, DirectionNotToReady)
+func flips(v *result.VariantRun) string {
+	m := v.Measurement(measure.MeasurementEndpointSlices)
+	down, ok1 := m.Value(measure.SliceReadyFlips, result.WindowStorm, result.LabelDirection, measure.DirectionReadyToNot)
+	up, ok2 := m.Value(measure.SliceReadyFlips, result.WindowStorm, result.LabelDirection, measure.DirectionNotToReady)
 	if !ok1 || !ok2 {
 		return missing
 	}
 	return fmtCount(down) + " / " + fmtCount(up)
 }
 
-func outage(v *VariantRun) string {
-	m := v.Measurement(MeasurementEndpointSlices)
-	secs, ok := m.Value(SliceOutageSeconds, WindowStorm)
+func outage(v *result.VariantRun) string {
+	m := v.Measurement(measure.MeasurementEndpointSlices)
+	secs, ok := m.Value(measure.SliceOutageSeconds, result.WindowStorm)
 	if !ok {
 		return missing
 	}
-	n, _ := m.Value(SliceServicesOutage, WindowStorm)
+	n, _ := m.Value(measure.SliceServicesOutage, result.WindowStorm)
 	return fmtRate(secs) + " (" + fmtCount(n) + ")"
 }
 
-func recovery(name string) func(*VariantRun) string {
-	return func(v *VariantRun) string {
-		h := v.Measurement(MeasurementRecovery).Histogram(name, WindowStorm)
+func recovery(name string) func(*result.VariantRun) string {
+	return func(v *result.VariantRun) string {
+		h := v.Measurement(measure.MeasurementRecovery).Histogram(name, result.WindowStorm)
 		if h == nil || h.Summary.Count == 0 {
 			return missing
 		}
@@ -267,9 +270,9 @@ func recovery(name string) func(*VariantRun) string {
 	}
 }
 
-func fleet(v *VariantRun) string {
-	m := v.Measurement(MeasurementRecovery)
-	h := m.Histogram(RecoveryStorm, WindowStorm)
+func fleet(v *result.VariantRun) string {
+	m := v.Measurement(measure.MeasurementRecovery)
+	h := m.Histogram(measure.RecoveryStorm, result.WindowStorm)
 	if h == nil || h.Summary.Count == 0 {
 		if m != nil {
 			return "not recovered"
@@ -283,22 +286,22 @@ func fleet(v *VariantRun) string {
 // restart, how many renewed their lease late and how many went NotReady,
 // and how many pods went not ready with no restart of their node to
 // explain it.
-func cascade(v *VariantRun) string {
-	m := v.Measurement(MeasurementRecovery)
-	late, ok := m.Value(HealthyLeaseLateNodes, WindowStorm)
-	healthy, _ := m.Value(HealthyLeaseNodes, WindowStorm)
+func cascade(v *result.VariantRun) string {
+	m := v.Measurement(measure.MeasurementRecovery)
+	late, ok := m.Value(measure.HealthyLeaseLateNodes, result.WindowStorm)
+	healthy, _ := m.Value(measure.HealthyLeaseNodes, result.WindowStorm)
 	if !ok {
 		return missing
 	}
-	nodes, _ := m.Value(RecoveryUnattributed, WindowStorm, LabelKind, "node")
-	pods, _ := m.Value(RecoveryUnattributed, WindowStorm, LabelKind, "pod")
+	nodes, _ := m.Value(measure.RecoveryUnattributed, result.WindowStorm, result.LabelKind, "node")
+	pods, _ := m.Value(measure.RecoveryUnattributed, result.WindowStorm, result.LabelKind, "pod")
 	return fmt.Sprintf("%s of %s / %s; %s", fmtCount(late), fmtCount(healthy), fmtCount(nodes), fmtCount(pods))
 }
 
 // scrapeCoverage is how many of kube-apiserver's scheduled /metrics
 // scrapes succeeded, and the longest time between two that did: the
 // coverage of every API figure above.
-func scrapeCoverage(v *VariantRun) string {
+func scrapeCoverage(v *result.VariantRun) string {
 	landed, sched, gap, ok := ScrapeCoverage(v)
 	if !ok {
 		return missing
@@ -309,13 +312,13 @@ func scrapeCoverage(v *VariantRun) string {
 // ScrapeCoverage is how many of the API server's scheduled scrapes landed,
 // and the longest gap between two that did; ok is false when the run did
 // not record them.
-func ScrapeCoverage(v *VariantRun) (landed, scheduled, maxGapSeconds float64, ok bool) {
-	m := v.Measurement(MeasurementAPIServer)
-	lbl := []string{LabelComponent, "kube-apiserver"}
-	sched, ok1 := m.Value(APIScrapesScheduled, "", lbl...)
-	n, ok2 := m.Value(APIScrapes, "", lbl...)
-	failed, _ := m.Value(APIScrapeFailures, "", lbl...)
-	gap, ok3 := m.Value(APIScrapeMaxGap, "", lbl...)
+func ScrapeCoverage(v *result.VariantRun) (landed, scheduled, maxGapSeconds float64, ok bool) {
+	m := v.Measurement(measure.MeasurementAPIServer)
+	lbl := []string{result.LabelComponent, "kube-apiserver"}
+	sched, ok1 := m.Value(measure.APIScrapesScheduled, "", lbl...)
+	n, ok2 := m.Value(measure.APIScrapes, "", lbl...)
+	failed, _ := m.Value(measure.APIScrapeFailures, "", lbl...)
+	gap, ok3 := m.Value(measure.APIScrapeMaxGap, "", lbl...)
 	if !ok1 || !ok2 || !ok3 || sched <= 0 {
 		return 0, 0, 0, false
 	}
@@ -326,18 +329,18 @@ func ScrapeCoverage(v *VariantRun) (landed, scheduled, maxGapSeconds float64, ok
 // restart: LISTs (WatchListClient off: a LIST then a WATCH per informer)
 // and WATCHes (with it on, the watch-list with sendInitialEvents is the
 // only request of an initial sync).
-func relists(v *VariantRun) string {
-	m := v.Measurement(MeasurementClientLatency)
+func relists(v *result.VariantRun) string {
+	m := v.Measurement(measure.MeasurementClientLatency)
 	if m == nil || v.Restarts == 0 {
 		return missing
 	}
 	var list, watch float64
 	seen := false
 	for _, x := range m.Values {
-		if x.Name != ClientRequests || x.Labels["source"] != "kubelet" {
+		if x.Name != measure.ClientRequests || x.Labels[result.LabelSource] != measure.SourceKubelet {
 			continue
 		}
-		switch x.Labels["verb"] {
+		switch x.Labels[result.LabelVerb] {
 		case "LIST":
 			list += x.Value
 			seen = true
@@ -387,12 +390,12 @@ func writeRow(w io.Writer, cells ...string) {
 	_, _ = io.WriteString(w, strings.Join(cells, "\t")+"\n")
 }
 
-type errWriter struct {
+type summaryWriter struct {
 	w   io.Writer
 	err error
 }
 
-func (e *errWriter) Write(p []byte) (int, error) {
+func (e *summaryWriter) Write(p []byte) (int, error) {
 	if e.err != nil {
 		return 0, e.err
 	}
@@ -401,6 +404,6 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (e *errWriter) printf(format string, args ...any) {
+func (e *summaryWriter) printf(format string, args ...any) {
 	fmt.Fprintf(e, format, args...)
 }

@@ -1,0 +1,754 @@
+// Package watchers holds the fleet's steady watch population
+// (fleet.steadyWatches): the watches every healthy node's kubelet and
+// kube-proxy keep open for their lifetime, and which fan out every Service
+// and EndpointSlice write in the API server. KWOK nodes have no such
+// watchers of their own.
+//
+// Each watch is a raw streaming GET under the component's identity, read
+// frame by frame without decoding its objects (frames.go), so that it costs
+// the API server what a real watcher costs it and stormbench little. The
+// population follows the storm through the simulator's node lifecycle
+// (kubelet.NodeLifecycle):
+//
+//	storm kind   kubelet watches                  kube-proxy watches
+//	kubelet      closed from down to handback     held
+//	runtime      held                             held
+//	reboot       closed from down to handback     closed from down to handback, then resynced
+//
+// Its figures are a measurement (Name).
+package watchers
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+
+	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// Name is the population's measurement name in results.
+const Name = "steadyWatches"
+
+// Figures of the measurement, labelled by result.LabelComponent and, for
+// events and bytes, also by result.LabelResource.
+const (
+	// FigureWatchers is the population: nodes × watches per node.
+	FigureWatchers = "watchers"
+	// FigureOpenAtStormStart is the watches open (their response headers
+	// received) when the storm started.
+	FigureOpenAtStormStart = "watchersOpenAtStormStart"
+	// FigureEvents is the ADDED, MODIFIED and DELETED events delivered in
+	// the storm window.
+	FigureEvents = "events"
+	// FigureBookmarks is the BOOKMARK events delivered in the storm window.
+	FigureBookmarks = "bookmarks"
+	// FigureBytes is the bytes of watch frames delivered in the storm
+	// window, framing included (the response body, before TLS).
+	FigureBytes = "bytes"
+	// FigureRenewed is watches that the API server ended at their
+	// timeoutSeconds and that were reopened from their last
+	// resourceVersion, as a reflector does every 5–10 minutes.
+	FigureRenewed = "watchesRenewed"
+	// FigureReconnects is watches reopened after an error (a failed
+	// request, a non-200 answer, a broken stream), with backoff.
+	FigureReconnects = "reconnects"
+	// FigureResyncs is watches opened with their initial events
+	// (sendInitialEvents): after a 410 Expired, and a rebooted node's
+	// kube-proxy starting again.
+	FigureResyncs = "resyncs"
+)
+
+// Reflector timing (k8s.io/client-go tools/cache/reflector.go): watches ask
+// for a timeout of minWatchTimeout × (1 + rand), and failures back off from
+// 800 ms to 30 s (NewReflectorWithOptions' backoff manager).
+const (
+	minWatchTimeout = 5 * time.Minute
+	backoffInitial  = 800 * time.Millisecond
+	backoffMax      = 30 * time.Second
+)
+
+// openTimeout bounds Start's wait for the whole population to open.
+const openTimeout = 5 * time.Minute
+
+// kubeProxyUser is kube-proxy's user: the bootstrap RBAC policy binds
+// system:node-proxier (list and watch Services, EndpointSlices,
+// ServiceCIDRs, Nodes) to it (k8s.io/kubernetes
+// plugin/pkg/auth/authorizer/rbac/bootstrappolicy policy.go;
+// apiserver user.KubeProxy).
+const kubeProxyUser = "system:kube-proxy"
+
+// protobufStream is what the kubelet and kube-proxy accept: protobuf, their
+// default content type, or JSON.
+const protobufStream = "application/vnd.kubernetes.protobuf,application/json"
+
+// Options configure a Population.
+type Options struct {
+	// Watches chooses the components; nil, or neither set, holds nothing.
+	Watches *profiles.SteadyWatches
+	// StormKind is the storm's kind (profiles.StormKubelet, ...): what a
+	// restart takes down.
+	StormKind string
+	// Base is the harness's rest.Config: the watches impersonate each
+	// node's kubelet and kube-proxy with its credentials.
+	Base *rest.Config
+	// Skip leaves nodes out (real kubelets, which hold their own); optional.
+	Skip func(node string) bool
+	// ShardIndex and ShardCount split the nodes between the processes of a
+	// sharded run: sorted by name, dealt round-robin. ShardCount 0 or 1
+	// holds every node.
+	ShardIndex, ShardCount int
+	// Accept is the Accept header of the watches; default protobuf, then
+	// JSON, as the components ask.
+	Accept string
+}
+
+// stats are one (component, resource)'s cumulative counters.
+type stats struct {
+	component, resource string
+	events, bookmarks   atomic.Int64
+	bytes               atomic.Int64
+	renewed, reconnects atomic.Int64
+	resyncs             atomic.Int64
+	// open is the watches open now.
+	open atomic.Int64
+}
+
+type snapshot struct {
+	events, bookmarks, bytes, renewed, reconnects, resyncs int64
+}
+
+func (s *stats) snapshot() snapshot {
+	return snapshot{s.events.Load(), s.bookmarks.Load(), s.bytes.Load(), s.renewed.Load(), s.reconnects.Load(), s.resyncs.Load()}
+}
+
+// opener starts component's watches on node and returns what closes them.
+// initial asks for their initial events (a restarted process); otherwise
+// they resume from the population's latest resourceVersion of each
+// collection.
+type opener func(component, node string, initial bool) (closeWatches func())
+
+// nodeWatches is one node's open watch groups, by component; a missing
+// entry is closed.
+type nodeWatches map[string]func()
+
+// Population is the steady watch population of one variant's storm, and
+// the measurement reporting it.
+type Population struct {
+	opts       Options
+	components []string
+	open       opener
+
+	// stats by component and resource, fixed at New.
+	stats map[string]*stats
+
+	// latest is, per collection, the resourceVersion of the last event or
+	// bookmark any of the population's watches received (or of its start
+	// LIST): where reopened watches resume. Fixed keys, set at New; the
+	// values are atomic, so a write fanned out to every node costs each
+	// watch one store.
+	latest map[string]*atomic.Pointer[string]
+
+	clk  clock.Clock
+	base *rest.Config
+	tls  *tls.Config
+	url  *url.URL
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	nodes    map[string]nodeWatches
+	watchers map[string]int // by component
+	begun    bool
+	stopped  bool
+
+	startMu     sync.Mutex
+	stormStart  time.Time
+	atStart     map[string]snapshot
+	openAtStart map[string]int64
+}
+
+var _ measure.Measurement = (*Population)(nil)
+
+// New returns the population opts describe. It holds nothing until Start,
+// and nothing at all when opts.Watches enables no component.
+func New(opts Options) *Population {
+	p := &Population{opts: opts, clk: clock.RealClock{}, stats: map[string]*stats{}, latest: map[string]*atomic.Pointer[string]{},
+		nodes: map[string]nodeWatches{}, watchers: map[string]int{}}
+	if w := opts.Watches; w != nil {
+		if w.Kubelet {
+			p.components = append(p.components, ComponentKubelet)
+		}
+		if w.KubeProxy {
+			p.components = append(p.components, ComponentKubeProxy)
+		}
+	}
+	if p.opts.Accept == "" {
+		p.opts.Accept = protobufStream
+	}
+	for _, c := range p.components {
+		for _, sp := range specsOf(c, "") {
+			p.stats[statsKey(c, sp.resource)] = &stats{component: c, resource: sp.resource}
+			if p.latest[sp.collection()] == nil {
+				p.latest[sp.collection()] = &atomic.Pointer[string]{}
+			}
+		}
+	}
+	p.open = p.openWatches
+	return p
+}
+
+func statsKey(component, resource string) string { return component + "/" + resource }
+
+// Enabled reports whether the population holds any watch.
+func (p *Population) Enabled() bool { return len(p.components) > 0 }
+
+// With returns ctors with the population's measurement added when it is
+// enabled, for measure.NewSetFrom.
+func (p *Population) With(ctors map[string]measure.Constructor) map[string]measure.Constructor {
+	if p.Enabled() {
+		ctors[Name] = func(profiles.Measurements) (measure.Measurement, error) { return p, nil }
+	}
+	return ctors
+}
+
+// Lifecycle returns the simulator hooks that close and reopen the watches
+// of restarted nodes; none when the population is disabled.
+func (p *Population) Lifecycle() kubelet.NodeLifecycle {
+	if !p.Enabled() {
+		return kubelet.NodeLifecycle{}
+	}
+	return kubelet.NodeLifecycle{NodeDown: p.NodeDown, NodeUp: p.NodeUp}
+}
+
+// Name implements measure.Measurement.
+func (p *Population) Name() string { return Name }
+
+// goesDown reports whether a restart of kind stops component: the kubelet
+// stops in a kubelet restart and a reboot; kube-proxy, a pod of the node,
+// keeps running through kubelet and runtime restarts and stops only with
+// the node.
+func goesDown(component, kind string) bool {
+	switch component {
+	case ComponentKubelet:
+		return kind == profiles.StormKubelet || kind == profiles.StormReboot
+	case ComponentKubeProxy:
+		return kind == profiles.StormReboot
+	}
+	return false
+}
+
+// NodeDown closes the watches of node's components that its restart stops.
+func (p *Population) NodeDown(node string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	nw := p.nodes[node]
+	if !p.begun || p.stopped || nw == nil {
+		return
+	}
+	for _, c := range p.components {
+		if closeWatches, ok := nw[c]; ok && goesDown(c, p.opts.StormKind) {
+			closeWatches()
+			delete(nw, c)
+		}
+	}
+}
+
+// NodeUp reopens node's closed watches when the node is handed back to
+// KWOK: the kubelet's resume where the population is (the simulated
+// kubelet synced its own while it stood in), kube-proxy's start over with
+// their initial events, as a kube-proxy starting on a rebooted node does.
+func (p *Population) NodeUp(node string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	nw := p.nodes[node]
+	if !p.begun || p.stopped || nw == nil {
+		return
+	}
+	for _, c := range p.components {
+		if _, ok := nw[c]; !ok {
+			nw[c] = p.open(c, node, c == ComponentKubeProxy)
+		}
+	}
+}
+
+// begin opens every node's watches.
+func (p *Population) begin(nodes []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.begun = true
+	for _, n := range nodes {
+		nw := nodeWatches{}
+		for _, c := range p.components {
+			nw[c] = p.open(c, n, false)
+			p.watchers[c] += WatchesPerNode(c)
+		}
+		p.nodes[n] = nw
+	}
+}
+
+// Start lists the fleet's nodes, reads each watched collection's current
+// resourceVersion (one LIST with limit=1 per collection: the population
+// stands for components that synced long ago, so it starts without initial
+// events), opens every node's watches and waits until all are open.
+func (p *Population) Start(ctx context.Context, env *measure.Env) error {
+	if !p.Enabled() {
+		return nil
+	}
+	if p.opts.Base == nil {
+		return errors.New("steady watches: no base rest.Config")
+	}
+	p.clk = env.Clock
+	p.base = p.opts.Base
+	u, _, err := rest.DefaultServerUrlFor(p.base)
+	if err != nil {
+		return fmt.Errorf("steady watches: API server URL: %w", err)
+	}
+	p.url = u
+	if p.tls, err = rest.TLSConfigFor(p.base); err != nil {
+		return fmt.Errorf("steady watches: TLS configuration: %w", err)
+	}
+	list, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: env.NodeSelector, ResourceVersion: "0"})
+	if err != nil {
+		return fmt.Errorf("steady watches: listing the fleet's nodes: %w", err)
+	}
+	names := make([]string, 0, len(list.Items))
+	for _, n := range list.Items {
+		if p.opts.Skip == nil || !p.opts.Skip(n.Name) {
+			names = append(names, n.Name)
+		}
+	}
+	names = shard(names, p.opts.ShardIndex, p.opts.ShardCount)
+	if err := p.listResourceVersions(ctx); err != nil {
+		return err
+	}
+	p.ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	p.begin(names)
+	total := int64(0)
+	for _, c := range p.components {
+		total += int64(p.watchers[c])
+	}
+	start := p.clk.Now()
+	for {
+		open := p.openNow()
+		if open >= total {
+			return nil
+		}
+		if p.clk.Since(start) > openTimeout {
+			return fmt.Errorf("steady watches: %d of %d watches open after %s", open, total, openTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("steady watches: waiting for %d watches to open (%d open): %w", total, open, ctx.Err())
+		case <-p.clk.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// shard keeps the names dealt to shard i of n, sorted.
+func shard(names []string, i, n int) []string {
+	sort.Strings(names)
+	if n <= 1 {
+		return names
+	}
+	var out []string
+	for k, name := range names {
+		if k%n == i {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func (p *Population) openNow() int64 {
+	var n int64
+	for _, s := range p.stats {
+		n += s.open.Load()
+	}
+	return n
+}
+
+// listResourceVersions reads the current resourceVersion of every watched
+// collection with the harness's identity.
+func (p *Population) listResourceVersions(ctx context.Context) error {
+	c, err := rest.HTTPClientFor(p.base)
+	if err != nil {
+		return fmt.Errorf("steady watches: harness HTTP client: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, comp := range p.components {
+		for _, sp := range specsOf(comp, "") {
+			if seen[sp.collection()] {
+				continue
+			}
+			seen[sp.collection()] = true
+			rv, err := listResourceVersion(ctx, c, p.url, sp)
+			if err != nil {
+				return fmt.Errorf("steady watches: reading the resourceVersion of %s: %w", sp.resource, err)
+			}
+			p.latest[sp.collection()].Store(&rv)
+		}
+	}
+	return nil
+}
+
+// listResourceVersion LISTs one object of sp's collection as JSON and
+// returns the list's resourceVersion: the first one in the body, as
+// metadata comes before items.
+func listResourceVersion(ctx context.Context, c *http.Client, base *url.URL, sp spec) (string, error) {
+	u := *base
+	u.Path = path.Join(u.Path, sp.path)
+	u.RawQuery = url.Values{"limit": {"1"}}.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("LIST %s: %s: %.200s", sp.path, resp.Status, body)
+	}
+	rv, ok := jsonString(body, jsonRV)
+	if !ok {
+		return "", fmt.Errorf("LIST %s: no resourceVersion in the answer", sp.path)
+	}
+	return rv, nil
+}
+
+// clientConfig is component's identity on node: the simulated kubelet's
+// (system:node:<node>, kubelet.ClientConfig), or kube-proxy's.
+func (p *Population) clientConfig(component, node string) *rest.Config {
+	if component == ComponentKubelet {
+		return kubelet.ClientConfig(p.base, node, nil)
+	}
+	cfg := rest.CopyConfig(p.base)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: kubeProxyUser, Groups: []string{"system:authenticated"}}
+	cfg.UserAgent = "kube-proxy/v1.36.3 (linux/amd64) stormbench"
+	cfg.WrapTransport = nil
+	return cfg
+}
+
+// httpClient returns an HTTP client for cfg over a connection of its own:
+// each node's kubelet and kube-proxy is a process with its own connection,
+// and a restarted one dials a new one (see bench/kubelet nodeTransport,
+// which does the same for the simulated kubelets). A base config with a
+// transport or dialer of its own keeps it.
+func (p *Population) httpClient(cfg *rest.Config) (*http.Client, *http.Transport, error) {
+	if cfg.Transport != nil || cfg.Dial != nil || cfg.Proxy != nil {
+		c, err := rest.HTTPClientFor(cfg)
+		return c, nil, err
+	}
+	var tlsConf *tls.Config
+	if p.tls != nil {
+		tlsConf = p.tls.Clone()
+	}
+	t := utilnet.SetTransportDefaults(&http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		TLSHandshakeTimeout: 10 * time.Second,
+		TLSClientConfig:     tlsConf,
+		MaxIdleConnsPerHost: 25,
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+	})
+	cfg = rest.CopyConfig(cfg)
+	cfg.TLSClientConfig = rest.TLSClientConfig{}
+	rt, err := rest.HTTPWrappersForConfig(cfg, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &http.Client{Transport: rt}, t, nil
+}
+
+// openWatches is the production opener: component's watches on node, one
+// goroutine each, over one connection of their own.
+func (p *Population) openWatches(component, node string, initial bool) func() {
+	ctx, cancel := context.WithCancel(p.ctx)
+	c, t, err := p.httpClient(p.clientConfig(component, node))
+	if err != nil {
+		// Only a broken base config gets here, and Start already used it.
+		cancel()
+		return func() {}
+	}
+	var wg sync.WaitGroup
+	for _, sp := range specsOf(component, node) {
+		st := p.stats[statsKey(component, sp.resource)]
+		wg.Add(1)
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			defer wg.Done()
+			p.watch(ctx, c, st, sp, initial)
+		}()
+	}
+	return func() {
+		cancel()
+		if t == nil {
+			return
+		}
+		// The process is gone: its connection closes once its streams
+		// have.
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			wg.Wait()
+			t.CloseIdleConnections()
+		}()
+	}
+}
+
+// watch holds one watch until ctx ends, as a reflector does: it resumes
+// from the last resourceVersion it saw when the server ends the watch,
+// backs off and retries after errors, and starts over with initial events
+// when its resourceVersion has expired.
+func (p *Population) watch(ctx context.Context, c *http.Client, st *stats, sp spec, initial bool) {
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	rv := ""
+	if !initial {
+		if v := p.latest[sp.collection()].Load(); v != nil {
+			rv = *v
+		}
+	}
+	backoff := backoffInitial
+	for ctx.Err() == nil {
+		resync := rv == ""
+		if resync {
+			st.resyncs.Add(1)
+		}
+		last, err := p.stream(ctx, c, st, sp, rv, time.Duration((1+rng.Float64())*float64(minWatchTimeout)))
+		if ctx.Err() != nil {
+			return
+		}
+		var expired errExpired
+		switch {
+		case errors.As(err, &expired):
+			rv = ""
+			continue
+		case err == nil:
+			if last != "" {
+				rv = last
+			}
+			st.renewed.Add(1)
+			backoff = backoffInitial
+			continue
+		}
+		if last != "" {
+			rv = last
+		}
+		st.reconnects.Add(1)
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.clk.After(time.Duration((1 + rng.Float64()) * float64(backoff))):
+		}
+		backoff = min(2*backoff, backoffMax)
+	}
+}
+
+// errExpired is a watch whose resourceVersion is gone (410).
+type errExpired struct{ error }
+
+// stream opens one watch from rv (initial events when empty) and reads it
+// to its end. It returns the last resourceVersion it saw, and nil when the
+// server ended the watch cleanly.
+func (p *Population) stream(ctx context.Context, c *http.Client, st *stats, sp spec, rv string, timeout time.Duration) (string, error) {
+	q := sp.query()
+	q.Set("watch", "1")
+	q.Set("allowWatchBookmarks", "true")
+	q.Set("timeoutSeconds", strconv.Itoa(int(timeout.Seconds())))
+	if rv == "" {
+		// A watch-list: the initial state as ADDED events, then a
+		// bookmark, then changes (client-go WatchListClient, on in 1.36).
+		q.Set("sendInitialEvents", "true")
+		q.Set("resourceVersionMatch", string(metav1.ResourceVersionMatchNotOlderThan))
+	} else {
+		q.Set("resourceVersion", rv)
+	}
+	u := *p.url
+	u.Path = path.Join(u.Path, sp.path)
+	u.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Accept", p.opts.Accept)
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		err := fmt.Errorf("WATCH %s: %s: %.200s", sp.resource, resp.Status, body)
+		if resp.StatusCode == http.StatusGone {
+			return "", errExpired{err}
+		}
+		return "", err
+	}
+	fr, err := newFrameReader(resp.Header.Get("Content-Type"), resp.Body)
+	if err != nil {
+		return "", err
+	}
+	st.open.Add(1)
+	defer st.open.Add(-1)
+	return p.count(fr, st, sp)
+}
+
+// count reads frames until the stream ends, counting them.
+func (p *Population) count(fr frameReader, st *stats, sp spec) (last string, err error) {
+	for {
+		f, err := fr.next()
+		if f.size > 0 {
+			st.bytes.Add(int64(f.size))
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return last, nil
+			}
+			return last, err
+		}
+		switch f.typ {
+		case eventBookmark:
+			st.bookmarks.Add(1)
+		case eventError:
+			if f.expired {
+				return "", errExpired{fmt.Errorf("WATCH %s: resourceVersion %s expired", sp.resource, last)}
+			}
+			return last, fmt.Errorf("WATCH %s: ERROR event", sp.resource)
+		default:
+			st.events.Add(1)
+		}
+		if f.rv != "" {
+			last = f.rv
+			p.latest[sp.collection()].Store(&f.rv)
+		}
+	}
+}
+
+// MarkStormStart implements measure.Measurement: the storm window's
+// counters start here.
+func (p *Population) MarkStormStart(t time.Time) {
+	p.startMu.Lock()
+	defer p.startMu.Unlock()
+	p.stormStart = t
+	p.atStart = map[string]snapshot{}
+	p.openAtStart = map[string]int64{}
+	for k, s := range p.stats {
+		p.atStart[k] = s.snapshot()
+		p.openAtStart[s.component] += s.open.Load()
+	}
+}
+
+// Gather implements measure.Measurement: the population's size, the
+// watches open at the storm's start, and what was delivered since, per
+// component (and per resource for events and bytes).
+func (p *Population) Gather(context.Context) (result.Measurement, error) {
+	p.startMu.Lock()
+	defer p.startMu.Unlock()
+	m := result.Measurement{Name: Name}
+	if p.atStart == nil {
+		return m, errors.New("steady watches: the storm never started")
+	}
+	end := p.clk.Now()
+	m.Windows = []result.Window{{Name: result.WindowStorm, Start: p.stormStart, End: end}}
+	p.mu.Lock()
+	watchers := maps.Clone(p.watchers)
+	p.mu.Unlock()
+	sums := map[string]*snapshot{}
+	keys := make([]string, 0, len(p.stats))
+	for k := range p.stats {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	val := func(name, unit string, v int64, labels map[string]string) {
+		m.Values = append(m.Values, result.Value{Name: name, Window: result.WindowStorm, Unit: unit, Value: float64(v), Labels: labels})
+	}
+	for _, k := range keys {
+		s := p.stats[k]
+		now, was := s.snapshot(), p.atStart[k]
+		d := snapshot{now.events - was.events, now.bookmarks - was.bookmarks, now.bytes - was.bytes,
+			now.renewed - was.renewed, now.reconnects - was.reconnects, now.resyncs - was.resyncs}
+		labels := map[string]string{result.LabelComponent: s.component, result.LabelResource: s.resource}
+		val(FigureEvents, result.UnitEvents, d.events, labels)
+		val(FigureBytes, result.UnitBytes, d.bytes, labels)
+		sum := sums[s.component]
+		if sum == nil {
+			sum = &snapshot{}
+			sums[s.component] = sum
+		}
+		sum.events += d.events
+		sum.bookmarks += d.bookmarks
+		sum.bytes += d.bytes
+		sum.renewed += d.renewed
+		sum.reconnects += d.reconnects
+		sum.resyncs += d.resyncs
+	}
+	for _, c := range p.components {
+		labels := map[string]string{result.LabelComponent: c}
+		s := sums[c]
+		val(FigureWatchers, result.UnitCount, int64(watchers[c]), labels)
+		val(FigureOpenAtStormStart, result.UnitCount, p.openAtStart[c], labels)
+		val(FigureEvents, result.UnitEvents, s.events, labels)
+		val(FigureBookmarks, result.UnitEvents, s.bookmarks, labels)
+		val(FigureBytes, result.UnitBytes, s.bytes, labels)
+		val(FigureRenewed, result.UnitCount, s.renewed, labels)
+		val(FigureReconnects, result.UnitCount, s.reconnects, labels)
+		val(FigureResyncs, result.UnitCount, s.resyncs, labels)
+		if open := p.openAtStart[c]; open < int64(watchers[c]) {
+			m.Warnings = append(m.Warnings, fmt.Sprintf("%s: %d of %d steady watches were open when the storm started", c, open, watchers[c]))
+		}
+	}
+	m.Sort()
+	return m, nil
+}
+
+// Dispose implements measure.Measurement: every watch closes and its
+// goroutine ends.
+func (p *Population) Dispose() {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return
+	}
+	p.stopped = true
+	for _, nw := range p.nodes {
+		for c, closeWatches := range nw {
+			closeWatches()
+			delete(nw, c)
+		}
+	}
+	p.mu.Unlock()
+	if p.cancel != nil {
+		p.cancel()
+	}
+	p.wg.Wait()
+}
