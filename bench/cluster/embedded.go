@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stormbench/stormbench/profiles"
@@ -565,16 +566,15 @@ func ProcessAlive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return false
 	}
-	// The state follows the parenthesised command name.
-	s := string(data)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z' && s[i+2] != 'X'
+	st, err := p.Stat()
+	if err != nil {
+		return false
 	}
-	return true
+	return st.State != "Z" && st.State != "X"
 }
 
 // PIDs returns the process id of every component, by component name, read
