@@ -16,6 +16,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/procfs"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	kwokv1alpha1 "sigs.k8s.io/kwok/pkg/apis/config/v1alpha1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stormbench/stormbench/profiles"
@@ -148,16 +152,8 @@ func (e *Embedded) Config() ([]byte, error) {
 	ms := func(d time.Duration) int64 { return int64(float64(d.Milliseconds()) * f) }
 	c := e.opts.Components
 	cp := e.opts.ControlPlane
-	type arg struct {
-		Key   string `json:"key"`
-		Value string `json:"value"`
-		// Override replaces kwokctl's own value of the flag.
-		Override bool `json:"override,omitempty"`
-	}
-	type patch struct {
-		Name      string `json:"name"`
-		ExtraArgs []arg  `json:"extraArgs,omitempty"`
-	}
+	// Override replaces kwokctl's own value of the flag.
+	type arg = kwokv1alpha1.ExtraArgs
 	apiserverArgs := []arg{
 		// kubeadm enables NodeRestriction; the default plugin list does not.
 		// It is what limits a node identity to its own objects.
@@ -219,32 +215,31 @@ func (e *Embedded) Config() ([]byte, error) {
 		}
 		kwokArgs = append(kwokArgs, arg{Key: "kubeconfig", Value: e.componentKubeconfigPath("kwok-controller"), Override: true})
 	}
-	cfg := map[string]any{
-		"apiVersion": "config.kwok.x-k8s.io/v1alpha1",
-		"kind":       "KwokctlConfiguration",
-		"options": map[string]any{
-			"runtime":     "binary",
-			"bindAddress": "127.0.0.1",
-			"kubeVersion": KubeVersion,
+	cfg := kwokv1alpha1.KwokctlConfiguration{
+		TypeMeta: metav1.TypeMeta{APIVersion: kwokv1alpha1.GroupVersion.String(), Kind: kwokv1alpha1.KwokctlConfigurationKind},
+		Options: kwokv1alpha1.KwokctlConfigurationOptions{
+			Runtime:     "binary",
+			BindAddress: "127.0.0.1",
+			KubeVersion: KubeVersion,
 			// Timing is scaled here, so kwokctl must not scale it again.
-			"heartbeatFactor":                                         1,
-			"nodeLeaseDurationSeconds":                                int(float64(t.NodeLeaseDurationSeconds) * f),
-			"nodeStatusUpdateFrequencyMilliseconds":                   ms(t.NodeStatusUpdateFrequency.Duration),
-			"kubeControllerManagerNodeMonitorGracePeriodMilliseconds": ms(t.NodeMonitorGracePeriod.Duration),
-			"kubeControllerManagerNodeMonitorPeriodMilliseconds":      t.NodeMonitorPeriod.Milliseconds(),
-			"kubeAuthorization":                                       true,
-			"kubeAdmission":                                           true,
-			"securePort":                                              true,
-			"kubeApiserverBinary":                                     c.Path(BinKubeApiserver),
-			"kubeControllerManagerBinary":                             c.Path(BinKubeControllerManager),
-			"kubeSchedulerBinary":                                     c.Path(BinKubeScheduler),
-			"etcdBinary":                                              c.Path(BinEtcd),
-			"kwokControllerBinary":                                    c.Path(BinKwok),
+			HeartbeatFactor:                                         ptr.To(1.0),
+			NodeLeaseDurationSeconds:                                uint(float64(t.NodeLeaseDurationSeconds) * f),
+			NodeStatusUpdateFrequencyMilliseconds:                   ms(t.NodeStatusUpdateFrequency.Duration),
+			KubeControllerManagerNodeMonitorGracePeriodMilliseconds: ms(t.NodeMonitorGracePeriod.Duration),
+			KubeControllerManagerNodeMonitorPeriodMilliseconds:      t.NodeMonitorPeriod.Milliseconds(),
+			KubeAuthorization:                                       ptr.To(true),
+			KubeAdmission:                                           ptr.To(true),
+			SecurePort:                                              ptr.To(true),
+			KubeApiserverBinary:                                     c.Path(BinKubeApiserver),
+			KubeControllerManagerBinary:                             c.Path(BinKubeControllerManager),
+			KubeSchedulerBinary:                                     c.Path(BinKubeScheduler),
+			EtcdBinary:                                              c.Path(BinEtcd),
+			KwokControllerBinary:                                    c.Path(BinKwok),
 			// kwokctl checks that the cluster serves with kubectl; without
 			// this it would take whatever kubectl is on PATH, or download one.
-			"kubectlBinary": c.Path(BinKubectl),
+			KubectlBinary: c.Path(BinKubectl),
 		},
-		"componentsPatches": []patch{
+		ComponentsPatches: []kwokv1alpha1.ComponentPatches{
 			{Name: "kube-apiserver", ExtraArgs: apiserverArgs},
 			{Name: "kube-controller-manager", ExtraArgs: kcmArgs},
 			{Name: "kube-scheduler", ExtraArgs: schedArgs},
@@ -252,13 +247,13 @@ func (e *Embedded) Config() ([]byte, error) {
 		},
 	}
 	if e.apiPort > 0 {
-		cfg["options"].(map[string]any)["kubeApiserverPort"] = e.apiPort
+		cfg.Options.KubeApiserverPort = uint32(e.apiPort)
 	}
 	if schedulerTuned(cp) {
 		// A KubeSchedulerConfiguration file (written by Up); kwokctl fills
 		// in its kubeconfig. With a config file the scheduler ignores its
 		// --kube-api-qps/burst flags, so the file carries them.
-		cfg["options"].(map[string]any)["kubeSchedulerConfig"] = e.schedulerConfigPath()
+		cfg.Options.KubeSchedulerConfig = e.schedulerConfigPath()
 	}
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
@@ -278,16 +273,14 @@ func (e *Embedded) Config() ([]byte, error) {
 		}
 		return 4
 	}
-	kwokOpts := map[string]any{
-		"nodeLeaseParallelism":      orDefault(cp.KwokNodeLeaseParallelism),
-		"podPlayStageParallelism":   orDefault(cp.KwokParallelism),
-		"nodePlayStageParallelism":  orDefault(cp.KwokParallelism),
-		"podsOnNodeSyncParallelism": 1,
-	}
-	kc, err := yaml.Marshal(map[string]any{
-		"apiVersion": "config.kwok.x-k8s.io/v1alpha1",
-		"kind":       "KwokConfiguration",
-		"options":    kwokOpts,
+	kc, err := yaml.Marshal(kwokv1alpha1.KwokConfiguration{
+		TypeMeta: metav1.TypeMeta{APIVersion: kwokv1alpha1.GroupVersion.String(), Kind: kwokv1alpha1.KwokConfigurationKind},
+		Options: kwokv1alpha1.KwokConfigurationOptions{
+			NodeLeaseParallelism:      uint(orDefault(cp.KwokNodeLeaseParallelism)),
+			PodPlayStageParallelism:   uint(orDefault(cp.KwokParallelism)),
+			NodePlayStageParallelism:  uint(orDefault(cp.KwokParallelism)),
+			PodsOnNodeSyncParallelism: 1,
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -565,16 +558,15 @@ func ProcessAlive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return false
 	}
-	// The state follows the parenthesised command name.
-	s := string(data)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z' && s[i+2] != 'X'
+	st, err := p.Stat()
+	if err != nil {
+		return false
 	}
-	return true
+	return st.State != "Z" && st.State != "X"
 }
 
 // PIDs returns the process id of every component, by component name, read

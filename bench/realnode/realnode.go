@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/stormbench/stormbench/bench/cluster"
@@ -401,49 +402,24 @@ type Usage struct {
 	RSSBytes int64
 }
 
-// ProcUsage reads a process's CPU time from /proc/<pid>/stat and its
-// memory from /proc/<pid>/status.
+// ProcUsage reads a process's CPU time (user plus system, from
+// /proc/<pid>/stat) and its memory (VmHWM and VmRSS of /proc/<pid>/status).
 func ProcUsage(pid int) (Usage, error) {
 	var u Usage
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return u, err
 	}
-	// The command name is in parentheses and may contain spaces.
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return u, fmt.Errorf("parsing /proc/%d/stat", pid)
-	}
-	fields := strings.Fields(s[i+1:])
-	// Fields after the name start at field 3 (state); utime and stime are
-	// fields 14 and 15, in clock ticks (USER_HZ, 100 on Linux).
-	if len(fields) < 13 {
-		return u, fmt.Errorf("parsing /proc/%d/stat: %d fields", pid, len(fields))
-	}
-	ut, _ := strconv.ParseFloat(fields[11], 64)
-	st, _ := strconv.ParseFloat(fields[12], 64)
-	u.CPUSeconds = (ut + st) / 100
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	stat, err := p.Stat()
 	if err != nil {
 		return u, err
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		if err != nil {
-			continue
-		}
-		switch k {
-		case "VmHWM":
-			u.PeakRSSBytes = kb << 10
-		case "VmRSS":
-			u.RSSBytes = kb << 10
-		}
+	u.CPUSeconds = stat.CPUTime()
+	status, err := p.NewStatus()
+	if err != nil {
+		return u, err
 	}
+	u.PeakRSSBytes, u.RSSBytes = int64(status.VmHWM), int64(status.VmRSS)
 	return u, nil
 }
 
