@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"strings"
 	"syscall"
@@ -11,6 +12,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/clock"
 )
 
@@ -55,7 +57,7 @@ func connectionLost(err error) bool {
 // up, returning fn's last error joined with ctx's, when ctx ends, and when
 // deadline (if set) has passed. retried, if set, is told of every retry.
 func retryTransient(ctx context.Context, clk clock.Clock, deadline time.Time, retried func(), fn func() error) error {
-	delay := 200 * time.Millisecond
+	backoff := wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Cap: 5 * time.Second, Steps: math.MaxInt32}
 	for {
 		err := fn()
 		if err == nil || !transient(err) || (!deadline.IsZero() && !clk.Now().Before(deadline)) {
@@ -67,9 +69,8 @@ func retryTransient(ctx context.Context, clk clock.Clock, deadline time.Time, re
 		select {
 		case <-ctx.Done():
 			return errors.Join(err, ctx.Err())
-		case <-clk.After(delay):
+		case <-clk.After(backoff.Step()):
 		}
-		delay = min(2*delay, 5*time.Second)
 	}
 }
 

@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -84,5 +85,46 @@ func TestSettlingAuth(t *testing.T) {
 				t.Errorf("%d calls, error %v; want %d calls, error %t", calls, err, tc.calls, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestRetryBackoff: retries wait 200 ms, doubling to at most 5 s.
+func TestRetryBackoff(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(t0)
+	var calls []time.Time
+	done := make(chan error, 1)
+	go func() {
+		done <- retryTransient(context.Background(), clk, time.Time{}, nil, func() error {
+			calls = append(calls, clk.Now())
+			if len(calls) < 9 {
+				return apierrors.NewTooManyRequests("busy", 0)
+			}
+			return nil
+		})
+	}()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []time.Duration{200, 400, 800, 1600, 3200, 5000, 5000, 5000}
+			if len(calls) != len(want)+1 {
+				t.Fatalf("%d calls, want %d", len(calls), len(want)+1)
+			}
+			for i, w := range want {
+				if got := calls[i+1].Sub(calls[i]); got != w*time.Millisecond {
+					t.Errorf("wait %d: %s, want %s", i, got, w*time.Millisecond)
+				}
+			}
+			return
+		default:
+		}
+		if clk.HasWaiters() {
+			clk.Step(100 * time.Millisecond)
+		} else {
+			time.Sleep(time.Millisecond)
+		}
 	}
 }

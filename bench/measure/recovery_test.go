@@ -311,9 +311,6 @@ func TestRecoveryWatch(t *testing.T) {
 	}
 	defer m.Dispose()
 	waitFor(t, "node, pod and EndpointSlice watches", func() bool { return watches.Load() >= 3 })
-
-	clk.Step(time.Second)
-	events.Add(storm.Event{Time: clk.Now(), Type: storm.EventDown, Node: "kn-1"})
 	observed := func(what string, key string, n int, pods bool) {
 		t.Helper()
 		waitFor(t, what, func() bool {
@@ -325,6 +322,12 @@ func TestRecoveryWatch(t *testing.T) {
 			return m.tracker.nodes[key] != nil && len(*m.tracker.nodes[key]) == n
 		})
 	}
+	// The initial state first: an initial list handled after the clock
+	// moved would pass for a recovery.
+	observed("kn-1 initially Ready", "kn-1", 1, false)
+	observed("p1 initially ready", ns+"/p1", 1, true)
+	clk.Step(time.Second)
+	events.Add(storm.Event{Time: clk.Now(), Type: storm.EventDown, Node: "kn-1"})
 	clk.Step(4 * time.Second)
 	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, mkNode("kn-1", false), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
