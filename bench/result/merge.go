@@ -358,7 +358,9 @@ func mergeVariant(rules MergeRules, vrs []*VariantRun) (VariantRun, error) {
 		// Every shard plays the same schedule, so the first shard's wave
 		// starts are every shard's.
 		WaveStarts: slices.Clone(first.WaveStarts),
-		Complete:   true,
+		// Every shard runs the same profile's storm settings.
+		WatchesClosedAfterSync: first.WatchesClosedAfterSync,
+		Complete:               true,
 	}
 	var earliestStorm, latestStorm time.Time
 	for i, v := range vrs {

@@ -129,12 +129,15 @@ func TestMergeWaveStarts(t *testing.T) {
 		return &Result{SchemaVersion: SchemaVersion, Complete: true,
 			Run: Run{ID: "r", ToolVersion: "v0", Start: start, End: end},
 			Variants: []VariantRun{{Variant: "default", Start: start, StormStart: start, End: end, Restarts: 1, Complete: true,
-				WaveStarts: []float64{0, 30, 60}}}}
+				WaveStarts: []float64{0, 30, 60}, WatchesClosedAfterSync: true}}}
 	}
 	a, b := shard(0), shard(1)
 	out, err := Merge(MergeRules{}, a, b)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !out.Variants[0].WatchesClosedAfterSync {
+		t.Error("WatchesClosedAfterSync lost in the merge")
 	}
 	if got := out.Variants[0].WaveStarts; !slices.Equal(got, []float64{0, 30, 60}) {
 		t.Errorf("WaveStarts = %v, want [0 30 60]", got)

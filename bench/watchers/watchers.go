@@ -51,6 +51,10 @@ import (
 // Name is the population's measurement name in results.
 const Name = "steadyWatches"
 
+// MergeRule is how shards' steady-watch figures combine: each shard holds
+// the watches of its own nodes, so every figure is summed.
+func MergeRule() result.MergeRule { return result.MergeRule{Scope: result.PerShard} }
+
 // Figures of the measurement, labelled by result.LabelComponent and, for
 // events and bytes, also by result.LabelResource.
 const (

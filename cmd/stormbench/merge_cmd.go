@@ -11,6 +11,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/bench/watchers"
 )
 
 const mergeHelp = `Combine the result files of the shards of one sharded run
@@ -94,7 +95,7 @@ func runMerge(_ context.Context, env *cmdEnv, args []string) error {
 		}
 		shards[i] = r
 	}
-	merged, err := result.Merge(measure.MergeRules(), shards...)
+	merged, err := result.Merge(mergeRules(), shards...)
 	if err != nil {
 		return usageError{err}
 	}
@@ -134,4 +135,12 @@ func runMerge(_ context.Context, env *cmdEnv, args []string) error {
 		}
 	}
 	return nil
+}
+
+// mergeRules are the merge rules of every measurement a run can record:
+// bench/measure's and the steady watches'.
+func mergeRules() result.MergeRules {
+	rules := measure.MergeRules()
+	rules[watchers.Name] = watchers.MergeRule()
+	return rules
 }
