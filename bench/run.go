@@ -434,6 +434,11 @@ func watchComponents(ctx context.Context, o Options, events *storm.EventLog) (st
 	go func() {
 		defer close(done)
 		down := map[string]time.Time{}
+		// A component that exits is started again after a back-off, as
+		// the kubelet of a kubeadm control-plane node restarts its static
+		// pods (CrashLoopBackOff: 10 s, doubling to 5 minutes).
+		exits := map[string]int{}
+		retryAt := map[string]time.Time{}
 		last := o.Embedded.PIDs()
 		for {
 			select {
@@ -449,7 +454,9 @@ func watchComponents(ctx context.Context, o Options, events *storm.EventLog) (st
 				switch {
 				case !alive && !wasDown:
 					down[name] = now
-					msg := fmt.Sprintf("%s (pid %d) exited during the storm at %s; log: %s", name, pid, now.Format(time.RFC3339), o.Embedded.LogPath(name))
+					exits[name]++
+					retryAt[name] = now.Add(crashLoopBackOff(exits[name]))
+					msg := fmt.Sprintf("%s (pid %d) exited during the storm at %s (starting it again in %s); log: %s", name, pid, now.Format(time.RFC3339), crashLoopBackOff(exits[name]), o.Embedded.LogPath(name))
 					notes = append(notes, msg)
 					events.Add(storm.Event{Time: now, Type: storm.EventComponentExited, Detail: msg})
 					o.Logf("%s", msg)
@@ -461,6 +468,18 @@ func watchComponents(ctx context.Context, o Options, events *storm.EventLog) (st
 					o.Logf("%s", msg)
 				}
 			}
+			for name := range down {
+				if now.Before(retryAt[name]) || cluster.ProcessAlive(o.Embedded.PIDs()[name]) {
+					continue
+				}
+				if err := o.Embedded.Start(ctx); err != nil && ctx.Err() == nil {
+					o.Logf("starting %s again: %v", name, err)
+				}
+				// Checked at the next tick; if it did not come up, the
+				// next step of the back-off.
+				exits[name]++
+				retryAt[name] = o.Clock.Now().Add(crashLoopBackOff(exits[name]))
+			}
 			for name, pid := range pids {
 				last[name] = pid
 			}
@@ -471,6 +490,17 @@ func watchComponents(ctx context.Context, o Options, events *storm.EventLog) (st
 		<-done
 		return notes
 	}
+}
+
+// crashLoopBackOff is the kubelet's restart back-off of a container that
+// exited for the nth time: 10 s, doubling, at most 5 minutes
+// (pkg/kubelet/kubelet.go backOffPeriod, MaxCrashLoopBackOff).
+func crashLoopBackOff(n int) time.Duration {
+	d := 10 * time.Second
+	for i := 1; i < n && d < 5*time.Minute; i++ {
+		d *= 2
+	}
+	return min(d, 5*time.Minute)
 }
 
 func metricsSources(o Options) []measure.MetricsSource {
