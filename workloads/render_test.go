@@ -40,7 +40,7 @@ func params(template string) Params {
 var kwokTaint = corev1.Taint{Key: "kwok.x-k8s.io/node", Value: "fake", Effect: corev1.TaintEffectNoSchedule}
 
 func TestNames(t *testing.T) {
-	want := []string{"daemonset", "standalone", "statefulset", "web-exec", "web-http", "web-tcp"}
+	want := []string{"daemonset", "standalone", "statefulset", "web-exec", "web-http", "web-startup", "web-tcp"}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Errorf("Names() = %v, want %v", got, want)
 	}
@@ -416,6 +416,7 @@ func TestRenderParams(t *testing.T) {
 func TestRunsOnRealKubelets(t *testing.T) {
 	for name, want := range map[string]bool{
 		"web-exec":    true,  // exec readiness and liveness probes
+		"web-startup": true,  // exec startup, readiness and liveness probes
 		"statefulset": true,  // exec probes
 		"web-http":    false, // HTTP probes dial fake sandbox IPs
 		"web-tcp":     false,

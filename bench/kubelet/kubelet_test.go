@@ -271,3 +271,38 @@ func TestBootID(t *testing.T) {
 		t.Error("two seeds gave one boot ID")
 	}
 }
+
+// TestStartupSteps: the legacy gate's reset of a started container with a
+// startup probe, by the order of the two workers' first probes.
+func TestStartupSteps(t *testing.T) {
+	s := time.Second
+	type w struct {
+		at             time.Duration
+		started, ready bool
+	}
+	for _, tc := range []struct {
+		name           string
+		s0, sp, r0, rp time.Duration
+		want           []w
+	}{
+		{"readiness first: a flip, then not started for a startup period", 3 * s, 10 * s, 1 * s, 10 * s,
+			[]w{{1 * s, true, false}, {1 * s, true, true}, {3 * s, false, false}, {13 * s, true, true}}},
+		{"startup first: not ready until the first readiness tick after the start", 2 * s, 10 * s, 5 * s, 10 * s,
+			[]w{{2 * s, false, false}, {12 * s, true, false}, {15 * s, true, true}}},
+		{"no readiness probe: ready once started", 4 * s, 5 * s, 0, 0,
+			[]w{{4 * s, false, false}, {9 * s, true, true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []w
+			for _, st := range startupSteps("app", tc.s0, tc.sp, tc.r0, tc.rp) {
+				if st.container != "app" {
+					t.Errorf("step for %q", st.container)
+				}
+				got = append(got, w{st.at, st.started, st.ready})
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("steps %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

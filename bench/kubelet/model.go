@@ -545,6 +545,56 @@ type probePlan struct {
 	// doProbe), so the status manager writes Ready=False and then
 	// Ready=True about one round trip apart.
 	flip bool
+	// steps, when set, replace flip and notReady: the status writes of a
+	// pod whose startup probe the legacy gate resets (startupSteps).
+	steps []statusStep
+}
+
+// statusStep is one change of a container's started and ready state that
+// the status manager writes, at an offset from the pod's first sync.
+type statusStep struct {
+	at             time.Duration
+	container      string
+	started, ready bool
+	setStarted     bool
+	why            string
+}
+
+// startupSteps plans a running, started container with a startup probe
+// after a kubelet restart with the legacy gate (prober/worker.go run and
+// doProbe, prober_manager.go isContainerStarted and UpdatePodStatus). The
+// pod's first sync finds no probe worker yet and changes nothing. The
+// startup worker's first doProbe, after its start-up jitter s0, seeds
+// Unknown for the new container ID: the container is not started, so not
+// ready, and the status manager writes that; the same doProbe still sees
+// the cached Started=true and stops there, so the probe itself runs at the
+// next tick, s0 + startup period, and succeeds: started again. The
+// readiness worker's first doProbe at r0 (its own jitter) seeds Failure and
+// probes when it still sees the container started (r0 < s0): a flip down
+// and up at once, and its Success then makes the container ready again as
+// soon as it is started; otherwise (r0 ≥ s0) it is disabled until its
+// first tick after the start. readiness is 0 for a container without a
+// readiness probe (ready once started).
+func startupSteps(container string, s0, startupPeriod, r0, readinessPeriod time.Duration) []statusStep {
+	var steps []statusStep
+	hasReadiness := readinessPeriod > 0
+	started := s0 + startupPeriod
+	if hasReadiness && r0 < s0 {
+		steps = append(steps,
+			statusStep{at: r0, container: container, started: true, ready: false, why: "readiness seeded Failure"},
+			statusStep{at: r0, container: container, started: true, ready: true, why: "readiness probe passed"})
+	}
+	steps = append(steps, statusStep{at: s0, container: container, setStarted: true, started: false, ready: false, why: "startup seeded Unknown"})
+	readyAtStart := !hasReadiness || r0 < s0
+	steps = append(steps, statusStep{at: started, container: container, setStarted: true, started: true, ready: readyAtStart, why: "startup probe passed"})
+	if !readyAtStart {
+		tick := r0
+		for tick < started {
+			tick += readinessPeriod
+		}
+		steps = append(steps, statusStep{at: tick, container: container, started: true, ready: true, why: "readiness probe passed"})
+	}
+	return steps
 }
 
 // startPods replays the kubelet's first sync of each pod: admission re-run,
@@ -605,9 +655,28 @@ func (s *Simulator) startPods(ctx context.Context, sess *session, node *corev1.N
 			plans = append(plans, plan)
 			continue
 		}
+		var startup []statusStep
+		if legacy {
+			for _, c := range p.Spec.Containers {
+				if c.StartupProbe == nil || !containerStarted(p, c.Name) {
+					continue
+				}
+				sp := time.Duration(max(c.StartupProbe.PeriodSeconds, 1)) * time.Second
+				var rp time.Duration
+				if c.ReadinessProbe != nil {
+					rp = time.Duration(max(c.ReadinessProbe.PeriodSeconds, 1)) * time.Second
+				}
+				startup = append(startup, startupSteps(c.Name, time.Duration(rng.Float64()*float64(sp)), sp, plan.at[c.Name], rp)...)
+			}
+		}
 		patched, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus, spec *corev1.PodSpec) bool {
 			changed := false
 			wasReady := podReady(st)
+			if len(startup) > 0 {
+				// The startup worker decides; nothing changes at this sync.
+				plan.steps = startup
+				return false
+			}
 			if flip := flipsOnRestart(p, plan.at, legacy, sess.started); wasReady && flip {
 				// ChangeContainerStatusOnKubeletRestart=true, or a probed
 				// container started less than 10 s before the kubelet: the
@@ -812,9 +881,17 @@ func (s *Simulator) probe(ctx context.Context, sess *session, plans []probePlan,
 	type step struct {
 		at   time.Duration
 		plan *probePlan
+		// status, when set, is a startup step of plan (statusStep).
+		status *statusStep
 	}
 	var steps []step
 	for i := range plans {
+		if len(plans[i].steps) > 0 {
+			for j := range plans[i].steps {
+				steps = append(steps, step{plans[i].steps[j].at, &plans[i], &plans[i].steps[j]})
+			}
+			continue
+		}
 		if !plans[i].notReady && !plans[i].flip {
 			continue
 		}
@@ -822,13 +899,36 @@ func (s *Simulator) probe(ctx context.Context, sess *session, plans []probePlan,
 		for _, d := range plans[i].at {
 			last = max(last, d)
 		}
-		steps = append(steps, step{last, &plans[i]})
+		steps = append(steps, step{at: last, plan: &plans[i]})
 	}
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].at < steps[j].at })
 	var firstErr error
 	for _, st := range steps {
 		if err := s.sleep(ctx, st.at-s.cfg.Clock.Since(start)); err != nil {
 			return fmt.Errorf("kubelet %s: waiting to probe: %w", sess.node, err)
+		}
+		if st.status != nil {
+			patched, err := sess.syncPodStatus(ctx, st.plan.ns, st.plan.name, func(ps *corev1.PodStatus, _ *corev1.PodSpec) bool {
+				if ps.Phase != corev1.PodRunning {
+					return false
+				}
+				was := podReady(ps)
+				changed := applyStatusStep(ps, *st.status, metav1.NewTime(s.cfg.Clock.Now()))
+				if was && !podReady(ps) {
+					s.Counters.ReadyFlipsDown.Add(1)
+				}
+				if !was && podReady(ps) {
+					s.Counters.ReadyFlipsUp.Add(1)
+				}
+				return changed
+			})
+			if err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) && firstErr == nil {
+				firstErr = err
+			}
+			if patched {
+				s.Counters.PodStatusPatches.Add(1)
+			}
+			continue
 		}
 		if st.plan.flip {
 			probed := st.plan.at
@@ -867,6 +967,38 @@ func (s *Simulator) probe(ctx context.Context, sess *session, plans []probePlan,
 		}
 	}
 	return firstErr
+}
+
+// applyStatusStep sets one container's started and ready state and the
+// pod's conditions from every container's readiness.
+func applyStatusStep(st *corev1.PodStatus, step statusStep, now metav1.Time) bool {
+	changed := false
+	ready := map[string]bool{}
+	for i := range st.ContainerStatuses {
+		cs := &st.ContainerStatuses[i]
+		ready[cs.Name] = cs.Ready
+		if cs.Name != step.container {
+			continue
+		}
+		ready[cs.Name] = step.ready
+		if step.setStarted && (cs.Started == nil || *cs.Started != step.started) {
+			v := step.started
+			cs.Started = &v
+			changed = true
+		}
+	}
+	return setReadiness(st, func(c string) bool { return ready[c] }, now) || changed
+}
+
+// containerStarted reports whether the pod's status has the container
+// running and started.
+func containerStarted(p *corev1.Pod, name string) bool {
+	for _, c := range p.Status.ContainerStatuses {
+		if c.Name == name {
+			return c.State.Running != nil && (c.Started == nil || *c.Started)
+		}
+	}
+	return false
 }
 
 func podReady(st *corev1.PodStatus) bool {
