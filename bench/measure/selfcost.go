@@ -2,14 +2,12 @@ package measure
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"k8s.io/utils/clock"
 
 	"github.com/stormbench/stormbench/bench/result"
@@ -186,17 +184,17 @@ func (m *SelfCost) Dispose() {
 // ProcSelf is the running process, read from /proc/self and getrusage.
 type ProcSelf struct{}
 
-// RSS implements Process from /proc/self/statm.
+// RSS implements Process from /proc/self/stat (procfs).
 func (ProcSelf) RSS() int64 {
-	data, err := os.ReadFile("/proc/self/statm")
+	p, err := procfs.Self()
 	if err != nil {
 		return 0
 	}
-	var size, resident int64
-	if _, err := fmt.Sscanf(string(data), "%d %d", &size, &resident); err != nil {
+	st, err := p.Stat()
+	if err != nil {
 		return 0
 	}
-	return resident * int64(os.Getpagesize())
+	return int64(st.ResidentMemory())
 }
 
 // PeakRSS implements Process from VmHWM in /proc/self/status.
@@ -214,19 +212,16 @@ func (ProcSelf) CPU() time.Duration {
 // FreeOSMemory implements Process with debug.FreeOSMemory.
 func (ProcSelf) FreeOSMemory() { debug.FreeOSMemory() }
 
-// PeakRSS is this process's peak resident set size (VmHWM), in bytes.
+// PeakRSS is this process's peak resident set size (VmHWM of
+// /proc/self/status, through procfs), in bytes.
 func PeakRSS() int64 {
-	data, err := os.ReadFile("/proc/self/status")
+	p, err := procfs.Self()
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb int64
-			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
-				return kb * 1024
-			}
-		}
+	st, err := p.NewStatus()
+	if err != nil {
+		return 0
 	}
-	return 0
+	return int64(st.VmHWM)
 }

@@ -174,3 +174,16 @@ func TestSelfCostUnfinishedStorm(t *testing.T) {
 	}
 	m.Dispose()
 }
+
+// TestProcSelf reads this test process: a resident set, a peak at least as
+// large, and some CPU time.
+func TestProcSelf(t *testing.T) {
+	var p ProcSelf
+	rss, peak := p.RSS(), p.PeakRSS()
+	if rss <= 0 || peak < rss {
+		t.Errorf("RSS %d, peak %d: want 0 < RSS ≤ peak", rss, peak)
+	}
+	if p.CPU() <= 0 {
+		t.Errorf("CPU %s, want above 0", p.CPU())
+	}
+}
