@@ -285,10 +285,10 @@ func TestStartupSteps(t *testing.T) {
 		s0, sp, r0, rp time.Duration
 		want           []w
 	}{
-		{"readiness first: a flip, then not started for a startup period", 3 * s, 10 * s, 1 * s, 10 * s,
-			[]w{{1 * s, true, false}, {1 * s, true, true}, {3 * s, false, false}, {13 * s, true, true}}},
-		{"startup first: not ready until the first readiness tick after the start", 2 * s, 10 * s, 5 * s, 10 * s,
-			[]w{{2 * s, false, false}, {12 * s, true, false}, {15 * s, true, true}}},
+		{"startup first: not started for a startup period, ready at once after", 3 * s, 10 * s, 5 * s, 10 * s,
+			[]w{{3 * s, false, false}, {13 * s, true, false}, {13 * s, true, true}}},
+		{"readiness first: down at its first result, started at the startup worker's first probe", 6 * s, 10 * s, 1 * s, 10 * s,
+			[]w{{1 * s, false, false}, {6 * s, true, false}, {6 * s, true, true}}},
 		{"no readiness probe: ready once started", 4 * s, 5 * s, 0, 0,
 			[]w{{4 * s, false, false}, {9 * s, true, true}}},
 	} {
