@@ -326,37 +326,28 @@ func (f *Fleet) create(ctx context.Context, obj runtime.Object) error {
 	ns := f.plan.Namespace
 	opts := metav1.CreateOptions{}
 	var err error
-	var name string
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
-		name = "configmap/" + o.Name
 		_, err = f.client.CoreV1().ConfigMaps(ns).Create(ctx, o, opts)
 	case *corev1.Secret:
-		name = "secret/" + o.Name
 		_, err = f.client.CoreV1().Secrets(ns).Create(ctx, o, opts)
 	case *corev1.Service:
-		name = "service/" + o.Name
 		_, err = f.client.CoreV1().Services(ns).Create(ctx, o, opts)
 	case *corev1.Pod:
-		name = "pod/" + o.Name
 		_, err = f.client.CoreV1().Pods(ns).Create(ctx, o, opts)
 	case *appsv1.Deployment:
-		name = "deployment/" + o.Name
 		_, err = f.client.AppsV1().Deployments(ns).Create(ctx, o, opts)
 	case *appsv1.StatefulSet:
-		name = "statefulset/" + o.Name
 		_, err = f.client.AppsV1().StatefulSets(ns).Create(ctx, o, opts)
 	case *appsv1.DaemonSet:
-		name = "daemonset/" + o.Name
 		_, err = f.client.AppsV1().DaemonSets(ns).Create(ctx, o, opts)
 	case *policyv1.PodDisruptionBudget:
-		name = "poddisruptionbudget/" + o.Name
 		_, err = f.client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, o, opts)
 	default:
 		return fmt.Errorf("workload object of unsupported type %T", obj)
 	}
 	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating %s: %w", name, err)
+		return fmt.Errorf("creating %s: %w", objectKey(obj), err)
 	}
 	return err
 }
