@@ -26,8 +26,8 @@ const (
 
 // DefaultWorkloads is the mix used when a profile names none.
 var DefaultWorkloads = []WorkloadShare{
-	{Template: "web-exec", Share: 15, Replicas: 10},
-	{Template: "web-startup", Share: 10, Replicas: 10},
+	{Template: "web-exec", Share: 20, Replicas: 10},
+	{Template: "web-startup", Share: 5, Replicas: 10},
 	{Template: "web-http", Share: 30, Replicas: 10},
 	{Template: "web-tcp", Share: 25, Replicas: 10},
 	{Template: "statefulset", Share: 10, Replicas: 5},
