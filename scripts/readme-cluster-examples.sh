@@ -20,6 +20,14 @@ step() { echo "==> stormbench $*"; "$SB" "$@"; }
 c=(--name "$NAME" --workdir "$WORKDIR")
 
 step cluster up "${c[@]}"
+# The KWOK controller may still be opening its metrics port when `cluster
+# up` returns: status exits 3 (not healthy) until it serves. Wait for it.
+for i in $(seq 1 30); do
+	if "$SB" cluster status "${c[@]}" >/dev/null 2>&1; then
+		break
+	fi
+	sleep 1
+done
 step cluster status "${c[@]}"
 step cluster status "${c[@]}" -o json >/dev/null
 step fleet up "${c[@]}" --run-id f1 --profile quick --nodes 20 --pods-per-node 2
