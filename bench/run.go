@@ -469,7 +469,7 @@ func watchComponents(ctx context.Context, o Options, events *storm.EventLog) (st
 				}
 			}
 			for name := range down {
-				if now.Before(retryAt[name]) || cluster.ProcessAlive(o.Embedded.PIDs()[name]) {
+				if now.Before(retryAt[name]) || cluster.ProcessAlive(pids[name]) {
 					continue
 				}
 				if err := o.Embedded.Start(ctx); err != nil && ctx.Err() == nil {

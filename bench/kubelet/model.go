@@ -557,7 +557,6 @@ type statusStep struct {
 	container      string
 	started, ready bool
 	setStarted     bool
-	why            string
 }
 
 // startupSteps plans a running, started container with a startup probe
@@ -584,11 +583,11 @@ func startupSteps(container string, s0, startupPeriod, r0, readinessPeriod time.
 		down, started = r0, s0
 	}
 	steps := []statusStep{
-		{at: down, container: container, setStarted: true, started: false, ready: false, why: "startup worker without a result"},
-		{at: started, container: container, setStarted: true, started: true, ready: !hasReadiness, why: "startup probe passed"},
+		{at: down, container: container, setStarted: true, started: false, ready: false},
+		{at: started, container: container, setStarted: true, started: true, ready: !hasReadiness},
 	}
 	if hasReadiness {
-		steps = append(steps, statusStep{at: max(started, r0), container: container, started: true, ready: true, why: "readiness probe passed"})
+		steps = append(steps, statusStep{at: max(started, r0), container: container, started: true, ready: true})
 	}
 	return steps
 }

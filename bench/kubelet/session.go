@@ -602,12 +602,10 @@ func podObjectRefs(p *corev1.Pod) []objectRef {
 	for _, s := range p.Spec.ImagePullSecrets {
 		add("secrets", s.Name, false)
 	}
-	containers := append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...)
-	for _, e := range p.Spec.EphemeralContainers {
-		containers = append(containers, corev1.Container(e.EphemeralContainerCommon))
-	}
-	for _, c := range containers {
-		for _, e := range c.EnvFrom {
+	// Each container's env and envFrom, without copying the containers
+	// (this runs for every pod of every restarted kubelet).
+	env := func(envFrom []corev1.EnvFromSource, vars []corev1.EnvVar) {
+		for _, e := range envFrom {
 			if e.SecretRef != nil {
 				add("secrets", e.SecretRef.Name, false)
 			}
@@ -615,7 +613,7 @@ func podObjectRefs(p *corev1.Pod) []objectRef {
 				add("configmaps", e.ConfigMapRef.Name, false)
 			}
 		}
-		for _, e := range c.Env {
+		for _, e := range vars {
 			if e.ValueFrom == nil {
 				continue
 			}
@@ -626,6 +624,14 @@ func podObjectRefs(p *corev1.Pod) []objectRef {
 				add("configmaps", r.Name, false)
 			}
 		}
+	}
+	for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for i := range cs {
+			env(cs[i].EnvFrom, cs[i].Env)
+		}
+	}
+	for i := range p.Spec.EphemeralContainers {
+		env(p.Spec.EphemeralContainers[i].EnvFrom, p.Spec.EphemeralContainers[i].Env)
 	}
 	for _, v := range p.Spec.Volumes {
 		switch src := v.VolumeSource; {
