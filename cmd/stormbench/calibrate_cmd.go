@@ -51,7 +51,7 @@ func runCalibrate(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringSliceVar(&podFeatures, "pod-features", nil, "Add to the calibration pods: "+strings.Join(calibrate.PodFeatures(), ", ")+" (startup probe; env, envFrom, projected and immutable ConfigMap/Secret references; the service-account token and kube-root-ca.crt)")
 	fs.StringSliceVar(&cases, "cases", names, "Cases to run, in order: "+strings.Join(names, ", "))
 	fs.BoolVar(&list, "list-cases", false, "List the cases with their downtimes and exit")
-	fs.StringVar(&backend, "backend", calibrate.BackendHollow, "Real nodes: hollow (the kubelet code with a fake runtime) or containerd (the kubelet on a containerd of its own, real containers; needs root and `make real-node-deps`)")
+	fs.StringVar(&backend, "backend", calibrate.BackendHollow, "Real nodes: hollow (the kubelet code with a fake runtime) or containerd (the kubelet on a containerd of its own, real containers; needs root and make real-node-deps)")
 	fs.StringVar(&resultPath, "result", "", "Write the result document (JSON) here")
 	fs.StringVar(&markdown, "markdown", "", "Write the fidelity tables as markdown here")
 	fs.StringVar(&htmlPath, "html", "", "Write the fidelity tables as a self-contained HTML page here")
