@@ -15,8 +15,9 @@ import (
 
 // TestTerminatePod: a pod deleted while its kubelet was away is finished as
 // the kubelet does it: a Killing event per running container, the status
-// manager's GET and terminal status PATCH (containers terminated, phase
-// Succeeded, not ready), then the DELETE with grace period 0 and the UID as
+// manager's two syncs, each a GET and a PATCH (first the containers
+// terminated and the pod not ready with the phase held back, then the phase
+// Succeeded), then the DELETE with grace period 0 and the UID as
 // precondition. Table: how many containers run.
 func TestTerminatePod(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -26,11 +27,11 @@ func TestTerminatePod(t *testing.T) {
 		want    []string // verb resource[/subresource], in order
 	}{
 		{"one container", []bool{true},
-			[]string{"create events", "get pods", "patch pods/status", "delete pods"}},
+			[]string{"create events", "get pods", "patch pods/status", "get pods", "patch pods/status", "delete pods"}},
 		{"two, one already exited", []bool{true, false},
-			[]string{"create events", "get pods", "patch pods/status", "delete pods"}},
+			[]string{"create events", "get pods", "patch pods/status", "get pods", "patch pods/status", "delete pods"}},
 		{"two running", []bool{true, true},
-			[]string{"create events", "create events", "get pods", "patch pods/status", "delete pods"}},
+			[]string{"create events", "create events", "get pods", "patch pods/status", "get pods", "patch pods/status", "delete pods"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			deleted := metav1.NewTime(t0.Add(-time.Second))
@@ -61,7 +62,7 @@ func TestTerminatePod(t *testing.T) {
 			// Events go out from their own goroutine, beside the status
 			// manager's requests: compare the two sequences apart.
 			sess.flushEvents()
-			var got []string
+			var got, patches []string
 			for _, a := range client.Actions() {
 				r := a.GetResource().Resource
 				if sub := a.GetSubresource(); sub != "" {
@@ -69,18 +70,29 @@ func TestTerminatePod(t *testing.T) {
 				}
 				got = append(got, a.GetVerb()+" "+r)
 				if p, ok := a.(k8stesting.PatchActionImpl); ok {
-					patch := string(p.GetPatch())
-					for _, want := range []string{`"phase":"Succeeded"`, `"type":"Ready"`, `"terminated"`} {
-						if !strings.Contains(patch, want) {
-							t.Errorf("status patch lacks %s: %s", want, patch)
-						}
-					}
+					patches = append(patches, string(p.GetPatch()))
 				}
 				if a.GetVerb() == "delete" {
 					d := a.(k8stesting.DeleteActionImpl).DeleteOptions
 					if d.GracePeriodSeconds == nil || *d.GracePeriodSeconds != 0 || d.Preconditions == nil || d.Preconditions.UID == nil || *d.Preconditions.UID != "uid-1" {
 						t.Errorf("delete options %+v, want grace period 0 and the UID precondition", d)
 					}
+				}
+			}
+			// The first write terminates the containers and clears
+			// readiness, with the phase held back; the second is the
+			// terminal phase alone.
+			if len(patches) == 2 {
+				for _, want := range []string{`"type":"Ready"`, `"terminated"`} {
+					if !strings.Contains(patches[0], want) {
+						t.Errorf("first status patch lacks %s: %s", want, patches[0])
+					}
+				}
+				if strings.Contains(patches[0], `"phase"`) {
+					t.Errorf("first status patch changes the phase: %s", patches[0])
+				}
+				if !strings.Contains(patches[1], `"phase":"Succeeded"`) || strings.Contains(patches[1], `"terminated"`) {
+					t.Errorf("second status patch is not the terminal phase alone: %s", patches[1])
 				}
 			}
 			got = append(eventsFirst(got), nonEvents(got)...)
@@ -92,8 +104,8 @@ func TestTerminatePod(t *testing.T) {
 					t.Fatalf("requests %q, want %q", got, tc.want)
 				}
 			}
-			if n := s.Counters.PodStatusPatches.Load(); n != 1 {
-				t.Errorf("pod status patches %d, want 1", n)
+			if n := s.Counters.PodStatusPatches.Load(); n != 2 {
+				t.Errorf("pod status patches %d, want 2", n)
 			}
 			if n := s.Counters.PodsDeleted.Load(); n != 1 {
 				t.Errorf("pods deleted %d, want 1", n)
