@@ -77,7 +77,11 @@ Examples:
 				fmt.Fprintf(env.stderr, "%s: %v\n", ref, err)
 				continue
 			}
-			fmt.Fprintf(env.stdout, "%s: valid (profile %s, %d nodes, %d variants)\n", ref, p.Metadata.Name, p.Fleet.Nodes, len(p.ResolvedVariants()))
+			variants := "variants"
+			if n := len(p.ResolvedVariants()); n == 1 {
+				variants = "variant"
+			}
+			fmt.Fprintf(env.stdout, "%s: valid (profile %s, %d nodes, %d %s)\n", ref, p.Metadata.Name, p.Fleet.Nodes, len(p.ResolvedVariants()), variants)
 		}
 		if invalid > 0 {
 			return usagef("%d of %d profiles invalid", invalid, fs.NArg())
