@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -56,7 +58,7 @@ func TestTerminatePod(t *testing.T) {
 			s := &Simulator{cfg: Config{Clock: clk}}
 			sess := &session{node: "n1", client: client, events: client.CoreV1(), clk: clk, syncTimeout: time.Minute}
 			sess.startEvents()
-			if err := s.terminatePod(context.Background(), sess, pod); err != nil {
+			if err := s.terminatePods(context.Background(), sess, []*corev1.Pod{pod}); err != nil {
 				t.Fatal(err)
 			}
 			// Events go out from their own goroutine, beside the status
@@ -141,4 +143,61 @@ func nonEvents(reqs []string) []string {
 		}
 	}
 	return out
+}
+
+// TestTerminatePodsInterleaved: with two pods deleted, both pods' first
+// status writes come before either pod's terminal write and DELETE, as the
+// status manager syncs the versions the pod workers set, in order.
+func TestTerminatePodsInterleaved(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	deleted := metav1.NewTime(t0.Add(-time.Second))
+	var pods []*corev1.Pod
+	var objs []runtime.Object
+	for _, name := range []string{"a", "b"} {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name), DeletionTimestamp: &deleted},
+			Spec:       corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "c", Ready: true,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0.Add(-time.Hour))}}}}},
+		}
+		pods = append(pods, p)
+		objs = append(objs, p.DeepCopy())
+	}
+	client := fake.NewSimpleClientset(objs...)
+	clk := tickClock{clocktesting.NewFakeClock(t0)}
+	s := &Simulator{cfg: Config{Clock: clk}}
+	sess := &session{node: "n1", client: client, events: client.CoreV1(), clk: clk, syncTimeout: time.Minute}
+	sess.startEvents()
+	if err := s.terminatePods(context.Background(), sess, pods); err != nil {
+		t.Fatal(err)
+	}
+	sess.flushEvents()
+	var got []string
+	for _, a := range client.Actions() {
+		if a.GetResource().Resource == "events" {
+			continue
+		}
+		r := a.GetResource().Resource
+		if sub := a.GetSubresource(); sub != "" {
+			r += "/" + sub
+		}
+		name := ""
+		switch a := a.(type) {
+		case k8stesting.GetAction:
+			name = a.GetName()
+		case k8stesting.PatchAction:
+			name = a.GetName()
+		case k8stesting.DeleteAction:
+			name = a.GetName()
+		}
+		got = append(got, a.GetVerb()+" "+r+" "+name)
+	}
+	want := []string{
+		"get pods a", "patch pods/status a", "get pods b", "patch pods/status b",
+		"get pods a", "patch pods/status a", "delete pods a",
+		"get pods b", "patch pods/status b", "delete pods b",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
