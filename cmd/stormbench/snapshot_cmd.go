@@ -11,10 +11,12 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -187,7 +189,34 @@ func restoreSnapshot(ctx context.Context, env *cmdEnv, o *clusterOptions, emb *c
 			return meta, restore, 0, fmt.Errorf("waiting for the restored fleet: %w", err)
 		}
 	}
-	return meta, restore, time.Since(start), nil
+	settle = time.Since(start)
+	// Ready is not settled: the controllers relist and resync the restored
+	// objects for a while after the fleet is Ready, and a baseline taken
+	// then makes every figure relative to it wrong (it showed as negative
+	// excess requests per restart). Wait until the request rate is steady.
+	if src, ok := apiserverSource(emb); ok {
+		quiet, err := measure.WaitSettled(ctx, src, clock.RealClock{}, measure.SettleOptions{})
+		if err != nil {
+			return meta, restore, settle, fmt.Errorf("the restored cluster: %w", err)
+		}
+		fmt.Fprintf(env.stderr, "Restored cluster: %s\n", quiet)
+	}
+	return meta, restore, settle, nil
+}
+
+// apiserverSource is the embedded cluster's kube-apiserver /metrics, as the
+// run's measurements scrape it.
+func apiserverSource(emb *cluster.Embedded) (measure.MetricsSource, bool) {
+	eps, err := emb.MetricsEndpoints()
+	if err != nil {
+		return measure.MetricsSource{}, false
+	}
+	for _, ep := range eps {
+		if ep.Component == measure.ComponentAPIServer {
+			return measure.HTTPSource(ep.Component, ep.URL, ep.Client), true
+		}
+	}
+	return measure.MetricsSource{}, false
 }
 
 // waitLeaders waits until the restarted kube-controller-manager and

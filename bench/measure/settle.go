@@ -1,0 +1,169 @@
+package measure
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// SettleOptions say when an API server counts as settled: its request rate
+// (apiserver_request_total without WATCH, which counts opened watches, not
+// traffic) over the last Window differs from the Window before by at most
+// Tolerance (relative) or Floor (requests/s, absolute), whichever is larger.
+type SettleOptions struct {
+	// Interval between scrapes; default 5s.
+	Interval time.Duration
+	// Window of each rate; default 10s. Two whole windows are needed.
+	Window time.Duration
+	// Tolerance is the relative difference allowed; default 0.15.
+	Tolerance float64
+	// Floor is the absolute difference allowed, requests/s; default 2.
+	Floor float64
+	// Timeout gives up waiting; default 3m. A timeout is not an error: the
+	// caller gets Settled false and the rates seen.
+	Timeout time.Duration
+}
+
+func (o SettleOptions) withDefaults() SettleOptions {
+	if o.Interval <= 0 {
+		o.Interval = 5 * time.Second
+	}
+	if o.Window <= 0 {
+		o.Window = 10 * time.Second
+	}
+	if o.Tolerance <= 0 {
+		o.Tolerance = 0.15
+	}
+	if o.Floor <= 0 {
+		o.Floor = 2
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 3 * time.Minute
+	}
+	return o
+}
+
+// Settle is the outcome of WaitSettled.
+type Settle struct {
+	// Settled is false when the timeout came first.
+	Settled bool
+	// After is how long the wait took.
+	After time.Duration
+	// Rate and Previous are the last two windows' request rates, per second.
+	Rate, Previous float64
+}
+
+// String is the line a progress log prints.
+func (s Settle) String() string {
+	state := "steady"
+	if !s.Settled {
+		state = "still moving"
+	}
+	return fmt.Sprintf("API request rate %s after %s: %.1f/s (%.1f/s the window before)", state, s.After.Round(time.Second), s.Rate, s.Previous)
+}
+
+// WaitSettled scrapes the API server until its request rate is steady (see
+// SettleOptions), and says how long that took. A restored snapshot's
+// cluster serves and is Ready well before its controllers have finished
+// relisting and resyncing; a baseline taken then is inflated, and every
+// figure relative to it is off.
+func WaitSettled(ctx context.Context, src MetricsSource, clk clock.Clock, o SettleOptions) (Settle, error) {
+	o = o.withDefaults()
+	start := clk.Now()
+	parser := newMetricsParser()
+	var j settleJudge
+	var last Settle
+	var lastErr error
+	for {
+		fctx, cancel := context.WithTimeout(ctx, o.Interval)
+		body, contentType, err := src.Fetch(fctx)
+		cancel()
+		at := clk.Now()
+		if err == nil {
+			var s *sample
+			if s, err = parser.decode(body, contentType, at); err == nil {
+				if rate, prev, ok := j.add(at, requestsWithoutWatch(s), o); ok {
+					last = Settle{After: at.Sub(start), Rate: rate, Previous: prev}
+					if math.Abs(rate-prev) <= max(o.Floor, o.Tolerance*prev) {
+						last.Settled = true
+						return last, nil
+					}
+				}
+			}
+		}
+		lastErr = err
+		if clk.Since(start) >= o.Timeout {
+			last.After = clk.Since(start)
+			if last.Rate == 0 && last.Previous == 0 && lastErr != nil {
+				return last, fmt.Errorf("API server rate never measured in %s: %w", o.Timeout, lastErr)
+			}
+			return last, nil
+		}
+		t := clk.NewTimer(o.Interval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return last, ctx.Err()
+		case <-t.C():
+		}
+	}
+}
+
+// requestsWithoutWatch sums apiserver_request_total over every label set
+// but verb WATCH.
+func requestsWithoutWatch(s *sample) float64 {
+	var n float64
+	for k, v := range s.counters {
+		if k.fam == famRequests && k.a != "WATCH" {
+			n += v
+		}
+	}
+	return n
+}
+
+// settleJudge keeps a cumulative request count's points and gives the rates
+// of the last two whole windows: from the newest point back one window, and
+// the window before that. It needs no clock: points carry their times.
+type settleJudge struct {
+	points []settlePoint
+}
+
+type settlePoint struct {
+	at    time.Time
+	total float64
+}
+
+// add records a point and returns the last window's rate and the previous
+// window's, once two whole windows lie between the first point and this
+// one. A counter that went backwards (the API server restarted) starts the
+// points afresh.
+func (j *settleJudge) add(at time.Time, total float64, o SettleOptions) (rate, prev float64, ok bool) {
+	if n := len(j.points); n > 0 && total < j.points[n-1].total {
+		j.points = j.points[:0]
+	}
+	j.points = append(j.points, settlePoint{at, total})
+	// The newest point at or before at-d.
+	before := func(d time.Duration) (settlePoint, bool) {
+		for i := len(j.points) - 1; i >= 0; i-- {
+			if !j.points[i].at.After(at.Add(-d)) {
+				return j.points[i], true
+			}
+		}
+		return settlePoint{}, false
+	}
+	mid, ok1 := before(o.Window)
+	first, ok2 := before(2 * o.Window)
+	if !ok1 || !ok2 || !mid.at.After(first.at) {
+		return 0, 0, false
+	}
+	rate = (total - mid.total) / at.Sub(mid.at).Seconds()
+	prev = (mid.total - first.total) / mid.at.Sub(first.at).Seconds()
+	// Points older than two windows are not needed again.
+	for len(j.points) > 1 && j.points[1].at.Before(first.at) {
+		j.points = j.points[1:]
+	}
+	return rate, prev, true
+}
