@@ -15,7 +15,7 @@ import (
 type Metric struct {
 	// ID is the stable name used by gates (--max-regression ID=10%, a
 	// profile's gates.maxRegression) and in JSON output:
-	// "<measurement>.<figure>".
+	// "<measurement>.<figure>" (see the Metric constants).
 	ID string `json:"id"`
 	// Label names the figure for people.
 	Label string `json:"label"`
@@ -23,53 +23,122 @@ type Metric struct {
 	Unit string `json:"unit"`
 	// Extract returns the figure and whether the run measured it.
 	Extract func(v *result.VariantRun) (float64, bool) `json:"-"`
+
+	// source is the figure Extract reads, so that a test can check it
+	// against the measurements' vocabulary.
+	source source
 }
 
-// Metric IDs used by the absolute SLO gates and the capacity sweep.
+// The IDs of the key metrics, "<measurement>.<name>". When a key metric is
+// one figure as emitted, name is the figure's name; when it is a histogram's
+// percentile or one label value of a figure, name is compare's own, built on
+// the figure's or the label value's name. Measurement, figure and label
+// names are constants of the measurement that emits them
+// (bench/measure/*_figures.go, bench/kubelet/counter_names.go). The IDs are
+// stable: profiles, --max-regression flags, committed baselines and perfdash
+// files name them (the gate's perfdash golden and the resolved quick
+// profile pin them), so renaming a figure renames its key metric.
 const (
-	MetricRequestRatePeak = "apiserver.requests_per_second_peak"
-	MetricThrottled       = "apiserver.throttled_requests"
-	MetricMutatingP99     = "apiserver.mutating_p99"
-	MetricListP99         = "apiserver.list_p99"
-	MetricOutageSeconds   = "endpointSlices.outage_seconds"
-	MetricNodeReadyP99    = "recovery.node_ready_p99"
+	apiPrefix      = measure.MeasurementAPIServer + "."
+	slicePrefix    = measure.MeasurementEndpointSlices + "."
+	recoveryPrefix = measure.MeasurementRecovery + "."
+	stormPrefix    = measure.MeasurementStorm + "."
+
+	MetricRequests         = apiPrefix + measure.APIRequests
+	MetricRequestRatePeak  = apiPrefix + measure.APIRequestRatePeak
+	MetricExcessPerRestart = apiPrefix + measure.APIExcessPerRestart
+	MetricBurstSeconds     = apiPrefix + measure.APIBurstSeconds
+	MetricThrottled        = apiPrefix + measure.APIThrottled
+	// MetricFlowRejected sums the figure over its flow schemas and
+	// priority levels.
+	MetricFlowRejected = apiPrefix + measure.APIFlowRejected
+	// MetricFlowInqueueMax is the figure of the busiest priority level.
+	MetricFlowInqueueMax = apiPrefix + measure.APIFlowInqueueMax
+	// MetricInflightMutatingMax is measure.APIInflightMax of the mutating
+	// requests.
+	MetricInflightMutatingMax = apiPrefix + "inflight_mutating_max"
+	// MetricMutatingP99 and MetricListP99 are the p99 of
+	// measure.APIRequestDuration of a verb class.
+	MetricMutatingP99 = apiPrefix + measure.ClassMutating + "_p99"
+	MetricListP99     = apiPrefix + measure.ClassList + "_p99"
+	// MetricAPIServerCPUSeconds, MetricEtcdCPUSeconds and
+	// MetricKCMCPUSeconds are measure.APICPUSeconds of one component.
+	MetricAPIServerCPUSeconds = apiPrefix + "apiserver_" + measure.APICPUSeconds
+	MetricEtcdCPUSeconds      = apiPrefix + measure.ComponentEtcd + "_" + measure.APICPUSeconds
+	MetricKCMCPUSeconds       = apiPrefix + "kcm_" + measure.APICPUSeconds
+
+	MetricSliceWrites     = slicePrefix + measure.SliceWrites
+	MetricFanOutEvents    = slicePrefix + measure.SliceFanOutEvents
+	MetricReadyFlips      = slicePrefix + measure.SliceReadyFlips // ready → not-ready only
+	MetricNotReadyPeak    = slicePrefix + measure.SliceNotReadyPeak
+	MetricNotReadySeconds = slicePrefix + measure.SliceNotReadySeconds
+	MetricOutageSeconds   = slicePrefix + measure.SliceOutageSeconds
+	MetricNodeReadyP50    = recoveryPrefix + measure.RecoveryNode + "_p50"
+	MetricNodeReadyP99    = recoveryPrefix + measure.RecoveryNode + "_p99"
+	MetricPodReadyP50     = recoveryPrefix + measure.RecoveryPod + "_p50"
+	MetricPodReadyP99     = recoveryPrefix + measure.RecoveryPod + "_p99"
+	MetricServiceReadyP50 = recoveryPrefix + measure.RecoveryService + "_p50"
+	MetricServiceReadyP99 = recoveryPrefix + measure.RecoveryService + "_p99"
+	// MetricFleetRecovered is the maximum of measure.RecoveryStorm.
+	MetricFleetRecovered = recoveryPrefix + measure.RecoveryStorm
+
+	MetricPodStatusPatches = stormPrefix + kubelet.CounterPodStatusPatches
+	MetricReadyFlipsDown   = stormPrefix + kubelet.CounterReadyFlipsDown
+	MetricStormCPUSeconds  = stormPrefix + measure.StormCPUSeconds
 )
 
 // KeyMetrics returns the fixed list of figures that compare, gate and the
 // report show, in display order. The definitions of the underlying figures
 // are constants of the measurements that emit them (bench/measure/*_figures.go).
 func KeyMetrics() []Metric {
+	api, churn, recovery := measure.MeasurementAPIServer, measure.MeasurementEndpointSlices, measure.MeasurementRecovery
 	return []Metric{
-		{"apiserver.requests", "API requests (storm)", result.UnitRequests, apiValue(measure.APIRequests)},
-		{MetricRequestRatePeak, "API peak request rate", result.UnitRequestsPerSecond, apiValue(measure.APIRequestRatePeak)},
-		{"apiserver.excess_requests_per_restart", "API excess requests per restart", result.UnitRequests, apiValue(measure.APIExcessPerRestart)},
-		{"apiserver.burst_seconds", "API burst seconds", result.UnitSeconds, apiValue(measure.APIBurstSeconds)},
-		{MetricThrottled, "API 429 responses", result.UnitRequests, apiValue(measure.APIThrottled)},
-		{"apiserver.apf_rejected_requests", "APF rejected requests", result.UnitRequests, sumValues(measure.MeasurementAPIServer, measure.APIFlowRejected)},
-		{"apiserver.apf_inqueue_requests_max", "APF queued requests peak", result.UnitCount, maxValues(measure.MeasurementAPIServer, measure.APIFlowInqueueMax)},
-		{"apiserver.inflight_mutating_max", "API in-flight mutating peak", result.UnitCount, apiValue(measure.APIInflightMax, result.LabelRequestKind, "mutating")},
-		{MetricMutatingP99, "API p99 mutating (storm)", result.UnitSeconds, requestP99(measure.ClassMutating)},
-		{MetricListP99, "API p99 LIST (storm)", result.UnitSeconds, requestP99(measure.ClassList)},
-		{"apiserver.apiserver_cpu_seconds", "kube-apiserver CPU seconds", result.UnitSeconds, apiValue(measure.APICPUSeconds, result.LabelComponent, "kube-apiserver")},
-		{"apiserver.etcd_cpu_seconds", "etcd CPU seconds", result.UnitSeconds, apiValue(measure.APICPUSeconds, result.LabelComponent, "etcd")},
-		{"apiserver.kcm_cpu_seconds", "kube-controller-manager CPU seconds", result.UnitSeconds, apiValue(measure.APICPUSeconds, result.LabelComponent, "kube-controller-manager")},
-		{"endpointSlices.slice_writes", "EndpointSlice writes", result.UnitCount, sliceValue(measure.SliceWrites)},
-		{"endpointSlices.fanout_events_estimate", "EndpointSlice watch fan-out events (est.)", result.UnitEvents, sliceValue(measure.SliceFanOutEvents)},
-		{"endpointSlices.ready_flips", "Endpoint ready→not-ready flips", result.UnitCount, sliceValue(measure.SliceReadyFlips, result.LabelDirection, measure.DirectionReadyToNot)},
-		{"endpointSlices.not_ready_endpoints_peak", "Not-ready endpoints peak", result.UnitCount, sliceValue(measure.SliceNotReadyPeak)},
-		{"endpointSlices.not_ready_endpoint_seconds", "Not-ready endpoint-seconds", result.UnitEndpointSeconds, sliceValue(measure.SliceNotReadySeconds)},
-		{MetricOutageSeconds, "Service outage seconds", result.UnitSeconds, sliceValue(measure.SliceOutageSeconds)},
-		{"recovery.node_ready_p50", "Node recovery p50", result.UnitSeconds, recoveryQuantile(measure.RecoveryNode, 50)},
-		{MetricNodeReadyP99, "Node recovery p99", result.UnitSeconds, recoveryQuantile(measure.RecoveryNode, 99)},
-		{"recovery.pod_ready_p50", "Pod recovery p50", result.UnitSeconds, recoveryQuantile(measure.RecoveryPod, 50)},
-		{"recovery.pod_ready_p99", "Pod recovery p99", result.UnitSeconds, recoveryQuantile(measure.RecoveryPod, 99)},
-		{"recovery.service_ready_p50", "Service recovery p50", result.UnitSeconds, recoveryQuantile(measure.RecoveryService, 50)},
-		{"recovery.service_ready_p99", "Service recovery p99", result.UnitSeconds, recoveryQuantile(measure.RecoveryService, 99)},
-		{"recovery.fleet_recovered", "Fleet recovered after", result.UnitSeconds, recoveryQuantile(measure.RecoveryStorm, 100)},
-		{"storm.podStatusPatches", "Pod status patches (simulator)", result.UnitCount, stormValue(kubelet.CounterPodStatusPatches)},
-		{"storm.readyFlipsDown", "Pod ready flips down (simulator)", result.UnitCount, stormValue(kubelet.CounterReadyFlipsDown)},
-		{"storm.stormbenchCPUSeconds", "stormbench CPU seconds", result.UnitSeconds, stormValue(measure.StormCPUSeconds)},
+		metric(MetricRequests, "API requests (storm)", result.UnitRequests, value(api, measure.APIRequests)),
+		metric(MetricRequestRatePeak, "API peak request rate", result.UnitRequestsPerSecond, value(api, measure.APIRequestRatePeak)),
+		metric(MetricExcessPerRestart, "API excess requests per restart", result.UnitRequests, value(api, measure.APIExcessPerRestart)),
+		metric(MetricBurstSeconds, "API burst seconds", result.UnitSeconds, value(api, measure.APIBurstSeconds)),
+		metric(MetricThrottled, "API 429 responses", result.UnitRequests, value(api, measure.APIThrottled)),
+		metric(MetricFlowRejected, "APF rejected requests", result.UnitRequests, sumValues(api, measure.APIFlowRejected)),
+		metric(MetricFlowInqueueMax, "APF queued requests peak", result.UnitCount, maxValues(api, measure.APIFlowInqueueMax)),
+		metric(MetricInflightMutatingMax, "API in-flight mutating peak", result.UnitCount, value(api, measure.APIInflightMax, result.LabelRequestKind, measure.RequestKindMutating)),
+		metric(MetricMutatingP99, "API p99 mutating (storm)", result.UnitSeconds, quantile(api, measure.APIRequestDuration, 99, result.LabelClass, measure.ClassMutating)),
+		metric(MetricListP99, "API p99 LIST (storm)", result.UnitSeconds, quantile(api, measure.APIRequestDuration, 99, result.LabelClass, measure.ClassList)),
+		metric(MetricAPIServerCPUSeconds, "kube-apiserver CPU seconds", result.UnitSeconds, value(api, measure.APICPUSeconds, result.LabelComponent, measure.ComponentAPIServer)),
+		metric(MetricEtcdCPUSeconds, "etcd CPU seconds", result.UnitSeconds, value(api, measure.APICPUSeconds, result.LabelComponent, measure.ComponentEtcd)),
+		metric(MetricKCMCPUSeconds, "kube-controller-manager CPU seconds", result.UnitSeconds, value(api, measure.APICPUSeconds, result.LabelComponent, measure.ComponentControllerManager)),
+		metric(MetricSliceWrites, "EndpointSlice writes", result.UnitCount, value(churn, measure.SliceWrites)),
+		metric(MetricFanOutEvents, "EndpointSlice watch fan-out events (est.)", result.UnitEvents, value(churn, measure.SliceFanOutEvents)),
+		metric(MetricReadyFlips, "Endpoint ready→not-ready flips", result.UnitCount, value(churn, measure.SliceReadyFlips, result.LabelDirection, measure.DirectionReadyToNot)),
+		metric(MetricNotReadyPeak, "Not-ready endpoints peak", result.UnitCount, value(churn, measure.SliceNotReadyPeak)),
+		metric(MetricNotReadySeconds, "Not-ready endpoint-seconds", result.UnitEndpointSeconds, value(churn, measure.SliceNotReadySeconds)),
+		metric(MetricOutageSeconds, "Service outage seconds", result.UnitSeconds, value(churn, measure.SliceOutageSeconds)),
+		metric(MetricNodeReadyP50, "Node recovery p50", result.UnitSeconds, quantile(recovery, measure.RecoveryNode, 50)),
+		metric(MetricNodeReadyP99, "Node recovery p99", result.UnitSeconds, quantile(recovery, measure.RecoveryNode, 99)),
+		metric(MetricPodReadyP50, "Pod recovery p50", result.UnitSeconds, quantile(recovery, measure.RecoveryPod, 50)),
+		metric(MetricPodReadyP99, "Pod recovery p99", result.UnitSeconds, quantile(recovery, measure.RecoveryPod, 99)),
+		metric(MetricServiceReadyP50, "Service recovery p50", result.UnitSeconds, quantile(recovery, measure.RecoveryService, 50)),
+		metric(MetricServiceReadyP99, "Service recovery p99", result.UnitSeconds, quantile(recovery, measure.RecoveryService, 99)),
+		metric(MetricFleetRecovered, "Fleet recovered after", result.UnitSeconds, quantile(recovery, measure.RecoveryStorm, 100)),
+		metric(MetricPodStatusPatches, "Pod status patches (simulator)", result.UnitCount, value(measure.MeasurementStorm, kubelet.CounterPodStatusPatches)),
+		metric(MetricReadyFlipsDown, "Pod ready flips down (simulator)", result.UnitCount, value(measure.MeasurementStorm, kubelet.CounterReadyFlipsDown)),
+		metric(MetricStormCPUSeconds, "stormbench CPU seconds", result.UnitSeconds, value(measure.MeasurementStorm, measure.StormCPUSeconds)),
 	}
+}
+
+func metric(id, label, unit string, s source) Metric {
+	return Metric{ID: id, Label: label, Unit: unit, Extract: s.extract, source: s}
+}
+
+// source is the storm-window figure a key metric reads: a value or a
+// histogram of a measurement, with exactly the given labels (alternating
+// keys and values) unless every label set is aggregated.
+type source struct {
+	measurement, figure string
+	labels              []string
+	// histogram is set when the figure is a histogram, read at quantile.
+	histogram bool
+	quantile  float64
+	extract   func(v *result.VariantRun) (float64, bool)
 }
 
 // LookupMetrics returns the key metrics with the given IDs, in the given
@@ -109,28 +178,17 @@ func quoteAll(s []string) []string {
 	return out
 }
 
-func apiValue(name string, labels ...string) func(*result.VariantRun) (float64, bool) {
-	return func(v *result.VariantRun) (float64, bool) {
-		return v.Measurement(measure.MeasurementAPIServer).Value(name, result.WindowStorm, labels...)
-	}
-}
-
-func sliceValue(name string, labels ...string) func(*result.VariantRun) (float64, bool) {
-	return func(v *result.VariantRun) (float64, bool) {
-		return v.Measurement(measure.MeasurementEndpointSlices).Value(name, result.WindowStorm, labels...)
-	}
-}
-
-func stormValue(name string) func(*result.VariantRun) (float64, bool) {
-	return func(v *result.VariantRun) (float64, bool) {
-		return v.Measurement(measure.MeasurementStorm).Value(name, result.WindowStorm)
-	}
+// value reads a storm-window value.
+func value(measurement, name string, labels ...string) source {
+	return source{measurement: measurement, figure: name, labels: labels, extract: func(v *result.VariantRun) (float64, bool) {
+		return v.Measurement(measurement).Value(name, result.WindowStorm, labels...)
+	}}
 }
 
 // sumValues adds up every storm-window figure of the name, whatever its
 // labels (for example APF rejections per flow schema).
-func sumValues(measurement, name string) func(*result.VariantRun) (float64, bool) {
-	return func(v *result.VariantRun) (float64, bool) {
+func sumValues(measurement, name string) source {
+	return source{measurement: measurement, figure: name, extract: func(v *result.VariantRun) (float64, bool) {
 		m := v.Measurement(measurement)
 		if m == nil {
 			return 0, false
@@ -142,13 +200,13 @@ func sumValues(measurement, name string) func(*result.VariantRun) (float64, bool
 			}
 		}
 		return sum, ok
-	}
+	}}
 }
 
 // maxValues returns the highest storm-window figure of the name across its
 // labels (for example the APF queue peak of the busiest priority level).
-func maxValues(measurement, name string) func(*result.VariantRun) (float64, bool) {
-	return func(v *result.VariantRun) (float64, bool) {
+func maxValues(measurement, name string) source {
+	return source{measurement: measurement, figure: name, extract: func(v *result.VariantRun) (float64, bool) {
 		m := v.Measurement(measurement)
 		if m == nil {
 			return 0, false
@@ -160,27 +218,17 @@ func maxValues(measurement, name string) func(*result.VariantRun) (float64, bool
 			}
 		}
 		return best, ok
-	}
+	}}
 }
 
-// requestP99 is the storm-window p99 of apiserver_request_duration_seconds
-// for a verb class, interpolated within buckets as histogram_quantile does.
-// A class with no requests has no p99.
-func requestP99(class string) func(*result.VariantRun) (float64, bool) {
-	return func(v *result.VariantRun) (float64, bool) {
-		h := v.Measurement(measure.MeasurementAPIServer).Histogram(measure.APIRequestDuration, result.WindowStorm, result.LabelClass, class)
-		if h == nil || h.Summary.Count == 0 {
-			return 0, false
-		}
-		return h.Summary.P99, true
-	}
-}
-
-// recoveryQuantile reads a recovery histogram's percentile (100 = max).
-// A histogram with no samples (nothing went not-ready) has no percentile.
-func recoveryQuantile(name string, q float64) func(*result.VariantRun) (float64, bool) {
-	return func(v *result.VariantRun) (float64, bool) {
-		h := v.Measurement(measure.MeasurementRecovery).Histogram(name, result.WindowStorm)
+// quantile reads a storm-window histogram's percentile (50, 90, 99, or 100
+// for the maximum). A histogram with no samples (no request of the verb
+// class, nothing went not-ready) has no percentile. Bucket histograms such
+// as apiserver_request_duration_seconds' are interpolated within buckets as
+// histogram_quantile does, when the histogram is built (result.Summary).
+func quantile(measurement, name string, q float64, labels ...string) source {
+	return source{measurement: measurement, figure: name, labels: labels, histogram: true, quantile: q, extract: func(v *result.VariantRun) (float64, bool) {
+		h := v.Measurement(measurement).Histogram(name, result.WindowStorm, labels...)
 		if h == nil || h.Summary.Count == 0 {
 			return 0, false
 		}
@@ -195,5 +243,5 @@ func recoveryQuantile(name string, q float64) func(*result.VariantRun) (float64,
 			return h.Summary.Max, true
 		}
 		return 0, false
-	}
+	}}
 }

@@ -18,6 +18,11 @@ const (
 	ClassList     = "list"
 )
 
+// RequestKindMutating is the value of result.LabelRequestKind on
+// APIInflightMax and SeriesInflight for mutating requests, as kube-apiserver
+// labels apiserver_current_inflight_requests (the other is "readOnly").
+const RequestKindMutating = "mutating"
+
 // Figures of MeasurementAPIServer. See METRICS.md for definitions.
 const (
 	// APIRequests: apiserver_request_total delta; unlabelled = all, or
