@@ -17,7 +17,7 @@ func TestCompareFixture(t *testing.T) {
 	if c.GroupBy != GroupByVariant || c.Baseline != "legacy" || len(c.Groups) != 2 || c.Groups[1].Name != "preserve" {
 		t.Fatalf("groups: by %s, baseline %s, %+v", c.GroupBy, c.Baseline, GroupNames(c.Groups))
 	}
-	row := findRow(t, c, "endpointSlices.slice_writes")
+	row := findRow(t, c, MetricSliceWrites)
 	if row.Cells[0].Median != 157 || row.Cells[1].Median != 0 {
 		t.Errorf("slice writes legacy %v preserve %v, want 157 and 0", row.Cells[0].Median, row.Cells[1].Median)
 	}
@@ -29,12 +29,12 @@ func TestCompareFixture(t *testing.T) {
 		t.Errorf("note %q does not say too few repetitions", c.Notes[d.Notes[0]-1])
 	}
 	// Identical samples are "~".
-	if d := findRow(t, c, "apiserver.throttled_requests").Cells[1].Delta; d == nil || d.Text != "~" {
+	if d := findRow(t, c, MetricThrottled).Cells[1].Delta; d == nil || d.Text != "~" {
 		t.Errorf("429s delta %+v, want ~", d)
 	}
 	// A metric nobody measured is left out; a variant with no samples is "-".
 	for _, r := range c.Rows {
-		if r.Metric.ID == "apiserver.apf_rejected_requests" {
+		if r.Metric.ID == MetricFlowRejected {
 			t.Errorf("row %s has no data and should be left out", r.Metric.ID)
 		}
 	}
@@ -75,7 +75,7 @@ func TestCompareSignificance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := findRow(t, c, "endpointSlices.slice_writes").Cells[1].Delta
+			d := findRow(t, c, MetricSliceWrites).Cells[1].Delta
 			if d == nil {
 				t.Fatal("no delta")
 			}
@@ -139,12 +139,12 @@ func TestCompareJSON(t *testing.T) {
 }
 
 func TestLookupMetrics(t *testing.T) {
-	ms, err := LookupMetrics("endpointSlices.ready_flips", "apiserver.requests")
-	if err != nil || len(ms) != 2 || ms[0].ID != "endpointSlices.ready_flips" {
+	ms, err := LookupMetrics(MetricReadyFlips, MetricRequests)
+	if err != nil || len(ms) != 2 || ms[0].ID != MetricReadyFlips {
 		t.Fatalf("LookupMetrics: %v %v", ms, err)
 	}
 	_, err = LookupMetrics("apiserver.p99", "x")
-	if err == nil || !strings.Contains(err.Error(), `"apiserver.p99", "x"`) || !strings.Contains(err.Error(), "apiserver.mutating_p99") {
+	if err == nil || !strings.Contains(err.Error(), `"apiserver.p99", "x"`) || !strings.Contains(err.Error(), MetricMutatingP99) {
 		t.Errorf("unknown metrics: %v, want both named and the known ones listed", err)
 	}
 	seen := map[string]bool{}

@@ -15,7 +15,7 @@ func ExampleCompare() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ms, err := compare.LookupMetrics("endpointSlices.slice_writes", "endpointSlices.ready_flips")
+	ms, err := compare.LookupMetrics(compare.MetricSliceWrites, compare.MetricReadyFlips)
 	if err != nil {
 		log.Fatal(err)
 	}

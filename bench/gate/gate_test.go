@@ -46,7 +46,7 @@ func TestEvaluateGates(t *testing.T) {
 	}{
 		{"same result passes", readFixture(t), gateOpts(func(o *Options) { o.MaxRegression = map[string]float64{AllMetrics: 0.10} }), nil},
 		{"regression", regressed(t), gateOpts(func(o *Options) {
-			o.MaxRegression = map[string]float64{AllMetrics: 0.10, "apiserver.requests": 0.50}
+			o.MaxRegression = map[string]float64{AllMetrics: 0.10, compare.MetricRequests: 0.50}
 			o.MaxOutageSeconds = nil
 		}), []string{"legacy/regression EndpointSlice writes", "legacy/regression Service outage seconds"}},
 		{"outage SLO", regressed(t), gateOpts(nil), []string{"legacy/SLO service outage seconds"}},
@@ -114,7 +114,7 @@ func TestRegressionSignificance(t *testing.T) {
 	base := synthetic(t, "b", map[string][]float64{"v": {100, 140, 90, 130, 95, 120}}, "v")
 	noisy := synthetic(t, "c", map[string][]float64{"v": {150, 90, 135, 100, 128, 140}}, "v")
 	shifted := synthetic(t, "d", map[string][]float64{"v": {200, 210, 190, 205, 195, 220}}, "v")
-	opts := Options{MaxRegression: map[string]float64{"endpointSlices.slice_writes": 0.05}}
+	opts := Options{MaxRegression: map[string]float64{compare.MetricSliceWrites: 0.05}}
 	for _, tt := range []struct {
 		cur  *result.Result
 		want Status
@@ -124,7 +124,7 @@ func TestRegressionSignificance(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := rep.Results[len(rep.Results)-1]
-		if g.Metric != "endpointSlices.slice_writes" || g.Status != tt.want {
+		if g.Metric != compare.MetricSliceWrites || g.Status != tt.want {
 			t.Errorf("%s: %s %s (%s), want %s", tt.cur.Run.ID, g.Metric, g.Status, g.Detail, tt.want)
 		}
 	}
@@ -142,7 +142,7 @@ func TestApplyProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.MaxRegression[AllMetrics] != 0.10 || o.MaxRegression["apiserver.requests"] != 0.05 || o.MutatingP99 != 500*time.Millisecond ||
+	if o.MaxRegression[AllMetrics] != 0.10 || o.MaxRegression[compare.MetricRequests] != 0.05 || o.MutatingP99 != 500*time.Millisecond ||
 		o.ListP99 != 30*time.Second || o.RecoveryP99 != 30*time.Second || *o.MaxOutageSeconds != 1.5 {
 		t.Errorf("options after profile: %+v", o)
 	}
@@ -154,7 +154,7 @@ func TestApplyProfile(t *testing.T) {
 
 func TestGateGolden(t *testing.T) {
 	opts := gateOpts(func(o *Options) {
-		o.MaxRegression = map[string]float64{"apiserver.requests": 0.10, "endpointSlices.slice_writes": 0.10, "endpointSlices.ready_flips": 0.10, "recovery.pod_ready_p99": 0.10}
+		o.MaxRegression = map[string]float64{compare.MetricRequests: 0.10, compare.MetricSliceWrites: 0.10, compare.MetricReadyFlips: 0.10, compare.MetricPodReadyP99: 0.10}
 		o.RecoveryP99 = 30 * time.Second
 	})
 	rep, err := Evaluate(compare.Input{Name: "base.json", Result: readFixture(t)}, compare.Input{Name: "cur.json", Result: regressed(t)}, opts)

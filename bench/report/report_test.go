@@ -134,7 +134,7 @@ func TestReportBaseline(t *testing.T) {
 	if rep.Comparison.Baseline != "preserve" || rep.Kubelet.Variants[0] != "preserve" {
 		t.Errorf("baseline %s, kubelet columns %v", rep.Comparison.Baseline, rep.Kubelet.Variants)
 	}
-	if d := findRow(t, rep.Comparison, "endpointSlices.slice_writes").Cells[1].Delta; d == nil || d.Text != "+∞%" {
+	if d := findRow(t, rep.Comparison, compare.MetricSliceWrites).Cells[1].Delta; d == nil || d.Text != "+∞%" {
 		t.Errorf("slice writes legacy vs preserve: %+v, want +∞%%", d)
 	}
 	if _, err := Build(compare.Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{Baseline: "nope"}); err == nil {

@@ -122,7 +122,7 @@ var summaryRows = []summaryRow{
 // window: the tool's cost next to what it measures.
 func toolCPU(v *result.VariantRun) string {
 	tool, ok1 := v.Measurement(measure.MeasurementStorm).Value(measure.StormCPUSeconds, result.WindowStorm)
-	api, ok2 := v.Measurement(measure.MeasurementAPIServer).Value(measure.APICPUSeconds, result.WindowStorm, result.LabelComponent, "kube-apiserver")
+	api, ok2 := v.Measurement(measure.MeasurementAPIServer).Value(measure.APICPUSeconds, result.WindowStorm, result.LabelComponent, measure.ComponentAPIServer)
 	if !ok1 || !ok2 || api <= 0 {
 		return missing
 	}
@@ -314,7 +314,7 @@ func scrapeCoverage(v *result.VariantRun) string {
 // not record them.
 func ScrapeCoverage(v *result.VariantRun) (landed, scheduled, maxGapSeconds float64, ok bool) {
 	m := v.Measurement(measure.MeasurementAPIServer)
-	lbl := []string{result.LabelComponent, "kube-apiserver"}
+	lbl := []string{result.LabelComponent, measure.ComponentAPIServer}
 	sched, ok1 := m.Value(measure.APIScrapesScheduled, "", lbl...)
 	n, ok2 := m.Value(measure.APIScrapes, "", lbl...)
 	failed, _ := m.Value(measure.APIScrapeFailures, "", lbl...)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stormbench/stormbench/bench/compare"
 )
 
 func TestCompareCommand(t *testing.T) {
@@ -82,7 +84,7 @@ func TestCompareCommandJSON(t *testing.T) {
 		t.Fatalf("baseline %q, %d rows", c.Baseline, len(c.Rows))
 	}
 	for _, r := range c.Rows {
-		if r.Metric.ID == "endpointSlices.ready_flips" {
+		if r.Metric.ID == compare.MetricReadyFlips {
 			if r.Cells[0].Median != 79 || r.Cells[1].Delta == nil || r.Cells[1].Delta.Text != "-100%" || !r.Cells[1].Delta.TooFew {
 				t.Errorf("ready flips: %+v", r.Cells)
 			}
