@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/profiles"
@@ -15,15 +17,32 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if sub == "help" {
-		fmt.Fprint(env.stdout, "Usage: stormbench cluster up|down|status [flags]\n\n  up      start the embedded control plane (kwokctl binary runtime, 127.0.0.1 only)\n  down    stop it and delete its files\n  status  show each component's health, version and the kubeconfig path\n\nExamples:\n  stormbench cluster up\n  stormbench cluster up --name big --profile fleet-5k   # timing and tuning from the profile\n  stormbench cluster status --name big\n  stormbench cluster down --name big\n")
+		fmt.Fprint(env.stdout, `Usage: stormbench cluster up|down|status [flags]
+
+  up      start the embedded control plane (kwokctl binary runtime, 127.0.0.1 only) and
+          wait until it serves (--wait, default 2m; 0 does not wait): kube-apiserver
+          /readyz, kube-controller-manager and kube-scheduler /healthz and leader leases,
+          kwok-controller /healthz, and every component's /metrics as status checks them
+  down    stop it and delete its files
+  status  show each component's health, version and the kubeconfig path
+
+Examples:
+  stormbench cluster up
+  stormbench cluster up --name big --profile fleet-5k   # timing and tuning from the profile
+  stormbench cluster up --wait 5m                       # a slow machine
+  stormbench cluster status --name big
+  stormbench cluster down --name big
+`)
 		return nil
 	}
 	var o clusterOptions
 	var profile, output string
+	var wait time.Duration
 	fs := newFlagSet(env, "cluster "+sub, "cluster "+sub+" [flags]")
 	o.addFlags(fs, false)
 	if sub == "up" {
 		fs.StringVar(&profile, "profile", "", "Take timing and control-plane tuning from this profile (name or file)")
+		fs.DurationVar(&wait, "wait", 2*time.Minute, "Wait up to this long until every component serves (see cluster --help); 0 returns once kwokctl has created the cluster")
 	}
 	if sub == "status" {
 		fs.StringVarP(&output, "output", "o", "text", "Output format: text, json or yaml")
@@ -33,6 +52,9 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	if err := checkFormat(output); err != nil {
 		return err
+	}
+	if wait < 0 {
+		return usagef("--wait %s: give a duration of 0 or more (0 does not wait)", wait)
 	}
 	var p *profiles.Profile
 	if profile != "" {
@@ -50,6 +72,11 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "Starting embedded cluster %q (Kubernetes %s, 127.0.0.1 only)...\n", e.Name(), "v1.36.3")
 		if err := e.Up(ctx); err != nil {
 			return err
+		}
+		if wait > 0 {
+			if err := e.WaitHealthy(ctx, cluster.WaitOptions{Timeout: wait, Progress: waitProgress(env)}); err != nil {
+				return err
+			}
 		}
 		fmt.Fprintf(env.stdout, "Embedded cluster %q is up.\nkubeconfig: %s\nAPF:        %s%s\n", e.Name(), e.Kubeconfig(), e.APFMode(), apfNote(e))
 		return nil
@@ -83,6 +110,18 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 			return fmt.Errorf("embedded cluster %q is not healthy", e.Name())
 		}
 		return nil
+	}
+}
+
+// waitProgress prints what cluster up still waits for, each time that
+// changes.
+func waitProgress(env *cmdEnv) func([]cluster.HealthCheck) {
+	return func(waiting []cluster.HealthCheck) {
+		names := make([]string, len(waiting))
+		for i, c := range waiting {
+			names[i] = c.String()
+		}
+		fmt.Fprintf(env.stderr, "Waiting for %s...\n", strings.Join(names, ", "))
 	}
 }
 
