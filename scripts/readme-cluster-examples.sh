@@ -19,15 +19,9 @@ trap down EXIT
 step() { echo "==> stormbench $*"; "$SB" "$@"; }
 c=(--name "$NAME" --workdir "$WORKDIR")
 
+# cluster up returns once every component serves what status checks (it
+# waits up to --wait, 2m), so status passes right away.
 step cluster up "${c[@]}"
-# The KWOK controller may still be opening its metrics port when `cluster
-# up` returns: status exits 3 (not healthy) until it serves. Wait for it.
-for i in $(seq 1 30); do
-	if "$SB" cluster status "${c[@]}" >/dev/null 2>&1; then
-		break
-	fi
-	sleep 1
-done
 step cluster status "${c[@]}"
 step cluster status "${c[@]}" -o json >/dev/null
 step fleet up "${c[@]}" --run-id f1 --profile quick --nodes 20 --pods-per-node 2
