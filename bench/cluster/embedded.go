@@ -358,7 +358,8 @@ func spreadingOff(cp profiles.ControlPlane) bool {
 	return cp.SchedulerDefaultSpreading != nil && !*cp.SchedulerDefaultSpreading
 }
 
-// Up creates and starts the cluster and waits until it serves. When a
+// Up creates and starts the cluster and waits until the API server serves
+// (kwokctl's --wait); WaitHealthy waits for every component. When a
 // component fails to start, the error names it and where its log is.
 func (e *Embedded) Up(ctx context.Context) error {
 	if e.Exists() {

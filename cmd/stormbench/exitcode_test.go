@@ -49,6 +49,8 @@ current-context: ctx
 		// Stand-in binaries: the test needs no built components.
 		{"status of an unknown cluster", []string{"cluster", "status", "--name", "nosuch", "--workdir", dir, "--bin-dir",
 			fakeBinDir(t, "kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok", "kwokctl", "kubectl")}, "existing: none"},
+		{"negative cluster up --wait", []string{"cluster", "up", "--name", "nosuch", "--workdir", dir, "--wait", "-1s"}, "--wait -1s"},
+		{"cluster up --wait without a unit", []string{"cluster", "up", "--name", "nosuch", "--workdir", dir, "--wait", "5"}, `must be a duration like "30s"`},
 		{"bad shard", []string{"run", "--shard", "1/2x", "--dry-run"}, "--shard"},
 		{"unwritable report", []string{"report", quick, "--output-file", filepath.Join(dir, "nodir", "r.html")}, "does not exist"},
 		{"unwritable junit", []string{"gate", "--current", quick, "--junit", filepath.Join(dir, "nodir", "j.xml")}, "--junit"},
