@@ -164,7 +164,11 @@ func (e *Embedded) HealthChecks(clk clock.PassiveClock) ([]HealthCheck, error) {
 	var checks []HealthCheck
 	for _, ep := range eps {
 		checks = append(checks, HealthCheck{Component: ep.Component, What: "/metrics", Check: func(ctx context.Context) error {
-			if pid, ok := e.PIDs()[ep.Component]; ok && !ProcessAlive(pid) {
+			// As Status: a component without a pid file is not running.
+			switch pid, ok := e.PIDs()[ep.Component]; {
+			case !ok:
+				return errors.New("no pid file yet")
+			case !ProcessAlive(pid):
 				return fmt.Errorf("process %d is not running", pid)
 			}
 			_, err := ep.Fetch(ctx)
