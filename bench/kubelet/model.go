@@ -1080,9 +1080,16 @@ const (
 	runtimeDownAfter = 30 * time.Second
 	// hungDownAfter: with a hung runtime the status sync itself waits on
 	// runtime calls, and the node went NotReady later, about 45 s in
-	// (measured on the hollow kubelet: NotReady in one of five 50 s
-	// hangs, none in the other four).
+	// (measured on the hollow kubelet: NotReady in one of nine 50 s
+	// hangs, in five calibration runs, none in the other eight).
 	hungDownAfter = 45 * time.Second
+	// hungDownSpread is the spread of the NotReady time after
+	// hungDownAfter: 45 s, so that a 50 s hang goes NotReady in about one
+	// of nine, as measured. Hangs longer than 50 s are not calibrated.
+	hungDownSpread = 45 * time.Second
+	// runtimeDownSpread: the refused runtime's NotReady comes at the first
+	// node status sync (every 10 s) after runtimeDownAfter.
+	runtimeDownSpread = 10 * time.Second
 )
 
 // runtimeRestart: the container runtime is down for the downtime while the
@@ -1101,8 +1108,8 @@ const (
 // minutes) instead of failing, so exec probes record no event; the node
 // still reports NotReady, later (hungDownAfter), and Ready once the
 // runtime answers again (measured in 50 s hangs: NotReady at about 45 s in
-// one of five, Ready within seconds of SIGCONT). Hangs beyond the CRI timeout are not
-// calibrated.
+// one of nine, Ready within seconds of SIGCONT). Hangs beyond the CRI
+// timeout are not calibrated.
 func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *corev1.Node) error {
 	// KWOK must stop writing this node's status while the simulated
 	// kubelet stands in for it; heartbeats continue from here.
@@ -1172,12 +1179,12 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 		}
 	}
 	// The node status sync that first sees the runtime down.
-	after := runtimeDownAfter
+	after, spread := runtimeDownAfter, runtimeDownSpread
 	if s.cfg.RuntimeMode == profiles.RuntimeHung {
-		after = hungDownAfter
+		after, spread = hungDownAfter, hungDownSpread
 	}
 	downAt := time.Duration(-1)
-	if d := after + time.Duration(rng.Float64()*float64(10*time.Second)); d < r.Downtime {
+	if d := after + time.Duration(rng.Float64()*float64(spread)); d < r.Downtime {
 		downAt = d
 	}
 	sort.SliceStable(probes, func(i, j int) bool { return probes[i].at < probes[j].at })
