@@ -120,7 +120,11 @@ func (e *Embedded) MetricsEndpoints() ([]MetricsEndpoint, error) {
 			}
 			tlsConf.Certificates = []tls.Certificate{cert}
 		}
-		var rt http.RoundTripper = &http.Transport{TLSClientConfig: tlsConf, DisableCompression: false}
+		// The scrape loop keeps several scrapes of a component in flight
+		// (measure.DefaultMaxScrapesInFlight); with the default two idle
+		// connections per host, every scrape beyond two would dial, and a
+		// TLS handshake to a loaded API server, anew.
+		var rt http.RoundTripper = &http.Transport{TLSClientConfig: tlsConf, DisableCompression: false, MaxIdleConnsPerHost: 8}
 		if c.Name == "kube-apiserver" {
 			// Under realistic APF the API server is scraped as the harness,
 			// whose /metrics requests stormbench-observer sends to the exempt level,

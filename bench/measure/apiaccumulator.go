@@ -74,10 +74,15 @@ func (a *apiAccumulator) Add(component string, s *sample) {
 	if prev == nil {
 		return // the base of the component's first interval
 	}
-	counters, hists, reset := delta(prev, s)
+	counters, hists, reset, base, stale := delta(prev, s)
+	a.last[component] = base
 	if reset {
 		a.warnings.addf("counter reset in %s between %s and %s (component restarted?); increments after the reset counted from zero",
 			component, prev.at.UTC().Format(time.RFC3339), s.at.UTC().Format(time.RFC3339))
+	}
+	if stale > 0 {
+		a.warnings.addf("scrape of %s at %s: %d series older than in the scrape before (overlapping scrapes); their increments count in the next interval",
+			component, s.at.UTC().Format(time.RFC3339), stale)
 	}
 	iv := &interval{component: component, from: prev.at, to: s.at, counters: counters, hists: hists, gauges: s.gauges}
 	a.series.add(newPoint(iv, s))

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"time"
@@ -13,25 +14,46 @@ import (
 // scraper fetches and parses one source's /metrics on a fixed cadence and
 // records the coverage of its scrapes. It knows nothing of windows or
 // figures: each scrape goes to the caller, which hands the sample to the
-// accumulator. Its parser is used by one goroutine at a time: the loop, then
-// Gather's final scrape.
+// accumulator.
+//
+// Every slot of the cadence starts its scrape at its tick, whether or not
+// the earlier scrapes have returned, up to maxInFlight scrapes at once: a
+// loaded API server takes seconds to answer a scrape (a 1,000-node storm:
+// about 3 s), and a loop that waited for each scrape before the next one
+// landed a third of its slots. A slot that finds maxInFlight scrapes
+// still running is skipped. The scrapes are handed over in the order of
+// their slots, which is the time order the accumulator needs, whatever
+// order they finish in.
 type scraper struct {
-	src      MetricsSource
-	parser   *metricsParser
-	clk      clock.Clock
-	interval time.Duration
-	timeout  time.Duration
+	src         MetricsSource
+	clk         clock.Clock
+	interval    time.Duration
+	timeout     time.Duration
+	maxInFlight int
+	// free holds a parser and body buffer for each scrape that may be in
+	// flight; a scrape holds one from its tick until it is parsed, so that
+	// no two scrapes share a parser (it is not safe for concurrent use) or
+	// a body. A scrape is in flight while it holds them.
+	free chan *scrapeBuffers
 
 	mu       sync.Mutex
 	coverage scrapeCoverage
 }
 
+// scrapeBuffers is what one scrape in flight needs of its own.
+type scrapeBuffers struct {
+	parser *metricsParser
+	body   bytes.Buffer
+}
+
 // scrapeCoverage counts a source's scrapes against its schedule: what
 // fraction of the cadence the figures actually cover.
 type scrapeCoverage struct {
-	// scheduled counts the scrape slots of the cadence, including the ones a
-	// scrape overrunning its slot made the loop skip.
+	// scheduled counts the scrape slots of the cadence, including the
+	// skipped ones; skipped counts the slots that found maxInFlight scrapes
+	// still running.
 	scheduled int
+	skipped   int
 	scrapes   int
 	failures  int
 	// lastOK is the time of the last successful scrape, and maxGap the
@@ -47,36 +69,89 @@ type scrapeResult struct {
 	err    error
 }
 
-func newScraper(src MetricsSource, clk clock.Clock, interval, timeout time.Duration) *scraper {
-	return &scraper{src: src, parser: newMetricsParser(), clk: clk, interval: interval, timeout: timeout}
+func newScraper(src MetricsSource, clk clock.Clock, interval, timeout time.Duration, maxInFlight int) *scraper {
+	sc := &scraper{src: src, clk: clk, interval: interval, timeout: timeout, maxInFlight: maxInFlight, free: make(chan *scrapeBuffers, maxInFlight)}
+	for range maxInFlight {
+		sc.free <- &scrapeBuffers{parser: newMetricsParser()}
+	}
+	return sc
 }
 
-// run scrapes every interval on a fixed cadence until ctx ends, and hands
-// each scrape to handle. Every scrape has its own timeout, so a scrape that
-// hung or failed does not hold up the next slot; one that overruns its slot
-// makes the loop skip the missed slots (counted as scheduled) rather than
-// bunch up.
-func (sc *scraper) run(ctx context.Context, handle func(scrapeResult)) {
+// run starts a scrape at every tick of the interval cadence until ctx
+// ends, unless maxInFlight scrapes are running, and hands each scrape to
+// handle in the order of their slots, from one goroutine. Every scrape has
+// its own timeout and runs under abort, not ctx: when ctx ends, run waits
+// for the scrapes in flight (at most the timeout), hands them over and
+// returns; ending abort cancels them too.
+func (sc *scraper) run(ctx, abort context.Context, handle func(scrapeResult)) {
+	// order holds the scrapes not yet handed over, oldest first: those in
+	// flight, and those done but waiting for an older one. The oldest is
+	// at most the scrape timeout old, so a timeout's worth of slots (and
+	// the in-flight ones) fit; were it full, the loop would wait.
+	order := make(chan *inFlight, int(sc.timeout/sc.interval)+sc.maxInFlight+1)
+	handed := make(chan struct{})
+	go func() {
+		defer close(handed)
+		for f := range order {
+			r := <-f.done
+			sc.record(r)
+			handle(r)
+		}
+	}()
+	defer func() {
+		close(order)
+		<-handed
+	}()
 	next := sc.clk.Now()
 	for {
 		next = next.Add(sc.interval)
-		wait := next.Sub(sc.clk.Now())
-		slots := 1
-		if wait < 0 {
-			missed := (-wait + sc.interval - 1) / sc.interval
-			next = next.Add(missed * sc.interval)
-			wait = next.Sub(sc.clk.Now())
-			slots += int(missed)
-		}
-		sc.schedule(slots)
-		t := sc.clk.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !sc.wait(ctx, next) {
 			return
-		case <-t.C():
 		}
-		handle(sc.scrape(ctx))
+		at := sc.clk.Now()
+		if late := at.Sub(next); late >= sc.interval {
+			// The loop woke up slots late (a starved process): the slots
+			// it slept through are scheduled and skipped, this one is
+			// taken now, and the cadence does not drift.
+			missed := int(late / sc.interval)
+			next = next.Add(time.Duration(missed) * sc.interval)
+			sc.skip(missed)
+		}
+		select {
+		case b := <-sc.free:
+			sc.schedule(1)
+			f := &inFlight{done: make(chan scrapeResult, 1)}
+			order <- f
+			go func() {
+				r := sc.fetch(abort, b, at)
+				sc.free <- b // the sample holds nothing of the buffers
+				f.done <- r
+			}()
+		default:
+			sc.skip(1)
+		}
+	}
+}
+
+// inFlight is one scrape of the loop, from its tick until it is handed
+// over.
+type inFlight struct {
+	done chan scrapeResult
+}
+
+// wait waits until the given time, and reports false if ctx ended first.
+func (sc *scraper) wait(ctx context.Context, until time.Time) bool {
+	d := until.Sub(sc.clk.Now())
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := sc.clk.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+		return true
 	}
 }
 
@@ -87,21 +162,48 @@ func (sc *scraper) schedule(n int) {
 	sc.coverage.scheduled += n
 }
 
-// scrape fetches and parses one scrape, bounded by the scrape timeout, and
-// records it in the coverage.
-func (sc *scraper) scrape(ctx context.Context) scrapeResult {
-	at := sc.clk.Now()
-	fctx, cancel := context.WithTimeout(ctx, sc.timeout)
-	body, contentType, err := sc.src.Fetch(fctx)
-	cancel()
-	var s *sample
-	if err == nil {
-		s, err = sc.parser.decode(body, contentType, at)
+// skip counts n scrape slots that start no scrape.
+func (sc *scraper) skip(n int) {
+	if n <= 0 {
+		return
 	}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	sc.coverage.record(at, err == nil)
+	sc.coverage.scheduled += n
+	sc.coverage.skipped += n
+}
+
+// scrape takes one scrape now, outside the cadence (the first and the
+// final one), and records it. The loop must not be running: it may be
+// holding every buffer.
+func (sc *scraper) scrape(ctx context.Context) scrapeResult {
+	b := <-sc.free
+	defer func() { sc.free <- b }()
+	r := sc.fetch(ctx, b, sc.clk.Now())
+	sc.record(r)
+	return r
+}
+
+// fetch fetches and parses one scrape taken at the given time with the
+// given buffers, bounded by the scrape timeout.
+func (sc *scraper) fetch(ctx context.Context, b *scrapeBuffers, at time.Time) scrapeResult {
+	fctx, cancel := context.WithTimeout(ctx, sc.timeout)
+	defer cancel()
+	b.body.Reset()
+	contentType, err := sc.src.Fetch(fctx, &b.body)
+	var s *sample
+	if err == nil {
+		s, err = b.parser.decode(b.body.Bytes(), contentType, at)
+	}
 	return scrapeResult{at: at, sample: s, err: err}
+}
+
+// record counts one scrape in the coverage; scrapes are recorded in time
+// order.
+func (sc *scraper) record(r scrapeResult) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	sc.coverage.record(r.at, r.err == nil)
 }
 
 // record counts one scrape taken at the given time.
@@ -127,7 +229,7 @@ func (sc *scraper) figures() []result.Value {
 	}
 	out := []result.Value{value(APIScrapes, result.UnitCount, float64(c.scrapes)), value(APIScrapeFailures, result.UnitCount, float64(c.failures))}
 	if c.scheduled > 0 {
-		out = append(out, value(APIScrapesScheduled, result.UnitCount, float64(c.scheduled)))
+		out = append(out, value(APIScrapesScheduled, result.UnitCount, float64(c.scheduled)), value(APIScrapesSkipped, result.UnitCount, float64(c.skipped)))
 	}
 	return append(out, value(APIScrapeMaxGap, result.UnitSeconds, c.maxGap.Seconds()))
 }

@@ -71,9 +71,13 @@ const (
 	APIScrapes        = "scrapes"
 	APIScrapeFailures = "scrape_failures"
 	// APIScrapesScheduled counts the scrape slots of the interval cadence,
-	// per component, including those skipped because a scrape overran its
-	// slot: scrapes - scrape_failures over it is the scrape coverage.
+	// per component, including the skipped ones: scrapes - scrape_failures
+	// over it is the scrape coverage.
 	APIScrapesScheduled = "scrapes_scheduled"
+	// APIScrapesSkipped counts the slots that started no scrape, per
+	// component: they found APIServerOptions.MaxInFlight scrapes still
+	// running (or the loop woke up after them).
+	APIScrapesSkipped = "scrapes_skipped"
 	// APIScrapeMaxGap is the longest time between two successful scrapes
 	// of a component, in seconds.
 	APIScrapeMaxGap = "scrape_max_gap"
@@ -110,7 +114,7 @@ func apiServerMerge() result.MergeRule {
 		APIBurstSeconds, APIExcessRequests, APIExcessPerRestart, APIThrottled, APIFlowDispatched,
 		APIFlowRejected, APIFlowWait, APIFlowInqueueMax, APIInflightMax, APIWatchersMax, APIWatchEvents,
 		APICPUSeconds, APIRSSMax, APISliceControllerChanges, APIScrapes, APIScrapeFailures,
-		APIScrapesScheduled, APIScrapeMaxGap, APIRequestDuration, APIEtcdRequestDuration,
+		APIScrapesScheduled, APIScrapesSkipped, APIScrapeMaxGap, APIRequestDuration, APIEtcdRequestDuration,
 		SeriesRequestRate, SeriesThrottledRate, SeriesInflight, SeriesRequestP99, SeriesWatchers,
 		SeriesFlowInqueue, SeriesCPUCores, SeriesRSS,
 	} {

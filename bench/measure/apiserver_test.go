@@ -52,7 +52,7 @@ var (
 func scriptedSourceAs(t *testing.T, clk *testingclock.FakeClock, enc encoding) MetricsSource {
 	return MetricsSource{
 		Component: ComponentAPIServer,
-		Fetch: func(context.Context) ([]byte, string, error) {
+		Fetch: fetchBytes(func(context.Context) ([]byte, string, error) {
 			n := int(clk.Now().Sub(t0) / time.Second)
 			b, err := os.ReadFile(filepath.Join("testdata", "apiserver", fmt.Sprintf("scrape-%d.prom", n)))
 			if errors.Is(err, os.ErrNotExist) {
@@ -62,7 +62,7 @@ func scriptedSourceAs(t *testing.T, clk *testingclock.FakeClock, enc encoding) M
 				return nil, "", err
 			}
 			return enc.encode(t, b), enc.contentType, nil
-		},
+		}),
 	}
 }
 
@@ -308,10 +308,10 @@ func TestAPIServerOptions(t *testing.T) {
 func TestAPIServerLoop(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
 	var n atomic.Int32
-	src := MetricsSource{Component: "kwok-controller", Fetch: func(context.Context) ([]byte, string, error) {
+	src := MetricsSource{Component: "kwok-controller", Fetch: fetchBytes(func(context.Context) ([]byte, string, error) {
 		n.Add(1)
 		return []byte("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1\n"), "", nil
-	}}
+	})}
 	m, err := NewAPIServerMetrics(APIServerOptions{Interval: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -335,8 +335,8 @@ func TestAPIServerLoop(t *testing.T) {
 }
 
 func TestAPIServerStartFailsWhenEverySourceFails(t *testing.T) {
-	bad := MetricsSource{Component: "etcd", Fetch: func(context.Context) ([]byte, string, error) { return nil, "", errors.New("refused") }}
-	good := MetricsSource{Component: "kwok-controller", Fetch: func(context.Context) ([]byte, string, error) { return []byte("up 1\n"), "", nil }}
+	bad := MetricsSource{Component: "etcd", Fetch: fetchBytes(func(context.Context) ([]byte, string, error) { return nil, "", errors.New("refused") })}
+	good := MetricsSource{Component: "kwok-controller", Fetch: fetchBytes(func(context.Context) ([]byte, string, error) { return []byte("up 1\n"), "", nil })}
 	m, _ := NewAPIServerMetrics(APIServerOptions{})
 	if err := m.Start(context.Background(), &Env{Clock: testingclock.NewFakeClock(t0), Scrapers: []MetricsSource{bad}}); err == nil {
 		t.Error("Start succeeded with every source failing")

@@ -182,12 +182,13 @@ func BenchmarkAPIServerScrape(b *testing.B) {
 	bodies := [][]byte{toProto(b, bigMetrics(0)), toProto(b, bigMetrics(1))}
 	clk := testingclock.NewFakeClock(t0)
 	i := 0
-	// Alternate two bodies; the second one's counters are higher, and going
-	// back to the first is a counter reset, so both delta paths are costed.
-	src := MetricsSource{Component: ComponentAPIServer, Fetch: func(context.Context) ([]byte, string, error) {
+	// Alternate two bodies of one process; the second one's counters are
+	// higher, and going back to the first makes every series stale (as an
+	// overlapping scrape may), so both delta paths are costed.
+	src := MetricsSource{Component: ComponentAPIServer, Fetch: fetchBytes(func(context.Context) ([]byte, string, error) {
 		i++
 		return bodies[i%2], "", nil
-	}}
+	})}
 	m, err := NewAPIServerMetrics(APIServerOptions{Interval: time.Second, Baseline: time.Second})
 	if err != nil {
 		b.Fatal(err)

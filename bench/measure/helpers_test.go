@@ -1,6 +1,8 @@
 package measure
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -53,4 +55,20 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// fetchBytes adapts a fetch returning its body to MetricsSource.Fetch.
+func fetchBytes(f func(ctx context.Context) ([]byte, string, error)) func(context.Context, *bytes.Buffer) (string, error) {
+	return func(ctx context.Context, body *bytes.Buffer) (string, error) {
+		b, contentType, err := f(ctx)
+		body.Write(b)
+		return contentType, err
+	}
+}
+
+// fetchOf fetches src once and returns the body.
+func fetchOf(ctx context.Context, src MetricsSource) ([]byte, string, error) {
+	var body bytes.Buffer
+	contentType, err := src.Fetch(ctx, &body)
+	return body.Bytes(), contentType, err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -465,15 +466,38 @@ func verbClass(verb string) string {
 // grew past its old value. Series new in cur count from zero, because
 // Prometheus client libraries create a labelled series at its first
 // increment. reset reports whether any reset was seen.
-func delta(prev, cur *sample) (counters map[seriesKey]float64, hists map[seriesKey]*bucketSample, reset bool) {
+//
+// A series that decreased while process_start_time_seconds stayed the same
+// is not a reset but a stale value: the scraper keeps several scrapes in
+// flight, and the server may read a metric for the later one before the
+// earlier one (registry.Gather collects each collector in a goroutine of
+// its own). Its increment is 0 and base keeps its previous value, so
+// the next interval counts it and nothing is lost or counted twice. base is
+// what the next sample is diffed against: cur, or a copy of cur with the
+// stale series' previous values; stale counts those series.
+func delta(prev, cur *sample) (counters map[seriesKey]float64, hists map[seriesKey]*bucketSample, reset bool, base *sample, stale int) {
 	restarted := prev.startTime != 0 && cur.startTime != 0 && prev.startTime != cur.startTime
+	sameProcess := prev.startTime != 0 && prev.startTime == cur.startTime
 	reset = restarted
+	base = cur
+	keep := func() {
+		if base == cur {
+			c := *cur
+			c.counters, c.hists = maps.Clone(cur.counters), maps.Clone(cur.hists)
+			base = &c
+		}
+		stale++
+	}
 	counters = make(map[seriesKey]float64, len(cur.counters))
 	for k, v := range cur.counters {
 		p, ok := prev.counters[k]
 		switch {
 		case !ok || restarted:
 			counters[k] = v
+		case v < p && sameProcess:
+			counters[k] = 0
+			keep()
+			base.counters[k] = p
 		case v < p:
 			counters[k] = v
 			reset = true
@@ -487,6 +511,10 @@ func delta(prev, cur *sample) (counters map[seriesKey]float64, hists map[seriesK
 		switch {
 		case !ok || restarted || !slices.Equal(p.bounds, h.bounds):
 			hists[k] = h.clone()
+		case histDecreased(p, h) && sameProcess:
+			hists[k] = &bucketSample{bounds: h.bounds, cum: make([]float64, len(h.cum))}
+			keep()
+			base.hists[k] = p
 		case histDecreased(p, h):
 			hists[k] = h.clone()
 			reset = true
@@ -498,7 +526,7 @@ func delta(prev, cur *sample) (counters map[seriesKey]float64, hists map[seriesK
 			hists[k] = d
 		}
 	}
-	return counters, hists, reset
+	return counters, hists, reset, base, stale
 }
 
 func histDecreased(p, h *bucketSample) bool {

@@ -85,16 +85,30 @@ func TestDelta(t *testing.T) {
 			map[seriesKey]float64{req: 5}, []float64{2, 3}, false},
 		{"new series counts from zero", mk(1, map[seriesKey]float64{req: 10}, nil), mk(1, map[seriesKey]float64{req: 10, other: 4}, h(1, 1)),
 			map[seriesKey]float64{req: 0, other: 4}, []float64{1, 1}, false},
-		{"decrease is a reset", mk(1, map[seriesKey]float64{req: 10, other: 3}, h(5, 9)), mk(1, map[seriesKey]float64{req: 2, other: 5}, h(1, 2)),
+		{"decrease with no start time is a reset", mk(0, map[seriesKey]float64{req: 10, other: 3}, h(5, 9)), mk(0, map[seriesKey]float64{req: 2, other: 5}, h(1, 2)),
 			map[seriesKey]float64{req: 2, other: 2}, []float64{1, 2}, true},
+		// An overlapping scrape read these series before the previous one
+		// did: no increment, and base keeps the previous values.
+		{"decrease with the same start time is stale", mk(1, map[seriesKey]float64{req: 10, other: 3}, h(5, 9)), mk(1, map[seriesKey]float64{req: 2, other: 5}, h(1, 2)),
+			map[seriesKey]float64{req: 0, other: 2}, []float64{0, 0}, false},
 		{"a new start time resets everything", mk(1, map[seriesKey]float64{req: 10, other: 3}, h(5, 9)), mk(2, map[seriesKey]float64{req: 12, other: 5}, h(6, 10)),
 			map[seriesKey]float64{req: 12, other: 5}, []float64{6, 10}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, hists, reset := delta(tt.prev, tt.cur)
+			got, hists, reset, base, stale := delta(tt.prev, tt.cur)
 			if reset != tt.wantReset {
 				t.Errorf("reset = %v, want %v", reset, tt.wantReset)
+			}
+			if stale > 0 {
+				if base == tt.cur || base.counters[req] != tt.prev.counters[req] || base.counters[other] != tt.cur.counters[other] || base.hists[lat] != tt.prev.hists[lat] {
+					t.Errorf("base after %d stale series: %+v, want cur with the stale series' previous values", stale, base)
+				}
+				if tt.cur.counters[req] != 2 {
+					t.Error("delta changed cur")
+				}
+			} else if base != tt.cur {
+				t.Error("base is not cur with no stale series")
 			}
 			if len(got) != len(tt.want) {
 				t.Errorf("deltas = %v, want %v", got, tt.want)

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -74,17 +75,19 @@ func WaitSettled(ctx context.Context, src MetricsSource, clk clock.Clock, o Sett
 	o = o.withDefaults()
 	start := clk.Now()
 	parser := newMetricsParser()
+	var body bytes.Buffer
 	var j settleJudge
 	var last Settle
 	var lastErr error
 	for {
 		fctx, cancel := context.WithTimeout(ctx, o.Interval)
-		body, contentType, err := src.Fetch(fctx)
+		body.Reset()
+		contentType, err := src.Fetch(fctx, &body)
 		cancel()
 		at := clk.Now()
 		if err == nil {
 			var s *sample
-			if s, err = parser.decode(body, contentType, at); err == nil {
+			if s, err = parser.decode(body.Bytes(), contentType, at); err == nil {
 				if rate, prev, ok := j.add(at, requestsWithoutWatch(s), o); ok {
 					last = Settle{After: at.Sub(start), Rate: rate, Previous: prev}
 					if math.Abs(rate-prev) <= max(o.Floor, o.Tolerance*prev) {

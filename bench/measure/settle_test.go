@@ -68,7 +68,7 @@ func TestWaitSettled(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				clk := clock.RealClock{}
 				start := clk.Now()
-				src := MetricsSource{Component: ComponentAPIServer, Fetch: func(context.Context) ([]byte, string, error) {
+				src := MetricsSource{Component: ComponentAPIServer, Fetch: fetchBytes(func(context.Context) ([]byte, string, error) {
 					// The count at this time: the integral of the scripted rates.
 					el := clk.Since(start)
 					var total float64
@@ -82,7 +82,7 @@ func TestWaitSettled(t *testing.T) {
 					body := fmt.Sprintf("apiserver_request_total{code=\"200\",resource=\"pods\",subresource=\"\",verb=\"GET\"} %g\n"+
 						"apiserver_request_total{code=\"200\",resource=\"pods\",subresource=\"\",verb=\"WATCH\"} %g\n", total, 7*el.Seconds()*el.Seconds())
 					return []byte(body), "text/plain; version=0.0.4", nil
-				}}
+				})}
 				got, err := WaitSettled(context.Background(), src, clk, SettleOptions{Timeout: tc.timeout})
 				if err != nil {
 					t.Fatal(err)
@@ -99,9 +99,9 @@ func TestWaitSettled(t *testing.T) {
 // at the timeout, not a settled cluster.
 func TestWaitSettledUnreachable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		src := MetricsSource{Component: ComponentAPIServer, Fetch: func(context.Context) ([]byte, string, error) {
+		src := MetricsSource{Component: ComponentAPIServer, Fetch: fetchBytes(func(context.Context) ([]byte, string, error) {
 			return nil, "", fmt.Errorf("connection refused")
-		}}
+		})}
 		if got, err := WaitSettled(context.Background(), src, clock.RealClock{}, SettleOptions{Timeout: 20 * time.Second}); err == nil {
 			t.Errorf("got %+v and no error", got)
 		}

@@ -16,15 +16,16 @@ type MetricsSource struct {
 	// Component names the component in results: kube-apiserver,
 	// kube-controller-manager, etcd, kwok-controller ...
 	Component string
-	// Fetch returns the body of one /metrics scrape and the response's
-	// Content-Type, which tells the parser the exposition format ("" lets
-	// the body tell protobuf delimited from text).
+	// Fetch writes the body of one /metrics scrape into body, which the
+	// caller owns, has reset and reuses for its next scrapes, and returns the
+	// response's Content-Type, which tells the parser the exposition format
+	// ("" lets the body tell protobuf delimited from text).
 	// Request it with the Accept header MetricsAccept: protobuf costs about a
 	// seventh of the text format to parse, and a fifth of its size.
-	// The body may live in a buffer the source reuses: it is valid until
-	// the next Fetch, which must not run concurrently (each component's
-	// scrape loop fetches and parses in turn).
-	Fetch func(ctx context.Context) (body []byte, contentType string, err error)
+	// Fetch runs concurrently with itself: a scrape loop starts each scrape
+	// at its slot whether or not the previous ones have returned, each into
+	// a body buffer of its own (see scraper).
+	Fetch func(ctx context.Context, body *bytes.Buffer) (contentType string, err error)
 }
 
 // Component names used by the embedded cluster.
@@ -55,13 +56,14 @@ const metricsAcceptText = "*/*"
 func APIServerSource(c rest.Interface) MetricsSource {
 	return MetricsSource{
 		Component: ComponentAPIServer,
-		Fetch: func(ctx context.Context) ([]byte, string, error) {
+		Fetch: func(ctx context.Context, body *bytes.Buffer) (string, error) {
 			var contentType string
 			b, err := c.Get().AbsPath("/metrics").SetHeader("Accept", MetricsAccept).Do(ctx).ContentType(&contentType).Raw()
 			if err != nil {
-				return nil, "", fmt.Errorf("fetching %s /metrics: %w", ComponentAPIServer, err)
+				return "", fmt.Errorf("fetching %s /metrics: %w", ComponentAPIServer, err)
 			}
-			return b, contentType, nil
+			body.Write(b)
+			return contentType, nil
 		},
 	}
 }
@@ -78,46 +80,45 @@ func HTTPSource(component, url string, client *http.Client) MetricsSource {
 		client = http.DefaultClient
 	}
 	var textOnly atomic.Bool
-	// One body buffer for the source's scrapes, grown to the largest body:
+	// The body goes into the caller's buffer, grown to the largest body:
 	// io.ReadAll would allocate about twice each body anew, every second.
-	var buf bytes.Buffer
-	fetch := func(ctx context.Context, accept string) (code int, body []byte, contentType string, err error) {
+	fetch := func(ctx context.Context, accept string, body *bytes.Buffer) (code int, contentType string, err error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
-			return 0, nil, "", err
+			return 0, "", err
 		}
 		req.Header.Set("Accept", accept)
 		resp, err := client.Do(req)
 		if err != nil {
-			return 0, nil, "", err
+			return 0, "", err
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			_, _ = io.Copy(io.Discard, resp.Body)
-			return resp.StatusCode, nil, "", fmt.Errorf("HTTP %s", resp.Status)
+			return resp.StatusCode, "", fmt.Errorf("HTTP %s", resp.Status)
 		}
-		buf.Reset()
-		_, err = buf.ReadFrom(resp.Body)
-		return resp.StatusCode, buf.Bytes(), resp.Header.Get("Content-Type"), err
+		body.Reset()
+		_, err = body.ReadFrom(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Content-Type"), err
 	}
 	return MetricsSource{
 		Component: component,
-		Fetch: func(ctx context.Context) ([]byte, string, error) {
+		Fetch: func(ctx context.Context, body *bytes.Buffer) (string, error) {
 			if !textOnly.Load() {
-				code, b, contentType, err := fetch(ctx, MetricsAccept)
+				code, contentType, err := fetch(ctx, MetricsAccept, body)
 				if code != http.StatusNotAcceptable {
 					if err != nil {
-						return nil, "", fmt.Errorf("fetching %s /metrics: %w", component, err)
+						return "", fmt.Errorf("fetching %s /metrics: %w", component, err)
 					}
-					return b, contentType, nil
+					return contentType, nil
 				}
 				textOnly.Store(true)
 			}
-			_, b, contentType, err := fetch(ctx, metricsAcceptText)
+			_, contentType, err := fetch(ctx, metricsAcceptText, body)
 			if err != nil {
-				return nil, "", fmt.Errorf("fetching %s /metrics: %w", component, err)
+				return "", fmt.Errorf("fetching %s /metrics: %w", component, err)
 			}
-			return b, contentType, nil
+			return contentType, nil
 		},
 	}
 }

@@ -42,7 +42,7 @@ func TestHTTPSourceNegotiation(t *testing.T) {
 			defer srv.Close()
 			src := HTTPSource("c", srv.URL, srv.Client())
 			for i := 0; i < 3; i++ {
-				b, _, err := src.Fetch(context.Background())
+				b, _, err := fetchOf(context.Background(), src)
 				if err != nil {
 					t.Fatalf("scrape %d: %v", i, err)
 				}
@@ -64,7 +64,7 @@ func TestHTTPSourceErrors(t *testing.T) {
 		http.Error(w, "boom", http.StatusInternalServerError)
 	}))
 	defer srv.Close()
-	_, _, err := HTTPSource("kcm", srv.URL, srv.Client()).Fetch(context.Background())
+	_, _, err := fetchOf(context.Background(), HTTPSource("kcm", srv.URL, srv.Client()))
 	if err == nil || !strings.Contains(err.Error(), "kcm") || !strings.Contains(err.Error(), "500") {
 		t.Fatalf("error %v, want one naming the component and the status", err)
 	}
@@ -88,7 +88,7 @@ func TestSourcesCarryContentType(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, src := range []MetricsSource{HTTPSource("c", srv.URL+"/metrics", srv.Client()), APIServerSource(client.CoreV1().RESTClient())} {
-		b, contentType, err := src.Fetch(context.Background())
+		b, contentType, err := fetchOf(context.Background(), src)
 		if err != nil {
 			t.Fatalf("%s: %v", src.Component, err)
 		}
