@@ -85,6 +85,9 @@ func SetDefaults(p *Profile) {
 	if c.APF == "" {
 		c.APF = APFRealistic
 	}
+	if c.APIServerMetrics == "" {
+		c.APIServerMetrics = APIServerMetricsLean
+	}
 	if c.ControllerQPS == 0 {
 		c.ControllerQPS = 100
 	}
@@ -103,6 +106,9 @@ func SetDefaults(p *Profile) {
 	if m := p.Measurements.APIServer; m != nil {
 		setDur(&m.Interval, time.Second)
 		setDur(&m.Baseline, 10*time.Second)
+		if m.MaxInFlight == 0 {
+			m.MaxInFlight = 4
+		}
 	}
 }
 
@@ -158,6 +164,9 @@ func Validate(p *Profile) field.ErrorList {
 	}
 	if m := p.Measurements.APIServer; m != nil && m.Interval.Duration < 100*time.Millisecond {
 		errs = append(errs, field.Invalid(field.NewPath("measurements", "apiserver", "interval"), m.Interval.Duration.String(), "must be at least 100ms"))
+	}
+	if m := p.Measurements.APIServer; m != nil && (m.MaxInFlight < 1 || m.MaxInFlight > 16) {
+		errs = append(errs, field.Invalid(field.NewPath("measurements", "apiserver", "maxInFlight"), m.MaxInFlight, "must be between 1 and 16"))
 	}
 	if g := p.Gates; g != nil {
 		gp := field.NewPath("gates", "maxRegression")
@@ -290,6 +299,9 @@ func validateControlPlane(c *ControlPlane, cp *field.Path) field.ErrorList {
 	}
 	if c.APF != "" && c.APF != APFRealistic && c.APF != APFExempt {
 		errs = append(errs, field.NotSupported(cp.Child("apf"), c.APF, []string{APFRealistic, APFExempt}))
+	}
+	if c.APIServerMetrics != "" && c.APIServerMetrics != APIServerMetricsLean && c.APIServerMetrics != APIServerMetricsAll {
+		errs = append(errs, field.NotSupported(cp.Child("apiserverMetrics"), c.APIServerMetrics, []string{APIServerMetricsLean, APIServerMetricsAll}))
 	}
 	if le := c.LeaderElectionRenewDeadline; le != nil && le.Duration != 0 && (le.Duration < 5*time.Second || le.Duration > 10*time.Minute) {
 		errs = append(errs, field.Invalid(cp.Child("leaderElectionRenewDeadline"), le.Duration.String(), "must be between 5s and 10m, or 0 for the components' default (10s)"))

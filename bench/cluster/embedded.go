@@ -173,6 +173,9 @@ func (e *Embedded) Config() ([]byte, error) {
 			arg{Key: "audit-log-maxsize", Value: "0"},
 		)
 	}
+	if cp.APIServerMetrics != profiles.APIServerMetricsAll {
+		apiserverArgs = append(apiserverArgs, arg{Key: "disabled-metrics", Value: strings.Join(LeanDisabledMetrics(), ",")})
+	}
 	if cp.MaxRequestsInflight > 0 {
 		apiserverArgs = append(apiserverArgs, arg{Key: "max-requests-inflight", Value: strconv.Itoa(cp.MaxRequestsInflight)})
 	}

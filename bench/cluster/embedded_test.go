@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -295,6 +296,38 @@ func TestEmbeddedNodeEvictionRate(t *testing.T) {
 			}
 			if tc.cp.LeaderElectionRenewDeadline != nil && !strings.Contains(string(c), "leader-elect-renew-deadline") {
 				t.Errorf("leader-election flags lost:\n%s", c)
+			}
+		})
+	}
+}
+
+// TestEmbeddedAPIServerMetrics: the API server runs with the lean list of
+// disabled metrics unless the profile asks for all of them.
+func TestEmbeddedAPIServerMetrics(t *testing.T) {
+	lean := strings.Join(cluster.LeanDisabledMetrics(), ",")
+	for _, tc := range []struct {
+		name, mode string
+		want       []string // the API server's --disabled-metrics values
+	}{
+		{"unset is lean", "", []string{lean}},
+		{"lean", profiles.APIServerMetricsLean, []string{lean}},
+		{"all", profiles.APIServerMetricsAll, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, c := embeddedConfig(t, cluster.EmbeddedOptions{ControlPlane: profiles.ControlPlane{APIServerMetrics: tc.mode}})
+			var got []string
+			for component, args := range extraArgs(t, c) {
+				for _, a := range args {
+					if a.Key == "disabled-metrics" {
+						if component != "kube-apiserver" {
+							t.Errorf("--disabled-metrics on %s", component)
+						}
+						got = append(got, a.Value)
+					}
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("--disabled-metrics %q, want %q", got, tc.want)
 			}
 		})
 	}

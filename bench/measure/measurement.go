@@ -114,8 +114,9 @@ func Constructors() map[string]Constructor {
 				return nil, nil
 			}
 			return NewAPIServerMetrics(APIServerOptions{
-				Interval: cfg.APIServer.Interval.Duration,
-				Baseline: cfg.APIServer.Baseline.Duration,
+				Interval:    cfg.APIServer.Interval.Duration,
+				Baseline:    cfg.APIServer.Baseline.Duration,
+				MaxInFlight: cfg.APIServer.MaxInFlight,
 			})
 		},
 		MeasurementClientLatency: func(profiles.Measurements) (Measurement, error) {
