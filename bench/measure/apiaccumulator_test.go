@@ -139,6 +139,23 @@ func TestAPIAccumulator(t *testing.T) {
 		},
 		warnings: []string{"counter reset in kube-apiserver between 2026-03-01T12:00:01Z and 2026-03-01T12:00:02Z", "no scrape interval fell in the baseline window"},
 	}, {
+		// Overlapping scrapes: the one at 2 s read the counter before the
+		// one at 1 s did. Not a reset: 0 in its interval, and the next one
+		// counts from 10, so the window total is the counter's growth.
+		name: "a series older than in the scrape before counts in the next interval",
+		feeds: []feed{
+			scrapeOf(ComponentAPIServer, 0, 100, map[seriesKey]float64{getPods: 0}, nil),
+			markAt(0.5),
+			scrapeOf(ComponentAPIServer, 1, 100, map[seriesKey]float64{getPods: 10}, nil),
+			scrapeOf(ComponentAPIServer, 2, 100, map[seriesKey]float64{getPods: 8}, nil),
+			scrapeOf(ComponentAPIServer, 3, 100, map[seriesKey]float64{getPods: 30}, nil),
+		},
+		want: []want{
+			{name: APIRequests, window: storm, v: 30},
+			{name: APIRequestRatePeak, window: storm, v: 20},
+		},
+		warnings: []string{"scrape of kube-apiserver at 2026-03-01T12:00:02Z: 1 series older than in the scrape before", "no scrape interval fell in the baseline window"},
+	}, {
 		name: "a gap is one longer interval: nothing lost, rate over the real time",
 		// No sample at t=5 (the scrape failed): t=4..6 is one interval of
 		// 100 GETs over 2 s.
