@@ -192,7 +192,7 @@ func TestServiceInformerIdentities(t *testing.T) {
 	}
 	defer s.close()
 	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
-	refl := cache.NewReflector(cache.NewListWatchFromClient(s.services, "services", metav1.NamespaceAll,
+	refl := cache.NewReflector(cache.NewListWatchFromClient(s.lists.(restListWatches).services, "services", metav1.NamespaceAll,
 		fields.OneTermNotEqualSelector("spec.clusterIP", corev1.ClusterIPNone)), &corev1.Service{}, store, 0)
 	stop := make(chan struct{})
 	done := make(chan struct{})

@@ -133,6 +133,9 @@ func (c *Counters) Snapshot() map[string]int64 {
 type Simulator struct {
 	cfg      Config
 	Counters Counters
+	// sessions opens a node's kubelet session: newSession on cfg.Base,
+	// or a test's fake clientset.
+	sessions sessionFactory
 	// handedBack holds the nodes whose restart already handed them back
 	// to KWOK (handBack), so Restart's safety net sends no second relabel.
 	handedBack sync.Map
@@ -164,7 +167,9 @@ func NewSimulator(cfg Config) (*Simulator, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return &Simulator{cfg: cfg}, nil
+	return &Simulator{cfg: cfg, sessions: func(node string) (*session, error) {
+		return newSession(cfg.Base, node, cfg.Wrap, cfg.Clock)
+	}}, nil
 }
 
 // statusSyncGaveUp records a pod status sync dropped after its retries.
@@ -321,7 +326,7 @@ func (s *Simulator) down(ctx context.Context, r storm.Restart, node *corev1.Node
 // and retries, the WatchListClient gate picks its relist, and its retries
 // and dropped status syncs are counted.
 func (s *Simulator) openSession(r storm.Restart) (*session, error) {
-	sess, err := newSession(s.cfg.Base, r.Node, s.cfg.Wrap, s.cfg.Clock)
+	sess, err := s.sessions(r.Node)
 	if err != nil {
 		return nil, err
 	}

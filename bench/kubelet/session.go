@@ -152,9 +152,9 @@ func newKubeletClient(cfg *rest.Config, httpClient *http.Client) (*groupClients,
 type session struct {
 	node   string
 	client kubeletClient
-	// services lists and watches Services for the kubelet's Service
-	// informer (serviceClient); nil means client's core/v1 REST client.
-	services rest.Interface
+	// lists builds the list-watches of the kubelet's informers and
+	// reflectors (restListWatches on a real API server).
+	lists listWatchSource
 	// heartbeat is the separate client the kubelet uses for leases and node
 	// status (kubelet.go: heartbeatClient).
 	heartbeat kubeletClient
@@ -308,9 +308,48 @@ func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) htt
 	if err != nil {
 		return nil, fmt.Errorf("kubelet event client for %s: %w", node, err)
 	}
-	s := &session{node: node, client: client, services: services, heartbeat: hb, events: events, clk: clk, transport: t, stop: make(chan struct{}), syncTimeout: 10 * time.Minute}
+	return startSession(node, sessionClients{
+		client:    client,
+		heartbeat: hb,
+		events:    events,
+		lists: restListWatches{
+			core:     client.core.RESTClient(),
+			services: services,
+			storage:  client.storage.RESTClient(),
+			node:     client.node.RESTClient(),
+		},
+		transport: t,
+	}, clk), nil
+}
+
+// sessionFactory opens the session of a node's simulated kubelet. The
+// simulator's is newSession on its rest.Config; a test's builds the
+// session on a fake clientset (sessionClients).
+type sessionFactory func(node string) (*session, error)
+
+// sessionClients are what a session talks through: newSession builds them
+// for a real API server; a test can build them on a fake clientset, which
+// satisfies kubeletClient.
+type sessionClients struct {
+	// client is the main client (rate limited, QPS 50, burst 100).
+	client kubeletClient
+	// heartbeat is the client for leases and node status.
+	heartbeat kubeletClient
+	// events is the event client, with its own rate limiter.
+	events corev1client.EventsGetter
+	// lists builds the informers' and reflectors' list-watches.
+	lists listWatchSource
+	// transport is the session's own connection pool, closed with it; nil
+	// when there is none to close.
+	transport *http.Transport
+}
+
+// startSession returns the session of node's kubelet over c, with its
+// event sender running.
+func startSession(node string, c sessionClients, clk clock.Clock) *session {
+	s := &session{node: node, client: c.client, lists: c.lists, heartbeat: c.heartbeat, events: c.events, clk: clk, transport: c.transport, stop: make(chan struct{}), syncTimeout: 10 * time.Minute}
 	s.startEvents()
-	return s, nil
+	return s
 }
 
 // startEvents starts the event sender.
@@ -446,14 +485,48 @@ func (s *session) waitFor(ctx context.Context, what string, synced ...cache.Info
 	return nil
 }
 
-// listWatch is cache.NewListWatchFromClient under this kubelet's
-// WatchListClient setting.
-func (s *session) listWatch(c cache.Getter, resource, namespace string, selector fields.Selector) cache.ListerWatcher {
-	lw := cache.NewListWatchFromClient(c, resource, namespace, selector)
+// listWatch is the list-watch of resource in namespace, filtered by
+// selector, under this kubelet's WatchListClient setting.
+func (s *session) listWatch(resource, namespace string, selector fields.Selector) cache.ListerWatcher {
+	lw := s.lists.listWatch(resource, namespace, selector)
 	if s.noWatchList {
 		return listThenWatch{lw}
 	}
 	return lw
+}
+
+// listWatchSource builds the list-watches of a kubelet's informers and
+// reflectors: the seam where a test puts a fake clientset, whose
+// RESTClient() cannot serve cache.NewListWatchFromClient.
+type listWatchSource interface {
+	// listWatch returns the list-watch of resource (pods, nodes, services,
+	// csidrivers, runtimeclasses, secrets or configmaps) in namespace,
+	// filtered by the field selector.
+	listWatch(resource, namespace string, selector fields.Selector) cache.ListerWatcher
+}
+
+// restListWatches lists and watches through the REST clients of the
+// kubelet's main client, as client-go's informers do
+// (cache.NewListWatchFromClient): core/v1 for pods, nodes, Secrets and
+// ConfigMaps, the Service client for Services (serviceClient), storage/v1
+// for CSIDrivers and node/v1 for RuntimeClasses.
+type restListWatches struct {
+	core, services, storage, node cache.Getter
+}
+
+var _ listWatchSource = restListWatches{}
+
+func (r restListWatches) listWatch(resource, namespace string, selector fields.Selector) cache.ListerWatcher {
+	c := r.core
+	switch resource {
+	case "services":
+		c = r.services
+	case "csidrivers":
+		c = r.storage
+	case "runtimeclasses":
+		c = r.node
+	}
+	return cache.NewListWatchFromClient(c, resource, namespace, selector)
 }
 
 // listThenWatch makes a reflector list and then watch, whatever the
@@ -513,14 +586,9 @@ func (s *session) register(ctx context.Context) error {
 // once the node has synced, its pods by spec.nodeName in all namespaces
 // (config/apiserver.go NewSourceApiserver).
 func (s *session) startInformers(ctx context.Context) error {
-	rc := s.client.CoreV1().RESTClient()
-	s.nodeInf = newInformer(s.listWatch(rc, "nodes", metav1.NamespaceAll,
+	s.nodeInf = newInformer(s.listWatch("nodes", metav1.NamespaceAll,
 		fields.OneTermEqualSelector(metav1.ObjectNameField, s.node)), &corev1.Node{})
 	s.run(s.nodeInf.Run)
-	svc := s.services
-	if svc == nil {
-		svc = rc
-	}
 	// Same requests as the kubelet's informers, into stores that keep
 	// nothing (see sinkStore).
 	var sinks []*sinkStore
@@ -528,9 +596,9 @@ func (s *session) startInformers(ctx context.Context) error {
 		lw  cache.ListerWatcher
 		obj runtime.Object
 	}{
-		{s.listWatch(svc, "services", metav1.NamespaceAll, fields.OneTermNotEqualSelector("spec.clusterIP", corev1.ClusterIPNone)), &corev1.Service{}},
-		{s.listWatch(s.client.StorageV1().RESTClient(), "csidrivers", metav1.NamespaceAll, fields.Everything()), &storagev1.CSIDriver{}},
-		{s.listWatch(s.client.NodeV1().RESTClient(), "runtimeclasses", metav1.NamespaceAll, fields.Everything()), &nodev1.RuntimeClass{}},
+		{s.listWatch("services", metav1.NamespaceAll, fields.OneTermNotEqualSelector("spec.clusterIP", corev1.ClusterIPNone)), &corev1.Service{}},
+		{s.listWatch("csidrivers", metav1.NamespaceAll, fields.Everything()), &storagev1.CSIDriver{}},
+		{s.listWatch("runtimeclasses", metav1.NamespaceAll, fields.Everything()), &nodev1.RuntimeClass{}},
 	} {
 		sink := &sinkStore{}
 		sinks = append(sinks, sink)
@@ -551,7 +619,7 @@ func (s *session) startInformers(ctx context.Context) error {
 	// The pod source: a reflector into a store, resync 0
 	// (config/apiserver.go NewSourceApiserver).
 	s.podStore = newPodStore()
-	s.run(cache.NewReflector(s.listWatch(rc, "pods", metav1.NamespaceAll,
+	s.run(cache.NewReflector(s.listWatch("pods", metav1.NamespaceAll,
 		fields.OneTermEqualSelector("spec.nodeName", s.node)), &corev1.Pod{}, s.podStore, 0).Run)
 	if err := s.waitFor(ctx, "pod", s.podStore.HasSynced); err != nil {
 		return err
@@ -712,7 +780,6 @@ func (s *session) watchPodObjects(ctx context.Context, pods []*corev1.Pod) (int,
 			mounted[k] = mounted[k] || r.volume
 		}
 	}
-	rc := s.client.CoreV1().RESTClient()
 	synced := make([]cache.InformerSynced, 0, len(keys))
 	stores := make([]*objectStore, len(keys))
 	stops := make([]chan struct{}, len(keys))
@@ -728,7 +795,7 @@ func (s *session) watchPodObjects(ctx context.Context, pods []*corev1.Pod) (int,
 		stores[i], stops[i] = &objectStore{}, make(chan struct{})
 		synced = append(synced, stores[i].HasSynced)
 		reflector := cache.NewReflectorWithOptions(
-			s.listWatch(rc, r.kind, r.ns, fields.OneTermEqualSelector(metav1.ObjectNameField, r.name)),
+			s.listWatch(r.kind, r.ns, fields.OneTermEqualSelector(metav1.ObjectNameField, r.name)),
 			obj, stores[i], cache.ReflectorOptions{
 				Name:            fmt.Sprintf("object-%q/%q", r.ns, r.name),
 				MinWatchTimeout: 30 * time.Minute,

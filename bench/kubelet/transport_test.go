@@ -75,7 +75,7 @@ func TestSessionOwnConnection(t *testing.T) {
 		for i := 0; i < 3; i++ {
 			_, _ = s.client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 			_, _ = s.heartbeat.CoordinationV1().Leases("kube-node-lease").Get(ctx, node, metav1.GetOptions{})
-			_ = s.services.Get().Resource("services").Do(ctx).Error()
+			_ = s.lists.(restListWatches).services.Get().Resource("services").Do(ctx).Error()
 		}
 	}
 	if base.Transport != nil || len(base.CAData) == 0 {
