@@ -17,6 +17,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/storm"
 )
 
 // TestLeaseController checks the simulated kubelet's lease loop against the
@@ -227,7 +228,8 @@ func TestHandBackAtNextRenewal(t *testing.T) {
 			clk.Step(tc.elapsed)
 			stopped := false
 			done := make(chan error, 1)
-			go func() { done <- s.handBack(context.Background(), sess, func() { stopped = true }, "n1") }()
+			run := &nodeRun{s: s, r: storm.Restart{Node: "n1"}, sess: sess, stopLease: func() { stopped = true }}
+			go func() { done <- run.handBack(context.Background()) }()
 			label := func() string {
 				n, err := harness.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
 				if err != nil {

@@ -93,7 +93,7 @@ func TestLifecycleHandBack(t *testing.T) {
 	log := &lifecycleLog{harness: harness}
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	s := &Simulator{cfg: Config{Harness: harness, Clock: clk, Lifecycle: log.hooks()}}
-	if err := s.handBack(context.Background(), &session{node: "n1", clk: clk}, func() {}, "n1"); err != nil {
+	if err := (&nodeRun{s: s, r: storm.Restart{Node: "n1"}, sess: &session{node: "n1", clk: clk}, stopLease: func() {}}).handBack(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"up n1 label=" + cluster.KubeletUp}; !slices.Equal(log.calls, want) {
@@ -101,7 +101,7 @@ func TestLifecycleHandBack(t *testing.T) {
 	}
 	// Without hooks nothing is called.
 	s.cfg.Lifecycle = NodeLifecycle{}
-	if err := s.handBack(context.Background(), &session{node: "n1", clk: clk}, func() {}, "n1"); err != nil {
+	if err := (&nodeRun{s: s, r: storm.Restart{Node: "n1"}, sess: &session{node: "n1", clk: clk}, stopLease: func() {}}).handBack(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }

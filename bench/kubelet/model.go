@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -176,7 +177,7 @@ func NewSimulator(cfg Config) (*Simulator, error) {
 func (s *Simulator) statusSyncGaveUp(r storm.Restart) func(pod string, err error) {
 	return func(pod string, err error) {
 		s.Counters.StatusSyncsDropped.Add(1)
-		s.event(storm.EventStatusSyncDropped, r.Node, r.Wave, pod+": "+err.Error())
+		s.record(storm.EventStatusSyncDropped, r.Node, r.Wave, pod+": "+err.Error())
 	}
 }
 
@@ -187,7 +188,7 @@ func (s *Simulator) gate(name string) bool {
 	return profiles.KnownGates[name]
 }
 
-func (s *Simulator) event(t storm.EventType, node string, wave int, detail string) {
+func (s *Simulator) record(t storm.EventType, node string, wave int, detail string) {
 	s.cfg.Events.Add(storm.Event{Time: s.cfg.Clock.Now(), Type: t, Node: node, Wave: wave, Detail: detail})
 }
 
@@ -209,7 +210,7 @@ func (s *Simulator) Restart(ctx context.Context, r storm.Restart) (err error) {
 	defer func() {
 		if err != nil {
 			s.Counters.Errors.Add(1)
-			s.event(storm.EventError, r.Node, r.Wave, err.Error())
+			s.record(storm.EventError, r.Node, r.Wave, err.Error())
 		}
 	}()
 	var node *corev1.Node
@@ -293,6 +294,26 @@ func (s *Simulator) applyNodeChanges(ctx context.Context, node *corev1.Node) err
 	return nil
 }
 
+// readLease is a harness read: the node's lease as it stands, for a
+// kubelet that is already running and knows it; nil if it cannot be read.
+func (s *Simulator) readLease(ctx context.Context, node string) *coordinationv1.Lease {
+	lease, err := s.cfg.Harness.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	return lease
+}
+
+// listNodePods is a harness read: the node's pods, from the watch cache,
+// for a kubelet whose pod cache is warm.
+func (s *Simulator) listNodePods(ctx context.Context, node string) ([]corev1.Pod, error) {
+	list, err := s.cfg.Harness.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node, ResourceVersion: "0"})
+	if err != nil {
+		return nil, fmt.Errorf("listing pods of %s: %w", node, err)
+	}
+	return list.Items, nil
+}
+
 func (s *Simulator) rng(node string, salt uint64) *rand.Rand {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(node))
@@ -313,7 +334,7 @@ func (s *Simulator) down(ctx context.Context, r storm.Restart, node *corev1.Node
 	if err := s.setKubeletLabel(ctx, r.Node, cluster.KubeletDown); err != nil {
 		return err
 	}
-	s.event(storm.EventDown, r.Node, r.Wave, s.cfg.Kind)
+	s.record(storm.EventDown, r.Node, r.Wave, s.cfg.Kind)
 	s.cfg.Lifecycle.down(r.Node)
 	if err := s.applyNodeChanges(ctx, node); err != nil {
 		return err
@@ -321,11 +342,23 @@ func (s *Simulator) down(ctx context.Context, r storm.Restart, node *corev1.Node
 	return s.sleep(ctx, r.Downtime)
 }
 
+// nodeRun is one restart of one node as its simulated kubelet lives it:
+// the session it opened and the lease controller it runs. Its methods are
+// the kubelet's own requests; what the harness does around them (relabel,
+// node changes, cordon and drain, its event log) stays on the Simulator.
+type nodeRun struct {
+	s    *Simulator
+	r    storm.Restart
+	sess *session
+	// stopLease stops the lease controller; nil until it runs.
+	stopLease func()
+}
+
 // openSession opens the connection and clients of the kubelet of r's node
 // as this simulator's kubelets run: the recovery timeout bounds its syncs
 // and retries, the WatchListClient gate picks its relist, and its retries
-// and dropped status syncs are counted.
-func (s *Simulator) openSession(r storm.Restart) (*session, error) {
+// and dropped status syncs are counted. Close the run when it is over.
+func (s *Simulator) openSession(r storm.Restart) (*nodeRun, error) {
 	sess, err := s.sessions(r.Node)
 	if err != nil {
 		return nil, err
@@ -335,19 +368,52 @@ func (s *Simulator) openSession(r storm.Restart) (*session, error) {
 	sess.retries = &s.Counters.Retries
 	sess.eventsDropped = &s.Counters.EventsDropped
 	sess.gaveUp = s.statusSyncGaveUp(r)
-	return sess, nil
+	return &nodeRun{s: s, r: r, sess: sess}, nil
+}
+
+// close stops the lease controller, then the session.
+func (n *nodeRun) close() {
+	if n.stopLease != nil {
+		n.stopLease()
+	}
+	n.sess.close()
+}
+
+// startLease starts the lease controller (session.startLeaseControllerFrom):
+// a starting kubelet's with latest nil and first 0.
+func (n *nodeRun) startLease(ctx context.Context, latest *coordinationv1.Lease, first time.Duration) {
+	n.stopLease = n.sess.startLeaseControllerFrom(ctx, latest, first)
+}
+
+// recover ends a restart whose node is Ready again: it hands the node's
+// heartbeats back to KWOK at the lease controller's next renewal while the
+// prober goes on (probes, when set), and records ReportedReady, and
+// PodsRecovered once the probes are done.
+func (n *nodeRun) recover(ctx context.Context, probes func(context.Context) error) error {
+	handed := make(chan error, 1)
+	go func() { handed <- n.handBack(ctx) }()
+	n.s.record(storm.EventReportedReady, n.r.Node, n.r.Wave, "")
+	var perr error
+	if probes != nil {
+		perr = probes(ctx)
+	}
+	if perr == nil {
+		n.s.record(storm.EventPodsRecovered, n.r.Node, n.r.Wave, "")
+	}
+	return errors.Join(perr, <-handed)
 }
 
 // boot starts a simulated kubelet and drives the node back to Ready and its
 // pods back to their kubelet-decided readiness. rebooted says every
 // container was stopped.
 func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) error {
-	s.event(storm.EventKubeletStart, r.Node, r.Wave, "")
-	sess, err := s.openSession(r)
+	s.record(storm.EventKubeletStart, r.Node, r.Wave, "")
+	n, err := s.openSession(r)
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer n.close()
+	sess := n.sess
 	sess.started = s.cfg.Clock.Now()
 	newBoot := ""
 	if rebooted {
@@ -362,8 +428,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	}
 	// The lease controller runs from here on, beside the informers' sync
 	// (kubelet.go Run); it stops when the node goes back to KWOK.
-	stopLease := sess.startLeaseController(ctx)
-	defer stopLease()
+	n.startLease(ctx, nil, 0)
 	if err := sess.startInformers(ctx); err != nil {
 		return err
 	}
@@ -402,19 +467,19 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 		return err
 	}
 	s.Counters.ObjectWatches.Add(int64(watches))
-	n, err := sess.requestTokens(ctx, pods)
-	s.Counters.TokenRequests.Add(int64(n))
+	tokens, err := sess.requestTokens(ctx, pods)
+	s.Counters.TokenRequests.Add(int64(tokens))
 	if err != nil {
 		return err
 	}
-	s.event(storm.EventSynced, r.Node, r.Wave, fmt.Sprintf("%d pods", len(pods)))
+	s.record(storm.EventSynced, r.Node, r.Wave, fmt.Sprintf("%d pods", len(pods)))
 	if s.cfg.CloseWatchesAfterSync {
 		sess.stopWatches()
 	}
 	// The status manager syncs every pod once after start (its cache is
 	// empty), and the prober decides readiness.
 	podSync := s.cfg.Clock.Now()
-	plans, err := s.startPods(ctx, sess, nodeObj, pods, rebooted)
+	plans, err := n.startPods(ctx, nodeObj, pods, rebooted)
 	if err != nil {
 		return err
 	}
@@ -431,16 +496,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 			return err
 		}
 	}
-	// Hand heartbeats back to KWOK at the lease controller's next renewal;
-	// the prober goes on meanwhile.
-	handed := make(chan error, 1)
-	go func() { handed <- s.handBack(ctx, sess, stopLease, r.Node) }()
-	s.event(storm.EventReportedReady, r.Node, r.Wave, "")
-	perr := s.probe(ctx, sess, plans, podSync)
-	if perr == nil {
-		s.event(storm.EventPodsRecovered, r.Node, r.Wave, "")
-	}
-	return errors.Join(perr, <-handed)
+	return n.recover(ctx, func(ctx context.Context) error { return n.probe(ctx, plans, podSync) })
 }
 
 // handBack stops the simulated kubelet's lease controller and hands the
@@ -452,10 +508,13 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 // (pkg/kubelet/nodelease, component-helpers/apimachinery/lease
 // controller.go Run). Handing back at once would add a renewal a real
 // kubelet does not send and shift the node's renewal phase; waiting keeps
-// both.
-func (s *Simulator) handBack(ctx context.Context, sess *session, stopLease func(), node string) error {
-	stopLease()
-	if due := sess.nextLeaseRenewal(); !due.IsZero() {
+// both. The relabel is the harness's (setKubeletLabel).
+func (n *nodeRun) handBack(ctx context.Context) error {
+	s, node := n.s, n.r.Node
+	if n.stopLease != nil {
+		n.stopLease()
+	}
+	if due := n.sess.nextLeaseRenewal(); !due.IsZero() {
 		if err := s.sleep(ctx, due.Sub(s.cfg.Clock.Now())); err != nil {
 			return err
 		}
@@ -533,6 +592,11 @@ func flipsOnRestart(p *corev1.Pod, probed map[string]time.Duration, legacy bool,
 	return false
 }
 
+// probePeriod is a probe's period (periodSeconds, at least 1 s).
+func probePeriod(p *corev1.Probe) time.Duration {
+	return time.Duration(max(p.PeriodSeconds, 1)) * time.Second
+}
+
 // probePlan is when a pod's containers become ready again.
 type probePlan struct {
 	ns, name string
@@ -601,7 +665,8 @@ func startupSteps(container string, s0, startupPeriod, r0, readinessPeriod time.
 // completing deletions, restarting containers after a reboot, and the status
 // manager's first status write. It returns when each pod's readiness probes
 // will first succeed.
-func (s *Simulator) startPods(ctx context.Context, sess *session, node *corev1.Node, pods []*corev1.Pod, rebooted bool) ([]probePlan, error) {
+func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*corev1.Pod, rebooted bool) ([]probePlan, error) {
+	s, sess := n.s, n.sess
 	legacy := s.gate(profiles.GateChangeContainerStatusOnKubeletRestart)
 	rng := s.rng(node.Name, 1)
 	now := metav1.NewTime(s.cfg.Clock.Now())
@@ -628,7 +693,7 @@ func (s *Simulator) startPods(ctx context.Context, sess *session, node *corev1.N
 			if c.ReadinessProbe == nil {
 				continue
 			}
-			period := time.Duration(max(c.ReadinessProbe.PeriodSeconds, 1)) * time.Second
+			period := probePeriod(c.ReadinessProbe)
 			// prober/worker.go run: a worker started within one period of
 			// the prober manager waits a random part of the period first.
 			jitter := time.Duration(rng.Float64() * float64(period))
@@ -649,7 +714,7 @@ func (s *Simulator) startPods(ctx context.Context, sess *session, node *corev1.N
 		}
 		probed := func(c string) bool { _, ok := plan.at[c]; return ok }
 		if rebooted {
-			if err := s.restartPod(ctx, sess, node, p, probed, &plan); err != nil {
+			if err := n.restartPod(ctx, node, p, probed, &plan); err != nil {
 				return nil, err
 			}
 			plans = append(plans, plan)
@@ -661,10 +726,10 @@ func (s *Simulator) startPods(ctx context.Context, sess *session, node *corev1.N
 				if c.StartupProbe == nil || !containerStarted(p, c.Name) {
 					continue
 				}
-				sp := time.Duration(max(c.StartupProbe.PeriodSeconds, 1)) * time.Second
+				sp := probePeriod(c.StartupProbe)
 				var rp time.Duration
 				if c.ReadinessProbe != nil {
-					rp = time.Duration(max(c.ReadinessProbe.PeriodSeconds, 1)) * time.Second
+					rp = probePeriod(c.ReadinessProbe)
 				}
 				startup = append(startup, startupSteps(c.Name, time.Duration(rng.Float64()*float64(sp)), sp, plan.at[c.Name], rp)...)
 			}
@@ -721,7 +786,7 @@ func (s *Simulator) startPods(ctx context.Context, sess *session, node *corev1.N
 			deleted = append(deleted, pod)
 		}
 	}
-	if err := s.terminatePods(ctx, sess, deleted); err != nil {
+	if err := n.terminatePods(ctx, deleted); err != nil {
 		return nil, err
 	}
 	return plans, nil
@@ -751,7 +816,8 @@ func (s *Simulator) startPods(ctx context.Context, sess *session, node *corev1.N
 // PATCHes and 2.25 GETs per deleted pod: now and then the status manager
 // gets to a pod only after termination finished and writes both steps as
 // one.
-func (s *Simulator) terminatePods(ctx context.Context, sess *session, pods []*corev1.Pod) error {
+func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod) error {
+	s, sess := n.s, n.sess
 	if len(pods) == 0 {
 		return nil
 	}
@@ -825,7 +891,8 @@ func (s *Simulator) terminatePods(ctx context.Context, sess *session, pods []*co
 // sandbox and the running containers apart for some pods and as one for
 // others (it syncs the latest status when it gets to the pod); the model
 // sends them as one, 3 writes per pod.
-func (s *Simulator) restartPod(ctx context.Context, sess *session, node *corev1.Node, p *corev1.Pod, probed func(string) bool, plan *probePlan) error {
+func (n *nodeRun) restartPod(ctx context.Context, node *corev1.Node, p *corev1.Pod, probed func(string) bool, plan *probePlan) error {
+	s, sess := n.s, n.sess
 	for _, v := range p.Spec.Volumes {
 		if v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumMemory {
 			s.Counters.MemoryEmptyDirsLost.Add(1)
@@ -909,7 +976,8 @@ func restartEvents(ctx context.Context, sess *session, p *corev1.Pod) error {
 // (when the pods were first synced and their probe workers started), and
 // writes the pod's readiness through the status manager (GET + PATCH) when
 // it changes: a legacy flip writes Ready=False and then Ready=True.
-func (s *Simulator) probe(ctx context.Context, sess *session, plans []probePlan, start time.Time) error {
+func (n *nodeRun) probe(ctx context.Context, plans []probePlan, start time.Time) error {
+	s, sess := n.s, n.sess
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RecoveryTimeout)
 	defer cancel()
 	type step struct {
@@ -1116,17 +1184,18 @@ const (
 // one of nine, Ready within seconds of SIGCONT). Hangs beyond the CRI
 // timeout are not calibrated.
 func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *corev1.Node) error {
-	// KWOK must stop writing this node's status while the simulated
-	// kubelet stands in for it; heartbeats continue from here.
+	// Harness: KWOK must stop writing this node's status while the
+	// simulated kubelet stands in for it; heartbeats continue from here.
 	if err := s.setKubeletLabel(ctx, r.Node, cluster.KubeletDown); err != nil {
 		return err
 	}
-	s.event(storm.EventDown, r.Node, r.Wave, s.cfg.Kind)
-	sess, err := s.openSession(r)
+	s.record(storm.EventDown, r.Node, r.Wave, s.cfg.Kind)
+	n, err := s.openSession(r)
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer n.close()
+	sess := n.sess
 	sess.knownNode = node
 	start := s.cfg.Clock.Now()
 	rng := s.rng(r.Node, 2)
@@ -1134,54 +1203,20 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	// it holds its lease, so it renews it (UPDATE, no GET) at its own
 	// phase of the renew interval. The harness reads the lease to know
 	// what the kubelet knows.
-	lease, err := s.cfg.Harness.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, r.Node, metav1.GetOptions{})
-	if err != nil {
-		lease = nil
-	}
-	stopLease := sess.startLeaseControllerFrom(ctx, lease, time.Duration(rng.Float64()*float64(defaultLeaseDuration/4)))
-	defer stopLease()
+	lease := s.readLease(ctx, r.Node)
+	n.startLease(ctx, lease, time.Duration(rng.Float64()*float64(defaultLeaseDuration/4)))
 	// The kubelet is up and its pod cache warm: it sends no LIST; the
 	// harness reads the node's pods to know what the kubelet probes.
-	list, err := s.cfg.Harness.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + r.Node, ResourceVersion: "0"})
+	pods, err := s.listNodePods(ctx, r.Node)
 	if err != nil {
-		return fmt.Errorf("listing pods of %s: %w", r.Node, err)
+		return err
 	}
-	type errored struct {
-		at          time.Duration
-		pod         *corev1.Pod
-		container   string
-		probeType   string
-		first       bool
-		occurrences int32
-	}
-	var probes []errored
 	// A hung runtime's exec probes block until their timeout and record
 	// nothing in an outage of this length (measured: no probe event in a
 	// 50 s hang); a refused socket fails them at once.
-	for i := range list.Items {
-		if s.cfg.RuntimeMode == profiles.RuntimeHung {
-			break
-		}
-		p := &list.Items[i]
-		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
-			continue
-		}
-		for _, c := range p.Spec.Containers {
-			for _, pr := range []struct {
-				probe *corev1.Probe
-				typ   string
-			}{{c.ReadinessProbe, "Readiness"}, {c.LivenessProbe, "Liveness"}, {c.StartupProbe, "Startup"}} {
-				if pr.probe == nil || pr.probe.Exec == nil {
-					continue
-				}
-				period := time.Duration(max(pr.probe.PeriodSeconds, 1)) * time.Second
-				n := int32(0)
-				for at := time.Duration(rng.Float64() * float64(period)); at < r.Downtime; at += period {
-					n++
-					probes = append(probes, errored{at: at, pod: p, container: c.Name, probeType: pr.typ, first: n == 1, occurrences: n})
-				}
-			}
-		}
+	var probes []erroredProbe
+	if s.cfg.RuntimeMode != profiles.RuntimeHung {
+		probes = erroredProbes(pods, rng, r.Downtime)
 	}
 	// The node status sync that first sees the runtime down.
 	after, spread := runtimeDownAfter, runtimeDownSpread
@@ -1192,12 +1227,11 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	if d := after + time.Duration(rng.Float64()*float64(spread)); d < r.Downtime {
 		downAt = d
 	}
-	sort.SliceStable(probes, func(i, j int) bool { return probes[i].at < probes[j].at })
 	names := map[string]string{}
 	wentDown := false
 	for _, pr := range probes {
 		if downAt >= 0 && !wentDown && pr.at >= downAt {
-			if err := s.runtimeDown(ctx, sess, node, start, downAt); err != nil {
+			if err := n.runtimeDown(ctx, node, start, downAt); err != nil {
 				return err
 			}
 			wentDown = true
@@ -1214,7 +1248,7 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 		names[key] = name
 	}
 	if downAt >= 0 && !wentDown {
-		if err := s.runtimeDown(ctx, sess, node, start, downAt); err != nil {
+		if err := n.runtimeDown(ctx, node, start, downAt); err != nil {
 			return err
 		}
 		wentDown = true
@@ -1236,15 +1270,57 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 			return err
 		}
 	}
-	s.event(storm.EventReportedReady, r.Node, r.Wave, "")
-	s.event(storm.EventPodsRecovered, r.Node, r.Wave, "")
-	return s.handBack(ctx, sess, stopLease, r.Node)
+	return n.recover(ctx, nil)
+}
+
+// erroredProbe is one exec probe that errors while the runtime is down.
+type erroredProbe struct {
+	// at is its offset from the outage's start.
+	at        time.Duration
+	pod       *corev1.Pod
+	container string
+	// probeType is Readiness, Liveness or Startup.
+	probeType string
+	// occurrences counts this probe's errors so far, this one included.
+	occurrences int32
+}
+
+// erroredProbes plans the exec probes of the node's running pods that error
+// during an outage of downtime: each worker first probes at a random part
+// of its period, then once a period, in time order.
+func erroredProbes(pods []corev1.Pod, rng *rand.Rand, downtime time.Duration) []erroredProbe {
+	var probes []erroredProbe
+	for i := range pods {
+		p := &pods[i]
+		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		for _, c := range p.Spec.Containers {
+			for _, pr := range []struct {
+				probe *corev1.Probe
+				typ   string
+			}{{c.ReadinessProbe, "Readiness"}, {c.LivenessProbe, "Liveness"}, {c.StartupProbe, "Startup"}} {
+				if pr.probe == nil || pr.probe.Exec == nil {
+					continue
+				}
+				period := probePeriod(pr.probe)
+				n := int32(0)
+				for at := time.Duration(rng.Float64() * float64(period)); at < downtime; at += period {
+					n++
+					probes = append(probes, erroredProbe{at: at, pod: p, container: c.Name, probeType: pr.typ, occurrences: n})
+				}
+			}
+		}
+	}
+	sort.SliceStable(probes, func(i, j int) bool { return probes[i].at < probes[j].at })
+	return probes
 }
 
 // runtimeDown reports the node NotReady "container runtime is down" at
 // offset at from start, with the NodeNotReady event the status setter
 // records on the transition (nodestatus/setters.go ReadyCondition).
-func (s *Simulator) runtimeDown(ctx context.Context, sess *session, node *corev1.Node, start time.Time, at time.Duration) error {
+func (n *nodeRun) runtimeDown(ctx context.Context, node *corev1.Node, start time.Time, at time.Duration) error {
+	s, sess := n.s, n.sess
 	if err := s.sleep(ctx, at-s.cfg.Clock.Since(start)); err != nil {
 		return err
 	}

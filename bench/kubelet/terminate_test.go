@@ -58,7 +58,7 @@ func TestTerminatePod(t *testing.T) {
 			s := &Simulator{cfg: Config{Clock: clk}}
 			sess := &session{node: "n1", client: client, events: client.CoreV1(), clk: clk, syncTimeout: time.Minute}
 			sess.startEvents()
-			if err := s.terminatePods(context.Background(), sess, []*corev1.Pod{pod}); err != nil {
+			if err := (&nodeRun{s: s, sess: sess}).terminatePods(context.Background(), []*corev1.Pod{pod}); err != nil {
 				t.Fatal(err)
 			}
 			// Events go out from their own goroutine, beside the status
@@ -168,7 +168,7 @@ func TestTerminatePodsInterleaved(t *testing.T) {
 	s := &Simulator{cfg: Config{Clock: clk}}
 	sess := &session{node: "n1", client: client, events: client.CoreV1(), clk: clk, syncTimeout: time.Minute}
 	sess.startEvents()
-	if err := s.terminatePods(context.Background(), sess, pods); err != nil {
+	if err := (&nodeRun{s: s, sess: sess}).terminatePods(context.Background(), pods); err != nil {
 		t.Fatal(err)
 	}
 	sess.flushEvents()
