@@ -1,0 +1,203 @@
+package kubelet
+
+// This file holds a container-runtime restart: the kubelet stays up.
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/storm"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// Runtime-restart timing of the 1.36 kubelet.
+const (
+	// runtimeDownAfter: the node reports "container runtime is down" once
+	// the last successful runtime status is this old (kubelet.go
+	// runtimeState, runtime.go baseRuntimeSyncThreshold), at its next
+	// node status sync.
+	runtimeDownAfter = 30 * time.Second
+	// hungDownAfter: with a hung runtime the status sync itself waits on
+	// runtime calls, and the node went NotReady later, about 45 s in
+	// (measured on the hollow kubelet: NotReady in one of nine 50 s
+	// hangs, in five calibration runs, none in the other eight).
+	hungDownAfter = 45 * time.Second
+	// hungDownSpread is the spread of the NotReady time after
+	// hungDownAfter: 45 s, so that a 50 s hang goes NotReady in about one
+	// of nine, as measured. Hangs longer than 50 s are not calibrated.
+	hungDownSpread = 45 * time.Second
+	// runtimeDownSpread: the refused runtime's NotReady comes at the first
+	// node status sync (every 10 s) after runtimeDownAfter.
+	runtimeDownSpread = 10 * time.Second
+)
+
+// runtimeRestart: the container runtime is down for the downtime while the
+// kubelet stays up and keeps its lease. As the real kubelet did with a
+// refused runtime socket (measured on the hollow kubelet, 50 s outages):
+//   - exec probes error (probe.Unknown: prober.go runProbe), so readiness
+//     and liveness are untouched; each errored probe records a Warning
+//     "Unhealthy ... probe errored" event, which the event correlator
+//     PATCHes (count+1) from its second occurrence;
+//   - after runtimeDownAfter, at the next node status sync, the node
+//     reports NotReady "container runtime is down"; once the runtime is
+//     back, Ready again at the next runtime check and status sync;
+//   - no pod status changes: the containers kept running (shims).
+//
+// A hung runtime (profiles.RuntimeHung): its calls block (up to the CRI timeout, 2
+// minutes) instead of failing, so exec probes record no event; the node
+// still reports NotReady, later (hungDownAfter), and Ready once the
+// runtime answers again (measured in 50 s hangs: NotReady at about 45 s in
+// one of nine, Ready within seconds of SIGCONT). Hangs beyond the CRI
+// timeout are not calibrated.
+func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *corev1.Node) error {
+	// Harness: KWOK must stop writing this node's status while the
+	// simulated kubelet stands in for it; heartbeats continue from here.
+	if err := s.setKubeletLabel(ctx, r.Node, cluster.KubeletDown); err != nil {
+		return err
+	}
+	s.record(storm.EventDown, r.Node, r.Wave, s.cfg.Kind)
+	n, err := s.openSession(r)
+	if err != nil {
+		return err
+	}
+	defer n.close()
+	sess := n.sess
+	sess.knownNode = node
+	start := s.cfg.Clock.Now()
+	rng := s.rng(r.Node, 2)
+	// The kubelet's lease controller goes on while the runtime is down:
+	// it holds its lease, so it renews it (UPDATE, no GET) at its own
+	// phase of the renew interval. The harness reads the lease to know
+	// what the kubelet knows.
+	lease := s.readLease(ctx, r.Node)
+	n.startLease(ctx, lease, time.Duration(rng.Float64()*float64(defaultLeaseDuration/4)))
+	// The kubelet is up and its pod cache warm: it sends no LIST; the
+	// harness reads the node's pods to know what the kubelet probes.
+	pods, err := s.listNodePods(ctx, r.Node)
+	if err != nil {
+		return err
+	}
+	// A hung runtime's exec probes block until their timeout and record
+	// nothing in an outage of this length (measured: no probe event in a
+	// 50 s hang); a refused socket fails them at once.
+	var probes []erroredProbe
+	if s.cfg.RuntimeMode != profiles.RuntimeHung {
+		probes = erroredProbes(pods, rng, r.Downtime)
+	}
+	// The node status sync that first sees the runtime down.
+	after, spread := runtimeDownAfter, runtimeDownSpread
+	if s.cfg.RuntimeMode == profiles.RuntimeHung {
+		after, spread = hungDownAfter, hungDownSpread
+	}
+	downAt := time.Duration(-1)
+	if d := after + time.Duration(rng.Float64()*float64(spread)); d < r.Downtime {
+		downAt = d
+	}
+	names := map[string]string{}
+	wentDown := false
+	for _, pr := range probes {
+		if downAt >= 0 && !wentDown && pr.at >= downAt {
+			if err := n.runtimeDown(ctx, node, start, downAt); err != nil {
+				return err
+			}
+			wentDown = true
+		}
+		if err := s.sleep(ctx, pr.at-s.cfg.Clock.Since(start)); err != nil {
+			return err
+		}
+		key := pr.pod.Namespace + "/" + pr.pod.Name + "/" + pr.container + "/" + pr.probeType
+		msg := fmt.Sprintf("%s probe errored and resulted in unknown state: rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while dialing: dial unix /run/containerd/containerd.sock: connect: connection refused\"", pr.probeType)
+		name, err := sess.podEvent(ctx, pr.pod, pr.container, names[key], pr.occurrences, corev1.EventTypeWarning, "Unhealthy", msg)
+		if err != nil {
+			return err
+		}
+		names[key] = name
+	}
+	if downAt >= 0 && !wentDown {
+		if err := n.runtimeDown(ctx, node, start, downAt); err != nil {
+			return err
+		}
+		wentDown = true
+	}
+	if err := s.sleep(ctx, r.Downtime-s.cfg.Clock.Since(start)); err != nil {
+		return err
+	}
+	if wentDown {
+		// Back: the next runtime check (every 5 s, kubelet.go
+		// updateRuntimeUp) and status sync report Ready (measured: 5 to
+		// 13 s after the runtime returned).
+		if err := s.sleep(ctx, 5*time.Second+time.Duration(rng.Float64()*float64(8*time.Second))); err != nil {
+			return err
+		}
+		if err := sess.patchNodeReady(ctx, true, "KubeletReady", "kubelet is posting ready status"); err != nil {
+			return err
+		}
+		if err := sess.event(ctx, node.UID, corev1.EventTypeNormal, "NodeReady", fmt.Sprintf("Node %s status is now: NodeReady", r.Node)); err != nil {
+			return err
+		}
+	}
+	return n.recover(ctx, nil)
+}
+
+// erroredProbe is one exec probe that errors while the runtime is down.
+type erroredProbe struct {
+	// at is its offset from the outage's start.
+	at        time.Duration
+	pod       *corev1.Pod
+	container string
+	// probeType is Readiness, Liveness or Startup.
+	probeType string
+	// occurrences counts this probe's errors so far, this one included.
+	occurrences int32
+}
+
+// erroredProbes plans the exec probes of the node's running pods that error
+// during an outage of downtime: each worker first probes at a random part
+// of its period, then once a period, in time order.
+func erroredProbes(pods []corev1.Pod, rng *rand.Rand, downtime time.Duration) []erroredProbe {
+	var probes []erroredProbe
+	for i := range pods {
+		p := &pods[i]
+		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		for _, c := range p.Spec.Containers {
+			for _, pr := range []struct {
+				probe *corev1.Probe
+				typ   string
+			}{{c.ReadinessProbe, "Readiness"}, {c.LivenessProbe, "Liveness"}, {c.StartupProbe, "Startup"}} {
+				if pr.probe == nil || pr.probe.Exec == nil {
+					continue
+				}
+				period := probePeriod(pr.probe)
+				n := int32(0)
+				for at := time.Duration(rng.Float64() * float64(period)); at < downtime; at += period {
+					n++
+					probes = append(probes, erroredProbe{at: at, pod: p, container: c.Name, probeType: pr.typ, occurrences: n})
+				}
+			}
+		}
+	}
+	sort.SliceStable(probes, func(i, j int) bool { return probes[i].at < probes[j].at })
+	return probes
+}
+
+// runtimeDown reports the node NotReady "container runtime is down" at
+// offset at from start, with the NodeNotReady event the status setter
+// records on the transition (nodestatus/setters.go ReadyCondition).
+func (n *nodeRun) runtimeDown(ctx context.Context, node *corev1.Node, start time.Time, at time.Duration) error {
+	s, sess := n.s, n.sess
+	if err := s.sleep(ctx, at-s.cfg.Clock.Since(start)); err != nil {
+		return err
+	}
+	if err := sess.patchNodeReady(ctx, false, "KubeletNotReady", "container runtime is down"); err != nil {
+		return err
+	}
+	return sess.event(ctx, node.UID, corev1.EventTypeNormal, "NodeNotReady", fmt.Sprintf("Node %s status is now: NodeNotReady", node.Name))
+}
