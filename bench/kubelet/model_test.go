@@ -16,12 +16,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -47,8 +50,9 @@ import (
 // The fake answers every LIST and delivers every watch event a millisecond
 // after it happened (a round trip), so the kubelet's sync polls always see
 // a list still in flight and its own writes before their watch events, the
-// same way every run. It cannot serve watch-list (sendInitialEvents), so
-// every informer lists and then watches, whatever WatchListClient says.
+// same way every run. It serves watch-list (sendInitialEvents) as the API
+// server does, so the WatchListClient gate shows: one WATCH per informer
+// with the gate on, a LIST and a WATCH with it off.
 func TestRestartGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -61,6 +65,10 @@ func TestRestartGolden(t *testing.T) {
 		{name: "kubelet-legacy", cfg: func(c *Config) {
 			c.Kind = profiles.StormKubelet
 			c.Gates = map[string]bool{profiles.GateChangeContainerStatusOnKubeletRestart: true}
+		}},
+		{name: "kubelet-watchlist-off", cfg: func(c *Config) {
+			c.Kind = profiles.StormKubelet
+			c.Gates = map[string]bool{profiles.GateWatchListClient: false}
 		}},
 		{name: "kubelet-init-flash", cfg: func(c *Config) {
 			c.Kind = profiles.StormKubelet
@@ -287,9 +295,54 @@ func (f *fakeAPI) client(name string) *fake.Clientset {
 		if err != nil {
 			return true, nil, err
 		}
-		return true, delayWatch(w), nil
+		var initial []watch.Event
+		if wa, ok := a.(k8stesting.WatchActionImpl); ok && wa.ListOptions.SendInitialEvents != nil && *wa.ListOptions.SendInitialEvents {
+			if initial, err = f.initialEvents(a.GetResource(), a.GetNamespace()); err != nil {
+				w.Stop()
+				return true, nil, err
+			}
+		}
+		return true, delayWatch(w, initial), nil
 	})
 	return c
+}
+
+// listKinds are the kinds of the resources the kubelet's informers watch.
+var listKinds = map[string]string{"pods": "Pod", "nodes": "Node", "services": "Service", "secrets": "Secret",
+	"configmaps": "ConfigMap", "csidrivers": "CSIDriver", "runtimeclasses": "RuntimeClass"}
+
+// initialEvents serves a watch-list (sendInitialEvents=true): an ADDED event
+// for every object, then the bookmark that ends them
+// (metav1.InitialEventsAnnotationKey) at the list's resourceVersion.
+func (f *fakeAPI) initialEvents(gvr schema.GroupVersionResource, ns string) ([]watch.Event, error) {
+	gvk := gvr.GroupVersion().WithKind(listKinds[gvr.Resource])
+	list, err := f.tracker.List(gvr, gvk, ns)
+	if err != nil {
+		return nil, err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	var events []watch.Event
+	for _, o := range items {
+		events = append(events, watch.Event{Type: watch.Added, Object: o})
+	}
+	bookmark, err := scheme.Scheme.New(gvk)
+	if err != nil {
+		return nil, err
+	}
+	m, err := meta.Accessor(bookmark)
+	if err != nil {
+		return nil, err
+	}
+	la, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, err
+	}
+	m.SetResourceVersion(la.GetResourceVersion())
+	m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	return append(events, watch.Event{Type: watch.Bookmark, Object: bookmark}), nil
 }
 
 // sessions is a sessionFactory on this fake: the kubelet's clients are
@@ -391,6 +444,9 @@ func listOptions(o metav1.ListOptions) string {
 	}
 	if o.ResourceVersion != "" {
 		s = append(s, "rv="+o.ResourceVersion)
+	}
+	if o.SendInitialEvents != nil && *o.SendInitialEvents {
+		s = append(s, "sendInitialEvents")
 	}
 	return strings.Join(s, " ")
 }
@@ -539,7 +595,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // typedListWatches lists and watches through a kubeletClient's typed
 // clients, which a fake clientset serves; its answers come watchLatency
 // after the request.
-type typedListWatches struct{ c *fake.Clientset }
+type typedListWatches struct{ c kubeletClient }
 
 var _ listWatchSource = typedListWatches{}
 
@@ -563,9 +619,10 @@ func (t typedListWatches) listWatch(resource, namespace string, selector fields.
 	lw.WatchFunc = func(o metav1.ListOptions) (watch.Interface, error) {
 		return lw.WatchFuncWithContext(context.Background(), o)
 	}
-	// A fake clientset cannot serve watch-list: the reflector lists and
-	// then watches.
-	return cache.ToListWatcherWithWatchListSemantics(lw, t.c)
+	// Not cache.ToListWatcherWithWatchListSemantics(lw, fake clientset),
+	// which would turn watch-list off: fakeAPI serves it, so the
+	// WatchListClient gate picks the requests, as in production.
+	return lw
 }
 
 func (t typedListWatches) list(ctx context.Context, resource, ns string, o metav1.ListOptions) (runtime.Object, error) {
@@ -617,10 +674,22 @@ type delayedWatch struct {
 	once  sync.Once
 }
 
-func delayWatch(w watch.Interface) watch.Interface {
+func delayWatch(w watch.Interface, initial []watch.Event) watch.Interface {
 	d := &delayedWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{})}
 	go func() {
 		defer close(d.out)
+		for _, ev := range initial {
+			select {
+			case <-time.After(watchLatency):
+			case <-d.stop:
+				return
+			}
+			select {
+			case d.out <- ev:
+			case <-d.stop:
+				return
+			}
+		}
 		for ev := range w.ResultChan() {
 			select {
 			case <-time.After(watchLatency):
