@@ -242,6 +242,8 @@ func (s *Simulator) Restart(ctx context.Context, r storm.Restart) (err error) {
 	}
 }
 
+// rng returns the random source of one use (salt) for a node, seeded from
+// the storm's seed and the node's name: a rerun draws the same jitter.
 func (s *Simulator) rng(node string, salt uint64) *rand.Rand {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(node))
