@@ -4,10 +4,12 @@ package kubelet
 // ending in boot, and the pod steps of the kubelet's first sync and probes.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"time"
 
@@ -299,9 +301,21 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 		}
 		// Admission re-run (kubelet.go HandlePodAdditions → canAdmitPod):
 		// pods that no longer fit the node are rejected (kubernetes#123859).
+		// kubelet.go rejectPod records a Warning event with the reason and
+		// sets a status of phase, reason and message and nothing else;
+		// status_manager.go mergePodStatus keeps the old conditions the
+		// kubelet does not own (kubetypes.PodConditionByKubelet) and the
+		// new status's, which has none: PodScheduled, Initialized,
+		// ContainersReady, Ready and PodReadyToStartContainers go, so the
+		// pod leaves its Services at once. (Read from the source; the calibration
+		// has no rejection case.)
 		if reason, msg, rejected := admissionRejects(node, p); rejected {
+			if _, err := sess.podEvent(ctx, p, "", "", 1, corev1.EventTypeWarning, reason, msg); err != nil {
+				return nil, err
+			}
 			if _, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
 				st.Phase, st.Reason, st.Message = corev1.PodFailed, reason, msg
+				st.Conditions = slices.DeleteFunc(st.Conditions, func(c corev1.PodCondition) bool { return kubeletOwnedCondition[c.Type] })
 				return true
 			}); err != nil {
 				return nil, err
@@ -326,13 +340,6 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 				delay = time.Duration(c.ReadinessProbe.InitialDelaySeconds) * time.Second
 			}
 			plan.at[c.Name] = delay + jitter
-		}
-		if rebooted {
-			for _, v := range p.Spec.Volumes {
-				if v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumMemory {
-					s.Counters.MemoryEmptyDirsLost.Add(1)
-				}
-			}
 		}
 		probed := func(c string) bool { _, ok := plan.at[c]; return ok }
 		if rebooted {
@@ -408,6 +415,10 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 			deleted = append(deleted, pod)
 		}
 	}
+	// The store lists in map order; a fixed order keeps runs repeatable.
+	slices.SortFunc(deleted, func(a, b *corev1.Pod) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
 	if err := n.terminatePods(ctx, deleted); err != nil {
 		return nil, err
 	}
@@ -737,6 +748,16 @@ func podReady(st *corev1.PodStatus) bool {
 // admissionRejects re-runs the node-fit checks the kubelet's admission does
 // on start (lifecycle/predicate.go): the nodeSelector must match the node's
 // labels, and NoExecute taints must be tolerated.
+// kubeletOwnedCondition are the pod conditions the kubelet owns
+// (pkg/kubelet/types/pod_status.go PodConditionByKubelet, with the gates
+// PodReadyToStartContainersCondition and RestartAllContainersOnContainerExits
+// as 1.36 sets them by default). PodScheduled is among them.
+var kubeletOwnedCondition = map[corev1.PodConditionType]bool{
+	corev1.PodScheduled: true, corev1.PodReady: true, corev1.PodInitialized: true,
+	corev1.ContainersReady: true, corev1.PodResizeInProgress: true, corev1.PodResizePending: true,
+	corev1.PodReadyToStartContainers: true, corev1.AllContainersRestarting: true,
+}
+
 func admissionRejects(node *corev1.Node, p *corev1.Pod) (reason, msg string, rejected bool) {
 	for k, v := range p.Spec.NodeSelector {
 		if node.Labels[k] != v {
