@@ -43,6 +43,8 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/clock"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/stormbench/stormbench/bench/fleet"
 )
 
@@ -826,10 +828,19 @@ func (s *session) watchPodObjects(ctx context.Context, pods []*corev1.Pod) (int,
 
 // requestTokens replays the token manager (token/token_manager.go): its cache
 // is in memory only, so after a restart every projected service-account
-// token is requested again, bound to its pod.
+// token is requested again, bound to its pod. The volume manager mounts
+// every volume in an operation of its own, in parallel
+// (volume/util/operationexecutor, nestedpendingoperations: one goroutine
+// per volume), so the TokenRequests go out at once, paced only by the
+// kubelet's client rate limiter, not one after another.
 func (s *session) requestTokens(ctx context.Context, pods []*corev1.Pod) (int, error) {
-	n := 0
+	var n atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
 	for _, p := range pods {
+		sa := p.Spec.ServiceAccountName
+		if sa == "" {
+			sa = "default"
+		}
 		for _, v := range p.Spec.Volumes {
 			if v.Projected == nil {
 				continue
@@ -846,21 +857,21 @@ func (s *session) requestTokens(ctx context.Context, pods []*corev1.Pod) (int, e
 				if t.Audience != "" {
 					tr.Spec.Audiences = []string{t.Audience}
 				}
-				sa := p.Spec.ServiceAccountName
-				if sa == "" {
-					sa = "default"
-				}
-				if err := s.retry(ctx, func() error {
-					_, err := s.client.CoreV1().ServiceAccounts(p.Namespace).CreateToken(ctx, sa, tr, metav1.CreateOptions{})
-					return err
-				}); err != nil {
-					return n, fmt.Errorf("kubelet %s: token for pod %s/%s: %w", s.node, p.Namespace, p.Name, err)
-				}
-				n++
+				g.Go(func() error {
+					if err := s.retry(gctx, func() error {
+						_, err := s.client.CoreV1().ServiceAccounts(p.Namespace).CreateToken(gctx, sa, tr, metav1.CreateOptions{})
+						return err
+					}); err != nil {
+						return fmt.Errorf("kubelet %s: token for pod %s/%s: %w", s.node, p.Namespace, p.Name, err)
+					}
+					n.Add(1)
+					return nil
+				})
 			}
 		}
 	}
-	return n, nil
+	err := g.Wait()
+	return int(n.Load()), err
 }
 
 // defaultLeaseDuration is the kubelet's nodeLeaseDurationSeconds default,
