@@ -14,12 +14,6 @@ import (
 	"github.com/stormbench/stormbench/workloads"
 )
 
-// golden compares got with testdata/name, or rewrites the file with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	testutil.Golden(t, name, got)
-}
-
 func TestBuiltinProfilesLoad(t *testing.T) {
 	names := Names()
 	if !slices.Contains(names, "quick") {
@@ -95,7 +89,7 @@ func TestMarshalQuickGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "quick.resolved.yaml", out)
+	testutil.Golden(t, "quick.resolved.yaml", out)
 	// The golden file is itself a loadable profile.
 	if _, err := Load(filepath.Join("testdata", "quick.resolved.yaml")); err != nil {
 		t.Errorf("loading the resolved quick profile: %v", err)
@@ -167,7 +161,7 @@ func TestBadProfiles(t *testing.T) {
 					t.Errorf("error does not name %s:\n%s", p, msg)
 				}
 			}
-			golden(t, filepath.Join("bad", tc.file+".golden"), []byte(msg+"\n"))
+			testutil.Golden(t, filepath.Join("bad", tc.file+".golden"), []byte(msg+"\n"))
 		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stormbench/stormbench/bench/testutil"
 )
 
 // combinePair is a hollow and a containerd calibration of a kubelet
@@ -124,7 +126,7 @@ func TestCombineRenderGolden(t *testing.T) {
 		if err := render(&b); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, name, b.Bytes())
+		testutil.Golden(t, name, b.Bytes())
 	}
 }
 

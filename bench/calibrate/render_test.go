@@ -8,11 +8,6 @@ import (
 	"github.com/stormbench/stormbench/bench/testutil"
 )
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	testutil.Golden(t, name, got)
-}
-
 func sampleResult() *Result {
 	start := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	tol := DefaultTolerance()
@@ -49,7 +44,7 @@ func TestRenderGolden(t *testing.T) {
 		if err := render(&b); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, name, b.Bytes())
+		testutil.Golden(t, name, b.Bytes())
 	}
 	if d := r.Disagreements(); len(d) != 4 || d[3] != "reboot: failed restarts" {
 		t.Errorf("disagreements %v, want get pods, create csinodes, the not-ready p50 and reboot's failed restarts", d)

@@ -16,6 +16,8 @@ import (
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
+
+	"github.com/stormbench/stormbench/bench/testutil"
 )
 
 // regressed returns the fixture with the legacy variant made worse: 30 %
@@ -165,11 +167,11 @@ func TestGateGolden(t *testing.T) {
 	if err := WriteText(&text, rep); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "gate.txt.golden", text.Bytes())
+	testutil.Golden(t, "gate.txt.golden", text.Bytes())
 	if err := WriteJUnit(&junit, rep); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "gate.junit.xml.golden", junit.Bytes())
+	testutil.Golden(t, "gate.junit.xml.golden", junit.Bytes())
 
 	// The JUnit document parses, with one test case per gate.
 	var doc junitSuites
@@ -220,7 +222,7 @@ func TestPerfDataGolden(t *testing.T) {
 		if err := json.Unmarshal(b, &pd); err != nil || pd.Version != "v1" || len(pd.DataItems) == 0 {
 			t.Errorf("%s: %v, version %q, %d items", p, err, pd.Version, len(pd.DataItems))
 		}
-		golden(t, strings.SplitN(wantNames[i], "_", 2)[0]+".perfdata.golden.json", b)
+		testutil.Golden(t, strings.SplitN(wantNames[i], "_", 2)[0]+".perfdata.golden.json", b)
 	}
 	if _, err := WritePerfData(dir, []PerfFile{{Name: "../x.json"}}); err == nil {
 		t.Error("a file name leaving the directory was accepted")

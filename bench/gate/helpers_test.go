@@ -5,7 +5,6 @@ import (
 
 	"github.com/stormbench/stormbench/bench/internal/resulttest"
 	"github.com/stormbench/stormbench/bench/result"
-	"github.com/stormbench/stormbench/bench/testutil"
 )
 
 // fixture is a real 50-node kubelet-storm A/B run: variant legacy
@@ -15,12 +14,6 @@ const fixture = "../report/testdata/quick-ab.json"
 
 // readFixture returns a fresh copy of the fixture, which tests may change.
 func readFixture(t *testing.T) *result.Result { return resulttest.Read(t, fixture) }
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	testutil.Golden(t, name, got)
-}
 
 // setValue changes a figure of every run of a variant, failing the test if
 // the figure does not exist.

@@ -15,12 +15,6 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func at(d time.Duration) time.Time { return t0.Add(d) }
 
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	testutil.Golden(t, name, got)
-}
-
 // goldenMeasurement sorts m and compares its JSON with a golden file.
 func goldenMeasurement(t *testing.T, name string, m result.Measurement) {
 	t.Helper()
@@ -29,7 +23,7 @@ func goldenMeasurement(t *testing.T, name string, m result.Measurement) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, name, append(b, '\n'))
+	testutil.Golden(t, name, append(b, '\n'))
 }
 
 // value returns a figure or fails the test.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/result"
+
+	"github.com/stormbench/stormbench/bench/testutil"
 )
 
 // mergeT0 is the fixtures' time origin.
@@ -149,7 +151,7 @@ func TestMergeGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := encodeResult(t, m) // Encode validates.
-	golden(t, "merge-two-shards.golden.json", got)
+	testutil.Golden(t, "merge-two-shards.golden.json", got)
 	if !bytes.Equal(encodeResult(t, a), beforeA) || !bytes.Equal(encodeResult(t, b), beforeB) {
 		t.Error("Merge modified its inputs")
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stormbench/stormbench/bench/compare"
+
+	"github.com/stormbench/stormbench/bench/testutil"
 )
 
 func TestCompareGolden(t *testing.T) {
@@ -20,7 +22,7 @@ func TestCompareGolden(t *testing.T) {
 		if err := WriteComparison(&buf, c, f.format); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, f.golden, buf.Bytes())
+		testutil.Golden(t, f.golden, buf.Bytes())
 	}
 }
 
@@ -40,7 +42,7 @@ func TestCompareRepetitionsGolden(t *testing.T) {
 	if err := WriteComparison(&buf, c, FormatText); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "compare-reps.txt.golden", buf.Bytes())
+	testutil.Golden(t, "compare-reps.txt.golden", buf.Bytes())
 }
 
 func TestCompareHTMLPage(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/result"
+
+	"github.com/stormbench/stormbench/bench/testutil"
 )
 
 func TestReportHTML(t *testing.T) {
@@ -84,7 +86,7 @@ func TestReportMarkdownGolden(t *testing.T) {
 	if err := WriteMarkdown(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.md.golden", buf.Bytes())
+	testutil.Golden(t, "report.md.golden", buf.Bytes())
 }
 
 func TestKubeletTable(t *testing.T) {

@@ -12,6 +12,8 @@ import (
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
+
+	"github.com/stormbench/stormbench/bench/testutil"
 )
 
 // nan marks a figure a sweep run did not measure.
@@ -250,7 +252,7 @@ func TestReportSweepMarkdownGolden(t *testing.T) {
 	if err := WriteMarkdown(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report-sweep.md.golden", buf.Bytes())
+	testutil.Golden(t, "report-sweep.md.golden", buf.Bytes())
 }
 
 func TestReportNoSweep(t *testing.T) {

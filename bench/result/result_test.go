@@ -16,12 +16,6 @@ import (
 	"github.com/stormbench/stormbench/bench/testutil"
 )
 
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	testutil.Golden(t, name, got)
-}
-
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // hdrOf records the given durations into a histogram.
@@ -177,7 +171,7 @@ func TestSchemaGolden(t *testing.T) {
 	if err := result.Encode(&buf, fixture(t)); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "result.golden.json", buf.Bytes())
+	testutil.Golden(t, "result.golden.json", buf.Bytes())
 
 	// The golden document must read back to the same document.
 	r, err := result.Decode(bytes.NewReader(buf.Bytes()))
