@@ -638,61 +638,11 @@ func (n *nodeRun) probe(ctx context.Context, plans []probePlan, start time.Time)
 	}
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].at < steps[j].at })
 	var firstErr error
-	for _, st := range steps {
-		if err := s.sleep(ctx, st.at-s.cfg.Clock.Since(start)); err != nil {
-			return fmt.Errorf("kubelet %s: waiting to probe: %w", sess.node, err)
-		}
-		if st.status != nil {
-			patched, err := sess.syncPodStatus(ctx, st.plan.ns, st.plan.name, func(ps *corev1.PodStatus, _ *corev1.PodSpec) bool {
-				if ps.Phase != corev1.PodRunning {
-					return false
-				}
-				was := podReady(ps)
-				changed := applyStatusStep(ps, *st.status, metav1.NewTime(s.cfg.Clock.Now()))
-				if was && !podReady(ps) {
-					s.Counters.ReadyFlipsDown.Add(1)
-				}
-				if !was && podReady(ps) {
-					s.Counters.ReadyFlipsUp.Add(1)
-				}
-				return changed
-			})
-			if err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) && firstErr == nil {
-				firstErr = err
-			}
-			if patched {
-				s.Counters.PodStatusPatches.Add(1)
-			}
-			continue
-		}
-		if st.plan.flip {
-			probed := st.plan.at
-			patched, err := sess.syncPodStatus(ctx, st.plan.ns, st.plan.name, func(ps *corev1.PodStatus, _ *corev1.PodSpec) bool {
-				was := podReady(ps)
-				changed := setReadiness(ps, func(c string) bool { _, ok := probed[c]; return !ok }, metav1.NewTime(s.cfg.Clock.Now()))
-				if was && !podReady(ps) {
-					s.Counters.ReadyFlipsDown.Add(1)
-				}
-				return changed
-			})
-			if err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) && firstErr == nil {
-				firstErr = err
-			}
-			if patched {
-				s.Counters.PodStatusPatches.Add(1)
-			}
-		}
-		patched, err := sess.syncPodStatus(ctx, st.plan.ns, st.plan.name, func(ps *corev1.PodStatus, _ *corev1.PodSpec) bool {
-			if ps.Phase != corev1.PodRunning {
-				return false
-			}
-			was := podReady(ps)
-			changed := setReadiness(ps, func(string) bool { return true }, metav1.NewTime(s.cfg.Clock.Now()))
-			markStarted(ps)
-			if !was && podReady(ps) {
-				s.Counters.ReadyFlipsUp.Add(1)
-			}
-			return changed
+	// write is one sync of the status manager; a pod gone meanwhile is
+	// not an error, and the first other error is returned at the end.
+	write := func(plan *probePlan, mutate func(ps *corev1.PodStatus, now metav1.Time) bool) {
+		patched, err := sess.syncPodStatus(ctx, plan.ns, plan.name, func(ps *corev1.PodStatus, _ *corev1.PodSpec) bool {
+			return mutate(ps, metav1.NewTime(s.cfg.Clock.Now()))
 		})
 		if err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) && firstErr == nil {
 			firstErr = err
@@ -700,6 +650,46 @@ func (n *nodeRun) probe(ctx context.Context, plans []probePlan, start time.Time)
 		if patched {
 			s.Counters.PodStatusPatches.Add(1)
 		}
+	}
+	// flips counts the pod's readiness transitions across a write.
+	flips := func(mutate func(ps *corev1.PodStatus, now metav1.Time) bool) func(ps *corev1.PodStatus, now metav1.Time) bool {
+		return func(ps *corev1.PodStatus, now metav1.Time) bool {
+			was := podReady(ps)
+			changed := mutate(ps, now)
+			if was && !podReady(ps) {
+				s.Counters.ReadyFlipsDown.Add(1)
+			}
+			if !was && podReady(ps) {
+				s.Counters.ReadyFlipsUp.Add(1)
+			}
+			return changed
+		}
+	}
+	for _, st := range steps {
+		if err := s.sleep(ctx, st.at-s.cfg.Clock.Since(start)); err != nil {
+			return fmt.Errorf("kubelet %s: waiting to probe: %w", sess.node, err)
+		}
+		if st.status != nil {
+			step := *st.status
+			write(st.plan, flips(func(ps *corev1.PodStatus, now metav1.Time) bool {
+				return ps.Phase == corev1.PodRunning && applyStatusStep(ps, step, now)
+			}))
+			continue
+		}
+		if st.plan.flip {
+			probed := st.plan.at
+			write(st.plan, flips(func(ps *corev1.PodStatus, now metav1.Time) bool {
+				return setReadiness(ps, func(c string) bool { _, ok := probed[c]; return !ok }, now)
+			}))
+		}
+		write(st.plan, flips(func(ps *corev1.PodStatus, now metav1.Time) bool {
+			if ps.Phase != corev1.PodRunning {
+				return false
+			}
+			changed := setReadiness(ps, func(string) bool { return true }, now)
+			markStarted(ps)
+			return changed
+		}))
 	}
 	return firstErr
 }
