@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math"
+	"slices"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -12,13 +12,19 @@ import (
 
 // SettleOptions say when an API server counts as settled: its request rate
 // (apiserver_request_total without WATCH, which counts opened watches, not
-// traffic) over the last Window differs from the Window before by at most
-// Tolerance (relative) or Floor (requests/s, absolute), whichever is larger.
+// traffic) over each of the last Windows windows differs from the others by
+// at most Tolerance (relative) or Floor (requests/s, absolute), whichever is
+// larger.
 type SettleOptions struct {
 	// Interval between scrapes; default 5s.
 	Interval time.Duration
-	// Window of each rate; default 10s. Two whole windows are needed.
+	// Window of each rate; default 10s.
 	Window time.Duration
+	// Windows is how many consecutive windows must agree; default 4. At
+	// fleet-1k, two (20 s) passed before the garbage collector's first
+	// pass over the restored objects (about 2,000 GETs of nodes, CSINodes
+	// and workloads 40 s after the restore) and the baseline caught it.
+	Windows int
 	// Tolerance is the relative difference allowed; default 0.15.
 	Tolerance float64
 	// Floor is the absolute difference allowed, requests/s; default 2.
@@ -34,6 +40,9 @@ func (o SettleOptions) withDefaults() SettleOptions {
 	}
 	if o.Window <= 0 {
 		o.Window = 10 * time.Second
+	}
+	if o.Windows < 2 {
+		o.Windows = 4
 	}
 	if o.Tolerance <= 0 {
 		o.Tolerance = 0.15
@@ -53,8 +62,9 @@ type Settle struct {
 	Settled bool
 	// After is how long the wait took.
 	After time.Duration
-	// Rate and Previous are the last two windows' request rates, per second.
-	Rate, Previous float64
+	// Rate is the last window's request rate, per second; Low and High the
+	// lowest and highest of the windows compared.
+	Rate, Low, High float64
 }
 
 // String is the line a progress log prints.
@@ -63,7 +73,7 @@ func (s Settle) String() string {
 	if !s.Settled {
 		state = "still moving"
 	}
-	return fmt.Sprintf("API request rate %s after %s: %.1f/s (%.1f/s the window before)", state, s.After.Round(time.Second), s.Rate, s.Previous)
+	return fmt.Sprintf("API request rate %s after %s: %.1f/s (%.1f–%.1f/s in the last windows)", state, s.After.Round(time.Second), s.Rate, s.Low, s.High)
 }
 
 // WaitSettled scrapes the API server until its request rate is steady (see
@@ -88,9 +98,10 @@ func WaitSettled(ctx context.Context, src MetricsSource, clk clock.Clock, o Sett
 		if err == nil {
 			var s *sample
 			if s, err = parser.decode(body.Bytes(), contentType, at); err == nil {
-				if rate, prev, ok := j.add(at, requestsWithoutWatch(s), o); ok {
-					last = Settle{After: at.Sub(start), Rate: rate, Previous: prev}
-					if math.Abs(rate-prev) <= max(o.Floor, o.Tolerance*prev) {
+				if rates, ok := j.add(at, requestsWithoutWatch(s), o); ok {
+					lo, hi := slices.Min(rates), slices.Max(rates)
+					last = Settle{After: at.Sub(start), Rate: rates[len(rates)-1], Low: lo, High: hi}
+					if hi-lo <= max(o.Floor, o.Tolerance*lo) {
 						last.Settled = true
 						return last, nil
 					}
@@ -100,7 +111,7 @@ func WaitSettled(ctx context.Context, src MetricsSource, clk clock.Clock, o Sett
 		lastErr = err
 		if clk.Since(start) >= o.Timeout {
 			last.After = clk.Since(start)
-			if last.Rate == 0 && last.Previous == 0 && lastErr != nil {
+			if last.High == 0 && lastErr != nil {
 				return last, fmt.Errorf("API server rate never measured in %s: %w", o.Timeout, lastErr)
 			}
 			return last, nil
@@ -128,8 +139,9 @@ func requestsWithoutWatch(s *sample) float64 {
 }
 
 // settleJudge keeps a cumulative request count's points and gives the rates
-// of the last two whole windows: from the newest point back one window, and
-// the window before that. It needs no clock: points carry their times.
+// of the last whole windows, oldest first: each from the newest point at or
+// before its start to the newest at or before its end, the last ending at
+// the newest point. It needs no clock: points carry their times.
 type settleJudge struct {
 	points []settlePoint
 }
@@ -139,11 +151,11 @@ type settlePoint struct {
 	total float64
 }
 
-// add records a point and returns the last window's rate and the previous
-// window's, once two whole windows lie between the first point and this
-// one. A counter that went backwards (the API server restarted) starts the
-// points afresh.
-func (j *settleJudge) add(at time.Time, total float64, o SettleOptions) (rate, prev float64, ok bool) {
+// add records a point and returns the rates of the last o.Windows windows,
+// once that many whole windows lie between the first point and this one. A
+// counter that went backwards (the API server restarted) starts the points
+// afresh.
+func (j *settleJudge) add(at time.Time, total float64, o SettleOptions) (rates []float64, ok bool) {
 	if n := len(j.points); n > 0 && total < j.points[n-1].total {
 		j.points = j.points[:0]
 	}
@@ -157,16 +169,20 @@ func (j *settleJudge) add(at time.Time, total float64, o SettleOptions) (rate, p
 		}
 		return settlePoint{}, false
 	}
-	mid, ok1 := before(o.Window)
-	first, ok2 := before(2 * o.Window)
-	if !ok1 || !ok2 || !mid.at.After(first.at) {
-		return 0, 0, false
+	end := j.points[len(j.points)-1]
+	var first settlePoint
+	for i := 1; i <= o.Windows; i++ {
+		p, found := before(time.Duration(i) * o.Window)
+		if !found || !end.at.After(p.at) {
+			return nil, false
+		}
+		rates = append(rates, (end.total-p.total)/end.at.Sub(p.at).Seconds())
+		end, first = p, p
 	}
-	rate = (total - mid.total) / at.Sub(mid.at).Seconds()
-	prev = (mid.total - first.total) / mid.at.Sub(first.at).Seconds()
-	// Points older than two windows are not needed again.
+	slices.Reverse(rates)
+	// Points older than the oldest window's start are not needed again.
 	for len(j.points) > 1 && j.points[1].at.Before(first.at) {
 		j.points = j.points[1:]
 	}
-	return rate, prev, true
+	return rates, true
 }

@@ -15,7 +15,7 @@ import (
 // starts afresh.
 func TestSettleJudge(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	o := SettleOptions{}.withDefaults() // 10 s windows
+	o := SettleOptions{Windows: 2}.withDefaults() // two 10 s windows
 	type point struct {
 		sec   int
 		total float64
@@ -35,10 +35,14 @@ func TestSettleJudge(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var j settleJudge
-			var rate, prev float64
+			var rates []float64
 			var ok bool
 			for _, p := range tc.points {
-				rate, prev, ok = j.add(t0.Add(time.Duration(p.sec)*time.Second), p.total, o)
+				rates, ok = j.add(t0.Add(time.Duration(p.sec)*time.Second), p.total, o)
+			}
+			var rate, prev float64
+			if len(rates) == 2 {
+				prev, rate = rates[0], rates[1]
 			}
 			if ok != tc.wantOK || rate != tc.wantRate || prev != tc.wantPv {
 				t.Errorf("got rate %v, previous %v, ok %v; want %v, %v, %v", rate, prev, ok, tc.wantRate, tc.wantPv, tc.wantOK)
@@ -54,15 +58,22 @@ func TestWaitSettled(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		rates       []float64 // requests/s in each 5 s interval
+		windows     int
 		timeout     time.Duration
 		wantSettled bool
 		wantAfter   time.Duration
 	}{
 		// Windows (10 s) at 20 s: 100 vs 300; 25 s: 100 vs 200; 30 s: 30 vs 100;
 		// 35 s: 30 vs 65; 40 s: 30 vs 30.
-		{"burst then steady", []float64{300, 300, 100, 100, 30, 30, 30, 30, 30, 30}, time.Minute, true, 40 * time.Second},
-		{"steady from the start", []float64{50, 50, 50, 50, 50}, time.Minute, true, 20 * time.Second},
-		{"never steady", []float64{1000, 500, 250, 125, 1000, 500, 250, 125, 1000, 500, 250, 125, 1000}, 30 * time.Second, false, 30 * time.Second},
+		{"burst then steady", []float64{300, 300, 100, 100, 30, 30, 30, 30, 30, 30}, 2, time.Minute, true, 40 * time.Second},
+		{"steady from the start", []float64{50, 50, 50, 50, 50}, 2, time.Minute, true, 20 * time.Second},
+		{"never steady", []float64{1000, 500, 250, 125, 1000, 500, 250, 125, 1000, 500, 250, 125, 1000}, 2, 30 * time.Second, false, 30 * time.Second},
+		// A late burst, as the garbage collector's first pass after a
+		// restore: two windows pass at 20 s, before it; four see it and
+		// wait until 40 s of steady rate follow it.
+		{"late burst, two windows", []float64{50, 50, 50, 50, 400, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50}, 2, 2 * time.Minute, true, 20 * time.Second},
+		{"late burst, four windows", []float64{50, 50, 50, 50, 400, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50}, 4, 2 * time.Minute, true, 65 * time.Second},
+		{"steady, four windows", []float64{50, 50, 50, 50, 50, 50, 50, 50, 50}, 4, time.Minute, true, 40 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -83,7 +94,7 @@ func TestWaitSettled(t *testing.T) {
 						"apiserver_request_total{code=\"200\",resource=\"pods\",subresource=\"\",verb=\"WATCH\"} %g\n", total, 7*el.Seconds()*el.Seconds())
 					return []byte(body), "text/plain; version=0.0.4", nil
 				})}
-				got, err := WaitSettled(context.Background(), src, clk, SettleOptions{Timeout: tc.timeout})
+				got, err := WaitSettled(context.Background(), src, clk, SettleOptions{Windows: tc.windows, Timeout: tc.timeout})
 				if err != nil {
 					t.Fatal(err)
 				}
