@@ -219,7 +219,7 @@ func TestNodeStatusPatch(t *testing.T) {
 		{"after a reboot", corev1.ConditionTrue, true, "4f1c-new", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			data, status := nodeStatusPatch(now, tc.prev, tc.ready, "R", "M", tc.bootID)
+			data, status := nodeStatusPatch(now, tc.prev, tc.ready, "R", "M", tc.bootID, "")
 			var p struct {
 				Status struct {
 					Order      []map[string]string `json:"$setElementOrder/conditions"`

@@ -197,7 +197,8 @@ func (f *restartFixture) objects() []runtime.Object {
 				fleet.RunLabel: f.runID, cluster.KubeletLabel: cluster.KubeletUp, corev1.LabelHostname: f.node}},
 			Spec: corev1.NodeSpec{PodCIDR: "10.244.1.0/24"},
 			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
-				{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}}},
+				{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}},
+				NodeInfo: corev1.NodeSystemInfo{ContainerRuntimeVersion: "kwok-0.8.0"}},
 		},
 		&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: f.node, Namespace: corev1.NamespaceNodeLease},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, RenewTime: &renewed}},
@@ -476,7 +477,7 @@ func after(a k8stesting.Action, obj runtime.Object, err error) string {
 					Type, Status, Reason string
 					LastTransitionTime   *string
 				}
-				NodeInfo *struct{ BootID string }
+				NodeInfo *struct{ BootID, ContainerRuntimeVersion string }
 			}
 		}
 		if err := json.Unmarshal(p.Patch, &patch); err != nil {
@@ -491,8 +492,13 @@ func after(a k8stesting.Action, obj runtime.Object, err error) string {
 				}
 			}
 		}
-		if patch.Status.NodeInfo != nil {
-			s = append(s, "bootID="+patch.Status.NodeInfo.BootID)
+		if ni := patch.Status.NodeInfo; ni != nil {
+			if ni.BootID != "" {
+				s = append(s, "bootID="+ni.BootID)
+			}
+			if ni.ContainerRuntimeVersion != "" {
+				s = append(s, "runtime="+ni.ContainerRuntimeVersion)
+			}
 		}
 		return "-> " + strings.Join(s, " ")
 	case a.GetResource().Resource == "events":

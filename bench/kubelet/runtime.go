@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,6 +36,9 @@ const (
 	// runtimeDownSpread: the refused runtime's NotReady comes at the first
 	// node status sync (every 10 s) after runtimeDownAfter.
 	runtimeDownSpread = 10 * time.Second
+	// nodeStatusUpdateFrequency is the kubelet's node status sync period
+	// (apis/config/v1beta1/defaults.go).
+	nodeStatusUpdateFrequency = 10 * time.Second
 )
 
 // runtimeRestart: the container runtime is down for the downtime while the
@@ -99,9 +103,43 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	if d := after + time.Duration(rng.Float64()*float64(spread)); d < r.Downtime {
 		downAt = d
 	}
+	// A refused runtime fails the Version call of the first node status
+	// sync (every nodeStatusUpdateFrequency, 10 s) after it went away, and
+	// the VersionInfo setter (nodestatus/setters.go) reports the runtime
+	// as "<type>://Unknown": the status changed, so the kubelet PATCHes it
+	// while the node is still Ready (measured on the hollow kubelet, a
+	// 50 s refused outage: "fake-cri://Unknown" 9 s in, NotReady at 29 s,
+	// Ready with the version back at 60 s; 3 node status PATCHes). A hung
+	// runtime's Version call hangs the sync instead.
+	version := node.Status.NodeInfo.ContainerRuntimeVersion
+	unknownAt := time.Duration(-1)
+	if s.cfg.RuntimeMode != profiles.RuntimeHung && version != "" {
+		if d := time.Duration(rng.Float64() * float64(nodeStatusUpdateFrequency)); d < r.Downtime && (downAt < 0 || d < downAt) {
+			unknownAt = d
+		}
+	}
+	versionUnknown := false
+	reportUnknown := func() error {
+		if err := s.sleep(ctx, unknownAt-s.cfg.Clock.Since(start)); err != nil {
+			return err
+		}
+		// "containerd://2.1.4" becomes "containerd://Unknown"; KWOK's
+		// "kwok-0.8.0" has no runtime type to keep.
+		sess.newRuntimeVersion = "Unknown"
+		if typ, _, ok := strings.Cut(version, "://"); ok {
+			sess.newRuntimeVersion = typ + "://Unknown"
+		}
+		versionUnknown = true
+		return sess.patchNodeReady(ctx, true, "KubeletReady", "kubelet is posting ready status")
+	}
 	names := map[string]string{}
 	wentDown := false
 	for _, pr := range probes {
+		if unknownAt >= 0 && !versionUnknown && pr.at >= unknownAt {
+			if err := reportUnknown(); err != nil {
+				return err
+			}
+		}
 		if downAt >= 0 && !wentDown && pr.at >= downAt {
 			if err := n.runtimeDown(ctx, node, start, downAt); err != nil {
 				return err
@@ -119,6 +157,11 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 		}
 		names[key] = name
 	}
+	if unknownAt >= 0 && !versionUnknown {
+		if err := reportUnknown(); err != nil {
+			return err
+		}
+	}
 	if downAt >= 0 && !wentDown {
 		if err := n.runtimeDown(ctx, node, start, downAt); err != nil {
 			return err
@@ -128,18 +171,23 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	if err := s.sleep(ctx, r.Downtime-s.cfg.Clock.Since(start)); err != nil {
 		return err
 	}
-	if wentDown {
+	if wentDown || versionUnknown {
 		// Back: the next runtime check (every 5 s, kubelet.go
 		// updateRuntimeUp) and status sync report Ready (measured: 5 to
-		// 13 s after the runtime returned).
+		// 13 s after the runtime returned), with the runtime's version.
 		if err := s.sleep(ctx, 5*time.Second+time.Duration(rng.Float64()*float64(8*time.Second))); err != nil {
 			return err
+		}
+		if versionUnknown {
+			sess.newRuntimeVersion = version
 		}
 		if err := sess.patchNodeReady(ctx, true, "KubeletReady", "kubelet is posting ready status"); err != nil {
 			return err
 		}
-		if err := sess.event(ctx, node.UID, corev1.EventTypeNormal, "NodeReady", fmt.Sprintf("Node %s status is now: NodeReady", r.Node)); err != nil {
-			return err
+		if wentDown {
+			if err := sess.event(ctx, node.UID, corev1.EventTypeNormal, "NodeReady", fmt.Sprintf("Node %s status is now: NodeReady", r.Node)); err != nil {
+				return err
+			}
 		}
 	}
 	return n.recover(ctx, nil)

@@ -201,10 +201,13 @@ type session struct {
 	// knownNode is the node as the kubelet knew it without an informer (a
 	// runtime restart's kubelet keeps running); patchedReady is the Ready
 	// status it last patched (patchNodeReady). newBootID, when set, is a
-	// boot ID the next node status patch reports (after a reboot).
-	knownNode    *corev1.Node
-	patchedReady corev1.ConditionStatus
-	newBootID    string
+	// boot ID the next node status patch reports (after a reboot), and
+	// newRuntimeVersion a nodeInfo.containerRuntimeVersion (its runtime
+	// down, then back).
+	knownNode         *corev1.Node
+	patchedReady      corev1.ConditionStatus
+	newBootID         string
+	newRuntimeVersion string
 
 	// events is the kubelet's event client (cmd/kubelet/app/server.go
 	// EventClient): the same connection, a rate limiter of its own

@@ -302,7 +302,7 @@ func (s *session) lastReady() corev1.ConditionStatus {
 // nodeStatusPatch builds the patch: every condition's heartbeat, the Ready
 // condition's state, its transition time when prev differs, and the boot
 // ID when it changed (a reboot).
-func nodeStatusPatch(now metav1.Time, prev corev1.ConditionStatus, ready bool, reason, message, bootID string) ([]byte, corev1.ConditionStatus) {
+func nodeStatusPatch(now metav1.Time, prev corev1.ConditionStatus, ready bool, reason, message, bootID, runtimeVersion string) ([]byte, corev1.ConditionStatus) {
 	status := corev1.ConditionTrue
 	if !ready {
 		status = corev1.ConditionFalse
@@ -321,19 +321,26 @@ func nodeStatusPatch(now metav1.Time, prev corev1.ConditionStatus, ready bool, r
 		conds = append(conds, c)
 	}
 	st := map[string]any{"$setElementOrder/conditions": order, "conditions": conds}
+	info := map[string]any{}
 	if bootID != "" {
-		st["nodeInfo"] = map[string]any{"bootID": bootID}
+		info["bootID"] = bootID
+	}
+	if runtimeVersion != "" {
+		info["containerRuntimeVersion"] = runtimeVersion
+	}
+	if len(info) > 0 {
+		st["nodeInfo"] = info
 	}
 	data, _ := json.Marshal(map[string]any{"status": st})
 	return data, status
 }
 
 func (s *session) patchNodeReadyOnce(ctx context.Context, ready bool, reason, message string) error {
-	data, status := nodeStatusPatch(metav1.NewTime(s.clk.Now()), s.lastReady(), ready, reason, message, s.newBootID)
+	data, status := nodeStatusPatch(metav1.NewTime(s.clk.Now()), s.lastReady(), ready, reason, message, s.newBootID, s.newRuntimeVersion)
 	if _, err := s.heartbeat.CoreV1().Nodes().Patch(ctx, s.node, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status"); err != nil {
 		return fmt.Errorf("kubelet %s: patching node status: %w", s.node, err)
 	}
-	s.patchedReady, s.newBootID = status, ""
+	s.patchedReady, s.newBootID, s.newRuntimeVersion = status, "", ""
 	return nil
 }
 
