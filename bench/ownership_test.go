@@ -61,9 +61,30 @@ func TestOwnership(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("foreign pod not running: %v", err)
 	}
-	before, err := client.CoreV1().Nodes().Get(ctx, "foreign-node", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
+	// The node-lifecycle controller takes the node's not-ready taint off
+	// once KWOK reports it Ready, which can come after the pod runs (the
+	// pod names its node, so the taint does not hold it back): wait for
+	// that too, or the snapshot catches the controller's change.
+	var before *corev1.Node
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		n, err := client.CoreV1().Nodes().Get(ctx, "foreign-node", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		before = n
+		for _, t := range n.Spec.Taints {
+			if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
+				return false, nil
+			}
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				return c.Status == corev1.ConditionTrue, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("foreign node not Ready and untainted: %v", err)
 	}
 
 	p := mustProfile(t, `
