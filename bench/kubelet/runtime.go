@@ -26,12 +26,13 @@ const (
 	runtimeDownAfter = 30 * time.Second
 	// hungDownAfter: with a hung runtime the status sync itself waits on
 	// runtime calls, and the node went NotReady later, about 45 s in
-	// (measured on the hollow kubelet: NotReady in one of nine 50 s
-	// hangs, in five calibration runs, none in the other eight).
+	// (measured on the hollow kubelet: NotReady in one of 13 50 s hangs
+	// over the calibration runs so far, none in the other 12).
 	hungDownAfter = 45 * time.Second
 	// hungDownSpread is the spread of the NotReady time after
 	// hungDownAfter: 45 s, so that a 50 s hang goes NotReady in about one
-	// of nine, as measured. Hangs longer than 50 s are not calibrated.
+	// of nine (measured: one of 13, when this was set one of nine). Hangs
+	// longer than 50 s are not calibrated.
 	hungDownSpread = 45 * time.Second
 	// runtimeDownSpread: the refused runtime's NotReady comes at the first
 	// node status sync (every 10 s) after runtimeDownAfter.
@@ -57,7 +58,7 @@ const (
 // minutes) instead of failing, so exec probes record no event; the node
 // still reports NotReady, later (hungDownAfter), and Ready once the
 // runtime answers again (measured in 50 s hangs: NotReady at about 45 s in
-// one of nine, Ready within seconds of SIGCONT). Hangs beyond the CRI
+// one of 13, Ready within seconds of SIGCONT). Hangs beyond the CRI
 // timeout are not calibrated.
 func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *corev1.Node) error {
 	// Harness: KWOK must stop writing this node's status while the
