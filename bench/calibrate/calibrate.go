@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -251,13 +252,15 @@ func (s side) owner(name string) (string, bool) {
 
 // calibration is one run in progress.
 type calibration struct {
-	o        Options
-	ns       string
-	real     side
-	sim      side
-	nodes    map[string]realnode.Runner
-	timeline *timeline
-	audit    *auditTail
+	o     Options
+	ns    string
+	real  side
+	sim   side
+	nodes map[string]realnode.Runner
+	// bystanders are KWOK nodes that no case restarts (provision).
+	bystanders []string
+	timeline   *timeline
+	audit      *auditTail
 }
 
 // Run provisions K real and K simulated nodes with identical pods, runs
@@ -293,13 +296,20 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		c.sim.nodes = append(c.sim.nodes, fleet.NodeName(o.RunID, i))
 		c.real.nodes = append(c.real.nodes, fmt.Sprintf("%s-real-%d", o.RunID, i))
 	}
+	for j := 0; j < Bystanders(o.Nodes); j++ {
+		c.bystanders = append(c.bystanders, fmt.Sprintf("%s-bystander-%d", o.RunID, j))
+	}
 	c.real.name, c.sim.name = "real", "simulated"
 	res = &Result{
 		APIVersion: profiles.APIVersion, Kind: ResultKind, SchemaVersion: SchemaVersion,
 		Start: time.Now().UTC(), KubeVersion: cluster.KubeVersion, ServerVersion: o.Target.ServerVersion,
-		Nodes: o.Nodes, PodsPerNode: o.PodsPerNode, ProbePeriod: o.ProbePeriod.String(), InitDuration: o.InitDuration.String(),
+		Nodes: o.Nodes, PodsPerNode: o.PodsPerNode, Bystanders: len(c.bystanders), ProbePeriod: o.ProbePeriod.String(), InitDuration: o.InitDuration.String(),
 		PodFeatures: o.PodFeatures,
 		Tolerance:   o.Tolerance, RealNodes: c.real.nodes, SimulatedNodes: c.sim.nodes, Backend: o.Backend,
+	}
+	res.NodeEvictionRate, _ = strconv.ParseFloat(o.Embedded.NodeEvictionRate(), 64)
+	if res.NodeEvictionRate != NodeEvictionRate {
+		o.Logf("warning: the cluster's --node-eviction-rate is %g/s, not %d/s: the node-lifecycle controller's NoExecute taints will depend on the order the nodes go NotReady", res.NodeEvictionRate, NodeEvictionRate)
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
@@ -356,6 +366,27 @@ func (c *calibration) provision(ctx context.Context) error {
 			return fmt.Errorf("creating CSINode of simulated node %s: %w", name, err)
 		}
 	}
+	for j, name := range c.bystanders {
+		// Healthy nodes beside the restarted ones, as any real cluster
+		// has: KWOK keeps them Ready and nothing restarts them. Without
+		// them every node of the cluster goes NotReady together in a
+		// runtime restart, and the node-lifecycle controller enters its
+		// "all Nodes are not-Ready" disruption mode, in which it takes
+		// the NoExecute taints off again (node_lifecycle_controller.go
+		// handleDisruption); which side it had tainted by then depended
+		// only on which went NotReady first. 2K bystanders keep the zone
+		// below the unhealthy-zone threshold (0.55; ComputeZoneState), so
+		// its NoExecute tainting runs as in a healthy cluster.
+		n, err := fleet.BuildNode(fleet.NodeSpec{RunID: c.o.RunID, Index: c.o.Nodes + j, CPU: "32", Memory: "256Gi", Pods: 110})
+		if err != nil {
+			return err
+		}
+		n.Name, n.Spec.ProviderID = name, "kwok://"+name
+		n.Labels[corev1.LabelHostname], n.Labels[RoleLabel] = name, "bystander"
+		if _, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating bystander node %s: %w", name, err)
+		}
+	}
 	dir := filepath.Join(c.o.Embedded.Dir(), cluster.RealNodesDir)
 	for i, name := range c.real.nodes {
 		opts := realnode.Options{
@@ -409,7 +440,23 @@ func (c *calibration) provision(ctx context.Context) error {
 	return c.settle(ctx, 4*time.Minute)
 }
 
-// RoleLabel marks a calibration node as real or simulated.
+// Bystanders is the number of healthy KWOK nodes a calibration of k real
+// and k simulated nodes adds beside them (see provision).
+func Bystanders(k int) int { return 2 * k }
+
+// NodeEvictionRate is the calibration cluster's --node-eviction-rate,
+// nodes per second and zone. The node-lifecycle controller adds its
+// NoExecute not-ready taints through a token bucket of this rate with a
+// burst of 1 (nodelifecycle zoneNoExecuteTainter); at the default 0.1/s
+// the 2K nodes a runtime restart takes NotReady at once would be tainted
+// 10 s apart, in the order they went NotReady, and the later ones not at
+// all in a 20 s outage, so each side's taint writes would depend on the
+// other side's timing. At 100/s every NotReady node is tainted at the
+// controller's next 5 s pass, as one node among many healthy ones is in a
+// real cluster.
+const NodeEvictionRate = 100
+
+// RoleLabel marks a calibration node as real, simulated or bystander.
 const RoleLabel = "stormbench.io/calibration"
 
 // createWorkload creates node's Deployment (pinned to it, exec readiness
@@ -510,7 +557,7 @@ func (c *calibration) allNodes() []string {
 func (c *calibration) waitNodes(ctx context.Context, timeout time.Duration) error {
 	return c.waitFor(ctx, timeout, func() (string, error) {
 		var notReady []string
-		for _, name := range c.allNodes() {
+		for _, name := range append(c.allNodes(), c.bystanders...) {
 			if n, ok := c.nodes[name]; ok && !n.KubeletAlive() {
 				return "", fmt.Errorf("real node %s: its kubelet exited (%s); log: %s", name, n.KubeletExit(), n.KubeletLog())
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/realnode"
+	"github.com/stormbench/stormbench/profiles"
 )
 
 // knownDivergent are the rows where the simulated kubelet is known to
@@ -115,7 +116,9 @@ func TestCalibrationContainerd(t *testing.T) {
 }
 
 func calibrationTest(t *testing.T, backend string, caseNames []string, known map[string]string) {
-	c := clustertest.Start(t, nil, clustertest.WithAuditLog())
+	// As stormbench calibrate starts its cluster (calibrate.NodeEvictionRate).
+	p := &profiles.Profile{Timing: profiles.Timing{NodeEvictionRate: calibrate.NodeEvictionRate}}
+	c := clustertest.Start(t, p, clustertest.WithAuditLog())
 	comps := c.Components()
 	if err := comps.CheckRealNodes(); err != nil {
 		t.Fatal(err)

@@ -75,6 +75,9 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	if len(r.PodFeatures) > 0 {
 		fmt.Fprintf(&b, "The pods also carry: %s.\n\n", strings.Join(r.PodFeatures, ", "))
 	}
+	if r.Bystanders > 0 {
+		fmt.Fprintf(&b, "Beside them, %d healthy KWOK nodes that no case restarts; the controller manager's --node-eviction-rate is %g/s.\n\n", r.Bystanders, r.NodeEvictionRate)
+	}
 	if r.Command != "" {
 		fmt.Fprintf(&b, "Made with `%s` (%s, %s).\n\n", r.Command, r.Start.Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(1e9))
 	}

@@ -38,9 +38,14 @@ type Result struct {
 	KubeVersion   string `json:"kubeVersion"`
 	ServerVersion string `json:"serverVersion,omitempty"`
 	// Nodes is K (per side); PodsPerNode each node's pods.
-	Nodes       int    `json:"nodes"`
-	PodsPerNode int    `json:"podsPerNode"`
-	ProbePeriod string `json:"probePeriod"`
+	Nodes       int `json:"nodes"`
+	PodsPerNode int `json:"podsPerNode"`
+	// Bystanders are the healthy KWOK nodes beside them that no case
+	// restarts; NodeEvictionRate the cluster's --node-eviction-rate
+	// (absent in files written before they were added).
+	Bystanders       int     `json:"bystanders,omitempty"`
+	NodeEvictionRate float64 `json:"nodeEvictionRate,omitempty"`
+	ProbePeriod      string  `json:"probePeriod"`
 	// InitDuration is the simulated kubelet's NotReady time after start.
 	InitDuration string `json:"initDuration"`
 	// PodFeatures are what the calibration pods carried besides their

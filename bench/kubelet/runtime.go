@@ -34,9 +34,10 @@ const (
 	// of nine (measured: one of 13, when this was set one of nine). Hangs
 	// longer than 50 s are not calibrated.
 	hungDownSpread = 45 * time.Second
-	// runtimeDownSpread: the refused runtime's NotReady comes at the first
-	// node status sync (every 10 s) after runtimeDownAfter.
-	runtimeDownSpread = 10 * time.Second
+	// runtimeCheckPeriod is the period of the kubelet's runtime status
+	// check (kubelet.go Run: wait.UntilWithContext(ctx, kl.updateRuntimeUp,
+	// 5*time.Second)).
+	runtimeCheckPeriod = 5 * time.Second
 	// nodeStatusUpdateFrequency is the kubelet's node status sync period
 	// (apis/config/v1beta1/defaults.go).
 	nodeStatusUpdateFrequency = 10 * time.Second
@@ -95,17 +96,30 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	if s.cfg.RuntimeMode != profiles.RuntimeHung {
 		probes = erroredProbes(pods, rng, r.Downtime)
 	}
-	// The node status sync that first sees the runtime down.
-	after, spread := runtimeDownAfter, runtimeDownSpread
-	if s.cfg.RuntimeMode == profiles.RuntimeHung {
-		after, spread = hungDownAfter, hungDownSpread
-	}
+	// The node status sync that first sees the runtime down. The status
+	// loop ticks every nodeStatusUpdateFrequency from a phase of its own;
+	// the runtime check (updateRuntimeUp, every runtimeCheckPeriod,
+	// kubelet.go Run) last succeeded up to one period before the outage,
+	// and the runtime counts as down baseRuntimeSyncThreshold (30 s) after
+	// that success (runtime.go runtimeErrors). So a refused runtime's node
+	// goes NotReady at the first tick 25 to 30 s in, 25 to 40 s in all
+	// (measured on the hollow kubelet: 29 s, 29.7 s and 32 s).
+	// (A hung runtime's status sync hangs instead, so it has no phase.)
+	phase := time.Duration(-1)
 	downAt := time.Duration(-1)
-	if d := after + time.Duration(rng.Float64()*float64(spread)); d < r.Downtime {
-		downAt = d
+	if s.cfg.RuntimeMode == profiles.RuntimeHung {
+		if d := hungDownAfter + time.Duration(rng.Float64()*float64(hungDownSpread)); d < r.Downtime {
+			downAt = d
+		}
+	} else {
+		var d time.Duration
+		phase, d = refusedStatusTimes(rng)
+		if d < r.Downtime {
+			downAt = d
+		}
 	}
 	// A refused runtime fails the Version call of the first node status
-	// sync (every nodeStatusUpdateFrequency, 10 s) after it went away, and
+	// sync (the first tick of phase) after it went away, and
 	// the VersionInfo setter (nodestatus/setters.go) reports the runtime
 	// as "<type>://Unknown": the status changed, so the kubelet PATCHes it
 	// while the node is still Ready (measured on the hollow kubelet, a
@@ -115,8 +129,8 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	version := node.Status.NodeInfo.ContainerRuntimeVersion
 	unknownAt := time.Duration(-1)
 	if s.cfg.RuntimeMode != profiles.RuntimeHung && version != "" {
-		if d := time.Duration(rng.Float64() * float64(nodeStatusUpdateFrequency)); d < r.Downtime && (downAt < 0 || d < downAt) {
-			unknownAt = d
+		if phase >= 0 && phase < r.Downtime && (downAt < 0 || phase < downAt) {
+			unknownAt = phase
 		}
 	}
 	versionUnknown := false
@@ -192,6 +206,22 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 		}
 	}
 	return n.recover(ctx, nil)
+}
+
+// refusedStatusTimes draws, for a runtime that refuses its socket from
+// offset 0, the offsets of the node status loop's first tick (phase: the
+// first sync to fail the runtime's Version call) and of the first tick
+// that finds the runtime down: baseRuntimeSyncThreshold after the last
+// successful runtime check, which came up to runtimeCheckPeriod before
+// the outage.
+func refusedStatusTimes(rng *rand.Rand) (phase, down time.Duration) {
+	phase = time.Duration(rng.Float64() * float64(nodeStatusUpdateFrequency))
+	from := runtimeDownAfter - time.Duration(rng.Float64()*float64(runtimeCheckPeriod))
+	down = phase
+	for down < from {
+		down += nodeStatusUpdateFrequency
+	}
+	return phase, down
 }
 
 // erroredProbe is one exec probe that errors while the runtime is down.

@@ -149,6 +149,7 @@ Flags:
 	}
 	def := &profiles.Profile{}
 	profiles.SetDefaults(def)
+	def.Timing.NodeEvictionRate = calibrate.NodeEvictionRate
 	emb, err := cluster.NewEmbedded(cluster.EmbeddedOptions{Name: name, WorkDir: o.workDir, Components: comps, Timing: def.Timing, ControlPlane: def.ControlPlane, AuditLog: true})
 	if err != nil {
 		return err
