@@ -53,6 +53,12 @@ type Options struct {
 	// HeapProfile, when set, receives heap profiles at stormbench's RSS
 	// peaks during the storms (see measure.SelfCost).
 	HeapProfile *measure.PeakHeapProfile
+	// Reset, when set, brings the cluster back to the fleet's starting
+	// state before every storm but the first (run --restore-each restores
+	// the fleet snapshot), so that each variant and repetition starts from
+	// an identical cluster; it returns how long that took, recorded as the
+	// storm's ResetSeconds.
+	Reset func(ctx context.Context) (time.Duration, error)
 	// Clock is injected for tests; default the real clock.
 	Clock clock.Clock
 }
@@ -213,7 +219,15 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, re
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			var reset time.Duration
+			if o.Reset != nil && (len(res.Variants) > 0) {
+				o.Logf("Resetting the cluster before variant %s (repetition %d)", s.variant.Name, rep)
+				if reset, err = o.Reset(ctx); err != nil {
+					return fmt.Errorf("resetting the cluster before variant %s repetition %d: %w", s.variant.Name, rep, err)
+				}
+			}
 			vr, err := runVariant(ctx, o, f, rn, s, rep)
+			vr.ResetSeconds = reset.Seconds()
 			res.Variants = append(res.Variants, vr)
 			if o.Checkpoint != nil {
 				if cerr := o.Checkpoint(res); cerr != nil {

@@ -64,6 +64,9 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 	}
 	for _, v := range r.Variants {
 		tag := fmt.Sprintf("%s#%d", v.Variant, v.Repetition)
+		if v.ResetSeconds > 0 {
+			notes = append(notes, fmt.Sprintf("%s: the fleet snapshot was restored before it (restore, fleet Ready and request rate steady: %s)", tag, fmtSeconds(v.ResetSeconds)))
+		}
 		for _, e := range v.Errors {
 			notes = append(notes, fmt.Sprintf("error: %s: %s", tag, e))
 		}

@@ -137,6 +137,11 @@ type VariantRun struct {
 	WaveStarts []float64 `json:"waveStarts,omitempty"`
 	// Complete is false if this repetition stopped early.
 	Complete bool `json:"complete"`
+	// ResetSeconds is how long bringing the cluster back to the fleet's
+	// starting state took before this storm (run --restore-each: the
+	// snapshot restore and the wait until the fleet was Ready and the
+	// request rate steady); 0 when there was none.
+	ResetSeconds float64 `json:"resetSeconds,omitempty"`
 	// Measurements are the gathered measurements, sorted by name.
 	Measurements []Measurement `json:"measurements"`
 	// Errors are this repetition's failures outside any one measurement.

@@ -76,7 +76,7 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 		Profile: rp.p, RunID: rp.runID, Target: target, Embedded: emb,
 		Progress: newProgress(env.stderr), Logf: logf, Checkpoint: file.write,
 		KeepFleet: o.skipFleetDelete(emb, logf), ShardIndex: rp.shardI, ShardCount: rp.shardN, StartAt: rp.at,
-		SweepWaveSizes: rp.sizes, HeapProfile: heapProfile,
+		SweepWaveSizes: rp.sizes, HeapProfile: heapProfile, Reset: o.reset(env, rp, emb, logf),
 	})
 	if err := o.printResult(env, res, rp.path); err != nil {
 		return err
@@ -92,6 +92,7 @@ type runOptions struct {
 
 	profile, runID, outDir, outFile, output string
 	shard, startAt, waveSizes, fromSnapshot string
+	restoreEach                             bool
 	cpuProfile, memProfile                  string
 	keepCluster, keepFleet, dryRun, force   bool
 	seed                                    int64
@@ -134,7 +135,8 @@ Examples:
   stormbench run --profile quick --dry-run                  # the plan, nothing started
   stormbench run --profile fleet-1k --result results/f1k.json --cpuprofile cpu.pprof
   stormbench run --profile my-storm.yaml --kubeconfig ~/.kube/config --context staging --yes
-  stormbench run --profile big.yaml --shard 0/4 --start-at 2026-12-01T12:00:00Z --keep-fleet ...`
+  stormbench run --profile big.yaml --shard 0/4 --start-at 2026-12-01T12:00:00Z --keep-fleet ...
+  stormbench run --profile fleet-1k --from-snapshot f1k.snap --restore-each   # every variant from the same fleet`
 	if o.sweep {
 		name, usage = "sweep", `sweep --profile NAME|FILE --wave-sizes 50,100,200 [flags]
 
@@ -166,6 +168,7 @@ Examples:
 	fs.StringVar(&o.memProfile, "memprofile", "", "Write a pprof heap profile of stormbench itself, taken at its peak RSS during the storms, to this file")
 	fs.StringVar(&o.startAt, "start-at", "", "RFC 3339 time at which the storm starts (to coordinate shards)")
 	fs.StringVar(&o.fromSnapshot, "from-snapshot", "", "Start the embedded cluster from this fleet snapshot (stormbench fleet snapshot save) instead of provisioning; the run id is the snapshot's")
+	fs.BoolVar(&o.restoreEach, "restore-each", false, "With --from-snapshot: restore the snapshot again before every variant and repetition after the first, so each starts from the identical fleet (the result records each restore's time)")
 	return fs
 }
 
@@ -198,10 +201,16 @@ func (o *runOptions) resolve(seedSet bool) (*runPlan, error) {
 			return nil, usagef("--start-at: %v", err)
 		}
 	}
+	if o.restoreEach && o.fromSnapshot == "" {
+		return nil, usagef("--restore-each restores the --from-snapshot fleet: give --from-snapshot")
+	}
 	if o.fromSnapshot != "" {
 		if err := o.checkSnapshot(rp); err != nil {
 			return nil, err
 		}
+	}
+	if o.restoreEach && p.Fleet.RealKubelets > 0 {
+		return nil, usagef("--restore-each: the profile's %d real kubelets keep their own state outside the snapshot; not with fleet.realKubelets", p.Fleet.RealKubelets)
 	}
 	if rp.runID == "" {
 		rp.runID = fmt.Sprintf("%s-%s", p.Metadata.Name, time.Now().UTC().Format("0102-150405"))
@@ -329,6 +338,24 @@ func (o *runOptions) startEmbedded(ctx context.Context, env *cmdEnv, rp *runPlan
 		logf("Snapshot restored in %s; fleet settled (all Ready) %s later", restore.Round(100*time.Millisecond), settle.Round(100*time.Millisecond))
 	}
 	return emb, stop, nil
+}
+
+// reset is the run's Reset with --restore-each: the snapshot restored into
+// the embedded cluster again, and the wait until the fleet has settled.
+func (o *runOptions) reset(env *cmdEnv, rp *runPlan, emb *cluster.Embedded, logf func(string, ...any)) func(context.Context) (time.Duration, error) {
+	if !o.restoreEach || emb == nil {
+		return nil
+	}
+	return func(ctx context.Context) (time.Duration, error) {
+		start := time.Now()
+		_, restore, settle, err := restoreSnapshot(ctx, env, &o.cluster, emb, rp.p, o.fromSnapshot)
+		if err != nil {
+			return time.Since(start), err
+		}
+		took := time.Since(start)
+		logf("Snapshot restored in %s; fleet Ready %s later; %s in all", restore.Round(100*time.Millisecond), settle.Round(100*time.Millisecond), took.Round(100*time.Millisecond))
+		return took, nil
+	}
 }
 
 // printResult prints the sweep table and the summary, or the whole result

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/result"
 )
 
 const snapshotProfile = `
@@ -30,7 +31,7 @@ func TestFleetSnapshotRoundTrip(t *testing.T) {
 		t.Skip("integration test")
 	}
 	wd := t.TempDir()
-	for _, name := range []string{"snapa", "snapb"} {
+	for _, name := range []string{"snapa", "snapb", "sb-snap"} {
 		t.Cleanup(func() { runCLI(t, "cluster", "down", "--name", name, "--workdir", wd) })
 	}
 	prof := filepath.Join(wd, "snap.yaml")
@@ -105,6 +106,7 @@ func TestFleetSnapshotRoundTrip(t *testing.T) {
 		{"not a snapshot", []string{"fleet", "snapshot", "restore", "--name", "snapb", "--workdir", wd, "--profile", prof, "--file", prof}, "not a stormbench fleet snapshot"},
 		{"run from another fleet", []string{"run", "--name", "snapb", "--workdir", wd, "--profile", other, "--from-snapshot", file}, "fleet"},
 		{"no file", []string{"fleet", "snapshot", "restore", "--name", "snapb", "--workdir", wd, "--profile", prof}, "--file is required"},
+		{"restore each without a snapshot", []string{"run", "--workdir", wd, "--profile", prof, "--restore-each"}, "--restore-each restores the --from-snapshot fleet"},
 	} {
 		code, _, errOut := runCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {
@@ -121,4 +123,44 @@ func TestFleetSnapshotRoundTrip(t *testing.T) {
 	if !slices.Equal(gotNodes, wantNodes) || gotReady != wantReady {
 		t.Errorf("restored fleet: nodes %v, %d pods Ready; want %v and %d", gotNodes, gotReady, wantNodes, wantReady)
 	}
+
+	// run --restore-each: two variants from the same snapshot, the second
+	// after restoring it again into the run's cluster.
+	stormProf := filepath.Join(wd, "storm.yaml")
+	if err := os.WriteFile(stormProf, []byte(strings.Replace(snapshotProfile, "%d", "5", 1)+snapshotStorm), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resPath := filepath.Join(wd, "each.json")
+	out = must("run", "--workdir", wd, "--profile", stormProf, "--from-snapshot", file, "--restore-each", "--result", resPath)
+	t.Log(out)
+	res, err := result.ReadFile(resPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Variants) != 2 {
+		t.Fatalf("run --restore-each: %d variants in the result, want 2", len(res.Variants))
+	}
+	if first, second := res.Variants[0], res.Variants[1]; first.ResetSeconds != 0 || second.ResetSeconds <= 0 || !first.Complete || !second.Complete {
+		t.Errorf("run --restore-each: reset %gs and %gs, complete %t and %t; want none before the first variant, a restore before the second, both complete",
+			first.ResetSeconds, second.ResetSeconds, first.Complete, second.Complete)
+	}
+	if !strings.Contains(out, "preserve#0: the fleet snapshot was restored before it") {
+		t.Errorf("run --restore-each: the summary does not say the second variant started from a restore:\n%s", out)
+	}
 }
+
+// snapshotStorm is a storm over the snapshot profile's fleet, two variants.
+const snapshotStorm = `
+storm:
+  kind: kubelet
+  select: {count: 1}
+  downtime: {type: fixed, value: 3s}
+variants:
+- name: legacy
+  featureGates: {ChangeContainerStatusOnKubeletRestart: true}
+- name: preserve
+  featureGates: {ChangeContainerStatusOnKubeletRestart: false}
+measurements:
+  apiserver: {interval: 1s, baseline: 5s}
+  recovery: {}
+`
