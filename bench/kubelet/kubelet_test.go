@@ -287,8 +287,8 @@ func TestStartupSteps(t *testing.T) {
 	}{
 		{"startup first: not started for a startup period, ready at once after", 3 * s, 10 * s, 5 * s, 10 * s,
 			[]w{{3 * s, false, false}, {13 * s, true, false}, {13 * s, true, true}}},
-		{"readiness first: down at its first result, started at the startup worker's first probe", 6 * s, 10 * s, 1 * s, 10 * s,
-			[]w{{1 * s, false, false}, {6 * s, true, false}, {6 * s, true, true}}},
+		{"readiness first: down at its first result, a moment Ready (SetContainerReadiness), started at the startup worker's first probe", 6 * s, 10 * s, 1 * s, 10 * s,
+			[]w{{1 * s, false, false}, {1 * s, false, true}, {1 * s, false, false}, {6 * s, true, false}, {6 * s, true, true}}},
 		{"no readiness probe: ready once started", 4 * s, 5 * s, 0, 0,
 			[]w{{4 * s, false, false}, {9 * s, true, true}}},
 	} {
