@@ -24,7 +24,6 @@ import (
 var knownDivergent = map[string]string{
 	"*: kubelet: create events":                       "the hollow kubelet's stub container manager records no NodeAllocatableEnforced, which a kubelet enforcing cgroups (and the model) does: 4 against 5 on a kubelet restart",
 	"*: kubelet: patch events":                        "item 9: the real kubelet's event correlator PATCHes a NodeHas* event when it records it twice within a start (0 to 3 per restart, timing-dependent); the model never does",
-	"*: node-controller: create events":               "the node-lifecycle controller's events when a node goes NotReady: recorded for the real node, not for the simulated one (not explained yet)",
 	"kubelet/legacy: " + calibrate.MetricLastRequest:  "random on both sides: the last write of a node is the latest of its pods' U(0, probe period) probe offsets, 2 nodes too few to compare (compared in results/calibration)",
 	"reboot: " + calibrate.MetricLastRequest:          "random on both sides, as above",
 	"runtime/refused: " + calibrate.MetricLastRequest: "random on both sides: Ready again at the next runtime check (every 5 s) and status sync (every 10 s) after the runtime returns, 5 to 13 s (measured 6.8 to 10.2 s in four runs), median of 2 nodes",
@@ -42,8 +41,6 @@ var knownDivergentContainerd = map[string]string{
 	"*: kubelet: patch events":                        knownDivergent["*: kubelet: patch events"],
 	"runtime/refused: kubelet: get pods":              "the kubelet on containerd wrote one pod's status after the runtime came back in one of three runs (GET + PATCH; not explained), none in the other two",
 	"runtime/refused: kubelet: patch pods/status":     "as get pods above",
-	"*: node-controller: create events":               knownDivergent["*: node-controller: create events"],
-	"runtime/refused: node-controller: patch nodes":   "the node-lifecycle controller adds and removes the NoExecute not-ready taint on the real node while it is NotReady, not on the simulated one (3 against 2; not explained)",
 	"kubelet/legacy: kubelet: patch pods/status":      "the kubelet on containerd writes each legacy-flipped pod three times (15 against 10 for 5 pods: a status.resources write, an artifact of cgroup v1, besides NotReady and Ready)",
 	"reboot: kubelet: patch pods/status":              "the kubelet on containerd writes each rebooted pod four times, the model three (20 against 15; the cgroup v1 status.resources write again)",
 	"reboot: kubelet: get pods":                       "as patch pods/status: one GET per write",
