@@ -84,6 +84,12 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	if err := sess.startInformers(ctx); err != nil {
 		return err
 	}
+	// The volume manager starts beside registration (kubelet.go Run); the
+	// model knows the pods on disk once the pod informer has synced, so its
+	// GET comes that much later than the real one.
+	if err := sess.reconstructVolumes(ctx); err != nil {
+		return fmt.Errorf("kubelet %s: volume reconstruction: %w", r.Node, err)
+	}
 	node, ok, _ := sess.nodeInf.GetStore().GetByKey(r.Node)
 	if !ok {
 		return fmt.Errorf("kubelet %s: own node not in its informer", r.Node)
