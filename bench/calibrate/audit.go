@@ -13,7 +13,8 @@ import (
 )
 
 // auditEvent is the part of an audit.k8s.io/v1 Event that calibration
-// reads (Metadata level: no bodies).
+// reads: Metadata level, and the request body of pods/status PATCHes
+// (cluster.auditPolicy).
 type auditEvent struct {
 	Stage            string     `json:"stage"`
 	Verb             string     `json:"verb"`
@@ -29,7 +30,8 @@ type auditEvent struct {
 	ResponseStatus *struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
-	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
+	RequestReceivedTimestamp time.Time       `json:"requestReceivedTimestamp"`
+	RequestObject            json.RawMessage `json:"requestObject"`
 }
 
 type auditUser struct {
@@ -53,6 +55,24 @@ type Request struct {
 	Namespace, Name string
 	// Code is the HTTP status code.
 	Code int
+	// ResourcesOnly says the request is a PATCH of pods/status that sets
+	// status.resources and nothing else of the status.
+	//
+	// A kubelet on cgroup v1 sends these: it reads the pod cgroup's
+	// memory.limit_in_bytes, and for a pod without a memory limit that is
+	// the kernel's "unlimited" (9223372036854771712 bytes), which it
+	// reports as a limit of 9007199254740988Ki (kubelet_pods.go
+	// convertToAPIPodLevelResourcesStatus, InPlacePodLevelResourcesVerticalScaling,
+	// beta and on in 1.36). The first sync after a restart and the
+	// terminal sync write it again. On cgroup v2, memory.max reads "max",
+	// which the cgroup library returns as MaxUint64, −1 as an int64, and
+	// the kubelet reports nothing (cm/helpers_linux.go
+	// MemoryLimitsFromConfig). A v1.36 kubelet refuses to start on cgroup
+	// v1 unless failCgroupV1 is false (its default is true), as the
+	// containerd-backed oracle on these cgroup v1 machines must set it. So
+	// these writes are the oracle's machine, not a kubelet a 1.36 cluster
+	// runs, and the calibration reports them apart.
+	ResourcesOnly bool
 }
 
 // Key is the request's row key: "verb resource" or "verb resource/sub".
@@ -143,6 +163,15 @@ func parseAuditLine(line []byte) (Request, bool, error) {
 	}
 	if ev.ResponseStatus != nil {
 		req.Code = ev.ResponseStatus.Code
+	}
+	if req.Verb == "patch" && req.Resource == "pods" && req.Subresource == "status" && len(ev.RequestObject) > 0 {
+		var patch struct {
+			Status map[string]json.RawMessage `json:"status"`
+		}
+		if err := json.Unmarshal(ev.RequestObject, &patch); err == nil {
+			_, ok := patch.Status["resources"]
+			req.ResourcesOnly = ok && len(patch.Status) == 1
+		}
 	}
 	return req, true, nil
 }

@@ -204,14 +204,18 @@ func (r *Result) Validate() error {
 
 // Figures a case reports besides the per-request rows.
 const (
-	MetricNotReadyP50      = "pod not-ready per flip p50"
-	MetricNotReadyMax      = "pod not-ready per flip max"
-	MetricReadyFlips       = "pod Ready→NotReady flips"
-	MetricNodeTransitions  = "node Ready transitions"
-	MetricSliceWrites      = "EndpointSlice writes"
-	MetricLastRequest      = "kubelet start → last request"
-	MetricKubeletCPU       = "CPU-s per restart"
-	MetricKubeletPeakRSS   = "peak RSS MiB"
+	MetricNotReadyP50     = "pod not-ready per flip p50"
+	MetricNotReadyMax     = "pod not-ready per flip max"
+	MetricReadyFlips      = "pod Ready→NotReady flips"
+	MetricNodeTransitions = "node Ready transitions"
+	MetricSliceWrites     = "EndpointSlice writes"
+	MetricLastRequest     = "kubelet start → last request"
+	MetricKubeletCPU      = "CPU-s per restart"
+	MetricKubeletPeakRSS  = "peak RSS MiB"
+	// MetricResourcesOnly counts the kubelet's PATCHes of pods/status that
+	// set only status.resources (Request.ResourcesOnly): reported, not
+	// checked, and left out of "kubelet: patch pods/status".
+	MetricResourcesOnly    = "kubelet: patch pods/status, status.resources only (cgroup v1)"
 	kubeletPrefix          = "kubelet: "
 	sliceControllerPrefix  = "endpointslice-controller: "
 	writeVerbsForAttribute = "create update patch delete deletecollection"
@@ -237,7 +241,7 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 		}
 	}
 	last := map[string]time.Time{}
-	slices := tally{}
+	slices, resourcesOnly := tally{}, tally{}
 	for _, r := range reqs {
 		if r.Time.Before(t0) || !r.Time.Before(end) {
 			continue
@@ -253,6 +257,14 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 		if node := r.Node(); node != "" {
 			isReal := c.real.has(node)
 			if !isReal && !c.sim.has(node) {
+				continue
+			}
+			if r.ResourcesOnly {
+				if isReal {
+					resourcesOnly.real++
+				} else {
+					resourcesOnly.sim++
+				}
 				continue
 			}
 			add(kubeletPrefix+r.Key(), isReal)
@@ -289,6 +301,11 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 	for _, key := range keys {
 		t := counts[key]
 		rows = append(rows, c.row(key, "/restart", t.real/k, t.sim/k, ""))
+	}
+	if resourcesOnly.real > 0 || resourcesOnly.sim > 0 {
+		rows = append(rows, Row{Metric: MetricResourcesOnly, Unit: "/restart", Real: resourcesOnly.real / k, Simulated: resourcesOnly.sim / k,
+			Agree: true, Informational: true,
+			Note: "the pod cgroup's unlimited memory.limit_in_bytes reported as a limit; a 1.36 kubelet runs on cgroup v1 only with failCgroupV1: false"})
 	}
 	rows = append(rows, c.row(MetricSliceWrites, "/restart", slices.real/k, slices.sim/k, "by kube-controller-manager, of the node's Service"))
 	podFlips, nodeFlips := c.timeline.between(t0, end)

@@ -30,6 +30,10 @@ func TestParseAudit(t *testing.T) {
 		// controller's service account.
 		{"update endpoints", "", "endpoint-controller", false},
 		{"patch pods/status", "cal-1-node-00000", "", false},
+		// Request level: the first sets only status.resources (cgroup
+		// v1), the second conditions too.
+		{"patch pods/status", "cal-1-real-0", "", false},
+		{"patch pods/status", "cal-1-real-0", "", false},
 		{"patch nodes", "", "", false},
 		// KWOK renewing a simulated node's lease after the handback.
 		{"update leases", "", "", true},
@@ -41,6 +45,11 @@ func TestParseAudit(t *testing.T) {
 		r := reqs[i]
 		if r.Key() != w.key || r.Node() != w.node || r.Controller() != w.controller || r.KWOK() != w.kwok {
 			t.Errorf("request %d: key %q node %q controller %q kwok %t, want %+v", i, r.Key(), r.Node(), r.Controller(), r.KWOK(), w)
+		}
+	}
+	for i, want := range []bool{false, false, false, false, false, true, false, false, false} {
+		if reqs[i].ResourcesOnly != want {
+			t.Errorf("request %d (%s): ResourcesOnly %t, want %t", i, reqs[i].Key(), reqs[i].ResourcesOnly, want)
 		}
 	}
 	if got := reqs[0].Time; !got.Equal(time.Date(2026, 12, 1, 8, 0, 1, 0, time.UTC)) {

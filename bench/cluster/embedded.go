@@ -117,11 +117,19 @@ func (e *Embedded) auditPolicyPath() string {
 // is evaluated before impersonation (the audit filter runs ahead of the
 // impersonation filter in the API server's handler chain), so a rule on
 // group system:nodes would miss the node identities stormbench impersonates;
-// the policy logs everyone and the reader filters.
+// the policy logs everyone and the reader filters. PATCHes of pods/status
+// are logged with their request body (level Request), so calibration can
+// tell a kubelet's status.resources-only writes apart (calibrate
+// Request.ResourcesOnly).
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
 rules:
+- level: Request
+  verbs: [patch]
+  resources:
+  - group: ""
+    resources: [pods/status]
 - level: Metadata
 `
 
