@@ -452,26 +452,30 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 // while it was away. Each pod's worker kills its containers (kuberuntime
 // killContainer: a Killing event per running container), all pods at once,
 // since every pod has a worker goroutine of its own (pod_workers.go). The
-// status manager, one goroutine for all pods, then writes each pod's status
-// twice, a GET and a PATCH each (status_manager.go syncPod):
+// status manager, one goroutine for all pods, then syncs each pod three
+// times, a GET before each (status_manager.go syncPod):
 //  1. after the kill, every container terminated and the pod not ready, but
 //     the phase still the old one: kubelet.go SyncTerminatingPod asks for
 //     the terminal phase, and status_manager.go mergePodStatus holds it back
 //     while podDeletionSafety.PodCouldHaveRunningContainers, which stays true
 //     until the pod worker has finished terminating;
 //  2. the terminal phase (Succeeded or Failed), once the pod worker is done
-//     (SyncTerminatedPod, statusManager.TerminatePod). With the phase
-//     terminal and the pod finished, canBeDeleted holds, and the same sync
-//     deletes the pod with grace period 0 and the UID as precondition.
+//     (kubelet.go SyncTerminatedPod: SetPodStatus with the terminal phase);
+//  3. a sync with nothing to write, a GET and the DELETE: SyncTerminatedPod
+//     waits for the volumes to be unmounted and then calls
+//     statusManager.TerminatePod, whose status version says the pod is
+//     finished, so canBeDeleted holds and the sync deletes the pod with
+//     grace period 0 and the UID as precondition.
 //
 // The pods' first writes come before any pod's second one, as the status
 // manager syncs the versions in the order the workers set them; the
 // controllers then fold the pods' changes into fewer EndpointSlice and
 // Endpoints writes than one pod after another would cause. The oracle
-// (calibration case kubelet/deleted, hollow kubelet) measured 1.75 to 2
-// PATCHes and 2.25 GETs per deleted pod: now and then the status manager
-// gets to a pod only after termination finished and writes both steps as
-// one.
+// (calibration case kubelet/deleted) measured 1.75 to 2 PATCHes per
+// deleted pod, and on the hollow kubelet (audit log, 2026-12-02, 4 pods)
+// GET, PATCH, GET, PATCH, GET, DELETE for 3 pods and GET, PATCH, GET,
+// DELETE for one: now and then the status manager gets to a pod only after
+// a later step and writes the steps as one.
 func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod) error {
 	s, sess := n.s, n.sess
 	if len(pods) == 0 {
@@ -519,6 +523,9 @@ func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod) error {
 	}
 	for _, pod := range pods {
 		if err := sync(pod, terminal); err != nil {
+			return err
+		}
+		if err := sync(pod, func(*corev1.PodStatus, *corev1.PodSpec) bool { return false }); err != nil {
 			return err
 		}
 		uid := pod.UID

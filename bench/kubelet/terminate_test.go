@@ -19,8 +19,9 @@ import (
 // the kubelet does it: a Killing event per running container, the status
 // manager's two syncs, each a GET and a PATCH (first the containers
 // terminated and the pod not ready with the phase held back, then the phase
-// Succeeded), then the DELETE with grace period 0 and the UID as
-// precondition. Table: how many containers run.
+// Succeeded), then a third sync with nothing to write, a GET and the DELETE
+// with grace period 0 and the UID as precondition (TerminatePod, after the
+// volumes are unmounted). Table: how many containers run.
 func TestTerminatePod(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
@@ -29,11 +30,11 @@ func TestTerminatePod(t *testing.T) {
 		want    []string // verb resource[/subresource], in order
 	}{
 		{"one container", []bool{true},
-			[]string{"create events", "get pods", "patch pods/status", "get pods", "patch pods/status", "delete pods"}},
+			[]string{"create events", "get pods", "patch pods/status", "get pods", "patch pods/status", "get pods", "delete pods"}},
 		{"two, one already exited", []bool{true, false},
-			[]string{"create events", "get pods", "patch pods/status", "get pods", "patch pods/status", "delete pods"}},
+			[]string{"create events", "get pods", "patch pods/status", "get pods", "patch pods/status", "get pods", "delete pods"}},
 		{"two running", []bool{true, true},
-			[]string{"create events", "create events", "get pods", "patch pods/status", "get pods", "patch pods/status", "delete pods"}},
+			[]string{"create events", "create events", "get pods", "patch pods/status", "get pods", "patch pods/status", "get pods", "delete pods"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			deleted := metav1.NewTime(t0.Add(-time.Second))
@@ -194,8 +195,8 @@ func TestTerminatePodsInterleaved(t *testing.T) {
 	}
 	want := []string{
 		"get pods a", "patch pods/status a", "get pods b", "patch pods/status b",
-		"get pods a", "patch pods/status a", "delete pods a",
-		"get pods b", "patch pods/status b", "delete pods b",
+		"get pods a", "patch pods/status a", "get pods a", "delete pods a",
+		"get pods b", "patch pods/status b", "get pods b", "delete pods b",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
