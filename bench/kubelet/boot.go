@@ -454,13 +454,19 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 // since every pod has a worker goroutine of its own (pod_workers.go). The
 // status manager, one goroutine for all pods, then syncs each pod three
 // times, a GET before each (status_manager.go syncPod):
-//  1. after the kill, every container terminated and the pod not ready, but
-//     the phase still the old one: kubelet.go SyncTerminatingPod asks for
-//     the terminal phase, and status_manager.go mergePodStatus holds it back
-//     while podDeletionSafety.PodCouldHaveRunningContainers, which stays true
-//     until the pod worker has finished terminating;
-//  2. the terminal phase (Succeeded or Failed), once the pod worker is done
-//     (kubelet.go SyncTerminatedPod: SetPodStatus with the terminal phase);
+//  1. the pod's first status after the restart (kubelet.go
+//     SyncTerminatingPod, generateAPIPodStatus), before the kill: nothing
+//     changed but the observed generation, which the graceful deletion
+//     raised (pkg/api/v1/pod CalculatePodStatusObservedGeneration and
+//     CalculatePodConditionObservedGeneration, PodObservedGenerationTracking):
+//     status.observedGeneration and every condition's; the pod stays ready
+//     as far as its Services are concerned (already terminating);
+//  2. the containers terminated, the pod not ready and the terminal phase
+//     (Succeeded or Failed) in one write, once the pod worker is done
+//     (SyncTerminatedPod: SetPodStatus with the terminal phase; the
+//     intermediate status of the kill, with the phase held back by
+//     mergePodStatus while PodCouldHaveRunningContainers, is overtaken
+//     before the status manager gets to it);
 //  3. a sync with nothing to write, a GET and the DELETE: SyncTerminatedPod
 //     waits for the volumes to be unmounted and then calls
 //     statusManager.TerminatePod, whose status version says the pod is
@@ -492,22 +498,33 @@ func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod) error {
 			}
 		}
 	}
-	stopped := func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
-		changed := terminateContainers(st, 0, "Completed", now)
-		return setReadiness(st, func(string) bool { return false }, now) || changed
+	observed := func(generation int64) func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
+		return func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
+			changed := st.ObservedGeneration != generation
+			st.ObservedGeneration = generation
+			for i := range st.Conditions {
+				if st.Conditions[i].ObservedGeneration != generation {
+					st.Conditions[i].ObservedGeneration = generation
+					changed = true
+				}
+			}
+			return changed
+		}
 	}
 	terminal := func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
+		changed := terminateContainers(st, 0, "Completed", now)
+		changed = setReadiness(st, func(string) bool { return false }, now) || changed
 		phase := corev1.PodSucceeded
 		for _, c := range st.ContainerStatuses {
 			if t := c.State.Terminated; t == nil || t.ExitCode != 0 {
 				phase = corev1.PodFailed
 			}
 		}
-		if st.Phase == phase {
-			return false
+		if st.Phase != phase {
+			st.Phase = phase
+			changed = true
 		}
-		st.Phase = phase
-		return true
+		return changed
 	}
 	sync := func(pod *corev1.Pod, mutate func(*corev1.PodStatus, *corev1.PodSpec) bool) error {
 		patched, err := sess.syncPodStatus(ctx, pod.Namespace, pod.Name, mutate)
@@ -517,7 +534,7 @@ func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod) error {
 		return err
 	}
 	for _, pod := range pods {
-		if err := sync(pod, stopped); err != nil {
+		if err := sync(pod, observed(pod.Generation)); err != nil {
 			return err
 		}
 	}

@@ -78,6 +78,7 @@ func TestRestartGolden(t *testing.T) {
 			// Evicted while the kubelet was away: the kubelet finishes it.
 			deleted := metav1.NewTime(f.t0.Add(-time.Minute))
 			f.pods[1].DeletionTimestamp = &deleted
+			f.pods[1].Generation = 2 // graceful deletion raises it
 		}},
 		{name: "kubelet-node-changes", cfg: func(c *Config) {
 			c.Kind = profiles.StormKubelet

@@ -17,9 +17,9 @@ import (
 
 // TestTerminatePod: a pod deleted while its kubelet was away is finished as
 // the kubelet does it: a Killing event per running container, the status
-// manager's two syncs, each a GET and a PATCH (first the containers
-// terminated and the pod not ready with the phase held back, then the phase
-// Succeeded), then a third sync with nothing to write, a GET and the DELETE
+// manager's two syncs, each a GET and a PATCH (first the observed
+// generation the deletion raised, then the containers terminated, the pod
+// not ready and the phase Succeeded), then a third sync with nothing to write, a GET and the DELETE
 // with grace period 0 and the UID as precondition (TerminatePod, after the
 // volumes are unmounted). Table: how many containers run.
 func TestTerminatePod(t *testing.T) {
@@ -39,10 +39,12 @@ func TestTerminatePod(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			deleted := metav1.NewTime(t0.Add(-time.Second))
 			pod := &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "uid-1", DeletionTimestamp: &deleted},
+				// The graceful deletion raised the generation to 2.
+				ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "uid-1", DeletionTimestamp: &deleted, Generation: 2},
 				Spec:       corev1.PodSpec{NodeName: "n1"},
-				Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
-					{Type: corev1.PodReady, Status: corev1.ConditionTrue}, {Type: corev1.ContainersReady, Status: corev1.ConditionTrue}}},
+				Status: corev1.PodStatus{Phase: corev1.PodRunning, ObservedGeneration: 1, Conditions: []corev1.PodCondition{
+					{Type: corev1.PodReady, Status: corev1.ConditionTrue, ObservedGeneration: 1},
+					{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, ObservedGeneration: 1}}},
 			}
 			for i, running := range tc.running {
 				cs := corev1.ContainerStatus{Name: string(rune('a' + i)), Ready: running}
@@ -82,21 +84,25 @@ func TestTerminatePod(t *testing.T) {
 					}
 				}
 			}
-			// The first write terminates the containers and clears
-			// readiness, with the phase held back; the second is the
-			// terminal phase alone.
+			// The first write is the observed generation alone; the
+			// second terminates the containers, clears readiness and sets
+			// the terminal phase.
 			if len(patches) == 2 {
-				for _, want := range []string{`"type":"Ready"`, `"terminated"`} {
-					if !strings.Contains(patches[0], want) {
-						t.Errorf("first status patch lacks %s: %s", want, patches[0])
+				if !strings.Contains(patches[0], `"observedGeneration":2`) {
+					t.Errorf("first status patch lacks the observed generation: %s", patches[0])
+				}
+				for _, unwanted := range []string{`"phase"`, `"terminated"`, `"status":"False"`} {
+					if strings.Contains(patches[0], unwanted) {
+						t.Errorf("first status patch carries %s: %s", unwanted, patches[0])
 					}
 				}
-				if strings.Contains(patches[0], `"phase"`) {
-					t.Errorf("first status patch changes the phase: %s", patches[0])
+				for _, want := range []string{`"phase":"Succeeded"`, `"terminated"`, `"type":"Ready"`} {
+					if !strings.Contains(patches[1], want) {
+						t.Errorf("second status patch lacks %s: %s", want, patches[1])
+					}
 				}
-				if !strings.Contains(patches[1], `"phase":"Succeeded"`) || strings.Contains(patches[1], `"terminated"`) {
-					t.Errorf("second status patch is not the terminal phase alone: %s", patches[1])
-				}
+			} else {
+				t.Errorf("%d status patches, want 2: %q", len(patches), patches)
 			}
 			got = append(eventsFirst(got), nonEvents(got)...)
 			if len(got) != len(tc.want) {
@@ -156,7 +162,7 @@ func TestTerminatePodsInterleaved(t *testing.T) {
 	var objs []runtime.Object
 	for _, name := range []string{"a", "b"} {
 		p := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name), DeletionTimestamp: &deleted},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name), DeletionTimestamp: &deleted, Generation: 2},
 			Spec:       corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c"}}},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "c", Ready: true,
 				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0.Add(-time.Hour))}}}}},
