@@ -1038,8 +1038,10 @@ func (s *session) wipeResourceSlices(ctx context.Context) {
 // 3 GETs of nodes per restart with pods carrying a projected token, ConfigMap
 // and Secret volumes, 2 without volumes (results/calibration/pod-features.md).
 // The directories are those of every pod the kubelet had started (a start
-// time or a phase past Pending), deleted ones included (kubelet_volumes.go cleanupOrphanedPodDirs removes them only
-// after the pod is gone).
+// time or a phase past Pending), deleted ones included (kubelet_volumes.go
+// cleanupOrphanedPodDirs removes them only after the pod is gone). The
+// real GET comes as soon as the reconciler runs; the model's waits for its
+// pod informer (see boot).
 func (s *session) reconstructVolumes(ctx context.Context) error {
 	if !slices.ContainsFunc(s.podStore.List(), func(o any) bool {
 		p := o.(*corev1.Pod)
