@@ -379,41 +379,63 @@ func (e *Embedded) Up(ctx context.Context) error {
 	if err := os.MkdirAll(e.opts.WorkDir, 0o700); err != nil {
 		return fmt.Errorf("creating work directory: %w", err)
 	}
+	bootFailed, err := e.up(ctx)
+	if err == nil || !bootFailed || ctx.Err() != nil {
+		return err
+	}
+	// kwokctl reported the cluster serving, but the API server stopped
+	// answering on its port before the component identities were in
+	// (seen once in a CI rehearsal, with another embedded cluster running
+	// beside it; its log was not kept). Create it once more, on a new
+	// port, rather than fail a run that has not started yet.
+	first := err
+	if derr := e.Down(context.WithoutCancel(ctx)); derr != nil {
+		return errors.Join(first, derr)
+	}
+	if _, err = e.up(ctx); err != nil {
+		return fmt.Errorf("%w\n  (a first attempt had failed too: %v)", err, first)
+	}
+	return nil
+}
+
+// up is one attempt of Up. bootFailed says kwokctl created the cluster and
+// only setting up the component identities failed.
+func (e *Embedded) up(ctx context.Context) (bootFailed bool, err error) {
 	var ids []identity
 	if e.realisticAPF() {
 		port, err := FreeLoopbackPort()
 		if err != nil {
-			return fmt.Errorf("choosing the API server's port: %w", err)
+			return false, fmt.Errorf("choosing the API server's port: %w", err)
 		}
 		e.apiPort = port
 		if ids, err = newIdentities(); err != nil {
-			return err
+			return false, err
 		}
 		if err := e.writeIdentities(ids, port); err != nil {
-			return err
+			return false, err
 		}
 	}
 	cfg, err := e.Config()
 	if err != nil {
-		return err
+		return false, err
 	}
 	sched, err := e.SchedulerConfig()
 	if err != nil {
-		return err
+		return false, err
 	}
 	if sched != nil {
 		if err := os.WriteFile(e.schedulerConfigPath(), sched, 0o600); err != nil {
-			return fmt.Errorf("writing kube-scheduler configuration: %w", err)
+			return false, fmt.Errorf("writing kube-scheduler configuration: %w", err)
 		}
 	}
 	if e.opts.AuditLog {
 		if err := os.WriteFile(e.auditPolicyPath(), []byte(auditPolicy), 0o600); err != nil {
-			return fmt.Errorf("writing audit policy: %w", err)
+			return false, fmt.Errorf("writing audit policy: %w", err)
 		}
 	}
 	cfgPath := filepath.Join(e.opts.WorkDir, e.opts.Name+".kwokctl.yaml")
 	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
-		return fmt.Errorf("writing kwokctl configuration: %w", err)
+		return false, fmt.Errorf("writing kwokctl configuration: %w", err)
 	}
 	// The KWOK controller's and the harness's RBAC go in as soon as the
 	// API server answers, while kwokctl is still starting the rest.
@@ -438,7 +460,7 @@ func (e *Embedded) Up(ctx context.Context) error {
 		// Stop whatever did start; keep the files so the logs named above
 		// can be read.
 		e.killPIDs(e.PIDs())
-		return fmt.Errorf("creating embedded cluster %q: %w%s\n  its files are kept in %s; remove them with `stormbench cluster down --name %s --workdir %s`",
+		return false, fmt.Errorf("creating embedded cluster %q: %w%s\n  its files are kept in %s; remove them with `stormbench cluster down --name %s --workdir %s`",
 			e.opts.Name, err, hint, e.Dir(), e.opts.Name, e.opts.WorkDir)
 	}
 	// The API server serves now; give the bootstrap a minute to land.
@@ -450,10 +472,10 @@ func (e *Embedded) Up(ctx context.Context) error {
 	}
 	if err != nil {
 		e.killPIDs(e.PIDs())
-		return fmt.Errorf("embedded cluster %q: %w\n  its files are kept in %s; remove them with `stormbench cluster down --name %s --workdir %s`",
+		return true, fmt.Errorf("embedded cluster %q: %w\n  its files are kept in %s; remove them with `stormbench cluster down --name %s --workdir %s`",
 			e.opts.Name, err, e.Dir(), e.opts.Name, e.opts.WorkDir)
 	}
-	return e.secureFiles()
+	return false, e.secureFiles()
 }
 
 // secureFiles makes the kubeconfigs and private keys kwokctl wrote readable
