@@ -63,8 +63,10 @@ type Request struct {
 	// the kernel's "unlimited" (9223372036854771712 bytes), which it
 	// reports as a limit of 9007199254740988Ki (kubelet_pods.go
 	// convertToAPIPodLevelResourcesStatus, InPlacePodLevelResourcesVerticalScaling,
-	// beta and on in 1.36). The first sync after a restart and the
-	// terminal sync write it again. On cgroup v2, memory.max reads "max",
+	// beta and on in 1.36). It is written once per pod, seconds after the
+	// pod first runs, with whatever sync comes next (in a calibration
+	// often the first one after a restart), and once more when the pod
+	// terminates (back to the empty allocated resources). On cgroup v2, memory.max reads "max",
 	// which the cgroup library returns as MaxUint64, −1 as an int64, and
 	// the kubelet reports nothing (cm/helpers_linux.go
 	// MemoryLimitsFromConfig). A v1.36 kubelet refuses to start on cgroup

@@ -387,7 +387,8 @@ func (e *Embedded) Up(ctx context.Context) error {
 	// answering on its port before the component identities were in
 	// (seen once in a CI rehearsal, with another embedded cluster running
 	// beside it; its log was not kept). Create it once more, on a new
-	// port, rather than fail a run that has not started yet.
+	// port, rather than fail a run that has not started yet; the first
+	// error, with failureHint's diagnosis, goes with the second's.
 	first := err
 	if derr := e.Down(context.WithoutCancel(ctx)); derr != nil {
 		return errors.Join(first, derr)
@@ -471,9 +472,11 @@ func (e *Embedded) up(ctx context.Context) (bootFailed bool, err error) {
 		err = <-bootDone
 	}
 	if err != nil {
+		// Which component stopped, and why, before they are killed.
+		hint := e.failureHint(nil)
 		e.killPIDs(e.PIDs())
-		return true, fmt.Errorf("embedded cluster %q: %w\n  its files are kept in %s; remove them with `stormbench cluster down --name %s --workdir %s`",
-			e.opts.Name, err, e.Dir(), e.opts.Name, e.opts.WorkDir)
+		return true, fmt.Errorf("embedded cluster %q: %w%s\n  its files are kept in %s; remove them with `stormbench cluster down --name %s --workdir %s`",
+			e.opts.Name, err, hint, e.Dir(), e.opts.Name, e.opts.WorkDir)
 	}
 	return false, e.secureFiles()
 }
