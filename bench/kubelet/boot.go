@@ -563,17 +563,22 @@ func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod) error {
 //  1. the containers terminated (exit 255, Unknown), the pod not ready,
 //     PodReadyToStartContainers False, no pod IP;
 //  2. a new sandbox: PodReadyToStartContainers True, nothing else yet
-//     (kubelet_pods.go generateAPIPodStatus after RunPodSandbox, while the
+//     (kuberuntime_manager.go SyncPod calls kubelet.go OnPodSandboxReady
+//     after RunPodSandbox, which sets the status from a goroutine while the
 //     containers are still being created);
 //  3. the containers running again (restartCount+1, the old run as last
 //     state) with the new sandbox's pod IP, probed ones not ready;
 //  4. Ready, after the first successful probe (probe, via plan.notReady).
 //
 // Measured on the kubelet on containerd (audit log with bodies, 2026-12-02):
-// 3.6 to 4 status writes per pod in four runs, the four above, the second
-// and third about 0.3 s apart. The hollow kubelet, whose fake runtime
-// creates the sandbox and the containers at once, writes 2 and 3 as one for
-// most pods (2.7 to 3.4 writes per pod).
+// 3.6 to 4 status writes per pod in five runs, the four above, the second
+// and third 0.2 to 0.6 s apart. The status manager syncs each pod's latest
+// status from one goroutine (status_manager.go syncBatch), so a kubelet
+// whose status manager is behind by more than that gap writes 2 and 3 as
+// one: the hollow kubelet did so for most pods (2.7 to 3.4 writes per pod),
+// and the kubelet on containerd did in a CI run with other clusters on the
+// same cores (3.1). The model writes them apart, as an unloaded kubelet
+// does; it has no status-manager backlog (a known gap under load).
 func (n *nodeRun) restartPod(ctx context.Context, node *corev1.Node, p *corev1.Pod, probed func(string) bool, plan *probePlan) error {
 	s, sess := n.s, n.sess
 	for _, v := range p.Spec.Volumes {
