@@ -733,6 +733,26 @@ func (n *nodeRun) probe(ctx context.Context, plans []probePlan, start time.Time)
 			}))
 			continue
 		}
+		if st.plan.flip && sess.statusIdleAt.After(start.Add(st.at)) {
+			// The prober set the initial Failure and then the Success
+			// about one exec apart (prober/worker.go doProbe), while the
+			// status manager was busy syncing other statuses. Its next
+			// batch reads the pod's latest cached status, ready again
+			// (status_manager.go syncBatch), so the flip never reaches
+			// the API server: one write of the Ready and ContainersReady
+			// conditions with a new lastTransitionTime. An idle status
+			// manager wakes on the Failure and writes it (below).
+			s.Counters.ReadyFlipsCoalesced.Add(1)
+			write(st.plan, func(ps *corev1.PodStatus, now metav1.Time) bool {
+				if ps.Phase != corev1.PodRunning {
+					return false
+				}
+				changed := setReadiness(ps, func(string) bool { return true }, now)
+				markStarted(ps)
+				return renewReadyTransition(ps, now) || changed
+			})
+			continue
+		}
 		if st.plan.flip {
 			probed := st.plan.at
 			write(st.plan, flips(func(ps *corev1.PodStatus, now metav1.Time) bool {

@@ -9,6 +9,7 @@ const (
 	CounterPodStatusPatches    = "podStatusPatches"
 	CounterReadyFlipsDown      = "readyFlipsDown"
 	CounterReadyFlipsUp        = "readyFlipsUp"
+	CounterReadyFlipsCoalesced = "readyFlipsCoalesced"
 	CounterTokenRequests       = "tokenRequests"
 	CounterObjectWatches       = "objectWatches"
 	CounterContainerRestarts   = "containerRestarts"

@@ -74,6 +74,10 @@ type Counters struct {
 	PodStatusPatches atomic.Int64
 	// ReadyFlipsDown and ReadyFlipsUp count pod Ready transitions written.
 	ReadyFlipsDown, ReadyFlipsUp atomic.Int64
+	// ReadyFlipsCoalesced counts legacy flips that never reached the API
+	// server: the prober's Failure and Success both came while the status
+	// manager was busy, so it wrote only the latest status.
+	ReadyFlipsCoalesced atomic.Int64
 	// TokenRequests counts TokenRequests sent.
 	TokenRequests atomic.Int64
 	// ObjectWatches counts per-Secret/ConfigMap reflectors started.
@@ -110,6 +114,7 @@ func (c *Counters) Snapshot() map[string]int64 {
 		CounterPodStatusPatches:    c.PodStatusPatches.Load(),
 		CounterReadyFlipsDown:      c.ReadyFlipsDown.Load(),
 		CounterReadyFlipsUp:        c.ReadyFlipsUp.Load(),
+		CounterReadyFlipsCoalesced: c.ReadyFlipsCoalesced.Load(),
 		CounterTokenRequests:       c.TokenRequests.Load(),
 		CounterObjectWatches:       c.ObjectWatches.Load(),
 		CounterContainerRestarts:   c.ContainerRestarts.Load(),

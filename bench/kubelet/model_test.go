@@ -60,9 +60,18 @@ func TestRestartGolden(t *testing.T) {
 		// mutate changes the seeded objects.
 		mutate func(*restartFixture)
 		down   time.Duration
+		// podLatency delays the kubelet's pod GETs and status PATCHes.
+		podLatency time.Duration
 	}{
 		{name: "kubelet-preserve", cfg: func(c *Config) { c.Kind = profiles.StormKubelet }},
 		{name: "kubelet-legacy", cfg: func(c *Config) {
+			c.Kind = profiles.StormKubelet
+			c.Gates = map[string]bool{profiles.GateChangeContainerStatusOnKubeletRestart: true}
+		}},
+		// A slow API server: each pod GET and status PATCH takes 1.5 s,
+		// so the status manager is still busy with the first syncs when
+		// the probes come, and the flips are written as one status each.
+		{name: "kubelet-legacy-busy-status", podLatency: 1500 * time.Millisecond, cfg: func(c *Config) {
 			c.Kind = profiles.StormKubelet
 			c.Gates = map[string]bool{profiles.GateChangeContainerStatusOnKubeletRestart: true}
 		}},
@@ -108,6 +117,7 @@ func TestRestartGolden(t *testing.T) {
 					tc.mutate(f)
 				}
 				api := newFakeAPI(f.t0, f.objects()...)
+				api.podLatency = tc.podLatency
 				cfg := Config{
 					Base:    &rest.Config{Host: "https://fake.invalid"},
 					Harness: api.client("harness"),
@@ -227,6 +237,9 @@ type fakeAPI struct {
 	// generated counts the names given to objects created with a
 	// generateName.
 	generated int
+	// podLatency is how long the kubelet's pod GETs and pods/status
+	// PATCHes take.
+	podLatency time.Duration
 }
 
 // call is one request as the golden file shows it.
@@ -286,6 +299,10 @@ func (f *fakeAPI) client(name string) *fake.Clientset {
 				f.mu.Unlock()
 				m.SetName(fmt.Sprintf("%s%05d", m.GetGenerateName(), n))
 			}
+		}
+		if name == "kubelet" && f.podLatency > 0 && a.GetResource().Resource == "pods" &&
+			(a.GetVerb() == "get" || a.GetVerb() == "patch" && a.GetSubresource() == "status") {
+			time.Sleep(f.podLatency)
 		}
 		handled, obj, err := objects(a)
 		f.record(name, a, after(a, obj, err))

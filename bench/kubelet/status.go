@@ -26,6 +26,9 @@ import (
 func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate func(st *corev1.PodStatus, spec *corev1.PodSpec) bool) (bool, error) {
 	var patched bool
 	forbiddenSince := time.Time{}
+	// One goroutine syncs every pod status of a kubelet
+	// (status_manager.go Start, syncBatch): it is busy until this returns.
+	defer func() { s.statusIdleAt = s.clk.Now() }()
 	// A sync that fails is not lost: the status manager's syncBatch runs
 	// every 10 s and re-syncs every pod whose cached status differs from
 	// the API server's (status_manager.go: syncBatch, needsReconcile), so a
@@ -172,6 +175,23 @@ func setCondition(st *corev1.PodStatus, typ corev1.PodConditionType, status core
 	}
 	st.Conditions = append(st.Conditions, corev1.PodCondition{Type: typ, Status: status, Reason: reason, LastTransitionTime: now})
 	return true
+}
+
+// renewReadyTransition gives the Ready and ContainersReady conditions a new
+// lastTransitionTime when they are True: what a status manager writes for a
+// pod whose cached readiness went False and back to True since its last
+// sync (status_manager.go updateStatusInternal compares each update with
+// the cached status, updateLastTransitionTime).
+func renewReadyTransition(st *corev1.PodStatus, now metav1.Time) bool {
+	changed := false
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
+		if (c.Type == corev1.PodReady || c.Type == corev1.ContainersReady) && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.Equal(&now) {
+			c.LastTransitionTime = now
+			changed = true
+		}
+	}
+	return changed
 }
 
 // setReadiness sets each container's ready flag from ready(name) and derives
