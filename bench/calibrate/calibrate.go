@@ -146,6 +146,11 @@ type Options struct {
 	// kubelet code with a fake runtime) or BackendContainerd (the kubelet
 	// itself on a containerd of its own, real containers).
 	Backend string
+	// KubeAPIQPS and KubeAPIBurst are both sides' kubeAPIQPS and
+	// kubeAPIBurst (the kubelet's main client); 0 keeps the kubelet's
+	// defaults, 50 and 100. A low limit keeps the status manager busy,
+	// which decides whether a legacy flip reaches the API server.
+	KubeAPIQPS, KubeAPIBurst int
 	// Logf receives progress lines.
 	Logf func(format string, args ...any)
 }
@@ -209,6 +214,12 @@ func (o *Options) Validate(memAvailable int64) error {
 		if !slices.Contains(PodFeatures(), f) {
 			errs = append(errs, fmt.Errorf("pod feature %q: must be one of %s", f, strings.Join(PodFeatures(), ", ")))
 		}
+	}
+	if o.KubeAPIQPS < 0 || o.KubeAPIQPS > 10000 {
+		errs = append(errs, fmt.Errorf("kube API QPS: %d: must be between 1 and 10000, or 0 for the kubelet default", o.KubeAPIQPS))
+	}
+	if o.KubeAPIBurst < 0 || o.KubeAPIBurst > 10000 {
+		errs = append(errs, fmt.Errorf("kube API burst: %d: must be between 1 and 10000, or 0 for the kubelet default", o.KubeAPIBurst))
 	}
 	if o.Backend != "" && o.Backend != BackendHollow && o.Backend != BackendContainerd {
 		errs = append(errs, fmt.Errorf("backend %q: must be %s or %s", o.Backend, BackendHollow, BackendContainerd))
@@ -304,8 +315,8 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		APIVersion: profiles.APIVersion, Kind: ResultKind, SchemaVersion: SchemaVersion,
 		Start: time.Now().UTC(), KubeVersion: cluster.KubeVersion, ServerVersion: o.Target.ServerVersion,
 		Nodes: o.Nodes, PodsPerNode: o.PodsPerNode, Bystanders: len(c.bystanders), ProbePeriod: o.ProbePeriod.String(), InitDuration: o.InitDuration.String(),
-		PodFeatures: o.PodFeatures,
-		Tolerance:   o.Tolerance, RealNodes: c.real.nodes, SimulatedNodes: c.sim.nodes, Backend: o.Backend,
+		PodFeatures: o.PodFeatures, KubeAPIQPS: o.KubeAPIQPS, KubeAPIBurst: o.KubeAPIBurst,
+		Tolerance: o.Tolerance, RealNodes: c.real.nodes, SimulatedNodes: c.sim.nodes, Backend: o.Backend,
 	}
 	res.NodeEvictionRate, _ = strconv.ParseFloat(o.Embedded.NodeEvictionRate(), 64)
 	if res.NodeEvictionRate != NodeEvictionRate {
@@ -394,6 +405,7 @@ func (c *calibration) provision(ctx context.Context) error {
 			Dir: filepath.Join(dir, name), Name: name, PodCIDR: fleet.PodCIDR(MaxNodes + i),
 			Labels: map[string]string{fleet.RunLabel: c.o.RunID, fleet.TypeLabel: fleet.RealNodeType, RoleLabel: "real"},
 			CPU:    "32", Memory: "256Gi", MaxPods: 110,
+			KubeAPIQPS: c.o.KubeAPIQPS, KubeAPIBurst: c.o.KubeAPIBurst,
 		}
 		var n realnode.Runner
 		var err error
@@ -677,6 +689,7 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 	sim, err := kubelet.NewSimulator(kubelet.Config{
 		Base: c.o.Target.Config, Harness: c.o.Target.Client, RunID: c.o.RunID, Kind: cs.Kind, Gates: cs.Gates, RuntimeMode: cs.RuntimeMode,
 		InitDuration: c.o.InitDuration, Seed: c.o.Seed, RecoveryTimeout: 5 * time.Minute, Events: &storm.EventLog{},
+		KubeAPIQPS: c.o.KubeAPIQPS, KubeAPIBurst: c.o.KubeAPIBurst,
 	})
 	if err != nil {
 		return cr, err

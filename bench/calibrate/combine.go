@@ -78,6 +78,9 @@ func Combine(hollow, containerd *Result) (*Combined, error) {
 	if hollow.KubeVersion != containerd.KubeVersion {
 		errs = append(errs, fmt.Errorf("kubelet versions differ: hollow %s, containerd %s", hollow.KubeVersion, containerd.KubeVersion))
 	}
+	if hollow.apiLimits() != containerd.apiLimits() {
+		errs = append(errs, fmt.Errorf("kubelet client limits differ: hollow %q, containerd %q", hollow.apiLimits(), containerd.apiLimits()))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -46,6 +46,9 @@ func WriteText(w io.Writer, r *Result) error {
 	}
 	fmt.Fprintf(w, "Calibration: %d real (%s %s) vs %d simulated nodes, %d pods each, exec probes every %s\n",
 		r.Nodes, kind, r.KubeVersion, r.Nodes, r.PodsPerNode, r.ProbePeriod)
+	if l := r.apiLimits(); l != "" {
+		fmt.Fprintf(w, "Both sides' kubelets: %s\n", l)
+	}
 	for _, c := range r.Cases {
 		fmt.Fprintf(w, "\n== %s (%s, down %s; restarts real %d, simulated %d)\n", c.Name, c.Kind, c.Downtime, c.Restarts.Real, c.Restarts.Simulated)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -74,6 +77,9 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		r.Nodes, r.RealDescription(), r.Nodes, r.PodsPerNode, r.ProbePeriod, r.InitDuration)
 	if len(r.PodFeatures) > 0 {
 		fmt.Fprintf(&b, "The pods also carry: %s.\n\n", strings.Join(r.PodFeatures, ", "))
+	}
+	if l := r.apiLimits(); l != "" {
+		fmt.Fprintf(&b, "Both sides' kubelets run with %s.\n\n", l)
 	}
 	if r.Bystanders > 0 {
 		fmt.Fprintf(&b, "Beside them, %d healthy KWOK nodes that no case restarts; the controller manager's --node-eviction-rate is %g/s.\n\n", r.Bystanders, r.NodeEvictionRate)
@@ -132,4 +138,17 @@ tr.DIFFERS td{background:#fde2e2}tr.info td{color:#666}th{background:#f3f3f3}
 	fmt.Fprintf(&b, "<p>%d rows outside tolerance.</p></body></html>\n", len(r.Disagreements()))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// apiLimits describes kubelet client limits other than the defaults, or
+// is empty.
+func (r *Result) apiLimits() string {
+	var parts []string
+	if r.KubeAPIQPS > 0 {
+		parts = append(parts, fmt.Sprintf("kubeAPIQPS %d", r.KubeAPIQPS))
+	}
+	if r.KubeAPIBurst > 0 {
+		parts = append(parts, fmt.Sprintf("kubeAPIBurst %d", r.KubeAPIBurst))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -51,6 +51,10 @@ type Result struct {
 	// PodFeatures are what the calibration pods carried besides their
 	// probes (Options.PodFeatures).
 	PodFeatures []string `json:"podFeatures,omitempty"`
+	// KubeAPIQPS and KubeAPIBurst are both sides' kubelet client limits
+	// when not the defaults (Options.KubeAPIQPS).
+	KubeAPIQPS   int `json:"kubeAPIQPS,omitempty"`
+	KubeAPIBurst int `json:"kubeAPIBurst,omitempty"`
 	// Tolerance decided the rows' agreement.
 	Tolerance Tolerance `json:"tolerance"`
 	// Backend is the real nodes' kind: hollow (empty in files written

@@ -152,14 +152,21 @@ func TestValidate(t *testing.T) {
 		"probe period":   func(o *Options) { o.ProbePeriod = time.Millisecond },
 		"no cases":       func(o *Options) { o.Cases = nil },
 		// kubelet/deleted deletes 2 pods of each node.
-		"deleted case, 2 pods": func(o *Options) { o.PodsPerNode = 2 },
-		"unknown pod feature":  func(o *Options) { o.PodFeatures = []string{PodFeatureAutomount, "sidecar"} },
+		"deleted case, 2 pods":    func(o *Options) { o.PodsPerNode = 2 },
+		"unknown pod feature":     func(o *Options) { o.PodFeatures = []string{PodFeatureAutomount, "sidecar"} },
+		"negative kube API QPS":   func(o *Options) { o.KubeAPIQPS = -1 },
+		"kube API burst too high": func(o *Options) { o.KubeAPIBurst = 10001 },
 	} {
 		o := ok
 		mutate(&o)
 		if err := o.Validate(8 << 30); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+	slow := ok
+	slow.KubeAPIQPS, slow.KubeAPIBurst = 2, 4
+	if err := slow.Validate(8 << 30); err != nil {
+		t.Errorf("kubeAPIQPS 2, burst 4 refused: %v", err)
 	}
 	// Sixteen real kubelets do not fit in 1 GiB.
 	big := ok

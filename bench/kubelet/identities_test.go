@@ -186,7 +186,7 @@ func TestServiceInformerIdentities(t *testing.T) {
 	create("b", false)
 	create("headless", true)
 
-	s, err := newSession(c.Target.Config, "identities-node", nil, clock.RealClock{})
+	s, err := newSession(c.Target.Config, "identities-node", nil, clock.RealClock{}, apiLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}

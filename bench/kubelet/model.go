@@ -35,6 +35,10 @@ type Config struct {
 	Harness kubernetes.Interface
 	// Wrap records every kubelet request; optional.
 	Wrap func(http.RoundTripper) http.RoundTripper
+	// KubeAPIQPS and KubeAPIBurst are the kubelets' main-client rate limit
+	// (KubeletConfiguration kubeAPIQPS, kubeAPIBurst); 0 keeps the kubelet
+	// defaults, 50 and 100.
+	KubeAPIQPS, KubeAPIBurst int
 	// RunID is the run label value; nodes without it are never touched.
 	RunID string
 	// Kind is kubelet, runtime or reboot.
@@ -164,11 +168,14 @@ func NewSimulator(cfg Config) (*Simulator, error) {
 	if cfg.RecoveryTimeout == 0 {
 		cfg.RecoveryTimeout = 10 * time.Minute
 	}
+	if cfg.KubeAPIQPS < 0 || cfg.KubeAPIBurst < 0 {
+		errs = append(errs, fmt.Errorf("kube API QPS %d and burst %d: must not be negative", cfg.KubeAPIQPS, cfg.KubeAPIBurst))
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return &Simulator{cfg: cfg, sessions: func(node string) (*session, error) {
-		return newSession(cfg.Base, node, cfg.Wrap, cfg.Clock)
+		return newSession(cfg.Base, node, cfg.Wrap, cfg.Clock, apiLimits{cfg.KubeAPIQPS, cfg.KubeAPIBurst})
 	}}, nil
 }
 

@@ -275,8 +275,18 @@ func (s *session) flushEvents() {
 	<-s.eventsDone
 }
 
-func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) http.RoundTripper, clk clock.Clock) (*session, error) {
+// apiLimits are a kubelet's kubeAPIQPS and kubeAPIBurst; a zero field
+// keeps the kubelet's default.
+type apiLimits struct{ qps, burst int }
+
+func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) http.RoundTripper, clk clock.Clock, limits apiLimits) (*session, error) {
 	cfg := ClientConfig(base, node, wrap)
+	if limits.qps > 0 {
+		cfg.QPS = float32(limits.qps)
+	}
+	if limits.burst > 0 {
+		cfg.Burst = limits.burst
+	}
 	t, err := nodeTransport(base, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet transport for %s: %w", node, err)

@@ -67,7 +67,7 @@ func TestSessionOwnConnection(t *testing.T) {
 	ctx := context.Background()
 	var sessions []*session
 	for _, node := range []string{"n1", "n2", "n3"} {
-		s, err := newSession(base, node, nil, clock.RealClock{})
+		s, err := newSession(base, node, nil, clock.RealClock{}, apiLimits{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestSessionOwnConnection(t *testing.T) {
 // timeout, the event client a rate limiter of its own, as the kubelet's
 // (cmd/kubelet/app/server.go).
 func TestSessionClients(t *testing.T) {
-	s, err := newSession(&rest.Config{Host: "https://127.0.0.1:1"}, "n1", nil, clock.RealClock{})
+	s, err := newSession(&rest.Config{Host: "https://127.0.0.1:1"}, "n1", nil, clock.RealClock{}, apiLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,6 +117,22 @@ func TestSessionClients(t *testing.T) {
 	main := s.client.CoreV1().RESTClient().GetRateLimiter()
 	if main == nil {
 		t.Fatal("main client has no rate limiter")
+	}
+	if main.QPS() != kubeletQPS {
+		t.Errorf("main QPS %v, want the kubelet default %v", main.QPS(), kubeletQPS)
+	}
+	// kubeAPIQPS set (Config.KubeAPIQPS): the main client takes it, the
+	// event client keeps its own.
+	slow, err := newSession(&rest.Config{Host: "https://127.0.0.1:1"}, "n2", nil, clock.RealClock{}, apiLimits{qps: 2, burst: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.close()
+	if got := slow.client.CoreV1().RESTClient().GetRateLimiter().QPS(); got != 2 {
+		t.Errorf("main QPS with kubeAPIQPS 2: %v", got)
+	}
+	if got := slow.events.(*corev1client.CoreV1Client).RESTClient().GetRateLimiter().QPS(); got != eventQPS {
+		t.Errorf("event QPS with kubeAPIQPS 2: %v, want %v", got, eventQPS)
 	}
 	if rl := s.heartbeat.CoreV1().RESTClient().GetRateLimiter(); rl != nil {
 		t.Errorf("heartbeat client rate limited (%v), want none", rl.QPS())

@@ -297,7 +297,7 @@ evictionHard: {memory.available: "1Mi", nodefs.available: "1%%", imagefs.availab
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 serializeImagePulls: false
-`, n.cgroupRoot(), n.socket(), n.ports[0], n.ports[1], filepath.Join(o.Dir, "pod-logs"), o.PodCIDR, maxPods, lease, status)
+`, n.cgroupRoot(), n.socket(), n.ports[0], n.ports[1], filepath.Join(o.Dir, "pod-logs"), o.PodCIDR, maxPods, lease, status) + apiLimitsConfig(o.KubeAPIQPS, o.KubeAPIBurst)
 }
 
 // Start starts containerd (importing the image) and the kubelet.
@@ -714,4 +714,17 @@ func (n *ContainerdNode) KubeletAlive() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.kubelet.alive() || n.wantKubelet
+}
+
+// apiLimitsConfig is the KubeletConfiguration lines of kubeAPIQPS and
+// kubeAPIBurst other than the defaults (0 keeps a default).
+func apiLimitsConfig(qps, burst int) string {
+	var b strings.Builder
+	if qps > 0 {
+		fmt.Fprintf(&b, "kubeAPIQPS: %d\n", qps)
+	}
+	if burst > 0 {
+		fmt.Fprintf(&b, "kubeAPIBurst: %d\n", burst)
+	}
+	return b.String()
 }

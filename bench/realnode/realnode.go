@@ -61,6 +61,9 @@ type Options struct {
 	// nodeLeaseDurationSeconds and nodeStatusUpdateFrequency.
 	LeaseDurationSeconds  int
 	StatusUpdateFrequency time.Duration
+	// KubeAPIQPS and KubeAPIBurst are the kubelet's kubeAPIQPS and
+	// kubeAPIBurst; 0 keeps the kubelet's defaults (50, 100).
+	KubeAPIQPS, KubeAPIBurst int
 	// Verbosity is the components' klog -v.
 	Verbosity int
 }
@@ -223,6 +226,12 @@ func (n *Node) StartKubelet(gates map[string]bool) error {
 	}
 	if n.opts.StatusUpdateFrequency > 0 {
 		args = append(args, "--node-status-update-frequency", n.opts.StatusUpdateFrequency.String())
+	}
+	if n.opts.KubeAPIQPS > 0 {
+		args = append(args, "--kube-api-qps", strconv.Itoa(n.opts.KubeAPIQPS))
+	}
+	if n.opts.KubeAPIBurst > 0 {
+		args = append(args, "--kube-api-burst", strconv.Itoa(n.opts.KubeAPIBurst))
 	}
 	p, err := startProc(n.opts.Components.Path(cluster.BinHollowKubelet), args, n.KubeletLog(), filepath.Join(n.opts.Dir, "kubelet.pid"))
 	if err != nil {

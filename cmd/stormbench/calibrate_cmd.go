@@ -36,6 +36,7 @@ func runCalibrate(ctx context.Context, env *cmdEnv, args []string) error {
 		resultPath, markdown, htmlPath   string
 		output, backend                  string
 		seed                             int64
+		kubeAPIQPS, kubeAPIBurst         int
 		tol                              = calibrate.DefaultTolerance()
 		keepCluster, force, dryRun, list bool
 	)
@@ -49,6 +50,8 @@ func runCalibrate(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.DurationVar(&probePeriod, "probe-period", 10*time.Second, "Period of the exec probes")
 	fs.DurationVar(&initDuration, "init-duration", 0, "The simulated kubelet's NotReady flash after start (a profile's storm.initDuration; 0, the default, keeps the node Ready)")
 	fs.StringSliceVar(&podFeatures, "pod-features", nil, "Add to the calibration pods: "+strings.Join(calibrate.PodFeatures(), ", ")+" (startup probe; env, envFrom, projected and immutable ConfigMap/Secret references; the service-account token and kube-root-ca.crt)")
+	fs.IntVar(&kubeAPIQPS, "kube-api-qps", 0, "Both sides' kubelet kubeAPIQPS (0: the kubelet default, 50); a low limit keeps the status manager busy")
+	fs.IntVar(&kubeAPIBurst, "kube-api-burst", 0, "Both sides' kubelet kubeAPIBurst (0: the kubelet default, 100)")
 	fs.StringSliceVar(&cases, "cases", names, "Cases to run, in order: "+strings.Join(names, ", "))
 	fs.BoolVar(&list, "list-cases", false, "List the cases with their downtimes and exit")
 	fs.StringVar(&backend, "backend", calibrate.BackendHollow, "Real nodes: hollow (the kubelet code with a fake runtime) or containerd (the kubelet on a containerd of its own, real containers; needs root and make real-node-deps)")
@@ -109,7 +112,7 @@ Flags:
 		}
 		return nil
 	}
-	opts := calibrate.Options{Nodes: nodes, PodsPerNode: pods, ProbePeriod: probePeriod, InitDuration: initDuration, Cases: selected, Tolerance: tol, Seed: seed, Backend: backend, PodFeatures: podFeatures}
+	opts := calibrate.Options{Nodes: nodes, PodsPerNode: pods, ProbePeriod: probePeriod, InitDuration: initDuration, Cases: selected, Tolerance: tol, Seed: seed, Backend: backend, PodFeatures: podFeatures, KubeAPIQPS: kubeAPIQPS, KubeAPIBurst: kubeAPIBurst}
 	if err := opts.Validate(realnode.MemAvailable()); err != nil {
 		return usageError{err}
 	}

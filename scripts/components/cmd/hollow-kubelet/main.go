@@ -194,6 +194,8 @@ func parseFlags(args []string) (*cliOptions, *kubeletconfig.KubeletConfiguration
 	fs.Int32Var(&o.readOnlyPort, "read-only-port", 0, "Read-only port of the kubelet on 127.0.0.1 (0 = disabled).")
 	fs.DurationVar(&o.nodeStatusFreq, "node-status-update-frequency", kc.NodeStatusUpdateFrequency.Duration, "How often the kubelet computes node status (kubelet default).")
 	fs.Int32Var(&o.leaseSeconds, "node-lease-duration-seconds", kc.NodeLeaseDurationSeconds, "Duration of the node Lease (kubelet default).")
+	fs.Int32Var(&kc.KubeAPIQPS, "kube-api-qps", kc.KubeAPIQPS, "QPS of the kubelet's main API client (kubeAPIQPS; kubelet default).")
+	fs.Int32Var(&kc.KubeAPIBurst, "kube-api-burst", kc.KubeAPIBurst, "Burst of the kubelet's main API client (kubeAPIBurst; kubelet default).")
 	logsapi.AddFlags(&kc.Logging, fs)
 	verflag.AddFlags(fs)
 	fs.BoolVarP(&o.help, "help", "h", false, "Show this help.")
@@ -243,6 +245,9 @@ func parseFlags(args []string) (*cliOptions, *kubeletconfig.KubeletConfiguration
 		if p.v < 0 || p.v > 65535 {
 			return nil, nil, usageError{fmt.Errorf("%s %d: must be 0..65535", p.name, p.v)}
 		}
+	}
+	if kc.KubeAPIQPS <= 0 || kc.KubeAPIBurst <= 0 {
+		return nil, nil, usageError{fmt.Errorf("--kube-api-qps %d, --kube-api-burst %d: both must be positive", kc.KubeAPIQPS, kc.KubeAPIBurst)}
 	}
 	for _, ip := range o.clusterDNS {
 		if net.ParseIP(ip) == nil {
