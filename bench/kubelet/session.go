@@ -165,8 +165,9 @@ type session struct {
 	// started is when this kubelet started (the prober manager's start).
 	started time.Time
 	// statusIdleAt is when the status manager's last pod status sync
-	// ended (syncPodStatus): before it, the status manager was busy.
-	statusIdleAt time.Time
+	// ended (syncPodStatus), in Unix nanoseconds: before it, the status
+	// manager was busy.
+	statusIdleAt atomic.Int64
 	// lastIP is the offset in the node's pod CIDR of the last pod IP this
 	// boot handed out (newPodIP).
 	lastIP uint32

@@ -28,7 +28,7 @@ func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate fun
 	forbiddenSince := time.Time{}
 	// One goroutine syncs every pod status of a kubelet
 	// (status_manager.go Start, syncBatch): it is busy until this returns.
-	defer func() { s.statusIdleAt = s.clk.Now() }()
+	defer func() { s.statusIdleAt.Store(s.clk.Now().UnixNano()) }()
 	// A sync that fails is not lost: the status manager's syncBatch runs
 	// every 10 s and re-syncs every pod whose cached status differs from
 	// the API server's (status_manager.go: syncBatch, needsReconcile), so a
