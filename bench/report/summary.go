@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
@@ -249,7 +250,13 @@ func flips(v *result.VariantRun) string {
 	if !ok1 || !ok2 {
 		return missing
 	}
-	return fmtCount(down) + " / " + fmtCount(up)
+	out := fmtCount(down) + " / " + fmtCount(up)
+	// Flips that a busy status manager wrote as one status never reached
+	// the endpoints (kubelet.Counters.ReadyFlipsCoalesced); said when any.
+	if n, ok := v.Measurement(measure.MeasurementStorm).Value(kubelet.CounterReadyFlipsCoalesced, result.WindowStorm); ok && n > 0 {
+		out += " (" + fmtCount(n) + " coalesced)"
+	}
+	return out
 }
 
 func outage(v *result.VariantRun) string {

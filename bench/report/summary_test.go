@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/testutil"
 )
@@ -78,6 +80,43 @@ func TestFmtSeconds(t *testing.T) {
 	for in, want := range tests {
 		if got := fmtSeconds(in); got != want {
 			t.Errorf("fmtSeconds(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestSummaryCoalescedFlips: the flips row names the flips a busy status
+// manager wrote as one status, and only when there are any.
+func TestSummaryCoalescedFlips(t *testing.T) {
+	for _, tc := range []struct {
+		coalesced float64
+		want      string
+	}{
+		{0, ""},
+		{3, " (3 coalesced)"},
+	} {
+		r := summaryFixture(t)
+		for i := range r.Variants {
+			m := r.Variants[i].Measurement(measure.MeasurementStorm)
+			if m == nil {
+				t.Fatalf("fixture variant %d has no storm measurement", i)
+			}
+			m.Values = append(m.Values, result.Value{Name: kubelet.CounterReadyFlipsCoalesced, Window: result.WindowStorm, Unit: result.UnitCount, Value: tc.coalesced})
+		}
+		var buf bytes.Buffer
+		if err := WriteSummary(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		var row string
+		for _, line := range strings.Split(buf.String(), "\n") {
+			if strings.HasPrefix(line, "ready flips to not-ready/ready") {
+				row = line
+			}
+		}
+		if row == "" {
+			t.Fatalf("no flips row in\n%s", buf.String())
+		}
+		if got := strings.Contains(row, "coalesced"); got != (tc.want != "") || tc.want != "" && !strings.Contains(row, tc.want) {
+			t.Errorf("coalesced %v: flips row %q, want %q in it", tc.coalesced, row, tc.want)
 		}
 	}
 }
