@@ -735,40 +735,40 @@ func (n *nodeRun) probe(ctx context.Context, plans []probePlan, start time.Time)
 			}))
 			continue
 		}
-		if st.plan.flip && sess.statusIdleAt.Load() > start.Add(st.at).UnixNano() {
-			// The prober set the initial Failure and then the Success
-			// about one exec apart (prober/worker.go doProbe), while the
-			// status manager was busy syncing other statuses. Its next
-			// batch reads the pod's latest cached status, ready again
-			// (status_manager.go syncBatch), so the flip never reaches
-			// the API server: one write of the Ready and ContainersReady
-			// conditions with a new lastTransitionTime. An idle status
-			// manager wakes on the Failure and writes it (below).
-			s.Counters.ReadyFlipsCoalesced.Add(1)
-			write(st.plan, func(ps *corev1.PodStatus, now metav1.Time) bool {
-				if ps.Phase != corev1.PodRunning {
-					return false
-				}
-				changed := setReadiness(ps, func(string) bool { return true }, now)
-				markStarted(ps)
-				return renewReadyTransition(ps, now) || changed
-			})
-			continue
-		}
-		if st.plan.flip {
-			probed := st.plan.at
-			write(st.plan, flips(func(ps *corev1.PodStatus, now metav1.Time) bool {
-				return setReadiness(ps, func(c string) bool { _, ok := probed[c]; return !ok }, now)
-			}))
-		}
-		write(st.plan, flips(func(ps *corev1.PodStatus, now metav1.Time) bool {
+		// The first successful probe: the pod is ready again.
+		success := func(ps *corev1.PodStatus, now metav1.Time) bool {
 			if ps.Phase != corev1.PodRunning {
 				return false
 			}
 			changed := setReadiness(ps, func(string) bool { return true }, now)
 			markStarted(ps)
 			return changed
-		}))
+		}
+		if st.plan.flip {
+			// The worker's seeded Failure, then the Success about one exec
+			// later (prober/worker.go doProbe).
+			probed := st.plan.at
+			failure := func(ps *corev1.PodStatus, now metav1.Time) bool {
+				return setReadiness(ps, func(c string) bool { _, ok := probed[c]; return !ok }, now)
+			}
+			if sess.statusIdleAt.Load() > start.Add(st.at).UnixNano() {
+				// Both came while the status manager was busy syncing
+				// other statuses: its next batch writes the pod's latest
+				// cached status (status_manager.go syncBatch), both updates
+				// applied, so the flip never reaches the API server, only
+				// Ready and ContainersReady with a new lastTransitionTime
+				// (updateLastTransitionTime against the cached False).
+				s.Counters.ReadyFlipsCoalesced.Add(1)
+				write(st.plan, flips(func(ps *corev1.PodStatus, now metav1.Time) bool {
+					f := failure(ps, now)
+					return success(ps, now) || f
+				}))
+				continue
+			}
+			// An idle status manager wakes on the Failure and writes it.
+			write(st.plan, flips(failure))
+		}
+		write(st.plan, flips(success))
 	}
 	return firstErr
 }

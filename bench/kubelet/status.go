@@ -177,23 +177,6 @@ func setCondition(st *corev1.PodStatus, typ corev1.PodConditionType, status core
 	return true
 }
 
-// renewReadyTransition gives the Ready and ContainersReady conditions a new
-// lastTransitionTime when they are True: what a status manager writes for a
-// pod whose cached readiness went False and back to True since its last
-// sync (status_manager.go updateStatusInternal compares each update with
-// the cached status, updateLastTransitionTime).
-func renewReadyTransition(st *corev1.PodStatus, now metav1.Time) bool {
-	changed := false
-	for i := range st.Conditions {
-		c := &st.Conditions[i]
-		if (c.Type == corev1.PodReady || c.Type == corev1.ContainersReady) && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.Equal(&now) {
-			c.LastTransitionTime = now
-			changed = true
-		}
-	}
-	return changed
-}
-
 // setReadiness sets each container's ready flag from ready(name) and derives
 // the ContainersReady and Ready conditions, as the kubelet's status generator
 // does (kubelet_pods.go generateAPIPodStatus, status/generate.go).
