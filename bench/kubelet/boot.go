@@ -247,6 +247,9 @@ type probePlan struct {
 	// steps, when set, replace flip and notReady: the status writes of a
 	// pod whose startup probe the legacy gate resets (startupSteps).
 	steps []statusStep
+	// updates, when set, replace all of the above: the statuses of a pod
+	// recreated after a reboot (restartPod), Ready among them.
+	updates []statusUpdate
 }
 
 // statusStep is one change of a container's started and ready state that
@@ -318,6 +321,11 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 	rng := s.rng(node.Name, 1)
 	now := metav1.NewTime(s.cfg.Clock.Now())
 	var plans []probePlan
+	// The order of the pods' sandboxes after a reboot (restartPod).
+	sandboxes := 0
+	if rebooted {
+		sess.reservePodIPs(node)
+	}
 	for _, p := range pods {
 		if p.DeletionTimestamp != nil {
 			continue
@@ -356,19 +364,14 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 			// prober/worker.go run: a worker started within one period of
 			// the prober manager waits a random part of the period first.
 			jitter := time.Duration(rng.Float64() * float64(period))
-			// worker.go doProbe: no probe until initialDelaySeconds after the
-			// container started, which matters only for new containers.
-			delay := time.Duration(0)
-			if rebooted {
-				delay = time.Duration(c.ReadinessProbe.InitialDelaySeconds) * time.Second
-			}
-			plan.at[c.Name] = delay + jitter
+			// After a reboot restartPod moves it to when the new container
+			// can first pass.
+			plan.at[c.Name] = jitter
 		}
 		probed := func(c string) bool { _, ok := plan.at[c]; return ok }
 		if rebooted {
-			if err := n.restartPod(ctx, node, p, probed, &plan); err != nil {
-				return nil, err
-			}
+			plan.updates = n.restartPod(node, p, probed, &plan, sandboxes)
+			sandboxes++
 			plans = append(plans, plan)
 			continue
 		}
@@ -556,40 +559,53 @@ func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod) error {
 	return nil
 }
 
-// restartPod replays a pod's first syncs after a reboot, as the kubelet on
-// containerd wrote them with a runtime that came back with every container
-// exited and every sandbox not ready (kuberuntime SyncPod; status manager
-// syncPod, a GET before each PATCH):
-//  1. the containers terminated (exit 255, Unknown), the pod not ready,
-//     PodReadyToStartContainers False, no pod IP;
-//  2. a new sandbox: PodReadyToStartContainers True, nothing else yet
+// restartPod plans a pod's status after a reboot, as the kubelet on
+// containerd writes it with a runtime that came back with every container
+// exited and every sandbox not ready. The pod worker (kuberuntime SyncPod)
+// hands the status manager four statuses, at offsets from the pods' first
+// sync; the status manager writes them (syncStatuses):
+//  1. at once: the containers terminated (exit 255, Unknown), the pod not
+//     ready, PodReadyToStartContainers False, no pod IP; the worker then
+//     records SandboxChanged and kills the old sandbox;
+//  2. the new sandbox: PodReadyToStartContainers True, nothing else yet
 //     (kuberuntime_manager.go SyncPod calls kubelet.go OnPodSandboxReady
 //     after RunPodSandbox, which sets the status from a goroutine while the
 //     containers are still being created);
 //  3. the containers running again (restartCount+1, the old run as last
-//     state) with the new sandbox's pod IP, probed ones not ready;
-//  4. Ready, after the first successful probe (probe, via plan.notReady).
+//     state; Pulled, Created and Started for each) with the new sandbox's
+//     pod IP, probed ones not ready;
+//  4. Ready, at the first successful readiness probe (rebootFirstProbe).
 //
-// Measured on the kubelet on containerd (audit log with bodies, 2026-12-02):
-// 3.6 to 4 status writes per pod in five runs, the four above, the second
-// and third 0.2 to 0.6 s apart. The status manager syncs each pod's latest
-// status from one goroutine (status_manager.go syncBatch), so a kubelet
-// whose status manager is behind by more than that gap writes 2 and 3 as
-// one: the hollow kubelet did so for most pods (2.7 to 3.4 writes per pod),
-// and the kubelet on containerd did in a CI run with other clusters on the
-// same cores (3.1). The model writes them apart, as an unloaded kubelet
-// does: the busy rule of probe (a legacy flip due while the status manager
-// is busy is written as one status) is not applied to these writes, which
-// the model sends back to back (a known gap under load).
-func (n *nodeRun) restartPod(ctx context.Context, node *corev1.Node, p *corev1.Pod, probed func(string) bool, plan *probePlan) error {
+// Measured on the kubelet on containerd (audit log of a reboot calibration
+// with bodies, 2 nodes × 8 pods, 2026-12-02): the sandboxes were ready 1.8
+// to 3.3 s after the first write, one pod after another (rebootSandbox),
+// the containers running 0.5 to 1.5 s after their sandbox
+// (rebootContainers), and every pod got the four writes. With 5 pods per
+// node the second and third were 0.2 to 0.6 s apart. When the status
+// manager is behind, it writes what came meanwhile as one (syncStatuses):
+// the hollow kubelet did so for most pods (2.7 to 3.4 writes per pod), and
+// the kubelet on containerd in a CI run with other clusters on the same
+// cores (3.1). index is the pod's place among the node's sandboxes.
+func (n *nodeRun) restartPod(node *corev1.Node, p *corev1.Pod, probed func(string) bool, plan *probePlan, index int) []statusUpdate {
 	s, sess := n.s, n.sess
 	for _, v := range p.Spec.Volumes {
 		if v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumMemory {
 			s.Counters.MemoryEmptyDirsLost.Add(1)
 		}
 	}
-	steps := []func(st *corev1.PodStatus, now metav1.Time) bool{
-		func(st *corev1.PodStatus, now metav1.Time) bool {
+	rng := s.rng(p.Namespace+"/"+p.Name, 5)
+	sandbox := rebootSandboxBase + time.Duration((float64(index)+rng.Float64())*float64(rebootSandboxPerPod))
+	running := sandbox + rebootContainersMin + time.Duration(rng.Float64()*float64(rebootContainersSpread))
+	ready := time.Duration(-1)
+	for _, c := range p.Spec.Containers {
+		if jitter, ok := plan.at[c.Name]; ok {
+			plan.at[c.Name] = rebootFirstProbe(jitter, running, time.Duration(c.ReadinessProbe.InitialDelaySeconds)*time.Second, probePeriod(c.ReadinessProbe))
+			ready = max(ready, plan.at[c.Name])
+		}
+	}
+	ns, name := p.Namespace, p.Name
+	updates := []statusUpdate{
+		{at: 0, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
 			wasReady := podReady(st)
 			changed := terminateContainers(st, 255, "Unknown", now)
 			changed = setReadiness(st, func(string) bool { return false }, now) || changed
@@ -602,11 +618,14 @@ func (n *nodeRun) restartPod(ctx context.Context, node *corev1.Node, p *corev1.P
 				s.Counters.ReadyFlipsDown.Add(1)
 			}
 			return changed
-		},
-		func(st *corev1.PodStatus, now metav1.Time) bool {
+		}, events: func(ctx context.Context) error {
+			_, err := sess.podEvent(ctx, p, "", "", 1, corev1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
+			return err
+		}},
+		{at: sandbox, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
 			return setCondition(st, corev1.PodReadyToStartContainers, corev1.ConditionTrue, "", now)
-		},
-		func(st *corev1.PodStatus, now metav1.Time) bool {
+		}},
+		{at: running, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
 			changed := restartContainers(st, nil, 255, "Unknown", now)
 			s.Counters.ContainerRestarts.Add(int64(len(st.ContainerStatuses)))
 			markStarted(st)
@@ -618,38 +637,67 @@ func (n *nodeRun) restartPod(ctx context.Context, node *corev1.Node, p *corev1.P
 			if podReady(st) {
 				s.Counters.ReadyFlipsUp.Add(1)
 			}
-			plan.notReady = !podReady(st)
 			return changed
-		},
+		}, events: func(ctx context.Context) error { return containerEvents(ctx, sess, p) }},
 	}
-	for i, step := range steps {
-		if i == 1 {
-			if err := restartEvents(ctx, sess, p); err != nil {
-				return err
+	if ready >= 0 {
+		updates = append(updates, statusUpdate{at: ready, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
+			was := podReady(st)
+			changed := st.Phase == corev1.PodRunning && setReadiness(st, func(string) bool { return true }, now)
+			if !was && podReady(st) {
+				s.Counters.ReadyFlipsUp.Add(1)
 			}
-		}
-		patched, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
-			return step(st, metav1.NewTime(s.cfg.Clock.Now()))
-		})
-		if err != nil {
-			return err
-		}
-		if patched {
-			s.Counters.PodStatusPatches.Add(1)
-		}
+			return changed
+		}})
 	}
-	return nil
+	return updates
 }
 
-// restartEvents are the pod events of recreating a pod after a reboot:
-// SandboxChanged (kuberuntime_manager.go SyncPod), then for each init and
-// app container Pulled (the image is present: images/image_manager.go),
-// Created and Started (kuberuntime_container.go startContainer). Measured:
-// 25 events created per 5-pod reboot, 5 of them the node's.
-func restartEvents(ctx context.Context, sess *session, p *corev1.Pod) error {
-	if _, err := sess.podEvent(ctx, p, "", "", 1, corev1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created."); err != nil {
-		return err
+// The kubelet on containerd after a reboot (restartPod): the pods'
+// sandboxes come one after another, rebootSandboxBase after the first
+// status write and rebootSandboxPerPod apart; each pod's containers run
+// rebootContainersMin plus up to rebootContainersSpread after its sandbox.
+const (
+	rebootSandboxBase      = 1700 * time.Millisecond
+	rebootSandboxPerPod    = 200 * time.Millisecond
+	rebootContainersMin    = 500 * time.Millisecond
+	rebootContainersSpread = time.Second
+)
+
+// rebootFirstProbe is when a readiness probe first passes on a container
+// that starts running at running, for a worker that started with the
+// kubelet and slept jitter first (prober/worker.go run). The worker's
+// probes before then find no running container. When the container runs
+// without a result, prober_manager.go UpdatePodStatus triggers a probe at
+// once and the worker resets its ticker (worker.go run, manualTriggerCh);
+// a trigger that comes while the worker still sleeps waits in the
+// channel's buffer. A probe passes once initialDelay has gone by since the
+// container started (worker.go doProbe). Measured on the kubelet on
+// containerd (16 pods, period 10 s): half the pods were ready 0.15 to 0.5 s
+// after their containers ran, the others 3 to 5 s after, when their
+// worker's first tick came. The result comes rebootProbeLatency after the
+// probe starts (the exec, and the prober's results channel to the status
+// manager): the earliest measured Ready write came 0.15 s after the
+// containers' one, so an idle status manager writes the two apart.
+func rebootFirstProbe(jitter, running, initialDelay, period time.Duration) time.Duration {
+	at := max(jitter, running)
+	for at-running < initialDelay {
+		at += period
 	}
+	return at + rebootProbeLatency
+}
+
+// rebootProbeLatency is how long after a probe of a recreated container
+// starts its first Success reaches the status manager (rebootFirstProbe).
+const rebootProbeLatency = 150 * time.Millisecond
+
+// containerEvents are the pod events of starting a pod's containers again
+// after a reboot: for each init and app container Pulled (the image is
+// present: images/image_manager.go), Created and Started
+// (kuberuntime_container.go startContainer). With SandboxChanged
+// (kuberuntime_manager.go SyncPod) the measured 25 events of a 5-pod
+// reboot, 5 of them the node's.
+func containerEvents(ctx context.Context, sess *session, p *corev1.Pod) error {
 	for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
 		for _, e := range []struct{ reason, msg string }{
 			{"Pulled", fmt.Sprintf("Container image %q already present on machine and can be accessed by the pod", c.Image)},
@@ -662,6 +710,78 @@ func restartEvents(ctx context.Context, sess *session, p *corev1.Pod) error {
 		}
 	}
 	return nil
+}
+
+// statusUpdate is one status a pod's worker or prober hands the status
+// manager (status_manager.go SetPodStatus), at an offset from the pods'
+// first sync. mutate applies it to the pod's status; events, when set, are
+// what the worker records at that moment.
+type statusUpdate struct {
+	at       time.Duration
+	ns, name string
+	mutate   func(st *corev1.PodStatus, now metav1.Time) bool
+	events   func(ctx context.Context) error
+}
+
+// syncStatuses plays the status manager over updates, measured from start.
+// It runs in batches, as status_manager.go syncBatch does: a batch takes
+// every pod with a status newer than the one it last wrote and syncs each
+// (a GET and a PATCH) at its latest status, so what a pod's worker hands
+// over while the status manager is busy with other pods goes out as one
+// write (counted in Counters.StatusUpdatesCoalesced). A pod gone meanwhile
+// is not an error; the first other error is returned at the end. The
+// events of an update are sent when a batch first finds it due: on time
+// while the status manager keeps up, with the batch when it is behind.
+func (n *nodeRun) syncStatuses(ctx context.Context, start time.Time, updates []statusUpdate) error {
+	s, sess := n.s, n.sess
+	sort.SliceStable(updates, func(i, j int) bool { return updates[i].at < updates[j].at })
+	var firstErr error
+	for len(updates) > 0 {
+		if err := s.sleep(ctx, updates[0].at-s.cfg.Clock.Since(start)); err != nil {
+			return fmt.Errorf("kubelet %s: waiting for pod status: %w", sess.node, err)
+		}
+		now := s.cfg.Clock.Since(start)
+		type key struct{ ns, name string }
+		var order []key
+		batch := map[key][]statusUpdate{}
+		var rest []statusUpdate
+		for _, u := range updates {
+			if u.at > now {
+				rest = append(rest, u)
+				continue
+			}
+			k := key{u.ns, u.name}
+			if _, ok := batch[k]; !ok {
+				order = append(order, k)
+			}
+			batch[k] = append(batch[k], u)
+			if u.events != nil {
+				if err := u.events(ctx); err != nil && firstErr == nil {
+					firstErr = err
+				}
+			}
+		}
+		for _, k := range order {
+			us := batch[k]
+			s.Counters.StatusUpdatesCoalesced.Add(int64(len(us) - 1))
+			patched, err := sess.syncPodStatus(ctx, k.ns, k.name, func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
+				now := metav1.NewTime(s.cfg.Clock.Now())
+				changed := false
+				for _, u := range us {
+					changed = u.mutate(st, now) || changed
+				}
+				return changed
+			})
+			if err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) && firstErr == nil {
+				firstErr = err
+			}
+			if patched {
+				s.Counters.PodStatusPatches.Add(1)
+			}
+		}
+		updates = rest
+	}
+	return firstErr
 }
 
 // probe waits for each planned first successful probe, measured from start
@@ -679,7 +799,12 @@ func (n *nodeRun) probe(ctx context.Context, plans []probePlan, start time.Time)
 		status *statusStep
 	}
 	var steps []step
+	var updates []statusUpdate
 	for i := range plans {
+		if len(plans[i].updates) > 0 {
+			updates = append(updates, plans[i].updates...)
+			continue
+		}
 		if len(plans[i].steps) > 0 {
 			for j := range plans[i].steps {
 				steps = append(steps, step{plans[i].steps[j].at, &plans[i], &plans[i].steps[j]})
@@ -697,6 +822,9 @@ func (n *nodeRun) probe(ctx context.Context, plans []probePlan, start time.Time)
 	}
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].at < steps[j].at })
 	var firstErr error
+	if len(updates) > 0 {
+		firstErr = n.syncStatuses(ctx, start, updates)
+	}
 	// write is one sync of the status manager; a pod gone meanwhile is
 	// not an error, and the first other error is returned at the end.
 	write := func(plan *probePlan, mutate func(ps *corev1.PodStatus, now metav1.Time) bool) {

@@ -82,6 +82,10 @@ type Counters struct {
 	// server: the prober's Failure and Success both came while the status
 	// manager was busy, so it wrote only the latest status.
 	ReadyFlipsCoalesced atomic.Int64
+	// StatusUpdatesCoalesced counts pod statuses after a reboot that the
+	// status manager wrote together with a later one of the same pod: it
+	// was busy with other pods when the earlier one came.
+	StatusUpdatesCoalesced atomic.Int64
 	// TokenRequests counts TokenRequests sent.
 	TokenRequests atomic.Int64
 	// ObjectWatches counts per-Secret/ConfigMap reflectors started.
@@ -115,21 +119,22 @@ type Counters struct {
 // Snapshot returns the counters as a map.
 func (c *Counters) Snapshot() map[string]int64 {
 	return map[string]int64{
-		CounterPodStatusPatches:    c.PodStatusPatches.Load(),
-		CounterReadyFlipsDown:      c.ReadyFlipsDown.Load(),
-		CounterReadyFlipsUp:        c.ReadyFlipsUp.Load(),
-		CounterReadyFlipsCoalesced: c.ReadyFlipsCoalesced.Load(),
-		CounterTokenRequests:       c.TokenRequests.Load(),
-		CounterObjectWatches:       c.ObjectWatches.Load(),
-		CounterContainerRestarts:   c.ContainerRestarts.Load(),
-		CounterMemoryEmptyDirsLost: c.MemoryEmptyDirsLost.Load(),
-		CounterPodsRejected:        c.PodsRejected.Load(),
-		CounterPodsDeleted:         c.PodsDeleted.Load(),
-		CounterPodsDrained:         c.PodsDrained.Load(),
-		CounterErrors:              c.Errors.Load(),
-		CounterRetries:             c.Retries.Load(),
-		CounterEventsDropped:       c.EventsDropped.Load(),
-		CounterStatusSyncsDropped:  c.StatusSyncsDropped.Load(),
+		CounterPodStatusPatches:       c.PodStatusPatches.Load(),
+		CounterReadyFlipsDown:         c.ReadyFlipsDown.Load(),
+		CounterReadyFlipsUp:           c.ReadyFlipsUp.Load(),
+		CounterReadyFlipsCoalesced:    c.ReadyFlipsCoalesced.Load(),
+		CounterStatusUpdatesCoalesced: c.StatusUpdatesCoalesced.Load(),
+		CounterTokenRequests:          c.TokenRequests.Load(),
+		CounterObjectWatches:          c.ObjectWatches.Load(),
+		CounterContainerRestarts:      c.ContainerRestarts.Load(),
+		CounterMemoryEmptyDirsLost:    c.MemoryEmptyDirsLost.Load(),
+		CounterPodsRejected:           c.PodsRejected.Load(),
+		CounterPodsDeleted:            c.PodsDeleted.Load(),
+		CounterPodsDrained:            c.PodsDrained.Load(),
+		CounterErrors:                 c.Errors.Load(),
+		CounterRetries:                c.Retries.Load(),
+		CounterEventsDropped:          c.EventsDropped.Load(),
+		CounterStatusSyncsDropped:     c.StatusSyncsDropped.Load(),
 	}
 }
 

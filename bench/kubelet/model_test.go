@@ -105,6 +105,10 @@ func TestRestartGolden(t *testing.T) {
 			c.RuntimeMode = profiles.RuntimeHung
 		}},
 		{name: "reboot", cfg: func(c *Config) { c.Kind = profiles.StormReboot }},
+		// Pod requests that take 1.5 s keep the status manager behind the
+		// pods' workers: what they hand over meanwhile goes out as one
+		// write (statusUpdatesCoalesced).
+		{name: "reboot-busy-status", podLatency: 1500 * time.Millisecond, cfg: func(c *Config) { c.Kind = profiles.StormReboot }},
 		{name: "reboot-planned", cfg: func(c *Config) {
 			c.Kind = profiles.StormReboot
 			c.Planned = true

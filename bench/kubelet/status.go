@@ -354,20 +354,12 @@ func (s *session) patchNodeReadyOnce(ctx context.Context, ready bool, reason, me
 // range is used up. (KWOK's allocator does not know these addresses; in a
 // /24 with tens of pods they stay clear of the ones it gives new pods.)
 func (s *session) newPodIP(node *corev1.Node) string {
-	_, cidr, err := net.ParseCIDR(node.Spec.PodCIDR)
-	if err != nil || cidr.IP.To4() == nil {
+	cidr, base, ok := s.reservePodIPs(node)
+	if !ok {
 		return ""
 	}
-	base := binary.BigEndian.Uint32(cidr.IP.To4())
 	ones, bits := cidr.Mask.Size()
 	size := uint32(1) << uint(bits-ones)
-	if s.lastIP == 0 {
-		for _, p := range s.pods() {
-			if ip := net.ParseIP(p.Status.PodIP).To4(); ip != nil && cidr.Contains(ip) {
-				s.lastIP = max(s.lastIP, binary.BigEndian.Uint32(ip)-base)
-			}
-		}
-	}
 	if s.lastIP+2 >= size { // keep the broadcast address free
 		return ""
 	}
@@ -375,4 +367,25 @@ func (s *session) newPodIP(node *corev1.Node) string {
 	out := make(net.IP, 4)
 	binary.BigEndian.PutUint32(out, base+s.lastIP)
 	return out.String()
+}
+
+// reservePodIPs returns the node's IPv4 pod CIDR and its first address, and
+// on its first call records the highest address the node's pods hold as
+// the last one reserved (newPodIP); ok is false without an IPv4 pod CIDR.
+// A reboot calls it before its first status write, which takes the pods'
+// addresses away.
+func (s *session) reservePodIPs(node *corev1.Node) (cidr *net.IPNet, base uint32, ok bool) {
+	_, cidr, err := net.ParseCIDR(node.Spec.PodCIDR)
+	if err != nil || cidr.IP.To4() == nil {
+		return nil, 0, false
+	}
+	base = binary.BigEndian.Uint32(cidr.IP.To4())
+	if s.lastIP == 0 {
+		for _, p := range s.pods() {
+			if ip := net.ParseIP(p.Status.PodIP).To4(); ip != nil && cidr.Contains(ip) {
+				s.lastIP = max(s.lastIP, binary.BigEndian.Uint32(ip)-base)
+			}
+		}
+	}
+	return cidr, base, true
 }
