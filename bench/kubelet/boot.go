@@ -787,7 +787,9 @@ func (n *nodeRun) syncStatuses(ctx context.Context, start time.Time, updates []s
 // probe waits for each planned first successful probe, measured from start
 // (when the pods were first synced and their probe workers started), and
 // writes the pod's readiness through the status manager (GET + PATCH) when
-// it changes: a legacy flip writes Ready=False and then Ready=True.
+// it changes: a legacy flip writes Ready=False and then Ready=True. The
+// statuses of pods recreated after a reboot, Ready among them, go through
+// syncStatuses first.
 func (n *nodeRun) probe(ctx context.Context, plans []probePlan, start time.Time) error {
 	s, sess := n.s, n.sess
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RecoveryTimeout)

@@ -37,6 +37,9 @@ func (s *Simulator) setKubeletLabel(ctx context.Context, node, value string) err
 	if err != nil {
 		return fmt.Errorf("relabelling node %s %s=%s: %w", node, cluster.KubeletLabel, value, err)
 	}
+	if value == cluster.KubeletDown {
+		s.relabelledDown.Store(node, s.cfg.Clock.Now())
+	}
 	return nil
 }
 

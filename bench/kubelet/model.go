@@ -148,6 +148,9 @@ type Simulator struct {
 	// handedBack holds the nodes whose restart already handed them back
 	// to KWOK (handBack), so Restart's safety net sends no second relabel.
 	handedBack sync.Map
+	// relabelledDown holds when each node was last relabelled down
+	// (setKubeletLabel), for handBack's kwokRequeueAfter.
+	relabelledDown sync.Map
 }
 
 // NewSimulator validates cfg and returns a simulator.
@@ -328,6 +331,34 @@ func (n *nodeRun) recover(ctx context.Context, probes func(context.Context) erro
 	return errors.Join(perr, <-handed)
 }
 
+// kwokRequeueAfter is how long after a node is relabelled down the KWOK
+// controller (0.8.0) may still hold the node's lease in its delaying queue,
+// for a lease renew interval of interval (0: the 40 s lease's 10 s). The
+// relabel makes KWOK cancel the node's queued renewal (ReleaseHold); a
+// renewal in flight at that moment is queued again when it returns,
+// interval (+4 % jitter) later. If the node is relabelled up before that
+// stale entry fires, KWOK queues the node a second time, and its heap
+// (pkg/utils/heap Push) keeps one index per item: the stale entry stays at
+// the top of the queue with no index, cannot be removed, and no other
+// node's lease is renewed again. Two fleet-1k legacy storms stalled that
+// way (results/apf/README.md): after 8 minutes of storm, 999 of 1,000
+// leases KWOK held were not renewed for 22 minutes, while it renewed one
+// node's over and over. Handing back no sooner than this after the
+// relabel lets the stale entry fire while the node is still unmanaged,
+// and KWOK drops it. The bound allows a renewal 15 s in flight, about the
+// worst lease-update latency measured in the fleet-1k storms; a slower
+// API server can still trigger the bug.
+func kwokRequeueAfter(interval time.Duration) time.Duration {
+	if interval <= 0 {
+		interval = defaultLeaseDuration / 4
+	}
+	return interval + interval/25 + kwokRenewalInFlight + time.Second
+}
+
+// kwokRenewalInFlight is how long a KWOK lease renewal may be in flight
+// when its node is relabelled down (kwokRequeueAfter).
+const kwokRenewalInFlight = 15 * time.Second
+
 // handBack stops the simulated kubelet's lease controller and hands the
 // node's heartbeats back to KWOK when that controller would have renewed
 // the lease next. KWOK renews a lease it takes over at once (kwok
@@ -340,6 +371,14 @@ func (n *nodeRun) recover(ctx context.Context, probes func(context.Context) erro
 // both. The relabel is the harness's (setKubeletLabel).
 func (n *nodeRun) handBack(ctx context.Context) error {
 	s, node := n.s, n.r.Node
+	if at, ok := s.relabelledDown.Load(node); ok {
+		// The lease controller keeps renewing while it waits, as the
+		// kubelet it stands for would.
+		safe := at.(time.Time).Add(kwokRequeueAfter(time.Duration(n.sess.leaseInterval.Load())))
+		if err := s.sleep(ctx, safe.Sub(s.cfg.Clock.Now())); err != nil {
+			return err
+		}
+	}
 	if n.stopLease != nil {
 		n.stopLease()
 	}

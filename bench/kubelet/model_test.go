@@ -75,6 +75,12 @@ func TestRestartGolden(t *testing.T) {
 			c.Kind = profiles.StormKubelet
 			c.Gates = map[string]bool{profiles.GateChangeContainerStatusOnKubeletRestart: true}
 		}},
+		// A downtime shorter than KWOK's requeue bound: the simulated
+		// kubelet keeps its lease until kwokRequeueAfter has passed since
+		// the relabel, then hands back.
+		{name: "kubelet-short-downtime", down: 5 * time.Second, cfg: func(c *Config) {
+			c.Kind = profiles.StormKubelet
+		}},
 		{name: "kubelet-watchlist-off", cfg: func(c *Config) {
 			c.Kind = profiles.StormKubelet
 			c.Gates = map[string]bool{profiles.GateWatchListClient: false}
