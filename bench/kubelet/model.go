@@ -244,6 +244,12 @@ func (s *Simulator) Restart(ctx context.Context, r storm.Restart) (err error) {
 		if _, done := s.handedBack.LoadAndDelete(r.Node); done {
 			return
 		}
+		// A restart that failed while the run goes on waits out KWOK's
+		// requeue bound first (kwokRequeueAfter); an interrupted run does
+		// not wait.
+		if ctx.Err() == nil {
+			_ = s.waitKWOKRequeue(ctx, r.Node, 0)
+		}
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if herr := s.setKubeletLabel(bctx, r.Node, cluster.KubeletUp); herr != nil && err == nil {
@@ -355,6 +361,17 @@ func kwokRequeueAfter(interval time.Duration) time.Duration {
 	return interval + interval/25 + kwokRenewalInFlight + time.Second
 }
 
+// waitKWOKRequeue waits until kwokRequeueAfter has passed since node was
+// last relabelled down, for a lease renew interval of interval (0: the
+// default).
+func (s *Simulator) waitKWOKRequeue(ctx context.Context, node string, interval time.Duration) error {
+	at, ok := s.relabelledDown.Load(node)
+	if !ok {
+		return nil
+	}
+	return s.sleep(ctx, at.(time.Time).Add(kwokRequeueAfter(interval)).Sub(s.cfg.Clock.Now()))
+}
+
 // kwokRenewalInFlight is how long a KWOK lease renewal may be in flight
 // when its node is relabelled down (kwokRequeueAfter).
 const kwokRenewalInFlight = 15 * time.Second
@@ -371,13 +388,10 @@ const kwokRenewalInFlight = 15 * time.Second
 // both. The relabel is the harness's (setKubeletLabel).
 func (n *nodeRun) handBack(ctx context.Context) error {
 	s, node := n.s, n.r.Node
-	if at, ok := s.relabelledDown.Load(node); ok {
-		// The lease controller keeps renewing while it waits, as the
-		// kubelet it stands for would.
-		safe := at.(time.Time).Add(kwokRequeueAfter(time.Duration(n.sess.leaseInterval.Load())))
-		if err := s.sleep(ctx, safe.Sub(s.cfg.Clock.Now())); err != nil {
-			return err
-		}
+	// The lease controller keeps renewing while it waits, as the kubelet
+	// it stands for would.
+	if err := s.waitKWOKRequeue(ctx, node, time.Duration(n.sess.leaseInterval.Load())); err != nil {
+		return err
 	}
 	if n.stopLease != nil {
 		n.stopLease()
