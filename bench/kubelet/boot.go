@@ -141,6 +141,27 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	if err != nil {
 		return err
 	}
+	// A reboot's pod statuses do not wait for a NotReady flash to end: the
+	// status manager runs beside the node status (kubelet.go Run).
+	var statuses chan error
+	if flash && rebooted {
+		var updates []statusUpdate
+		for i := range plans {
+			updates = append(updates, plans[i].updates...)
+			plans[i].updates = nil
+		}
+		sctx, cancel := context.WithTimeout(ctx, s.cfg.RecoveryTimeout)
+		defer cancel()
+		ch := make(chan error, 1)
+		go func() { ch <- n.syncStatuses(sctx, podSync, updates) }()
+		statuses = ch
+		defer func() {
+			if statuses != nil { // not handed to recover: an error came first
+				cancel()
+				<-statuses
+			}
+		}()
+	}
 	if flash {
 		if err := s.sleep(ctx, s.cfg.InitDuration); err != nil {
 			return err
@@ -154,7 +175,15 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 			return err
 		}
 	}
-	return n.recover(ctx, func(ctx context.Context) error { return n.probe(ctx, plans, podSync) })
+	pending := statuses
+	statuses = nil
+	return n.recover(ctx, func(ctx context.Context) error {
+		err := n.probe(ctx, plans, podSync)
+		if pending != nil {
+			err = errors.Join(<-pending, err)
+		}
+		return err
+	})
 }
 
 type nodeEvent struct{ typ, reason, msg string }

@@ -115,6 +115,11 @@ func TestRestartGolden(t *testing.T) {
 		// pods' workers: what they hand over meanwhile goes out as one
 		// write (statusUpdatesCoalesced).
 		{name: "reboot-busy-status", podLatency: 1500 * time.Millisecond, cfg: func(c *Config) { c.Kind = profiles.StormReboot }},
+		// The pods' statuses go out during the NotReady flash, not after it.
+		{name: "reboot-init-flash", cfg: func(c *Config) {
+			c.Kind = profiles.StormReboot
+			c.InitDuration = 5 * time.Second
+		}},
 		{name: "reboot-planned", cfg: func(c *Config) {
 			c.Kind = profiles.StormReboot
 			c.Planned = true
