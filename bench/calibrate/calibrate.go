@@ -753,7 +753,11 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 			}
 		}()
 	}
-	end := time.Now()
+	// The window is the case's, downtime plus observation, on both sides:
+	// a simulated kubelet may hold its node longer than that before it
+	// hands it back (kubelet kwokRequeueAfter), and what comes after the
+	// window is not counted for either side.
+	end := t0.Add(cs.Downtime + cs.Observe)
 	simCPU := selfCPU() - cpu0
 	for _, name := range c.real.nodes {
 		n := c.nodes[name]
