@@ -145,11 +145,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	// status manager runs beside the node status (kubelet.go Run).
 	var statuses chan error
 	if flash && rebooted {
-		var updates []statusUpdate
-		for i := range plans {
-			updates = append(updates, plans[i].updates...)
-			plans[i].updates = nil
-		}
+		updates := takeUpdates(plans)
 		sctx, cancel := context.WithTimeout(ctx, s.cfg.RecoveryTimeout)
 		defer cancel()
 		ch := make(chan error, 1)
@@ -393,13 +389,13 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 			// prober/worker.go run: a worker started within one period of
 			// the prober manager waits a random part of the period first.
 			jitter := time.Duration(rng.Float64() * float64(period))
-			// After a reboot restartPod moves it to when the new container
-			// can first pass.
+			// After a reboot restartPod takes the sleep from here to when
+			// the new container first passes.
 			plan.at[c.Name] = jitter
 		}
 		probed := func(c string) bool { _, ok := plan.at[c]; return ok }
 		if rebooted {
-			plan.updates = n.restartPod(node, p, probed, &plan, sandboxes)
+			plan.updates = n.restartPod(node, p, plan.at, sandboxes)
 			sandboxes++
 			plans = append(plans, plan)
 			continue
@@ -614,8 +610,9 @@ func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod) error {
 // manager is behind, it writes what came meanwhile as one (syncStatuses):
 // the hollow kubelet did so for most pods (2.7 to 3.4 writes per pod), and
 // the kubelet on containerd in a CI run with other clusters on the same
-// cores (3.1). index is the pod's place among the node's sandboxes.
-func (n *nodeRun) restartPod(node *corev1.Node, p *corev1.Pod, probed func(string) bool, plan *probePlan, index int) []statusUpdate {
+// cores (3.1). jitters holds each readiness-probed container's worker
+// sleep; index is the pod's place among the node's sandboxes.
+func (n *nodeRun) restartPod(node *corev1.Node, p *corev1.Pod, jitters map[string]time.Duration, index int) []statusUpdate {
 	s, sess := n.s, n.sess
 	for _, v := range p.Spec.Volumes {
 		if v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumMemory {
@@ -625,11 +622,11 @@ func (n *nodeRun) restartPod(node *corev1.Node, p *corev1.Pod, probed func(strin
 	rng := s.rng(p.Namespace+"/"+p.Name, 5)
 	sandbox := rebootSandboxBase + time.Duration((float64(index)+rng.Float64())*float64(rebootSandboxPerPod))
 	running := sandbox + rebootContainersMin + time.Duration(rng.Float64()*float64(rebootContainersSpread))
+	probed := func(c string) bool { _, ok := jitters[c]; return ok }
 	ready := time.Duration(-1)
 	for _, c := range p.Spec.Containers {
-		if jitter, ok := plan.at[c.Name]; ok {
-			plan.at[c.Name] = rebootFirstProbe(jitter, running, time.Duration(c.ReadinessProbe.InitialDelaySeconds)*time.Second, probePeriod(c.ReadinessProbe))
-			ready = max(ready, plan.at[c.Name])
+		if jitter, ok := jitters[c.Name]; ok {
+			ready = max(ready, rebootFirstProbe(jitter, running, time.Duration(c.ReadinessProbe.InitialDelaySeconds)*time.Second, probePeriod(c.ReadinessProbe)))
 		}
 	}
 	ns, name := p.Namespace, p.Name
@@ -741,6 +738,17 @@ func containerEvents(ctx context.Context, sess *session, p *corev1.Pod) error {
 	return nil
 }
 
+// takeUpdates returns the plans' statusUpdates (a reboot's) and clears
+// them from the plans, which are then left with nothing to probe.
+func takeUpdates(plans []probePlan) []statusUpdate {
+	var updates []statusUpdate
+	for i := range plans {
+		updates = append(updates, plans[i].updates...)
+		plans[i].updates = nil
+	}
+	return updates
+}
+
 // statusUpdate is one status a pod's worker or prober hands the status
 // manager (status_manager.go SetPodStatus), at an offset from the pods'
 // first sync. mutate applies it to the pod's status; events, when set, are
@@ -830,12 +838,8 @@ func (n *nodeRun) probe(ctx context.Context, plans []probePlan, start time.Time)
 		status *statusStep
 	}
 	var steps []step
-	var updates []statusUpdate
+	updates := takeUpdates(plans)
 	for i := range plans {
-		if len(plans[i].updates) > 0 {
-			updates = append(updates, plans[i].updates...)
-			continue
-		}
 		if len(plans[i].steps) > 0 {
 			for j := range plans[i].steps {
 				steps = append(steps, step{plans[i].steps[j].at, &plans[i], &plans[i].steps[j]})
