@@ -141,20 +141,26 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	if err != nil {
 		return err
 	}
-	// A reboot's pod statuses do not wait for a NotReady flash to end: the
-	// status manager runs beside the node status (kubelet.go Run).
-	var statuses chan error
-	if flash && rebooted {
-		updates := takeUpdates(plans)
-		sctx, cancel := context.WithTimeout(ctx, s.cfg.RecoveryTimeout)
+	// Pod sync does not wait for a NotReady flash to end. The flash is the
+	// first node status going out before the runtime check's first pass
+	// (kubelet.go Run starts updateRuntimeUp at once; the status setter's
+	// runtimeErrors says "container runtime status check may not have
+	// completed yet" until then), and syncLoop skips pod work only while
+	// that check has not passed (kubelet.go syncLoop "Skipping pod
+	// synchronization"): a few milliseconds, against the node's NotReady
+	// until its next status update. So the status manager and the probers
+	// run beside the flash (kubelet.go Run starts them before syncLoop).
+	var pending chan error
+	if flash {
+		pctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		ch := make(chan error, 1)
-		go func() { ch <- n.syncStatuses(sctx, podSync, updates) }()
-		statuses = ch
+		go func() { ch <- n.probe(pctx, plans, podSync) }()
+		pending = ch
 		defer func() {
-			if statuses != nil { // not handed to recover: an error came first
+			if pending != nil { // not handed to recover: an error came first
 				cancel()
-				<-statuses
+				<-pending
 			}
 		}()
 	}
@@ -171,15 +177,12 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 			return err
 		}
 	}
-	pending := statuses
-	statuses = nil
-	return n.recover(ctx, func(ctx context.Context) error {
-		err := n.probe(ctx, plans, podSync)
-		if pending != nil {
-			err = errors.Join(<-pending, err)
-		}
-		return err
-	})
+	if pending == nil {
+		return n.recover(ctx, func(ctx context.Context) error { return n.probe(ctx, plans, podSync) })
+	}
+	probes := pending
+	pending = nil
+	return n.recover(ctx, func(context.Context) error { return <-probes })
 }
 
 type nodeEvent struct{ typ, reason, msg string }

@@ -89,6 +89,13 @@ func TestRestartGolden(t *testing.T) {
 			c.Kind = profiles.StormKubelet
 			c.InitDuration = 5 * time.Second
 		}},
+		// Legacy readiness with the flash: the probes' writes go out
+		// during the NotReady flash, not after it.
+		{name: "kubelet-legacy-init-flash", cfg: func(c *Config) {
+			c.Kind = profiles.StormKubelet
+			c.Gates = map[string]bool{profiles.GateChangeContainerStatusOnKubeletRestart: true}
+			c.InitDuration = 5 * time.Second
+		}},
 		{name: "kubelet-deleted-pod", cfg: func(c *Config) { c.Kind = profiles.StormKubelet }, mutate: func(f *restartFixture) {
 			// Evicted while the kubelet was away: the kubelet finishes it.
 			deleted := metav1.NewTime(f.t0.Add(-time.Minute))
