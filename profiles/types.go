@@ -294,6 +294,7 @@ type Storm struct {
 	// this long after its kubelet starts, before it reports Ready: the
 	// NotReady flash of kubernetes#124397, which makes the node-lifecycle
 	// controller mark every pod on the node not ready whatever the gate.
+	// The pods' status writes and probes go on during the flash.
 	// Default 0: the node stays Ready, as a 1.36 kubelet's did when
 	// calibrated (`stormbench calibrate`).
 	InitDuration metav1.Duration `json:"initDuration,omitempty"`
