@@ -107,10 +107,11 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 		return res, fmt.Errorf("provisioning fleet: %w", err)
 	}
 	o.Logf("Fleet Ready in %s", o.Clock.Since(provStart).Round(100*time.Millisecond))
-	if err := settleAfterProvisioning(ctx, o); err != nil {
-		return res, err
+	// An interrupt during the settle wait still deletes the fleet below.
+	runErr := settleAfterProvisioning(ctx, o)
+	if runErr == nil {
+		runErr = runStorms(ctx, o, f, rn, res)
 	}
-	runErr := runStorms(ctx, o, f, rn, res)
 	res.Run.End = o.Clock.Now()
 	res.Complete = runErr == nil
 	if runErr != nil {
@@ -553,10 +554,10 @@ func settleAfterProvisioning(ctx context.Context, o Options) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		o.Logf("Fleet settle: %v (going on)", err)
+		o.Logf("After provisioning: %v (going on)", err)
 		return nil
 	}
-	o.Logf("Fleet settled: %s", st)
+	o.Logf("After provisioning: %s", st)
 	return nil
 }
 
