@@ -741,17 +741,6 @@ func containerEvents(ctx context.Context, sess *session, p *corev1.Pod) error {
 	return nil
 }
 
-// takeUpdates returns the plans' statusUpdates (a reboot's) and clears
-// them from the plans, which are then left with nothing to probe.
-func takeUpdates(plans []probePlan) []statusUpdate {
-	var updates []statusUpdate
-	for i := range plans {
-		updates = append(updates, plans[i].updates...)
-		plans[i].updates = nil
-	}
-	return updates
-}
-
 // statusUpdate is one status a pod's worker or prober hands the status
 // manager (status_manager.go SetPodStatus), at an offset from the pods'
 // first sync. mutate applies it to the pod's status; events, when set, are
@@ -841,8 +830,9 @@ func (n *nodeRun) probe(ctx context.Context, plans []probePlan, start time.Time)
 		status *statusStep
 	}
 	var steps []step
-	updates := takeUpdates(plans)
+	var updates []statusUpdate // a reboot's, for the status manager
 	for i := range plans {
+		updates = append(updates, plans[i].updates...)
 		if len(plans[i].steps) > 0 {
 			for j := range plans[i].steps {
 				steps = append(steps, step{plans[i].steps[j].at, &plans[i], &plans[i].steps[j]})
