@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -20,6 +21,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/stormbench/stormbench/internal/decodeerror"
 )
 
 //go:embed *.yaml
@@ -38,7 +41,13 @@ func (e *ValidationError) Error() string {
 	fmt.Fprintf(&b, "invalid profile %s: %d error(s):", e.Source, len(e.Errs))
 	for _, fe := range e.Errs {
 		b.WriteString("\n  ")
-		b.WriteString(fe.Error())
+		// A line per error, each short enough to read whatever the
+		// input (a 100 kB key, a list where a number goes).
+		if fe.Field == documentField {
+			b.WriteString(decodeerror.Shorten(fe.Detail, 400))
+			continue
+		}
+		b.WriteString(decodeerror.Shorten(fe.Error(), 400))
 	}
 	return b.String()
 }
@@ -104,11 +113,11 @@ func Parse(source string, data []byte) (*Profile, error) {
 		return nil, &ValidationError{Source: source, Errs: field.ErrorList{field.Required(field.NewPath("apiVersion"), "empty document")}}
 	}
 	if n, err := yamlDocuments(data); err == nil && n > 1 {
-		return nil, &ValidationError{Source: source, Errs: field.ErrorList{field.Invalid(field.NewPath("(document)"), field.OmitValueType{}, "a profile file holds exactly one YAML document")}}
+		return nil, &ValidationError{Source: source, Errs: field.ErrorList{documentError("a profile file holds exactly one YAML document (remove the ---)")}}
 	}
 	j, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return nil, &ValidationError{Source: source, Errs: field.ErrorList{field.Invalid(field.NewPath("(document)"), field.OmitValueType{}, decodeMessage(err))}}
+		return nil, &ValidationError{Source: source, Errs: field.ErrorList{documentError(decodeMessage(err))}}
 	}
 	if errs := decodeStrict(j, &p); len(errs) > 0 {
 		return nil, &ValidationError{Source: source, Errs: errs}
@@ -159,7 +168,7 @@ func decodeStrict(j []byte, p *Profile) field.ErrorList {
 	dec := json.NewDecoder(bytes.NewReader(j))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
-		return field.ErrorList{field.Invalid(field.NewPath("(document)"), field.OmitValueType{}, decodeMessage(err))}
+		return field.ErrorList{documentError(decodeMessage(err))}
 	}
 	if waves, ok := lookup(doc, "storm", "waves").(map[string]any); ok {
 		if n, ok := waves["size"].(json.Number); ok {
@@ -170,7 +179,7 @@ func decodeStrict(j []byte, p *Profile) field.ErrorList {
 	for range 100 {
 		b, err := json.Marshal(doc)
 		if err != nil {
-			return append(errs, field.InternalError(field.NewPath("(document)"), err))
+			return append(errs, documentError(err.Error()))
 		}
 		*p = Profile{}
 		strictErrs, err := kjson.UnmarshalStrict(b, p)
@@ -179,14 +188,21 @@ func decodeStrict(j []byte, p *Profile) field.ErrorList {
 				if m := unknownField.FindStringSubmatch(se.Error()); m != nil {
 					errs = append(errs, field.Invalid(pathOf(m[2]), field.OmitValueType{}, m[1]+" field"))
 				} else {
-					errs = append(errs, field.Invalid(field.NewPath("(document)"), field.OmitValueType{}, se.Error()))
+					errs = append(errs, documentError(se.Error()))
 				}
 			}
 			return errs
 		}
+		// The decoder's error names the field without list indexes, and a
+		// value with its own decoding (a duration) without any path: find
+		// the value by walking the document along the profile's types.
+		if path, msg, ok := decodeerror.Misfit(doc, reflect.TypeFor[Profile](), nil); ok && path != "" && drop(doc, splitPath(path)) {
+			errs = append(errs, field.Invalid(pathOf(path), field.OmitValueType{}, msg))
+			continue
+		}
 		m := typeError.FindStringSubmatch(err.Error())
 		if m == nil || !drop(doc, splitPath(m[2])) {
-			return append(errs, field.Invalid(field.NewPath("(document)"), field.OmitValueType{}, decodeMessage(err)))
+			return append(errs, documentError(decodeMessage(err)))
 		}
 		errs = append(errs, field.Invalid(pathOf(m[2]), field.OmitValueType{}, fmt.Sprintf("must be %s, got %s", kindOf(m[3]), strings.Fields(m[1])[0])))
 	}
@@ -240,6 +256,7 @@ func splitPath(s string) []string {
 func pathOf(s string) *field.Path {
 	var p *field.Path
 	for _, seg := range splitPath(s) {
+		seg = decodeerror.Shorten(seg, 60) // an unknown key can be any length
 		if strings.HasPrefix(seg, "[") {
 			if i, err := strconv.Atoi(strings.Trim(seg, "[]")); err == nil && p != nil {
 				p = p.Index(i)
@@ -253,9 +270,19 @@ func pathOf(s string) *field.Path {
 		}
 	}
 	if p == nil {
-		return field.NewPath("(document)")
+		return field.NewPath(documentField)
 	}
 	return p
+}
+
+// documentField is the field of an error about the whole document (a YAML
+// syntax error, which carries its line, or a second document):
+// ValidationError prints its detail alone.
+const documentField = "(document)"
+
+// documentError is an error about the whole profile rather than a field.
+func documentError(detail string) *field.Error {
+	return field.Invalid(field.NewPath(documentField), field.OmitValueType{}, decodeerror.Shorten(detail, 300))
 }
 
 // lookup walks keys through nested mappings.
@@ -310,6 +337,10 @@ func decodeMessage(err error) string {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "error unmarshaling JSON: while decoding JSON: ")
 	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
+	// go-yaml's list of errors and its prefix say nothing the line
+	// number does not.
+	msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:\n")
+	msg = strings.TrimPrefix(strings.TrimSpace(msg), "yaml: ")
 	return msg
 }
 

@@ -124,8 +124,8 @@ var badProfiles = []struct {
 	{"neither-count-nor-fraction", "neither count nor fraction", []string{"storm.select:"}},
 	{"fraction-above-one", "a fraction above 1", []string{"storm.select.fraction:"}},
 	// A duration that time.ParseDuration rejects: the message names the
-	// value but not the field (see the report on profiles.Parse).
-	{"bad-duration", "a malformed duration", []string{`"5 seconds"`}},
+	// field and the value.
+	{"bad-duration", "a malformed duration", []string{`storm.waves.interval: Invalid value: must be a duration such as "50s" or "1m30s", got the string "5 seconds"`}},
 	{"duration-without-unit", "a duration given as a bare number", []string{"storm.waves.interval"}},
 	{"negative-durations", "negative durations and rolling waves without an interval", []string{"storm.waves.interval:", "storm.downtime.value:", "storm.initDuration:"}},
 	{"bad-storm-enums", "bad storm kind, selector, distribution type, planned mode, label key and taint", []string{"storm.kind:", "storm.select.labelSelector:", "storm.downtime.type:", "storm.planned:", "storm.nodeChanges.setLabels[bad key!]:", "storm.nodeChanges.addTaints[0].effect:", "storm.nodeChanges.addTaints[0].key:"}},
@@ -133,10 +133,10 @@ var badProfiles = []struct {
 	{"bad-control-plane", "negative control-plane tunings, a percentage above 100, a leader-election deadline too short", []string{"controlPlane.controllerQPS:", "controlPlane.kwokParallelism:", "controlPlane.schedulerPercentageOfNodesToScore:", "controlPlane.leaderElectionRenewDeadline:"}},
 	{"real-kubelets", "real kubelets with no exec-only workload in the mix, a runtime mode on a kubelet storm", []string{"fleet.realKubelets:", "storm.runtimeMode:"}},
 	{"real-kubelets-above-fleet", "more real kubelets than nodes, an unknown runtime mode", []string{"fleet.realKubelets:", "storm.runtimeMode:"}},
-	{"wrong-type", "a string where a number belongs", []string{"fleet.nodes: Invalid value: must be an integer, got string"}},
+	{"wrong-type", "a string where a number belongs", []string{`fleet.nodes: Invalid value: must be an integer, got the string "twenty"`}},
 	{"several-errors", "every type error and unknown field at once, with its path (a bare wave size is a count)", []string{
-		"fleet.nodes: Invalid value: must be an integer", "fleet.podsPerNode: Invalid value: must be an integer, got bool",
-		"storm.waves.interval: Invalid value: must be a string", "fleet.colour: Invalid value: unknown field"}},
+		"fleet.nodes: Invalid value: must be an integer", "fleet.podsPerNode: Invalid value: must be an integer, got true",
+		`storm.waves.interval: Invalid value: must be a duration such as "50s" or "1m30s", got the number 10`, "fleet.colour: Invalid value: unknown field"}},
 	{"empty", "an empty document", []string{"apiVersion:"}},
 	{"malformed", "malformed YAML", []string{"did not find expected node content"}},
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 )
@@ -57,11 +58,18 @@ func upgradeMergeMarker(r *Result, version int) error {
 }
 
 // writeCompact writes the JSON document b (compact, as json.Marshal makes
-// it) in a layout a reviewer can diff: one line per object that fits in
-// lineWidth characters (a value, a histogram summary, a label set), one
-// line per array of scalars or of arrays of scalars (a series' points),
-// and an indented line per member for everything else. Keys keep their
-// order.
+// it) in a layout a reviewer can diff, its numbers rounded (see
+// roundNumbers):
+//   - an object that fits in lineWidth characters and holds no non-empty
+//     array goes on one line (a value, a histogram summary, a label set);
+//   - a series' points (an array of arrays) go pointsPerLine to a line, so
+//     that the diff of two runs pairs the same stretch of the series;
+//   - any other array of scalars fills lines of at most lineWidth
+//     characters (a longer element, such as an encoded histogram or an
+//     error message, gets a line of its own);
+//   - everything else puts one member per line, indented by depth.
+//
+// Keys keep their order.
 func writeCompact(w *bytes.Buffer, b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
@@ -69,13 +77,128 @@ func writeCompact(w *bytes.Buffer, b []byte) error {
 	if err != nil {
 		return err
 	}
+	if err := n.roundNumbers(""); err != nil {
+		return err
+	}
 	n.write(w, "")
 	w.WriteByte('\n')
 	return nil
 }
 
-// lineWidth is the longest object written on one line.
+// lineWidth is the longest object, or run of array elements, written on
+// one line.
 const lineWidth = 160
+
+// pointsPerLine is how many points of a series one line holds.
+const pointsPerLine = 10
+
+// The precision a result file keeps. A point's t (seconds since its
+// series' start, from a scrape clock with millisecond resolution) is
+// rounded to the millisecond; every other number that is not a whole
+// number is rounded to significantDigits significant digits, more than
+// any figure stormbench measures means (a rate from two counter scrapes,
+// a percentile of an HdrHistogram with 3 significant digits). Whole
+// numbers (counts, seeds) are written exactly, and so is the recorded
+// profile (run.profile), which is the run's input. Rounding shrinks a
+// fleet-1k result by about a third (floats were written with up to 17
+// digits); nothing that reads a result compares figures closer than that.
+const (
+	significantDigits = 6
+	pointTimeDecimals = 3
+)
+
+// roundNumbers rounds every number of n in place to the precision above.
+// key is the member name n is the value of ("" in an array).
+func (n *node) roundNumbers(key string) error {
+	switch n.kind {
+	case 0:
+		r, err := roundScalar(n.scalar, significantDigits, false)
+		if err != nil {
+			return err
+		}
+		n.scalar = r
+	case '{':
+		for i, e := range n.elems {
+			if n.keys[i] == "profile" {
+				continue
+			}
+			if err := e.roundNumbers(n.keys[i]); err != nil {
+				return err
+			}
+		}
+	case '[':
+		for _, e := range n.elems {
+			if key == "points" && e.kind == '[' && len(e.elems) == 2 && e.elems[0].kind == 0 && e.elems[1].kind == 0 {
+				t, err := roundScalar(e.elems[0].scalar, pointTimeDecimals, true)
+				if err != nil {
+					return err
+				}
+				v, err := roundScalar(e.elems[1].scalar, significantDigits, false)
+				if err != nil {
+					return err
+				}
+				e.elems[0].scalar, e.elems[1].scalar = t, v
+				continue
+			}
+			if err := e.roundNumbers(""); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// roundScalar rounds the JSON number s to digits significant digits, or
+// with decimals set to digits decimals, and formats it as encoding/json
+// formats a float64. A whole number (no fraction, exponent or point in
+// its JSON) and anything that is not a number are returned as they are.
+func roundScalar(s []byte, digits int, decimals bool) ([]byte, error) {
+	if len(s) == 0 || !(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')) || !bytes.ContainsAny(s, ".eE") {
+		return s, nil
+	}
+	f, err := strconv.ParseFloat(string(s), 64)
+	if err != nil {
+		return nil, fmt.Errorf("encoding result: number %s: %w", s, err)
+	}
+	return formatFloat(roundFloat(f, digits, decimals)), nil
+}
+
+// roundFloat rounds f as roundScalar describes; a whole f stays as it is.
+func roundFloat(f float64, digits int, decimals bool) float64 {
+	if f == math.Trunc(f) || math.IsNaN(f) || math.IsInf(f, 0) {
+		return f
+	}
+	if decimals {
+		p := math.Pow10(digits)
+		if r := math.Round(f*p) / p; !math.IsInf(r, 0) {
+			return r
+		}
+		return f
+	}
+	r, err := strconv.ParseFloat(strconv.FormatFloat(f, 'g', digits, 64), 64)
+	if err != nil {
+		return f
+	}
+	return r
+}
+
+// formatFloat formats f as encoding/json does: the shortest decimal that
+// reads back as f, with an exponent only below 1e-6 or from 1e21.
+func formatFloat(f float64) []byte {
+	abs, format := math.Abs(f), byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b := strconv.AppendFloat(nil, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9, as encoding/json does
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
 
 // node is a parsed JSON value: an object (keys in order), an array, or a
 // scalar's compact encoding.
@@ -129,7 +252,7 @@ func parseNode(dec *json.Decoder) (*node, error) {
 }
 
 // flat says the node is a scalar, or an array of scalars or of such
-// arrays: it goes on one line whatever its length.
+// arrays.
 func (n *node) flat() bool {
 	switch n.kind {
 	case 0:
@@ -175,8 +298,12 @@ func (n *node) oneLine(w *bytes.Buffer) {
 }
 
 func (n *node) write(w *bytes.Buffer, indent string) {
-	if n.flat() || len(n.elems) == 0 {
+	if len(n.elems) == 0 || n.kind == 0 {
 		n.oneLine(w)
+		return
+	}
+	if n.flat() {
+		n.writeFlat(w, indent)
 		return
 	}
 	if n.kind == '{' {
@@ -209,6 +336,43 @@ func (n *node) write(w *bytes.Buffer, indent string) {
 	w.WriteByte('\n')
 	w.WriteString(indent)
 	w.WriteByte(close)
+}
+
+// writeFlat writes the flat array n: on one line if it fits (or holds
+// arrays, up to pointsPerLine of them), else broken into lines as
+// writeCompact says.
+func (n *node) writeFlat(w *bytes.Buffer, indent string) {
+	var one bytes.Buffer
+	n.oneLine(&one)
+	nested := slices.ContainsFunc(n.elems, func(e *node) bool { return e.kind == '[' })
+	if (nested && len(n.elems) <= pointsPerLine) || (!nested && one.Len() <= lineWidth) {
+		w.Write(one.Bytes())
+		return
+	}
+	inner := indent + " "
+	w.WriteByte('[')
+	w.WriteByte('\n')
+	w.WriteString(inner)
+	width, inLine := 0, 0
+	var e1 bytes.Buffer
+	for _, e := range n.elems {
+		e1.Reset()
+		e.oneLine(&e1)
+		if inLine > 0 {
+			w.WriteByte(',')
+			if (nested && inLine == pointsPerLine) || (!nested && width+1+e1.Len() > lineWidth) {
+				w.WriteByte('\n')
+				w.WriteString(inner)
+				width, inLine = 0, 0
+			}
+		}
+		w.Write(e1.Bytes())
+		width += e1.Len() + 1
+		inLine++
+	}
+	w.WriteByte('\n')
+	w.WriteString(indent)
+	w.WriteByte(']')
 }
 
 // sparsify returns a copy of r's variants in which every labelled series
@@ -298,7 +462,7 @@ func referenceSeries(m *Measurement, s *Series) *Series {
 	return nil
 }
 
-// encodeTo writes r (already validated) in the schema-2 layout.
+// encodeTo writes r (already validated) in the layout of writeCompact.
 func encodeTo(w io.Writer, r *Result) error {
 	c := *r
 	c.SchemaVersion = SchemaVersion

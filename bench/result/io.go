@@ -90,7 +90,7 @@ func Decode(rd io.Reader) (*Result, error) {
 		SchemaVersion *int `json:"schemaVersion"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, fmt.Errorf("decoding result: %w", err)
+		return nil, fmt.Errorf("decoding result: %w", explainDecodeError(data, err))
 	}
 	switch {
 	case probe.SchemaVersion == nil:
@@ -102,7 +102,7 @@ func Decode(rd io.Reader) (*Result, error) {
 	dec.DisallowUnknownFields()
 	var r Result
 	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("decoding result: %w", err)
+		return nil, fmt.Errorf("decoding result: %w", explainDecodeError(data, err))
 	}
 	if err := densify(&r); err != nil {
 		return nil, fmt.Errorf("decoding result: %w", err)

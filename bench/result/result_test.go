@@ -214,7 +214,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"no schemaVersion", `{"complete":true}`, []string{"schemaVersion: Required value"}},
 		{"future schemaVersion", edit(func(m map[string]any) { m["schemaVersion"] = result.SchemaVersion + 1 }),
 			[]string{"schemaVersion: Unsupported value: 4", "reads schema versions 1 to 3"}},
-		{"unknown field", edit(func(m map[string]any) { m["colour"] = "blue" }), []string{`unknown field "colour"`}},
+		{"unknown field", edit(func(m map[string]any) { m["colour"] = "blue" }), []string{`colour: unknown field`}},
 		{"missing required fields", edit(func(m map[string]any) {
 			run := m["run"].(map[string]any)
 			delete(run, "toolVersion")
@@ -245,7 +245,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"bad point", edit(func(m map[string]any) {
 			s := variant0(m)["measurements"].([]any)[0].(map[string]any)["series"].([]any)[0].(map[string]any)
 			s["points"] = []any{[]any{1, 2, 3}}
-		}), []string{"want [t, v]"}},
+		}), []string{"series[0].points[0]: must be a point [t, v] of two numbers, got a list of 3 elements"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
