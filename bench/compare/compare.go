@@ -334,9 +334,9 @@ func compareSamples(base, cur *benchmath.Sample, baseMedian, curMedian float64, 
 	}
 	switch {
 	case d.TooFew && change != 0:
-		d.Text = FormatPercent(change)
+		d.Text = FormatChange(change)
 	case d.Significant:
-		d.Text = FormatPercent(change)
+		d.Text = FormatChange(change)
 	default:
 		d.Text = "~"
 	}

@@ -95,6 +95,21 @@ func FormatSeconds(s float64) string {
 	return neg + out
 }
 
+// FormatChange formats a relative change as FormatPercent does, except
+// that a rise to ten times the base or more reads as a factor ("×13.2",
+// "×113410"),
+// not as "+11340944%": such a base is near zero and the percentage means
+// nothing.
+func FormatChange(f float64) string {
+	if f >= 9 && !math.IsInf(f, 1) {
+		if f < 99 {
+			return "×" + strconv.FormatFloat(1+f, 'f', 1, 64)
+		}
+		return "×" + strconv.FormatFloat(1+f, 'f', 0, 64)
+	}
+	return FormatPercent(f)
+}
+
 // FormatPercent formats a fraction (0.123) as a signed percentage (+12.3%).
 func FormatPercent(f float64) string {
 	switch {

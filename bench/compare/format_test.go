@@ -48,3 +48,25 @@ func TestFormatPercent(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatChange: a rise to ten times the base or more is a factor, not
+// a percentage of seven digits; anything else is FormatPercent's.
+func TestFormatChange(t *testing.T) {
+	for _, c := range []struct {
+		f    float64
+		want string
+	}{
+		{0.123, "+12.3%"},
+		{-1, "-100%"},
+		{8.99, "+899%"},
+		{9, "×10.0"},
+		{12.19, "×13.2"},
+		{113409.44, "×113410"},
+		{math.Inf(1), "+∞%"},
+		{math.NaN(), "?"},
+	} {
+		if got := FormatChange(c.f); got != c.want {
+			t.Errorf("FormatChange(%v) = %q, want %q", c.f, got, c.want)
+		}
+	}
+}

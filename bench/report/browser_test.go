@@ -31,6 +31,16 @@ window.addEventListener('load', () => {
     const r = e.getBoundingClientRect();
     if (r.width > 0 && r.right > W + 1) over.push(e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + ' right ' + Math.round(r.right));
   });
+  // A table cell whose words sit on more lines than it has words was
+  // broken inside a word (a squeezed column).
+  const broken = [];
+  document.querySelectorAll('td, th').forEach(e => {
+    const words = e.textContent.trim().split(/\s+/).filter(w => w).length;
+    const lh = parseFloat(getComputedStyle(e).lineHeight) || 1.4 * parseFloat(getComputedStyle(e).fontSize);
+    const pad = parseFloat(getComputedStyle(e).paddingTop) + parseFloat(getComputedStyle(e).paddingBottom);
+    const lines = Math.round((e.getBoundingClientRect().height - pad) / lh);
+    if (words > 0 && lines > words) broken.push(e.textContent.trim().slice(0, 40) + ' (' + lines + ' lines)');
+  });
   const palette = PALETTE;
   const charts = [];
   document.querySelectorAll('svg').forEach(s => {
@@ -47,7 +57,7 @@ window.addEventListener('load', () => {
   });
   const pre = document.createElement('pre');
   pre.id = 'layout-check';
-  pre.textContent = JSON.stringify({width: W, scrollWidth: document.documentElement.scrollWidth, over: over.slice(0, 20), charts: charts});
+  pre.textContent = JSON.stringify({width: W, scrollWidth: document.documentElement.scrollWidth, over: over.slice(0, 20), broken: broken.slice(0, 20), charts: charts});
   document.body.appendChild(pre);
 });
 </script>`
@@ -117,6 +127,7 @@ func TestHTMLReportInBrowser(t *testing.T) {
 			var got struct {
 				Width, ScrollWidth float64
 				Over               []string
+				Broken             []string
 				Charts             []struct {
 					ID            string
 					Width, Height float64
@@ -128,6 +139,9 @@ func TestHTMLReportInBrowser(t *testing.T) {
 			}
 			if got.ScrollWidth > got.Width || len(got.Over) > 0 {
 				t.Errorf("the page is %v px wide in a %v px window; sticking out: %q", got.ScrollWidth, got.Width, got.Over)
+			}
+			if len(got.Broken) > 0 {
+				t.Errorf("table cells broken inside a word: %q", got.Broken)
 			}
 			if len(got.Charts) == 0 {
 				t.Fatal("no charts")

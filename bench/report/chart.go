@@ -83,6 +83,9 @@ func newFigure(title, xLabel, yLabel string) *figure {
 	l.TextStyle.Font = font.From(sans, 9)
 	l.Top, l.Left = true, true
 	l.ThumbnailWidth = vg.Points(18)
+	// Space between entries: without it the 9 pt labels of a long legend
+	// touch, descenders on the next line's capitals.
+	l.Padding = vg.Points(2.5)
 	return &figure{Plot: p, legend: l}
 }
 

@@ -36,6 +36,9 @@ type Report struct {
 	Comparison *compare.Comparison
 	// Highlights are the largest changes against the baseline, as sentences.
 	Highlights []string
+	// Coverage warns, per repetition, that its API figures rest on few
+	// scrapes (LowCoverage); shown with the key metrics.
+	Coverage []string
 	// Sweep is the capacity sweep; nil unless the result holds sweep
 	// variants ("<variant>/wave=<size>").
 	Sweep *SweepSection
@@ -130,6 +133,13 @@ func Build(in compare.Input, opts Options) (*Report, error) {
 	}
 	if t, ok := buildKubeletTable(groups); ok {
 		rep.Kubelet = t
+	}
+	for _, g := range groups {
+		for _, v := range g.VariantRuns() {
+			if low := LowCoverage(v); low != "" {
+				rep.Coverage = append(rep.Coverage, low)
+			}
+		}
 	}
 	rep.Warnings = compare.InputWarnings(in)
 	for _, g := range groups {

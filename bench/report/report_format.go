@@ -58,6 +58,9 @@ func newSweepView(s *SweepSection) sweepView {
 type kubeletView struct {
 	Header []string
 	Rows   [][]string
+	// Last is the index of the last column, the expected requests: words
+	// that wrap, where the request column must not.
+	Last int
 }
 
 func newKubeletView(t KubeletTable) kubeletView {
@@ -66,6 +69,7 @@ func newKubeletView(t KubeletTable) kubeletView {
 		v.Header = append(v.Header, fmt.Sprintf("%s (per restart, %d restarts)", name, t.Restarts[i]))
 	}
 	v.Header = append(v.Header, "expected per kubelet start")
+	v.Last = len(v.Header) - 1
 	for _, r := range t.Rows {
 		cells := []string{r.Request}
 		for i, x := range r.PerRestart {
@@ -112,7 +116,8 @@ var reportPage = template.Must(template.New("report").Parse(compareTableTemplate
 </table>
 {{if .R.Highlights}}<ul class="highlights">{{range .R.Highlights}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .R.Comparison}}<h2 id="key-metrics">Key metrics</h2>
-{{template "compare" .Table}}{{end}}
+{{range .R.Coverage}}<p class="warning">warning: {{.}}</p>
+{{end}}{{template "compare" .Table}}{{end}}
 {{range .Sections}}<h2 id="{{.ID}}">{{.Title}}</h2>
 <p>{{.Intro}}</p>
 {{range .Charts}}<figure id="{{.ID}}">
@@ -125,7 +130,7 @@ var reportPage = template.Must(template.New("report").Parse(compareTableTemplate
 <table>
 <thead><tr>{{range .Kubelet.Header}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
-{{range .Kubelet.Rows}}<tr>{{range $i, $c := .}}<td class="{{if eq $i 0}}metric{{else}}num{{end}}">{{$c}}</td>{{end}}</tr>
+{{range .Kubelet.Rows}}<tr>{{range $i, $c := .}}<td class="{{if eq $i 0}}metric nowrap{{else if eq $i $.Kubelet.Last}}text{{else}}num{{end}}">{{$c}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>{{end}}
 <h2 id="not-modelled">Not modelled</h2>
@@ -207,6 +212,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	}
 	if r.Comparison != nil {
 		ew.printf("\n### Key metrics\n\n")
+		for _, c := range r.Coverage {
+			ew.printf("> **warning:** %s\n\n", mdEscape(c))
+		}
 		if err := writeComparisonMarkdown(ew, r.Comparison, 0); err != nil {
 			return err
 		}

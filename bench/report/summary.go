@@ -63,6 +63,11 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 	for _, e := range r.Errors {
 		notes = append(notes, "error: "+e)
 	}
+	for i := range r.Variants {
+		if low := LowCoverage(&r.Variants[i]); low != "" {
+			notes = append(notes, "warning: "+low)
+		}
+	}
 	for _, v := range r.Variants {
 		tag := fmt.Sprintf("%s#%d", v.Variant, v.Repetition)
 		if v.ResetSeconds > 0 {
@@ -317,6 +322,24 @@ func scrapeCoverage(v *result.VariantRun) string {
 		return missing
 	}
 	return fmt.Sprintf("%s/%s (%.0f%%), %s", fmtCount(landed), fmtCount(sched), 100*min(landed, sched)/sched, fmtSeconds(gap))
+}
+
+// LowScrapeCoverage is the share of kube-apiserver's scheduled /metrics
+// scrapes below which a repetition's API figures are flagged: below 80 %
+// one scrape in five is missing, so rates and peaks are averages over
+// gaps and a short burst can fall between two scrapes unseen.
+const LowScrapeCoverage = 0.8
+
+// LowCoverage says, in a sentence, that v's API figures rest on few
+// scrapes (fewer than LowScrapeCoverage of those scheduled landed), or
+// returns "" when coverage is fine or was not recorded.
+func LowCoverage(v *result.VariantRun) string {
+	landed, sched, gap, ok := ScrapeCoverage(v)
+	if !ok || landed >= LowScrapeCoverage*sched {
+		return ""
+	}
+	return fmt.Sprintf("%s#%d: low scrape coverage: %s of %s scheduled kube-apiserver scrapes landed (%.0f%%, below %.0f%%), longest gap %s; its API figures (requests, rates, peaks, latency) are averages over the gaps or missing",
+		v.Variant, v.Repetition, fmtCount(max(landed, 0)), fmtCount(sched), 100*max(min(landed, sched), 0)/sched, 100*LowScrapeCoverage, fmtSeconds(gap))
 }
 
 // ScrapeCoverage is how many of the API server's scheduled scrapes landed,
