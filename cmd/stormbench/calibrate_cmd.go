@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -244,7 +245,7 @@ func checkWritable(path string, force bool) error {
 	}
 	f, err := os.CreateTemp(dir, ".stormbench-check-*")
 	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
+		return fmt.Errorf("cannot write %s: %w", path, probeCause(err))
 	}
 	f.Close()
 	return os.Remove(f.Name())
@@ -283,10 +284,22 @@ func checkWritableDir(dir string) error {
 	}
 	f, err := os.CreateTemp(dir, ".stormbench-check-*")
 	if err != nil {
-		return fmt.Errorf("cannot write in %s: %w", dir, err)
+		return fmt.Errorf("cannot write in %s: %w", dir, probeCause(err))
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// probeCause is the cause of a failed probe file's creation without the
+// probe's own name, which is stormbench's business, not the user's
+// ("permission denied", not "open dir/.stormbench-check-123: permission
+// denied").
+func probeCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // writeCalibration writes the result document and its renderings, each

@@ -237,11 +237,38 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
+// maxMessageLen is the most characters an error message printed by
+// stormbench holds, whatever the input that caused it.
+const maxMessageLen = 500
+
+// boundMessage shortens msg to at most max characters (runes), keeping its
+// start (what was being done, the first field paths) and its end (the
+// innermost cause), and saying how much was left out between them.
+func boundMessage(msg string, max int) string {
+	r := []rune(msg)
+	if len(r) <= max {
+		return msg
+	}
+	if max < 80 {
+		return string(r[:max])
+	}
+	tail := max / 5
+	head := max - tail
+	for {
+		marker := fmt.Sprintf(" … (%d characters left out) … ", len(r)-head-tail)
+		if n := head + len([]rune(marker)) + tail; n > max {
+			head -= n - max
+			continue
+		}
+		return string(r[:head]) + marker + string(r[len(r)-tail:])
+	}
+}
+
 func exitCode(stderr io.Writer, err error) int {
 	if err == nil || errors.Is(err, pflag.ErrHelp) {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "stormbench: %v\n", err)
+	fmt.Fprintf(stderr, "stormbench: %s\n", boundMessage(err.Error(), maxMessageLen))
 	var ue usageError
 	var ge gateError
 	switch {

@@ -21,6 +21,7 @@ import (
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/report"
 	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/internal/decodeerror"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -198,7 +199,7 @@ func (o *runOptions) resolve(seedSet bool) (*runPlan, error) {
 	}
 	if o.startAt != "" {
 		if rp.at, err = time.Parse(time.RFC3339, o.startAt); err != nil {
-			return nil, usagef("--start-at: %v", err)
+			return nil, usagef("--start-at: %q is not a time in RFC 3339, e.g. 2026-12-03T18:00:00Z", decodeerror.Shorten(o.startAt, 60))
 		}
 	}
 	if o.restoreEach && o.fromSnapshot == "" {
