@@ -219,8 +219,9 @@ type Series struct {
 }
 
 // Point is one time-series sample. It is encoded as a two-element JSON
-// array [t, v], as in Prometheus' query API; a series' points go on one line
-// of the file (writeCompact).
+// array [t, v], as in Prometheus' query API; a series' points go 10 to a
+// line of the file, t rounded to the millisecond and v to 6 significant
+// digits (writeCompact).
 type Point struct {
 	// T is the offset from the series start, in seconds.
 	T float64
