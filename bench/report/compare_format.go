@@ -311,7 +311,7 @@ const pageStyle = `body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sa
 h1{font-size:1.6em}h2{font-size:1.3em;margin-top:2em;border-bottom:1px solid #ddd}h3{font-size:1.1em}
 table{border-collapse:collapse;margin:1em 0;font-size:.92em}
 th,td{padding:.25em .7em;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
-th:first-child,td.metric,td.text{text-align:left}
+th:first-child,th.text,td.metric,td.text{text-align:left}
 th,td.metric,td.text{white-space:normal;overflow-wrap:break-word}td.nowrap{white-space:nowrap}
 thead th{border-bottom:2px solid #999}
 td.better{color:#0a7a2f;font-weight:600}td.worse{color:#b3261e;font-weight:600}

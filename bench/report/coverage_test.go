@@ -37,19 +37,31 @@ func TestLowScrapeCoverage(t *testing.T) {
 		name                       string
 		scheduled, scrapes, failed float64
 		record                     bool
+		gappySeries                bool
 		wantWarning                bool
 		wantText                   string
 	}{
-		{"mostly failed", 600, 600, 480, true, true, "120 of 600 scheduled kube-apiserver scrapes landed (20%, below 80%), longest gap 1m35s"},
-		{"just below", 100, 79, 0, true, true, "79 of 100"},
-		{"at the threshold", 100, 80, 0, true, false, ""},
-		{"all landed", 100, 100, 0, true, false, ""},
-		{"not recorded", 0, 0, 0, false, false, ""},
+		{"mostly failed", 600, 600, 480, true, false, true, "120 of 600 scheduled kube-apiserver scrapes landed (20%, below 80%), longest gap 1m35s"},
+		{"just below", 100, 79, 0, true, false, true, "79 of 100"},
+		{"at the threshold", 100, 80, 0, true, false, false, ""},
+		{"all landed", 100, 100, 0, true, false, false, ""},
+		{"not recorded", 0, 0, 0, false, false, false, ""},
+		{"not recorded, series with gaps", 0, 0, 0, false, true, true, "the API request rate has points at 31 of about 101 scrape times (31%, below 80%), longest gap 1m11s"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := synthetic(t, "cov", map[string][]float64{"a": {1}}, "a")
 			if c.record {
 				withScrapes(r, c.scheduled, c.scrapes, c.failed, 95)
+			}
+			if c.gappySeries {
+				// 0..30 s every second, then one point at 100 s.
+				var pts []result.Point
+				for i := range 30 {
+					pts = append(pts, result.Point{T: float64(i), V: 10})
+				}
+				pts = append(pts, result.Point{T: 100, V: 10})
+				api := &r.Variants[0].Measurements[0]
+				api.Series = append(api.Series, result.Series{Name: measure.SeriesRequestRate, Unit: result.UnitRequestsPerSecond, Start: r.Variants[0].Start, Points: pts})
 			}
 			rep, err := Build(compare.Input{Name: "cov.json", Result: r}, Options{})
 			if err != nil {
@@ -71,7 +83,7 @@ func TestLowScrapeCoverage(t *testing.T) {
 					t.Errorf("%s: low-coverage warning %t, want %t:\n%s", name, has, c.wantWarning, out)
 				}
 				if c.wantText != "" && !strings.Contains(out, c.wantText) {
-					t.Errorf("%s lacks %q", name, c.wantText)
+					t.Errorf("%s lacks %q:\n%s", name, c.wantText, out)
 				}
 			}
 			if c.wantWarning {

@@ -128,7 +128,7 @@ var reportPage = template.Must(template.New("report").Parse(compareTableTemplate
 {{if .Kubelet.Rows}}<h2 id="kubelet">Requests per restarted node, against the kubelet start pattern</h2>
 <p>{{.KubeletIntro}}</p>
 <table>
-<thead><tr>{{range .Kubelet.Header}}<th>{{.}}</th>{{end}}</tr></thead>
+<thead><tr>{{range $i, $h := .Kubelet.Header}}<th{{if eq $i $.Kubelet.Last}} class="text"{{end}}>{{$h}}</th>{{end}}</tr></thead>
 <tbody>
 {{range .Kubelet.Rows}}<tr>{{range $i, $c := .}}<td class="{{if eq $i 0}}metric nowrap{{else if eq $i $.Kubelet.Last}}text{{else}}num{{end}}">{{$c}}</td>{{end}}</tr>
 {{end}}</tbody>

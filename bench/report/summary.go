@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -335,11 +336,46 @@ const LowScrapeCoverage = 0.8
 // returns "" when coverage is fine or was not recorded.
 func LowCoverage(v *result.VariantRun) string {
 	landed, sched, gap, ok := ScrapeCoverage(v)
-	if !ok || landed >= LowScrapeCoverage*sched {
+	if !ok {
+		// A result from before the scrape counters: the request rate's
+		// points against the scrape times its span and typical step imply.
+		landed, sched, gap, ok = seriesCoverage(v)
+		if !ok || landed >= LowScrapeCoverage*sched {
+			return ""
+		}
+		return fmt.Sprintf("%s#%d: low scrape coverage: the API request rate has points at %s of about %s scrape times (%.0f%%, below %.0f%%), longest gap %s; its API figures (requests, rates, peaks, latency) are averages over the gaps or missing",
+			v.Variant, v.Repetition, fmtCount(landed), fmtCount(sched), 100*landed/sched, 100*LowScrapeCoverage, fmtSeconds(gap))
+	}
+	if landed >= LowScrapeCoverage*sched {
 		return ""
 	}
 	return fmt.Sprintf("%s#%d: low scrape coverage: %s of %s scheduled kube-apiserver scrapes landed (%.0f%%, below %.0f%%), longest gap %s; its API figures (requests, rates, peaks, latency) are averages over the gaps or missing",
 		v.Variant, v.Repetition, fmtCount(max(landed, 0)), fmtCount(sched), 100*max(min(landed, sched), 0)/sched, 100*LowScrapeCoverage, fmtSeconds(gap))
+}
+
+// seriesCoverage estimates scrape coverage from the unlabelled API request
+// rate series: its points, against the points its span would hold at its
+// typical (median) step, and its longest step.
+func seriesCoverage(v *result.VariantRun) (landed, expected, maxGapSeconds float64, ok bool) {
+	m := v.Measurement(measure.MeasurementAPIServer)
+	if m == nil {
+		return 0, 0, 0, false
+	}
+	s := m.SeriesNamed(measure.SeriesRequestRate)
+	if s == nil || len(s.Points) < 3 {
+		return 0, 0, 0, false
+	}
+	steps := make([]float64, 0, len(s.Points)-1)
+	for i := 1; i < len(s.Points); i++ {
+		steps = append(steps, s.Points[i].T-s.Points[i-1].T)
+	}
+	slices.Sort(steps)
+	typical := steps[len(steps)/2]
+	if typical <= 0 {
+		return 0, 0, 0, false
+	}
+	span := s.Points[len(s.Points)-1].T - s.Points[0].T
+	return float64(len(s.Points)), math.Round(span/typical) + 1, steps[len(steps)-1], true
 }
 
 // ScrapeCoverage is how many of the API server's scheduled scrapes landed,
