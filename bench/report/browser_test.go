@@ -36,9 +36,10 @@ window.addEventListener('load', () => {
   const broken = [];
   document.querySelectorAll('td, th').forEach(e => {
     const words = e.textContent.trim().split(/\s+/).filter(w => w).length;
-    const lh = parseFloat(getComputedStyle(e).lineHeight) || 1.4 * parseFloat(getComputedStyle(e).fontSize);
-    const pad = parseFloat(getComputedStyle(e).paddingTop) + parseFloat(getComputedStyle(e).paddingBottom);
-    const lines = Math.round((e.getBoundingClientRect().height - pad) / lh);
+    // The lines of the cell's text, not the row's height.
+    const range = document.createRange();
+    range.selectNodeContents(e);
+    const lines = new Set(Array.from(range.getClientRects()).filter(r => r.width > 0).map(r => Math.round(r.top))).size;
     if (words > 0 && lines > words) broken.push(e.textContent.trim().slice(0, 40) + ' (' + lines + ' lines)');
   });
   const palette = PALETTE;
