@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Schema versions: 1 wrote indented JSON with every point of every series;
@@ -423,7 +425,7 @@ func densify(r *Result) error {
 				}
 				ref := referenceSeries(m, s)
 				if ref == nil {
-					return fmt.Errorf("variants[%d].measurements[%d].series[%d]: sparse series %s %v has no unlabelled series of that name to take its time axis from", i, j, k, s.Name, s.Labels)
+					return fmt.Errorf("variants[%d].measurements[%d].series[%d]: sparse series %s%s has no unlabelled series of that name to take its time axis from", i, j, k, s.Name, labelText(s.Labels))
 				}
 				dense := make([]Point, 0, len(ref.Points))
 				si := 0
@@ -445,6 +447,19 @@ func densify(r *Result) error {
 		}
 	}
 	return nil
+}
+
+// labelText writes labels as Prometheus does ({resource="pods"}), sorted,
+// rather than as a Go map.
+func labelText(l map[string]string) string {
+	if len(l) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(l)) {
+		parts = append(parts, k+"="+strconv.Quote(l[k]))
+	}
+	return "{" + strings.Join(parts, ",") + "}"
 }
 
 // referenceSeries is the unlabelled series of s's name, unit and start in

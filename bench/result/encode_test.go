@@ -79,7 +79,7 @@ func TestSparseWithoutReference(t *testing.T) {
 	doc := `{"schemaVersion":2,"complete":false,"run":{"id":"r","toolVersion":"v0","start":"2026-12-01T08:00:00Z","cluster":{"embedded":false,"settings":{"nodeMonitorGracePeriod":"0s","nodeLeaseDuration":"0s","nodeStatusUpdateFrequency":"0s","endpointSliceUpdatesBatchPeriod":"0s"}},"fleet":{"nodes":1,"pods":1,"services":0},"seed":1},
 "variants":[{"variant":"v","repetition":0,"start":"2026-12-01T08:00:00Z","stormStart":"2026-12-01T08:00:00Z","end":"2026-12-01T08:01:00Z","restarts":0,"complete":true,
 "measurements":[{"name":"apiserver","series":[{"name":"requests_per_second","labels":{"resource":"pods"},"unit":"requests/s","start":"2026-12-01T08:00:00Z","points":[[1,2]],"sparse":true}]}]}]}`
-	if _, err := result.Decode(strings.NewReader(doc)); err == nil || !strings.Contains(err.Error(), "no unlabelled series") {
+	if _, err := result.Decode(strings.NewReader(doc)); err == nil || !strings.Contains(err.Error(), `sparse series requests_per_second{resource="pods"} has no unlabelled series`) {
 		t.Errorf("error %v, want one about the missing reference", err)
 	}
 }
