@@ -24,16 +24,16 @@ const AllGateMetrics = "*"
 // `profiles validate` and `run --dry-run` refuse an unknown one before a
 // run, not after it.
 var GateMetricIDs = []string{
-	"apiserver.requests", "apiserver.request_rate_peak", "apiserver.excess_requests_per_restart",
-	"apiserver.burst_seconds", "apiserver.throttled_requests", "apiserver.flow_rejected_requests",
-	"apiserver.flow_inqueue_requests_max", "apiserver.inflight_mutating_max", "apiserver.mutating_p99",
+	"apiserver.requests", "apiserver.requests_per_second_peak", "apiserver.excess_requests_per_restart",
+	"apiserver.burst_seconds", "apiserver.throttled_requests", "apiserver.apf_rejected_requests",
+	"apiserver.apf_inqueue_requests_max", "apiserver.inflight_mutating_max", "apiserver.mutating_p99",
 	"apiserver.list_p99", "apiserver.apiserver_cpu_seconds", "apiserver.etcd_cpu_seconds",
-	"apiserver.kcm_cpu_seconds", "endpointSlices.slice_writes", "endpointSlices.fanout_events",
-	"endpointSlices.ready_flips", "endpointSlices.not_ready_peak", "endpointSlices.not_ready_endpoint_seconds",
+	"apiserver.kcm_cpu_seconds", "endpointSlices.slice_writes", "endpointSlices.fanout_events_estimate",
+	"endpointSlices.ready_flips", "endpointSlices.not_ready_endpoints_peak", "endpointSlices.not_ready_endpoint_seconds",
 	"endpointSlices.outage_seconds", "recovery.node_ready_p50", "recovery.node_ready_p99",
 	"recovery.pod_ready_p50", "recovery.pod_ready_p99", "recovery.service_ready_p50",
-	"recovery.service_ready_p99", "recovery.storm_recovered", "storm.podStatusPatches",
-	"storm.readyFlipsDown", "storm.cpu_seconds",
+	"recovery.service_ready_p99", "recovery.fleet_recovered", "storm.podStatusPatches",
+	"storm.readyFlipsDown", "storm.stormbenchCPUSeconds",
 }
 
 // ParseRegression parses an allowed regression, a percentage written with
