@@ -133,7 +133,7 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Var(finiteFloat{&outage}, "max-outage-seconds", "Allowed service-outage seconds (Services with no ready endpoint); default 0, any outage fails; negative disables")
 	fs.DurationVar(&recovery, "max-recovery-p99", 0, "SLO on node recovery p99 (restart to Ready); 0 disables, negative is refused")
 	fs.StringSliceVar(&variants, "variant", nil, "Check only these variants of the current result (repeatable or comma-separated; default all)")
-	fs.Var(finiteFloat{&alpha}, "alpha", "Significance level below which a regression between samples large enough to tell counts (default 0.05)")
+	fs.Var(finiteFloat{&alpha}, "alpha", "Significance level below which a regression between samples large enough to tell counts")
 	fs.StringVarP(&output, "output", "o", "text", "Output format: text or json")
 	fs.StringVar(&junit, "junit", "", "Also write JUnit XML here, one test case per gate")
 	fs.BoolVar(&allowMismatch, "allow-mismatch", false, "Gate against a baseline of another profile, storm kind, fleet size or Kubernetes version")
