@@ -24,7 +24,7 @@ const (
 	// maxErrorsShown and maxErrorLen keep a validation message short
 	// whatever the input: the first few problems, each cut short.
 	maxErrorsShown = 3
-	maxErrorLen    = 140
+	maxErrorLen    = 150
 )
 
 // validateFigures checks what Validate's required-field checks do not: no
@@ -126,7 +126,7 @@ func validateMeasurementFigures(p *field.Path, m *Measurement, lo, hi time.Time)
 			at := s.Start.Add(time.Duration(math.Max(math.Min(t, 1e9), -1e9) * float64(time.Second)))
 			if at.Before(lo) || at.After(hi) {
 				errs = append(errs, field.Invalid(sp.Child("points").Index(j), fmt.Sprintf("t=%gs", t),
-					fmt.Sprintf("outside the run (%s to %s, give or take %s)", lo.Add(timeSlack).Format(time.RFC3339), hi.Add(-timeSlack).Format(time.RFC3339), timeSlack)))
+					fmt.Sprintf("outside the run: t must be within [%.0f, %.0f] s of the series start", lo.Sub(s.Start).Seconds(), hi.Sub(s.Start).Seconds())))
 			}
 		}
 	}
