@@ -134,17 +134,11 @@ func validateMeasurementFigures(p *field.Path, m *Measurement, lo, hi time.Time)
 }
 
 // runBounds is the window every time of r must lie in: the run's start to
-// its end (or, without one, the latest end of its variants, or a month),
-// widened by timeSlack.
+// its end, or, for a run still going or stopped before it recorded its end
+// (whose last variant may have no end either), a month, widened by
+// timeSlack.
 func runBounds(r *Result) (lo, hi time.Time) {
 	lo, hi = r.Run.Start, r.Run.End
-	if hi.IsZero() {
-		for _, v := range r.Variants {
-			if v.End.After(hi) {
-				hi = v.End
-			}
-		}
-	}
 	if hi.IsZero() || hi.Before(lo) {
 		hi = lo.Add(maxOpenRun)
 	}
