@@ -98,9 +98,10 @@ type Fleet struct {
 	// Workloads is the mix of templates from workloads/. Empty means the
 	// default mix.
 	Workloads []WorkloadShare `json:"workloads,omitempty"`
-	// NodeCPU is each node's CPU capacity; default "32".
+	// NodeCPU is each node's CPU capacity, a positive quantity; default "32".
 	NodeCPU string `json:"nodeCPU,omitempty"`
-	// NodeMemory is each node's memory capacity; default "256Gi".
+	// NodeMemory is each node's memory capacity, a positive quantity;
+	// default "256Gi".
 	NodeMemory string `json:"nodeMemory,omitempty"`
 	// MaxPodsPerNode is each node's pod capacity; default podsPerNode×2+10.
 	MaxPodsPerNode int `json:"maxPodsPerNode,omitempty"`
@@ -346,15 +347,19 @@ type Waves struct {
 type Distribution struct {
 	// Type is fixed, uniform or normal.
 	Type string `json:"type,omitempty"`
-	// Value is the fixed duration.
+	// Value is the fixed duration; only for type fixed (a uniform or
+	// normal downtime with a value is refused rather than the value
+	// ignored).
 	Value metav1.Duration `json:"value,omitempty"`
-	// Min and Max bound uniform draws, and clamp normal ones when set.
+	// Min and Max bound uniform draws, and clamp normal ones when set;
+	// not for type fixed.
 	Min metav1.Duration `json:"min,omitempty"`
 	// Max is the upper bound.
 	Max metav1.Duration `json:"max,omitempty"`
-	// Mean is the normal distribution's mean.
+	// Mean is the normal distribution's mean; only for type normal.
 	Mean metav1.Duration `json:"mean,omitempty"`
-	// StdDev is the normal distribution's standard deviation.
+	// StdDev is the normal distribution's standard deviation; only for
+	// type normal.
 	StdDev metav1.Duration `json:"stdDev,omitempty"`
 }
 
@@ -380,7 +385,10 @@ type Taint struct {
 
 // Variant is one named feature-gate setting.
 type Variant struct {
-	// Name identifies the variant in results and reports.
+	// Name identifies the variant in results, reports and the benchfmt
+	// export (BenchmarkStorm/variant=NAME): letters, digits, '.', '_' and
+	// '-', starting and ending with a letter or digit, at most 63
+	// characters (VariantNamePattern).
 	Name string `json:"name"`
 	// FeatureGates override the storm's feature gates.
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`
@@ -436,17 +444,29 @@ type RecoveryMeasurement struct {
 	PerPod *bool `json:"perPod,omitempty"`
 }
 
-// Gates are CI thresholds.
+// Gates are CI thresholds, read by `stormbench gate --profile` (or
+// --thresholds-from-baseline, from the profile a baseline recorded). Each
+// value means what the same value means as a gate flag: ParseRegression,
+// CheckSLO and CheckMaxOutageSeconds are the one parser of both.
 type Gates struct {
-	// MaxRegression maps a metric name to the allowed relative regression,
-	// such as "10%".
+	// MaxRegression maps a key metric ID (`stormbench compare
+	// --list-metrics`), or "*" for every key metric without its own entry,
+	// to the allowed relative regression of its median, a percentage
+	// written with %: "10%". A bare number is an error, as on the command
+	// line.
 	MaxRegression map[string]string `json:"maxRegression,omitempty"`
-	// MutatingP99 is the absolute SLO for mutating API p99; default 1s.
-	MutatingP99 metav1.Duration `json:"mutatingP99,omitempty"`
-	// ListP99 is the absolute SLO for LIST p99; default 30s.
-	ListP99 metav1.Duration `json:"listP99,omitempty"`
-	// MaxOutageSeconds is the allowed service-outage seconds; default 0.
+	// MutatingP99 is the absolute SLO for the storm-window mutating API
+	// p99; unset keeps the default 1s, 0s turns the gate off, a negative
+	// duration is an error.
+	MutatingP99 *metav1.Duration `json:"mutatingP99,omitempty"`
+	// ListP99 is the absolute SLO for the storm-window LIST p99; unset
+	// keeps the default 30s, 0s turns the gate off.
+	ListP99 *metav1.Duration `json:"listP99,omitempty"`
+	// MaxOutageSeconds is the allowed service-outage seconds; unset keeps
+	// the default 0 (any outage fails), a negative value turns the gate off.
+	// It must be finite.
 	MaxOutageSeconds *float64 `json:"maxOutageSeconds,omitempty"`
-	// RecoveryP99 is the allowed node recovery p99; 0 disables it.
-	RecoveryP99 metav1.Duration `json:"recoveryP99,omitempty"`
+	// RecoveryP99 is the allowed node recovery p99; unset or 0s leaves the
+	// gate off.
+	RecoveryP99 *metav1.Duration `json:"recoveryP99,omitempty"`
 }

@@ -147,6 +147,8 @@ func Validate(p *Profile) field.ErrorList {
 		ip := vp.Index(i)
 		if v.Name == "" {
 			errs = append(errs, field.Required(ip.Child("name"), ""))
+		} else if err := CheckVariantName(v.Name); err != nil {
+			errs = append(errs, field.Invalid(ip.Child("name"), truncate(v.Name), err.Error()))
 		} else if seen[v.Name] {
 			errs = append(errs, field.Duplicate(ip.Child("name"), v.Name))
 		}
@@ -168,19 +170,7 @@ func Validate(p *Profile) field.ErrorList {
 	if m := p.Measurements.APIServer; m != nil && (m.MaxInFlight < 1 || m.MaxInFlight > 16) {
 		errs = append(errs, field.Invalid(field.NewPath("measurements", "apiserver", "maxInFlight"), m.MaxInFlight, "must be between 1 and 16"))
 	}
-	if g := p.Gates; g != nil {
-		gp := field.NewPath("gates", "maxRegression")
-		keys := make([]string, 0, len(g.MaxRegression))
-		for k := range g.MaxRegression {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if _, err := ParsePercent(g.MaxRegression[k]); err != nil {
-				errs = append(errs, field.Invalid(gp.Key(k), g.MaxRegression[k], err.Error()))
-			}
-		}
-	}
+	errs = append(errs, validateCIGates(p.Gates, field.NewPath("gates"))...)
 	return errs
 }
 
@@ -267,8 +257,10 @@ func validateFleet(f *Fleet, fp *field.Path) field.ErrorList {
 	errs = append(errs, validateRealKubelets(f, fp)...)
 	errs = append(errs, validateSteadyWatches(f, fp)...)
 	for _, q := range []struct{ name, val string }{{"nodeCPU", f.NodeCPU}, {"nodeMemory", f.NodeMemory}} {
-		if _, err := resource.ParseQuantity(q.val); err != nil {
-			errs = append(errs, field.Invalid(fp.Child(q.name), q.val, err.Error()))
+		if qv, err := resource.ParseQuantity(q.val); err != nil {
+			errs = append(errs, field.Invalid(fp.Child(q.name), truncate(q.val), "must be a quantity such as 32, 500m, 256Gi"))
+		} else if qv.Sign() <= 0 {
+			errs = append(errs, field.Invalid(fp.Child(q.name), q.val, "must be positive"))
 		}
 	}
 	if f.TolerationSeconds != nil && *f.TolerationSeconds < 0 {
@@ -429,18 +421,36 @@ func validateDistribution(d *Distribution, dp *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(dp.Child(name), v.String(), "must be between 0 and 1h"))
 		}
 	}
+	// A field the type does not read is refused, not ignored: a uniform
+	// downtime with value: 30s would otherwise run with min and max.
+	unused := func(name string, v time.Duration, why string) {
+		if v != 0 {
+			errs = append(errs, field.Forbidden(dp.Child(name), why))
+		}
+	}
 	switch d.Type {
 	case "fixed":
 		check("value", d.Value.Duration)
 		if d.Value.Duration == 0 {
 			errs = append(errs, field.Required(dp.Child("value"), "a fixed downtime needs a value"))
 		}
+		for _, f := range []struct {
+			name string
+			v    time.Duration
+		}{{"min", d.Min.Duration}, {"max", d.Max.Duration}, {"mean", d.Mean.Duration}, {"stdDev", d.StdDev.Duration}} {
+			unused(f.name, f.v, "a fixed downtime is its value only; use type uniform or normal to draw it")
+		}
 	case "uniform":
 		check("min", d.Min.Duration)
 		check("max", d.Max.Duration)
-		if d.Max.Duration < d.Min.Duration {
+		if d.Max.Duration == 0 {
+			errs = append(errs, field.Required(dp.Child("max"), "a uniform downtime draws between min and max"))
+		} else if d.Max.Duration < d.Min.Duration {
 			errs = append(errs, field.Invalid(dp.Child("max"), d.Max.Duration.String(), "must not be below min"))
 		}
+		unused("value", d.Value.Duration, "a uniform downtime draws between min and max; value is for type fixed")
+		unused("mean", d.Mean.Duration, "a uniform downtime draws between min and max; mean is for type normal")
+		unused("stdDev", d.StdDev.Duration, "a uniform downtime draws between min and max; stdDev is for type normal")
 	case "normal":
 		check("mean", d.Mean.Duration)
 		check("stdDev", d.StdDev.Duration)
@@ -453,6 +463,7 @@ func validateDistribution(d *Distribution, dp *field.Path) field.ErrorList {
 				errs = append(errs, field.Invalid(dp.Child("max"), d.Max.Duration.String(), "must not be below min"))
 			}
 		}
+		unused("value", d.Value.Duration, "a normal downtime draws around mean; value is for type fixed")
 	default:
 		errs = append(errs, field.NotSupported(dp.Child("type"), d.Type, []string{"fixed", "uniform", "normal"}))
 	}
@@ -493,15 +504,6 @@ func ParseCountOrPercent(s string) (n int, percent bool, err error) {
 		return 0, false, fmt.Errorf("must be a positive count or a percentage such as 10%%")
 	}
 	return v, false, nil
-}
-
-// ParsePercent parses "10%" (or "10") into 0.10.
-func ParsePercent(s string) (float64, error) {
-	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
-	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("must be a non-negative percentage such as 10%%")
-	}
-	return v / 100, nil
 }
 
 // EffectiveGates returns the storm's gates overlaid with a variant's.

@@ -24,5 +24,5 @@ func ExampleEvaluate() {
 	}
 	fmt.Println(gate.Verdict(rep))
 	// Output:
-	// PASS: 10 of 10 gates passed
+	// PASS: 12 of 12 gates passed
 }

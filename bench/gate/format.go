@@ -18,6 +18,8 @@ func gateValue(g Check) string {
 		return "yes"
 	case g.Kind == KindComplete:
 		return "no"
+	case g.Kind == KindVariant && strings.HasPrefix(g.Detail, "in the baseline"):
+		return "-"
 	case g.Status == Skip || strings.HasPrefix(g.Detail, "not measured"):
 		return "-"
 	}
@@ -38,6 +40,18 @@ func WriteText(w io.Writer, r *Report) error {
 	fmt.Fprintf(&b, "current:  %s\n", r.Current)
 	if r.Baseline != nil {
 		fmt.Fprintf(&b, "baseline: %s\n", *r.Baseline)
+	}
+	if len(r.Thresholds) > 0 {
+		// Where each threshold came from: the defaults, the profile the
+		// user chose, the flags; never the result being judged.
+		b.WriteString("thresholds (defaults, then an explicitly chosen profile, then flags):\n")
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		for _, t := range r.Thresholds {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Threshold, t.Value, t.Source)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)

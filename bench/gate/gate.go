@@ -1,9 +1,9 @@
 package gate
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -19,7 +19,7 @@ import (
 
 // AllMetrics is the MaxRegression key that applies to every key metric
 // without a threshold of its own.
-const AllMetrics = "*"
+const AllMetrics = profiles.AllGateMetrics
 
 // Options are the thresholds `stormbench gate` checks.
 type Options struct {
@@ -44,6 +44,9 @@ type Options struct {
 	// Alpha is the significance level below which a relative regression
 	// between samples large enough to tell is taken as real; default 0.05.
 	Alpha float64
+	// Sources says where each threshold came from (ResolveThresholds); the
+	// report shows it.
+	Sources []ThresholdSource
 }
 
 // DefaultOptions returns the Kubernetes scalability SLOs stormbench
@@ -57,52 +60,6 @@ func DefaultOptions() Options {
 		ListP99:          30 * time.Second,
 		MaxOutageSeconds: &zero,
 	}
-}
-
-// ApplyProfile overlays a profile's gates section on o: every threshold the
-// section sets replaces o's.
-func (o *Options) ApplyProfile(g *profiles.Gates) error {
-	if g == nil {
-		return nil
-	}
-	var errs []error
-	for _, k := range slices.Sorted(maps.Keys(g.MaxRegression)) {
-		f, err := ParseRegression(g.MaxRegression[k])
-		if err != nil {
-			errs = append(errs, fmt.Errorf("gates.maxRegression[%s]: %w", k, err))
-			continue
-		}
-		if k != AllMetrics {
-			if _, err := compare.LookupMetrics(k); err != nil {
-				errs = append(errs, fmt.Errorf("gates.maxRegression[%s]: %w", k, err))
-				continue
-			}
-		}
-		if o.MaxRegression == nil {
-			o.MaxRegression = map[string]float64{}
-		}
-		o.MaxRegression[k] = f
-	}
-	if g.MutatingP99.Duration > 0 {
-		o.MutatingP99 = g.MutatingP99.Duration
-	}
-	if g.ListP99.Duration > 0 {
-		o.ListP99 = g.ListP99.Duration
-	}
-	if g.MaxOutageSeconds != nil {
-		v := *g.MaxOutageSeconds
-		o.MaxOutageSeconds = &v
-	}
-	if g.RecoveryP99.Duration > 0 {
-		o.RecoveryP99 = g.RecoveryP99.Duration
-	}
-	return errors.Join(errs...)
-}
-
-// ParseRegression parses an allowed regression such as "10%" (or "10")
-// into 0.10.
-func ParseRegression(s string) (float64, error) {
-	return profiles.ParsePercent(s)
 }
 
 // Kind is the kind of a gate.
@@ -119,6 +76,10 @@ const (
 	// KindRegression checks the relative change of the current median from
 	// the baseline median.
 	KindRegression Kind = "regression"
+	// KindVariant checks that a variant is in both documents, with the
+	// repetitions each one's profile asked for: a comparison with a side
+	// missing, or with runs lost, must not pass.
+	KindVariant Kind = "variant"
 )
 
 // Status is a gate's outcome.
@@ -174,6 +135,9 @@ type Report struct {
 	Passed  int `json:"passed"`
 	Failed  int `json:"failed"`
 	Skipped int `json:"skipped"`
+	// Thresholds say where each threshold came from: defaults, an
+	// explicitly chosen profile, flags.
+	Thresholds []ThresholdSource `json:"thresholds,omitempty"`
 	// Warnings are caveats about the inputs.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -193,10 +157,12 @@ func (r *Report) FailedGates() []Check {
 }
 
 // Evaluate checks current against opts: per variant, that the run is
-// complete, the absolute SLOs on its worst repetition, and the relative
-// regressions of its medians from baseline's (which may be nil when no
-// regression is configured). It returns an error only for unusable input:
-// an unknown metric, a variant missing from either document, a regression
+// complete with the repetitions its profile asked for, the absolute SLOs on
+// its worst repetition, and, with a baseline, that the variant is in both
+// documents and the relative regressions of its medians from baseline's
+// (which may be nil when no regression is configured). A variant on one
+// side only is a failed gate, not an error. Evaluate returns an error only
+// for unusable input: an unknown metric, an unknown --variant, a regression
 // gate without a baseline.
 func Evaluate(baseline, current compare.Input, opts Options) (*Report, error) {
 	if current.Result == nil {
@@ -212,7 +178,7 @@ func Evaluate(baseline, current compare.Input, opts Options) (*Report, error) {
 	if len(regressions) > 0 && baseline.Result == nil {
 		return nil, errors.New("gating: relative regression thresholds need a baseline result")
 	}
-	rep := &Report{Current: compare.Describe(current)}
+	rep := &Report{Current: compare.Describe(current), Thresholds: opts.Sources}
 	rep.Warnings = compare.InputWarnings(current)
 	if baseline.Result != nil {
 		b := compare.Describe(baseline)
@@ -240,18 +206,35 @@ func Evaluate(baseline, current compare.Input, opts Options) (*Report, error) {
 	if baseline.Result != nil {
 		base = compare.GroupRuns([]compare.Input{baseline}, compare.GroupByVariant)
 	}
+	curWant, baseWant := profileRepetitions(current.Result), profileRepetitions(baseline.Result)
 	for _, g := range cur {
-		rep.Results = append(rep.Results, completeGate(current.Result, g))
+		rep.Results = append(rep.Results, completeGate(current.Result, g, curWant))
 		rep.Results = append(rep.Results, sloGates(g, opts)...)
-		if len(regressions) == 0 {
+		if baseline.Result == nil {
 			continue
 		}
-		bg, err := matchVariant(base, g.Name, len(cur) == 1)
-		if err != nil {
-			return nil, fmt.Errorf("gating: baseline %s: %w", baseline.Name, err)
+		i := slices.IndexFunc(base, func(b compare.Group) bool { return b.Name == g.Name })
+		if i < 0 {
+			rep.Results = append(rep.Results, variantGate(g.Name, len(g.VariantRuns()), -1, curWant, baseWant,
+				fmt.Sprintf("missing from the baseline %s (it has: %s)", baseline.Name, shortList(compare.GroupNames(base)))))
+			continue
 		}
+		bg := base[i]
+		vg := variantGate(g.Name, len(g.VariantRuns()), len(bg.VariantRuns()), curWant, baseWant, "")
+		rep.Results = append(rep.Results, vg)
 		for _, rm := range regressions {
 			rep.Results = append(rep.Results, regressionGate(bg, g, rm, opts.Alpha))
+		}
+	}
+	// A variant the baseline has and the current result lacks fails: a
+	// current run that lost a variant must not pass on the others.
+	for _, bg := range base {
+		if len(opts.Variants) > 0 && !slices.Contains(opts.Variants, bg.Name) {
+			continue
+		}
+		if !slices.ContainsFunc(cur, func(g compare.Group) bool { return g.Name == bg.Name }) {
+			rep.Results = append(rep.Results, variantGate(bg.Name, -1, len(bg.VariantRuns()), curWant, baseWant,
+				fmt.Sprintf("in the baseline %s, missing from the current result %s", baseline.Name, current.Name)))
 		}
 	}
 	for _, r := range rep.Results {
@@ -265,6 +248,68 @@ func Evaluate(baseline, current compare.Input, opts Options) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// profileRepetitions is the repetitions the profile recorded in r asked
+// for; 0 when r is nil or recorded none.
+func profileRepetitions(r *result.Result) int {
+	if r == nil || len(r.Run.Profile) == 0 {
+		return 0
+	}
+	var p struct {
+		Repetitions int `json:"repetitions"`
+	}
+	if json.Unmarshal(r.Run.Profile, &p) != nil {
+		return 0
+	}
+	return p.Repetitions
+}
+
+// variantGate checks that a variant is on both sides (a count of -1 is
+// missing) with at least the repetitions each side's profile asked for; a
+// comparison of fewer runs than the profile asked for is not the
+// comparison the thresholds were set for.
+func variantGate(name string, curN, baseN, curWant, baseWant int, missing string) Check {
+	want := max(curWant, baseWant, 1)
+	gr := Check{Variant: name, Kind: KindVariant, Name: "in both, repetitions", Value: float64(max(curN, 0)),
+		Threshold: fmt.Sprintf("in both, ≥ %d each", want), Status: Pass}
+	if baseN >= 0 {
+		b := float64(baseN)
+		gr.Baseline = &b
+	}
+	lim := float64(want)
+	gr.Limit = &lim
+	var problems []string
+	if missing != "" {
+		problems = append(problems, missing)
+	}
+	if curN >= 0 && baseN >= 0 {
+		if baseWant > 0 && baseN < baseWant {
+			problems = append(problems, fmt.Sprintf("the baseline has %d of the %d repetitions its profile asked for", baseN, baseWant))
+		}
+		if curWant > 0 && curN < curWant {
+			problems = append(problems, fmt.Sprintf("the current result has %d of the %d repetitions its profile asked for", curN, curWant))
+		}
+	}
+	if len(problems) > 0 {
+		gr.Status = Fail
+		gr.Detail = strings.Join(problems, "; ")
+		return gr
+	}
+	gr.Detail = fmt.Sprintf("n=%d+%d", baseN, curN)
+	return gr
+}
+
+// shortList joins names, at most five of them, so that a message stays
+// short.
+func shortList(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	if len(names) > 5 {
+		return strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
+	}
+	return strings.Join(names, ", ")
 }
 
 type regressionMetric struct {
@@ -300,23 +345,14 @@ func regressionMetrics(m map[string]float64) ([]regressionMetric, error) {
 	return out, nil
 }
 
-// matchVariant finds the baseline group of a current variant: the one with
-// the same name or, when both documents hold a single variant, that one.
-func matchVariant(base []compare.Group, name string, single bool) (compare.Group, error) {
-	if i := slices.IndexFunc(base, func(g compare.Group) bool { return g.Name == name }); i >= 0 {
-		return base[i], nil
-	}
-	if single && len(base) == 1 {
-		return base[0], nil
-	}
-	return compare.Group{}, fmt.Errorf("no variant %q to compare with (have: %s)", name, strings.Join(compare.GroupNames(base), ", "))
-}
-
-func completeGate(r *result.Result, g compare.Group) Check {
+func completeGate(r *result.Result, g compare.Group, wantReps int) Check {
 	gr := Check{Variant: g.Name, Kind: KindComplete, Name: "run complete", Threshold: "complete, no failed measurement", Status: Pass, Detail: "complete"}
 	var problems []string
 	if !r.Complete {
 		problems = append(problems, "the run stopped early")
+	}
+	if n := len(g.VariantRuns()); wantReps > 0 && n < wantReps {
+		problems = append(problems, fmt.Sprintf("%d of the %d repetitions its profile asked for", n, wantReps))
 	}
 	for _, v := range g.VariantRuns() {
 		tag := fmt.Sprintf("#%d", v.Repetition)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,7 +90,6 @@ func TestEvaluateGates(t *testing.T) {
 
 func TestEvaluateGatesBadInput(t *testing.T) {
 	cur := compare.Input{Name: "cur.json", Result: readFixture(t)}
-	other := synthetic(t, "o", map[string][]float64{"x": {1}, "y": {2}}, "x", "y")
 	for _, tt := range []struct {
 		name string
 		base compare.Input
@@ -97,7 +98,6 @@ func TestEvaluateGatesBadInput(t *testing.T) {
 	}{
 		{"unknown metric", compare.Input{Name: "b", Result: readFixture(t)}, Options{MaxRegression: map[string]float64{"apiserver.p99": 0.1}}, `unknown metric "apiserver.p99"`},
 		{"no baseline", compare.Input{}, Options{MaxRegression: map[string]float64{AllMetrics: 0.1}}, "need a baseline"},
-		{"variant missing from baseline", compare.Input{Name: "o.json", Result: other}, Options{MaxRegression: map[string]float64{AllMetrics: 0.1}}, `no variant "legacy"`},
 		{"unknown variant", compare.Input{}, Options{Variants: []string{"nope"}}, `no variant "nope"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,33 +132,149 @@ func TestRegressionSignificance(t *testing.T) {
 	}
 }
 
-func TestApplyProfile(t *testing.T) {
-	o := DefaultOptions()
-	zero := 1.5
-	err := o.ApplyProfile(&profiles.Gates{
-		MaxRegression:    map[string]string{"*": "10%", "apiserver.requests": "5%"},
-		MutatingP99:      metav1.Duration{Duration: 500 * time.Millisecond},
-		RecoveryP99:      metav1.Duration{Duration: 30 * time.Second},
-		MaxOutageSeconds: &zero,
-	})
-	if err != nil {
-		t.Fatal(err)
+// TestResolveThresholds: defaults, then an explicitly chosen profile, then
+// flags, threshold by threshold, each with its source; bad values refused.
+func TestResolveThresholds(t *testing.T) {
+	d := func(x time.Duration) *time.Duration { return &x }
+	md := func(x time.Duration) *metav1.Duration { return &metav1.Duration{Duration: x} }
+	f := func(x float64) *float64 { return &x }
+	prof := func(g profiles.Gates) *ThresholdProfile { return &ThresholdProfile{Source: "profile p", Gates: &g} }
+	tests := []struct {
+		name    string
+		profile *ThresholdProfile
+		flags   FlagThresholds
+		want    map[string]string // threshold -> "value (source)"
+		err     string
+	}{
+		{name: "defaults", want: map[string]string{
+			"mutatingP99": "≤ 1s (default)", "listP99": "≤ 30s (default)", "maxOutageSeconds": "≤ 0s (default)", "recoveryP99": "off (default)"}},
+		{name: "profile over defaults", profile: prof(profiles.Gates{
+			MaxRegression: map[string]string{"*": "10%", "apiserver.requests": "5%"},
+			MutatingP99:   md(500 * time.Millisecond), RecoveryP99: md(30 * time.Second), MaxOutageSeconds: f(1.5)}),
+			want: map[string]string{"mutatingP99": "≤ 500ms (profile p)", "listP99": "≤ 30s (default)", "maxOutageSeconds": "≤ 1.50s (profile p)",
+				"recoveryP99": "≤ 30s (profile p)", "maxRegression[*]": "≤ +10.0% (profile p)", "maxRegression[apiserver.requests]": "≤ +5.0% (profile p)"}},
+		{name: "0s in a profile turns a gate off, as the flag's 0 does", profile: prof(profiles.Gates{MutatingP99: md(0), MaxOutageSeconds: f(-1)}),
+			want: map[string]string{"mutatingP99": "off (profile p)", "maxOutageSeconds": "off (profile p)"}},
+		{name: "flag 0 turns a gate off", flags: FlagThresholds{ListP99: d(0), MaxOutageSeconds: f(-1)},
+			want: map[string]string{"listP99": "off (--max-list-p99)", "maxOutageSeconds": "off (--max-outage-seconds)"}},
+		{name: "flags over profile", profile: prof(profiles.Gates{MaxRegression: map[string]string{"*": "10%"}, MutatingP99: md(10 * time.Millisecond)}),
+			flags: FlagThresholds{MaxRegression: map[string]float64{"*": 0.5, compare.MetricSliceWrites: 0}, MutatingP99: d(2 * time.Second)},
+			want: map[string]string{"mutatingP99": "≤ 2s (--max-mutating-p99)", "maxRegression[*]": "≤ +50.0% (--max-regression)",
+				"maxRegression[endpointSlices.slice_writes]": "≤ 0.0% (--max-regression)"}},
+		{name: "profile metric kept beside a flag's *", profile: prof(profiles.Gates{MaxRegression: map[string]string{"apiserver.requests": "30%"}}),
+			flags: FlagThresholds{MaxRegression: map[string]float64{"*": 0.1}},
+			want:  map[string]string{"maxRegression[apiserver.requests]": "≤ +30.0% (profile p)", "maxRegression[*]": "≤ +10.0% (--max-regression)"}},
+		{name: "bare number in a profile", profile: prof(profiles.Gates{MaxRegression: map[string]string{"*": "10"}}), err: "give a percentage with %"},
+		{name: "unknown metric in a profile", profile: prof(profiles.Gates{MaxRegression: map[string]string{"apiserver.p99": "10%"}}), err: `gates.maxRegression[apiserver.p99]: unknown metric "apiserver.p99"`},
+		{name: "negative SLO in a profile", profile: prof(profiles.Gates{MutatingP99: md(-time.Second)}), err: "gates.mutatingP99: -1s: must not be negative"},
+		{name: "negative SLO flag", flags: FlagThresholds{RecoveryP99: d(-time.Second)}, err: "--max-recovery-p99 -1s: must not be negative"},
+		{name: "NaN outage flag", flags: FlagThresholds{MaxOutageSeconds: f(math.NaN())}, err: "must be a finite number"},
+		{name: "Inf outage in a profile", profile: prof(profiles.Gates{MaxOutageSeconds: f(math.Inf(1))}), err: "gates.maxOutageSeconds: +Inf: must be a finite"},
+		{name: "unknown metric flag", flags: FlagThresholds{MaxRegression: map[string]float64{"nope": 0.1}}, err: `--max-regression: unknown metric "nope"`},
 	}
-	if o.MaxRegression[AllMetrics] != 0.10 || o.MaxRegression[compare.MetricRequests] != 0.05 || o.MutatingP99 != 500*time.Millisecond ||
-		o.ListP99 != 30*time.Second || o.RecoveryP99 != 30*time.Second || *o.MaxOutageSeconds != 1.5 {
-		t.Errorf("options after profile: %+v", o)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := ResolveThresholds(tt.profile, tt.flags)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want one containing %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, s := range o.Sources {
+				got[s.Threshold] = s.Value + " (" + s.Source + ")"
+			}
+			for k, w := range tt.want {
+				if got[k] != w {
+					t.Errorf("%s = %q, want %q (all: %v)", k, got[k], w, got)
+				}
+			}
+			// Sources and Options agree.
+			if (o.MaxOutageSeconds == nil) != strings.HasPrefix(got["maxOutageSeconds"], "off") || (o.MutatingP99 == 0) != strings.HasPrefix(got["mutatingP99"], "off") {
+				t.Errorf("options %+v disagree with sources %v", o, got)
+			}
+			if n := len(o.Sources) - 4; n != len(o.MaxRegression) {
+				t.Errorf("%d regression sources for %d thresholds", n, len(o.MaxRegression))
+			}
+		})
 	}
-	err = o.ApplyProfile(&profiles.Gates{MaxRegression: map[string]string{"apiserver.p99": "10%", "apiserver.requests": "ten"}})
-	if err == nil || !strings.Contains(err.Error(), "gates.maxRegression[apiserver.p99]") || !strings.Contains(err.Error(), "gates.maxRegression[apiserver.requests]") {
-		t.Errorf("bad profile gates: %v, want both reported with their field path", err)
+}
+
+// TestGateMetricIDsInSync: profiles validates gate metric names against its
+// own list, which must be compare's key metrics.
+func TestGateMetricIDsInSync(t *testing.T) {
+	if got, want := strings.Join(profiles.GateMetricIDs, " "), strings.Join(compare.MetricIDs(), " "); got != want {
+		t.Errorf("profiles.GateMetricIDs:\n%s\nwant compare.MetricIDs():\n%s", got, want)
+	}
+}
+
+// TestVariantsAndRepetitions: a variant on one side only fails, either
+// side, as do repetitions below what each side's profile asked for.
+func TestVariantsAndRepetitions(t *testing.T) {
+	opts := Options{MaxRegression: map[string]float64{compare.MetricSliceWrites: 0.5}}
+	withReps := func(r *result.Result, n int) *result.Result {
+		r.Run.Profile = json.RawMessage(fmt.Sprintf(`{"metadata":{"name":"synthetic"},"storm":{"kind":"kubelet"},"repetitions":%d}`, n))
+		return r
+	}
+	tests := []struct {
+		name      string
+		base, cur *result.Result
+		variants  []string
+		failed    []string // "variant/gate: detail substring"
+	}{
+		{name: "same variants", base: synthetic(t, "b", map[string][]float64{"x": {1}, "y": {2}}, "x", "y"), cur: synthetic(t, "c", map[string][]float64{"x": {1}, "y": {2}}, "x", "y")},
+		{name: "current lacks a variant", base: synthetic(t, "b", map[string][]float64{"x": {1}, "y": {2}}, "x", "y"), cur: synthetic(t, "c", map[string][]float64{"x": {1}}, "x"),
+			failed: []string{"y/in both, repetitions: in the baseline b.json, missing from the current result c.json"}},
+		{name: "baseline lacks a variant", base: synthetic(t, "b", map[string][]float64{"x": {1}}, "x"), cur: synthetic(t, "c", map[string][]float64{"x": {1}, "y": {2}}, "x", "y"),
+			failed: []string{"y/in both, repetitions: missing from the baseline b.json (it has: x)"}},
+		{name: "single variants of other names do not match", base: synthetic(t, "b", map[string][]float64{"x": {1}}, "x"), cur: synthetic(t, "c", map[string][]float64{"z": {1}}, "z"),
+			failed: []string{"z/in both, repetitions: missing from the baseline", "x/in both, repetitions: in the baseline b.json, missing from the current"}},
+		{name: "--variant ignores the baseline's others", base: synthetic(t, "b", map[string][]float64{"x": {1}, "y": {2}}, "x", "y"), cur: synthetic(t, "c", map[string][]float64{"x": {1}}, "x"), variants: []string{"x"}},
+		{name: "current lost a repetition", base: withReps(synthetic(t, "b", map[string][]float64{"x": {1, 1, 1}}, "x"), 3), cur: withReps(synthetic(t, "c", map[string][]float64{"x": {1, 1}}, "x"), 3),
+			failed: []string{"x/run complete: 2 of the 3 repetitions its profile asked for", "x/in both, repetitions: the current result has 2 of the 3 repetitions"}},
+		{name: "baseline lost a repetition", base: withReps(synthetic(t, "b", map[string][]float64{"x": {1}}, "x"), 3), cur: withReps(synthetic(t, "c", map[string][]float64{"x": {1, 1, 1}}, "x"), 3),
+			failed: []string{"x/in both, repetitions: the baseline has 1 of the 3 repetitions its profile asked for"}},
+		{name: "fewer repetitions asked and run", base: withReps(synthetic(t, "b", map[string][]float64{"x": {1, 1, 1}}, "x"), 3), cur: withReps(synthetic(t, "c", map[string][]float64{"x": {1}}, "x"), 1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := opts
+			o.Variants = tt.variants
+			rep, err := Evaluate(compare.Input{Name: "b.json", Result: tt.base}, compare.Input{Name: "c.json", Result: tt.cur}, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var failed []string
+			for _, g := range rep.FailedGates() {
+				failed = append(failed, g.Variant+"/"+g.Name+": "+g.Detail)
+			}
+			if len(failed) != len(tt.failed) {
+				t.Fatalf("failed gates %q, want %q", failed, tt.failed)
+			}
+			for i, w := range tt.failed {
+				if !strings.Contains(failed[i], w) {
+					t.Errorf("failed gate %q, want %q", failed[i], w)
+				}
+			}
+			if rep.OK() != (len(tt.failed) == 0) {
+				t.Errorf("OK() = %t", rep.OK())
+			}
+		})
 	}
 }
 
 func TestGateGolden(t *testing.T) {
-	opts := gateOpts(func(o *Options) {
-		o.MaxRegression = map[string]float64{compare.MetricRequests: 0.10, compare.MetricSliceWrites: 0.10, compare.MetricReadyFlips: 0.10, compare.MetricPodReadyP99: 0.10}
-		o.RecoveryP99 = 30 * time.Second
-	})
+	opts, err := ResolveThresholds(&ThresholdProfile{Source: "profile quick", Gates: &profiles.Gates{
+		MaxRegression: map[string]string{compare.MetricRequests: "10%", compare.MetricSliceWrites: "10%", compare.MetricReadyFlips: "10%"},
+		RecoveryP99:   &metav1.Duration{Duration: 30 * time.Second},
+	}}, FlagThresholds{MaxRegression: map[string]float64{compare.MetricPodReadyP99: 0.10}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	rep, err := Evaluate(compare.Input{Name: "base.json", Result: readFixture(t)}, compare.Input{Name: "cur.json", Result: regressed(t)}, opts)
 	if err != nil {
 		t.Fatal(err)

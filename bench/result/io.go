@@ -98,6 +98,9 @@ func Decode(rd io.Reader) (*Result, error) {
 	case *probe.SchemaVersion < minSchemaVersion || *probe.SchemaVersion > SchemaVersion:
 		return nil, fmt.Errorf("decoding result: schemaVersion: Unsupported value: %d: this stormbench reads schema versions %d to %d", *probe.SchemaVersion, minSchemaVersion, SchemaVersion)
 	}
+	if err := checkNulls(data); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var r Result
@@ -118,8 +121,11 @@ func Decode(rd io.Reader) (*Result, error) {
 	return &r, nil
 }
 
-// Validate checks that r has every required field and that its histograms
-// decode. It reports every problem at once, each with its field path.
+// Validate checks that r has every required field, that its histograms
+// decode, and that its figures and times are possible (validateFigures).
+// It is the one check of every command that reads a result (ReadFile,
+// Decode) and of every write (Encode). Its error names the first problems,
+// each with its field path, in a few hundred characters whatever the input.
 func Validate(r *Result) error {
 	var errs field.ErrorList
 	if r.SchemaVersion != SchemaVersion {
@@ -144,8 +150,9 @@ func Validate(r *Result) error {
 	for i := range r.Variants {
 		errs = append(errs, validateVariant(field.NewPath("variants").Index(i), &r.Variants[i])...)
 	}
+	errs = append(errs, validateFigures(r)...)
 	if len(errs) > 0 {
-		return fmt.Errorf("invalid result document: %w", errs.ToAggregate())
+		return validationError(errs)
 	}
 	return nil
 }

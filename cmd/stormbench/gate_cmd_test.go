@@ -101,7 +101,7 @@ func TestGateExitCodes(t *testing.T) {
 		{"pass", []string{"--baseline", abFixture, "--current", abFixture, "--max-regression", "10%"}, exitOK, "PASS: ", ""},
 		{"pass without baseline", []string{"--current", abFixture}, exitOK, "PASS: 8 of 8 gates passed", ""},
 		{"regression", []string{"--baseline", abFixture, "--current", regressed, "--max-regression", "10%"}, exitGateFail,
-			"FAIL: +30.0% from 1617", "1 of 66 gates failed: legacy regression API requests (storm)"},
+			"FAIL: +30.0% from 1617", "1 of 68 gates failed: legacy regression API requests (storm)"},
 		{"regression within a per-metric threshold", []string{"--baseline", abFixture, "--current", regressed, "--max-regression", "10%", "--max-regression", "apiserver.requests=50%"}, exitOK, "PASS", ""},
 		{"SLO breach", []string{"--current", abFixture, "--max-mutating-p99", "50ms"}, exitGateFail, "over by 10.9ms", "legacy SLO API p99 mutating (storm)"},
 		{"recovery SLO", []string{"--current", abFixture, "--max-recovery-p99", "9s"}, exitGateFail, "FAIL: over by 822ms", "2 of 10 gates failed"},
@@ -117,9 +117,36 @@ func TestGateExitCodes(t *testing.T) {
 		// A baseline is always compared against: the recorded profile's
 		// thresholds, or a refusal, never a PASS with the baseline ignored.
 		{"baseline without thresholds", []string{"--baseline", abFixture, "--current", regressed}, exitUsage, "", "would compare nothing"},
-		{"baseline with the recorded profile's thresholds", []string{"--baseline", abFixture, "--current", withRecordedGates(t, dir, regressed, "10%")}, exitGateFail,
-			"FAIL: +30.0% from 1617", "Regression thresholds from the profile"},
-		{"recorded thresholds that the regression is within", []string{"--baseline", abFixture, "--current", withRecordedGates(t, dir, regressed, "50%")}, exitOK, "PASS", ""},
+		// Thresholds never come from the result being judged: a current
+		// result whose recorded profile allows 1000 % neither supplies nor
+		// loosens them.
+		{"the current's recorded thresholds are ignored", []string{"--baseline", abFixture, "--current", withRecordedGates(t, dir, regressed, "1000%")}, exitUsage, "", "would compare nothing"},
+		{"the current's recorded thresholds do not loosen a flag", []string{"--baseline", abFixture, "--current", withRecordedGates(t, dir, regressed, "1000%"), "--max-regression", "10%"}, exitGateFail,
+			"FAIL: +30.0% from 1617", ""},
+		{"the current's recorded thresholds do not loosen a profile", []string{"--baseline", abFixture, "--current", withRecordedGates(t, dir, regressed, "1000%"), "--profile", writeProfile(t, dir, "maxRegression: {\"*\": 10%}")}, exitGateFail,
+			"maxRegression[*]                   ≤ +10.0%  profile gated", ""},
+		{"thresholds from the baseline's recorded profile", []string{"--baseline", withRecordedGates(t, dir, abFixture, "10%"), "--current", regressed, "--thresholds-from-baseline"}, exitGateFail,
+			"maxRegression[apiserver.requests]  ≤ +10.0%  profile quick recorded in the baseline gated-10-quick-ab.json", "legacy regression API requests (storm)"},
+		{"baseline's recorded thresholds that the regression is within", []string{"--baseline", withRecordedGates(t, dir, abFixture, "50%"), "--current", regressed, "--thresholds-from-baseline"}, exitOK, "PASS", ""},
+		{"a flag over the baseline's recorded thresholds", []string{"--baseline", withRecordedGates(t, dir, abFixture, "50%"), "--current", regressed, "--thresholds-from-baseline", "--max-regression", "apiserver.requests=10%"}, exitGateFail,
+			"apiserver.requests]  ≤ +10.0%  --max-regression", ""},
+		{"--thresholds-from-baseline and --profile", []string{"--baseline", abFixture, "--current", abFixture, "--thresholds-from-baseline", "--profile", "quick"}, exitUsage, "", "give one"},
+		{"--thresholds-from-baseline without a baseline", []string{"--current", abFixture, "--thresholds-from-baseline"}, exitUsage, "", "needs --baseline"},
+		{"thresholds say where they came from", []string{"--current", abFixture, "--max-list-p99", "0"}, exitOK, "listP99            off   --max-list-p99", ""},
+		// A variant on one side only fails, either side.
+		{"current lacks a variant", []string{"--baseline", abFixture, "--current", dropVariant(t, dir, abFixture, "preserve"), "--max-regression", "10%"}, exitGateFail,
+			"preserve  in both, repetitions", "preserve in both, repetitions"},
+		{"baseline lacks a variant", []string{"--baseline", dropVariant(t, dir, abFixture, "legacy"), "--current", abFixture, "--max-regression", "10%"}, exitGateFail,
+			"missing from the baseline drop-legacy-quick-ab.json (it has: preserve)", ""},
+		// Every float flag refuses NaN and Inf; a negative SLO is refused.
+		{"NaN outage", []string{"--current", abFixture, "--max-outage-seconds", "NaN"}, exitUsage, "", "must be a finite number"},
+		{"Inf outage", []string{"--current", abFixture, "--max-outage-seconds", "Inf"}, exitUsage, "", "must be a finite number"},
+		{"-Inf outage", []string{"--current", abFixture, "--max-outage-seconds", "-Inf"}, exitUsage, "", "must be a finite number"},
+		{"NaN alpha", []string{"--current", abFixture, "--alpha", "NaN"}, exitUsage, "", "must be a finite number"},
+		{"negative SLO flag", []string{"--current", abFixture, "--max-mutating-p99", "-1s"}, exitUsage, "", "must not be negative"},
+		{"negative SLO in a profile", []string{"--current", abFixture, "--profile", writeProfile(t, dir, "mutatingP99: -1s")}, exitUsage, "", "gates.mutatingP99"},
+		{"bare number in a profile", []string{"--current", abFixture, "--baseline", abFixture, "--profile", writeProfile(t, dir, "maxRegression: {\"*\": \"0.1\"}")}, exitUsage, "", "give a percentage with %"},
+		{"0s in a profile turns the SLO off", []string{"--current", abFixture, "--profile", writeProfile(t, dir, "mutatingP99: 0s")}, exitOK, "mutatingP99        off   profile gated", ""},
 		{"regression without baseline", []string{"--current", abFixture, "--max-regression", "5%"}, exitUsage, "", "need --baseline"},
 		{"unknown metric", []string{"--current", abFixture, "--baseline", abFixture, "--max-regression", "apiserver.p99=5%"}, exitUsage, "", `unknown metric "apiserver.p99"`},
 		{"bad percentage", []string{"--current", abFixture, "--baseline", abFixture, "--max-regression", "ten%"}, exitUsage, "", "non-negative percentage"},
@@ -136,7 +163,8 @@ func TestGateExitCodes(t *testing.T) {
 			if code != tt.code {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
 			}
-			if !strings.Contains(stdout, tt.wantStdout) {
+			// Columns are compared with runs of spaces collapsed.
+			if !strings.Contains(strings.Join(strings.Fields(stdout), " "), strings.Join(strings.Fields(tt.wantStdout), " ")) {
 				t.Errorf("stdout lacks %q:\n%s", tt.wantStdout, stdout)
 			}
 			if !strings.Contains(stderr, tt.wantStderr) {
@@ -144,6 +172,28 @@ func TestGateExitCodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dropVariant writes the result at path without the runs of a variant and
+// returns the copy.
+func dropVariant(t *testing.T, dir, path, variant string) string {
+	t.Helper()
+	r, err := result.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []result.VariantRun
+	for _, v := range r.Variants {
+		if v.Variant != variant {
+			kept = append(kept, v)
+		}
+	}
+	r.Variants = kept
+	out := filepath.Join(dir, "drop-"+variant+"-"+filepath.Base(path))
+	if err := result.WriteFile(out, r, result.WriteOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // writeProfile writes the quick profile with the given gates section.
@@ -184,8 +234,8 @@ func TestGateExports(t *testing.T) {
 		Tests    int `xml:"tests,attr"`
 		Failures int `xml:"failures,attr"`
 	}
-	if err := xml.Unmarshal(b, &doc); err != nil || doc.Tests != 66 || doc.Failures != 1 {
-		t.Errorf("JUnit: %v, %d tests, %d failures; want 66 and 1", err, doc.Tests, doc.Failures)
+	if err := xml.Unmarshal(b, &doc); err != nil || doc.Tests != 68 || doc.Failures != 1 {
+		t.Errorf("JUnit: %v, %d tests, %d failures; want 68 and 1", err, doc.Tests, doc.Failures)
 	}
 	entries, err := os.ReadDir(perf)
 	if err != nil || len(entries) != 3 {

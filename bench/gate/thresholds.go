@@ -1,0 +1,219 @@
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stormbench/stormbench/bench/compare"
+	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// SourceDefault is the Source of a built-in default threshold.
+const SourceDefault = "default"
+
+// ThresholdSource says where one threshold the gate applies came from.
+type ThresholdSource struct {
+	// Threshold names it: "mutatingP99", "listP99", "maxOutageSeconds",
+	// "recoveryP99" or "maxRegression[METRIC]" (METRIC "*" for every key
+	// metric without its own).
+	Threshold string `json:"threshold"`
+	// Value is the threshold for people: "1s", "off", "+10.0%".
+	Value string `json:"value"`
+	// Source is SourceDefault, the ThresholdProfile's Source, or the flag
+	// ("--max-regression").
+	Source string `json:"source"`
+}
+
+// ThresholdProfile is a gates section the user chose explicitly, and where
+// it came from ("profile quick", "the profile recorded in base.json").
+type ThresholdProfile struct {
+	// Source names the section for people.
+	Source string
+	// Gates is the section; nil sets nothing.
+	Gates *profiles.Gates
+}
+
+// FlagThresholds are the thresholds given on the command line; a nil field
+// was not given.
+type FlagThresholds struct {
+	// MaxRegression maps a metric ID (or AllMetrics) to an allowed relative
+	// increase; nil or empty gives none.
+	MaxRegression map[string]float64
+	// MutatingP99, ListP99 and RecoveryP99 are latency SLOs; 0 turns one
+	// off.
+	MutatingP99, ListP99, RecoveryP99 *time.Duration
+	// MaxOutageSeconds is the allowed outage; negative turns it off.
+	MaxOutageSeconds *float64
+}
+
+// ResolveThresholds is the gate's threshold policy: the built-in defaults
+// (DefaultOptions), then the gates section of an explicitly chosen profile
+// (nil for none), then the flags, each overriding the one before threshold
+// by threshold. A regression threshold is overridden per metric: a
+// metric's own threshold from any source wins over AllMetrics. Nothing is
+// taken from the result being judged. The Options it returns carry, in
+// Sources, where every threshold came from. Thresholds are checked with
+// the one parser of profiles and flags (profiles.ParseRegression,
+// CheckSLO, CheckMaxOutageSeconds, CheckGateMetric).
+func ResolveThresholds(profile *ThresholdProfile, flags FlagThresholds) (Options, error) {
+	o := DefaultOptions()
+	src := map[string]string{
+		thMutating: SourceDefault, thList: SourceDefault, thOutage: SourceDefault, thRecovery: SourceDefault,
+	}
+	var errs []error
+	if profile != nil && profile.Gates != nil {
+		g := profile.Gates
+		for _, k := range slices.Sorted(maps.Keys(g.MaxRegression)) {
+			if err := profiles.CheckGateMetric(k); err != nil {
+				errs = append(errs, fmt.Errorf("%s: gates.maxRegression[%s]: %w", profile.Source, k, err))
+				continue
+			}
+			f, err := profiles.ParseRegression(g.MaxRegression[k])
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: gates.maxRegression[%s]: %w", profile.Source, k, err))
+				continue
+			}
+			setRegression(&o, src, k, f, profile.Source)
+		}
+		for _, d := range []struct {
+			name string
+			v    *time.Duration
+			dst  *time.Duration
+		}{{thMutating, durationOf(g.MutatingP99), &o.MutatingP99}, {thList, durationOf(g.ListP99), &o.ListP99}, {thRecovery, durationOf(g.RecoveryP99), &o.RecoveryP99}} {
+			if d.v == nil {
+				continue
+			}
+			if err := profiles.CheckSLO(*d.v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: gates.%s: %w", profile.Source, d.name, err))
+				continue
+			}
+			*d.dst, src[d.name] = *d.v, profile.Source
+		}
+		if v := g.MaxOutageSeconds; v != nil {
+			if err := profiles.CheckMaxOutageSeconds(*v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: gates.maxOutageSeconds: %w", profile.Source, err))
+			} else {
+				setOutage(&o, *v)
+				src[thOutage] = profile.Source
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(flags.MaxRegression)) {
+		if err := profiles.CheckGateMetric(k); err != nil {
+			errs = append(errs, fmt.Errorf("--max-regression: %w", err))
+			continue
+		}
+		f := flags.MaxRegression[k]
+		if f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+			errs = append(errs, fmt.Errorf("--max-regression %s: must be a non-negative percentage", k))
+			continue
+		}
+		setRegression(&o, src, k, f, "--max-regression")
+	}
+	for _, d := range []struct {
+		name, flag string
+		v          *time.Duration
+		dst        *time.Duration
+	}{
+		{thMutating, "--max-mutating-p99", flags.MutatingP99, &o.MutatingP99},
+		{thList, "--max-list-p99", flags.ListP99, &o.ListP99},
+		{thRecovery, "--max-recovery-p99", flags.RecoveryP99, &o.RecoveryP99},
+	} {
+		if d.v == nil {
+			continue
+		}
+		if err := profiles.CheckSLO(*d.v); err != nil {
+			errs = append(errs, fmt.Errorf("%s %w", d.flag, err))
+			continue
+		}
+		*d.dst, src[d.name] = *d.v, d.flag
+	}
+	if v := flags.MaxOutageSeconds; v != nil {
+		if err := profiles.CheckMaxOutageSeconds(*v); err != nil {
+			errs = append(errs, fmt.Errorf("--max-outage-seconds %w", err))
+		} else {
+			setOutage(&o, *v)
+			src[thOutage] = "--max-outage-seconds"
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Options{}, err
+	}
+	o.Sources = sources(o, src)
+	return o, nil
+}
+
+// Threshold names of ThresholdSource, the profile's field names.
+const (
+	thMutating   = "mutatingP99"
+	thList       = "listP99"
+	thOutage     = "maxOutageSeconds"
+	thRecovery   = "recoveryP99"
+	thRegression = "maxRegression"
+)
+
+func durationOf(d *metav1.Duration) *time.Duration {
+	if d == nil {
+		return nil
+	}
+	return &d.Duration
+}
+
+func setRegression(o *Options, src map[string]string, k string, f float64, from string) {
+	if o.MaxRegression == nil {
+		o.MaxRegression = map[string]float64{}
+	}
+	o.MaxRegression[k] = f
+	src[thRegression+"["+k+"]"] = from
+}
+
+func setOutage(o *Options, v float64) {
+	if v < 0 {
+		o.MaxOutageSeconds = nil
+		return
+	}
+	o.MaxOutageSeconds = &v
+}
+
+// sources lists every threshold of o with its source, SLOs first, then
+// regressions with AllMetrics first.
+func sources(o Options, src map[string]string) []ThresholdSource {
+	dur := func(d time.Duration) string {
+		if d == 0 {
+			return "off"
+		}
+		return "≤ " + d.String()
+	}
+	outage := "off"
+	if o.MaxOutageSeconds != nil {
+		outage = "≤ " + compare.FormatValue(*o.MaxOutageSeconds, result.UnitSeconds)
+	}
+	out := []ThresholdSource{
+		{thMutating, dur(o.MutatingP99), src[thMutating]},
+		{thList, dur(o.ListP99), src[thList]},
+		{thOutage, outage, src[thOutage]},
+		{thRecovery, dur(o.RecoveryP99), src[thRecovery]},
+	}
+	keys := slices.Sorted(maps.Keys(o.MaxRegression))
+	slices.SortStableFunc(keys, func(a, b string) int {
+		switch {
+		case a == AllMetrics && b != AllMetrics:
+			return -1
+		case b == AllMetrics && a != AllMetrics:
+			return 1
+		}
+		return 0
+	})
+	for _, k := range keys {
+		name := thRegression + "[" + k + "]"
+		out = append(out, ThresholdSource{name, "≤ " + compare.FormatPercent(o.MaxRegression[k]), src[name]})
+	}
+	return out
+}
