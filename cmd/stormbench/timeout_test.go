@@ -106,6 +106,7 @@ func TestStalledAPIServer(t *testing.T) {
 		{"cleanup --list", []string{"cleanup", "--list", "--timeout", "1s"}, "listing what runs left behind: the API server did not answer within --timeout 1s"},
 		{"cleanup --run-id", []string{"cleanup", "--run-id", "r1", "--timeout", "1s"}, "listing what runs left behind: the API server did not answer within --timeout 1s"},
 		{"cleanup --all", []string{"cleanup", "--all", "--timeout", "1s"}, "the API server did not answer within --timeout 1s"},
+		{"fleet down", []string{"fleet", "down", "--run-id", "r1", "--timeout", "1s"}, `deleting fleet "r1": listing run namespaces`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append([]string{}, tc.args...), target...)
