@@ -77,12 +77,18 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
+	// A run given a shard records it, for merge; an unsharded run has none.
+	var shard *result.Shard
+	if o.ShardCount > 0 {
+		shard = &result.Shard{Index: o.ShardIndex, Count: o.ShardCount}
+	}
 	if o.ShardCount == 0 {
 		o.ShardCount = 1
 	}
 	logLeftovers(ctx, o)
 	p := o.Profile
 	res := newResult(o)
+	res.Run.Shard = shard
 	if err := checkRealNodes(o); err != nil {
 		return res, err
 	}

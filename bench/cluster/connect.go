@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -50,38 +54,126 @@ type ConnectOptions struct {
 	Burst int
 	// Timeout bounds the reachability check; default 10s.
 	Timeout time.Duration
+	// RequestTimeout bounds every request of the Target's clients except
+	// watches and other streams; default DefaultRequestTimeout, negative
+	// for none.
+	RequestTimeout time.Duration
 }
 
-// Connect loads a kubeconfig and checks within opts.Timeout that the API
-// server answers, so an unreachable cluster fails fast with a clear error.
-func Connect(ctx context.Context, opts ConnectOptions) (*Target, error) {
-	if opts.Kubeconfig == "" {
-		return nil, &ConfigError{errors.New("no kubeconfig given")}
+// DefaultRequestTimeout bounds one API request that is not a watch or a
+// stream. It is longer than the API server's own limit on a request
+// (kube-apiserver --request-timeout, 1m by default), so a slow answer still
+// comes back as the server's timeout error; a server that accepts a request
+// and never answers fails the request instead of hanging the command.
+const DefaultRequestTimeout = 70 * time.Second
+
+// LoadKubeconfig loads the kubeconfig at path with the context (its current
+// context if empty) and returns the client config and the context's name.
+// Every failure is a ConfigError: a missing or malformed file, an unknown
+// context, a context that does not make a client config.
+func LoadKubeconfig(path, context string) (*rest.Config, string, error) {
+	if path == "" {
+		return nil, "", &ConfigError{errors.New("no kubeconfig given")}
 	}
-	if _, err := os.Stat(opts.Kubeconfig); err != nil {
-		return nil, &ConfigError{fmt.Errorf("kubeconfig %s: %w", opts.Kubeconfig, err)}
+	if _, err := os.Stat(path); err != nil {
+		return nil, "", &ConfigError{fmt.Errorf("kubeconfig %s: %w", path, err)}
 	}
-	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: opts.Kubeconfig}
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: opts.Context}
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: context}
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 	raw, err := cc.RawConfig()
 	if err != nil {
-		return nil, &ConfigError{fmt.Errorf("loading kubeconfig %s: %w", opts.Kubeconfig, err)}
+		return nil, "", &ConfigError{fmt.Errorf("loading kubeconfig %s: %w", path, err)}
 	}
-	ctxName := opts.Context
+	ctxName := context
 	if ctxName == "" {
 		ctxName = raw.CurrentContext
 	}
 	if _, ok := raw.Contexts[ctxName]; !ok {
-		var have []string
-		for k := range raw.Contexts {
-			have = append(have, k)
+		have := slices.Sorted(maps.Keys(raw.Contexts))
+		if ctxName == "" {
+			return nil, "", &ConfigError{fmt.Errorf("kubeconfig %s has no current context: give --context (have: %v)", path, have)}
 		}
-		return nil, &ConfigError{fmt.Errorf("context %q not found in kubeconfig %s (have: %v)", ctxName, opts.Kubeconfig, have)}
+		return nil, "", &ConfigError{fmt.Errorf("context %q not found in kubeconfig %s (have: %v)", ctxName, path, have)}
 	}
 	cfg, err := cc.ClientConfig()
 	if err != nil {
-		return nil, &ConfigError{fmt.Errorf("loading kubeconfig %s: %w", opts.Kubeconfig, err)}
+		return nil, "", &ConfigError{fmt.Errorf("loading kubeconfig %s: %w", path, err)}
+	}
+	return cfg, ctxName, nil
+}
+
+// WithRequestTimeout makes every request of clients built from cfg that is
+// not a watch, a followed log or an upgraded connection (exec, port-forward)
+// end after d, unless its context ends first. The deadline covers reading
+// the response body too. rest.Config.Timeout is not used for this because
+// it also cuts watches short.
+func WithRequestTimeout(cfg *rest.Config, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &deadlineTransport{next: rt, timeout: d} })
+}
+
+// deadlineTransport puts a deadline on every request that is not a stream.
+type deadlineTransport struct {
+	next    http.RoundTripper
+	timeout time.Duration
+}
+
+func (t *deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if isStream(req) {
+		return t.next.RoundTrip(req)
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), t.timeout)
+	resp, err := t.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) && req.Context().Err() == nil {
+			return nil, fmt.Errorf("no answer within %s: %w", t.timeout, err)
+		}
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// WrappedRoundTripper lets client-go find the transport underneath.
+func (t *deadlineTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+// isStream reports whether req is a watch, a followed log or a connection
+// upgrade, which stay open as long as they are wanted.
+func isStream(req *http.Request) bool {
+	q := req.URL.Query()
+	if w := q.Get("watch"); w == "true" || w == "1" {
+		return true
+	}
+	if q.Get("follow") == "true" {
+		return true
+	}
+	return req.Header.Get("Upgrade") != ""
+}
+
+// cancelOnClose ends a request's deadline context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
+
+// Connect loads a kubeconfig and checks within opts.Timeout that the API
+// server answers, so an unreachable cluster fails fast with a clear error.
+// Every later request of the Target's clients that is not a watch or a
+// stream ends after opts.RequestTimeout (see WithRequestTimeout).
+func Connect(ctx context.Context, opts ConnectOptions) (*Target, error) {
+	cfg, ctxName, err := LoadKubeconfig(opts.Kubeconfig, opts.Context)
+	if err != nil {
+		return nil, err
 	}
 	cfg.QPS = opts.QPS
 	cfg.Burst = opts.Burst
@@ -119,8 +211,13 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Target, error) {
 	case <-time.After(timeout):
 		return nil, fmt.Errorf("API server %s (context %q) did not answer within %s", cfg.Host, ctxName, timeout)
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, fmt.Errorf("connecting to API server %s (context %q): %w", cfg.Host, ctxName, context.Cause(ctx))
 	}
+	rt := opts.RequestTimeout
+	if rt == 0 {
+		rt = DefaultRequestTimeout
+	}
+	WithRequestTimeout(cfg, rt)
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating client: %w", err)

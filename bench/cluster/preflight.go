@@ -2,12 +2,14 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -55,8 +57,11 @@ var runPermissions = []permission{
 // Preflight runs read-only checks against the target: the permissions a
 // run needs (all reported at once), that a KWOK controller manages nodes by
 // the label selector stormbench uses, and that heartbeat timing matches
-// what the profile expects.
-func Preflight(ctx context.Context, t *Target, e *Embedded, wantGrace time.Duration, wantLease int) []Check {
+// what the profile expects. A check that cannot ask the API server (ctx
+// ended, the request timed out, the connection failed) is not a finding:
+// Preflight returns an error saying so instead, never a permission reported
+// missing because its question went unanswered.
+func Preflight(ctx context.Context, t *Target, e *Embedded, wantGrace time.Duration, wantLease int) ([]Check, error) {
 	var out []Check
 	var missing []string
 	for _, p := range runPermissions {
@@ -72,6 +77,9 @@ func Preflight(ctx context.Context, t *Target, e *Embedded, wantGrace time.Durat
 			what += " " + p.name
 		}
 		if err != nil {
+			if unanswered(ctx, err) {
+				return out, fmt.Errorf("checking permission %s %s: %w", p.verb, what, err)
+			}
 			missing = append(missing, fmt.Sprintf("%s %s (%v)", p.verb, what, err))
 		} else if !r.Status.Allowed {
 			missing = append(missing, p.verb+" "+what)
@@ -85,9 +93,12 @@ func Preflight(ctx context.Context, t *Target, e *Embedded, wantGrace time.Durat
 	selector := "manage-nodes-with-label-selector=" + KubeletLabel + "=" + KubeletUp
 	if e != nil {
 		out = append(out, embeddedChecks(e, selector, wantGrace, wantLease)...)
-		return out
+		return out, nil
 	}
 	pods, err := t.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil && unanswered(ctx, err) {
+		return out, fmt.Errorf("looking for the KWOK controller: %w", err)
+	}
 	found, other := false, ""
 	if err == nil {
 		for _, p := range pods.Items {
@@ -115,7 +126,19 @@ func Preflight(ctx context.Context, t *Target, e *Embedded, wantGrace time.Durat
 		out = append(out, Check{Name: "kwok controller", Status: CheckFail, Detail: "no KWOK controller pod found; deploy one with --manage-all-nodes=false --" + selector})
 	}
 	out = append(out, Check{Name: "heartbeat timing", Status: CheckWarn, Detail: fmt.Sprintf("cannot read the controller manager's flags on an existing cluster; the profile expects --node-monitor-grace-period=%s and %ds leases", wantGrace, wantLease)})
-	return out
+	return out, nil
+}
+
+// unanswered reports whether err says the API server gave no answer (ctx
+// ended, the request timed out or never reached it) rather than an answer
+// that is an error (forbidden, say). The server's own timeout is no answer
+// either.
+func unanswered(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) {
+		return true
+	}
+	var status apierrors.APIStatus
+	return !errors.As(err, &status)
 }
 
 func embeddedChecks(e *Embedded, selector string, wantGrace time.Duration, wantLease int) []Check {

@@ -125,6 +125,7 @@ func mergeShard(t *testing.T, idx int) *result.Result {
 			Fleet:   result.Fleet{Nodes: 12, Pods: 60, Services: 6},
 			Seed:    7,
 			Profile: json.RawMessage(`{"seed": 7, "fleet": {"nodes": 12}}`),
+			Shard:   &result.Shard{Index: idx, Count: 2},
 		},
 		Variants: []result.VariantRun{{
 			Variant: "default", FeatureGates: map[string]bool{"ChangeContainerStatusOnKubeletRestart": true},

@@ -133,7 +133,16 @@ func (s *MergeShards) Present() int {
 // same cluster and fleet) into one document, as if one process had
 // restarted every node. The inputs are not modified. Shards are named in
 // warnings and errors by their position among the arguments ("shard 0" is
-// the first), since a result does not record its shard index.
+// the first), since files of older versions do not record their shard.
+//
+// The shards' records (Run.Shard) must be of one split (the same count,
+// an index below it) and no shard may be given twice: either is an error,
+// whatever the documents' start times. A merge that does not hold every
+// shard of the split, or holds a document that records no shard (an
+// unsharded run, or a file written before shards were recorded, whose
+// place in the split cannot be checked), is marked incomplete with an
+// error saying so; ShardCoverage says the same to a caller that wants to
+// refuse such a merge.
 //
 // The shards must be of the same run: the same run id, seed, resolved
 // profile, tool version and revision, fleet and cluster versions, and the
@@ -180,6 +189,7 @@ func Merge(rules MergeRules, shards ...*Result) (*Result, error) {
 		Run:           cloneRun(first.Run),
 	}
 	out.Run.MergedFrom = nil
+	out.Run.Shard = nil // the merge is the whole run, or says what it lacks
 	for i, s := range shards {
 		if s.Run.Start.Before(out.Run.Start) {
 			out.Run.Start = s.Run.Start
@@ -211,10 +221,115 @@ func Merge(rules MergeRules, shards ...*Result) (*Result, error) {
 			out.Errors = append(out.Errors, fmt.Sprintf("variant %s repetition %d ran in shard %d but not in every shard (a shard stopped early): left out of the merge", v.Variant, v.Repetition, i))
 		}
 	}
+	if cov := ShardCoverage(shards); !cov.Complete() {
+		out.Complete = false
+		out.Errors = append(out.Errors, MergeNotePrefix+cov.String())
+	}
 	if out.Complete && out.Run.End.IsZero() {
 		out.Complete = false
 	}
 	return out, nil
+}
+
+// Coverage is which shards of their split a set of shard results holds.
+type Coverage struct {
+	// Count is the number of shards of the split the results record; 0 if
+	// none records one.
+	Count int
+	// Missing are the indexes, below Count, that no result records.
+	Missing []int
+	// Unrecorded are the positions, among the results, of those that
+	// record no shard.
+	Unrecorded []int
+}
+
+// Complete reports whether the results are every shard of their split,
+// each known.
+func (c Coverage) Complete() bool {
+	return c.Count > 0 && len(c.Missing) == 0 && len(c.Unrecorded) == 0
+}
+
+// String says what the results lack, or that they are every shard.
+func (c Coverage) String() string {
+	var parts []string
+	if n := len(c.Missing); n > 0 {
+		parts = append(parts, fmt.Sprintf("%s %s of %d missing", plural(n, "shard", "shards"), joinInts(c.Missing), c.Count))
+	}
+	if n := len(c.Unrecorded); n > 0 {
+		parts = append(parts, fmt.Sprintf("%s %s %s no shard (a run without --shard, or a file from before shards were recorded): which %s cannot be checked",
+			plural(n, "the result at position", "the results at positions"), joinInts(c.Unrecorded), plural(n, "records", "record"), plural(n, "shard it is", "shards they are")))
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("all %d shards", c.Count)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// ShardCoverage returns which shards of their split the results hold, by
+// their Run.Shard records. It assumes the records are consistent, as Merge
+// checks: one count, each index once.
+func ShardCoverage(shards []*Result) Coverage {
+	var c Coverage
+	have := map[int]bool{}
+	for i, s := range shards {
+		if s.Run.Shard == nil {
+			c.Unrecorded = append(c.Unrecorded, i)
+			continue
+		}
+		c.Count = max(c.Count, s.Run.Shard.Count)
+		have[s.Run.Shard.Index] = true
+	}
+	for i := range c.Count {
+		if !have[i] {
+			c.Missing = append(c.Missing, i)
+		}
+	}
+	return c
+}
+
+// checkShardRecords reports shard records that are not of one split, and a
+// shard given twice.
+func checkShardRecords(shards []*Result) []error {
+	var errs []error
+	first := -1
+	seen := map[int]int{}
+	for i, s := range shards {
+		sh := s.Run.Shard
+		if sh == nil {
+			continue
+		}
+		if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
+			errs = append(errs, fmt.Errorf("shard %d: run.shard: Invalid value: %q: want i/n with 0 <= i < n", i, sh.String()))
+			continue
+		}
+		if first < 0 {
+			first = i
+		} else if c := shards[first].Run.Shard.Count; sh.Count != c {
+			errs = append(errs, fmt.Errorf("shard %d is shard %s, but shard %d is %s: not of one split into %d", i, sh, first, shards[first].Run.Shard, c))
+			continue
+		}
+		if j, ok := seen[sh.Index]; ok {
+			errs = append(errs, fmt.Errorf("shards %d and %d are both shard %s of run %s: the same shard given twice", j, i, sh, s.Run.ID))
+			continue
+		}
+		seen[sh.Index] = i
+	}
+	return errs
 }
 
 // MergedShards returns how many shard results r was merged from, or 0 if r
@@ -280,6 +395,7 @@ func checkShards(shards []*Result) (int, []error) {
 			errs = append(errs, fmt.Errorf("shard %d is not of the same run as shard 0: the resolved profiles differ", i))
 		}
 	}
+	errs = append(errs, checkShardRecords(shards)...)
 	for i, s := range shards {
 		if n := MergedShards(s); n > 0 {
 			errs = append(errs, fmt.Errorf("shard %d is already merged from %d shards: merge the shard results themselves", i, n))

@@ -147,3 +147,85 @@ func TestMergeWaveStarts(t *testing.T) {
 		t.Error("the merged wave starts share the first shard's slice")
 	}
 }
+
+// TestMergeShardRecords: Merge refuses a shard given twice (whatever its
+// start time) and records not of one split, and marks incomplete a merge
+// that lacks a shard or holds a result that records none.
+func TestMergeShardRecords(t *testing.T) {
+	// shard is shard i of n (nil: no record), started i×100ms after mergeT0
+	// plus skew.
+	shard := func(i, n int, skew time.Duration) *Result {
+		start := mergeT0.Add(time.Duration(i)*100*time.Millisecond + skew)
+		end := start.Add(time.Minute)
+		r := &Result{SchemaVersion: SchemaVersion, Complete: true,
+			Run:      Run{ID: "r", ToolVersion: "v0", Start: start, End: end},
+			Variants: []VariantRun{{Variant: "default", Start: start, StormStart: start, End: end, Restarts: 1, Complete: true}}}
+		if n > 0 {
+			r.Run.Shard = &Shard{Index: i, Count: n}
+		}
+		return r
+	}
+	old := func(i int) *Result { return shard(i, 0, 0) }
+	tests := []struct {
+		name     string
+		shards   []*Result
+		err      string // a refused merge
+		complete bool
+		note     string // in the merged errors of an accepted merge
+		coverage Coverage
+	}{
+		{name: "every shard", shards: []*Result{shard(0, 2, 0), shard(1, 2, 0)}, complete: true,
+			coverage: Coverage{Count: 2}},
+		{name: "every shard, out of order", shards: []*Result{shard(2, 3, 0), shard(0, 3, 0), shard(1, 3, 0)}, complete: true,
+			coverage: Coverage{Count: 3}},
+		{name: "the whole run as one shard", shards: []*Result{shard(0, 1, 0)}, complete: true, coverage: Coverage{Count: 1}},
+		{name: "same shard twice, start moved by 1ns", shards: []*Result{shard(0, 2, 0), shard(0, 2, time.Nanosecond)},
+			err: "shards 0 and 1 are both shard 0/2 of run r: the same shard given twice"},
+		{name: "same shard twice among others", shards: []*Result{shard(0, 3, 0), shard(1, 3, 0), shard(1, 3, time.Second)},
+			err: "shards 1 and 2 are both shard 1/3"},
+		{name: "other split", shards: []*Result{shard(0, 2, 0), shard(1, 3, 0)},
+			err: "shard 1 is shard 1/3, but shard 0 is 0/2: not of one split into 2"},
+		{name: "index out of range", shards: []*Result{shard(0, 2, 0), shard(2, 2, 0)},
+			err: `shard 1: run.shard: Invalid value: "2/2": want i/n with 0 <= i < n`},
+		{name: "one shard of two", shards: []*Result{shard(1, 2, 0)},
+			note: "merge: shard 0 of 2 missing", coverage: Coverage{Count: 2, Missing: []int{0}}},
+		{name: "two shards of four", shards: []*Result{shard(0, 4, 0), shard(3, 4, 0)},
+			note: "merge: shards 1, 2 of 4 missing", coverage: Coverage{Count: 4, Missing: []int{1, 2}}},
+		{name: "no records (files of older versions)", shards: []*Result{old(0), old(1)},
+			note: "the results at positions 0, 1 record no shard", coverage: Coverage{Unrecorded: []int{0, 1}}},
+		{name: "a record and none", shards: []*Result{shard(0, 2, 0), old(1)},
+			note:     "merge: shard 1 of 2 missing; the result at position 1 records no shard",
+			coverage: Coverage{Count: 2, Missing: []int{1}, Unrecorded: []int{1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := Merge(MergeRules{}, tt.shards...)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Complete != tt.complete {
+				t.Errorf("complete %t, want %t; errors %q", out.Complete, tt.complete, out.Errors)
+			}
+			errs := strings.Join(out.Errors, "\n")
+			if tt.note != "" && !strings.Contains(errs, tt.note) {
+				t.Errorf("errors %q lack %q", errs, tt.note)
+			}
+			if tt.complete && len(out.Errors) > 0 {
+				t.Errorf("complete merge with errors %q", out.Errors)
+			}
+			if out.Run.Shard != nil {
+				t.Errorf("merged result records shard %s", out.Run.Shard)
+			}
+			cov := ShardCoverage(tt.shards)
+			if cov.Count != tt.coverage.Count || !slices.Equal(cov.Missing, tt.coverage.Missing) || !slices.Equal(cov.Unrecorded, tt.coverage.Unrecorded) || cov.Complete() != tt.complete {
+				t.Errorf("coverage %+v (complete %t), want %+v", cov, cov.Complete(), tt.coverage)
+			}
+		})
+	}
+}

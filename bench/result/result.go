@@ -61,7 +61,24 @@ type Run struct {
 	// Cluster.Settings.Flags["stormbench"]["merged-shards"]: Decode turns it
 	// into "shard 0", "shard 1", ...
 	MergedFrom []string `json:"mergedFrom,omitempty"`
+	// Shard is this document's share of a sharded run (run --shard i/n),
+	// which Merge checks to refuse a shard given twice and to report the
+	// missing ones. It is nil for a run without --shard, for a merged
+	// document, and in files written before it was recorded.
+	Shard *Shard `json:"shard,omitempty"`
 }
+
+// Shard is one share of a sharded run: the restarts of the run's schedule
+// that storm.Schedule.Shard gives shard Index of Count.
+type Shard struct {
+	// Index is the shard's index, from 0 to Count-1.
+	Index int `json:"index"`
+	// Count is the number of shards the run was split into.
+	Count int `json:"count"`
+}
+
+// String returns the shard as run --shard spells it: "i/n".
+func (s Shard) String() string { return strconv.Itoa(s.Index) + "/" + strconv.Itoa(s.Count) }
 
 // Cluster describes the control plane.
 type Cluster struct {

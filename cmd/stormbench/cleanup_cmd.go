@@ -31,7 +31,7 @@ Examples:
 	fs.BoolVar(&all, "all", false, "Remove the leftovers of every run (objects carrying stormbench.io/run)")
 	fs.BoolVar(&list, "list", false, "Only list runs with leftovers")
 	fs.StringVarP(&output, "output", "o", "text", "Output format for --list: text, json or yaml")
-	fs.DurationVar(&timeout, "timeout", 10*time.Minute, "How long to wait for deletion")
+	fs.DurationVar(&timeout, "timeout", 10*time.Minute, "How long the cleanup may take in all: connecting, listing, deleting and waiting until it is gone")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -52,13 +52,18 @@ Examples:
 			return err
 		}
 	}
+	if timeout <= 0 {
+		return usagef("--timeout %s: give a duration above 0, such as 5m", timeout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	t, _, err := o.connect(ctx, env, 500, 1000)
 	if err != nil {
-		return err
+		return apiError(ctx, "connecting", timeout, err)
 	}
 	runs, err := fleet.ListRuns(ctx, t.Client)
 	if err != nil {
-		return err
+		return apiError(ctx, "listing what runs left behind", timeout, err)
 	}
 	if list {
 		if output == "json" || output == "yaml" {
@@ -83,7 +88,7 @@ Examples:
 	}
 	for _, id := range targets {
 		if err := fleet.Delete(ctx, t.Client, id, timeout, newProgress(env.stderr)); err != nil {
-			return fmt.Errorf("cleaning up run %s: %w", id, err)
+			return apiError(ctx, "cleaning up run "+id, timeout, err)
 		}
 		fmt.Fprintf(env.stdout, "Run %s cleaned up.\n", id)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stormbench/stormbench/bench/cluster"
 )
 
 // TestBadInputExitCodes: bad input exits 2, whatever the command, before
@@ -132,11 +134,12 @@ func TestDeprecatedRunFlag(t *testing.T) {
 // TestDryRunPlan: --dry-run prints the storm's plan, per variant and per
 // wave size of a sweep, with a shard's share.
 func TestDryRunPlan(t *testing.T) {
-	code, _, stderr := runCLI(t, "run", "--profile", "quick", "--dry-run", "--run-id", "plan")
+	bins := fakeBinDir(t, cluster.AllBinaries...)
+	code, _, stderr := runCLI(t, "run", "--profile", "quick", "--dry-run", "--run-id", "plan", "--bin-dir", bins)
 	if code != exitOK || !strings.Contains(stderr, "legacy                   10 of 50 candidate nodes in 2 wave(s) of 5 every 5s") {
 		t.Errorf("run --dry-run: exit %d, stderr:\n%s", code, stderr)
 	}
-	code, _, stderr = runCLI(t, "sweep", "--profile", "quick", "--wave-sizes", "5,20", "--dry-run", "--shard", "1/2", "--run-id", "plan")
+	code, _, stderr = runCLI(t, "sweep", "--profile", "quick", "--wave-sizes", "5,20", "--dry-run", "--shard", "1/2", "--run-id", "plan", "--bin-dir", bins)
 	for _, want := range []string{"legacy/wave=5            5 of 50 candidate nodes in 1 wave(s) of 5 at once", "legacy/wave=20", "shard 1/2 restarts 10"} {
 		if code != exitOK || !strings.Contains(stderr, want) {
 			t.Errorf("sweep --dry-run: exit %d, stderr lacks %q:\n%s", code, want, stderr)

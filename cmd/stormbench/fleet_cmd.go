@@ -89,9 +89,12 @@ Examples:
 			return &profiles.ValidationError{Source: profile + " (with flag overrides)", Errs: errs}
 		}
 	}
+	if sub == "down" && timeout <= 0 {
+		return usagef("--timeout %s: give a duration above 0, such as 5m", timeout)
+	}
 	t, _, err := o.connect(ctx, env, p.Fleet.QPS, p.Fleet.Burst)
 	if err != nil {
-		return err
+		return apiError(ctx, "connecting", timeout, err)
 	}
 	prog := newProgress(env.stderr)
 	f, err := fleet.New(t.Client, runID, p.Fleet, prog)
@@ -120,7 +123,7 @@ Examples:
 		return nil
 	default:
 		if err := f.Down(ctx, timeout); err != nil {
-			return err
+			return apiError(ctx, fmt.Sprintf("deleting fleet %q", runID), timeout, err)
 		}
 		fmt.Fprintf(env.stdout, "Fleet %q deleted.\n", runID)
 		return nil

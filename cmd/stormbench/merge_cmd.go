@@ -29,6 +29,13 @@ See result.Merge for every rule.
 
 Shards are named by their position among the arguments: shard 0 is the first.
 
+Each shard result records its shard (i/n) and run id. A shard given twice,
+or results of different splits, are refused (exit 2). So is a merge that
+lacks a shard of the split, or holds a result that records no shard (one
+written before shards were recorded, or by a run without --shard), since
+it cannot be called complete: exit 2, unless --allow-incomplete, which
+writes the merged result marked incomplete, with the reason in its errors.
+
 The merged file goes in --output-file (-o FILE, the spelling before 0.2,
 still works and says it is deprecated; -o names a format elsewhere).
 
@@ -39,12 +46,13 @@ Examples:
 
 func runMerge(_ context.Context, env *cmdEnv, args []string) error {
 	var out string
-	var force bool
+	var force, allowIncomplete bool
 	var old string
 	fs := newFlagSet(env, "merge", "merge --output-file MERGED.json [--force] SHARD.json...\n\n"+mergeHelp)
 	fs.StringVar(&out, "output-file", "", "Merged result file (required)")
 	fs.StringVarP(&old, "output", "o", "", "Deprecated: the merged result file; use --output-file")
 	fs.BoolVar(&force, "force", false, "Overwrite an existing merged result file")
+	fs.BoolVar(&allowIncomplete, "allow-incomplete", false, "Merge even if shards are missing or unrecorded; the merged result is marked incomplete")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -99,6 +107,9 @@ func runMerge(_ context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if cov := result.ShardCoverage(shards); !cov.Complete() && !allowIncomplete {
+		return usagef("merge of run %s: %s; give every shard's result, or --allow-incomplete to write a merged result marked incomplete", merged.Run.ID, cov)
+	}
 	merged.Run.MergedFrom = slices.Clone(paths)
 	if dir := filepath.Dir(out); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -115,7 +126,7 @@ func runMerge(_ context.Context, env *cmdEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "Merged %d shard results of run %s (seed %d) into %s: %s\n", len(shards), merged.Run.ID, merged.Run.Seed, out, status)
 	for i, p := range paths {
-		fmt.Fprintf(env.stdout, "  shard %d: %s\n", i, p)
+		fmt.Fprintf(env.stdout, "  shard %d: %s%s\n", i, p, shardNote(shards[i]))
 	}
 	for k, v := range merged.Variants {
 		parts := make([]string, len(shards))
@@ -135,6 +146,14 @@ func runMerge(_ context.Context, env *cmdEnv, args []string) error {
 		}
 	}
 	return nil
+}
+
+// shardNote is " (shard i/n)" for a result that records its shard.
+func shardNote(r *result.Result) string {
+	if r.Run.Shard == nil {
+		return ""
+	}
+	return " (shard " + r.Run.Shard.String() + ")"
 }
 
 // mergeRules are the merge rules of every measurement a run can record:

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,8 @@ import (
 )
 
 // writeShardFixtures writes two "shards" of abFixture (the same document,
-// the second started a second later) and returns their paths.
+// recorded as shards 0/2 and 1/2, the second started a second later) and
+// returns their paths.
 func writeShardFixtures(t *testing.T, dir string) (string, string) {
 	t.Helper()
 	var paths []string
@@ -23,6 +25,7 @@ func writeShardFixtures(t *testing.T, dir string) (string, string) {
 			t.Fatal(err)
 		}
 		r.Run.Start = r.Run.Start.Add(time.Duration(i) * time.Second)
+		r.Run.Shard = &result.Shard{Index: i, Count: 2}
 		p := filepath.Join(dir, "shard-"+string(rune('0'+i))+".json")
 		if err := result.WriteFile(p, r, result.WriteOptions{}); err != nil {
 			t.Fatal(err)
@@ -149,5 +152,79 @@ func TestMergeCommandWrites(t *testing.T) {
 	// A merged result is not a shard.
 	if code, _, stderr := runCLI(t, "merge", "-o", filepath.Join(dir, "again.json"), out); code != exitUsage || !strings.Contains(stderr, "already merged") {
 		t.Errorf("merging a merged result: exit %d: %s", code, stderr)
+	}
+}
+
+// TestMergeShardSet: merge refuses a shard given twice, even with its start
+// moved, and a merge that lacks a shard or holds a result without a shard
+// record (exit 2); --allow-incomplete writes the latter marked incomplete.
+func TestMergeShardSet(t *testing.T) {
+	dir := t.TempDir()
+	s0, s1 := writeShardFixtures(t, dir)
+	// write saves a copy of the fixture's shard 0 edited by edit.
+	write := func(name string, edit func(r *result.Result)) string {
+		r, err := result.ReadFile(s0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(r)
+		p := filepath.Join(dir, name)
+		if err := result.WriteFile(p, r, result.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	again := write("shard-0-again.json", func(r *result.Result) { r.Run.Start = r.Run.Start.Add(time.Nanosecond) })
+	threeWay := write("shard-0-of-3.json", func(r *result.Result) { r.Run.Shard = &result.Shard{Index: 0, Count: 3} })
+	old0 := write("old-0.json", func(r *result.Result) { r.Run.Shard = nil })
+	old1 := write("old-1.json", func(r *result.Result) { r.Run.Shard = nil; r.Run.Start = r.Run.Start.Add(time.Second) })
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		want     string // in stdout, or in stderr for a failure
+		complete bool   // of the written result
+	}{
+		{"every shard", []string{s0, s1}, exitOK, "shard 1: " + s1 + " (shard 1/2)", true},
+		{"every shard, reversed", []string{s1, s0}, exitOK, ": complete", true},
+		{"same shard twice, start moved by 1ns", []string{s0, again}, exitUsage, "shards 0 and 1 are both shard 0/2 of run", false},
+		{"same shard twice with the other", []string{s0, s1, again}, exitUsage, "the same shard given twice", false},
+		{"other split", []string{threeWay, s1}, exitUsage, "not of one split into 3", false},
+		{"one shard of two", []string{s1}, exitUsage, "shard 0 of 2 missing; give every shard's result, or --allow-incomplete", false},
+		{"one shard of two, allowed", []string{"--allow-incomplete", s1}, exitOK, "INCOMPLETE", false},
+		{"no records", []string{old0, old1}, exitUsage, "the results at positions 0, 1 record no shard", false},
+		{"no records, allowed", []string{"--allow-incomplete", old0, old1}, exitOK, "error: merge: the results at positions 0, 1 record no shard", false},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(dir, "merged", strconv.Itoa(i)+".json")
+			code, stdout, stderr := runCLI(t, append([]string{"merge", "--output-file", out}, tt.args...)...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
+			}
+			msg := stdout
+			if code != exitOK {
+				msg = stderr
+			}
+			if !strings.Contains(msg, tt.want) {
+				t.Errorf("output lacks %q:\n%s", tt.want, msg)
+			}
+			if len(stderr) > 500 {
+				t.Errorf("message of %d characters: %s", len(stderr), stderr)
+			}
+			r, err := result.ReadFile(out)
+			if code != exitOK {
+				if err == nil {
+					t.Errorf("a refused merge wrote %s", out)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Complete != tt.complete {
+				t.Errorf("merged result complete %t, want %t (errors %q)", r.Complete, tt.complete, r.Errors)
+			}
+		})
 	}
 }

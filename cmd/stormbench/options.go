@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,6 +135,38 @@ func (o *clusterOptions) connect(ctx context.Context, env *cmdEnv, qps float32, 
 		}
 	}
 	return t, embedded, nil
+}
+
+// apiError says what a command was doing when its API calls failed, in
+// the user's words: "interrupted" after Ctrl-C (ctx cancelled), never a
+// finding such as a missing permission, and "did not answer within
+// --timeout" when the command's deadline passed. Either way the command
+// failed (exit 3).
+func apiError(ctx context.Context, doing string, timeout time.Duration, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(ctx.Err(), context.Canceled):
+		return fmt.Errorf("interrupted while %s (%w)", doing, context.Canceled)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		var ue *url.Error
+		if errors.As(err, &ue) || !errors.Is(err, context.DeadlineExceeded) {
+			// A request cut short: the server took it and did not answer.
+			return fmt.Errorf("%s: the API server did not answer within --timeout %s (%w)", doing, timeout, context.DeadlineExceeded)
+		}
+		// A wait that ran out: its error says what was left.
+		return fmt.Errorf("%s: not done within --timeout %s: %w", doing, timeout, err)
+	case cluster.IsConfigError(err) || isUsage(err):
+		return err
+	default:
+		return fmt.Errorf("%s: %w", doing, err)
+	}
+}
+
+// isUsage reports whether err is bad usage or input (exit 2).
+func isUsage(err error) bool {
+	var ue usageError
+	return errors.As(err, &ue)
 }
 
 func isTTY(f *os.File) bool {

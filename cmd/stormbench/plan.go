@@ -72,3 +72,13 @@ func writePlan(w io.Writer, p *profiles.Profile, runID string, sizes []int, shar
 	}
 	return nil
 }
+
+// writeStart prints when the storm starts: at a shared --start-at (with how
+// long from now), or as soon as the fleet is provisioned.
+func writeStart(w io.Writer, at, now time.Time) {
+	if at.IsZero() {
+		fmt.Fprintln(w, "Start: as soon as the fleet is provisioned and the request rate has settled (no --start-at)")
+		return
+	}
+	fmt.Fprintf(w, "Start: %s (in %s); the fleet must be provisioned by then\n", at.UTC().Format(time.RFC3339), at.Sub(now).Round(time.Second))
+}

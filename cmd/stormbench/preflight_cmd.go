@@ -13,11 +13,13 @@ import (
 func runPreflight(ctx context.Context, env *cmdEnv, args []string) error {
 	var o clusterOptions
 	var profile, output string
+	var timeout time.Duration
 	fs := newFlagSet(env, "preflight", `preflight [--kubeconfig F --context C] [--profile P] [flags]
 
 Read-only checks of a cluster before a run: the permissions a run needs,
 a KWOK controller that manages nodes by stormbench's label, and heartbeat
-timing against the profile's. Exit 3 when a check fails.
+timing against the profile's. Exit 3 when a check fails, or when the API
+server does not answer within --timeout.
 
 Examples:
   stormbench preflight                                   # the embedded cluster
@@ -25,12 +27,18 @@ Examples:
 	o.addFlags(fs, true)
 	fs.StringVar(&profile, "profile", "quick", "Profile whose timing the cluster should match")
 	fs.StringVarP(&output, "output", "o", "text", "Output format: text, json or yaml")
+	fs.DurationVar(&timeout, "timeout", 2*time.Minute, "How long the checks may take in all, connecting included")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := checkFormat(output); err != nil {
 		return err
 	}
+	if timeout <= 0 {
+		return usagef("--timeout %s: give a duration above 0, such as 30s", timeout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	p, err := profiles.Load(profile)
 	if err != nil {
 		return err
@@ -38,7 +46,7 @@ Examples:
 	o.yes = true // read-only: nothing to confirm
 	t, embedded, err := o.connect(ctx, env, 50, 100)
 	if err != nil {
-		return err
+		return apiError(ctx, "connecting", timeout, err)
 	}
 	var e *cluster.Embedded
 	if embedded {
@@ -48,7 +56,11 @@ Examples:
 	}
 	grace := time.Duration(float64(p.Timing.NodeMonitorGracePeriod.Duration) * p.Timing.HeartbeatFactor)
 	lease := int(float64(p.Timing.NodeLeaseDurationSeconds) * p.Timing.HeartbeatFactor)
-	checks := cluster.Preflight(ctx, t, e, grace, lease)
+	checks, err := cluster.Preflight(ctx, t, e, grace, lease)
+	if err != nil {
+		// No table: a check that got no answer is not a finding.
+		return apiError(ctx, "running the preflight checks", timeout, err)
+	}
 	if output == "json" || output == "yaml" {
 		if err := printStructured(env.stdout, output, checks); err != nil {
 			return err

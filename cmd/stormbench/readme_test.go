@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/stormbench/stormbench/bench/cluster"
 )
 
 // TestREADMECommands parses every stormbench command line of the README's
@@ -99,6 +101,8 @@ func TestREADMEExamplesRun(t *testing.T) {
 	copyFile(s1, "shard1.json")
 	copyFile(quickProfile, "my-storm.yaml")
 	copyFile(quickProfile, "my.yaml")
+	// run --dry-run checks the binaries of the embedded cluster it would start.
+	t.Setenv("STORMBENCH_BIN_DIR", fakeBinDir(t, cluster.AllBinaries...))
 
 	tests := []struct {
 		readme string   // as the README writes it

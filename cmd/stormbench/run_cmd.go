@@ -11,6 +11,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -163,7 +164,7 @@ Examples:
 	fs.StringVarP(&o.output, "output", "o", "text", "Summary format on stdout: text, or json/yaml for the whole result document")
 	fs.BoolVar(&o.keepCluster, "keep-cluster", false, "Leave the embedded cluster running at the end")
 	fs.BoolVar(&o.keepFleet, "keep-fleet", false, "Leave the fleet (nodes, workloads) in place at the end")
-	fs.BoolVar(&o.dryRun, "dry-run", false, "Check everything, print the plan (stderr) and the resolved profile (stdout), and exit")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "Check what the run would check before touching a cluster (flags, profile, kubeconfig and context, outputs, binaries, --start-at), print every problem, or the plan and start time (stderr) and the resolved profile (stdout), and exit")
 	fs.StringVar(&o.shard, "shard", "", "Run only shard i of n (\"i/n\") of the restarts; the schedule is computed from the whole fleet")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "Write a pprof CPU profile of stormbench itself to this file")
 	fs.StringVar(&o.memProfile, "memprofile", "", "Write a pprof heap profile of stormbench itself, taken at its peak RSS during the storms, to this file")
@@ -174,56 +175,154 @@ Examples:
 }
 
 // resolve checks the flags and loads the profile, everything a run checks
-// before it starts anything; seedSet says --seed was given.
+// before it starts anything, and returns every problem found at once (a
+// usage error, exit 2); seedSet says --seed was given. With --dry-run it
+// also checks the component binaries an embedded cluster would need.
 func (o *runOptions) resolve(seedSet bool) (*runPlan, error) {
-	if err := checkFormat(o.output); err != nil {
-		return nil, err
+	var problems []error
+	add := func(err error) {
+		if err != nil {
+			problems = append(problems, err)
+		}
 	}
+	add(checkFormat(o.output))
 	p, err := profiles.Load(o.profile)
-	if err != nil {
-		return nil, err
-	}
+	add(err)
 	rp := &runPlan{p: p, runID: o.runID}
-	if o.sweep {
-		if rp.sizes, err = parseWaveSizes(o.waveSizes, p); err != nil {
-			return nil, err
-		}
-	}
-	if seedSet {
-		p.Seed = o.seed
-	}
 	if o.shard != "" {
-		if rp.shardI, rp.shardN, err = parseShard(o.shard); err != nil {
-			return nil, err
-		}
+		var err error
+		rp.shardI, rp.shardN, err = parseShard(o.shard)
+		add(err)
 	}
 	if o.startAt != "" {
-		if rp.at, err = time.Parse(time.RFC3339, o.startAt); err != nil {
-			return nil, usagef("--start-at: %q is not a time in RFC 3339, e.g. 2026-12-03T18:00:00Z", decodeerror.Shorten(o.startAt, 60))
+		if at, err := time.Parse(time.RFC3339, o.startAt); err != nil {
+			add(usagef("--start-at: %q is not a time in RFC 3339, e.g. 2026-12-03T18:00:00Z", decodeerror.Shorten(o.startAt, 60)))
+		} else {
+			rp.at = at
 		}
 	}
 	if o.restoreEach && o.fromSnapshot == "" {
-		return nil, usagef("--restore-each restores the --from-snapshot fleet: give --from-snapshot")
+		add(usagef("--restore-each restores the --from-snapshot fleet: give --from-snapshot"))
 	}
-	if o.fromSnapshot != "" {
-		if err := o.checkSnapshot(rp); err != nil {
-			return nil, err
+	if p != nil {
+		if o.sweep {
+			rp.sizes, err = parseWaveSizes(o.waveSizes, p)
+			add(err)
+		}
+		if seedSet {
+			p.Seed = o.seed
+		}
+		if o.fromSnapshot != "" {
+			add(o.checkSnapshot(rp))
+		}
+		if o.restoreEach && p.Fleet.RealKubelets > 0 {
+			add(usagef("--restore-each: the profile's %d real kubelets keep their own state outside the snapshot; not with fleet.realKubelets", p.Fleet.RealKubelets))
+		}
+		if rp.shardN > p.Fleet.Nodes {
+			add(usagef("--shard %s: %d shards of a fleet of %d nodes; give at most one shard per node", o.shard, rp.shardN, p.Fleet.Nodes))
+		}
+		if rp.runID == "" {
+			rp.runID = fmt.Sprintf("%s-%s", p.Metadata.Name, time.Now().UTC().Format("0102-150405"))
 		}
 	}
-	if o.restoreEach && p.Fleet.RealKubelets > 0 {
-		return nil, usagef("--restore-each: the profile's %d real kubelets keep their own state outside the snapshot; not with fleet.realKubelets", p.Fleet.RealKubelets)
-	}
-	if rp.runID == "" {
-		rp.runID = fmt.Sprintf("%s-%s", p.Metadata.Name, time.Now().UTC().Format("0102-150405"))
-	}
-	if err := validateRunID(rp.runID); err != nil {
-		return nil, err
+	if rp.runID != "" {
+		add(validateRunID(rp.runID))
 	}
 	rp.path = o.outFile
 	if rp.path == "" {
 		rp.path = filepath.Join(o.outDir, rp.runID+".json")
 	}
-	return rp, nil
+	problems = append(problems, o.checkEnvironment(rp, time.Now())...)
+	switch len(problems) {
+	case 0:
+		return rp, nil
+	case 1:
+		return nil, problems[0]
+	}
+	msgs := make([]string, len(problems))
+	for i, e := range problems {
+		msgs[i] = "  - " + e.Error()
+	}
+	return nil, usagef("%d problems:\n%s", len(problems), strings.Join(msgs, "\n"))
+}
+
+// checkEnvironment checks what the run would touch before it touches a
+// cluster: --start-at not in the past, the kubeconfig and its context, the
+// outputs writable (nothing is written: a file that exists is checked as
+// it is, one that does not by its directory) and, with --dry-run, the
+// component binaries of an embedded cluster. It returns every problem.
+func (o *runOptions) checkEnvironment(rp *runPlan, now time.Time) []error {
+	var problems []error
+	if !rp.at.IsZero() && !rp.at.After(now) {
+		problems = append(problems, usagef("--start-at %s is in the past (now %s): the storm would start at once (a shard out of step with the others); give a time after provisioning ends",
+			rp.at.Format(time.RFC3339), now.UTC().Format(time.RFC3339)))
+	}
+	if kc := o.cluster.kubeconfig; kc != "" {
+		if !o.cluster.isEmbeddedKubeconfig(kc) && o.cluster.context == "" {
+			problems = append(problems, usagef("--context is required for a cluster other than the embedded one (kubeconfig %s)", kc))
+		} else if _, _, err := cluster.LoadKubeconfig(kc, o.cluster.context); err != nil {
+			problems = append(problems, usageError{err})
+		}
+	} else if o.dryRun {
+		if _, err := cluster.FindComponents(o.cluster.binDir); err != nil {
+			problems = append(problems, usagef("the embedded cluster needs the component binaries: %v", err))
+		}
+	}
+	if rp.runID != "" {
+		if err := checkOutput("--result", rp.path, true, o.force); err != nil {
+			problems = append(problems, err)
+		}
+	}
+	for _, f := range []struct{ flag, path string }{{"--cpuprofile", o.cpuProfile}, {"--memprofile", o.memProfile}} {
+		if f.path != "" {
+			if err := checkOutput(f.flag, f.path, false, true); err != nil {
+				problems = append(problems, err)
+			}
+		}
+	}
+	return problems
+}
+
+// checkOutput checks, without writing anything, that path can be written:
+// not a directory, not an existing file unless force, and in a directory
+// that exists (or, with mkdir, that can be made: the nearest existing
+// parent) and is writable.
+func checkOutput(flag, path string, mkdir, force bool) error {
+	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() {
+			return usagef("%s %s is a directory; give a file", flag, path)
+		}
+		if !force {
+			return usagef("%s %s exists; use --force to overwrite it or choose another --run-id", flag, path)
+		}
+	}
+	dir := filepath.Dir(path)
+	for {
+		st, err := os.Stat(dir)
+		if err == nil {
+			if !st.IsDir() {
+				return usagef("%s %s: %s is not a directory", flag, path, dir)
+			}
+			break
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return usagef("%s %s: %v", flag, path, err)
+		}
+		if !mkdir {
+			return usagef("%s %s: directory %s does not exist", flag, path, dir)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	// access(2) asks the kernel without creating anything; it also says
+	// no on a read-only file system, even to root.
+	if err := syscall.Access(dir, 2 /* W_OK */); err != nil {
+		return usagef("%s %s: directory %s is not writable: %v", flag, path, dir, err)
+	}
+	return nil
 }
 
 // checkSnapshot refuses a mismatched snapshot before anything starts; the
@@ -254,6 +353,8 @@ func (o *runOptions) printDryRun(env *cmdEnv, rp *runPlan) error {
 	if err := writePlan(env.stderr, rp.p, rp.runID, rp.sizes, rp.shardI, rp.shardN); err != nil {
 		return err
 	}
+	writeStart(env.stderr, rp.at, time.Now())
+	fmt.Fprintf(env.stderr, "Result: %s\n", rp.path)
 	format := "yaml"
 	if o.output == "json" {
 		format = "json"
