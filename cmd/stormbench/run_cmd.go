@@ -212,6 +212,14 @@ func (o *runOptions) resolve(seedSet bool) (*runPlan, error) {
 	if o.restoreEach && p.Fleet.RealKubelets > 0 {
 		return nil, usagef("--restore-each: the profile's %d real kubelets keep their own state outside the snapshot; not with fleet.realKubelets", p.Fleet.RealKubelets)
 	}
+	if cpus := p.ControlPlane.CPUs; cpus > 0 {
+		if o.cluster.kubeconfig != "" {
+			return nil, usagef("controlPlane.cpus %g budgets the embedded control plane: not with --kubeconfig (that cluster is not stormbench's to limit)", cpus)
+		}
+		if err := cluster.CheckCPUBudget(cpus); err != nil {
+			return nil, usageError{err}
+		}
+	}
 	if rp.runID == "" {
 		rp.runID = fmt.Sprintf("%s-%s", p.Metadata.Name, time.Now().UTC().Format("0102-150405"))
 	}
