@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // BudgetedComponents are the embedded components a CPU budget
@@ -232,14 +234,24 @@ func (b *CPUBudget) Remove() error {
 	if _, err := os.Stat(b.Dir); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	procs, _ := b.Procs()
-	for _, pid := range procs {
-		_ = writeCgroup(filepath.Dir(b.Dir), "cgroup.procs", strconv.Itoa(pid))
+	// A process that has just been killed stays in the cgroup until it
+	// has fully exited, and the cgroup cannot be removed before (EBUSY,
+	// seen after `cluster down`): move what is left, and retry a while.
+	var err error
+	for try := 0; try < 50; try++ {
+		procs, _ := b.Procs()
+		for _, pid := range procs {
+			_ = writeCgroup(filepath.Dir(b.Dir), "cgroup.procs", strconv.Itoa(pid))
+		}
+		if err = os.Remove(b.Dir); err == nil || errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if !errors.Is(err, syscall.EBUSY) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	if err := os.Remove(b.Dir); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("removing the CPU budget's cgroup: %w", err)
-	}
-	return nil
+	return fmt.Errorf("removing the CPU budget's cgroup: %w", err)
 }
 
 // writeCgroup writes one value to a cgroup control file, which exists
