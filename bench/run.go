@@ -173,8 +173,9 @@ func newResult(o Options) *result.Result {
 			GitRevision: GitRevision,
 			Start:       o.Clock.Now(),
 			Cluster: result.Cluster{
-				Embedded: o.Embedded != nil,
-				Versions: versions,
+				Embedded:         o.Embedded != nil,
+				ControlPlaneCPUs: cpuBudget(o),
+				Versions:         versions,
 				Settings: result.Settings{
 					NodeMonitorGracePeriod:    result.Duration(time.Duration(float64(p.Timing.NodeMonitorGracePeriod.Duration) * p.Timing.HeartbeatFactor)),
 					NodeLeaseDuration:         result.Duration(time.Duration(float64(p.Timing.NodeLeaseDurationSeconds)*p.Timing.HeartbeatFactor) * time.Second),
@@ -312,6 +313,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	vr.Measurements = set.Gather(gctx)
+	vr.HostBound = measure.HostBound(&vr)
 	all := events.Events()
 	vr.Restarts = storm.Restarts(all)
 	failed := sim.Counters.Errors.Load()
@@ -381,7 +383,17 @@ func measurementEnv(o Options, f *fleet.Fleet, events *storm.EventLog) *measure.
 		Nodes:        o.Profile.Fleet.Nodes,
 		Events:       events,
 		Scrapers:     metricsSources(o),
+		Processes:    componentPIDs(o),
 	}
+}
+
+// componentPIDs is the embedded cluster's process ids by component, for
+// the host measurement; nil for an existing cluster.
+func componentPIDs(o Options) func() map[string]int {
+	if o.Embedded == nil {
+		return nil
+	}
+	return o.Embedded.PIDs
 }
 
 // baseline waits for every measurement's baseline window, and with a shared
@@ -590,4 +602,13 @@ func sleep(ctx context.Context, clk clock.Clock, d time.Duration) error {
 	case <-clk.After(d):
 		return nil
 	}
+}
+
+// cpuBudget is the embedded control plane's CPU budget (controlPlane.cpus);
+// 0 for an existing cluster.
+func cpuBudget(o Options) float64 {
+	if o.Embedded == nil {
+		return 0
+	}
+	return o.Embedded.CPUBudget()
 }

@@ -266,7 +266,20 @@ type ControlPlane struct {
 	// a storm a full scrape took 3 s; the requests the API server serves
 	// are the same either way.
 	APIServerMetrics string `json:"apiserverMetrics,omitempty"`
+	// CPUs, when set (for example 1.5), holds kube-apiserver and etcd of
+	// the embedded cluster to that many cores with a cgroup CPU quota (v1
+	// cpu.cfs_quota_us or v2 cpu.max); the controller manager, scheduler,
+	// KWOK and stormbench stay outside it. A run then says what a control
+	// plane of that size does, not what this machine does. It needs root;
+	// 0 (the default) sets no budget. Not with --kubeconfig.
+	CPUs float64 `json:"cpus,omitempty"`
 }
+
+// MinControlPlaneCPUs and MaxControlPlaneCPUs bound ControlPlane.CPUs.
+const (
+	MinControlPlaneCPUs = 0.1
+	MaxControlPlaneCPUs = 1024
+)
 
 // The values of ControlPlane.APF.
 const (

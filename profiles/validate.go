@@ -298,6 +298,9 @@ func validateControlPlane(c *ControlPlane, cp *field.Path) field.ErrorList {
 	if le := c.LeaderElectionRenewDeadline; le != nil && le.Duration != 0 && (le.Duration < 5*time.Second || le.Duration > 10*time.Minute) {
 		errs = append(errs, field.Invalid(cp.Child("leaderElectionRenewDeadline"), le.Duration.String(), "must be between 5s and 10m, or 0 for the components' default (10s)"))
 	}
+	if c.CPUs != 0 && !(c.CPUs >= MinControlPlaneCPUs && c.CPUs <= MaxControlPlaneCPUs) {
+		errs = append(errs, field.Invalid(cp.Child("cpus"), c.CPUs, fmt.Sprintf("must be between %g and %d cores, or 0 for no CPU budget", MinControlPlaneCPUs, MaxControlPlaneCPUs)))
+	}
 	if c.SchedulerPercentageOfNodesToScore < 0 || c.SchedulerPercentageOfNodesToScore > 100 {
 		errs = append(errs, field.Invalid(cp.Child("schedulerPercentageOfNodesToScore"), c.SchedulerPercentageOfNodesToScore, "must be between 1 and 100, or 0 for the scheduler's default"))
 	}

@@ -551,11 +551,15 @@ func (e *Embedded) Down(ctx context.Context) error {
 	out, err := e.kwokctl(ctx, "delete", "cluster", "--name", e.opts.Name, "--kubeconfig", e.Kubeconfig())
 	if err != nil {
 		e.killPIDs(pids)
+		_ = e.removeCPUBudget()
 		return fmt.Errorf("deleting embedded cluster %q: %w%s", e.opts.Name, err, e.failureHint(out))
 	}
 	// kwokctl stops components with SIGINT and does not wait for them all;
 	// make sure none survives.
 	e.waitGone(pids, 15*time.Second)
+	if err := e.removeCPUBudget(); err != nil {
+		return fmt.Errorf("deleting embedded cluster %q: %w", e.opts.Name, err)
+	}
 	_ = os.Remove(e.Kubeconfig())
 	_ = os.Remove(filepath.Join(e.opts.WorkDir, e.opts.Name+".kwokctl.yaml"))
 	_ = os.Remove(e.auditPolicyPath())
@@ -649,6 +653,9 @@ func (e *Embedded) kwokctl(ctx context.Context, args ...string) ([]byte, error) 
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
+	if err == nil && (args[0] == "create" || args[0] == "start") {
+		err = e.applyCPUBudget()
+	}
 	return buf.Bytes(), err
 }
 

@@ -42,6 +42,11 @@ type Env struct {
 	// Events is the storm's event log; measurements read restart times from
 	// it at gather time. It may be nil when no storm ran.
 	Events *storm.EventLog
+	// Processes returns the process id of each embedded control-plane
+	// component, by name (kube-apiserver, etcd, ...), for the host
+	// measurement's CPU shares; nil for an existing cluster. It is called
+	// at every sample: components may be started again.
+	Processes func() map[string]int
 }
 
 func (e *Env) validate() error {
@@ -123,6 +128,10 @@ func Constructors() map[string]Constructor {
 			// Always on: recording costs nanoseconds per request.
 			return NewClientLatency(ClientLatencyOptions{}), nil
 		},
+		MeasurementHost: func(profiles.Measurements) (Measurement, error) {
+			// Always on: a figure taken on a saturated machine must say so.
+			return NewHost(HostOptions{}), nil
+		},
 		MeasurementEndpointSlices: func(cfg profiles.Measurements) (Measurement, error) {
 			if cfg.EndpointSlices == nil {
 				return nil, nil
@@ -152,6 +161,7 @@ func MergeRules() result.MergeRules {
 		MeasurementAPIServer:      apiServerMerge(),
 		MeasurementClientLatency:  clientLatencyMerge(),
 		MeasurementEndpointSlices: endpointSlicesMerge(),
+		MeasurementHost:           hostMerge(),
 		MeasurementRecovery:       recoveryMerge(),
 		MeasurementStorm:          stormMerge(),
 	}

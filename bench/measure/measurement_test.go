@@ -94,12 +94,12 @@ func TestNewSetFromProfile(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{"none: client latency is always on", profiles.Measurements{}, []string{MeasurementClientLatency}, ""},
+		{"none: client latency and host are always on", profiles.Measurements{}, []string{MeasurementClientLatency, MeasurementHost}, ""},
 		{"all", profiles.Measurements{
 			APIServer:      &profiles.APIServerMeasurement{Interval: metav1.Duration{Duration: 2 * time.Second}},
 			EndpointSlices: &profiles.EndpointSliceMeasurement{Watchers: 3},
 			Recovery:       &profiles.RecoveryMeasurement{},
-		}, []string{MeasurementAPIServer, MeasurementClientLatency, MeasurementEndpointSlices, MeasurementRecovery}, ""},
+		}, []string{MeasurementAPIServer, MeasurementClientLatency, MeasurementEndpointSlices, MeasurementHost, MeasurementRecovery}, ""},
 		{"invalid options fail before the run", profiles.Measurements{
 			APIServer:      &profiles.APIServerMeasurement{Interval: metav1.Duration{Duration: -time.Second}},
 			EndpointSlices: &profiles.EndpointSliceMeasurement{Watchers: -1},

@@ -141,7 +141,7 @@ func Build(in compare.Input, opts Options) (*Report, error) {
 			}
 		}
 	}
-	rep.Warnings = compare.InputWarnings(in)
+	rep.Warnings = append(compare.InputWarnings(in), hostNotes(r)...)
 	for _, g := range groups {
 		for _, v := range g.VariantRuns() {
 			for _, m := range v.Measurements {

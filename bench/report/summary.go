@@ -69,6 +69,9 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 			notes = append(notes, "warning: "+low)
 		}
 	}
+	for _, n := range hostNotes(r) {
+		notes = append(notes, "warning: "+n)
+	}
 	for _, v := range r.Variants {
 		tag := fmt.Sprintf("%s#%d", v.Variant, v.Repetition)
 		if v.ResetSeconds > 0 {
@@ -125,6 +128,7 @@ var summaryRows = []summaryRow{
 	{"healthy nodes: late lease / NotReady; pods", cascade},
 	{"apiserver scrapes landed, longest gap", scrapeCoverage},
 	{"stormbench CPU ÷ apiserver CPU", toolCPU},
+	{"host CPU busy p50 / max; saturated seconds", hostCPU},
 	{"stormbench RSS growth/restart", toolRSS},
 }
 

@@ -496,6 +496,7 @@ func mergeVariant(rules MergeRules, vrs []*VariantRun) (VariantRun, error) {
 		}
 		out.Restarts += v.Restarts
 		out.Complete = out.Complete && v.Complete
+		out.HostBound = out.HostBound || v.HostBound
 		for _, e := range v.Errors {
 			out.Errors = append(out.Errors, fmt.Sprintf("shard %d: %s", i, e))
 		}

@@ -90,6 +90,10 @@ type Cluster struct {
 	Versions map[string]string `json:"versions,omitempty"`
 	// Settings are the component settings that shape a restart storm.
 	Settings Settings `json:"settings"`
+	// ControlPlaneCPUs is the CPU quota, in cores, kube-apiserver and etcd
+	// of the embedded cluster ran under (the profile's controlPlane.cpus);
+	// 0 for none.
+	ControlPlaneCPUs float64 `json:"controlPlaneCPUs,omitempty"`
 }
 
 // Settings are the component flags that matter to a restart storm. A zero
@@ -159,6 +163,10 @@ type VariantRun struct {
 	// snapshot restore and the wait until the fleet was Ready and the
 	// request rate steady); 0 when there was none.
 	ResetSeconds float64 `json:"resetSeconds,omitempty"`
+	// HostBound says the machine, not only the control plane, was the
+	// limit: the host was at least 90 % busy for more than 10 % of the storm
+	// window (measure.IsHostBound, from the "host" measurement).
+	HostBound bool `json:"hostBound,omitempty"`
 	// Measurements are the gathered measurements, sorted by name.
 	Measurements []Measurement `json:"measurements"`
 	// Errors are this repetition's failures outside any one measurement.

@@ -38,7 +38,7 @@ func runCompare(ctx context.Context, env *cmdEnv, args []string) error {
 	var format, baseline, groupBy string
 	var metrics []string
 	var alpha, confidence float64
-	var listMetrics, allowMismatch bool
+	var listMetrics, allowMismatch, allowBudgets bool
 	fs := newFlagSet(env, "compare", "compare RESULT.json [RESULT.json ...] [flags]\n\n"+compareHelp)
 	fs.StringVarP(&format, "output", "o", report.FormatText, "Output format: text, markdown, html (a self-contained page) or json")
 	fs.StringVar(&format, "format", report.FormatText, "Same as --output")
@@ -49,6 +49,7 @@ func runCompare(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Float64Var(&confidence, "confidence", 0.95, "Confidence level of the medians' intervals")
 	fs.BoolVar(&listMetrics, "list-metrics", false, "List the key metrics (ID, unit, label) and exit")
 	fs.BoolVar(&allowMismatch, "allow-mismatch", false, "Compare results of different profiles, storm kinds, fleet sizes or Kubernetes versions")
+	fs.BoolVar(&allowBudgets, "allow-different-budgets", false, "Compare results whose control planes ran under different CPU budgets (controlPlane.cpus)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -88,6 +89,9 @@ func runCompare(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if err := checkComparable(env, inputs, allowMismatch); err != nil {
+		return err
+	}
+	if err := checkBudgets(env, inputs, allowBudgets); err != nil {
 		return err
 	}
 	c, err := compare.Compare(inputs, opts)
@@ -161,4 +165,20 @@ func checkComparable(env *cmdEnv, inputs []compare.Input, allow bool) error {
 		return nil
 	}
 	return usagef("the results are not comparable (pass --allow-mismatch to compare them anyway):\n  %s", strings.Join(m, "\n  "))
+}
+
+// checkBudgets refuses results whose control planes ran under different CPU
+// budgets (exit 2), or with allow warns on stderr and goes on.
+func checkBudgets(env *cmdEnv, inputs []compare.Input, allow bool) error {
+	m := compare.BudgetMismatches(inputs)
+	if len(m) == 0 {
+		return nil
+	}
+	if allow {
+		for _, d := range m {
+			fmt.Fprintf(env.stderr, "warning: %s\n", d)
+		}
+		return nil
+	}
+	return usagef("the results ran on control planes of different CPU budgets (pass --allow-different-budgets to compare them anyway):\n  %s", strings.Join(m, "\n  "))
 }

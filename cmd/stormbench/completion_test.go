@@ -24,7 +24,7 @@ func TestBashCompletion(t *testing.T) {
 	}{
 		{"stormbench cal", 1, "calibrate"},
 		{"stormbench run --pro", 2, "--profile"},
-		{"stormbench gate --allow", 2, "--allow-mismatch"},
+		{"stormbench gate --allow-m", 2, "--allow-mismatch"},
 		{"stormbench profiles val", 2, "validate"},
 		{"stormbench help rep", 2, "report"},
 	} {

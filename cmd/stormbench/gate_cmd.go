@@ -119,7 +119,7 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	var outage, alpha float64
 	var variants []string
 	var reg regressionFlag
-	var allowMismatch, fromBaseline bool
+	var allowMismatch, fromBaseline, allowHostBound bool
 	def := gate.DefaultOptions()
 	outage, alpha = *def.MaxOutageSeconds, 0.05
 	fs := newFlagSet(env, "gate", "gate --current RESULT.json [--baseline BASE.json] [flags]\n\n"+gateHelp)
@@ -137,6 +137,7 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVarP(&output, "output", "o", "text", "Output format: text or json")
 	fs.StringVar(&junit, "junit", "", "Also write JUnit XML here, one test case per gate")
 	fs.BoolVar(&allowMismatch, "allow-mismatch", false, "Gate against a baseline of another profile, storm kind, fleet size or Kubernetes version")
+	fs.BoolVar(&allowHostBound, "allow-host-bound", false, "Pass a current result whose storms were host-bound (the host at least 90% busy for more than 10% of a storm window); without it such a result fails")
 	fs.StringVar(&perfdash, "perfdash", "", "Also write the current result as clusterloader2 PerfData JSON files into this directory, for perf-dash")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -235,6 +236,7 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
+	gate.CheckHostBound(rep, cur, allowHostBound)
 	if output == "json" {
 		err = printStructured(env.stdout, "json", rep)
 	} else {

@@ -225,6 +225,15 @@ func (o *runOptions) resolve(seedSet bool) (*runPlan, error) {
 			rp.runID = fmt.Sprintf("%s-%s", p.Metadata.Name, time.Now().UTC().Format("0102-150405"))
 		}
 	}
+	if p != nil {
+		if cpus := p.ControlPlane.CPUs; cpus > 0 {
+			if o.cluster.kubeconfig != "" {
+				add(usagef("controlPlane.cpus %g budgets the embedded control plane: not with --kubeconfig (that cluster is not stormbench's to limit)", cpus))
+			} else if err := cluster.CheckCPUBudget(cpus); err != nil {
+				add(usageError{err})
+			}
+		}
+	}
 	if rp.runID != "" {
 		add(validateRunID(rp.runID))
 	}
