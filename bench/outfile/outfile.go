@@ -220,6 +220,41 @@ func Check(path string, opts Options) error {
 	return os.Remove(f.Name())
 }
 
+// CheckDir says whether files can be written in dir, before any work is
+// done: dir is a directory, or can be created, and takes a new file. It
+// writes nothing that stays.
+func CheckDir(dir string) error {
+	probe := dir
+	for {
+		st, err := os.Stat(probe)
+		switch {
+		case err == nil && st.IsDir():
+		case err == nil && probe == dir:
+			return fmt.Errorf("%s is not a directory", dir)
+		case err == nil:
+			return fmt.Errorf("cannot create %s: %s is not a directory", dir, probe)
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			// Created when written: its nearest existing parent must take it.
+			parent := filepath.Dir(probe)
+			if parent == probe {
+				return fmt.Errorf("cannot create %s", dir)
+			}
+			probe = parent
+			continue
+		default:
+			return fmt.Errorf("cannot write in %s: %v", dir, plain(err))
+		}
+		break
+	}
+	f, err := os.CreateTemp(probe, ".stormbench-check-*")
+	if err != nil {
+		// The probe's own name would only confuse.
+		return fmt.Errorf("cannot write in %s: %v", probe, plain(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 // File is an output being written. Close commits it (renames it into place,
 // or closes the device); Abort discards it.
 type File struct {

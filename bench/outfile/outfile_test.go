@@ -453,3 +453,25 @@ func wantEntries(t *testing.T, dir string, names ...string) {
 		t.Errorf("%s holds %v, want %v", dir, got, names)
 	}
 }
+
+// TestCheckDir: a directory, a new one under an existing one, and a file in
+// the way.
+func TestCheckDir(t *testing.T) {
+	dir := t.TempDir()
+	file := regularFile("x")(t, dir)
+	for _, tc := range []struct {
+		dir, err string
+	}{
+		{dir, ""},
+		{filepath.Join(dir, "a", "b"), ""},
+		{file, "DIR/out is not a directory"},
+		{filepath.Join(file, "a"), "cannot create DIR/out/a: DIR/out is not a directory"},
+	} {
+		err := CheckDir(tc.dir)
+		want := strings.ReplaceAll(tc.err, "DIR", dir)
+		if (err == nil) != (tc.err == "") || (err != nil && err.Error() != want) {
+			t.Errorf("CheckDir(%s) = %v, want %q", tc.dir, err, want)
+		}
+	}
+	wantEntries(t, dir, "out")
+}

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
-
-	"github.com/google/renameio/v2"
 
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/gate"
@@ -81,7 +79,7 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	var outage, alpha float64
 	var variants []string
 	var reg regressionFlag
-	var allowMismatch bool
+	var allowMismatch, force bool
 	def := gate.DefaultOptions()
 	fs := newFlagSet(env, "gate", "gate --current RESULT.json [--baseline BASE.json] [flags]\n\n"+gateHelp)
 	fs.StringVar(&curPath, "current", "", "Result file to check (required)")
@@ -95,7 +93,8 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringSliceVar(&variants, "variant", nil, "Check only these variants of the current result (repeatable or comma-separated; default all)")
 	fs.Float64Var(&alpha, "alpha", 0.05, "Significance level below which a regression between samples large enough to tell counts")
 	fs.StringVarP(&output, "output", "o", "text", "Output format: text or json")
-	fs.StringVar(&junit, "junit", "", "Also write JUnit XML here, one test case per gate")
+	fs.StringVar(&junit, "junit", "", "Also write JUnit XML here, one test case per gate (- or /dev/stdout: stdout; an existing file needs --force)")
+	fs.BoolVar(&force, "force", false, "Replace an existing --junit file")
 	fs.BoolVar(&allowMismatch, "allow-mismatch", false, "Gate against a baseline of another profile, storm kind, fleet size or Kubernetes version")
 	fs.StringVar(&perfdash, "perfdash", "", "Also write the current result as clusterloader2 PerfData JSON files into this directory, for perf-dash")
 	if err := parse(fs, args); err != nil {
@@ -109,7 +108,7 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	// The exports are written after the verdict; a path that cannot take
 	// them is bad input, found before any work.
-	if err := checkWritable(junit, true); err != nil {
+	if err := checkWritable(junit, force); err != nil {
 		return usagef("--junit: %v", err)
 	}
 	if err := checkWritableDir(perfdash); err != nil {
@@ -213,11 +212,7 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	// The exports are written whatever the verdict: a failed gate is
 	// exactly when CI wants the JUnit file.
 	if junit != "" {
-		var buf bytes.Buffer
-		if err := gate.WriteJUnit(&buf, rep); err != nil {
-			return err
-		}
-		if err := renameio.WriteFile(junit, buf.Bytes(), 0o644); err != nil {
+		if err := writeOutput(env, junit, force, func(w io.Writer) error { return gate.WriteJUnit(w, rep) }); err != nil {
 			return fmt.Errorf("writing JUnit XML: %w", err)
 		}
 	}
