@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/calibrate"
 	"github.com/stormbench/stormbench/bench/cluster"
