@@ -52,6 +52,9 @@ Examples:
 			return err
 		}
 	}
+	if list {
+		o.yes = true // read-only: nothing to confirm
+	}
 	t, _, err := o.connect(ctx, env, 500, 1000)
 	if err != nil {
 		return err

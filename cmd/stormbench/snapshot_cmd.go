@@ -16,8 +16,8 @@ import (
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
-	"github.com/stormbench/stormbench/bench/outfile"
 	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/outfile"
 	"github.com/stormbench/stormbench/profiles"
 )
 
