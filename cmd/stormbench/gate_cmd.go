@@ -92,7 +92,7 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.DurationVar(&recovery, "max-recovery-p99", 0, "SLO on node recovery p99 (restart to Ready); 0 disables")
 	fs.StringSliceVar(&variants, "variant", nil, "Check only these variants of the current result (repeatable or comma-separated; default all)")
 	fs.Float64Var(&alpha, "alpha", 0.05, "Significance level below which a regression between samples large enough to tell counts")
-	fs.StringVarP(&output, "output", "o", "text", "Output format: text or json")
+	fs.StringVarP(&output, "output", "o", "text", "Output format: text, json or yaml")
 	fs.StringVar(&junit, "junit", "", "Also write JUnit XML here, one test case per gate (- or /dev/stdout: stdout; an existing file needs --force)")
 	fs.BoolVar(&force, "force", false, "Replace an existing --junit file")
 	fs.BoolVar(&allowMismatch, "allow-mismatch", false, "Gate against a baseline of another profile, storm kind, fleet size or Kubernetes version")
@@ -103,8 +103,8 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("gate takes no arguments (got %q); use --current and --baseline", fs.Args())
 	}
-	if output != "text" && output != "json" {
-		return usagef("unknown output format %q (-o): text or json", output)
+	if output != "text" && output != "json" && output != "yaml" {
+		return usagef("unknown output format %q (-o): text, json or yaml", output)
 	}
 	// The exports are written after the verdict; a path that cannot take
 	// them is bad input, found before any work.
@@ -201,8 +201,8 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	if output == "json" {
-		err = printStructured(env.stdout, "json", rep)
+	if output == "json" || output == "yaml" {
+		err = printStructured(env.stdout, output, rep)
 	} else {
 		err = gate.WriteText(env.stdout, rep)
 	}
