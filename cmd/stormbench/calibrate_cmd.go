@@ -285,11 +285,11 @@ Flags:
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 2 {
-		return usagef("calibrate combine takes two result files, hollow then containerd; got %d arguments", fs.NArg())
-	}
 	if err := checkFormat(output); err != nil {
 		return err
+	}
+	if fs.NArg() != 2 {
+		return usagef("calibrate combine takes two result files, hollow then containerd; got %d arguments", fs.NArg())
 	}
 	for _, p := range []string{resultPath, markdown, htmlPath} {
 		if err := checkWritable(p, force); err != nil {
