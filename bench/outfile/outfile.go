@@ -157,7 +157,7 @@ func Resolve(path string, opts Options) (Target, error) {
 	case m&fs.ModeSocket != 0:
 		return t, fmt.Errorf("%s is a socket: outputs go to files, character devices (such as /dev/null) or FIFOs", path)
 	default:
-		return t, fmt.Errorf("%s is not a regular file (%s): outputs go to files, character devices or FIFOs", path, m.Type())
+		return t, fmt.Errorf("%s is a %s: outputs go to files, character devices (such as /dev/null) or FIFOs", path, typeName(m))
 	}
 	return t, nil
 }
@@ -326,7 +326,7 @@ func (f *File) Close() error {
 	case f.pending != nil:
 		if st, err := os.Lstat(f.t.File); err == nil && !st.Mode().IsRegular() {
 			_ = f.pending.Cleanup()
-			return fmt.Errorf("writing %s: it became a %s while being written; left as it is", f.t.Path, st.Mode().Type())
+			return fmt.Errorf("writing %s: it became a %s while being written; left as it is", f.t.Path, typeName(st.Mode()))
 		}
 		if err := f.pending.CloseAtomicallyReplace(); err != nil {
 			_ = f.pending.Cleanup()
@@ -390,4 +390,25 @@ func plain(err error) error {
 		return le.Err
 	}
 	return err
+}
+
+// typeName names a file type in words.
+func typeName(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "regular file"
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
 }
