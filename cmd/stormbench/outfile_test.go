@@ -78,21 +78,40 @@ func TestOutputFiles(t *testing.T) {
 	targets := []target{
 		{name: "new file", make: func(t *testing.T, d string) string { return filepath.Join(d, "out") },
 			check: func(t *testing.T, d, _, _, want string) { content(t, filepath.Join(d, "out"), want) }},
-		{name: "existing file without --force", make: func(t *testing.T, d string) string { regular(t, filepath.Join(d, "out")); return filepath.Join(d, "out") },
+		{name: "existing file without --force", make: func(t *testing.T, d string) string {
+			regular(t, filepath.Join(d, "out"))
+			return filepath.Join(d, "out")
+		},
 			code: exitUsage, check: func(t *testing.T, d, _, _, _ string) { content(t, filepath.Join(d, "out"), "keep me") }},
-		{name: "existing file with --force", force: true, make: func(t *testing.T, d string) string { regular(t, filepath.Join(d, "out")); return filepath.Join(d, "out") },
+		{name: "existing file with --force", force: true, make: func(t *testing.T, d string) string {
+			regular(t, filepath.Join(d, "out"))
+			return filepath.Join(d, "out")
+		},
 			check: func(t *testing.T, d, _, _, want string) { content(t, filepath.Join(d, "out"), want) }},
-		{name: "FIFO", fifo: true, make: func(t *testing.T, d string) string { mkfifo(t, filepath.Join(d, "fifo")); return filepath.Join(d, "fifo") },
+		{name: "FIFO", fifo: true, make: func(t *testing.T, d string) string {
+			mkfifo(t, filepath.Join(d, "fifo"))
+			return filepath.Join(d, "fifo")
+		},
 			check: func(t *testing.T, d, _, got, want string) {
 				nodeType(t, filepath.Join(d, "fifo"), fs.ModeNamedPipe)
 				if !strings.Contains(got, want) {
 					t.Errorf("the FIFO's reader read %.200q, want %q in it", got, want)
 				}
 			}},
-		{name: "character device", make: func(t *testing.T, d string) string { mknull(t, filepath.Join(d, "null")); return filepath.Join(d, "null") },
-			check: func(t *testing.T, d, _, _, _ string) { nodeType(t, filepath.Join(d, "null"), fs.ModeDevice|fs.ModeCharDevice) }},
-		{name: "character device with --force", force: true, make: func(t *testing.T, d string) string { mknull(t, filepath.Join(d, "null")); return filepath.Join(d, "null") },
-			check: func(t *testing.T, d, _, _, _ string) { nodeType(t, filepath.Join(d, "null"), fs.ModeDevice|fs.ModeCharDevice) }},
+		{name: "character device", make: func(t *testing.T, d string) string {
+			mknull(t, filepath.Join(d, "null"))
+			return filepath.Join(d, "null")
+		},
+			check: func(t *testing.T, d, _, _, _ string) {
+				nodeType(t, filepath.Join(d, "null"), fs.ModeDevice|fs.ModeCharDevice)
+			}},
+		{name: "character device with --force", force: true, make: func(t *testing.T, d string) string {
+			mknull(t, filepath.Join(d, "null"))
+			return filepath.Join(d, "null")
+		},
+			check: func(t *testing.T, d, _, _, _ string) {
+				nodeType(t, filepath.Join(d, "null"), fs.ModeDevice|fs.ModeCharDevice)
+			}},
 		{name: "symlink to a file with --force", force: true, make: func(t *testing.T, d string) string {
 			regular(t, filepath.Join(d, "out"))
 			symlink(t, "out", filepath.Join(d, "link"))
