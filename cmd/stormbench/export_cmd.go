@@ -30,7 +30,7 @@ Examples:
 func runExport(ctx context.Context, env *cmdEnv, args []string) error {
 	var format, out string
 	var force bool
-	fs := newFlagSet(env, "export", "export [-o benchfmt] [--output-file FILE] RESULT.json... [flags]\n\n"+exportHelp)
+	fs := newFlagSet(env, "export", "export [-o benchfmt] [--output-file FILE] RESULT.json... [flags]\n\n"+exportHelp+"\n"+outputRules+"\n")
 	fs.StringVarP(&format, "output", "o", "benchfmt", "Output format: benchfmt")
 	fs.StringVar(&format, "format", "benchfmt", "Same as --output")
 	fs.StringVar(&out, "output-file", "", "Write here instead of stdout (- is stdout; an existing file needs --force)")

@@ -42,7 +42,7 @@ Examples:
 func runMerge(_ context.Context, env *cmdEnv, args []string) error {
 	var out, format string
 	var force bool
-	fs := newFlagSet(env, "merge", "merge --output-file MERGED.json [--force] SHARD.json...\n\n"+mergeHelp)
+	fs := newFlagSet(env, "merge", "merge --output-file MERGED.json [--force] SHARD.json...\n\n"+mergeHelp+"\n"+outputRules+"\n")
 	fs.StringVar(&out, "output-file", "", "Merged result file (required; - for stdout)")
 	fs.StringVarP(&format, "output", "o", "text", "Format of the summary: text, json or yaml")
 	fs.BoolVar(&force, "force", false, "Overwrite an existing merged result file")

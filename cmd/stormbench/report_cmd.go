@@ -43,7 +43,7 @@ Examples:
 func runReport(ctx context.Context, env *cmdEnv, args []string) error {
 	var out, format, baseline string
 	var force bool
-	fs := newFlagSet(env, "report", "report RESULT.json [--output-file report.html|report.md] [flags]\n\n"+reportHelp)
+	fs := newFlagSet(env, "report", "report RESULT.json [--output-file report.html|report.md] [flags]\n\n"+reportHelp+"\n"+outputRules+"\n")
 	fs.StringVarP(&format, "output", "o", "", "Output format: html or markdown (default: from --output-file's extension, else markdown)")
 	fs.StringVar(&format, "format", "", "Same as --output")
 	fs.StringVar(&out, "output-file", "", "Write the report here instead of stdout (.html/.htm: HTML, .md/.markdown: markdown)")
