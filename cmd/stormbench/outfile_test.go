@@ -202,3 +202,56 @@ func nodeType(t *testing.T, p string, want fs.FileMode) {
 		t.Errorf("%s is now %v, want %v", p, got, want)
 	}
 }
+
+// TestSnapshotFileRefused: fleet snapshot save writes a regular file only:
+// a FIFO, a device or an existing file without --force is refused (exit 2)
+// before the cluster is looked at, and left as it is. (--force used to
+// remove whatever --file named.)
+func TestSnapshotFileRefused(t *testing.T) {
+	bin := fakeBinDir(t, "kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok", "kwokctl", "kubectl")
+	dir := t.TempDir()
+	fifo, null, existing := filepath.Join(dir, "fifo"), filepath.Join(dir, "null"), filepath.Join(dir, "existing")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(existing, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		file  string
+		force bool
+		want  string
+		typ   fs.FileMode
+	}{
+		{fifo, true, "a snapshot is written to a regular file", fs.ModeNamedPipe},
+		{existing, false, "exists: pass --force", 0},
+		{"-", true, "standard output", 0},
+	}
+	if os.Geteuid() == 0 {
+		if err := unix.Mknod(null, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, struct {
+			file  string
+			force bool
+			want  string
+			typ   fs.FileMode
+		}{null, true, "a snapshot is written to a regular file", fs.ModeDevice | fs.ModeCharDevice})
+	}
+	for _, tc := range cases {
+		args := []string{"fleet", "snapshot", "save", "--file", tc.file, "--workdir", dir, "--bin-dir", bin}
+		if tc.force {
+			args = append(args, "--force")
+		}
+		code, _, stderr := runCLI(t, args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", tc.file, code, stderr, exitUsage, tc.want)
+		}
+		if tc.file != "-" {
+			nodeType(t, tc.file, tc.typ)
+		}
+	}
+	if b, _ := os.ReadFile(existing); string(b) != "keep me" {
+		t.Errorf("existing file now holds %q", b)
+	}
+}
