@@ -12,6 +12,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/outfile"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -175,7 +176,8 @@ func WritePerfData(dir string, files []PerfFile) ([]string, error) {
 			return paths, fmt.Errorf("encoding %s: %w", f.Name, err)
 		}
 		p := filepath.Join(dir, f.Name)
-		if err := os.WriteFile(p, append(b, '\n'), 0o644); err != nil {
+		// The directory is the output: its files are replaced.
+		if err := outfile.Write(p, append(b, '\n'), outfile.Options{Force: true}); err != nil {
 			return paths, fmt.Errorf("writing perf-dash data: %w", err)
 		}
 		paths = append(paths, p)

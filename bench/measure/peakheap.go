@@ -6,7 +6,7 @@ import (
 	"runtime/pprof"
 	"sync"
 
-	"github.com/google/renameio/v2"
+	"github.com/stormbench/stormbench/bench/outfile"
 )
 
 // PeakHeapProfile writes a pprof heap profile of stormbench each time its
@@ -47,7 +47,9 @@ func (p *PeakHeapProfile) write() error {
 	if err := pprof.Lookup("heap").WriteTo(&buf, 0); err != nil {
 		return err
 	}
-	return renameio.WriteFile(p.Path, buf.Bytes(), 0o644)
+	// Replaced at every new peak: the command checked the path (and its
+	// --force) before the run.
+	return outfile.Write(p.Path, buf.Bytes(), outfile.Options{Force: true})
 }
 
 // Finish writes a profile if none was written during the run (no storm

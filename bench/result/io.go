@@ -12,8 +12,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/renameio/v2"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/stormbench/stormbench/bench/outfile"
 )
 
 // WriteOptions tune WriteFile.
@@ -23,6 +24,10 @@ type WriteOptions struct {
 	// rewrites its own file after every variant passes Force on the
 	// rewrites.
 	Force bool
+	// MakeDirs creates the file's missing directories.
+	MakeDirs bool
+	// Stdout receives the result for the path "-" (and /dev/stdout).
+	Stdout io.Writer
 }
 
 // Encode writes r in the current schema (SchemaVersion): compact JSON laid
@@ -39,26 +44,24 @@ func Encode(w io.Writer, r *Result) error {
 	return encodeTo(w, r)
 }
 
-// WriteFile writes r to path atomically (a temporary file renamed into
-// place, see github.com/google/renameio), so that a reader or a crash never
-// sees half a document. Unless opts.Force is set it refuses to replace an
-// existing file; the error then wraps os.ErrExist. The check and the rename
-// are not one atomic step: two writers racing for the same new path can
-// still both succeed, the last one winning.
+// WriteFile writes r to path by the rules of bench/outfile: a regular file
+// atomically (a temporary file renamed into place), so that a reader or a
+// crash never sees half a document; a device or FIFO written into, never
+// replaced. Unless opts.Force is set it refuses to replace an existing
+// file; the error then wraps os.ErrExist. The check and the rename are not
+// one atomic step: two writers racing for the same new path can still both
+// succeed, the last one winning.
 func WriteFile(path string, r *Result, opts WriteOptions) error {
-	if !opts.Force {
-		if _, err := os.Lstat(path); err == nil {
-			return fmt.Errorf("writing result %s: %w (use force to overwrite)", path, os.ErrExist)
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("writing result %s: %w", path, err)
-		}
+	o := outfile.Options{Force: opts.Force, MakeDirs: opts.MakeDirs, Stdout: opts.Stdout}
+	if _, err := outfile.Resolve(path, o); err != nil {
+		return fmt.Errorf("writing result: %w", err)
 	}
 	var buf bytes.Buffer
 	if err := Encode(&buf, r); err != nil {
 		return fmt.Errorf("writing result %s: %w", path, err)
 	}
-	if err := renameio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("writing result %s: %w", path, err)
+	if err := outfile.Write(path, buf.Bytes(), o); err != nil {
+		return fmt.Errorf("writing result: %w", err)
 	}
 	return nil
 }

@@ -1,19 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/google/renameio/v2"
 
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/calibrate"
@@ -188,7 +182,7 @@ Flags:
 	if runErr != nil {
 		res.Errors = append(res.Errors, runErr.Error())
 	}
-	if err := writeCalibration(res, resultPath, markdown, htmlPath); err != nil {
+	if err := writeCalibration(env, force, res, resultPath, markdown, htmlPath); err != nil {
 		return errors.Join(runErr, err)
 	}
 	switch output {
@@ -224,88 +218,10 @@ func caseDetail(c calibrate.Case) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-// checkWritable refuses an output path that exists (without force) or
-// whose directory does not, before anything runs.
-func checkWritable(path string, force bool) error {
-	if path == "" {
-		return nil
-	}
-	if st, err := os.Stat(path); err == nil {
-		if st.IsDir() {
-			return fmt.Errorf("%s is a directory", path)
-		}
-		if !force {
-			return fmt.Errorf("%s exists: pass --force to overwrite it", path)
-		}
-	}
-	dir := filepath.Dir(path)
-	st, err := os.Stat(dir)
-	if err != nil || !st.IsDir() {
-		return fmt.Errorf("cannot write %s: directory %s does not exist", path, dir)
-	}
-	f, err := os.CreateTemp(dir, ".stormbench-check-*")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, probeCause(err))
-	}
-	f.Close()
-	return os.Remove(f.Name())
-}
-
-// checkWritableDir refuses a directory path that exists as something else,
-// or that cannot be created or written in, before anything runs.
-func checkWritableDir(dir string) error {
-	if dir == "" {
-		return nil
-	}
-	st, err := os.Stat(dir)
-	switch {
-	case err == nil && !st.IsDir():
-		return fmt.Errorf("%s is not a directory", dir)
-	case err == nil:
-	case errors.Is(err, os.ErrNotExist):
-		// Created when written: its nearest existing parent must take it.
-		parent := filepath.Dir(filepath.Clean(dir))
-		for {
-			if pst, perr := os.Stat(parent); perr == nil {
-				if !pst.IsDir() {
-					return fmt.Errorf("cannot create %s: %s is not a directory", dir, parent)
-				}
-				dir = parent
-				break
-			}
-			if next := filepath.Dir(parent); next != parent {
-				parent = next
-				continue
-			}
-			return fmt.Errorf("cannot create %s", dir)
-		}
-	default:
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".stormbench-check-*")
-	if err != nil {
-		return fmt.Errorf("cannot write in %s: %w", dir, probeCause(err))
-	}
-	f.Close()
-	return os.Remove(f.Name())
-}
-
-// probeCause is the cause of a failed probe file's creation without the
-// probe's own name, which is stormbench's business, not the user's
-// ("permission denied", not "open dir/.stormbench-check-123: permission
-// denied").
-func probeCause(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// writeCalibration writes the result document and its renderings, each
-// atomically.
-func writeCalibration(res *calibrate.Result, resultPath, markdown, htmlPath string) error {
-	o := &outputs{}
+// writeCalibration writes the result document and its renderings, each by
+// the rules of bench/outfile.
+func writeCalibration(env *cmdEnv, force bool, res *calibrate.Result, resultPath, markdown, htmlPath string) error {
+	o := &outputs{env: env, force: force}
 	o.write(resultPath, func(w io.Writer) error {
 		// A few hundred rows: indented JSON stays small and diffs well.
 		out, err := json.MarshalIndent(res, "", " ")
@@ -319,21 +235,20 @@ func writeCalibration(res *calibrate.Result, resultPath, markdown, htmlPath stri
 	return errors.Join(o.errs...)
 }
 
-// outputs writes rendered files, each atomically, and collects the errors.
-type outputs struct{ errs []error }
+// outputs writes rendered files and collects the errors.
+type outputs struct {
+	env   *cmdEnv
+	force bool
+	errs  []error
+}
 
 // write renders into path (nothing when path is empty).
 func (o *outputs) write(path string, render func(io.Writer) error) {
 	if path == "" {
 		return
 	}
-	var buf bytes.Buffer
-	if err := render(&buf); err != nil {
+	if err := writeOutput(o.env, path, o.force, render); err != nil {
 		o.errs = append(o.errs, err)
-		return
-	}
-	if err := renameio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		o.errs = append(o.errs, fmt.Errorf("writing %s: %w", path, err))
 	}
 }
 
@@ -370,11 +285,11 @@ Flags:
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 2 {
-		return usagef("calibrate combine takes two result files, hollow then containerd; got %d arguments", fs.NArg())
-	}
 	if err := checkFormat(output); err != nil {
 		return err
+	}
+	if fs.NArg() != 2 {
+		return usagef("calibrate combine takes two result files, hollow then containerd; got %d arguments", fs.NArg())
 	}
 	for _, p := range []string{resultPath, markdown, htmlPath} {
 		if err := checkWritable(p, force); err != nil {
@@ -393,7 +308,7 @@ Flags:
 	if err != nil {
 		return usageError{err}
 	}
-	errs := &outputs{}
+	errs := &outputs{env: env, force: force}
 	write := errs.write
 	write(resultPath, func(w io.Writer) error {
 		out, err := json.MarshalIndent(c, "", " ")

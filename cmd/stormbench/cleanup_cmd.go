@@ -57,6 +57,9 @@ Examples:
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if list {
+		o.yes = true // read-only: nothing to confirm
+	}
 	t, _, err := o.connect(ctx, env, 500, 1000)
 	if err != nil {
 		return apiError(ctx, "connecting", timeout, err)

@@ -24,7 +24,9 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
           /readyz, kube-controller-manager and kube-scheduler /healthz and leader leases,
           kwok-controller /healthz, and every component's /metrics as status checks them
   down    stop it and delete its files
-  status  show each component's health, version and the kubeconfig path
+  status  show each component's health, version and the kubeconfig path; exit 0
+          when every component serves, 3 when the cluster is not running ("not
+          running") or a component is unhealthy. Needs no binaries (-o json|yaml)
 
 Examples:
   stormbench cluster up
@@ -63,7 +65,13 @@ Examples:
 		}
 	}
 	// kwokctl's own log lines are shown only when it fails.
-	e, err := o.embedded(p, nil)
+	var e *cluster.Embedded
+	if sub == "status" {
+		// Read-only: works without the control-plane binaries.
+		e, err = o.embeddedReadOnly(p)
+	} else {
+		e, err = o.embedded(p, nil)
+	}
 	if err != nil {
 		return err
 	}
@@ -87,6 +95,9 @@ Examples:
 		fmt.Fprintf(env.stdout, "Embedded cluster %q is down.\n", e.Name())
 		return nil
 	default:
+		if !e.Exists() {
+			return notRunning(env, e, output, o.workDir)
+		}
 		st, err := e.Status(ctx)
 		if err != nil {
 			return err
@@ -111,6 +122,28 @@ Examples:
 		}
 		return nil
 	}
+}
+
+// notRunning says that the embedded cluster does not run, in the format of
+// -o, and exits 3 (as an unhealthy cluster does; LSB's "program is not
+// running" too).
+func notRunning(env *cmdEnv, e *cluster.Embedded, output, workDir string) error {
+	existing := cluster.ExistingClusters(workDir)
+	if existing == nil {
+		existing = []string{}
+	}
+	if output == "json" || output == "yaml" {
+		if err := printStructured(env.stdout, output, map[string]any{"name": e.Name(), "running": false, "existingClusters": existing}); err != nil {
+			return err
+		}
+	} else {
+		have := "none"
+		if len(existing) > 0 {
+			have = strings.Join(existing, ", ")
+		}
+		fmt.Fprintf(env.stdout, "Embedded cluster %q is not running (work directory %s; existing clusters: %s). Start it with `stormbench cluster up --name %s`.\n", e.Name(), workDir, have, e.Name())
+	}
+	return fmt.Errorf("embedded cluster %q is not running", e.Name())
 }
 
 // waitProgress prints what cluster up still waits for, each time that

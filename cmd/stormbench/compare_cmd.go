@@ -40,7 +40,7 @@ func runCompare(ctx context.Context, env *cmdEnv, args []string) error {
 	var alpha, confidence float64
 	var listMetrics, allowMismatch, allowBudgets bool
 	fs := newFlagSet(env, "compare", "compare RESULT.json [RESULT.json ...] [flags]\n\n"+compareHelp)
-	fs.StringVarP(&format, "output", "o", report.FormatText, "Output format: text, markdown, html (a self-contained page) or json")
+	fs.StringVarP(&format, "output", "o", report.FormatText, "Output format: text, markdown, html (a self-contained page), json or yaml")
 	fs.StringVar(&format, "format", report.FormatText, "Same as --output")
 	fs.StringVar(&baseline, "baseline-variant", "", "Group to compare the others against (a variant name, or a file/group name with --group-by file or file-variant); default the first")
 	fs.StringVar(&groupBy, "group-by", "auto", "How runs form groups: auto, variant, file or file-variant (FILE/VARIANT)")
@@ -53,15 +53,15 @@ func runCompare(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if listMetrics {
-		return printMetrics(env)
-	}
 	switch format {
-	case report.FormatText, report.FormatMarkdown, report.FormatHTML, report.FormatJSON:
+	case report.FormatText, report.FormatMarkdown, report.FormatHTML, report.FormatJSON, "yaml":
 	case "md":
 		format = report.FormatMarkdown
 	default:
-		return usagef("unknown output format %q (-o): one of text, markdown, html, json", format)
+		return usagef("unknown output format %q (-o): one of text, markdown, html, json, yaml", format)
+	}
+	if listMetrics {
+		return printMetrics(env, format)
 	}
 	if fs.NArg() == 0 {
 		return usagef("compare needs at least one result file")
@@ -98,13 +98,22 @@ func runCompare(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	if format == report.FormatJSON {
-		return printStructured(env.stdout, "json", c)
+	if format == report.FormatJSON || format == "yaml" {
+		return printStructured(env.stdout, format, c)
 	}
 	return report.WriteComparison(env.stdout, c, format)
 }
 
-func printMetrics(env *cmdEnv) error {
+// printMetrics lists the key metrics: a table, or with -o json|yaml their
+// id, label and unit.
+func printMetrics(env *cmdEnv, format string) error {
+	switch format {
+	case report.FormatJSON, "yaml":
+		return printStructured(env.stdout, format, compare.KeyMetrics())
+	case report.FormatText:
+	default:
+		return usagef("--list-metrics prints text, json or yaml, not %s", format)
+	}
 	for _, m := range compare.KeyMetrics() {
 		fmt.Fprintf(env.stdout, "%-42s %-16s %s\n", m.ID, m.Unit, m.Label)
 	}

@@ -34,7 +34,7 @@ func TestCompareCommand(t *testing.T) {
 		{"no files", nil, exitUsage, "at least one result file"},
 		{"malformed file", []string{garbage}, exitUsage, "decoding result"},
 		{"missing file", []string{filepath.Join(dir, "nope.json")}, exitUsage, "no such file"},
-		{"unknown format", []string{"-o", "yaml", abFixture}, exitUsage, "unknown output format"},
+		{"unknown format", []string{"-o", "xml", abFixture}, exitUsage, "unknown output format"},
 		{"unknown baseline", []string{"--baseline-variant", "nope", abFixture}, exitUsage, `no group "nope"`},
 		{"unknown metric", []string{"--metrics", "x", abFixture}, exitUsage, `unknown metric "x"`},
 		{"bad grouping", []string{"--group-by", "files", abFixture}, exitUsage, "unknown grouping"},

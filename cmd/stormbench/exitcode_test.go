@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stormbench/stormbench/bench/cluster"
+	"golang.org/x/sys/unix"
 )
 
 // TestBadInputExitCodes: bad input exits 2, whatever the command, before
@@ -48,9 +49,6 @@ current-context: ctx
 		{"empty kubeconfig", []string{"preflight", "--kubeconfig", empty, "--context", "x"}, "kubeconfig"},
 		{"unknown context", []string{"preflight", "--kubeconfig", oneContext, "--context", "other"}, `context "other" not found`},
 		{"missing kubeconfig", []string{"preflight", "--kubeconfig", filepath.Join(dir, "nope"), "--context", "x"}, "no such file"},
-		// Stand-in binaries: the test needs no built components.
-		{"status of an unknown cluster", []string{"cluster", "status", "--name", "nosuch", "--workdir", dir, "--bin-dir",
-			fakeBinDir(t, "kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok", "kwokctl", "kubectl")}, "existing: none"},
 		{"negative cluster up --wait", []string{"cluster", "up", "--name", "nosuch", "--workdir", dir, "--wait", "-1s"}, "--wait -1s"},
 		{"cluster up --wait without a unit", []string{"cluster", "up", "--name", "nosuch", "--workdir", dir, "--wait", "5"}, `must be a duration like "30s"`},
 		{"bad shard", []string{"run", "--shard", "1/2x", "--dry-run"}, "--shard"},
@@ -65,6 +63,38 @@ current-context: ctx
 			code, _, stderr := runCLI(t, tc.args...)
 			if code != exitUsage || !strings.Contains(stderr, tc.want) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitUsage, tc.want)
+			}
+		})
+	}
+}
+
+// TestReadOnlyWithoutBinaries: cluster status, cleanup --list and preflight
+// only read, and work without the control-plane binaries (an empty
+// --bin-dir); cluster status of a cluster that does not run says "not
+// running" and exits 3, in every format.
+func TestReadOnlyWithoutBinaries(t *testing.T) {
+	dir, noBin := t.TempDir(), t.TempDir()
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"cluster status", []string{"cluster", "status", "--name", "nosuch"}, exitFailed,
+			`Embedded cluster "nosuch" is not running (work directory DIR; existing clusters: none)`, `embedded cluster "nosuch" is not running`},
+		{"cluster status -o json", []string{"cluster", "status", "--name", "nosuch", "-o", "json"}, exitFailed, `"running": false`, "not running"},
+		{"cluster status -o yaml", []string{"cluster", "status", "--name", "nosuch", "-o", "yaml"}, exitFailed, "running: false", "not running"},
+		{"cleanup --list", []string{"cleanup", "--list"}, exitUsage, "", `the embedded cluster "stormbench" is not running`},
+		{"preflight", []string{"preflight"}, exitUsage, "", `the embedded cluster "stormbench" is not running`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, append(tc.args, "--workdir", dir, "--bin-dir", noBin)...)
+			if code != tc.code || !strings.Contains(stdout, strings.ReplaceAll(tc.stdout, "DIR", dir)) || !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+			}
+			if strings.Contains(stderr, "components are missing") || strings.Contains(stderr, "confirm") {
+				t.Errorf("a read-only command asked for binaries or a confirmation: %s", stderr)
 			}
 		})
 	}
@@ -182,5 +212,26 @@ func TestHelpExamples(t *testing.T) {
 		if !strings.Contains(stdout, "Examples:") {
 			t.Errorf("%s --help has no examples", c.name)
 		}
+	}
+}
+
+// TestIsTTY: a character device that is not a terminal (a null device made
+// here, as /dev/null is given as stdin in CI) is not a terminal: nothing
+// asks it for a confirmation.
+func TestIsTTY(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("creating a device node needs root")
+	}
+	p := filepath.Join(t.TempDir(), "null")
+	if err := unix.Mknod(p, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if isTTY(f) {
+		t.Error("a null device counts as a terminal")
 	}
 }

@@ -1,17 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stormbench/stormbench/bench/compare"
@@ -119,7 +118,7 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	var outage, alpha float64
 	var variants []string
 	var reg regressionFlag
-	var allowMismatch, fromBaseline, allowHostBound bool
+	var allowMismatch, fromBaseline, allowHostBound, force bool
 	def := gate.DefaultOptions()
 	outage, alpha = *def.MaxOutageSeconds, 0.05
 	fs := newFlagSet(env, "gate", "gate --current RESULT.json [--baseline BASE.json] [flags]\n\n"+gateHelp)
@@ -134,8 +133,9 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.DurationVar(&recovery, "max-recovery-p99", 0, "SLO on node recovery p99 (restart to Ready); 0 disables, negative is refused")
 	fs.StringSliceVar(&variants, "variant", nil, "Check only these variants of the current result (repeatable or comma-separated; default all)")
 	fs.Var(finiteFloat{&alpha}, "alpha", "Significance level below which a regression between samples large enough to tell counts")
-	fs.StringVarP(&output, "output", "o", "text", "Output format: text or json")
-	fs.StringVar(&junit, "junit", "", "Also write JUnit XML here, one test case per gate")
+	fs.StringVarP(&output, "output", "o", "text", "Output format: text, json or yaml")
+	fs.StringVar(&junit, "junit", "", "Also write JUnit XML here, one test case per gate (- or /dev/stdout: stdout; an existing file needs --force)")
+	fs.BoolVar(&force, "force", false, "Replace an existing --junit file")
 	fs.BoolVar(&allowMismatch, "allow-mismatch", false, "Gate against a baseline of another profile, storm kind, fleet size or Kubernetes version")
 	fs.BoolVar(&allowHostBound, "allow-host-bound", false, "Pass a current result whose storms were host-bound (the host at least 90% busy for more than 10% of a storm window); without it such a result fails")
 	fs.StringVar(&perfdash, "perfdash", "", "Also write the current result as clusterloader2 PerfData JSON files into this directory, for perf-dash")
@@ -145,12 +145,12 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("gate takes no arguments (got %q); use --current and --baseline", fs.Args())
 	}
-	if output != "text" && output != "json" {
-		return usagef("unknown output format %q (-o): text or json", output)
+	if output != "text" && output != "json" && output != "yaml" {
+		return usagef("unknown output format %q (-o): text, json or yaml", output)
 	}
 	// The exports are written after the verdict; a path that cannot take
 	// them is bad input, found before any work.
-	if err := checkWritable(junit, true); err != nil {
+	if err := checkWritable(junit, force); err != nil {
 		return usagef("--junit: %v", err)
 	}
 	if err := checkWritableDir(perfdash); err != nil {
@@ -237,8 +237,8 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 		return usageError{err}
 	}
 	gate.CheckHostBound(rep, cur, allowHostBound)
-	if output == "json" {
-		err = printStructured(env.stdout, "json", rep)
+	if output == "json" || output == "yaml" {
+		err = printStructured(env.stdout, output, rep)
 	} else {
 		err = gate.WriteText(env.stdout, rep)
 	}
@@ -248,11 +248,7 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	// The exports are written whatever the verdict: a failed gate is
 	// exactly when CI wants the JUnit file.
 	if junit != "" {
-		var buf bytes.Buffer
-		if err := gate.WriteJUnit(&buf, rep); err != nil {
-			return err
-		}
-		if err := renameio.WriteFile(junit, buf.Bytes(), 0o644); err != nil {
+		if err := writeOutput(env, junit, force, func(w io.Writer) error { return gate.WriteJUnit(w, rep) }); err != nil {
 			return fmt.Errorf("writing JUnit XML: %w", err)
 		}
 	}

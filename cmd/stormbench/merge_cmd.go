@@ -2,14 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/outfile"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/watchers"
 )
@@ -36,32 +36,32 @@ written before shards were recorded, or by a run without --shard), since
 it cannot be called complete: exit 2, unless --allow-incomplete, which
 writes the merged result marked incomplete, with the reason in its errors.
 
-The merged file goes in --output-file (-o FILE, the spelling before 0.2,
-still works and says it is deprecated; -o names a format elsewhere).
+The merged file goes in --output-file ("-": stdout, the summary then goes to
+stderr); -o names the summary's format: text, json or yaml. (-o FILE, the
+spelling before 0.3, is refused with a hint.)
 
 Examples:
   stormbench merge --output-file results/big.json results/big-0.json results/big-1.json
   stormbench merge --force --output-file merged.json shard-*.json
+  stormbench merge -o json --output-file merged.json shard-*.json | jq .variants
 `
 
 func runMerge(_ context.Context, env *cmdEnv, args []string) error {
-	var out string
+	var out, format string
 	var force, allowIncomplete bool
-	var old string
-	fs := newFlagSet(env, "merge", "merge --output-file MERGED.json [--force] SHARD.json...\n\n"+mergeHelp)
-	fs.StringVar(&out, "output-file", "", "Merged result file (required)")
-	fs.StringVarP(&old, "output", "o", "", "Deprecated: the merged result file; use --output-file")
+	fs := newFlagSet(env, "merge", "merge --output-file MERGED.json [--force] SHARD.json...\n\n"+mergeHelp+"\n"+outputRules+"\n")
+	fs.StringVar(&out, "output-file", "", "Merged result file (required; - for stdout)")
+	fs.StringVarP(&format, "output", "o", "text", "Format of the summary: text, json or yaml")
 	fs.BoolVar(&force, "force", false, "Overwrite an existing merged result file")
 	fs.BoolVar(&allowIncomplete, "allow-incomplete", false, "Merge even if shards are missing or unrecorded; the merged result is marked incomplete")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if old != "" {
-		if out != "" {
-			return usagef("merge: give --output-file only (-o is its deprecated spelling)")
+	if err := checkFormat(format); err != nil {
+		if strings.ContainsAny(format, "./") {
+			return usagef("merge -o %s: -o names the summary's format (text, json or yaml); the merged file goes in --output-file %s", format, format)
 		}
-		fmt.Fprintf(env.stderr, "stormbench: merge -o FILE is deprecated: use --output-file %s\n", old)
-		out = old
+		return err
 	}
 	if out == "" {
 		return usagef("merge needs the merged result file: --output-file MERGED.json")
@@ -86,14 +86,12 @@ func runMerge(_ context.Context, env *cmdEnv, args []string) error {
 	if st, err := os.Stat(out); err == nil {
 		for _, in := range infos {
 			if os.SameFile(in, st) {
-				return usagef("-o %s is one of the shard results; choose another file", out)
+				return usagef("--output-file %s is one of the shard results; choose another file", out)
 			}
 		}
-		if !force {
-			return usagef("merged result file %s exists; use --force to overwrite", out)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return usagef("merged result file %s: %v", out, err)
+	}
+	if err := outfile.Check(out, outfile.Options{Force: force, MakeDirs: true, Stdout: io.Discard}); err != nil {
+		return usagef("--output-file: %v", err)
 	}
 	shards := make([]*result.Result, len(paths))
 	for i, p := range paths {
@@ -111,38 +109,73 @@ func runMerge(_ context.Context, env *cmdEnv, args []string) error {
 		return usagef("merge of run %s: %s; give every shard's result, or --allow-incomplete to write a merged result marked incomplete", merged.Run.ID, cov)
 	}
 	merged.Run.MergedFrom = slices.Clone(paths)
-	if dir := filepath.Dir(out); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("creating result directory: %w", err)
-		}
-	}
-	if err := result.WriteFile(out, merged, result.WriteOptions{Force: force}); err != nil {
+	if err := result.WriteFile(out, merged, result.WriteOptions{Force: force, MakeDirs: true, Stdout: env.stdout}); err != nil {
 		return err
 	}
+	summary := env.stdout
+	if toStdout(out) {
+		summary = env.stderr
+	}
+	return printMergeSummary(summary, format, out, paths, shards, merged)
+}
 
+// mergeSummary is merge's summary in -o json and yaml.
+type mergeSummary struct {
+	Output   string          `json:"output"`
+	RunID    string          `json:"runID"`
+	Seed     int64           `json:"seed"`
+	Complete bool            `json:"complete"`
+	Shards   []string        `json:"shards"`
+	Variants []mergedVariant `json:"variants"`
+	Errors   []string        `json:"errors,omitempty"`
+	Caveats  []string        `json:"caveats,omitempty"`
+}
+
+type mergedVariant struct {
+	Variant    string `json:"variant"`
+	Repetition int    `json:"repetition"`
+	Restarts   int    `json:"restarts"`
+	// ShardRestarts are the restarts of each shard, in argument order.
+	ShardRestarts []int `json:"shardRestarts"`
+	Complete      bool  `json:"complete"`
+}
+
+func printMergeSummary(w io.Writer, format, out string, paths []string, shards []*result.Result, merged *result.Result) error {
+	s := mergeSummary{Output: out, RunID: merged.Run.ID, Seed: merged.Run.Seed, Complete: merged.Complete,
+		Shards: paths, Errors: merged.Errors, Caveats: result.MergeNotes(merged)}
+	for k, v := range merged.Variants {
+		mv := mergedVariant{Variant: v.Variant, Repetition: v.Repetition, Restarts: v.Restarts, Complete: v.Complete}
+		for _, sh := range shards {
+			mv.ShardRestarts = append(mv.ShardRestarts, sh.Variants[k].Restarts)
+		}
+		s.Variants = append(s.Variants, mv)
+	}
+	if format == "json" || format == "yaml" {
+		return printStructured(w, format, s)
+	}
 	status := "complete"
 	if !merged.Complete {
 		status = "INCOMPLETE"
 	}
-	fmt.Fprintf(env.stdout, "Merged %d shard results of run %s (seed %d) into %s: %s\n", len(shards), merged.Run.ID, merged.Run.Seed, out, status)
+	fmt.Fprintf(w, "Merged %d shard results of run %s (seed %d) into %s: %s\n", len(shards), s.RunID, s.Seed, out, status)
 	for i, p := range paths {
-		fmt.Fprintf(env.stdout, "  shard %d: %s%s\n", i, p, shardNote(shards[i]))
+		fmt.Fprintf(w, "  shard %d: %s%s\n", i, p, shardNote(shards[i]))
 	}
-	for k, v := range merged.Variants {
-		parts := make([]string, len(shards))
-		for i, s := range shards {
-			parts[i] = fmt.Sprint(s.Variants[k].Restarts)
+	for _, v := range s.Variants {
+		parts := make([]string, len(v.ShardRestarts))
+		for i, n := range v.ShardRestarts {
+			parts[i] = fmt.Sprint(n)
 		}
-		fmt.Fprintf(env.stdout, "  %s#%d: %d restarts (%s)%s\n", v.Variant, v.Repetition, v.Restarts, strings.Join(parts, " + "),
+		fmt.Fprintf(w, "  %s#%d: %d restarts (%s)%s\n", v.Variant, v.Repetition, v.Restarts, strings.Join(parts, " + "),
 			fmtBool(v.Complete, "", ", incomplete"))
 	}
-	for _, e := range merged.Errors {
-		fmt.Fprintf(env.stdout, "error: %s\n", e)
+	for _, e := range s.Errors {
+		fmt.Fprintf(w, "error: %s\n", e)
 	}
-	if notes := result.MergeNotes(merged); len(notes) > 0 {
-		fmt.Fprintln(env.stdout, "Caveats:")
-		for _, n := range notes {
-			fmt.Fprintf(env.stdout, "  %s\n", n)
+	if len(s.Caveats) > 0 {
+		fmt.Fprintln(w, "Caveats:")
+		for _, n := range s.Caveats {
+			fmt.Fprintf(w, "  %s\n", n)
 		}
 	}
 	return nil

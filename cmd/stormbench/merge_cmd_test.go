@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
@@ -69,9 +71,10 @@ func TestMergeCommand(t *testing.T) {
 		{"other run", []string{"--output-file", filepath.Join(dir, "m.json"), a, other}, exitUsage, "shard 1 is not of the same run as shard 0: run id another-run"},
 		{"same shard twice", []string{"--output-file", filepath.Join(dir, "m.json"), a, a}, exitUsage, "given twice"},
 		{"same shard by another path", []string{"--output-file", filepath.Join(dir, "m.json"), a, filepath.Join(dir, ".", filepath.Base(a))}, exitUsage, "given twice"},
-		{"output exists", []string{"--output-file", existing, a, b}, exitUsage, "exists; use --force"},
-		{"output exists, deprecated -o", []string{"-o", existing, a, b}, exitUsage, "-o FILE is deprecated"},
-		{"both spellings", []string{"-o", existing, "--output-file", existing, a, b}, exitUsage, "give --output-file only"},
+		{"output exists", []string{"--output-file", existing, a, b}, exitUsage, "exists: pass --force"},
+		{"-o FILE, the old spelling", []string{"-o", existing, a, b}, exitUsage, "-o names the summary's format (text, json or yaml); the merged file goes in --output-file"},
+		{"-o json writes no file named json", []string{"-o", "json", a, b}, exitUsage, "--output-file MERGED.json"},
+		{"unknown -o", []string{"-o", "xml", "--output-file", filepath.Join(dir, "m.json"), a, b}, exitUsage, `unknown output format "xml"`},
 		{"output is a shard", []string{"--force", "--output-file", b, a, b}, exitUsage, "is one of the shard results"},
 		{"unknown flag", []string{"--nope", "--output-file", existing, a, b}, exitUsage, "unknown flag"},
 	}
@@ -143,14 +146,14 @@ func TestMergeCommandWrites(t *testing.T) {
 	}
 
 	// Again: refused without --force, done with it.
-	if code, _, stderr := runCLI(t, "merge", "-o", out, a, b); code != exitUsage || !strings.Contains(stderr, "--force") {
+	if code, _, stderr := runCLI(t, "merge", "--output-file", out, a, b); code != exitUsage || !strings.Contains(stderr, "--force") {
 		t.Errorf("second merge without --force: exit %d: %s", code, stderr)
 	}
-	if code, _, stderr := runCLI(t, "merge", "--force", "-o", out, a, b); code != exitOK {
+	if code, _, stderr := runCLI(t, "merge", "--force", "--output-file", out, a, b); code != exitOK {
 		t.Errorf("merge --force: exit %d: %s", code, stderr)
 	}
 	// A merged result is not a shard.
-	if code, _, stderr := runCLI(t, "merge", "-o", filepath.Join(dir, "again.json"), out); code != exitUsage || !strings.Contains(stderr, "already merged") {
+	if code, _, stderr := runCLI(t, "merge", "--output-file", filepath.Join(dir, "again.json"), out); code != exitUsage || !strings.Contains(stderr, "already merged") {
 		t.Errorf("merging a merged result: exit %d: %s", code, stderr)
 	}
 }
@@ -226,5 +229,43 @@ func TestMergeShardSet(t *testing.T) {
 				t.Errorf("merged result complete %t, want %t (errors %q)", r.Complete, tt.complete, r.Errors)
 			}
 		})
+	}
+}
+
+// TestMergeFormats: -o json and yaml print the summary as data; with
+// --output-file - the merged result goes to stdout and the summary to
+// stderr.
+func TestMergeFormats(t *testing.T) {
+	dir := t.TempDir()
+	a, b := writeShardFixtures(t, dir)
+	for _, format := range []string{"json", "yaml"} {
+		out := filepath.Join(dir, format+".json")
+		code, stdout, stderr := runCLI(t, "merge", "-o", format, "--output-file", out, a, b)
+		if code != exitOK {
+			t.Fatalf("-o %s: exit %d: %s", format, code, stderr)
+		}
+		var s mergeSummary
+		if err := yaml.UnmarshalStrict([]byte(stdout), &s); err != nil {
+			t.Fatalf("-o %s: %v\n%s", format, err, stdout)
+		}
+		if s.Output != out || len(s.Shards) != 2 || len(s.Variants) == 0 || len(s.Variants[0].ShardRestarts) != 2 {
+			t.Errorf("-o %s: summary %+v", format, s)
+		}
+		if _, err := result.ReadFile(out); err != nil {
+			t.Errorf("-o %s: %v", format, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, format)); !os.IsNotExist(err) {
+			t.Errorf("-o %s wrote a file named %s", format, format)
+		}
+	}
+	code, stdout, stderr := runCLI(t, "merge", "--output-file", "-", a, b)
+	if code != exitOK {
+		t.Fatalf("--output-file -: exit %d: %s", code, stderr)
+	}
+	if _, err := result.Decode(strings.NewReader(stdout)); err != nil {
+		t.Errorf("--output-file -: stdout is not a result: %v", err)
+	}
+	if !strings.Contains(stderr, "Merged 2 shard results") {
+		t.Errorf("--output-file -: the summary is not on stderr:\n%s", stderr)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/profiles"
@@ -51,6 +52,22 @@ func (o *clusterOptions) embedded(p *profiles.Profile, log io.Writer) (*cluster.
 	if err != nil {
 		return nil, err
 	}
+	return o.newEmbedded(comps, p, log)
+}
+
+// embeddedReadOnly returns a handle on the named embedded cluster for what
+// only reads its state (its files, processes and endpoints: status,
+// preflight, connecting to it), which works without the control-plane
+// binaries.
+func (o *clusterOptions) embeddedReadOnly(p *profiles.Profile) (*cluster.Embedded, error) {
+	comps, err := cluster.FindComponents(o.binDir)
+	if err != nil && !errors.Is(err, cluster.ErrComponentsMissing) {
+		return nil, err
+	}
+	return o.newEmbedded(comps, p, nil)
+}
+
+func (o *clusterOptions) newEmbedded(comps cluster.Components, p *profiles.Profile, log io.Writer) (*cluster.Embedded, error) {
 	var timing profiles.Timing
 	var cp profiles.ControlPlane
 	if p != nil {
@@ -96,7 +113,7 @@ func (o *clusterOptions) connect(ctx context.Context, env *cmdEnv, qps float32, 
 	path := o.kubeconfig
 	embedded := false
 	if path == "" {
-		e, err := o.embedded(nil, nil)
+		e, err := o.embeddedReadOnly(nil)
 		if err != nil {
 			return nil, false, err
 		}
@@ -169,7 +186,8 @@ func isUsage(err error) bool {
 	return errors.As(err, &ue)
 }
 
+// isTTY says f is a terminal: a character device that answers a terminal
+// ioctl (/dev/null is a character device too, and nobody answers there).
 func isTTY(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return term.IsTerminal(int(f.Fd()))
 }

@@ -50,7 +50,7 @@ Examples:
 	}
 	var e *cluster.Embedded
 	if embedded {
-		if e, err = o.embedded(p, nil); err != nil {
+		if e, err = o.embeddedReadOnly(p); err != nil {
 			return err
 		}
 	}

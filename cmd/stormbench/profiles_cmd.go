@@ -32,7 +32,7 @@ Examples:
 	var output string
 	use := map[string]string{"list": "profiles list [flags]", "show": "profiles show NAME|FILE [flags]", "validate": "profiles validate FILE... [flags]"}[sub]
 	fs := newFlagSet(env, "profiles "+sub, use)
-	fs.StringVarP(&output, "output", "o", "", "Output format: text (list only), yaml or json")
+	fs.StringVarP(&output, "output", "o", "", "Output format: text, yaml or json (show: yaml unless json)")
 	if err := parse(fs, rest); err != nil {
 		return err
 	}
@@ -70,18 +70,31 @@ Examples:
 			return usagef("profiles validate needs at least one profile file or name")
 		}
 		invalid := 0
+		var checked []validation
 		for _, ref := range fs.Args() {
 			p, err := profiles.Load(ref)
 			if err != nil {
 				invalid++
-				fmt.Fprintf(env.stderr, "%s: %v\n", ref, err)
+				checked = append(checked, validation{File: ref, Error: err.Error()})
+				if output == "" || output == "text" {
+					fmt.Fprintf(env.stderr, "%s: %v\n", ref, err)
+				}
 				continue
 			}
-			variants := "variants"
-			if n := len(p.ResolvedVariants()); n == 1 {
-				variants = "variant"
+			v := validation{File: ref, Valid: true, Profile: p.Metadata.Name, Nodes: p.Fleet.Nodes, Variants: len(p.ResolvedVariants())}
+			checked = append(checked, v)
+			if output == "" || output == "text" {
+				variants := "variants"
+				if v.Variants == 1 {
+					variants = "variant"
+				}
+				fmt.Fprintf(env.stdout, "%s: valid (profile %s, %d nodes, %d %s)\n", ref, v.Profile, v.Nodes, v.Variants, variants)
 			}
-			fmt.Fprintf(env.stdout, "%s: valid (profile %s, %d nodes, %d %s)\n", ref, p.Metadata.Name, p.Fleet.Nodes, len(p.ResolvedVariants()), variants)
+		}
+		if output == "json" || output == "yaml" {
+			if err := printStructured(env.stdout, output, checked); err != nil {
+				return err
+			}
 		}
 		if invalid > 0 {
 			return usagef("%d of %d profiles invalid", invalid, fs.NArg())
@@ -100,4 +113,15 @@ Examples:
 		}
 		return printStructured(env.stdout, output, p)
 	}
+}
+
+// validation is one file's verdict in profiles validate -o json|yaml.
+type validation struct {
+	File     string `json:"file"`
+	Valid    bool   `json:"valid"`
+	Profile  string `json:"profile,omitempty"`
+	Nodes    int    `json:"nodes,omitempty"`
+	Variants int    `json:"variants,omitempty"`
+	// Error is why the file is invalid, with field paths.
+	Error string `json:"error,omitempty"`
 }

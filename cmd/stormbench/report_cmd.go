@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
-
-	"github.com/google/renameio/v2"
 
 	"github.com/stormbench/stormbench/bench/report"
 )
@@ -30,7 +29,8 @@ charts (a sweep's table and verdicts included), for a pull-request comment.
 
 As in kubectl, -o names the format; the file goes in --output-file, whose
 extension picks the format when -o is not given. An existing file is
-replaced only with --force. (-o FILE, the spelling before 0.2, still works
+replaced only with --force; a device or FIFO (/dev/null, /dev/stdout) is
+written into, never replaced. (-o FILE, the spelling before 0.2, still works
 and says it is deprecated.)
 
 Examples:
@@ -43,7 +43,7 @@ Examples:
 func runReport(ctx context.Context, env *cmdEnv, args []string) error {
 	var out, format, baseline string
 	var force bool
-	fs := newFlagSet(env, "report", "report RESULT.json [--output-file report.html|report.md] [flags]\n\n"+reportHelp)
+	fs := newFlagSet(env, "report", "report RESULT.json [--output-file report.html|report.md] [flags]\n\n"+reportHelp+"\n"+outputRules+"\n")
 	fs.StringVarP(&format, "output", "o", "", "Output format: html or markdown (default: from --output-file's extension, else markdown)")
 	fs.StringVar(&format, "format", "", "Same as --output")
 	fs.StringVar(&out, "output-file", "", "Write the report here instead of stdout (.html/.htm: HTML, .md/.markdown: markdown)")
@@ -67,7 +67,8 @@ func runReport(ctx context.Context, env *cmdEnv, args []string) error {
 		case ".md", ".markdown":
 			format = report.FormatMarkdown
 		case "":
-			if out != "" && out != "-" {
+			// A device, FIFO or stdout has no extension: markdown, as on stdout.
+			if out != "" && !writesInto(out) {
 				return usagef("cannot tell the format of %q: name it .html or .md, or give -o html|markdown", out)
 			}
 			format = report.FormatMarkdown
@@ -81,12 +82,10 @@ func runReport(ctx context.Context, env *cmdEnv, args []string) error {
 	if format != report.FormatHTML && format != report.FormatMarkdown {
 		return usagef("unknown report format %q: html or markdown", format)
 	}
-	if out != "" && out != "-" {
-		// A path it cannot write, or a file --force does not allow it to
-		// replace, is bad input, found before any work.
-		if err := checkWritable(out, force); err != nil {
-			return usagef("--output-file: %v", err)
-		}
+	// A path it cannot write, or a file --force does not allow it to
+	// replace, is bad input, found before any work.
+	if err := checkWritable(out, force); err != nil {
+		return usagef("--output-file: %v", err)
 	}
 	in, err := readResult("report", fs.Arg(0))
 	if err != nil {
@@ -105,15 +104,20 @@ func runReport(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	if out == "" || out == "-" {
-		_, err := env.stdout.Write(buf.Bytes())
-		return err
+	if out == "" {
+		out = "-"
 	}
-	// Written atomically, so that a CI artifact is never half a page.
-	if err := renameio.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+	// A regular file is written whole or not at all, so that a CI artifact
+	// is never half a page; a device or FIFO is written into.
+	if err := writeOutput(env, out, force, func(w io.Writer) error {
+		_, err := w.Write(buf.Bytes())
+		return err
+	}); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
-	fmt.Fprintf(env.stdout, "wrote %s report %s\n", format, out)
+	if !toStdout(out) {
+		fmt.Fprintf(env.stdout, "wrote %s report %s\n", format, out)
+	}
 	return nil
 }
 

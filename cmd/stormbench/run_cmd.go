@@ -20,6 +20,7 @@ import (
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/outfile"
 	"github.com/stormbench/stormbench/bench/report"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/internal/decodeerror"
@@ -80,6 +81,9 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 		KeepFleet: o.skipFleetDelete(emb, logf), ShardIndex: rp.shardI, ShardCount: rp.shardN, StartAt: rp.at,
 		SweepWaveSizes: rp.sizes, HeapProfile: heapProfile, Reset: o.reset(env, rp, emb, logf),
 	})
+	if err := file.flush(); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
 	if err := o.printResult(env, res, rp.path); err != nil {
 		return err
 	}
@@ -160,7 +164,7 @@ Examples:
 	fs.Int64Var(&o.seed, "seed", 0, "Override the profile's seed")
 	fs.StringVar(&o.outDir, "output-dir", "results", "Directory for the result file <run-id>.json")
 	fs.StringVar(&o.outFile, "result", "", "Result file path (overrides --output-dir)")
-	fs.BoolVar(&o.force, "force", false, "Overwrite an existing result file")
+	fs.BoolVar(&o.force, "force", false, "Overwrite an existing result file (and --cpuprofile, --memprofile files)")
 	fs.StringVarP(&o.output, "output", "o", "text", "Summary format on stdout: text, or json/yaml for the whole result document")
 	fs.BoolVar(&o.keepCluster, "keep-cluster", false, "Leave the embedded cluster running at the end")
 	fs.BoolVar(&o.keepFleet, "keep-fleet", false, "Leave the fleet (nodes, workloads) in place at the end")
@@ -381,18 +385,29 @@ func (o *runOptions) startProfiling(env *cmdEnv) (heap *measure.PeakHeapProfile,
 		}
 	}
 	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
+		// Written by the rules of every output: renamed into place when
+		// profiling stops, or written into a device or FIFO.
+		f, err := outfile.Create(o.cpuProfile, outfile.Options{Force: o.force})
 		if err != nil {
-			return nil, nil, fmt.Errorf("--cpuprofile: %w", err)
+			return nil, nil, usagef("--cpuprofile: %v", err)
 		}
-		stops = append(stops, func() { f.Close() })
 		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Abort()
 			stop()
 			return nil, nil, fmt.Errorf("--cpuprofile: %w", err)
 		}
-		stops = append(stops, pprof.StopCPUProfile)
+		stops = append(stops, func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				fmt.Fprintf(env.stderr, "warning: --cpuprofile: %v\n", err)
+			}
+		})
 	}
 	if o.memProfile != "" {
+		if err := outfile.Check(o.memProfile, outfile.Options{Force: o.force}); err != nil {
+			stop()
+			return nil, nil, usagef("--memprofile: %v", err)
+		}
 		heap = &measure.PeakHeapProfile{Path: o.memProfile}
 		stops = append(stops, func() {
 			if err := heap.Finish(); err != nil {
@@ -493,31 +508,52 @@ func (o *runOptions) printResult(env *cmdEnv, res *result.Result, path string) e
 	}
 }
 
-// resultFile is the run's result file, rewritten at every checkpoint.
+// resultFile is the run's result file, rewritten at every checkpoint. A
+// device or FIFO (/dev/stdout, a pipe) takes one document, the last: the
+// checkpoints are kept in memory and flush writes it.
 type resultFile struct {
 	path           string
 	force, written bool
+	into           bool
+	last           *result.Result
 }
 
-// newResultFile refuses an existing file without --force and creates the
-// file's directory.
+// newResultFile refuses, before the run, a result path the writer would
+// refuse (an existing file without --force, a directory, a dangling link;
+// see bench/outfile); the file's directory is created when written.
 func newResultFile(path string, force bool) (*resultFile, error) {
-	if _, err := os.Stat(path); err == nil && !force {
-		return nil, usagef("result file %s exists; use --force to overwrite or choose another --run-id", path)
+	t, err := outfile.Resolve(path, outfile.Options{Force: force, MakeDirs: true})
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, usagef("result file %s exists; use --force to overwrite or choose another --run-id", path)
+		}
+		return nil, usagef("--result: %v", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("creating result directory: %w", err)
+	if err := outfile.Check(path, outfile.Options{Force: force, MakeDirs: true}); err != nil {
+		return nil, usagef("--result: %v", err)
 	}
-	return &resultFile{path: path, force: force}, nil
+	return &resultFile{path: path, force: force, into: t.Kind == outfile.Into}, nil
 }
 
 // write is the run's checkpoint: the result so far replaces the file.
 func (f *resultFile) write(r *result.Result) error {
-	err := result.WriteFile(f.path, r, result.WriteOptions{Force: f.force || f.written})
+	if f.into {
+		f.last, f.written = r, true
+		return nil
+	}
+	err := result.WriteFile(f.path, r, result.WriteOptions{Force: f.force || f.written, MakeDirs: true})
 	if err == nil {
 		f.written = true
 	}
 	return err
+}
+
+// flush writes the last checkpoint into a device or FIFO.
+func (f *resultFile) flush() error {
+	if !f.into || f.last == nil {
+		return nil
+	}
+	return result.WriteFile(f.path, f.last, result.WriteOptions{Force: true})
 }
 
 // runError says what a failed run left behind.

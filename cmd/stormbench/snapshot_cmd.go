@@ -17,6 +17,7 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/outfile"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -86,8 +87,18 @@ func runFleetSnapshot(ctx context.Context, env *cmdEnv, args []string) error {
 		if err := validateRunID(runID); err != nil {
 			return err
 		}
-		if _, err := os.Stat(file); err == nil && !force {
-			return usagef("snapshot file %s exists; use --force to overwrite it", file)
+		// A snapshot is a regular file, replaced atomically: a device or
+		// FIFO is refused (the cluster would be stopped for nothing), and a
+		// link is followed, its target replaced.
+		dest, err := outfile.Resolve(file, outfile.Options{Force: force})
+		if err != nil {
+			return usagef("--file: %v", err)
+		}
+		if dest.Kind != outfile.New && dest.Kind != outfile.Replace {
+			return usagef("--file %s: a snapshot is written to a regular file, not a device, FIFO or stdout", file)
+		}
+		if err := outfile.Check(file, outfile.Options{Force: force}); err != nil {
+			return usagef("--file: %v", err)
 		}
 		if !emb.Exists() {
 			return usagef("the embedded cluster %q is not running (start it with `stormbench cluster up`, provision with `stormbench fleet up`)", o.name)
@@ -108,20 +119,18 @@ func runFleetSnapshot(ctx context.Context, env *cmdEnv, args []string) error {
 		if err != nil {
 			return fmt.Errorf("listing the fleet's pods: %w", err)
 		}
-		if force {
-			_ = os.Remove(file)
-		}
 		start := time.Now()
 		meta := snapshotWant(p)
 		meta.RunID, meta.Nodes, meta.Pods, meta.APF = runID, len(nodes.Items), len(pods.Items), emb.APFMode()
-		if err := emb.SaveSnapshot(ctx, file, meta); err != nil {
+		// SaveSnapshot renames over dest.File: a link's target, never the link.
+		if err := emb.SaveSnapshot(ctx, dest.File, meta); err != nil {
 			return err
 		}
 		// The components were restarted with the copy taken.
 		if _, err := waitServing(ctx, env, &o, p); err != nil {
 			return fmt.Errorf("after the snapshot: %w", err)
 		}
-		st, _ := os.Stat(file)
+		st, _ := os.Stat(dest.File)
 		fmt.Fprintf(env.stdout, "Saved fleet %q (%d nodes, %d pods) to %s: %.1f MiB in %s\n", runID, meta.Nodes, meta.Pods, file, float64(st.Size())/(1<<20), time.Since(start).Round(100*time.Millisecond))
 		return nil
 	}
