@@ -228,10 +228,11 @@ func runMeta(in compare.Input, prof runProfile) []MetaItem {
 	return meta
 }
 
-// highlights lists, per compared variant, the key metrics that changed by
-// at least 10 % from the baseline, largest first, at most six.
+// highlights lists the headline sentences of an A/B (compare.Headlines),
+// then per compared variant the key metrics that changed by at least 10 %
+// from the baseline, largest first, at most six.
 func highlights(c *compare.Comparison) []string {
-	var out []string
+	out := compare.Headlines(c)
 	for gi := 1; gi < len(c.Groups); gi++ {
 		type hl struct {
 			text string
