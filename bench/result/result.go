@@ -61,7 +61,25 @@ type Run struct {
 	// Cluster.Settings.Flags["stormbench"]["merged-shards"]: Decode turns it
 	// into "shard 0", "shard 1", ...
 	MergedFrom []string `json:"mergedFrom,omitempty"`
+	// Order is the order the storms ran in: one block per repetition,
+	// every variant once per block, shuffled per block from the seed
+	// (repetitions: N). Empty in files written before it was recorded.
+	Order [][]string `json:"order,omitempty"`
+	// Isolation says how the storms were kept from inheriting each other's
+	// state: IsolationRestored or IsolationNone; empty for a single storm
+	// and in files written before it was recorded.
+	Isolation string `json:"isolation,omitempty"`
 }
+
+// Isolations of a run's storms.
+const (
+	// IsolationRestored: the fleet snapshot taken after provisioning (or
+	// given with run --from-snapshot) was restored before every storm.
+	IsolationRestored = "restored"
+	// IsolationNone: every storm started from the state the previous one
+	// left (an existing cluster, run --no-restore, real kubelets).
+	IsolationNone = "none"
+)
 
 // Cluster describes the control plane.
 type Cluster struct {
