@@ -56,9 +56,10 @@ func Headline(c *Comparison, ri, gi int) string {
 	head := fmt.Sprintf("%s vs %s: %s %s", c.Groups[gi].Name, c.Baseline, r.Metric.Label, change)
 	n := fmt.Sprintf("n = %d + %d", d.N1, d.N2)
 	level := FormatLevel(c.Confidence)
+	need := ShiftRuns(c.Confidence)
 	switch {
-	case d.TooFew:
-		return fmt.Sprintf("%s (%s: too few runs for an interval or a significance test; %d + %d needed)", head, n, ShiftRuns(c.Confidence), ShiftRuns(c.Confidence))
+	case d.TooFew || (d.Lo == nil && (d.N1 < need || d.N2 < need)):
+		return fmt.Sprintf("%s (%s: too few runs for an interval or a significance test; %d + %d needed)", head, n, need, need)
 	case d.Lo == nil:
 		return fmt.Sprintf("%s (%s, p = %.3f; too few runs for a %s interval)", head, n, d.P, level)
 	}
