@@ -12,21 +12,22 @@ import (
 // distribution as benchstat (golang.org/x/perf/benchmath) does.
 type Interval struct {
 	// N is the sample size.
-	N int
+	N int `json:"n"`
 	// Median is the sample median.
-	Median float64
+	Median float64 `json:"median"`
 	// Lo and Hi bound the interval; meaningful only when Bounded.
-	Lo, Hi float64
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
 	// Confidence is the interval's actual coverage, at least the level
 	// asked for unless Reduced; 0 when there is no interval.
-	Confidence float64
+	Confidence float64 `json:"confidence"`
 	// Bounded is false with fewer than 2 values.
-	Bounded bool
+	Bounded bool `json:"bounded"`
 	// Reduced is set when the sample is too small for any pair of order
 	// statistics to reach the level asked for (95 % needs 6 runs): the
 	// interval is then the sample's range, [min, max], and Confidence its
 	// lower coverage (93.8 % for 5 runs, 87.5 % for 4).
-	Reduced bool
+	Reduced bool `json:"reduced,omitempty"`
 }
 
 // MedianInterval returns the median of values and its confidence interval
