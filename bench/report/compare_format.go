@@ -218,13 +218,16 @@ func writeComparisonMarkdown(w io.Writer, c *compare.Comparison, level int) erro
 	}
 	ew.printf("|%s|\n", strings.Join(align, "|"))
 	for _, r := range c.Rows {
-		cells := rowCells(c, r)
-		for i := 2; i < len(cells); i += 2 {
-			if d := r.Cells[i/2].Delta; d != nil && d.Significant && d.Text != "~" {
+		// cells: metric, baseline, then value and change per group; a
+		// significant change is bold (after escaping, which would escape
+		// the asterisks).
+		cells := mdEscapeAll(rowCells(c, r))
+		for i := 3; i < len(cells); i += 2 {
+			if d := r.Cells[(i-1)/2].Delta; d != nil && d.Significant && d.Text != "~" {
 				cells[i] = "**" + cells[i] + "**"
 			}
 		}
-		ew.printf("| %s |\n", strings.Join(mdEscapeAll(cells), " | "))
+		ew.printf("| %s |\n", strings.Join(cells, " | "))
 	}
 	if len(c.Notes) > 0 || len(c.Warnings) > 0 || hasMissing(c) {
 		ew.printf("\n")

@@ -225,6 +225,9 @@ func runMeta(in compare.Input, prof runProfile) []MetaItem {
 		add("APF", "exempt: every component ran as system:masters, which API Priority and Fairness never queues")
 	}
 	add("Fleet", fmt.Sprintf("%d nodes, %d pods, %d services, seed %d", r.Run.Fleet.Nodes, r.Run.Fleet.Pods, r.Run.Fleet.Services, r.Run.Seed))
+	if notes := isolationNotes(r); len(notes) > 0 {
+		add("Storms", strings.Join(notes, "; "))
+	}
 	return meta
 }
 

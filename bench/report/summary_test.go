@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
@@ -184,4 +185,31 @@ func TestSummaryInterleaved(t *testing.T) {
 		}
 	}
 	testutil.Golden(t, "summary-interleaved.golden", buf.Bytes())
+}
+
+// TestReportInterleaved: the report of an interleaved run names its order
+// and restores, leads its highlights with the A/B's sentences and shows
+// the medians' intervals.
+func TestReportInterleaved(t *testing.T) {
+	rep, err := Build(compare.Input{Name: "reps.json", Result: interleaved(t)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"| Storms | order: 5 blocks",
+		"- preserve vs legacy: API excess requests per restart -55.5% (95% CI -57.3%…-53.7%, n = 5 + 5, p = 0.008)",
+		"| 158 [155…161] ¹ | 70.3 [67.5…73.1] ¹ | **-55.5% [-57.3%…-53.7%] (p=0.008 n=5)** |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(out)
+	}
 }
