@@ -60,11 +60,12 @@ type Options struct {
 	// an identical cluster; it returns how long that took, recorded as the
 	// storm's ResetSeconds.
 	Reset func(ctx context.Context) (time.Duration, error)
-	// SaveFleet, when set, saves the provisioned fleet (run: a snapshot of
-	// the embedded cluster) once it has settled; Reset then brings it back
-	// before every storm, the first included, so that every storm starts
-	// from the same fleet. Without it, Reset runs before every storm but
-	// the first (run --from-snapshot: the first starts from the restore).
+	// SaveFleet, when set with Reset, saves the provisioned fleet (run: a
+	// snapshot of the embedded cluster) once it has settled; Reset then
+	// brings it back before every storm, the first included, so that every
+	// storm starts from the same fleet. Without it, Reset runs before every
+	// storm but the first (run --from-snapshot: the first starts from the
+	// restore).
 	SaveFleet func(ctx context.Context) error
 	// Isolation is recorded in the result: how storms were kept from
 	// inheriting each other's state (result.Isolation*).
@@ -119,14 +120,12 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 	o.Logf("Fleet Ready in %s", o.Clock.Since(provStart).Round(100*time.Millisecond))
 	// An interrupt during the settle wait still deletes the fleet below.
 	runErr := settleAfterProvisioning(ctx, o)
-	if runErr == nil && o.SaveFleet != nil {
-		o.Logf("Saving the provisioned fleet: every storm starts from it")
-		if err := o.SaveFleet(ctx); err != nil {
-			runErr = fmt.Errorf("saving the provisioned fleet: %w", err)
-		}
+	var firstReset time.Duration
+	if runErr == nil && o.SaveFleet != nil && o.Reset != nil {
+		runErr = saveFleet(ctx, o, &firstReset)
 	}
 	if runErr == nil {
-		runErr = runStorms(ctx, o, f, rn, res)
+		runErr = runStorms(ctx, o, f, rn, res, firstReset)
 	}
 	res.Run.End = o.Clock.Now()
 	res.Complete = runErr == nil
@@ -147,6 +146,22 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 		}
 	}
 	return res, runErr
+}
+
+// saveFleet saves the provisioned fleet and restores it at once, as before
+// every later storm: saving restarts the control plane, and the first storm
+// then starts, as every other, from a restore that has settled; *took is
+// the restore's time.
+func saveFleet(ctx context.Context, o Options, took *time.Duration) error {
+	o.Logf("Saving the provisioned fleet: every storm starts from it")
+	if err := o.SaveFleet(ctx); err != nil {
+		return fmt.Errorf("saving the provisioned fleet: %w", err)
+	}
+	var err error
+	if *took, err = o.Reset(ctx); err != nil {
+		return fmt.Errorf("restoring the fleet before the first storm: %w", err)
+	}
+	return nil
 }
 
 // logLeftovers names other runs' nodes and namespaces on the cluster: they
@@ -248,7 +263,8 @@ func blockOrder(steps []stormStep, reps int, seed int64) [][]int {
 
 // runStorms runs every variant × repetition on the provisioned fleet, in
 // blocks (blockOrder), recorded in the result's Run.Order.
-func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, res *result.Result) error {
+// firstReset is the time of the restore before the first storm, if any.
+func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, res *result.Result, firstReset time.Duration) error {
 	p := o.Profile
 	if p.Storm == nil {
 		return nil
@@ -288,8 +304,8 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, re
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			var reset time.Duration
-			if o.Reset != nil && (o.SaveFleet != nil || len(res.Variants) > 0) {
+			reset := firstReset
+			if o.Reset != nil && len(res.Variants) > 0 {
 				o.Logf("Restoring the fleet before variant %s (repetition %d)", s.variant.Name, rep)
 				if reset, err = o.Reset(ctx); err != nil {
 					return fmt.Errorf("restoring the fleet before variant %s repetition %d: %w", s.variant.Name, rep, err)
