@@ -150,10 +150,14 @@ clean: ## Remove bin/ (components included).
 CI_PROFILE     ?= quick
 BASELINE       ?= results/baselines/$(CI_PROFILE).json
 MAX_REGRESSION ?=
+# REPETITIONS is compare-gates' runs per variant: 5 + 5 is the fewest for
+# which a Hodges-Lehmann 95 % interval and a significant U test exist with
+# a run to spare (4 + 4 at the least).
+REPETITIONS    ?= 5
 
 .PHONY: compare-gates
-compare-gates: components build ## Run the gate A/B profile (quick) and write results/compare-gates.{json,html,md}.
-	$(BIN)/stormbench run --profile quick --bin-dir $(BIN) --result results/compare-gates.json --force
+compare-gates: components build ## Run the gate A/B profile (quick), 5 interleaved repetitions per variant, and write results/compare-gates.{json,html,md}.
+	$(BIN)/stormbench run --profile quick --repetitions $(REPETITIONS) --bin-dir $(BIN) --result results/compare-gates.json --force
 	$(BIN)/stormbench compare results/compare-gates.json
 	$(BIN)/stormbench report results/compare-gates.json --output-file results/compare-gates.html --force
 	$(BIN)/stormbench report results/compare-gates.json --output-file results/compare-gates.md --force

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"time"
 
@@ -59,6 +60,16 @@ type Options struct {
 	// an identical cluster; it returns how long that took, recorded as the
 	// storm's ResetSeconds.
 	Reset func(ctx context.Context) (time.Duration, error)
+	// SaveFleet, when set with Reset, saves the provisioned fleet (run: a
+	// snapshot of the embedded cluster) once it has settled; Reset then
+	// brings it back before every storm, the first included, so that every
+	// storm starts from the same fleet. Without it, Reset runs before every
+	// storm but the first (run --from-snapshot: the first starts from the
+	// restore).
+	SaveFleet func(ctx context.Context) error
+	// Isolation is recorded in the result: how storms were kept from
+	// inheriting each other's state (result.Isolation*).
+	Isolation string
 	// Clock is injected for tests; default the real clock.
 	Clock clock.Clock
 }
@@ -115,8 +126,12 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 	o.Logf("Fleet Ready in %s", o.Clock.Since(provStart).Round(100*time.Millisecond))
 	// An interrupt during the settle wait still deletes the fleet below.
 	runErr := settleAfterProvisioning(ctx, o)
+	var firstReset time.Duration
+	if runErr == nil && o.SaveFleet != nil && o.Reset != nil {
+		runErr = saveFleet(ctx, o, &firstReset)
+	}
 	if runErr == nil {
-		runErr = runStorms(ctx, o, f, rn, res)
+		runErr = runStorms(ctx, o, f, rn, res, firstReset)
 	}
 	res.Run.End = o.Clock.Now()
 	res.Complete = runErr == nil
@@ -137,6 +152,22 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 		}
 	}
 	return res, runErr
+}
+
+// saveFleet saves the provisioned fleet and restores it at once, as before
+// every later storm: saving restarts the control plane, and the first storm
+// then starts, as every other, from a restore that has settled; *took is
+// the restore's time.
+func saveFleet(ctx context.Context, o Options, took *time.Duration) error {
+	o.Logf("Saving the provisioned fleet: every storm starts from it")
+	if err := o.SaveFleet(ctx); err != nil {
+		return fmt.Errorf("saving the provisioned fleet: %w", err)
+	}
+	var err error
+	if *took, err = o.Reset(ctx); err != nil {
+		return fmt.Errorf("restoring the fleet before the first storm: %w", err)
+	}
+	return nil
 }
 
 // logLeftovers names other runs' nodes and namespaces on the cluster: they
@@ -188,8 +219,9 @@ func newResult(o Options) *result.Result {
 					Flags:                           flags,
 				},
 			},
-			Seed:    p.Seed,
-			Profile: raw,
+			Seed:      p.Seed,
+			Profile:   raw,
+			Isolation: o.Isolation,
 		},
 	}
 }
@@ -202,10 +234,44 @@ type stormStep struct {
 	sched   *storm.Schedule
 	// restarts are this shard's share of sched.Restarts.
 	restarts []storm.Restart
+	// stage orders the steps of a block: steps of a lower stage run
+	// first, and only steps of one stage are shuffled among themselves.
+	// A run's variants are one stage; a sweep's steps each their own, so
+	// that its wave sizes grow in order.
+	stage int
 }
 
-// runStorms runs every variant × repetition on the provisioned fleet.
-func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, res *result.Result) error {
+// blockOrder returns the order of the steps in each of reps blocks: every
+// step once per block, the steps of a stage in an order shuffled per block
+// from the seed, so that drift over the run (etcd growing, caches warming,
+// a neighbour on the machine) does not line up with one variant. The same
+// seed gives the same order.
+func blockOrder(steps []stormStep, reps int, seed int64) [][]int {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed0b10c5))
+	blocks := make([][]int, reps)
+	for b := range blocks {
+		order := make([]int, len(steps))
+		for i := range order {
+			order[i] = i
+		}
+		for lo := 0; lo < len(order); {
+			hi := lo
+			for hi < len(order) && steps[hi].stage == steps[lo].stage {
+				hi++
+			}
+			stage := order[lo:hi]
+			rng.Shuffle(len(stage), func(i, j int) { stage[i], stage[j] = stage[j], stage[i] })
+			lo = hi
+		}
+		blocks[b] = order
+	}
+	return blocks
+}
+
+// runStorms runs every variant × repetition on the provisioned fleet, in
+// blocks (blockOrder), recorded in the result's Run.Order.
+// firstReset is the time of the restore before the first storm, if any.
+func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, res *result.Result, firstReset time.Duration) error {
 	p := o.Profile
 	if p.Storm == nil {
 		return nil
@@ -218,7 +284,9 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, re
 	for _, n := range nodes.Items {
 		infos = append(infos, storm.NodeInfo{Name: n.Name, Labels: n.Labels})
 	}
-	for _, s := range stormSteps(o) {
+	steps := stormSteps(o)
+	for i := range steps {
+		s := &steps[i]
 		if s.sched, err = storm.NewSchedule(s.storm, p.Seed, infos); err != nil {
 			return fmt.Errorf("computing storm schedule: %w", err)
 		}
@@ -226,15 +294,28 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, re
 		if o.ShardCount > 1 {
 			s.restarts = s.sched.Shard(o.ShardIndex, o.ShardCount)
 		}
-		for rep := 0; rep < p.Repetitions; rep++ {
+	}
+	blocks := blockOrder(steps, p.Repetitions, p.Seed)
+	res.Run.Order = make([][]string, len(blocks))
+	for b, order := range blocks {
+		for _, i := range order {
+			res.Run.Order[b] = append(res.Run.Order[b], steps[i].variant.Name)
+		}
+	}
+	if len(blocks) > 1 {
+		o.Logf("Storm order, %d blocks: %v", len(blocks), res.Run.Order)
+	}
+	for rep, order := range blocks {
+		for _, i := range order {
+			s := steps[i]
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			var reset time.Duration
-			if o.Reset != nil && (len(res.Variants) > 0) {
-				o.Logf("Resetting the cluster before variant %s (repetition %d)", s.variant.Name, rep)
+			reset := firstReset
+			if o.Reset != nil && len(res.Variants) > 0 {
+				o.Logf("Restoring the fleet before variant %s (repetition %d)", s.variant.Name, rep)
 				if reset, err = o.Reset(ctx); err != nil {
-					return fmt.Errorf("resetting the cluster before variant %s repetition %d: %w", s.variant.Name, rep, err)
+					return fmt.Errorf("restoring the fleet before variant %s repetition %d: %w", s.variant.Name, rep, err)
 				}
 			}
 			vr, err := runVariant(ctx, o, f, rn, s, rep)
@@ -253,23 +334,33 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, re
 	return nil
 }
 
+// Storms is how many storms a run of the profile plays: every variant
+// (at every sweep wave size) times the repetitions.
+func Storms(p *profiles.Profile, sweepWaveSizes int) int {
+	return len(p.ResolvedVariants()) * max(1, sweepWaveSizes) * p.Repetitions
+}
+
 // stormSteps lists the profile's variants, or for a capacity sweep each
 // variant at each wave size: the same storm, all at once, on the same fleet.
 func stormSteps(o Options) []stormStep {
 	p := o.Profile
 	var steps []stormStep
-	for _, v := range p.ResolvedVariants() {
-		if len(o.SweepWaveSizes) == 0 {
+	if len(o.SweepWaveSizes) == 0 {
+		for _, v := range p.ResolvedVariants() {
 			steps = append(steps, stormStep{variant: v, storm: p.Storm})
-			continue
 		}
+		return steps
+	}
+	for _, v := range p.ResolvedVariants() {
 		for _, size := range o.SweepWaveSizes {
 			st := *p.Storm
 			st.Select = profiles.Selection{Count: size, LabelSelector: p.Storm.Select.LabelSelector}
 			st.Waves = profiles.Waves{}
 			sv := v
 			sv.Name = fmt.Sprintf("%s/wave=%d", v.Name, size)
-			steps = append(steps, stormStep{variant: sv, storm: &st})
+			// Each its own stage: a sweep keeps its order, the wave
+			// sizes growing.
+			steps = append(steps, stormStep{variant: sv, storm: &st, stage: len(steps)})
 		}
 	}
 	return steps

@@ -166,12 +166,15 @@ type Cell struct {
 	Values []float64 `json:"values,omitempty"`
 	// Median is the sample median.
 	Median float64 `json:"median"`
-	// Lo and Hi bound the median's confidence interval; nil when it is
-	// unbounded (too few runs).
+	// Lo and Hi bound the median's confidence interval (MedianInterval);
+	// nil for a single run.
 	Lo *float64 `json:"lo,omitempty"`
 	Hi *float64 `json:"hi,omitempty"`
-	// CI is the interval as benchstat prints it ("±3%", "±∞"); empty for a
-	// single run.
+	// Confidence is the interval's actual coverage: at least
+	// Comparison.Confidence, or less when the runs are too few for it
+	// (the sample's range then, marked by a note).
+	Confidence float64 `json:"confidence,omitempty"`
+	// CI is the interval for people ("[161…166]"); empty for a single run.
 	CI string `json:"ci,omitempty"`
 	// Notes are footnote numbers.
 	Notes []int `json:"notes,omitempty"`
@@ -185,9 +188,20 @@ type Delta struct {
 	// Change is (median - baseline median) / baseline median; nil when the
 	// baseline median is 0 and this one is not.
 	Change *float64 `json:"change,omitempty"`
-	// Text is the change for people: "-55.0%", or "~" when the test finds
-	// no significant difference.
+	// Estimate is the Hodges-Lehmann estimate of the relative change (see
+	// RelativeShift), and Lo and Hi its confidence interval, nil when the
+	// runs are too few for one (4 + 4 at 95 %).
+	Estimate *float64 `json:"estimate,omitempty"`
+	Lo       *float64 `json:"lo,omitempty"`
+	Hi       *float64 `json:"hi,omitempty"`
+	// Confidence is the interval's actual coverage.
+	Confidence float64 `json:"confidence,omitempty"`
+	// Text is the change for people: the estimate, "-55.0%", or "~" when
+	// the test finds no significant difference.
 	Text string `json:"text"`
+	// CI is the estimate's interval for people ("[-60.1…-50.2%]"); empty
+	// without one.
+	CI string `json:"ci,omitempty"`
 	// P is the Mann-Whitney U test's p-value.
 	P float64 `json:"p"`
 	// N1 and N2 are the baseline's and this sample's sizes.
@@ -268,7 +282,7 @@ func Compare(inputs []Input, opts Options) (*Comparison, error) {
 			}
 			measured = true
 			samples[gi] = benchmath.NewSample(vals, &thresholds)
-			row.Cells[gi] = summarise(samples[gi], opts.Confidence, notes)
+			row.Cells[gi] = summarise(samples[gi], opts.Confidence, m.Unit, notes)
 		}
 		if !measured {
 			continue
@@ -277,7 +291,7 @@ func Compare(inputs []Input, opts Options) (*Comparison, error) {
 			if samples[0] == nil || samples[gi] == nil {
 				continue
 			}
-			row.Cells[gi].Delta = compareSamples(samples[0], samples[gi], row.Cells[0].Median, row.Cells[gi].Median, notes)
+			row.Cells[gi].Delta = compareSamples(samples[0], samples[gi], row.Cells[0].Median, row.Cells[gi].Median, opts.Confidence, notes)
 		}
 		c.Rows = append(c.Rows, row)
 	}
@@ -285,22 +299,42 @@ func Compare(inputs []Input, opts Options) (*Comparison, error) {
 	return c, nil
 }
 
-func summarise(s *benchmath.Sample, confidence float64, notes *noteSet) Cell {
-	sum := benchmath.AssumeNothing.Summary(s, confidence)
-	cell := Cell{N: len(s.Values), Values: s.Values, Median: sum.Center}
-	if cell.N < 2 {
+func summarise(s *benchmath.Sample, confidence float64, unit string, notes *noteSet) Cell {
+	iv := MedianInterval(s.Values, confidence)
+	cell := Cell{N: iv.N, Values: s.Values, Median: iv.Median}
+	if !iv.Bounded {
 		// One run has no interval to speak of; the comparison notes say so.
 		return cell
 	}
-	if !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) {
-		lo, hi := sum.Lo, sum.Hi
-		cell.Lo, cell.Hi = &lo, &hi
+	lo, hi := iv.Lo, iv.Hi
+	cell.Lo, cell.Hi, cell.Confidence = &lo, &hi, iv.Confidence
+	if lo != hi {
+		cell.CI = "[" + FormatInterval(lo, hi, unit) + "]"
 	}
-	cell.CI = "±" + sum.PctRangeString()
-	for _, w := range sum.Warnings {
-		cell.Notes = append(cell.Notes, notes.add(w.Error()))
+	if iv.Reduced {
+		cell.Notes = append(cell.Notes, notes.add(ReducedNote(iv.N, iv.Confidence, confidence)))
 	}
 	return cell
+}
+
+// ReducedNote explains an interval from too few runs for the level asked
+// for: the range of the runs, with its lower coverage.
+func ReducedNote(n int, got, want float64) string {
+	return fmt.Sprintf("%d runs: the interval is their range [min…max], which holds the median with %s confidence; %s needs %d runs", n, FormatLevel(got), FormatLevel(want), MedianRuns(want))
+}
+
+// FormatLevel formats a confidence level: 0.95 is "95%", 0.9375 "93.8%".
+func FormatLevel(c float64) string {
+	p := c * 100
+	if math.Abs(p-math.Round(p)) < 0.05 {
+		return fmt.Sprintf("%.0f%%", p)
+	}
+	return fmt.Sprintf("%.1f%%", p)
+}
+
+// FormatInterval formats the bounds of an interval in the unit, "lo…hi".
+func FormatInterval(lo, hi float64, unit string) string {
+	return FormatValue(lo, unit) + "…" + FormatValue(hi, unit)
 }
 
 // tooFewMarker is how benchmath says that the samples are too small for the
@@ -313,19 +347,32 @@ func TooFewRepetitions(warnings []error) bool {
 	return slices.ContainsFunc(warnings, func(e error) bool { return strings.Contains(e.Error(), tooFewMarker) })
 }
 
-func compareSamples(base, cur *benchmath.Sample, baseMedian, curMedian float64, notes *noteSet) *Delta {
+func compareSamples(base, cur *benchmath.Sample, baseMedian, curMedian, confidence float64, notes *noteSet) *Delta {
 	cmp := benchmath.AssumeNothing.Compare(base, cur)
 	d := &Delta{P: cmp.P, N1: cmp.N1, N2: cmp.N2, Significant: cmp.P <= cmp.Alpha}
 	change := RelChange(baseMedian, curMedian)
 	if !math.IsInf(change, 0) {
 		d.Change = &change
 	}
+	shown := change
+	sh := RelativeShift(base.Values, cur.Values, confidence)
+	if !math.IsInf(sh.Estimate, 0) && !math.IsNaN(sh.Estimate) {
+		est := sh.Estimate
+		d.Estimate, shown = &est, est
+	}
+	if sh.Bounded {
+		lo, hi := sh.Lo, sh.Hi
+		d.Lo, d.Hi, d.Confidence = &lo, &hi, sh.Confidence
+		if lo != hi {
+			d.CI = "[" + FormatPercent(lo) + "…" + FormatPercent(hi) + "]"
+		}
+	}
 	for _, w := range cmp.Warnings {
 		msg := w.Error()
 		switch {
 		case strings.Contains(msg, tooFewMarker):
 			d.TooFew = true
-			d.Notes = append(d.Notes, notes.add("too few repetitions to tell whether a difference is significant: "+msg+"; the change shown is between the medians"))
+			d.Notes = append(d.Notes, notes.add(fmt.Sprintf("too few repetitions to tell whether a difference is significant: %s; the change shown has no interval (%d + %d runs needed)", msg, ShiftRuns(confidence), ShiftRuns(confidence))))
 		case strings.Contains(msg, "all samples are equal"):
 			// Identical samples: "~" says it all.
 		default:
@@ -333,10 +380,10 @@ func compareSamples(base, cur *benchmath.Sample, baseMedian, curMedian float64, 
 		}
 	}
 	switch {
-	case d.TooFew && change != 0:
-		d.Text = FormatChange(change)
+	case d.TooFew && shown != 0:
+		d.Text = FormatChange(shown)
 	case d.Significant:
-		d.Text = FormatChange(change)
+		d.Text = FormatChange(shown)
 	default:
 		d.Text = "~"
 	}

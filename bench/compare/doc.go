@@ -10,10 +10,12 @@
 // a cost: lower is better.
 //
 // Comparisons follow benchstat (golang.org/x/perf/cmd/benchstat): each
-// group's runs form a sample, summarised by its median and a confidence
-// interval (95 % unless Options.Confidence says otherwise), and two samples
-// are compared with the Mann-Whitney U test (benchmath.AssumeNothing) at
-// Options.Alpha. Caveats travel as data, as numbered notes, never as log
+// group's runs form a sample, summarised by its median and a
+// distribution-free confidence interval (95 % unless Options.Confidence says
+// otherwise; [MedianInterval]), and two samples are compared with the
+// Mann-Whitney U test (benchmath.AssumeNothing) at Options.Alpha, the change
+// being the Hodges-Lehmann estimate with the interval that inverts the test
+// ([RelativeShift]). An A/B leads with quotable sentences ([Headlines]). Caveats travel as data, as numbered notes, never as log
 // lines. Rendering a [Comparison] is bench/report's job; a Comparison
 // encodes as JSON as is.
 //

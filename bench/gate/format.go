@@ -11,6 +11,33 @@ import (
 	"github.com/stormbench/stormbench/bench/compare"
 )
 
+// Samples are the two samples a regression gate compares, each as its
+// median with its 95 % confidence interval and n (compare.MedianInterval).
+type Samples struct {
+	Current  compare.Interval `json:"current"`
+	Baseline compare.Interval `json:"baseline"`
+}
+
+// withIntervals records the medians' intervals of a regression gate's
+// samples, for display.
+func withIntervals(g *Check, base, cur []float64) {
+	g.Samples = &Samples{Current: compare.MedianInterval(cur, 0.95), Baseline: compare.MedianInterval(base, 0.95)}
+}
+
+// intervalText renders a median's interval and n: " [1.20s…1.40s] n=5",
+// or " n=1"; a range from too few runs for 95 % is shown with its
+// own coverage: " [1.20s…1.40s] (93.8%) n=5".
+func intervalText(iv compare.Interval, unit string) string {
+	s := ""
+	if iv.Bounded && iv.Lo != iv.Hi {
+		s = " [" + compare.FormatInterval(iv.Lo, iv.Hi, unit) + "]"
+		if iv.Reduced {
+			s += " (" + compare.FormatLevel(iv.Confidence) + ")"
+		}
+	}
+	return s + fmt.Sprintf(" n=%d", iv.N)
+}
+
 // gateValue renders a gate's current figure.
 func gateValue(g Check) string {
 	switch {
@@ -23,12 +50,18 @@ func gateValue(g Check) string {
 	case g.Status == Skip || strings.HasPrefix(g.Detail, "not measured"):
 		return "-"
 	}
+	if g.Samples != nil {
+		return compare.FormatValue(g.Value, g.Unit) + intervalText(g.Samples.Current, g.Unit)
+	}
 	return compare.FormatValue(g.Value, g.Unit)
 }
 
 func gateBaseline(g Check) string {
 	if g.Baseline == nil {
 		return "-"
+	}
+	if g.Samples != nil {
+		return compare.FormatValue(*g.Baseline, g.Unit) + intervalText(g.Samples.Baseline, g.Unit)
 	}
 	return compare.FormatValue(*g.Baseline, g.Unit)
 }

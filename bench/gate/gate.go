@@ -122,6 +122,9 @@ type Check struct {
 	// Detail says by how much the gate passed or failed, or why it was
 	// skipped.
 	Detail string `json:"detail"`
+	// Samples are a regression gate's current and baseline medians with
+	// their intervals and n (see withIntervals); nil for other gates.
+	Samples *Samples `json:"samples,omitempty"`
 }
 
 // Report is the outcome of Evaluate.
@@ -512,6 +515,7 @@ func regressionGate(base, cur compare.Group, rm regressionMetric, alpha float64)
 	bm := benchmath.AssumeNothing.Summary(bs, 0.95).Center
 	cm := benchmath.AssumeNothing.Summary(cs, 0.95).Center
 	gr.Value, gr.Baseline = cm, &bm
+	withIntervals(&gr, bv, cv)
 	limit := bm * (1 + rm.max)
 	gr.Limit = &limit
 	gr.Threshold = fmt.Sprintf("≤ %s (%s)", compare.FormatPercent(rm.max), compare.FormatValue(limit, rm.Unit))

@@ -344,3 +344,19 @@ func TestPerfDataGolden(t *testing.T) {
 		t.Error("a file name leaving the directory was accepted")
 	}
 }
+
+// TestGateIntervalDisplay: a regression gate shows each median with its
+// interval and n; from 5 runs the interval is their range, with its
+// coverage.
+func TestGateIntervalDisplay(t *testing.T) {
+	g := Check{Kind: KindRegression, Unit: "", Value: 30, Status: Pass}
+	base := 10.0
+	g.Baseline = &base
+	withIntervals(&g, []float64{9, 10, 11, 12, 8, 10.5}, []float64{50, 10, 30, 40, 20})
+	if got, want := gateValue(g), "30 [10…50] (93.8%) n=5"; got != want {
+		t.Errorf("value %q, want %q", got, want)
+	}
+	if got, want := gateBaseline(g), "10 [8…12] n=6"; got != want {
+		t.Errorf("baseline %q, want %q", got, want)
+	}
+}

@@ -89,8 +89,9 @@ func cellText(c compare.Cell, unit string) string {
 	return s + noteMarks(c.Notes)
 }
 
-// deltaText renders a delta as benchstat does: "-55.0% (p=0.008 n=5)",
-// "~ (p=0.310 n=5)", or with too few runs "-55.0% (n=1)".
+// deltaText renders a delta as benchstat does, with the change's
+// interval: "-55.0% [-60.2%…-50.1%] (p=0.008 n=5)", "~ [-3.0%…+2.1%]
+// (p=0.310 n=5)", or with too few runs "-55.0% (n=1)".
 func deltaText(d *compare.Delta) string {
 	if d == nil {
 		return ""
@@ -103,7 +104,16 @@ func deltaText(d *compare.Delta) string {
 	if d.TooFew {
 		detail = "(" + n + ")"
 	}
-	return d.Text + " " + detail + noteMarks(d.Notes)
+	text := d.Text
+	if d.CI != "" {
+		text += " " + d.CI
+	}
+	return text + " " + detail + noteMarks(d.Notes)
+}
+
+// intervalLegend says what the brackets hold.
+func intervalLegend(c *compare.Comparison) string {
+	return fmt.Sprintf("median [%s confidence interval]; change vs %s: Hodges-Lehmann estimate [its interval], Mann-Whitney p, ~ not significant at α=%.2f", compare.FormatLevel(c.Confidence), c.Baseline, c.Alpha)
 }
 
 // missingLegend explains "-" cells.
@@ -145,6 +155,13 @@ func writeComparisonText(w io.Writer, c *compare.Comparison) error {
 	for _, g := range c.Groups {
 		ew.printf("  %s\n", groupLine(g))
 	}
+	ew.printf("%s\n", intervalLegend(c))
+	if hs := compare.Headlines(c); len(hs) > 0 {
+		ew.printf("\n")
+		for _, h := range hs {
+			ew.printf("%s\n", h)
+		}
+	}
 	ew.printf("\n")
 	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
 	h := headerCells(c)
@@ -172,7 +189,8 @@ func writeComparisonText(w io.Writer, c *compare.Comparison) error {
 }
 
 // writeComparisonMarkdown writes a GitHub-flavoured markdown table; level is
-// the heading level of its title, 0 for none.
+// the heading level of its title, 0 for none (inside a report, whose
+// highlights lead with the headlines).
 func writeComparisonMarkdown(w io.Writer, c *compare.Comparison, level int) error {
 	ew := &errWriter{w: w}
 	if level > 0 {
@@ -184,6 +202,13 @@ func writeComparisonMarkdown(w io.Writer, c *compare.Comparison, level int) erro
 	for _, g := range c.Groups {
 		ew.printf("- %s\n", mdEscape(groupLine(g)))
 	}
+	ew.printf("- %s\n", mdEscape(intervalLegend(c)))
+	if hs := compare.Headlines(c); len(hs) > 0 && level > 0 {
+		ew.printf("\n")
+		for _, h := range hs {
+			ew.printf("**%s**  \n", mdEscape(h))
+		}
+	}
 	ew.printf("\n")
 	h := headerCells(c)
 	ew.printf("| %s |\n", strings.Join(mdEscapeAll(h), " | "))
@@ -193,13 +218,16 @@ func writeComparisonMarkdown(w io.Writer, c *compare.Comparison, level int) erro
 	}
 	ew.printf("|%s|\n", strings.Join(align, "|"))
 	for _, r := range c.Rows {
-		cells := rowCells(c, r)
-		for i := 2; i < len(cells); i += 2 {
-			if d := r.Cells[i/2].Delta; d != nil && d.Significant && d.Text != "~" {
+		// cells: metric, baseline, then value and change per group; a
+		// significant change is bold (after escaping, which would escape
+		// the asterisks).
+		cells := mdEscapeAll(rowCells(c, r))
+		for i := 3; i < len(cells); i += 2 {
+			if d := r.Cells[(i-1)/2].Delta; d != nil && d.Significant && d.Text != "~" {
 				cells[i] = "**" + cells[i] + "**"
 			}
 		}
-		ew.printf("| %s |\n", strings.Join(mdEscapeAll(cells), " | "))
+		ew.printf("| %s |\n", strings.Join(cells, " | "))
 	}
 	if len(c.Notes) > 0 || len(c.Warnings) > 0 || hasMissing(c) {
 		ew.printf("\n")
@@ -230,12 +258,14 @@ func mdEscapeAll(s []string) []string {
 
 // compareTable is the view model of a comparison's HTML table.
 type compareTable struct {
-	Header []string
-	Rows   [][]htmlCell
-	Notes  []string
-	Warn   []string
-	Inputs []string
-	Groups []string
+	Headlines []string
+	Legend    string
+	Header    []string
+	Rows      [][]htmlCell
+	Notes     []string
+	Warn      []string
+	Inputs    []string
+	Groups    []string
 }
 
 type htmlCell struct {
@@ -243,8 +273,13 @@ type htmlCell struct {
 	Class string
 }
 
-func newCompareTable(c *compare.Comparison) compareTable {
-	t := compareTable{Header: headerCells(c), Warn: c.Warnings}
+// newCompareTable builds the HTML table; headlines says whether it leads
+// with the headline sentences (a report has them in its highlights).
+func newCompareTable(c *compare.Comparison, headlines bool) compareTable {
+	t := compareTable{Header: headerCells(c), Warn: c.Warnings, Legend: intervalLegend(c)}
+	if headlines {
+		t.Headlines = compare.Headlines(c)
+	}
 	for _, in := range c.Inputs {
 		t.Inputs = append(t.Inputs, in.String())
 	}
@@ -294,7 +329,8 @@ func deltaClass(d *compare.Delta) string {
 	return cl
 }
 
-const compareTableTemplate = `{{define "compare"}}<ul class="meta">{{range .Inputs}}<li>{{.}}</li>{{end}}{{range .Groups}}<li>{{.}}</li>{{end}}</ul>
+const compareTableTemplate = `{{define "compare"}}<ul class="meta">{{range .Inputs}}<li>{{.}}</li>{{end}}{{range .Groups}}<li>{{.}}</li>{{end}}<li>{{.Legend}}</li></ul>
+{{if .Headlines}}<ul class="headlines">{{range .Headlines}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <table class="compare">
 <thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
@@ -348,7 +384,7 @@ func writeComparisonPage(w io.Writer, c *compare.Comparison) error {
 	return comparePage.Execute(w, struct {
 		Title string
 		Table compareTable
-	}{comparisonTitle(c), newCompareTable(c)})
+	}{comparisonTitle(c), newCompareTable(c, true)})
 }
 
 // errWriter remembers the first write error, so that formatting code can

@@ -235,13 +235,17 @@ func runMeta(in compare.Input, prof runProfile) []MetaItem {
 		add("APF", "exempt: every component ran as system:masters, which API Priority and Fairness never queues")
 	}
 	add("Fleet", fmt.Sprintf("%d nodes, %d pods, %d services, seed %d", r.Run.Fleet.Nodes, r.Run.Fleet.Pods, r.Run.Fleet.Services, r.Run.Seed))
+	if notes := isolationNotes(r); len(notes) > 0 {
+		add("Storms", strings.Join(notes, "; "))
+	}
 	return meta
 }
 
-// highlights lists, per compared variant, the key metrics that changed by
-// at least 10 % from the baseline, largest first, at most six.
+// highlights lists the headline sentences of an A/B (compare.Headlines),
+// then per compared variant the key metrics that changed by at least 10 %
+// from the baseline, largest first, at most six.
 func highlights(c *compare.Comparison) []string {
-	var out []string
+	out := compare.Headlines(c)
 	for gi := 1; gi < len(c.Groups); gi++ {
 		type hl struct {
 			text string

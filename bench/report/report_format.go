@@ -164,7 +164,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 		data.Sweep = newSweepView(r.Sweep)
 	}
 	if r.Comparison != nil {
-		data.Table = newCompareTable(r.Comparison)
+		data.Table = newCompareTable(r.Comparison, false)
 	}
 	for _, s := range r.Sections {
 		data.Sections = append(data.Sections, sectionView{ID: chartID("section", s.Title), Title: s.Title, Intro: s.Intro, Charts: s.Charts})

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
@@ -59,8 +60,12 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("writing summary: %w", err)
 		}
+		if err := writeSummaryStats(ew, r); err != nil {
+			return err
+		}
 	}
 	var notes []string
+	notes = append(notes, isolationNotes(r)...)
 	for _, e := range r.Errors {
 		notes = append(notes, "error: "+e)
 	}
@@ -74,7 +79,7 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 	}
 	for _, v := range r.Variants {
 		tag := fmt.Sprintf("%s#%d", v.Variant, v.Repetition)
-		if v.ResetSeconds > 0 {
+		if v.ResetSeconds > 0 && r.Run.Isolation == "" {
 			notes = append(notes, fmt.Sprintf("%s: the fleet snapshot was restored before it (restore, fleet Ready and request rate steady: %s)", tag, fmtSeconds(v.ResetSeconds)))
 		}
 		for _, e := range v.Errors {
@@ -96,6 +101,93 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		ew.printf("%s\n", n)
 	}
 	return ew.err
+}
+
+// summaryStatMetrics are the figures the summary shows with their
+// intervals over the repetitions.
+var summaryStatMetrics = []string{
+	compare.MetricRequests, compare.MetricExcessPerRestart, compare.MetricRequestRatePeak, compare.MetricMutatingP99,
+	compare.MetricSliceWrites, compare.MetricNotReadySeconds, compare.MetricOutageSeconds,
+	compare.MetricNodeReadyP50, compare.MetricPodReadyP99, compare.MetricFleetRecovered,
+}
+
+// writeSummaryStats writes, when a variant ran more than once, the
+// medians of the key figures with their intervals and n, and the changes
+// against the first variant; and for an A/B the headline sentences, which
+// say when the runs are too few for an interval or a test.
+func writeSummaryStats(w *summaryWriter, r *result.Result) error {
+	ms, err := compare.LookupMetrics(summaryStatMetrics...)
+	if err != nil {
+		return err
+	}
+	c, err := compare.Compare([]compare.Input{{Name: r.Run.ID, Result: r}}, compare.Options{GroupBy: compare.GroupByVariant, Metrics: ms})
+	if err != nil {
+		return nil // no variant ran: the table above says so
+	}
+	reps := false
+	for _, g := range c.Groups {
+		reps = reps || len(g.Runs) > 1
+	}
+	if reps {
+		w.printf("\n%s\n", intervalLegend(c))
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		h := headerCells(c)
+		h[0] = ""
+		for gi, g := range c.Groups {
+			col := 1
+			if gi > 0 {
+				col = 2 * gi
+			}
+			h[col] = fmt.Sprintf("%s (n=%d)", g.Name, len(g.Runs))
+		}
+		writeRow(tw, h...)
+		for _, row := range c.Rows {
+			writeRow(tw, rowCells(c, row)...)
+		}
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("writing summary: %w", err)
+		}
+		for i, n := range c.Notes {
+			w.printf("%s %s\n", superscript(i+1), n)
+		}
+	}
+	if hs := compare.Headlines(c); len(hs) > 0 {
+		w.printf("\n")
+		for _, h := range hs {
+			w.printf("%s\n", h)
+		}
+	}
+	return nil
+}
+
+// isolationNotes say in what order the storms ran and whether each
+// started from the same fleet.
+func isolationNotes(r *result.Result) []string {
+	var out []string
+	if len(r.Run.Order) > 1 {
+		var blocks []string
+		for _, b := range r.Run.Order {
+			blocks = append(blocks, strings.Join(b, " "))
+		}
+		out = append(out, fmt.Sprintf("order: %d blocks, every variant once per block, shuffled by the seed: %s", len(r.Run.Order), strings.Join(blocks, " | ")))
+	}
+	switch r.Run.Isolation {
+	case result.IsolationRestored:
+		lo, hi := math.Inf(1), 0.0
+		for _, v := range r.Variants {
+			if v.ResetSeconds > 0 {
+				lo, hi = min(lo, v.ResetSeconds), max(hi, v.ResetSeconds)
+			}
+		}
+		took := ""
+		if hi > 0 {
+			took = fmt.Sprintf(" (restore, fleet Ready and request rate steady: %s to %s each)", fmtSeconds(lo), fmtSeconds(hi))
+		}
+		out = append(out, "isolated: the fleet snapshot was restored before every storm"+took)
+	case result.IsolationNone:
+		out = append(out, "not isolated: every storm started from the state the previous one left (an existing cluster, --no-restore or real kubelets)")
+	}
+	return out
 }
 
 type summaryRow struct {

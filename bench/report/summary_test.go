@@ -2,10 +2,12 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
@@ -118,5 +120,96 @@ func TestSummaryCoalescedFlips(t *testing.T) {
 		if got := strings.Contains(row, "coalesced"); got != (tc.want != "") || tc.want != "" && !strings.Contains(row, tc.want) {
 			t.Errorf("coalesced %v: flips row %q, want %q in it", tc.coalesced, row, tc.want)
 		}
+	}
+}
+
+// interleaved builds a 5 + 5 run from the quick A/B fixture: its two
+// variants in the blocks of seed 42, every figure of repetition k scaled
+// by 1 + (k-2)/100 (legacy) or 1 + (2-k)/50 (preserve), the fleet restored
+// before each storm.
+func interleaved(t *testing.T) *result.Result {
+	r := readFixture(t)
+	base := map[string]result.VariantRun{}
+	for _, v := range r.Variants {
+		base[v.Variant] = v
+	}
+	r.Variants = nil
+	r.Run.Isolation = result.IsolationRestored
+	r.Run.Order = [][]string{{"legacy", "preserve"}, {"preserve", "legacy"}, {"legacy", "preserve"}, {"preserve", "legacy"}, {"legacy", "preserve"}}
+	reps := map[string]int{}
+	for _, block := range r.Run.Order {
+		for _, name := range block {
+			k := reps[name]
+			reps[name]++
+			f := 1 + float64(k-2)/100
+			if name == "preserve" {
+				f = 1 + float64(2-k)/50
+			}
+			enc, err := json.Marshal(base[name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v result.VariantRun
+			if err := json.Unmarshal(enc, &v); err != nil {
+				t.Fatal(err)
+			}
+			v.Repetition, v.ResetSeconds = k, 30+float64(len(r.Variants))
+			for mi := range v.Measurements {
+				m := &v.Measurements[mi]
+				for i := range m.Values {
+					m.Values[i].Value *= f
+				}
+				for i := range m.Histograms {
+					s := &m.Histograms[i].Summary
+					s.P50, s.P90, s.P99, s.Max = s.P50*f, s.P90*f, s.P99*f, s.Max*f
+				}
+			}
+			r.Variants = append(r.Variants, v)
+		}
+	}
+	return r
+}
+
+// TestSummaryInterleaved: 5 + 5 interleaved, restored runs show their
+// order, the restores, the medians with intervals and n, and the A/B's
+// headline sentences.
+func TestSummaryInterleaved(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, interleaved(t)); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"legacy (n=5)", "preserve (n=5)", "order: 5 blocks", "isolated: the fleet snapshot was restored before every storm", "95% CI", "n = 5 + 5"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q", want)
+		}
+	}
+	testutil.Golden(t, "summary-interleaved.golden", buf.Bytes())
+}
+
+// TestReportInterleaved: the report of an interleaved run names its order
+// and restores, leads its highlights with the A/B's sentences and shows
+// the medians' intervals.
+func TestReportInterleaved(t *testing.T) {
+	rep, err := Build(compare.Input{Name: "reps.json", Result: interleaved(t)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"| Storms | order: 5 blocks",
+		"- preserve vs legacy: API excess requests per restart -55.5% (95% CI -57.3%…-53.7%, n = 5 + 5, p = 0.008)",
+		"| 158 [155…161] ¹ | 70.3 [67.5…73.1] ¹ | **-55.5% [-57.3%…-53.7%] (p=0.008 n=5)** |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(out)
 	}
 }

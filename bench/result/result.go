@@ -66,6 +66,14 @@ type Run struct {
 	// missing ones. It is nil for a run without --shard, for a merged
 	// document, and in files written before it was recorded.
 	Shard *Shard `json:"shard,omitempty"`
+	// Order is the order the storms ran in: one block per repetition,
+	// every variant once per block, shuffled per block from the seed
+	// (repetitions: N). Empty in files written before it was recorded.
+	Order [][]string `json:"order,omitempty"`
+	// Isolation says how the storms were kept from inheriting each other's
+	// state: IsolationRestored or IsolationNone; empty for a single storm
+	// and in files written before it was recorded.
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // Shard is one share of a sharded run: the restarts of the run's schedule
@@ -79,6 +87,16 @@ type Shard struct {
 
 // String returns the shard as run --shard spells it: "i/n".
 func (s Shard) String() string { return strconv.Itoa(s.Index) + "/" + strconv.Itoa(s.Count) }
+
+// Isolations of a run's storms.
+const (
+	// IsolationRestored: the fleet snapshot taken after provisioning (or
+	// given with run --from-snapshot) was restored before every storm.
+	IsolationRestored = "restored"
+	// IsolationNone: every storm started from the state the previous one
+	// left (an existing cluster, run --no-restore, real kubelets).
+	IsolationNone = "none"
+)
 
 // Cluster describes the control plane.
 type Cluster struct {

@@ -75,11 +75,17 @@ func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error
 		return err
 	}
 	logf("Target %s (Kubernetes %s), run %s, result %s", target.Host, target.ServerVersion, rp.runID, rp.path)
+	iso, err := o.isolate(env, rp, emb, logf)
+	if err != nil {
+		return err
+	}
+	defer iso.cleanup()
 	res, runErr := bench.Run(ctx, bench.Options{
 		Profile: rp.p, RunID: rp.runID, Target: target, Embedded: emb,
 		Progress: newProgress(env.stderr), Logf: logf, Checkpoint: file.write,
 		KeepFleet: o.skipFleetDelete(emb, logf), ShardIndex: rp.shardI, ShardCount: rp.shardN, StartAt: rp.at,
-		SweepWaveSizes: rp.sizes, HeapProfile: heapProfile, Reset: o.reset(env, rp, emb, logf),
+		SweepWaveSizes: rp.sizes, HeapProfile: heapProfile,
+		SaveFleet: iso.save, Reset: iso.reset, Isolation: iso.isolation,
 	})
 	if err := file.flush(); err != nil {
 		runErr = errors.Join(runErr, err)
@@ -98,7 +104,8 @@ type runOptions struct {
 
 	profile, runID, outDir, outFile, output string
 	shard, startAt, waveSizes, fromSnapshot string
-	restoreEach                             bool
+	restoreEach, noRestore                  bool
+	repetitions                             int
 	cpuProfile, memProfile                  string
 	keepCluster, keepFleet, dryRun, force   bool
 	seed                                    int64
@@ -174,7 +181,9 @@ Examples:
 	fs.StringVar(&o.memProfile, "memprofile", "", "Write a pprof heap profile of stormbench itself, taken at its peak RSS during the storms, to this file")
 	fs.StringVar(&o.startAt, "start-at", "", "RFC 3339 time at which the storm starts (to coordinate shards)")
 	fs.StringVar(&o.fromSnapshot, "from-snapshot", "", "Start the embedded cluster from this fleet snapshot (stormbench fleet snapshot save) instead of provisioning; the run id is the snapshot's")
-	fs.BoolVar(&o.restoreEach, "restore-each", false, "With --from-snapshot: restore the snapshot again before every variant and repetition after the first, so each starts from the identical fleet (the result records each restore's time)")
+	fs.BoolVar(&o.restoreEach, "restore-each", false, "With --from-snapshot: restore the snapshot again before every variant and repetition after the first, so each starts from the identical fleet (the result records each restore's time); the default with more than one storm")
+	fs.BoolVar(&o.noRestore, "no-restore", false, "Embedded cluster: run every storm on the state the previous one left, instead of restoring the fleet snapshot taken after provisioning before each")
+	fs.IntVar(&o.repetitions, "repetitions", 0, "Run every variant this many times (1 to 100; overrides the profile's repetitions), in blocks of one storm per variant, shuffled per block from the seed")
 	return fs
 }
 
@@ -193,6 +202,16 @@ func (o *runOptions) resolve(seedSet bool) (*runPlan, error) {
 	p, err := profiles.Load(o.profile)
 	add(err)
 	rp := &runPlan{p: p, runID: o.runID}
+	if p != nil && o.repetitions != 0 {
+		if o.repetitions < 1 || o.repetitions > 100 {
+			add(usagef("--repetitions %d: must be between 1 and 100", o.repetitions))
+		} else {
+			p.Repetitions = o.repetitions
+		}
+	}
+	if o.restoreEach && o.noRestore {
+		add(usagef("--restore-each and --no-restore: give one"))
+	}
 	if o.shard != "" {
 		var err error
 		rp.shardI, rp.shardN, err = parseShard(o.shard)
@@ -466,15 +485,63 @@ func (o *runOptions) startEmbedded(ctx context.Context, env *cmdEnv, rp *runPlan
 	return emb, stop, nil
 }
 
-// reset is the run's Reset with --restore-each: the snapshot restored into
-// the embedded cluster again, and the wait until the fleet has settled.
-func (o *runOptions) reset(env *cmdEnv, rp *runPlan, emb *cluster.Embedded, logf func(string, ...any)) func(context.Context) (time.Duration, error) {
-	if !o.restoreEach || emb == nil {
-		return nil
+// isolation is how a run keeps its storms from inheriting each other's
+// state: save (optional) saves the provisioned fleet, reset restores it
+// before a storm, cleanup removes what save wrote.
+type isolation struct {
+	save      func(ctx context.Context) error
+	reset     func(ctx context.Context) (time.Duration, error)
+	isolation string
+	cleanup   func()
+}
+
+// isolate decides how the run's storms start from the same fleet. With
+// more than one storm on an embedded cluster, the fleet is saved after
+// provisioning and restored before every storm (with --from-snapshot, that
+// snapshot before every storm after the first), unless --no-restore. An
+// existing cluster, or real kubelets (their state is not in etcd), cannot
+// be restored: the result says the storms were not isolated.
+func (o *runOptions) isolate(env *cmdEnv, rp *runPlan, emb *cluster.Embedded, logf func(string, ...any)) (isolation, error) {
+	iso := isolation{cleanup: func() {}}
+	if bench.Storms(rp.p, len(rp.sizes)) <= 1 {
+		return iso, nil
 	}
-	return func(ctx context.Context) (time.Duration, error) {
+	switch {
+	case emb == nil:
+		iso.isolation = result.IsolationNone
+		logf("Storms are not isolated: on an existing cluster each starts from the state the previous one left")
+		return iso, nil
+	case o.noRestore || rp.shardN > 1:
+		iso.isolation = result.IsolationNone
+		return iso, nil
+	case rp.p.Fleet.RealKubelets > 0:
+		iso.isolation = result.IsolationNone
+		logf("Storms are not isolated: the profile's %d real kubelets keep their own state outside the fleet snapshot", rp.p.Fleet.RealKubelets)
+		return iso, nil
+	}
+	iso.isolation = result.IsolationRestored
+	file := o.fromSnapshot
+	if file == "" {
+		dir, err := os.MkdirTemp("", "stormbench-fleet-")
+		if err != nil {
+			return iso, fmt.Errorf("a directory for the fleet snapshot: %w", err)
+		}
+		iso.cleanup = func() { _ = os.RemoveAll(dir) }
+		file = filepath.Join(dir, rp.runID+".snap")
+		iso.save = func(ctx context.Context) error {
+			start := time.Now()
+			meta := snapshotWant(rp.p)
+			meta.RunID, meta.Nodes, meta.Pods, meta.APF = rp.runID, rp.p.Fleet.Nodes, rp.p.Fleet.Nodes*rp.p.Fleet.PodsPerNode, emb.APFMode()
+			if err := emb.SaveSnapshot(ctx, file, meta); err != nil {
+				return err
+			}
+			logf("Fleet saved to %s in %s", file, time.Since(start).Round(100*time.Millisecond))
+			return nil
+		}
+	}
+	iso.reset = func(ctx context.Context) (time.Duration, error) {
 		start := time.Now()
-		_, restore, settle, err := restoreSnapshot(ctx, env, &o.cluster, emb, rp.p, o.fromSnapshot)
+		_, restore, settle, err := restoreSnapshot(ctx, env, &o.cluster, emb, rp.p, file)
 		if err != nil {
 			return time.Since(start), err
 		}
@@ -482,6 +549,7 @@ func (o *runOptions) reset(env *cmdEnv, rp *runPlan, emb *cluster.Embedded, logf
 		logf("Snapshot restored in %s; fleet Ready %s later; %s in all", restore.Round(100*time.Millisecond), settle.Round(100*time.Millisecond), took.Round(100*time.Millisecond))
 		return took, nil
 	}
+	return iso, nil
 }
 
 // printResult prints the sweep table and the summary, or the whole result

@@ -144,7 +144,7 @@ func TestFleetSnapshotRoundTrip(t *testing.T) {
 		t.Errorf("run --restore-each: reset %gs and %gs, complete %t and %t; want none before the first variant, a restore before the second, both complete",
 			first.ResetSeconds, second.ResetSeconds, first.Complete, second.Complete)
 	}
-	if !strings.Contains(out, "preserve#0: the fleet snapshot was restored before it") {
+	if !strings.Contains(out, "isolated: the fleet snapshot was restored before every storm") {
 		t.Errorf("run --restore-each: the summary does not say the second variant started from a restore:\n%s", out)
 	}
 }

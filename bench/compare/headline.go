@@ -1,0 +1,71 @@
+package compare
+
+import (
+	"fmt"
+	"slices"
+)
+
+// HeadlineMetrics are the IDs of the figures an A/B leads with, in order:
+// the API cost of a restart, the readiness lost, and how long the fleet
+// took to recover.
+func HeadlineMetrics() []string {
+	return []string{MetricExcessPerRestart, MetricNotReadySeconds, MetricFleetRecovered}
+}
+
+// Headlines returns the sentences an A/B leads with: for every group
+// against the baseline, one per headline metric measured in both (see
+// Headline). A comparison of more than three groups (a sweep) has none:
+// its table says it better.
+func Headlines(c *Comparison) []string {
+	if len(c.Groups) > 3 {
+		return nil
+	}
+	var out []string
+	for gi := 1; gi < len(c.Groups); gi++ {
+		for _, id := range HeadlineMetrics() {
+			ri := slices.IndexFunc(c.Rows, func(r Row) bool { return r.Metric.ID == id })
+			if ri < 0 {
+				continue
+			}
+			if s := Headline(c, ri, gi); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// Headline is the sentence a reviewer can quote for row ri of group gi
+// against the baseline: "preserve vs legacy: API excess requests per
+// restart -80.3% (95% CI -81.0…-79.5%, n = 5 + 5, p = 0.008)". It says
+// when the difference is not significant, and when the runs are too few
+// for an interval or a test. It is empty when either sample is missing.
+func Headline(c *Comparison, ri, gi int) string {
+	r := c.Rows[ri]
+	d := r.Cells[gi].Delta
+	if d == nil {
+		return ""
+	}
+	change := "?"
+	switch {
+	case d.Estimate != nil:
+		change = FormatPercent(*d.Estimate)
+	case d.Change != nil:
+		change = FormatPercent(*d.Change)
+	}
+	head := fmt.Sprintf("%s vs %s: %s %s", c.Groups[gi].Name, c.Baseline, r.Metric.Label, change)
+	n := fmt.Sprintf("n = %d + %d", d.N1, d.N2)
+	level := FormatLevel(c.Confidence)
+	need := ShiftRuns(c.Confidence)
+	switch {
+	case d.TooFew || (d.Lo == nil && (d.N1 < need || d.N2 < need)):
+		return fmt.Sprintf("%s (%s: too few runs for an interval or a significance test; %d + %d needed)", head, n, need, need)
+	case d.Lo == nil:
+		return fmt.Sprintf("%s (%s, p = %.3f; too few runs for a %s interval)", head, n, d.P, level)
+	}
+	ci := fmt.Sprintf("%s CI %s…%s", level, FormatPercent(*d.Lo), FormatPercent(*d.Hi))
+	if !d.Significant {
+		return fmt.Sprintf("%s (%s, %s): no significant difference (p = %.3f)", head, ci, n, d.P)
+	}
+	return fmt.Sprintf("%s (%s, %s, p = %.3f)", head, ci, n, d.P)
+}
