@@ -61,8 +61,8 @@ func TestBadInputMessages(t *testing.T) {
 	}{
 		{"report: string for a number", []string{"report", edit("s.json", func(m map[string]any) { values(m)[0].(map[string]any)["value"] = "fast" })}, "variants[0].measurements[0].values[0].value"},
 		{"compare: huge list for a number", []string{"compare", edit("h.json", func(m map[string]any) { values(m)[1].(map[string]any)["value"] = huge })}, "variants[0].measurements[0].values[1].value"},
-		{"gate: bad time", []string{"gate", "--baseline", abFixture, "--current", edit("t.json", func(m map[string]any) { m["run"].(map[string]any)["start"] = "3 Dec 2026" })}, "run.start: must be a time in RFC 3339, e.g. 2026-12-03T18:00:00Z"},
-		{"merge: huge list of variants", []string{"merge", "-o", filepath.Join(dir, "out.json"), abFixture, edit("v.json", func(m map[string]any) { m["variants"] = huge })}, "variants[0]: must be an object"},
+		{"gate: bad time", []string{"gate", "--max-regression", "10%", "--baseline", abFixture, "--current", edit("t.json", func(m map[string]any) { m["run"].(map[string]any)["start"] = "3 Dec 2026" })}, "run.start: must be a time in RFC 3339, e.g. 2026-12-03T18:00:00Z"},
+		{"merge: huge list of variants", []string{"merge", "--output-file", filepath.Join(dir, "out.json"), abFixture, edit("v.json", func(m map[string]any) { m["variants"] = huge })}, "variants[0]: must be an object"},
 		{"export: negative counter", []string{"export", edit("n.json", func(m map[string]any) { values(m)[0].(map[string]any)["value"] = -1 })}, "variants[0].measurements[0].values[0].value"},
 		{"profiles validate: huge list for a duration", []string{"profiles", "validate", writeProfile("d.yaml", "interval: 5s", "interval: "+hugeList)}, "storm.waves.interval: Invalid value: must be a duration"},
 		{"profiles validate: bad duration", []string{"profiles", "validate", writeProfile("b.yaml", "min: 3s", "min: soon")}, "storm.downtime.min"},

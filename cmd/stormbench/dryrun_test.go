@@ -47,7 +47,7 @@ current-context: ctx
 		{"existing cluster", []string{"--kubeconfig", kubeconfig, "--context", "ctx"}, exitOK, []string{"Plan: 50 nodes"}},
 		{"shared start", []string{"--bin-dir", bins, "--shard", "1/2", "--start-at", "2099-01-01T00:00:00Z"}, exitOK, []string{"Start: 2099-01-01T00:00:00Z (in "}},
 		{"start in the past", []string{"--bin-dir", bins, "--start-at", "2020-01-01T00:00:00Z"}, exitUsage, []string{"--start-at 2020-01-01T00:00:00Z is in the past"}},
-		{"start unparsable", []string{"--bin-dir", bins, "--start-at", "tomorrow"}, exitUsage, []string{`--start-at "tomorrow": want an RFC 3339 time`}},
+		{"start unparsable", []string{"--bin-dir", bins, "--start-at", "tomorrow"}, exitUsage, []string{`--start-at: "tomorrow" is not a time in RFC 3339`}},
 		{"missing binaries", []string{"--bin-dir", empty}, exitUsage, []string{"the embedded cluster needs the component binaries"}},
 		{"missing kubeconfig", []string{"--kubeconfig", filepath.Join(dir, "nope"), "--context", "ctx"}, exitUsage, []string{"no such file"}},
 		{"unknown context", []string{"--kubeconfig", kubeconfig, "--context", "other"}, exitUsage, []string{`context "other" not found`}},

@@ -241,6 +241,34 @@ func editDistance(a, b string) int {
 // stormbench holds, whatever the input that caused it.
 const maxMessageLen = 500
 
+// maxMessageLines is the most lines of a list of problems printed at once
+// (run --dry-run's "N problems:"); the rest are counted.
+const maxMessageLines = 10
+
+// boundMessages bounds an error message as printed: a one-line message to
+// maxMessageLen characters; a list of problems (one per line, as run
+// --dry-run reports them all at once) to maxMessageLen characters per
+// problem and maxMessageLines problems, so one huge input cannot hide the
+// others.
+func boundMessages(msg string) string {
+	lines := strings.Split(msg, "\n")
+	if len(lines) == 1 {
+		return boundMessage(msg, maxMessageLen)
+	}
+	more := 0
+	if len(lines) > maxMessageLines+1 {
+		more = len(lines) - maxMessageLines - 1
+		lines = lines[:maxMessageLines+1]
+	}
+	for i, l := range lines {
+		lines[i] = boundMessage(l, maxMessageLen)
+	}
+	if more > 0 {
+		lines = append(lines, fmt.Sprintf("  - and %d more", more))
+	}
+	return strings.Join(lines, "\n")
+}
+
 // boundMessage shortens msg to at most max characters (runes), keeping its
 // start (what was being done, the first field paths) and its end (the
 // innermost cause), and saying how much was left out between them.
@@ -268,7 +296,7 @@ func exitCode(stderr io.Writer, err error) int {
 	if err == nil || errors.Is(err, pflag.ErrHelp) {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "stormbench: %s\n", boundMessage(err.Error(), maxMessageLen))
+	fmt.Fprintf(stderr, "stormbench: %s\n", boundMessages(err.Error()))
 	var ue usageError
 	var ge gateError
 	switch {
