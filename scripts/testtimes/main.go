@@ -103,6 +103,12 @@ func summarize(r io.Reader, w io.Writer, verbose bool, top int) int {
 			switch {
 			case verbose:
 				fmt.Fprint(w, e.Output)
+			case strings.HasPrefix(e.Test, "Benchmark"):
+				// A benchmark has no pass event: its results and logs
+				// go out as they come, as go test prints them.
+				if !strings.HasPrefix(e.Output, "=== ") && strings.TrimSpace(e.Output) != e.Test {
+					fmt.Fprint(w, e.Output)
+				}
 			case e.Test != "":
 				k := testKey{e.Package, e.Test}
 				buffered[k] = append(buffered[k], e.Output)

@@ -14,6 +14,10 @@ const passing = `{"Action":"start","Package":"a"}
 {"Action":"run","Package":"a","Test":"TestFast"}
 {"Action":"pass","Package":"a","Test":"TestFast","Elapsed":0.1}
 {"Action":"output","Package":"a","Output":"cluster boot: 6.0s (sbb-1, shared)\n"}
+{"Action":"run","Package":"a","Test":"BenchmarkX"}
+{"Action":"output","Package":"a","Test":"BenchmarkX","Output":"=== RUN   BenchmarkX\n"}
+{"Action":"output","Package":"a","Test":"BenchmarkX","Output":"BenchmarkX\n"}
+{"Action":"output","Package":"a","Test":"BenchmarkX","Output":"BenchmarkX-2  \t       1\t      1954 ns/op\t         3.000 things/op\n"}
 {"Action":"output","Package":"a","Output":"ok  \ta\t31.000s\n"}
 {"Action":"pass","Package":"a","Elapsed":31}
 `
@@ -44,7 +48,8 @@ func TestSummarize(t *testing.T) {
 			"    31.0  pass   2 (14s)         a",
 			"    30.0  pass   TestSlow a",
 			"     0.1  pass   TestFast a",
-		}, []string{"=== RUN", "--- PASS"}},
+			"BenchmarkX-2  \t       1\t      1954 ns/op",
+		}, []string{"=== RUN", "--- PASS", "BenchmarkX\n"}},
 		{"fail", failing, 1, []string{"b_test.go:9: want 1, got 2", "FAIL\tb", "     2.0  fail   TestBroken b"}, nil},
 		{"build failed", buildFailed, 1, []string{"syntax error"}, nil},
 		{"not json", "# vet says\n" + passing, 0, []string{"# vet says"}, nil},
