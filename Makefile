@@ -110,11 +110,18 @@ run: components build ## Start the embedded cluster, run PROFILE (default quick)
 readme-examples: components build ## Run the README's cluster examples (cluster up/status/down, fleet up/down, preflight, cleanup --list) on a small fleet.
 	SB=$(BIN)/stormbench STORMBENCH_BIN_DIR=$(BIN) scripts/readme-cluster-examples.sh
 
+# The storm benchmarks of ./bench, run once each by `make test` as a smoke
+# test, in the tests' process: they share its embedded cluster.
+SMOKE_BENCH := RestartStorm$$|RebootStorm$$|KubeletReplay$$
+TEST_P      ?= 1
+
 .PHONY: test
-test: components ## Unit and integration tests (integration tests use the embedded cluster), plus a one-iteration benchmark smoke run.
+test: components ## Unit and integration tests (integration tests use the embedded cluster) and a one-iteration benchmark smoke run; ends with the slowest packages and tests.
 	# -p 1: integration tests start real clusters; one package at a time on 2 cores.
-	STORMBENCH_BIN_DIR=$(BIN) $(GO) test -p 1 -count=1 -timeout 60m ./...
-	STORMBENCH_BIN_DIR=$(BIN) STORMBENCH_BENCH_NODES=20 $(GO) test -count=1 -run '^$$' -bench . -benchtime=1x -timeout 30m ./bench/
+	# scripts/testtimes prints go test's output and a table of the slowest
+	# packages and tests and of the cluster boots; pipefail keeps the verdict.
+	set -o pipefail; STORMBENCH_BIN_DIR=$(BIN) STORMBENCH_BENCH_NODES=20 $(GO) test -json -p $(TEST_P) -count=1 -timeout 60m \
+		-bench '$(SMOKE_BENCH)' -benchtime=1x ./... | $(GO) run ./scripts/testtimes
 
 COUNT ?= 5
 BENCH_NODES ?= 100
@@ -135,8 +142,8 @@ bench-scale: components build ## Scale profiles (fleet-1k, fleet-5k; about 90 mi
 	done
 
 .PHONY: test-unit
-test-unit: ## Unit tests only (no cluster).
-	$(GO) test -count=1 -short ./...
+test-unit: ## Unit tests only (no cluster): the inner loop, `go test -short ./...`.
+	set -o pipefail; $(GO) test -json -count=1 -short ./... | $(GO) run ./scripts/testtimes
 
 .PHONY: vet
 vet: ## go vet and gofmt check.

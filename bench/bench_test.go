@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
@@ -17,6 +19,7 @@ import (
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/storm"
+	"github.com/stormbench/stormbench/profiles"
 )
 
 // The benchmarks share one embedded cluster per test process (or the cluster
@@ -26,25 +29,37 @@ import (
 //	go test -run '^$' -bench . -count 5 ./bench/ > new.txt
 //	benchstat old.txt new.txt
 var (
-	benchOnce    sync.Once
-	benchCluster *clustertest.Cluster
-	benchTarget  *cluster.Target
-	benchErr     error
-	benchStop    = func() {}
+	benchOnce   sync.Once
+	benchTarget *cluster.Target
+	benchErr    error
 )
+
+// sharedCluster is the embedded cluster of the tests that neither need
+// special timing nor break the control plane, and of the benchmarks: each
+// cleans up its own run (runProfile checks with assertNothingLeft).
+var sharedCluster = &clustertest.Shared{Name: "bench"}
+
+// timingCluster is the shared cluster whose node-lifecycle controller
+// reacts within seconds (shortTiming) and taints every NotReady node at
+// once (nodeEvictionRate 100), so that downtimes past the grace period and
+// evictions fit in a test.
+var timingCluster = &clustertest.Shared{Name: "bench-short-timing", Profile: &profiles.Profile{Timing: profiles.Timing{
+	NodeMonitorGracePeriod: metav1.Duration{Duration: 12 * time.Second},
+	NodeMonitorPeriod:      metav1.Duration{Duration: 2 * time.Second},
+	NodeEvictionRate:       100,
+}}}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	// On a cluster given by STORMBENCH_KUBECONFIG, remove the benchmarks'
 	// fleets; an embedded cluster goes away as a whole.
-	if benchTarget != nil && benchCluster == nil {
+	if benchTarget != nil && os.Getenv("STORMBENCH_KUBECONFIG") != "" {
 		benchRuns.Range(func(k, _ any) bool {
 			_ = fleet.Delete(context.Background(), benchTarget.Client, k.(string), 10*time.Minute, nil)
 			return true
 		})
 	}
-	benchStop()
-	os.Exit(code)
+	os.Exit(clustertest.Finish(code))
 }
 
 // benchRuns records the run ids of the fleets the benchmarks created.
@@ -52,22 +67,17 @@ var benchRuns sync.Map
 
 func benchEnv(b *testing.B) (*cluster.Target, *cluster.Embedded) {
 	b.Helper()
+	kc := os.Getenv("STORMBENCH_KUBECONFIG")
+	if kc == "" {
+		c := sharedCluster.Get(b)
+		return c.Target, c.Embedded
+	}
 	benchOnce.Do(func() {
-		if kc := os.Getenv("STORMBENCH_KUBECONFIG"); kc != "" {
-			benchTarget, benchErr = cluster.Connect(context.Background(), cluster.ConnectOptions{
-				Kubeconfig: kc, Context: os.Getenv("STORMBENCH_CONTEXT"), QPS: 500, Burst: 1000})
-			return
-		}
-		benchCluster, benchStop, benchErr = clustertest.StartDetached(nil)
-		if benchErr == nil {
-			benchTarget = benchCluster.Target
-		}
+		benchTarget, benchErr = cluster.Connect(context.Background(), cluster.ConnectOptions{
+			Kubeconfig: kc, Context: os.Getenv("STORMBENCH_CONTEXT"), QPS: 500, Burst: 1000})
 	})
 	if benchErr != nil {
 		b.Fatalf("benchmarks need a cluster: %v", benchErr)
-	}
-	if benchCluster != nil {
-		return benchTarget, benchCluster.Embedded
 	}
 	return benchTarget, nil
 }

@@ -85,10 +85,11 @@ func assertNothingLeft(t *testing.T, client kubernetes.Interface, runID string) 
 }
 
 // TestFleetProvisioning provisions 100 nodes × 10 pods on the real embedded
-// cluster, checks every Service's EndpointSlices hold its ready pods, removes
-// the fleet, and checks no component process survives teardown.
+// cluster, checks every Service's EndpointSlices hold its ready pods and
+// removes the fleet. That no component process survives a cluster's
+// teardown, clustertest checks for every cluster it stops.
 func TestFleetProvisioning(t *testing.T) {
-	c := clustertest.Start(t, nil)
+	c := sharedCluster.Get(t)
 	p := mustProfile(t, `
 apiVersion: stormbench.io/v1alpha1
 kind: StormProfile
@@ -185,17 +186,8 @@ fleet: {nodes: 100, podsPerNode: 10}
 	}
 	assertNothingLeft(t, client, runID)
 
-	pids := c.PIDs()
-	if len(pids) < 5 {
+	if pids := c.PIDs(); len(pids) < 5 {
 		t.Fatalf("expected 5 component pids, got %v", pids)
-	}
-	if err := c.Down(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for name, pid := range pids {
-		if cluster.ProcessAlive(pid) {
-			t.Errorf("component %s (pid %d) survived teardown", name, pid)
-		}
 	}
 }
 
@@ -220,6 +212,9 @@ measurements:
 // TestKubeletRestartGateAB runs a short kubelet storm with the legacy and
 // the preserving readiness behaviour on the real embedded cluster.
 func TestKubeletRestartGateAB(t *testing.T) {
+	// A cluster of its own: on the shared one, after TestFleetProvisioning,
+	// the API server counted 80 TokenRequests in the legacy-list storm
+	// window where the simulated kubelets sent 16 (not yet understood).
 	c := clustertest.Start(t, nil)
 	// The 2×2 of the readiness gate and client-go's WatchListClient.
 	p := mustProfile(t, fmt.Sprintf(stormProfile, "gate-ab", "kubelet", "3s", `variants:

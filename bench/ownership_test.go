@@ -7,12 +7,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
-	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/storm"
@@ -21,7 +21,7 @@ import (
 // TestOwnership: a node and a pod stormbench did not create survive a storm,
 // a direct restart attempt and the cleanup of every run.
 func TestOwnership(t *testing.T) {
-	c := clustertest.Start(t, nil)
+	c := sharedCluster.Get(t)
 	ctx := context.Background()
 	client := c.Target.Client
 	// A foreign node that KWOK manages too (it carries the management
@@ -33,6 +33,16 @@ func TestOwnership(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The cluster is shared: the foreign objects go when the test ends.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if err := client.CoreV1().Namespaces().Delete(ctx, "foreign", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting the foreign namespace: %v", err)
+		}
+		if err := client.CoreV1().Nodes().Delete(ctx, "foreign-node", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting the foreign node: %v", err)
+		}
+	})
 	if _, err = client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "foreign"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

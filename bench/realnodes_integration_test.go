@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/stormbench/stormbench/bench/cluster"
-	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
@@ -18,7 +17,7 @@ import (
 // a kubelet storm over every node restarts the real ones through their
 // processes, and nothing of them survives the run.
 func TestRealKubeletsInFleet(t *testing.T) {
-	c := clustertest.Start(t, nil)
+	c := sharedCluster.Get(t)
 	if err := c.Components().CheckRealNodes(); err != nil {
 		t.Fatal(err)
 	}

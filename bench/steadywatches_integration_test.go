@@ -3,7 +3,6 @@ package bench_test
 import (
 	"testing"
 
-	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/watchers"
 )
@@ -32,7 +31,7 @@ storm:
 measurements:
   apiserver: {baseline: 2s}
 `)
-	c := clustertest.Start(t, p)
+	c := sharedCluster.Get(t)
 	res := runProfile(t, c, p, "steady-watches-test")
 	if len(res.Variants) != 1 {
 		t.Fatalf("%d variant runs, want 1", len(res.Variants))

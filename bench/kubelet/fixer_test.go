@@ -10,10 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/kubelet"
-	"github.com/stormbench/stormbench/profiles"
 )
 
 // TestStaleReadinessFixer runs the fixer against the embedded cluster: a
@@ -26,10 +24,20 @@ func TestStaleReadinessFixer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the embedded cluster")
 	}
-	c := clustertest.Start(t, &profiles.Profile{})
+	c := kubelet.SharedTestCluster.Get(t)
 	client := c.Target.Client
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	// The cluster is shared: the test's nodes and pods go when it ends.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for _, name := range []string{"a", "b", "c"} {
+			_ = client.CoreV1().Pods(metav1.NamespaceDefault).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+		}
+		for i := range 2 {
+			_ = client.CoreV1().Nodes().Delete(ctx, fleet.NodeName("fixer", i), metav1.DeleteOptions{})
+		}
+	})
 
 	var nodes []*corev1.Node
 	for i := range 2 {

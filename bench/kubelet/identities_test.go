@@ -19,9 +19,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
-
-	"github.com/stormbench/stormbench/bench/cluster/clustertest"
-	"github.com/stormbench/stormbench/profiles"
 )
 
 // fleetService is a Service of the fleet-5k fleet as the API server returned
@@ -167,12 +164,15 @@ func TestServiceInformerIdentities(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the embedded cluster")
 	}
-	c := clustertest.Start(t, &profiles.Profile{})
+	c := SharedTestCluster.Get(t)
 	client := c.Target.Client
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	create := func(name string, headless bool) {
 		t.Helper()
+		t.Cleanup(func() {
+			_ = client.CoreV1().Services(metav1.NamespaceDefault).Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}},
 			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": name}, Ports: []corev1.ServicePort{{Port: 80}}}}
 		if headless {

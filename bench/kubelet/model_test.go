@@ -118,6 +118,12 @@ func TestRestartGolden(t *testing.T) {
 			c.RuntimeMode = profiles.RuntimeHung
 		}},
 		{name: "reboot", cfg: func(c *Config) { c.Kind = profiles.StormReboot }},
+		// Ownership: a node of another run is refused after one GET, and
+		// nothing is written (TestOwnership shows it on a real cluster).
+		{name: "foreign-node", cfg: func(c *Config) {
+			c.Kind = profiles.StormKubelet
+			c.RunID = "another-run"
+		}},
 		// Pod requests that take 1.5 s keep the status manager behind the
 		// pods' workers: what they hand over meanwhile goes out as one
 		// write (statusUpdatesCoalesced).

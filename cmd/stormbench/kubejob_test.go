@@ -62,12 +62,7 @@ func TestKubernetesJobOnRealNodes(t *testing.T) {
 
 	// The image: the static binary as /stormbench, as the README's
 	// Dockerfile builds it.
-	bin := filepath.Join(dir, "stormbench")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building stormbench: %v\n%s", err, out)
-	}
+	bin := stormbenchBinary(t)
 	image := filepath.Join(dir, "stormbench-image.tar")
 	if err := realnode.WriteBinaryImage(image, bin, jobImage, "stormbench"); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 )
 
 const tinyProfile = `apiVersion: stormbench.io/v1alpha1
@@ -38,6 +40,9 @@ func TestNoCredentialsInOutput(t *testing.T) {
 			t.Setenv("STORMBENCH_BIN_DIR", "../../bin")
 		}
 	}
+	// The CLI starts this cluster itself: none of the package's shared one
+	// beside it.
+	clustertest.StopShared()
 	dir := t.TempDir()
 	prof := filepath.Join(dir, "tiny.yaml")
 	if err := os.WriteFile(prof, []byte(tinyProfile), 0o600); err != nil {

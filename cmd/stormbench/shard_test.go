@@ -80,11 +80,9 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	dir, prof, _, c := shardCluster(t)
-	bin := filepath.Join(dir, "stormbench")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building stormbench: %v\n%s", err, out)
-	}
+	dir, prof, _ := writeShardProfile(t)
+	c := sharedCluster.Get(t)
+	bin := stormbenchBinary(t)
 	target := []string{"--kubeconfig", c.Kubeconfig(), "--context", c.Target.Context, "--yes"}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
@@ -271,6 +269,14 @@ func checkShardedMatchesUnsharded(t *testing.T, startAt time.Time, shardPaths []
 // and the cluster.
 func shardCluster(t *testing.T) (dir, prof string, p *profiles.Profile, c *clustertest.Cluster) {
 	t.Helper()
+	dir, prof, p = writeShardProfile(t)
+	return dir, prof, p, clustertest.Start(t, p)
+}
+
+// writeShardProfile writes shardProfile into a temporary directory: the
+// directory, the profile's path and the profile.
+func writeShardProfile(t *testing.T) (dir, prof string, p *profiles.Profile) {
+	t.Helper()
 	dir = t.TempDir()
 	prof = filepath.Join(dir, "shardtest.yaml")
 	if err := os.WriteFile(prof, []byte(shardProfile), 0o600); err != nil {
@@ -280,7 +286,7 @@ func shardCluster(t *testing.T) (dir, prof string, p *profiles.Profile, c *clust
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dir, prof, p, clustertest.Start(t, p)
+	return dir, prof, p
 }
 
 // deleteCSINodes deletes the CSINodes of the test fleet's nodes.

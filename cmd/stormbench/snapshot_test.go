@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/result"
 )
@@ -30,6 +31,9 @@ func TestFleetSnapshotRoundTrip(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
+	// The CLI starts these clusters itself: none of the package's shared
+	// one beside them.
+	clustertest.StopShared()
 	wd := t.TempDir()
 	for _, name := range []string{"snapa", "snapb", "sb-snap"} {
 		t.Cleanup(func() { runCLI(t, "cluster", "down", "--name", name, "--workdir", wd) })

@@ -71,6 +71,7 @@ func Start(tb testing.TB, p *profiles.Profile, opts ...Option) *Cluster {
 		tb.Fatalf("integration tests need the control-plane components: %v", err)
 	}
 	reapOnce.Do(func() { reapOrphans(comps) })
+	stopShared(nil)
 	if p == nil {
 		p = &profiles.Profile{}
 	}
@@ -94,9 +95,7 @@ func Start(tb testing.TB, p *profiles.Profile, opts ...Option) *Cluster {
 	active[e] = true
 	mu.Unlock()
 	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := e.Down(ctx); err != nil {
+		if err := down(e); err != nil {
 			tb.Errorf("tearing down embedded cluster: %v", err)
 		}
 		mu.Lock()
@@ -110,6 +109,7 @@ func Start(tb testing.TB, p *profiles.Profile, opts ...Option) *Cluster {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	begin := time.Now()
 	if err := e.Up(ctx); err != nil {
 		tb.Fatalf("starting embedded cluster: %v", err)
 	}
@@ -117,6 +117,7 @@ func Start(tb testing.TB, p *profiles.Profile, opts ...Option) *Cluster {
 	if err != nil {
 		tb.Fatalf("connecting to embedded cluster: %v", err)
 	}
+	tb.Logf("cluster boot: %.1fs (%s, the test's own)", time.Since(begin).Seconds(), name)
 	return &Cluster{Embedded: e, Target: t}
 }
 
@@ -136,7 +137,17 @@ func (c *Cluster) LogTail(component string, lines int) string {
 // StartDetached starts an embedded cluster that outlives any one test or
 // benchmark (one per test process); the caller must call stop, typically
 // from TestMain. It tears the cluster down itself on SIGINT/SIGTERM.
-func StartDetached(p *profiles.Profile) (c *Cluster, stop func(), err error) {
+func StartDetached(p *profiles.Profile, opts ...Option) (c *Cluster, stop func(), err error) {
+	c, stopErr, err := startDetached(p, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, func() { _ = stopErr() }, nil
+}
+
+// startDetached is StartDetached whose stop reports a failed teardown: an
+// error from Down, or a component process that survived it.
+func startDetached(p *profiles.Profile, opts ...Option) (c *Cluster, stop func() error, err error) {
 	comps, err := cluster.FindComponents("")
 	if err != nil {
 		return nil, nil, err
@@ -150,7 +161,12 @@ func StartDetached(p *profiles.Profile) (c *Cluster, stop func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	e, err := cluster.NewEmbedded(cluster.EmbeddedOptions{Name: fmt.Sprintf("sbb-%d", os.Getpid()), WorkDir: dir, Components: comps, Timing: p.Timing, ControlPlane: p.ControlPlane})
+	name := fmt.Sprintf("sbb-%d-%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
+	eo := cluster.EmbeddedOptions{Name: name, WorkDir: dir, Components: comps, Timing: p.Timing, ControlPlane: p.ControlPlane}
+	for _, o := range opts {
+		o(&eo)
+	}
+	e, err := cluster.NewEmbedded(eo)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -158,27 +174,52 @@ func StartDetached(p *profiles.Profile) (c *Cluster, stop func(), err error) {
 	mu.Lock()
 	active[e] = true
 	mu.Unlock()
-	stop = func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_ = e.Down(ctx)
+	stop = func() error {
+		err := down(e)
 		mu.Lock()
 		delete(active, e)
 		mu.Unlock()
-		_ = os.RemoveAll(dir)
+		if err == nil {
+			_ = os.RemoveAll(dir)
+		}
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	begin := time.Now()
 	if err := e.Up(ctx); err != nil {
-		stop()
+		_ = stop()
 		return nil, nil, err
 	}
 	t, err := cluster.Connect(ctx, cluster.ConnectOptions{Kubeconfig: e.ClientKubeconfig(), QPS: p.Fleet.QPS, Burst: p.Fleet.Burst})
 	if err != nil {
-		stop()
+		_ = stop()
 		return nil, nil, err
 	}
+	// Not a test's log: the cluster outlives the test that started it.
+	fmt.Fprintf(os.Stderr, "cluster boot: %.1fs (%s, shared)\n", time.Since(begin).Seconds(), name)
 	return &Cluster{Embedded: e, Target: t}, stop, nil
+}
+
+// down tears an embedded cluster down and checks that none of its
+// component processes survived.
+func down(e *cluster.Embedded) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pids := e.PIDs()
+	if err := e.Down(ctx); err != nil {
+		return err
+	}
+	var alive []string
+	for name, pid := range pids {
+		if cluster.ProcessAlive(pid) {
+			alive = append(alive, fmt.Sprintf("%s (pid %d)", name, pid))
+		}
+	}
+	if len(alive) > 0 {
+		return fmt.Errorf("component processes survived the teardown of %s: %s", e.Dir(), strings.Join(alive, ", "))
+	}
+	return nil
 }
 
 // reapOrphans removes embedded clusters left by test processes that died

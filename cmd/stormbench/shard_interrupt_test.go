@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/stormbench/stormbench/bench/cluster"
-	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/result"
 )
@@ -43,12 +42,9 @@ func TestInterruptMidStorm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	c := clustertest.Start(t, nil)
+	c := sharedCluster.Get(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "stormbench")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building stormbench: %v\n%s", err, out)
-	}
+	bin := stormbenchBinary(t)
 	prof := filepath.Join(dir, "interrupt.yaml")
 	if err := os.WriteFile(prof, []byte(interruptProfile), 0o600); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,198 @@
+// Command testtimes reads `go test -json` on its standard input, prints what
+// `go test` would (package results, and the output of failed tests; with -v
+// everything), and ends with tables of the slowest packages and tests and of
+// the embedded clusters each package booted, so that a test that got slow
+// shows up in the log. It exits 1 when a test, a package or a build failed,
+// and 0 otherwise, so that
+//
+//	set -o pipefail; go test -json ./... | go run ./scripts/testtimes
+//
+// keeps go test's verdict.
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// event is one line of `go test -json` (cmd/test2json).
+type event struct {
+	Time        time.Time
+	Action      string
+	Package     string
+	Test        string
+	Elapsed     float64
+	Output      string
+	ImportPath  string
+	FailedBuild string
+}
+
+type testKey struct{ pkg, test string }
+
+type pkgStat struct {
+	name    string
+	elapsed float64
+	result  string
+	boots   int
+	bootSec float64
+}
+
+type testStat struct {
+	key     testKey
+	elapsed float64
+	result  string
+}
+
+// bootLine is what bench/cluster/clustertest logs for every cluster it starts.
+var bootLine = regexp.MustCompile(`cluster boot: ([0-9.]+)s`)
+
+func main() {
+	verbose := flag.Bool("v", false, "print every test's output, as go test -v does")
+	top := flag.Int("top", 15, "how many of the slowest tests to list")
+	flag.Parse()
+	os.Exit(summarize(os.Stdin, os.Stdout, *verbose, *top))
+}
+
+// summarize reads the events from r and writes output and tables to w; it
+// returns the exit code.
+func summarize(r io.Reader, w io.Writer, verbose bool, top int) int {
+	failed := false
+	pkgs := map[string]*pkgStat{}
+	var tests []testStat
+	buffered := map[testKey][]string{}
+	pkg := func(name string) *pkgStat {
+		if p, ok := pkgs[name]; ok {
+			return p
+		}
+		p := &pkgStat{name: name}
+		pkgs[name] = p
+		return p
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var e event
+		if err := json.Unmarshal(line, &e); err != nil || e.Action == "" {
+			// Not an event (go vet's or the linker's messages): as is.
+			fmt.Fprintln(w, string(line))
+			continue
+		}
+		switch e.Action {
+		case "build-output":
+			fmt.Fprint(w, e.Output)
+		case "build-fail":
+			failed = true
+		case "output":
+			if m := bootLine.FindStringSubmatch(e.Output); m != nil {
+				p := pkg(e.Package)
+				p.boots++
+				s, _ := strconv.ParseFloat(m[1], 64)
+				p.bootSec += s
+			}
+			switch {
+			case verbose:
+				fmt.Fprint(w, e.Output)
+			case strings.HasPrefix(e.Test, "Benchmark"):
+				// A benchmark has no pass event: its results and logs
+				// go out as they come, as go test prints them.
+				if !strings.HasPrefix(e.Output, "=== ") && strings.TrimSpace(e.Output) != e.Test {
+					fmt.Fprint(w, e.Output)
+				}
+			case e.Test != "":
+				k := testKey{e.Package, e.Test}
+				buffered[k] = append(buffered[k], e.Output)
+			case !strings.HasPrefix(e.Output, "=== ") && !strings.HasPrefix(e.Output, "--- ") &&
+				strings.TrimSpace(e.Output) != "PASS":
+				// Package-level lines: ok, FAIL, no test files, and
+				// what TestMain prints.
+				fmt.Fprint(w, e.Output)
+			}
+		case "pass", "fail", "skip":
+			if e.Action == "fail" {
+				failed = true
+			}
+			if e.Test == "" {
+				p := pkg(e.Package)
+				p.elapsed, p.result = e.Elapsed, e.Action
+				continue
+			}
+			k := testKey{e.Package, e.Test}
+			if e.Action == "fail" && !verbose {
+				fmt.Fprint(w, strings.Join(buffered[k], ""))
+			}
+			delete(buffered, k)
+			tests = append(tests, testStat{k, e.Elapsed, e.Action})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(w, "testtimes: reading go test -json: %v\n", err)
+		failed = true
+	}
+	// A test still running when its package failed (a panic, a timeout)
+	// never got its own fail event: show what it printed.
+	for k, out := range buffered {
+		if p := pkgs[k.pkg]; p != nil && p.result == "fail" && !verbose {
+			fmt.Fprintf(w, "--- unfinished: %s %s\n%s", k.pkg, k.test, strings.Join(out, ""))
+		}
+	}
+	writeTables(w, pkgs, tests, top)
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+func writeTables(w io.Writer, pkgs map[string]*pkgStat, tests []testStat, top int) {
+	var ps []*pkgStat
+	var total float64
+	boots := 0
+	for _, p := range pkgs {
+		if p.result == "" && p.boots == 0 {
+			continue
+		}
+		ps = append(ps, p)
+		total += p.elapsed
+		boots += p.boots
+	}
+	slices.SortFunc(ps, func(a, b *pkgStat) int { return cmp.Or(cmp.Compare(b.elapsed, a.elapsed), cmp.Compare(a.name, b.name)) })
+	fmt.Fprintf(w, "\nSlowest packages (%d, %.0fs in all, %d cluster boots):\n", len(ps), total, boots)
+	fmt.Fprintf(w, "  %8s  %-5s  %-14s  %s\n", "seconds", "", "cluster boots", "package")
+	for _, p := range ps {
+		if p.elapsed < 1 && p.boots == 0 {
+			continue
+		}
+		b := ""
+		if p.boots > 0 {
+			b = fmt.Sprintf("%d (%.0fs)", p.boots, p.bootSec)
+		}
+		fmt.Fprintf(w, "  %8.1f  %-5s  %-14s  %s\n", p.elapsed, p.result, b, p.name)
+	}
+	// Top-level tests only: a subtest's time is in its parent's.
+	var ts []testStat
+	for _, t := range tests {
+		if !strings.Contains(t.key.test, "/") {
+			ts = append(ts, t)
+		}
+	}
+	slices.SortFunc(ts, func(a, b testStat) int {
+		return cmp.Or(cmp.Compare(b.elapsed, a.elapsed), cmp.Compare(a.key.pkg, b.key.pkg), cmp.Compare(a.key.test, b.key.test))
+	})
+	if len(ts) > top {
+		ts = ts[:top]
+	}
+	fmt.Fprintf(w, "\nSlowest tests:\n")
+	for _, t := range ts {
+		fmt.Fprintf(w, "  %8.1f  %-5s  %s %s\n", t.elapsed, t.result, t.key.test, t.key.pkg)
+	}
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+const passing = `{"Action":"start","Package":"a"}
+{"Action":"run","Package":"a","Test":"TestSlow"}
+{"Action":"output","Package":"a","Test":"TestSlow","Output":"=== RUN   TestSlow\n"}
+{"Action":"output","Package":"a","Test":"TestSlow","Output":"    x_test.go:1: cluster boot: 7.5s (sbt-1, the test's own)\n"}
+{"Action":"output","Package":"a","Test":"TestSlow","Output":"--- PASS: TestSlow (30.00s)\n"}
+{"Action":"pass","Package":"a","Test":"TestSlow","Elapsed":30}
+{"Action":"run","Package":"a","Test":"TestFast"}
+{"Action":"pass","Package":"a","Test":"TestFast","Elapsed":0.1}
+{"Action":"output","Package":"a","Output":"cluster boot: 6.0s (sbb-1, shared)\n"}
+{"Action":"run","Package":"a","Test":"BenchmarkX"}
+{"Action":"output","Package":"a","Test":"BenchmarkX","Output":"=== RUN   BenchmarkX\n"}
+{"Action":"output","Package":"a","Test":"BenchmarkX","Output":"BenchmarkX\n"}
+{"Action":"output","Package":"a","Test":"BenchmarkX","Output":"BenchmarkX-2  \t       1\t      1954 ns/op\t         3.000 things/op\n"}
+{"Action":"output","Package":"a","Output":"ok  \ta\t31.000s\n"}
+{"Action":"pass","Package":"a","Elapsed":31}
+`
+
+const failing = `{"Action":"run","Package":"b","Test":"TestBroken"}
+{"Action":"output","Package":"b","Test":"TestBroken","Output":"    b_test.go:9: want 1, got 2\n"}
+{"Action":"fail","Package":"b","Test":"TestBroken","Elapsed":2}
+{"Action":"output","Package":"b","Output":"FAIL\tb\t2.000s\n"}
+{"Action":"fail","Package":"b","Elapsed":2}
+`
+
+const buildFailed = `{"ImportPath":"c","Action":"build-output","Output":"c/x.go:1:1: syntax error\n"}
+{"ImportPath":"c","Action":"build-fail"}
+{"Action":"fail","Package":"c","Elapsed":0,"FailedBuild":"c"}
+`
+
+func TestSummarize(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		in       string
+		code     int
+		want     []string
+		dontWant []string
+	}{
+		{"pass", passing, 0, []string{
+			"ok  \ta\t31.000s",
+			"Slowest packages (1, 31s in all, 2 cluster boots):",
+			"    31.0  pass   2 (14s)         a",
+			"    30.0  pass   TestSlow a",
+			"     0.1  pass   TestFast a",
+			"BenchmarkX-2  \t       1\t      1954 ns/op",
+		}, []string{"=== RUN", "--- PASS", "BenchmarkX\n"}},
+		{"fail", failing, 1, []string{"b_test.go:9: want 1, got 2", "FAIL\tb", "     2.0  fail   TestBroken b"}, nil},
+		{"build failed", buildFailed, 1, []string{"syntax error"}, nil},
+		{"not json", "# vet says\n" + passing, 0, []string{"# vet says"}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			if code := summarize(strings.NewReader(tt.in), &out, false, 10); code != tt.code {
+				t.Errorf("exit code %d, want %d", code, tt.code)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, out.String())
+				}
+			}
+			for _, w := range tt.dontWant {
+				if strings.Contains(out.String(), w) {
+					t.Errorf("output has %q:\n%s", w, out.String())
+				}
+			}
+		})
+	}
+}
