@@ -173,4 +173,4 @@ compare-gates: components build ## Run the gate A/B profile (quick), 5 interleav
 gate: components build ## Run CI_PROFILE and gate it against the committed baseline (exit 1 when a gate fails).
 	$(BIN)/stormbench run --profile $(CI_PROFILE) --bin-dir $(BIN) --result results/gate-current.json --force
 	$(BIN)/stormbench gate --baseline $(BASELINE) --current results/gate-current.json --thresholds-from-baseline \
-		$(if $(MAX_REGRESSION),--max-regression $(MAX_REGRESSION)) --junit results/gate-junit.xml --perfdash results/perfdash
+		$(if $(MAX_REGRESSION),--max-regression $(MAX_REGRESSION)) --junit results/gate-junit.xml --force --perfdash results/perfdash

@@ -245,7 +245,9 @@ type stormStep struct {
 // step once per block, the steps of a stage in an order shuffled per block
 // from the seed, so that drift over the run (etcd growing, caches warming,
 // a neighbour on the machine) does not line up with one variant. The same
-// seed gives the same order.
+// seed gives the same order. A single block keeps the profile's order:
+// with nothing to interleave against, a shuffle balances no drift and
+// only moves the variants away from where the profile put them.
 func blockOrder(steps []stormStep, reps int, seed int64) [][]int {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed0b10c5))
 	blocks := make([][]int, reps)
@@ -253,6 +255,10 @@ func blockOrder(steps []stormStep, reps int, seed int64) [][]int {
 		order := make([]int, len(steps))
 		for i := range order {
 			order[i] = i
+		}
+		if reps == 1 {
+			blocks[b] = order
+			continue
 		}
 		for lo := 0; lo < len(order); {
 			hi := lo
