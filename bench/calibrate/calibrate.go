@@ -859,6 +859,8 @@ type flip struct {
 	node  string
 	obj   string
 	ready bool
+	// message is the Ready condition's message of a node going not ready.
+	message string
 }
 
 func newTimeline() *timeline {
@@ -867,26 +869,32 @@ func newTimeline() *timeline {
 
 func (t *timeline) pod(o any) {
 	if p, ok := o.(*corev1.Pod); ok && p.Spec.NodeName != "" {
-		t.observe(t.pods, &t.podFlips, p.Name, p.Spec.NodeName, fleet.PodReady(p))
+		t.observe(t.pods, &t.podFlips, p.Name, p.Spec.NodeName, fleet.PodReady(p), "")
 	}
 }
 
 func (t *timeline) node(o any) {
 	if n, ok := o.(*corev1.Node); ok {
-		t.observe(t.nodes, &t.nodeFlips, n.Name, n.Name, fleet.NodeReady(n))
+		var message string
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				message = c.Message
+			}
+		}
+		t.observe(t.nodes, &t.nodeFlips, n.Name, n.Name, fleet.NodeReady(n), message)
 	}
 }
 
 // observe records obj's readiness and, when it changed since the last
 // sighting, a flip.
-func (t *timeline) observe(last map[string]bool, flips *[]flip, obj, node string, ready bool) {
+func (t *timeline) observe(last map[string]bool, flips *[]flip, obj, node string, ready bool, message string) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	prev, seen := last[obj]
 	last[obj] = ready
 	if seen && prev != ready {
-		*flips = append(*flips, flip{at: now, node: node, obj: obj, ready: ready})
+		*flips = append(*flips, flip{at: now, node: node, obj: obj, ready: ready, message: message})
 	}
 }
 
