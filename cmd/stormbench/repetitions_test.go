@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,20 +10,52 @@ import (
 	"github.com/stormbench/stormbench/bench/result"
 )
 
-// TestRunInterleavedRepetitions runs quick with 2 repetitions on the run's
-// own embedded cluster (a restore replaces its etcd, so it cannot share
-// one): the storms run in the blocks of the seed, each block a permutation
-// of the variants, every storm after a restore of the fleet saved after
-// provisioning, and the summary shows medians with n = 2 and says the runs
-// are too few for an interval.
+// repsProfile is quick's two variants on a fleet of 10 nodes × 4 pods, half
+// of them restarted at once for 2 s: the storms are short, and the run's
+// time is the five restores (about a minute each, most of it the settle
+// wait of the restored API server).
+const repsProfile = `
+apiVersion: stormbench.io/v1alpha1
+kind: StormProfile
+metadata: {name: reps}
+seed: 42
+fleet: {nodes: 10, podsPerNode: 4}
+storm:
+  kind: kubelet
+  select: {fraction: 0.5}
+  downtime: {type: fixed, value: 2s}
+variants:
+- name: legacy
+  featureGates: {ChangeContainerStatusOnKubeletRestart: true}
+- name: preserve
+  featureGates: {ChangeContainerStatusOnKubeletRestart: false}
+measurements:
+  apiserver: {interval: 1s, baseline: 5s}
+  endpointSlices: {}
+  recovery: {}
+`
+
+// TestRunInterleavedRepetitions runs two variants with 2 repetitions on the
+// run's own embedded cluster (a restore replaces its etcd, so it cannot
+// share one): the storms run in the blocks of the seed, each block a
+// permutation of the variants, every storm after a restore of the fleet
+// saved after provisioning, and the summary shows medians with n = 2 and
+// says the runs are too few for an interval. It asserts the run's order
+// and isolation, not its figures, so it runs beside the package's other
+// parallel tests: most of its time is waiting for restores to settle.
 func TestRunInterleavedRepetitions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
+	t.Parallel()
 	wd := t.TempDir()
 	path := filepath.Join(wd, "reps.json")
+	prof := filepath.Join(wd, "reps.yaml")
+	if err := os.WriteFile(prof, []byte(repsProfile), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { runCLI(t, "cluster", "down", "--name", "sb-reps", "--workdir", wd) })
-	code, out, errOut := runCLI(t, "run", "--workdir", wd, "--profile", "quick", "--run-id", "reps", "--repetitions", "2", "--result", path)
+	code, out, errOut := runCLI(t, "run", "--workdir", wd, "--profile", prof, "--run-id", "reps", "--repetitions", "2", "--result", path)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
 	}
