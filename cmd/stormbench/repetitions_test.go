@@ -1,48 +1,25 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
-// repsProfile is quick's two variants on a fleet of 10 nodes × 4 pods, half
-// of them restarted at once for 2 s: the storms are short, and the run's
-// time is the five restores (about a minute each, most of it the settle
-// wait of the restored API server).
-const repsProfile = `
-apiVersion: stormbench.io/v1alpha1
-kind: StormProfile
-metadata: {name: reps}
-seed: 42
-fleet: {nodes: 10, podsPerNode: 4}
-storm:
-  kind: kubelet
-  select: {fraction: 0.5}
-  downtime: {type: fixed, value: 2s}
-variants:
-- name: legacy
-  featureGates: {ChangeContainerStatusOnKubeletRestart: true}
-- name: preserve
-  featureGates: {ChangeContainerStatusOnKubeletRestart: false}
-measurements:
-  apiserver: {interval: 1s, baseline: 5s}
-  endpointSlices: {}
-  recovery: {}
-`
-
-// TestRunInterleavedRepetitions runs two variants with 2 repetitions on the
-// run's own embedded cluster (a restore replaces its etcd, so it cannot
+// TestRunInterleavedRepetitions runs quick with 2 repetitions on the run's
+// own embedded cluster (a restore replaces its etcd, so it cannot
 // share one): the storms run in the blocks of the seed, each block a
 // permutation of the variants, every storm after a restore of the fleet
 // saved after provisioning, and the summary shows medians with n = 2 and
-// says the runs are too few for an interval. It asserts the run's order
-// and isolation, not its figures, so it runs beside the package's other
-// parallel tests: most of its time is waiting for restores to settle.
+// says the runs are too few for an interval; every storm carries the host
+// figures (the machine's CPU, and that of stormbench and each component).
+// It asserts the run's order, isolation and that the host was measured,
+// not what was measured, so it runs beside the package's other parallel
+// tests: most of its time is waiting for restores to settle.
 func TestRunInterleavedRepetitions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
@@ -50,12 +27,8 @@ func TestRunInterleavedRepetitions(t *testing.T) {
 	t.Parallel()
 	wd := t.TempDir()
 	path := filepath.Join(wd, "reps.json")
-	prof := filepath.Join(wd, "reps.yaml")
-	if err := os.WriteFile(prof, []byte(repsProfile), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() { runCLI(t, "cluster", "down", "--name", "sb-reps", "--workdir", wd) })
-	code, out, errOut := runCLI(t, "run", "--workdir", wd, "--profile", prof, "--run-id", "reps", "--repetitions", "2", "--result", path)
+	code, out, errOut := runCLI(t, "run", "--workdir", wd, "--profile", "quick", "--run-id", "reps", "--repetitions", "2", "--result", path)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
 	}
@@ -76,6 +49,7 @@ func TestRunInterleavedRepetitions(t *testing.T) {
 		if v.ResetSeconds <= 0 || !v.Complete {
 			t.Errorf("%s#%d: restore took %gs, complete %t; want a restore before every storm", v.Variant, v.Repetition, v.ResetSeconds, v.Complete)
 		}
+		checkHostFigures(t, v)
 	}
 	var want []string
 	for b, block := range res.Run.Order {
@@ -87,9 +61,42 @@ func TestRunInterleavedRepetitions(t *testing.T) {
 	if !slices.Equal(ran, want) {
 		t.Errorf("storms ran as %v, the recorded order is %v", ran, want)
 	}
-	for _, w := range []string{"legacy (n=2)", "preserve (n=2)", "too few runs", "isolated: the fleet snapshot was restored before every storm", "order: 2 blocks"} {
+	for _, w := range []string{"legacy (n=2)", "preserve (n=2)", "too few runs", "isolated: the fleet snapshot was restored before every storm", "order: 2 blocks", "host CPU busy p50 / max; saturated seconds"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("summary lacks %q", w)
 		}
+	}
+}
+
+// checkHostFigures fails the test unless the variant run's storm window has
+// its host figures: the machine's CPUs and samples, its busy CPU time within
+// its capacity, the CPU of stormbench and of the embedded API server, and a
+// hostBound flag that agrees with them.
+func checkHostFigures(t *testing.T, v result.VariantRun) {
+	t.Helper()
+	m := v.Measurement(measure.MeasurementHost)
+	if m == nil {
+		t.Errorf("%s#%d: no %q measurement", v.Variant, v.Repetition, measure.MeasurementHost)
+		return
+	}
+	get := func(name, window string, labels ...string) float64 {
+		x, ok := m.Value(name, window, labels...)
+		if !ok {
+			t.Errorf("%s#%d: host figure %s (%s %v) missing", v.Variant, v.Repetition, name, window, labels)
+		}
+		return x
+	}
+	cpus := get(measure.HostCPUs, "")
+	samples := get(measure.HostSamples, result.WindowStorm)
+	capacity := get(measure.HostCoreSeconds, result.WindowStorm)
+	busy := get(measure.HostBusyCoreSeconds, result.WindowStorm)
+	sb := get(measure.HostProcessCPUSeconds, result.WindowStorm, result.LabelComponent, measure.ComponentStormbench)
+	api := get(measure.HostProcessCPUSeconds, result.WindowStorm, result.LabelComponent, measure.ComponentAPIServer)
+	if cpus < 1 || samples < 1 || capacity <= 0 || busy <= 0 || busy > capacity*1.01 || sb <= 0 || api <= 0 {
+		t.Errorf("%s#%d: host figures cpus %v, samples %v, busy %v of %v core-s, stormbench %v s, kube-apiserver %v s; want each above 0 and busy within capacity",
+			v.Variant, v.Repetition, cpus, samples, busy, capacity, sb, api)
+	}
+	if v.HostBound != measure.HostBound(&v) {
+		t.Errorf("%s#%d: hostBound %t, but the host figures say %t", v.Variant, v.Repetition, v.HostBound, measure.HostBound(&v))
 	}
 }

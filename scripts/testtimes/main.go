@@ -8,20 +8,34 @@
 //	set -o pipefail; go test -json ./... | go run ./scripts/testtimes
 //
 // keeps go test's verdict.
+//
+// With -lane, it runs the commands itself, side by side, and reads their
+// events as they come (a line at a time, so two lanes' lines never mix):
+//
+//	go run ./scripts/testtimes -lane "go test -json ./a" -lane "go test -json -p 1 ./b ./c"
+//
+// `go test` runs one test binary at a time when -bench is given, and an
+// integration package waits on its clusters far more than it computes: two
+// lanes use the machine's idle core. A lane's command is split at spaces (no
+// shell); it inherits the environment. The exit code is 1 when a lane's
+// command failed, as well.
 package main
 
 import (
 	"bufio"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -56,11 +70,87 @@ type testStat struct {
 // bootLine is what bench/cluster/clustertest logs for every cluster it starts.
 var bootLine = regexp.MustCompile(`cluster boot: ([0-9.]+)s`)
 
+// lanes collects the -lane flags.
+type lanes [][]string
+
+func (l *lanes) String() string { return fmt.Sprint(*l) }
+
+func (l *lanes) Set(v string) error {
+	f := strings.Fields(v)
+	if len(f) == 0 {
+		return errors.New("an empty command")
+	}
+	*l = append(*l, f)
+	return nil
+}
+
 func main() {
 	verbose := flag.Bool("v", false, "print every test's output, as go test -v does")
 	top := flag.Int("top", 15, "how many of the slowest tests to list")
+	var ls lanes
+	flag.Var(&ls, "lane", "a `command` printing go test -json to run beside the other lanes (repeatable); without it, read standard input")
 	flag.Parse()
-	os.Exit(summarize(os.Stdin, os.Stdout, *verbose, *top))
+	if len(ls) == 0 {
+		os.Exit(summarize(os.Stdin, os.Stdout, *verbose, *top))
+	}
+	start := time.Now()
+	r, wait := runLanes(ls, os.Stderr)
+	code := summarize(r, os.Stdout, *verbose, *top)
+	if err := wait(); err != nil {
+		fmt.Fprintf(os.Stdout, "testtimes: %v\n", err)
+		code = 1
+	}
+	fmt.Fprintf(os.Stdout, "\nWall time: %.0fs in %d lanes\n", time.Since(start).Seconds(), len(ls))
+	os.Exit(code)
+}
+
+// runLanes starts every lane's command and returns their standard outputs
+// merged a whole line at a time, and a wait that returns when all have
+// exited, with an error naming each lane that failed. Their standard
+// errors go to stderr as they are.
+func runLanes(ls lanes, stderr io.Writer) (io.Reader, func() error) {
+	pr, pw := io.Pipe()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make([]error, len(ls))
+	for i, args := range ls {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Stderr = stderr
+		out, err := cmd.StdoutPipe()
+		if err == nil {
+			err = cmd.Start()
+		}
+		if err != nil {
+			errs[i] = fmt.Errorf("lane %q: %w", strings.Join(args, " "), err)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc := bufio.NewScanner(out)
+			sc.Buffer(make([]byte, 1<<20), 64<<20)
+			for sc.Scan() {
+				mu.Lock()
+				_, _ = pw.Write(append(sc.Bytes(), '\n'))
+				mu.Unlock()
+			}
+			// Drain what a too-long line left, so the command can exit.
+			_, _ = io.Copy(io.Discard, out)
+			if err := cmd.Wait(); err != nil {
+				errs[i] = fmt.Errorf("lane %q: %w", strings.Join(args, " "), err)
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		pw.Close()
+		close(done)
+	}()
+	return pr, func() error {
+		<-done
+		return errors.Join(errs...)
+	}
 }
 
 // summarize reads the events from r and writes output and tables to w; it

@@ -1,6 +1,13 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -68,6 +75,65 @@ func TestSummarize(t *testing.T) {
 				if strings.Contains(out.String(), w) {
 					t.Errorf("output has %q:\n%s", w, out.String())
 				}
+			}
+		})
+	}
+}
+
+// TestHelperLane is not a test: run as a lane by TestRunLanes, it prints
+// STORMBENCH_LANE_LINES events of package STORMBENCH_LANE_PKG, each with a
+// 10 KB output (longer than a pipe writes at once), and exits with
+// STORMBENCH_LANE_EXIT.
+func TestHelperLane(t *testing.T) {
+	pkg := os.Getenv("STORMBENCH_LANE_PKG")
+	if pkg == "" {
+		t.Skip("run by TestRunLanes")
+	}
+	n, _ := strconv.Atoi(os.Getenv("STORMBENCH_LANE_LINES"))
+	pad := strings.Repeat("x", 10_000)
+	for i := range n {
+		fmt.Printf(`{"Action":"output","Package":%q,"Test":"TestX","Output":"%d %s\n"}`+"\n", pkg, i, pad)
+	}
+	fmt.Printf(`{"Action":"pass","Package":%q,"Elapsed":1}`+"\n", pkg)
+	code, _ := strconv.Atoi(os.Getenv("STORMBENCH_LANE_EXIT"))
+	os.Exit(code)
+}
+
+// TestRunLanes runs two lanes side by side: every line of each arrives
+// whole (none mixed with the other lane's), and a lane that exits non-zero
+// fails the run, naming it.
+func TestRunLanes(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		exit    string
+		wantErr bool
+	}{
+		{"both pass", "0", false},
+		{"one fails", "3", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lane := func(pkg, exit string) []string {
+				return []string{"env", "STORMBENCH_LANE_PKG=" + pkg, "STORMBENCH_LANE_LINES=300", "STORMBENCH_LANE_EXIT=" + exit,
+					os.Args[0], "-test.run=^TestHelperLane$"}
+			}
+			r, wait := runLanes(lanes{lane("a", "0"), lane("b", tc.exit)}, io.Discard)
+			got := map[string]int{}
+			sc := bufio.NewScanner(r)
+			sc.Buffer(make([]byte, 1<<20), 1<<20)
+			for sc.Scan() {
+				var e event
+				if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+					t.Fatalf("a mixed or cut line: %v: %.80s…", err, sc.Text())
+				}
+				got[e.Package+" "+e.Action]++
+			}
+			err := wait()
+			if (err != nil) != tc.wantErr || (err != nil && !strings.Contains(err.Error(), "STORMBENCH_LANE_PKG=b")) {
+				t.Errorf("wait() = %v, want an error naming lane b: %t", err, tc.wantErr)
+			}
+			want := map[string]int{"a output": 300, "a pass": 1, "b output": 300, "b pass": 1}
+			if !maps.Equal(got, want) {
+				t.Errorf("events %v, want %v", got, want)
 			}
 		})
 	}
