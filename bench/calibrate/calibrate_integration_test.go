@@ -336,11 +336,11 @@ func TestPLEGRaceBounded(t *testing.T) {
 		real, sim, flashes float64
 		want               bool
 	}{
-		{1, 0, 0.5, true},   // the flash of one of two real nodes: NotReady and back
-		{2, 0, 0.5, true},   // node-controller: two taints added and removed
-		{1, 0, 0, false},    // no flash seen: the row must agree
-		{0, 1, 0.5, false},  // the model may not exceed the real side
-		{5, 0, 0.5, true},   // 4 + 5 pods per flash, half a flash per restart
+		{1, 0, 0.5, true},  // the flash of one of two real nodes: NotReady and back
+		{2, 0, 0.5, true},  // node-controller: two taints added and removed
+		{1, 0, 0, false},   // no flash seen: the row must agree
+		{0, 1, 0.5, false}, // the model may not exceed the real side
+		{5, 0, 0.5, true},  // 4 + 5 pods per flash, half a flash per restart
 		{5.5, 0, 0.5, false},
 	} {
 		if got := plegRaceBounded(calibrate.Row{Real: tc.real, Simulated: tc.sim}, tc.flashes, 5); got != tc.want {

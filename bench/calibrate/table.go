@@ -215,11 +215,11 @@ const (
 	// MetricStartFlashes counts a node's Ready→NotReady at kubelet start
 	// for want of a first PLEG relist: reported, not checked (see
 	// plegStartRace).
-	MetricStartFlashes = "node NotReady at kubelet start (PLEG race)"
-	MetricSliceWrites     = "EndpointSlice writes"
-	MetricLastRequest     = "kubelet start → last request"
-	MetricKubeletCPU      = "CPU-s per restart"
-	MetricKubeletPeakRSS  = "peak RSS MiB"
+	MetricStartFlashes   = "node NotReady at kubelet start (PLEG race)"
+	MetricSliceWrites    = "EndpointSlice writes"
+	MetricLastRequest    = "kubelet start → last request"
+	MetricKubeletCPU     = "CPU-s per restart"
+	MetricKubeletPeakRSS = "peak RSS MiB"
 	// MetricResourcesOnly counts the kubelet's PATCHes of pods/status that
 	// set only status.resources (Request.ResourcesOnly): reported, not
 	// checked, and left out of "kubelet: patch pods/status".
