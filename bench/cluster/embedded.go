@@ -402,6 +402,17 @@ func (e *Embedded) Up(ctx context.Context) error {
 // up is one attempt of Up. bootFailed says kwokctl created the cluster and
 // only setting up the component identities failed.
 func (e *Embedded) up(ctx context.Context) (bootFailed bool, err error) {
+	// From choosing ports to the components listening on them, no other
+	// cluster on this machine may choose (lockPorts).
+	release, err := lockPorts(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
 	var ids []identity
 	if e.realisticAPF() {
 		port, err := FreeLoopbackPort()
@@ -456,6 +467,10 @@ func (e *Embedded) up(ctx context.Context) (bootFailed bool, err error) {
 		"--wait", "2m",
 		"--timeout", "3m",
 	)
+	// Every component listens now (kwokctl waited for them): another
+	// cluster may choose its ports.
+	release()
+	release = nil
 	if err != nil {
 		hint := e.failureHint(out)
 		// Stop whatever did start; keep the files so the logs named above
@@ -644,6 +659,15 @@ func (e *Embedded) kwokctl(ctx context.Context, args ...string) ([]byte, error) 
 		"KWOK_KUBE_VERSION="+KubeVersion,
 		"KWOK_RUNTIME=binary",
 	)
+	if args[0] == "start" {
+		// The components bind their ports again (lockPorts); create
+		// holds the lock in up, from choosing the ports on.
+		release, err := lockPorts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
 	var buf bytes.Buffer
 	w := io.MultiWriter(&buf, e.opts.Log)
 	cmd.Stdout = w
