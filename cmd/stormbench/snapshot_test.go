@@ -31,10 +31,8 @@ func TestFleetSnapshotRoundTrip(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	// The CLI starts these clusters itself. It asserts what was restored,
-	// not figures, so it runs beside the package's other parallel tests
-	// (after the serial ones, whose shared cluster it stops first).
-	t.Parallel()
+	// The CLI starts these clusters itself: none of the package's shared
+	// one beside them.
 	clustertest.StopShared()
 	wd := t.TempDir()
 	for _, name := range []string{"snapa", "snapb", "sb-snap"} {
