@@ -876,10 +876,8 @@ func (t *timeline) pod(o any) {
 func (t *timeline) node(o any) {
 	if n, ok := o.(*corev1.Node); ok {
 		var message string
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady {
-				message = c.Message
-			}
+		if c := fleet.NodeReadyCondition(n); c != nil {
+			message = c.Message
 		}
 		t.observe(t.nodes, &t.nodeFlips, n.Name, n.Name, fleet.NodeReady(n), message)
 	}

@@ -238,8 +238,9 @@ const (
 // sync registers the node (GET) and PATCHes its status; when that beats
 // two iptables runs, the node reports NotReady for one status period
 // (setters.go ReadyCondition), and the node-lifecycle controller taints it
-// and writes events. Seen on hollow kubelets in 1 of 6 starts
-// (2026-12-03, one run); timing-dependent, so it is counted, not modelled.
+// and writes events. Seen on hollow kubelets in 1 of 6 starts in one run
+// and 3 of 6 in the next (2026-12-03); timing-dependent, so it is counted,
+// not modelled.
 const plegStartRace = "pleg has yet to be successful"
 
 // plegStartFlashes counts the Ready→NotReady flips for plegStartRace.

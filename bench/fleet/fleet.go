@@ -535,12 +535,18 @@ func podReason(p *corev1.Pod) string {
 
 // NodeReady reports whether a node's Ready condition is True.
 func NodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
+	c := NodeReadyCondition(n)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+// NodeReadyCondition returns a node's Ready condition, nil without one.
+func NodeReadyCondition(n *corev1.Node) *corev1.NodeCondition {
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == corev1.NodeReady {
+			return &n.Status.Conditions[i]
 		}
 	}
-	return false
+	return nil
 }
 
 // PodReady reports whether a pod's Ready condition is True.

@@ -14,11 +14,11 @@
 //
 //	go run ./scripts/testtimes -lane "go test -json ./a" -lane "go test -json -p 1 ./b ./c"
 //
-// `go test` runs one test binary at a time when -bench is given, and an
-// integration package waits on its clusters far more than it computes: two
-// lanes use the machine's idle core. A lane's command is split at spaces (no
-// shell); it inherits the environment. The exit code is 1 when a lane's
-// command failed, as well.
+// `go test` runs one test binary at a time when -bench is given, so lanes are
+// the way to run packages side by side. `make test` uses one lane (for the
+// wall time): three lanes made load-sensitive tests fail on 2 cores (README,
+// "Tests"). A lane's command is split at spaces (no shell); it inherits the
+// environment. The exit code is 1 when a lane's command failed, as well.
 package main
 
 import (
@@ -109,8 +109,9 @@ func main() {
 // exited, with an error naming each lane that failed. Their standard
 // errors go to stderr as they are.
 func runLanes(ls lanes, stderr io.Writer) (io.Reader, func() error) {
+	// An io.Pipe passes each Write whole, one at a time: a lane writes
+	// whole lines, so lanes never mix within one.
 	pr, pw := io.Pipe()
-	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make([]error, len(ls))
 	for i, args := range ls {
@@ -130,9 +131,7 @@ func runLanes(ls lanes, stderr io.Writer) (io.Reader, func() error) {
 			sc := bufio.NewScanner(out)
 			sc.Buffer(make([]byte, 1<<20), 64<<20)
 			for sc.Scan() {
-				mu.Lock()
 				_, _ = pw.Write(append(sc.Bytes(), '\n'))
-				mu.Unlock()
 			}
 			// Drain what a too-long line left, so the command can exit.
 			_, _ = io.Copy(io.Discard, out)
