@@ -22,7 +22,7 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
-	"github.com/stormbench/stormbench/internal/decodeerror"
+	"github.com/stormbench/stormbench/bench/decodeerror"
 )
 
 //go:embed *.yaml

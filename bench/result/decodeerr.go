@@ -3,7 +3,7 @@ package result
 import (
 	"reflect"
 
-	"github.com/stormbench/stormbench/internal/decodeerror"
+	"github.com/stormbench/stormbench/bench/decodeerror"
 )
 
 // explainDecodeError words err, the error of decoding data as a result

@@ -19,11 +19,11 @@ import (
 
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/decodeerror"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/outfile"
 	"github.com/stormbench/stormbench/bench/report"
 	"github.com/stormbench/stormbench/bench/result"
-	"github.com/stormbench/stormbench/internal/decodeerror"
 	"github.com/stormbench/stormbench/profiles"
 )
 
