@@ -442,6 +442,22 @@ type APIServerMeasurement struct {
 	// the earlier ones have returned; one that finds MaxInFlight scrapes
 	// running is skipped (scrapes_skipped).
 	MaxInFlight int `json:"maxInFlight,omitempty"`
+	// RestoreSettle says when the API server counts as settled after a
+	// fleet snapshot is restored before a storm: its request rate over
+	// Windows consecutive windows of Window agrees. Unset (or zero), 4
+	// windows of 10 s: at fleet-1k the garbage collector's first pass over
+	// the restored objects comes about 40 s after the restore, and a
+	// baseline taken before it is inflated. A small fleet's pass is small;
+	// tests shorten the wait here.
+	RestoreSettle *SettleWindows `json:"restoreSettle,omitempty"`
+}
+
+// SettleWindows is a settle rule: Windows consecutive windows of Window.
+type SettleWindows struct {
+	// Window is each rate's window; at least 2s.
+	Window metav1.Duration `json:"window,omitempty"`
+	// Windows is how many consecutive windows must agree; 2 to 10.
+	Windows int `json:"windows,omitempty"`
 }
 
 // EndpointSliceMeasurement configures EndpointSlice churn counting.

@@ -170,6 +170,15 @@ func Validate(p *Profile) field.ErrorList {
 	if m := p.Measurements.APIServer; m != nil && (m.MaxInFlight < 1 || m.MaxInFlight > 16) {
 		errs = append(errs, field.Invalid(field.NewPath("measurements", "apiserver", "maxInFlight"), m.MaxInFlight, "must be between 1 and 16"))
 	}
+	if m := p.Measurements.APIServer; m != nil && m.RestoreSettle != nil {
+		path := field.NewPath("measurements", "apiserver", "restoreSettle")
+		if w := m.RestoreSettle.Window.Duration; w != 0 && w < 2*time.Second {
+			errs = append(errs, field.Invalid(path.Child("window"), w.String(), "must be at least 2s"))
+		}
+		if n := m.RestoreSettle.Windows; n != 0 && (n < 2 || n > 10) {
+			errs = append(errs, field.Invalid(path.Child("windows"), n, "must be between 2 and 10"))
+		}
+	}
 	errs = append(errs, validateCIGates(p.Gates, field.NewPath("gates"))...)
 	return errs
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,7 +11,8 @@ import (
 	"github.com/stormbench/stormbench/bench/result"
 )
 
-// TestRunInterleavedRepetitions runs quick with 2 repetitions on the run's
+// TestRunInterleavedRepetitions runs quick (on a tenth of its fleet, see
+// quickSmall) with 2 repetitions on the run's
 // own embedded cluster (a restore replaces its etcd, so it cannot
 // share one): the storms run in the blocks of the seed, each block a
 // permutation of the variants, every storm after a restore of the fleet
@@ -28,8 +30,9 @@ func TestRunInterleavedRepetitions(t *testing.T) {
 	}
 	wd := t.TempDir()
 	path := filepath.Join(wd, "reps.json")
+	prof := quickSmall(t, wd)
 	t.Cleanup(func() { runCLI(t, "cluster", "down", "--name", "sb-reps", "--workdir", wd) })
-	code, out, errOut := runCLI(t, "run", "--workdir", wd, "--profile", "quick", "--run-id", "reps", "--repetitions", "2", "--result", path)
+	code, out, errOut := runCLI(t, "run", "--workdir", wd, "--profile", prof, "--run-id", "reps", "--repetitions", "2", "--result", path)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
 	}
@@ -67,6 +70,36 @@ func TestRunInterleavedRepetitions(t *testing.T) {
 			t.Errorf("summary lacks %q", w)
 		}
 	}
+}
+
+// quickSmall writes quick's profile with a tenth of its fleet (10 nodes ×
+// 3 pods, its storm of 20 % in two waves unchanged) and a settle of two 4 s
+// windows after each restore, and returns the file. The test judges the
+// order, the restores and the host figures, not the figures' size: quick's
+// 500 pods and four 10 s windows after each of four restores took about
+// 500 s of the test's time.
+func quickSmall(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "profiles", "quick.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for _, r := range []struct{ old, new string }{
+		{"name: quick\n", "name: quick-small\n"},
+		{"  nodes: 50\n  podsPerNode: 10\n", "  nodes: 10\n  podsPerNode: 3\n"},
+		{"    baseline: 5s\n", "    baseline: 5s\n    restoreSettle: {window: 4s, windows: 2}\n"},
+	} {
+		if !strings.Contains(s, r.old) {
+			t.Fatalf("profiles/quick.yaml has no %q to replace", r.old)
+		}
+		s = strings.Replace(s, r.old, r.new, 1)
+	}
+	path := filepath.Join(dir, "quick-small.yaml")
+	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // checkHostFigures fails the test unless the variant run's storm window has

@@ -204,7 +204,7 @@ func restoreSnapshot(ctx context.Context, env *cmdEnv, o *clusterOptions, emb *c
 	// then makes every figure relative to it wrong (it showed as negative
 	// excess requests per restart). Wait until the request rate is steady.
 	if src, ok := apiserverSource(emb); ok {
-		quiet, err := measure.WaitSettled(ctx, src, clock.RealClock{}, measure.SettleOptions{})
+		quiet, err := measure.WaitSettled(ctx, src, clock.RealClock{}, restoreSettle(p))
 		if err != nil {
 			return meta, restore, settle, fmt.Errorf("the restored cluster: %w", err)
 		}
@@ -269,4 +269,20 @@ func waitServing(ctx context.Context, env *cmdEnv, o *clusterOptions, p *profile
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// restoreSettle is the rule a restored cluster's request rate must meet
+// before the next storm: the profile's measurements.apiserver.restoreSettle,
+// or WaitSettled's default (4 windows of 10 s, a scrape every 5 s). A window
+// shorter than 10 s is scraped twice per window.
+func restoreSettle(p *profiles.Profile) measure.SettleOptions {
+	var o measure.SettleOptions
+	if m := p.Measurements.APIServer; m != nil && m.RestoreSettle != nil {
+		o.Window = m.RestoreSettle.Window.Duration
+		o.Windows = m.RestoreSettle.Windows
+		if o.Window > 0 && o.Window < 10*time.Second {
+			o.Interval = o.Window / 2
+		}
+	}
+	return o
 }

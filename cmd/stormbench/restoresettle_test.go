@@ -1,0 +1,38 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// TestRestoreSettle: the profile's restoreSettle reaches WaitSettled, a
+// short window is scraped twice per window, and no rule leaves WaitSettled's
+// defaults (4 windows of 10 s).
+func TestRestoreSettle(t *testing.T) {
+	sec := func(s int) metav1.Duration { return metav1.Duration{Duration: time.Duration(s) * time.Second} }
+	for _, tc := range []struct {
+		name string
+		m    profiles.Measurements
+		want measure.SettleOptions
+	}{
+		{"no apiserver measurement", profiles.Measurements{}, measure.SettleOptions{}},
+		{"no rule", profiles.Measurements{APIServer: &profiles.APIServerMeasurement{}}, measure.SettleOptions{}},
+		{"short windows", profiles.Measurements{APIServer: &profiles.APIServerMeasurement{RestoreSettle: &profiles.SettleWindows{Window: sec(4), Windows: 2}}},
+			measure.SettleOptions{Window: 4 * time.Second, Windows: 2, Interval: 2 * time.Second}},
+		{"long windows keep the scrape interval", profiles.Measurements{APIServer: &profiles.APIServerMeasurement{RestoreSettle: &profiles.SettleWindows{Window: sec(20), Windows: 6}}},
+			measure.SettleOptions{Window: 20 * time.Second, Windows: 6}},
+		{"windows alone", profiles.Measurements{APIServer: &profiles.APIServerMeasurement{RestoreSettle: &profiles.SettleWindows{Windows: 3}}},
+			measure.SettleOptions{Windows: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := restoreSettle(&profiles.Profile{Measurements: tc.m}); got != tc.want {
+				t.Errorf("restoreSettle = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
