@@ -88,6 +88,30 @@ var raceOnReal = map[string]bool{
 	"kubelet/legacy: " + calibrate.MetricReadyFlips:                    true,
 }
 
+// statusRaceOnReal are rows where a real kubelet sometimes sends more than
+// the model by a known mechanism the model does not draw, with the most it
+// adds per restart. When a refused runtime comes back, the node status
+// loop (every 10 s) and the runtime check (kubelet.go updateRuntimeUp,
+// every 5 s) each find it on their own ticks. A status sync that comes
+// first gets the runtime's version again (nodestatus/setters.go
+// VersionInfo) while the runtime still counts as down (its last successful
+// check is older than 30 s), so it PATCHes the version with the node still
+// NotReady, and the next sync PATCHes Ready: 4 node-status writes where
+// the model, which reports the version and Ready in one, writes 3. The
+// kubelet on containerd averaged 4 over 2 restarts in make test on
+// 2026-12-04 (the model 3), and 3 in earlier runs. These rows may exceed the model's by
+// at most that many per restart (plus tolerance), never fall below it.
+var statusRaceOnReal = map[string]float64{
+	"runtime/refused: kubelet: patch nodes/status": 1,
+}
+
+// statusRaceBounded reports whether a statusRaceOnReal row with at most
+// extra more writes per restart on the real side is within its bounds.
+func statusRaceBounded(r calibrate.Row, extra float64) bool {
+	slack := max(0.5, 0.2*r.Simulated)
+	return r.Real >= r.Simulated-slack && r.Real <= r.Simulated+extra+slack
+}
+
 // plegRaceRows are the rows a real kubelet's NotReady at start raises
 // (calibrate.MetricStartFlashes: its first node status beat its first PLEG
 // relist, kubelet.go Run): its own NotReady and Ready node-status writes
@@ -306,6 +330,13 @@ func checkCalibration(t *testing.T, res *calibrate.Result, caseNames []string, k
 				continue
 			}
 		}
+		if extra, ok := statusRaceOnReal[d]; ok {
+			name, metric, _ := strings.Cut(d, ": ")
+			if row, _ := res.Row(name, metric); statusRaceBounded(row, extra) {
+				t.Logf("status race on the real side: %s (real %v, simulated %v, at most %v more per restart)", d, row.Real, row.Simulated, extra)
+				continue
+			}
+		}
 		if raceOnReal[d] {
 			name, metric, _ := strings.Cut(d, ": ")
 			row, _ := res.Row(name, metric)
@@ -365,6 +396,26 @@ func TestRaceBounded(t *testing.T) {
 	} {
 		if got := raceBounded(calibrate.Row{Real: tc.real, Simulated: tc.sim}); got != tc.want {
 			t.Errorf("raceBounded(real %v, sim %v) = %v, want %v", tc.real, tc.sim, got, tc.want)
+		}
+	}
+}
+
+func TestStatusRaceBounded(t *testing.T) {
+	for _, tc := range []struct {
+		real, sim, extra float64
+		want             bool
+	}{
+		{3, 3, 1, true},
+		{4, 3, 1, true},   // 2026-12-04: 4 on average over 2 restarts
+		{3.5, 3, 1, true}, // one of two
+		{4.6, 3, 1, true}, // the tolerance on top
+		{4.7, 3, 1, false},
+		{2.4, 3, 1, true}, // below by the tolerance
+		{2.3, 3, 1, false},
+		{5, 3, 2, true},
+	} {
+		if got := statusRaceBounded(calibrate.Row{Real: tc.real, Simulated: tc.sim}, tc.extra); got != tc.want {
+			t.Errorf("statusRaceBounded(real %v, sim %v, extra %v) = %v, want %v", tc.real, tc.sim, tc.extra, got, tc.want)
 		}
 	}
 }
