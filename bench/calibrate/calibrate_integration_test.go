@@ -102,15 +102,16 @@ var raceOnReal = map[string]bool{
 // 2026-12-04, and 3 in earlier runs: more often than the tick phases alone
 // explain, so something on containerd's side (its start, or the CRI
 // client's reconnect back-off) may widen the window; not yet read from a
-// kubelet log. These rows may exceed the model's by
-// at most that many per restart (plus tolerance), never fall below it.
+// kubelet log. These rows may exceed the model's by at most that many per
+// restart (plus tolerance), never fall below it.
 var statusRaceOnReal = map[string]float64{
 	"runtime/refused: kubelet: patch nodes/status": 1,
 }
 
-// statusRaceBounded reports whether a statusRaceOnReal row with at most
-// extra more writes per restart on the real side is within its bounds.
-func statusRaceBounded(r calibrate.Row, extra float64) bool {
+// exceedsByAtMost reports whether a row's real count lies between the
+// model's and the model's plus extra, each widened by the tolerance: the
+// bound of a race that only adds requests on the real side.
+func exceedsByAtMost(r calibrate.Row, extra float64) bool {
 	slack := max(0.5, 0.2*r.Simulated)
 	return r.Real >= r.Simulated-slack && r.Real <= r.Simulated+extra+slack
 }
@@ -139,8 +140,7 @@ func plegFlashCost(pods int) float64 { return float64(4 + pods) }
 // plegRaceBounded reports whether a plegRaceRows row is within its bounds
 // given the case's start flashes per restart on the real side.
 func plegRaceBounded(r calibrate.Row, flashes float64, pods int) bool {
-	slack := max(0.5, 0.2*r.Simulated)
-	return flashes > 0 && r.Real >= r.Simulated-slack && r.Real <= r.Simulated+slack+flashes*plegFlashCost(pods)
+	return flashes > 0 && exceedsByAtMost(r, flashes*plegFlashCost(pods))
 }
 
 // raceBounded reports whether a raceOnReal row is within its one-sided
@@ -335,7 +335,7 @@ func checkCalibration(t *testing.T, res *calibrate.Result, caseNames []string, k
 		}
 		if extra, ok := statusRaceOnReal[d]; ok {
 			name, metric, _ := strings.Cut(d, ": ")
-			if row, _ := res.Row(name, metric); statusRaceBounded(row, extra) {
+			if row, _ := res.Row(name, metric); exceedsByAtMost(row, extra) {
 				t.Logf("status race on the real side: %s (real %v, simulated %v, at most %v more per restart)", d, row.Real, row.Simulated, extra)
 				continue
 			}
@@ -403,7 +403,7 @@ func TestRaceBounded(t *testing.T) {
 	}
 }
 
-func TestStatusRaceBounded(t *testing.T) {
+func TestExceedsByAtMost(t *testing.T) {
 	for _, tc := range []struct {
 		real, sim, extra float64
 		want             bool
@@ -417,8 +417,8 @@ func TestStatusRaceBounded(t *testing.T) {
 		{2.3, 3, 1, false},
 		{5, 3, 2, true},
 	} {
-		if got := statusRaceBounded(calibrate.Row{Real: tc.real, Simulated: tc.sim}, tc.extra); got != tc.want {
-			t.Errorf("statusRaceBounded(real %v, sim %v, extra %v) = %v, want %v", tc.real, tc.sim, tc.extra, got, tc.want)
+		if got := exceedsByAtMost(calibrate.Row{Real: tc.real, Simulated: tc.sim}, tc.extra); got != tc.want {
+			t.Errorf("exceedsByAtMost(real %v, sim %v, extra %v) = %v, want %v", tc.real, tc.sim, tc.extra, got, tc.want)
 		}
 	}
 }

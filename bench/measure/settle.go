@@ -16,7 +16,8 @@ import (
 // at most Tolerance (relative) or Floor (requests/s, absolute), whichever is
 // larger.
 type SettleOptions struct {
-	// Interval between scrapes; default 5s.
+	// Interval between scrapes; default 5s, or half the window when the
+	// window is shorter than 10 s (each window then holds two scrapes).
 	Interval time.Duration
 	// Window of each rate; default 10s.
 	Window time.Duration
@@ -35,11 +36,11 @@ type SettleOptions struct {
 }
 
 func (o SettleOptions) withDefaults() SettleOptions {
-	if o.Interval <= 0 {
-		o.Interval = 5 * time.Second
-	}
 	if o.Window <= 0 {
 		o.Window = 10 * time.Second
+	}
+	if o.Interval <= 0 {
+		o.Interval = min(5*time.Second, o.Window/2)
 	}
 	if o.Windows < 2 {
 		o.Windows = 4

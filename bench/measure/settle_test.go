@@ -10,6 +10,26 @@ import (
 	"k8s.io/utils/clock"
 )
 
+// TestSettleDefaults: a scrape every 5 s, or twice per window when the
+// window is shorter than 10 s; a given interval stays.
+func TestSettleDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		in           SettleOptions
+		wantInterval time.Duration
+		wantWindow   time.Duration
+	}{
+		{SettleOptions{}, 5 * time.Second, 10 * time.Second},
+		{SettleOptions{Window: 4 * time.Second}, 2 * time.Second, 4 * time.Second},
+		{SettleOptions{Window: 20 * time.Second}, 5 * time.Second, 20 * time.Second},
+		{SettleOptions{Window: 10 * time.Second, Interval: 2500 * time.Millisecond}, 2500 * time.Millisecond, 10 * time.Second},
+	} {
+		got := tc.in.withDefaults()
+		if got.Interval != tc.wantInterval || got.Window != tc.wantWindow {
+			t.Errorf("%+v.withDefaults(): interval %v window %v, want %v and %v", tc.in, got.Interval, got.Window, tc.wantInterval, tc.wantWindow)
+		}
+	}
+}
+
 // TestSettleJudge: the rates of the last two whole windows, from points of a
 // cumulative count; none until two windows have passed; a counter reset
 // starts afresh.

@@ -10,9 +10,9 @@ import (
 	"github.com/stormbench/stormbench/profiles"
 )
 
-// TestRestoreSettle: the profile's restoreSettle reaches WaitSettled, a
-// short window is scraped twice per window, and no rule leaves WaitSettled's
-// defaults (4 windows of 10 s).
+// TestRestoreSettle: the profile's restoreSettle reaches WaitSettled, and
+// no rule leaves WaitSettled's defaults (4 windows of 10 s); the scrape
+// interval WaitSettled derives from the window (TestSettleDefaults).
 func TestRestoreSettle(t *testing.T) {
 	sec := func(s int) metav1.Duration { return metav1.Duration{Duration: time.Duration(s) * time.Second} }
 	for _, tc := range []struct {
@@ -23,8 +23,8 @@ func TestRestoreSettle(t *testing.T) {
 		{"no apiserver measurement", profiles.Measurements{}, measure.SettleOptions{}},
 		{"no rule", profiles.Measurements{APIServer: &profiles.APIServerMeasurement{}}, measure.SettleOptions{}},
 		{"short windows", profiles.Measurements{APIServer: &profiles.APIServerMeasurement{RestoreSettle: &profiles.SettleWindows{Window: sec(4), Windows: 2}}},
-			measure.SettleOptions{Window: 4 * time.Second, Windows: 2, Interval: 2 * time.Second}},
-		{"long windows keep the scrape interval", profiles.Measurements{APIServer: &profiles.APIServerMeasurement{RestoreSettle: &profiles.SettleWindows{Window: sec(20), Windows: 6}}},
+			measure.SettleOptions{Window: 4 * time.Second, Windows: 2}},
+		{"long windows", profiles.Measurements{APIServer: &profiles.APIServerMeasurement{RestoreSettle: &profiles.SettleWindows{Window: sec(20), Windows: 6}}},
 			measure.SettleOptions{Window: 20 * time.Second, Windows: 6}},
 		{"windows alone", profiles.Measurements{APIServer: &profiles.APIServerMeasurement{RestoreSettle: &profiles.SettleWindows{Windows: 3}}},
 			measure.SettleOptions{Windows: 3}},

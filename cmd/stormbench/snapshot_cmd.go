@@ -273,16 +273,13 @@ func waitServing(ctx context.Context, env *cmdEnv, o *clusterOptions, p *profile
 
 // restoreSettle is the rule a restored cluster's request rate must meet
 // before the next storm: the profile's measurements.apiserver.restoreSettle,
-// or WaitSettled's default (4 windows of 10 s, a scrape every 5 s). A window
-// shorter than 10 s is scraped twice per window.
+// or WaitSettled's default (4 windows of 10 s); WaitSettled chooses the
+// scrape interval from the window.
 func restoreSettle(p *profiles.Profile) measure.SettleOptions {
 	var o measure.SettleOptions
 	if m := p.Measurements.APIServer; m != nil && m.RestoreSettle != nil {
 		o.Window = m.RestoreSettle.Window.Duration
 		o.Windows = m.RestoreSettle.Windows
-		if o.Window > 0 && o.Window < 10*time.Second {
-			o.Interval = o.Window / 2
-		}
 	}
 	return o
 }
