@@ -372,7 +372,7 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 			if _, err := sess.podEvent(ctx, p, "", "", 1, corev1.EventTypeWarning, reason, msg); err != nil {
 				return nil, err
 			}
-			if _, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
+			if _, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
 				st.Phase, st.Reason, st.Message = corev1.PodFailed, reason, msg
 				st.Conditions = slices.DeleteFunc(st.Conditions, func(c corev1.PodCondition) bool { return kubeletOwnedCondition[c.Type] })
 				return true
@@ -417,7 +417,7 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 				startup = append(startup, startupSteps(c.Name, time.Duration(rng.Float64()*float64(sp)), sp, plan.at[c.Name], rp)...)
 			}
 		}
-		patched, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus, spec *corev1.PodSpec) bool {
+		patched, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
 			changed := false
 			wasReady := podReady(st)
 			if len(startup) > 0 {
@@ -529,8 +529,8 @@ func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod) error {
 			}
 		}
 	}
-	observed := func(generation int64) func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
-		return func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
+	observed := func(generation int64) func(st *corev1.PodStatus) bool {
+		return func(st *corev1.PodStatus) bool {
 			changed := st.ObservedGeneration != generation
 			st.ObservedGeneration = generation
 			for i := range st.Conditions {
@@ -542,7 +542,7 @@ func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod) error {
 			return changed
 		}
 	}
-	terminal := func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
+	terminal := func(st *corev1.PodStatus) bool {
 		changed := terminateContainers(st, 0, "Completed", now)
 		changed = setReadiness(st, func(string) bool { return false }, now) || changed
 		phase := corev1.PodSucceeded
@@ -557,7 +557,7 @@ func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod) error {
 		}
 		return changed
 	}
-	sync := func(pod *corev1.Pod, mutate func(*corev1.PodStatus, *corev1.PodSpec) bool) error {
+	sync := func(pod *corev1.Pod, mutate func(*corev1.PodStatus) bool) error {
 		patched, err := sess.syncPodStatus(ctx, pod.Namespace, pod.Name, mutate)
 		if patched {
 			s.Counters.PodStatusPatches.Add(1)
@@ -573,7 +573,7 @@ func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod) error {
 		if err := sync(pod, terminal); err != nil {
 			return err
 		}
-		if err := sync(pod, func(*corev1.PodStatus, *corev1.PodSpec) bool { return false }); err != nil {
+		if err := sync(pod, func(*corev1.PodStatus) bool { return false }); err != nil {
 			return err
 		}
 		uid := pod.UID
@@ -793,7 +793,7 @@ func (n *nodeRun) syncStatuses(ctx context.Context, start time.Time, updates []s
 		for _, k := range order {
 			us := batch[k]
 			s.Counters.StatusUpdatesCoalesced.Add(int64(len(us) - 1))
-			patched, err := sess.syncPodStatus(ctx, k.ns, k.name, func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
+			patched, err := sess.syncPodStatus(ctx, k.ns, k.name, func(st *corev1.PodStatus) bool {
 				now := metav1.NewTime(s.cfg.Clock.Now())
 				changed := false
 				for _, u := range us {
@@ -856,7 +856,7 @@ func (n *nodeRun) probe(ctx context.Context, plans []probePlan, start time.Time)
 	// write is one sync of the status manager; a pod gone meanwhile is
 	// not an error, and the first other error is returned at the end.
 	write := func(plan *probePlan, mutate func(ps *corev1.PodStatus, now metav1.Time) bool) {
-		patched, err := sess.syncPodStatus(ctx, plan.ns, plan.name, func(ps *corev1.PodStatus, _ *corev1.PodSpec) bool {
+		patched, err := sess.syncPodStatus(ctx, plan.ns, plan.name, func(ps *corev1.PodStatus) bool {
 			return mutate(ps, metav1.NewTime(s.cfg.Clock.Now()))
 		})
 		if err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) && firstErr == nil {

@@ -69,7 +69,7 @@ func StaleReadinessFixer(base *rest.Config, wrap func(http.RoundTripper) http.Ro
 		// must not hold that loop through minutes of 429s.
 		ctx, cancel := context.WithTimeout(ctx, fixerPassTimeout)
 		defer cancel()
-		_, err = s.syncPodStatus(ctx, pod.Namespace, pod.Name, func(st *corev1.PodStatus, _ *corev1.PodSpec) bool {
+		_, err = s.syncPodStatus(ctx, pod.Namespace, pod.Name, func(st *corev1.PodStatus) bool {
 			if st.Phase != corev1.PodRunning {
 				return false
 			}

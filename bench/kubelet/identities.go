@@ -1,8 +1,6 @@
 package kubelet
 
 import (
-	"bytes"
-
 	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,36 +40,12 @@ func (d serviceIdentityDecoder) Decode(data []byte, defaults *schema.GroupVersio
 	return d.next.Decode(data, defaults, into)
 }
 
-// decodeServiceIdentity reads a protobuf-encoded v1 Service envelope
-// (runtime.Unknown: typeMeta 1 {apiVersion 1, kind 2}, raw 2,
-// contentEncoding 3) and the Service's metadata (field 1) from raw. ok is
+// decodeServiceIdentity reads a protobuf-encoded v1 Service
+// (protobufObject) and its metadata (field 1). ok is
 // false for anything else, and for anything it cannot read.
 func decodeServiceIdentity(data []byte) (*corev1.Service, bool) {
-	if !bytes.HasPrefix(data, protobufMagic) {
-		return nil, false
-	}
-	var apiVersion, kind string
-	var raw []byte
-	encoded := false
-	if !protofield.Each(data[len(protobufMagic):], func(num protowire.Number, v []byte) bool {
-		switch num {
-		case 1:
-			return protofield.Each(v, func(num protowire.Number, v []byte) bool {
-				switch num {
-				case 1:
-					apiVersion = string(v)
-				case 2:
-					kind = string(v)
-				}
-				return true
-			})
-		case 2:
-			raw = v
-		case 3:
-			encoded = len(v) > 0
-		}
-		return true
-	}) || apiVersion != "v1" || kind != "Service" || encoded {
+	raw, ok := protobufObject(data, "v1", "Service")
+	if !ok {
 		return nil, false
 	}
 	svc := &corev1.Service{}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,7 +24,7 @@ import (
 // merge patch, skipped when nothing changed (statusutil.PatchPodStatus).
 // mutate changes the status in place and reports whether the kubelet's
 // view differs. It returns whether a PATCH was sent.
-func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate func(st *corev1.PodStatus, spec *corev1.PodSpec) bool) (bool, error) {
+func (s *session) syncPodStatus(ctx context.Context, ns, name string, mutate func(st *corev1.PodStatus) bool) (bool, error) {
 	var patched bool
 	forbiddenSince := time.Time{}
 	// One goroutine syncs every pod status of a kubelet
@@ -97,8 +98,8 @@ type retryableError struct{ msg string }
 
 func (e *retryableError) Error() string { return e.msg }
 
-func (s *session) syncPodStatusOnce(ctx context.Context, ns, name string, mutate func(st *corev1.PodStatus, spec *corev1.PodSpec) bool) (bool, error) {
-	pod, err := s.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+func (s *session) syncPodStatusOnce(ctx context.Context, ns, name string, mutate func(st *corev1.PodStatus) bool) (bool, error) {
+	pod, err := s.getPodStatus(ctx, ns, name)
 	if apierrors.IsNotFound(err) {
 		// The pod went away after the kubelet's cache saw it; the status
 		// manager drops the update.
@@ -114,8 +115,8 @@ func (s *session) syncPodStatusOnce(ctx context.Context, ns, name string, mutate
 		return false, nil
 	}
 	old := pod.Status.DeepCopy()
-	st := pod.Status.DeepCopy()
-	if !mutate(st, &pod.Spec) {
+	st := &pod.Status
+	if !mutate(st) {
 		return false, nil
 	}
 	patch, unchanged, err := podStatusPatch(pod.UID, *old, *st)
@@ -125,7 +126,7 @@ func (s *session) syncPodStatusOnce(ctx context.Context, ns, name string, mutate
 	if unchanged {
 		return false, nil
 	}
-	if _, err := s.client.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); apierrors.IsNotFound(err) {
+	if err := s.patchPodStatus(ctx, ns, name, patch); apierrors.IsNotFound(err) {
 		return false, nil
 	} else if apierrors.IsForbidden(err) {
 		return false, err
@@ -140,6 +141,7 @@ func (s *session) syncPodStatusOnce(ctx context.Context, ns, name string, mutate
 // precondition, then the status difference. unchanged reports a patch that
 // holds nothing but the UID.
 func podStatusPatch(uid types.UID, old, cur corev1.PodStatus) (patch []byte, unchanged bool, err error) {
+	dropEqualFields(&old, &cur)
 	oldData, err := json.Marshal(corev1.Pod{Status: old})
 	if err != nil {
 		return nil, false, err
@@ -153,6 +155,58 @@ func podStatusPatch(uid types.UID, old, cur corev1.PodStatus) (patch []byte, unc
 		return nil, false, err
 	}
 	return patch, bytes.Equal(patch, []byte(fmt.Sprintf(`{"metadata":{"uid":%q}}`, uid))), nil
+}
+
+// dropEqualFields clears the status fields that are equal in old and cur,
+// in both: a strategic merge patch has nothing for a field equal on both
+// sides (strategicpatch diffMaps: an equal scalar, map or merge list adds
+// nothing, not even a $setElementOrder), so the patch is the same, and the
+// two JSON documents it is computed from are smaller. Conditions and
+// container statuses, which a kubelet's writes change, are compared by
+// the patch itself. old and cur are copies; their slices are not written.
+func dropEqualFields(old, cur *corev1.PodStatus) {
+	if old.ObservedGeneration == cur.ObservedGeneration {
+		old.ObservedGeneration, cur.ObservedGeneration = 0, 0
+	}
+	if old.Phase == cur.Phase {
+		old.Phase, cur.Phase = "", ""
+	}
+	if old.Message == cur.Message {
+		old.Message, cur.Message = "", ""
+	}
+	if old.Reason == cur.Reason {
+		old.Reason, cur.Reason = "", ""
+	}
+	if old.NominatedNodeName == cur.NominatedNodeName {
+		old.NominatedNodeName, cur.NominatedNodeName = "", ""
+	}
+	if old.HostIP == cur.HostIP {
+		old.HostIP, cur.HostIP = "", ""
+	}
+	if slices.Equal(old.HostIPs, cur.HostIPs) {
+		old.HostIPs, cur.HostIPs = nil, nil
+	}
+	if old.PodIP == cur.PodIP {
+		old.PodIP, cur.PodIP = "", ""
+	}
+	if slices.Equal(old.PodIPs, cur.PodIPs) {
+		old.PodIPs, cur.PodIPs = nil, nil
+	}
+	if old.StartTime.Equal(cur.StartTime) {
+		old.StartTime, cur.StartTime = nil, nil
+	}
+	if old.QOSClass == cur.QOSClass {
+		old.QOSClass, cur.QOSClass = "", ""
+	}
+	if old.Resize == cur.Resize {
+		old.Resize, cur.Resize = "", ""
+	}
+	if len(old.InitContainerStatuses) == 0 && len(cur.InitContainerStatuses) == 0 {
+		old.InitContainerStatuses, cur.InitContainerStatuses = nil, nil
+	}
+	if len(old.EphemeralContainerStatuses) == 0 && len(cur.EphemeralContainerStatuses) == 0 {
+		old.EphemeralContainerStatuses, cur.EphemeralContainerStatuses = nil, nil
+	}
 }
 
 // setCondition sets a pod condition, moving its transition time only when
