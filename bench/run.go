@@ -222,6 +222,7 @@ func newResult(o Options) *result.Result {
 			Seed:      p.Seed,
 			Profile:   raw,
 			Isolation: o.Isolation,
+			GoRuntime: GoRuntimeSettings(),
 		},
 	}
 }

@@ -74,6 +74,23 @@ type Run struct {
 	// state: IsolationRestored or IsolationNone; empty for a single storm
 	// and in files written before it was recorded.
 	Isolation string `json:"isolation,omitempty"`
+	// GoRuntime is the Go runtime's garbage-collector settings the
+	// stormbench process ran with; nil in files written before it was
+	// recorded.
+	GoRuntime *GoRuntime `json:"goRuntime,omitempty"`
+}
+
+// GoRuntime records the garbage-collector settings of the stormbench
+// process: they move its CPU per restart, which the control plane shares
+// the machine with.
+type GoRuntime struct {
+	// GOGC is the GC percent (debug.SetGCPercent); -1 when off.
+	GOGC int `json:"gogc"`
+	// MemoryLimitBytes is the soft memory limit (debug.SetMemoryLimit);
+	// 0 when none (math.MaxInt64 in the runtime).
+	MemoryLimitBytes int64 `json:"memoryLimitBytes,omitempty"`
+	// GOMAXPROCS is the number of CPUs Go code ran on at once.
+	GOMAXPROCS int `json:"gomaxprocs"`
 }
 
 // Shard is one share of a sharded run: the restarts of the run's schedule

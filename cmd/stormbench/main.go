@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
+	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -36,6 +37,9 @@ const (
 func main() {
 	// client-go logs through klog; stormbench reports errors itself.
 	klog.SetLogger(logr.Discard())
+	// A load generator's GC settings, unless GOGC or GOMEMLIMIT are set;
+	// every result records them (run.goRuntime).
+	bench.TuneGC()
 	ctx, stop := signalContext()
 	defer stop()
 	os.Exit(run(ctx, os.Stdout, os.Stderr, os.Args[1:]))
