@@ -15,8 +15,9 @@
 //	go run ./scripts/testtimes -lane "go test -json ./a" -lane "go test -json -p 1 ./b ./c"
 //
 // `go test` runs one test binary at a time when -bench is given, so lanes are
-// the way to run packages side by side. `make test` uses one lane (for the
-// wall time): three lanes made load-sensitive tests fail on 2 cores (README,
+// the way to run packages side by side. `make test` uses two lanes (the
+// CLI and the calibration; the engine and the rest): three made
+// load-sensitive tests fail on 2 cores (README,
 // "Tests"). A lane's command is split at spaces (no shell); it inherits the
 // environment. The exit code is 1 when a lane's command failed, as well.
 package main
