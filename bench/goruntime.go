@@ -1,14 +1,13 @@
 package bench
 
 import (
-	"bufio"
 	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
-	"strings"
+	"runtime/metrics"
 
+	"github.com/stormbench/stormbench/bench/realnode"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -29,40 +28,24 @@ func TuneGC() {
 		debug.SetGCPercent(LoadGeneratorGOGC)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		if total := memTotal(); total > 0 {
+		if total := realnode.MemTotal(); total > 0 {
 			debug.SetMemoryLimit(max(total/4, 1<<30))
 		}
 	}
 }
 
 // GoRuntimeSettings returns the process's garbage-collector settings, for
-// the result.
+// the result, read from runtime/metrics (no setter is touched).
 func GoRuntimeSettings() *result.GoRuntime {
-	gc := debug.SetGCPercent(-1)
-	debug.SetGCPercent(gc)
-	limit := debug.SetMemoryLimit(-1) // a negative limit reads it
-	if limit == math.MaxInt64 {
-		limit = 0
+	samples := []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/gomemlimit:bytes"}}
+	metrics.Read(samples)
+	out := &result.GoRuntime{GOGC: -1, GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	if v := samples[0].Value; v.Kind() == metrics.KindUint64 {
+		// The runtime stores GC off as -1 and reports it as a uint64.
+		out.GOGC = int(int64(v.Uint64()))
 	}
-	return &result.GoRuntime{GOGC: gc, MemoryLimitBytes: limit, GOMAXPROCS: runtime.GOMAXPROCS(0)}
-}
-
-// memTotal is /proc/meminfo's MemTotal in bytes; 0 when unknown.
-func memTotal() int64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
+	if v := samples[1].Value; v.Kind() == metrics.KindUint64 && v.Uint64() < math.MaxInt64 {
+		out.MemoryLimitBytes = int64(v.Uint64())
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
-		}
-	}
-	return 0
+	return out
 }

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/stormbench/stormbench/bench/realnode"
+
 	"math"
 	"runtime/debug"
 	"testing"
@@ -27,7 +29,7 @@ func TestTuneGC(t *testing.T) {
 	if got.GOGC != LoadGeneratorGOGC {
 		t.Errorf("GOGC %d, want %d", got.GOGC, LoadGeneratorGOGC)
 	}
-	if total := memTotal(); total > 0 && got.MemoryLimitBytes != max(total/4, 1<<30) {
+	if total := realnode.MemTotal(); total > 0 && got.MemoryLimitBytes != max(total/4, 1<<30) {
 		t.Errorf("memory limit %d, want a quarter of %d", got.MemoryLimitBytes, total)
 	}
 
@@ -38,5 +40,17 @@ func TestTuneGC(t *testing.T) {
 	TuneGC()
 	if got := GoRuntimeSettings(); got.GOGC != 100 || got.MemoryLimitBytes != 0 {
 		t.Errorf("with GOGC and GOMEMLIMIT set: %+v, want them untouched", got)
+	}
+}
+
+// TestGoRuntimeSettingsOff: GC off reads as -1, and reading changes nothing.
+func TestGoRuntimeSettingsOff(t *testing.T) {
+	gc := debug.SetGCPercent(-1)
+	t.Cleanup(func() { debug.SetGCPercent(gc) })
+	if got := GoRuntimeSettings().GOGC; got != -1 {
+		t.Errorf("GOGC off reads %d, want -1", got)
+	}
+	if now := debug.SetGCPercent(-1); now != -1 {
+		t.Errorf("reading the settings changed GOGC to %d", now)
 	}
 }

@@ -163,7 +163,7 @@ func podStatusPatch(uid types.UID, old, cur corev1.PodStatus) (patch []byte, unc
 // nothing, not even a $setElementOrder), so the patch is the same, and the
 // two JSON documents it is computed from are smaller. Conditions and
 // container statuses, which a kubelet's writes change, are compared by
-// the patch itself. old and cur are copies; their slices are not written.
+// the patch itself (and empty lists are left out of the JSON anyway). old and cur are copies; their slices are not written.
 func dropEqualFields(old, cur *corev1.PodStatus) {
 	if old.ObservedGeneration == cur.ObservedGeneration {
 		old.ObservedGeneration, cur.ObservedGeneration = 0, 0
@@ -200,12 +200,6 @@ func dropEqualFields(old, cur *corev1.PodStatus) {
 	}
 	if old.Resize == cur.Resize {
 		old.Resize, cur.Resize = "", ""
-	}
-	if len(old.InitContainerStatuses) == 0 && len(cur.InitContainerStatuses) == 0 {
-		old.InitContainerStatuses, cur.InitContainerStatuses = nil, nil
-	}
-	if len(old.EphemeralContainerStatuses) == 0 && len(cur.EphemeralContainerStatuses) == 0 {
-		old.EphemeralContainerStatuses, cur.EphemeralContainerStatuses = nil, nil
 	}
 }
 

@@ -526,13 +526,19 @@ func restart(ctx context.Context, n primitives, kind, runtimeMode string, downti
 
 // MemAvailable reads MemAvailable from /proc/meminfo, in bytes; 0 when it
 // cannot.
-func MemAvailable() int64 {
+func MemAvailable() int64 { return meminfo("MemAvailable") }
+
+// MemTotal reads MemTotal from /proc/meminfo, in bytes; 0 when it cannot.
+func MemTotal() int64 { return meminfo("MemTotal") }
+
+// meminfo reads one field of /proc/meminfo, in bytes; 0 when it cannot.
+func meminfo(field string) int64 {
 	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			return kb << 10
 		}
