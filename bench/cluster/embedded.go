@@ -63,9 +63,9 @@ type EmbeddedOptions struct {
 // Embedded is a kwokctl binary-runtime cluster listening on 127.0.0.1 only.
 type Embedded struct {
 	opts EmbeddedOptions
-	// apiPort is the API server's port when Up chose it (realistic APF:
-	// the component kubeconfigs are written before the cluster exists).
-	apiPort int
+	// ports are the component ports Up reserved (ports.go); zero before
+	// Up, when kwokctl's configuration leaves them to kwokctl.
+	ports Ports
 }
 
 // NewEmbedded returns a handle on the embedded cluster opts.Name in
@@ -257,8 +257,11 @@ func (e *Embedded) Config() ([]byte, error) {
 			{Name: "kwok-controller", ExtraArgs: kwokArgs},
 		},
 	}
-	if e.apiPort > 0 {
-		cfg.Options.KubeApiserverPort = uint32(e.apiPort)
+	if p := e.ports; p.APIServer > 0 {
+		cfg.Options.EtcdPeerPort, cfg.Options.EtcdPort = uint32(p.EtcdPeer), uint32(p.Etcd)
+		cfg.Options.KubeApiserverPort = uint32(p.APIServer)
+		cfg.Options.KubeControllerManagerPort, cfg.Options.KubeSchedulerPort = uint32(p.ControllerManager), uint32(p.Scheduler)
+		cfg.Options.KwokControllerPort = uint32(p.Kwok)
 	}
 	if schedulerTuned(cp) {
 		// A KubeSchedulerConfiguration file (written by Up); kwokctl fills
@@ -413,17 +416,15 @@ func (e *Embedded) up(ctx context.Context) (bootFailed bool, err error) {
 			release()
 		}
 	}()
+	if e.ports, err = reservePorts(e.Dir()); err != nil {
+		return false, err
+	}
 	var ids []identity
 	if e.realisticAPF() {
-		port, err := FreeLoopbackPort()
-		if err != nil {
-			return false, fmt.Errorf("choosing the API server's port: %w", err)
-		}
-		e.apiPort = port
 		if ids, err = newIdentities(); err != nil {
 			return false, err
 		}
-		if err := e.writeIdentities(ids, port); err != nil {
+		if err := e.writeIdentities(ids, e.ports.APIServer); err != nil {
 			return false, err
 		}
 	}
@@ -455,7 +456,7 @@ func (e *Embedded) up(ctx context.Context) (bootFailed bool, err error) {
 	defer bootCancel()
 	bootDone := make(chan error, 1)
 	if ids != nil {
-		go func() { bootDone <- e.bootstrapIdentities(bootCtx, e.apiPort) }()
+		go func() { bootDone <- e.bootstrapIdentities(bootCtx, e.ports.APIServer) }()
 	} else {
 		bootDone <- nil
 	}
@@ -580,6 +581,7 @@ func (e *Embedded) Down(ctx context.Context) error {
 	_ = os.Remove(e.auditPolicyPath())
 	_ = os.Remove(e.schedulerConfigPath())
 	e.removeIdentities()
+	releasePorts(e.Dir())
 	return nil
 }
 
@@ -689,6 +691,16 @@ func (e *Embedded) Start(ctx context.Context) error {
 	out, err := e.kwokctl(ctx, "start", "cluster", "--name", e.opts.Name)
 	if err != nil {
 		return fmt.Errorf("starting embedded cluster %q: %w%s", e.opts.Name, err, e.failureHint(out))
+	}
+	return nil
+}
+
+// Stop stops every component and keeps the cluster's files and its ports
+// (kwokctl stop cluster): Start brings it back.
+func (e *Embedded) Stop(ctx context.Context) error {
+	out, err := e.kwokctl(ctx, "stop", "cluster", "--name", e.opts.Name)
+	if err != nil {
+		return fmt.Errorf("stopping embedded cluster %q: %w\n%s", e.opts.Name, err, tail(out, 2000))
 	}
 	return nil
 }
