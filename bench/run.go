@@ -121,7 +121,11 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 	o.Logf("Provisioning fleet %q: %d nodes, %d pods, %d services", o.RunID, p.Fleet.Nodes, f.Plan().ExpectedPods, f.Plan().Services)
 	provStart := o.Clock.Now()
 	if err := f.Up(ctx); err != nil {
-		return res, fmt.Errorf("provisioning fleet: %w", err)
+		var hint string
+		if o.Embedded != nil {
+			hint = o.Embedded.Diagnose()
+		}
+		return res, fmt.Errorf("provisioning fleet: %w%s", err, hint)
 	}
 	o.Logf("Fleet Ready in %s", o.Clock.Since(provStart).Round(100*time.Millisecond))
 	// An interrupt during the settle wait still deletes the fleet below.

@@ -546,6 +546,11 @@ func (e *Embedded) failureHint(out []byte) string {
 	return b.String()
 }
 
+// Diagnose says which components are not running or could not listen,
+// with their logs: for an error about a cluster that stopped working (a
+// fleet that never became Ready). Empty when every component runs.
+func (e *Embedded) Diagnose() string { return e.failureHint(nil) }
+
 func indent(s, pad string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i := range lines {
