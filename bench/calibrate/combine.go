@@ -169,7 +169,7 @@ func Combine(hollow, containerd *Result) (*Combined, error) {
 			r := rowOf(ref, m)
 			row.Simulated, row.Verdict = r.Simulated, verdict(*r)
 			if row.Hollow != nil && row.Containerd != nil && !m.Informational {
-				row.RealSidesDiffer = !tol.agree(m.Unit, row.Containerd.Real, row.Hollow.Real)
+				row.RealSidesDiffer = !tol.agreeSpread(m.Unit, row.Containerd.Real, row.Hollow.Real, row.Containerd.RealSpread, row.Hollow.RealSpread)
 				// Where the two real backends disagree, the real kubelet on
 				// a real runtime is the arbiter: hollow is only its cheap
 				// stand-in (it has no DRA driver, and its fake runtime
@@ -229,7 +229,7 @@ func realCell(r *Row) string {
 	if r == nil {
 		return "–"
 	}
-	return fmtNum(r.Real)
+	return fmtSide(r.Real, r.RealSpread)
 }
 
 func ratioCell(sim float64, r *Row) string {

@@ -27,6 +27,15 @@ func fmtNum(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
+// fmtSide is a side's figure, with the range of its per-restart values
+// when they differ: "3 (2–4)".
+func fmtSide(v float64, s *Spread) string {
+	if s == nil || s.Min == s.Max {
+		return fmtNum(v)
+	}
+	return fmt.Sprintf("%s (%s–%s)", fmtNum(v), fmtNum(s.Min), fmtNum(s.Max))
+}
+
 func fmtRatio(r Row) string {
 	q := r.Ratio()
 	switch {
@@ -54,7 +63,7 @@ func WriteText(w io.Writer, r *Result) error {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "METRIC\tUNIT\tREAL\tSIMULATED\tSIM/REAL\t")
 		for _, row := range c.Rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", row.Metric, row.Unit, fmtNum(row.Real), fmtNum(row.Simulated), fmtRatio(row), verdict(row))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", row.Metric, row.Unit, fmtSide(row.Real, row.RealSpread), fmtSide(row.Simulated, row.SimulatedSpread), fmtRatio(row), verdict(row))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -64,7 +73,7 @@ func WriteText(w io.Writer, r *Result) error {
 		}
 	}
 	d := r.Disagreements()
-	fmt.Fprintf(w, "\n%d rows outside tolerance (requests ±max(%g, %g%%), timings ±max(%gs, %g%%))\n",
+	fmt.Fprintf(w, "\n%d rows outside tolerance (requests ±max(%g, %g%%), timings ±max(%gs, %g%%), between the ranges of per-restart values shown in parentheses)\n",
 		len(d), r.Tolerance.RequestsAbsolute, 100*r.Tolerance.RequestsRelative, r.Tolerance.SecondsAbsolute, 100*r.Tolerance.SecondsRelative)
 	return nil
 }
@@ -87,7 +96,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	if r.Command != "" {
 		fmt.Fprintf(&b, "Made with `%s` (%s, %s).\n\n", r.Command, r.Start.Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(1e9))
 	}
-	fmt.Fprintf(&b, "Tolerance: requests ±max(%g, %g %%) per restart, timings ±max(%g s, %g %%). Figures are per restart (sum over the K nodes ÷ K) unless the unit says seconds.\n",
+	fmt.Fprintf(&b, "Tolerance: requests ±max(%g, %g %%) per restart, timings ±max(%g s, %g %%). Figures are per restart (sum over the K nodes ÷ K) unless the unit says seconds; where the per-restart values differ, their range follows in parentheses, and a row is judged by the gap between the two ranges.\n",
 		r.Tolerance.RequestsAbsolute, 100*r.Tolerance.RequestsRelative, r.Tolerance.SecondsAbsolute, 100*r.Tolerance.SecondsRelative)
 	if !r.Complete {
 		fmt.Fprintf(&b, "\n**Incomplete**: %s\n", strings.Join(r.Errors, "; "))
@@ -96,7 +105,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		fmt.Fprintf(&b, "\n## %s\n\n%s, down %s, watched %s after; restarts: real %d, simulated %d.\n\n", c.Name, c.Kind, c.Downtime, c.Observe, c.Restarts.Real, c.Restarts.Simulated)
 		b.WriteString("| metric | unit | real | simulated | sim/real | |\n|---|---|--:|--:|--:|---|\n")
 		for _, row := range c.Rows {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.Metric, row.Unit, fmtNum(row.Real), fmtNum(row.Simulated), fmtRatio(row), verdict(row))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.Metric, row.Unit, fmtSide(row.Real, row.RealSpread), fmtSide(row.Simulated, row.SimulatedSpread), fmtRatio(row), verdict(row))
 		}
 		for _, e := range c.Errors {
 			fmt.Fprintf(&b, "\nFailed restart: %s\n", e)
@@ -128,7 +137,7 @@ tr.DIFFERS td{background:#fde2e2}tr.info td{color:#666}th{background:#f3f3f3}
 		for _, row := range c.Rows {
 			v := verdict(row)
 			fmt.Fprintf(&b, `<tr class="%s"><td>%s</td><td>%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td>%s</td></tr>`,
-				v, e(row.Metric), e(row.Unit), fmtNum(row.Real), fmtNum(row.Simulated), e(fmtRatio(row)), v)
+				v, e(row.Metric), e(row.Unit), fmtSide(row.Real, row.RealSpread), fmtSide(row.Simulated, row.SimulatedSpread), e(fmtRatio(row)), v)
 		}
 		b.WriteString("</table>")
 		for _, er := range c.Errors {

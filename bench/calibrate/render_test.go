@@ -20,6 +20,9 @@ func sampleResult() *Result {
 		row("kubelet: create csinodes", "/restart", 0, 1),
 		row(MetricNotReadyP50, "s", 0.013, 8.88),
 		row(MetricReadyFlips, "/restart", 0, 0),
+		// A real count that varied by restart: the model's 2 lies in it.
+		{Metric: "kubelet: get csinodes", Unit: "/restart", Real: 3, Simulated: 2, Agree: true,
+			RealSpread: &Spread{N: 2, Min: 2, Max: 4}, SimulatedSpread: &Spread{N: 2, Min: 2, Max: 2}},
 		{Metric: MetricKubeletCPU, Unit: "s", Real: 0.24, Simulated: 0.042, Agree: true, Informational: true},
 	}}
 	c.Restarts.Real, c.Restarts.Simulated = 2, 2

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -101,6 +102,35 @@ type Row struct {
 	Informational bool `json:"informational,omitempty"`
 	// Note explains the row.
 	Note string `json:"note,omitempty"`
+	// RealSpread and SimulatedSpread are the per-restart values behind
+	// Real and Simulated (one restart per node): their number and range.
+	// Nil for a figure that is not a mean over restarts (a quantile, a
+	// cost), and in files written before they existed.
+	RealSpread      *Spread `json:"realSpread,omitempty"`
+	SimulatedSpread *Spread `json:"simulatedSpread,omitempty"`
+}
+
+// Spread is the range of one side's per-restart values of a row.
+type Spread struct {
+	N   int     `json:"n"`
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
+}
+
+// spreadOf returns the spread of values (nil for none).
+func spreadOf(values []float64) *Spread {
+	if len(values) == 0 {
+		return nil
+	}
+	return &Spread{N: len(values), Min: round3(slices.Min(values)), Max: round3(slices.Max(values))}
+}
+
+// interval is a side's range: its spread, or its figure alone.
+func interval(v float64, s *Spread) (lo, hi float64) {
+	if s == nil {
+		return v, v
+	}
+	return min(s.Min, v), max(s.Max, v)
 }
 
 // Ratio is simulated ÷ real; NaN when real is 0 and simulated is not, 1
@@ -145,11 +175,25 @@ func (t Tolerance) validate() error {
 }
 
 func (t Tolerance) agree(unit string, real, sim float64) bool {
+	return t.agreeSpread(unit, real, sim, nil, nil)
+}
+
+// agreeSpread judges a row by its two intervals: the range of each side's
+// per-restart values (the figure alone without one). They agree when the
+// gap between them, 0 if they overlap, is within the tolerance of the
+// real figure. A real kubelet's count that varies from restart to restart
+// (a retried CSINode GET after a reboot: 2 on one node, 4 on the other)
+// agrees with a model inside its range; one that is the same on every
+// restart is judged as before, figure against figure.
+func (t Tolerance) agreeSpread(unit string, real, sim float64, realSpread, simSpread *Spread) bool {
 	abs, rel := t.RequestsAbsolute, t.RequestsRelative
 	if unit == "s" {
 		abs, rel = t.SecondsAbsolute, t.SecondsRelative
 	}
-	return math.Abs(sim-real) <= math.Max(abs, rel*math.Abs(real))+1e-9
+	rlo, rhi := interval(real, realSpread)
+	slo, shi := interval(sim, simSpread)
+	gap := max(0, slo-rhi, rlo-shi)
+	return gap <= math.Max(abs, rel*math.Abs(real))+1e-9
 }
 
 // Disagreements lists "case: metric" of every checked row outside its
@@ -258,22 +302,19 @@ func plegStartFlashes(fs []flip) (n int) {
 func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU float64, real []realnode.Usage) []Row {
 	k := float64(c.o.Nodes)
 	start := t0.Add(cs.Downtime)
-	type tally struct{ real, sim float64 }
-	counts := map[string]*tally{}
-	add := func(key string, isReal bool) {
-		t, ok := counts[key]
+	// Counts per node: each node restarts once in a case, so a node's
+	// count is one restart's, and the row's figure their mean.
+	counts := map[string]map[string]float64{} // key → node → count
+	add := func(key, node string) {
+		m, ok := counts[key]
 		if !ok {
-			t = &tally{}
-			counts[key] = t
+			m = map[string]float64{}
+			counts[key] = m
 		}
-		if isReal {
-			t.real++
-		} else {
-			t.sim++
-		}
+		m[node]++
 	}
+	const slicesKey, resourcesOnlyKey = "\x00slices", "\x00resources-only"
 	last := map[string]time.Time{}
-	slices, resourcesOnly := tally{}, tally{}
 	for _, r := range reqs {
 		if r.Time.Before(t0) || !r.Time.Before(end) {
 			continue
@@ -283,23 +324,18 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 		// simulated kubelet's behalf, and count on that side (a real
 		// kubelet renews its lease every leaseDuration/4 all along).
 		if r.KWOK() && (r.Resource == "leases" || (r.Resource == "nodes" && r.Subresource == "status")) && c.sim.has(r.Name) {
-			add(kubeletPrefix+r.Key(), false)
+			add(kubeletPrefix+r.Key(), r.Name)
 			continue
 		}
 		if node := r.Node(); node != "" {
-			isReal := c.real.has(node)
-			if !isReal && !c.sim.has(node) {
+			if !c.real.has(node) && !c.sim.has(node) {
 				continue
 			}
 			if r.ResourcesOnly {
-				if isReal {
-					resourcesOnly.real++
-				} else {
-					resourcesOnly.sim++
-				}
+				add(resourcesOnlyKey, node)
 				continue
 			}
-			add(kubeletPrefix+r.Key(), isReal)
+			add(kubeletPrefix+r.Key(), node)
 			// Lease renewals and events go on all the time (events
 			// asynchronously); the start-up burst is the rest.
 			if r.Resource != "leases" && r.Resource != "events" && r.Time.After(last[node]) {
@@ -311,35 +347,55 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 		if ctrl == "" || !strings.Contains(writeVerbsForAttribute, r.Verb) {
 			continue
 		}
-		_, isReal := c.real.owner(r.Name)
-		if _, isSim := c.sim.owner(r.Name); !isReal && !isSim {
-			continue
-		}
-		add(ctrl+": "+r.Key(), isReal)
-		if r.Resource == "endpointslices" {
-			if isReal {
-				slices.real++
-			} else {
-				slices.sim++
+		node, ok := c.real.owner(r.Name)
+		if !ok {
+			if node, ok = c.sim.owner(r.Name); !ok {
+				continue
 			}
 		}
+		add(ctrl+": "+r.Key(), node)
+		if r.Resource == "endpointslices" {
+			add(slicesKey, node)
+		}
+	}
+	// perNode returns each side's per-restart values of a key.
+	perNode := func(byNode map[string]float64) (real, sim []float64) {
+		for _, n := range c.real.nodes {
+			real = append(real, byNode[n])
+		}
+		for _, n := range c.sim.nodes {
+			sim = append(sim, byNode[n])
+		}
+		return real, sim
+	}
+	sum := func(v []float64) (s float64) {
+		for _, x := range v {
+			s += x
+		}
+		return s
+	}
+	countRow := func(metric string, byNode map[string]float64, note string) Row {
+		rv, sv := perNode(byNode)
+		return c.spreadRow(metric, "/restart", sum(rv)/k, sum(sv)/k, spreadOf(rv), spreadOf(sv), note)
 	}
 	var rows []Row
 	keys := make([]string, 0, len(counts))
 	for key := range counts {
-		keys = append(keys, key)
+		if key != slicesKey && key != resourcesOnlyKey {
+			keys = append(keys, key)
+		}
 	}
 	sort.Strings(keys)
 	for _, key := range keys {
-		t := counts[key]
-		rows = append(rows, c.row(key, "/restart", t.real/k, t.sim/k, ""))
+		rows = append(rows, countRow(key, counts[key], ""))
 	}
-	if resourcesOnly.real > 0 || resourcesOnly.sim > 0 {
-		rows = append(rows, Row{Metric: MetricResourcesOnly, Unit: "/restart", Real: resourcesOnly.real / k, Simulated: resourcesOnly.sim / k,
+	if ro, ok := counts[resourcesOnlyKey]; ok {
+		rv, sv := perNode(ro)
+		rows = append(rows, Row{Metric: MetricResourcesOnly, Unit: "/restart", Real: sum(rv) / k, Simulated: sum(sv) / k,
 			Agree: true, Informational: true,
 			Note: "the pod cgroup's unlimited memory.limit_in_bytes reported as a limit; a 1.36 kubelet runs on cgroup v1 only with failCgroupV1: false"})
 	}
-	rows = append(rows, c.row(MetricSliceWrites, "/restart", slices.real/k, slices.sim/k, "by kube-controller-manager, of the node's Service"))
+	rows = append(rows, countRow(MetricSliceWrites, counts[slicesKey], "by kube-controller-manager, of the node's Service"))
 	podFlips, nodeFlips := c.timeline.between(t0, end)
 	var realPods, simPods, realNodes, simNodes []flip
 	for _, f := range podFlips {
@@ -356,17 +412,22 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 			simNodes = append(simNodes, f)
 		}
 	}
-	downs := func(fs []flip) (n int) {
+	flipsByNode, transitionsByNode := map[string]float64{}, map[string]float64{}
+	for _, fs := range [][]flip{realPods, simPods} {
 		for _, f := range fs {
 			if !f.ready {
-				n++
+				flipsByNode[f.node]++
 			}
 		}
-		return n
+	}
+	for _, fs := range [][]flip{realNodes, simNodes} {
+		for _, f := range fs {
+			transitionsByNode[f.node]++
+		}
 	}
 	rows = append(rows,
-		c.row(MetricReadyFlips, "/restart", float64(downs(realPods))/k, float64(downs(simPods))/k, "as the harness's watch saw them"),
-		c.row(MetricNodeTransitions, "/restart", float64(len(realNodes))/k, float64(len(simNodes))/k, ""))
+		countRow(MetricReadyFlips, flipsByNode, "as the harness's watch saw them"),
+		countRow(MetricNodeTransitions, transitionsByNode, ""))
 	if rf, sf := plegStartFlashes(realNodes), plegStartFlashes(simNodes); rf > 0 || sf > 0 {
 		rows = append(rows, Row{Metric: MetricStartFlashes, Unit: "/restart", Real: round3(float64(rf) / k), Simulated: round3(float64(sf) / k),
 			Agree: true, Informational: true,
@@ -390,7 +451,14 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 	}
 	sort.Slice(rl, func(i, j int) bool { return rl[i] < rl[j] })
 	sort.Slice(sl, func(i, j int) bool { return sl[i] < sl[j] })
-	rows = append(rows, c.row(MetricLastRequest, "s", quantile(rl, 0.5), quantile(sl, 0.5), "median over nodes; leases and events left out"))
+	secs := func(d []time.Duration) []float64 {
+		out := make([]float64, len(d))
+		for i, x := range d {
+			out[i] = x.Seconds()
+		}
+		return out
+	}
+	rows = append(rows, c.spreadRow(MetricLastRequest, "s", quantile(rl, 0.5), quantile(sl, 0.5), spreadOf(secs(rl)), spreadOf(secs(sl)), "median over nodes; leases and events left out"))
 	var cpu, rss float64
 	for _, u := range real {
 		cpu += u.CPUSeconds
@@ -409,6 +477,15 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 func (c *calibration) row(metric, unit string, real, sim float64, note string) Row {
 	real, sim = round3(real), round3(sim)
 	return Row{Metric: metric, Unit: unit, Real: real, Simulated: sim, Agree: c.o.Tolerance.agree(unit, real, sim), Note: note}
+}
+
+// spreadRow is row with each side's per-restart spread, judged by both
+// intervals (Tolerance.agreeSpread).
+func (c *calibration) spreadRow(metric, unit string, real, sim float64, realSpread, simSpread *Spread, note string) Row {
+	r := c.row(metric, unit, real, sim, note)
+	r.RealSpread, r.SimulatedSpread = realSpread, simSpread
+	r.Agree = c.o.Tolerance.agreeSpread(unit, r.Real, r.Simulated, realSpread, simSpread)
+	return r
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

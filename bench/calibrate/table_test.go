@@ -175,3 +175,74 @@ func TestValidate(t *testing.T) {
 		t.Error("16 real nodes accepted with 1 GiB available")
 	}
 }
+
+// TestToleranceSpread: a row is judged by the range of each side's
+// per-restart values; without ranges it is figure against figure.
+func TestToleranceSpread(t *testing.T) {
+	tol := DefaultTolerance()
+	sp := func(n int, lo, hi float64) *Spread { return &Spread{N: n, Min: lo, Max: hi} }
+	for _, tc := range []struct {
+		name      string
+		unit      string
+		real, sim float64
+		rs, ss    *Spread
+		agree     bool
+	}{
+		{"a retried GET on one real node", "/restart", 3, 2, sp(2, 2, 4), sp(2, 2, 2), true},
+		{"the same count on every restart", "/restart", 3, 2, sp(2, 3, 3), sp(2, 2, 2), false},
+		{"ranges apart by more than the slack", "/restart", 5, 2, sp(2, 4, 6), sp(2, 2, 2), false},
+		{"ranges apart within the slack", "/restart", 3, 2, sp(2, 2.5, 3.5), sp(2, 2, 2), true},
+		{"simulated wider", "/restart", 1, 2, sp(2, 1, 1), sp(2, 0, 4), true},
+		{"no spreads: as before", "/restart", 3, 2, nil, nil, false},
+		{"timings", "s", 11.5, 7.1, sp(2, 8, 15), sp(2, 7, 7.2), true},
+		{"timings apart", "s", 11.5, 5, sp(2, 11, 12), sp(2, 4.9, 5.1), false},
+	} {
+		if got := tol.agreeSpread(tc.unit, tc.real, tc.sim, tc.rs, tc.ss); got != tc.agree {
+			t.Errorf("%s: agreeSpread = %v, want %v", tc.name, got, tc.agree)
+		}
+	}
+}
+
+// TestRowsSpread: a count row's figure is the mean over nodes and its
+// spread the per-node range, each side on its own; a node that sent none
+// counts as 0.
+func TestRowsSpread(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	c := &calibration{
+		o:        Options{Nodes: 2, Tolerance: DefaultTolerance()},
+		real:     side{nodes: []string{"r0", "r1"}},
+		sim:      side{nodes: []string{"s0", "s1"}},
+		timeline: newTimeline(),
+	}
+	var reqs []Request
+	get := func(node string, n int) {
+		for i := 0; i < n; i++ {
+			reqs = append(reqs, Request{Time: t0.Add(time.Second), User: "system:node:" + node, Verb: "get", Resource: "csinodes", Name: node})
+		}
+	}
+	get("r0", 2)
+	get("r1", 4)
+	get("s0", 2)
+	get("s1", 2)
+	// Only one real node's Service had its slice written.
+	reqs = append(reqs, Request{Time: t0.Add(time.Second), UserAgent: "kube-controller-manager/v1.36.3 (linux/amd64) kubernetes/abc/system:serviceaccount:kube-system:endpointslice-controller",
+		Verb: "update", Resource: "endpointslices", Name: "r0-abcde"})
+	rows := c.rows(Case{Name: "reboot"}, reqs, t0, t0.Add(time.Minute), 0, nil)
+	find := func(metric string) Row {
+		for _, r := range rows {
+			if r.Metric == metric {
+				return r
+			}
+		}
+		t.Fatalf("no row %q in %+v", metric, rows)
+		return Row{}
+	}
+	csi := find("kubelet: get csinodes")
+	if csi.Real != 3 || csi.Simulated != 2 || *csi.RealSpread != (Spread{N: 2, Min: 2, Max: 4}) || *csi.SimulatedSpread != (Spread{N: 2, Min: 2, Max: 2}) || !csi.Agree {
+		t.Errorf("csinodes row %+v (spreads %+v, %+v): want 3 [2–4] against 2 [2–2], agreeing", csi, csi.RealSpread, csi.SimulatedSpread)
+	}
+	sl := find(MetricSliceWrites)
+	if sl.Real != 0.5 || sl.Simulated != 0 || *sl.RealSpread != (Spread{N: 2, Min: 0, Max: 1}) || !sl.Agree {
+		t.Errorf("slice row %+v (spread %+v): want 0.5 [0–1] against 0", sl, sl.RealSpread)
+	}
+}
