@@ -60,6 +60,12 @@ func TestSummarize(t *testing.T) {
 		{"fail", failing, 1, []string{"b_test.go:9: want 1, got 2", "FAIL\tb", "     2.0  fail   TestBroken b"}, nil},
 		{"build failed", buildFailed, 1, []string{"syntax error"}, nil},
 		{"not json", "# vet says\n" + passing, 0, []string{"# vet says"}, nil},
+		// One package in two lanes (a test split by -run and -skip): the
+		// times add up, and the failing half decides.
+		{"split package", passing + strings.ReplaceAll(failing, `"b"`, `"a"`), 1, []string{
+			"Slowest packages (1, 33s in all, 2 cluster boots):",
+			"    33.0  fail   2 (14s)         a",
+		}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var out strings.Builder
