@@ -238,10 +238,16 @@ func TestRowsSpread(t *testing.T) {
 		return Row{}
 	}
 	csi := find("kubelet: get csinodes")
+	if csi.RealSpread == nil || csi.SimulatedSpread == nil {
+		t.Fatalf("csinodes row %+v has no spreads", csi)
+	}
 	if csi.Real != 3 || csi.Simulated != 2 || *csi.RealSpread != (Spread{N: 2, Min: 2, Max: 4}) || *csi.SimulatedSpread != (Spread{N: 2, Min: 2, Max: 2}) || !csi.Agree {
 		t.Errorf("csinodes row %+v (spreads %+v, %+v): want 3 [2–4] against 2 [2–2], agreeing", csi, csi.RealSpread, csi.SimulatedSpread)
 	}
 	sl := find(MetricSliceWrites)
+	if sl.RealSpread == nil {
+		t.Fatalf("slice row %+v has no spread", sl)
+	}
 	if sl.Real != 0.5 || sl.Simulated != 0 || *sl.RealSpread != (Spread{N: 2, Min: 0, Max: 1}) || !sl.Agree {
 		t.Errorf("slice row %+v (spread %+v): want 0.5 [0–1] against 0", sl, sl.RealSpread)
 	}
