@@ -42,8 +42,10 @@ type CombinedCase struct {
 type CombinedRow struct {
 	Metric string `json:"metric"`
 	Unit   string `json:"unit"`
-	// Simulated is the simulated side of the judging backend's run.
-	Simulated  float64 `json:"simulated"`
+	// Simulated is the simulated side of the judging backend's run, and
+	// SimulatedSpread its per-restart range.
+	Simulated       float64 `json:"simulated"`
+	SimulatedSpread *Spread `json:"simulatedSpread,omitempty"`
 	Hollow     *Row    `json:"hollow,omitempty"`
 	Containerd *Row    `json:"containerd,omitempty"`
 	// Verdict is the judging row's: ok, DIFFERS or info.
@@ -167,7 +169,7 @@ func Combine(hollow, containerd *Result) (*Combined, error) {
 		for _, m := range metrics {
 			row := CombinedRow{Metric: m.Metric, Unit: m.Unit, Hollow: rowOf(h, m), Containerd: rowOf(c, m)}
 			r := rowOf(ref, m)
-			row.Simulated, row.Verdict = r.Simulated, verdict(*r)
+			row.Simulated, row.SimulatedSpread, row.Verdict = r.Simulated, r.SimulatedSpread, verdict(*r)
 			if row.Hollow != nil && row.Containerd != nil && !m.Informational {
 				row.RealSidesDiffer = !tol.agreeSpread(m.Unit, row.Containerd.Real, row.Hollow.Real, row.Containerd.RealSpread, row.Hollow.RealSpread)
 				// Where the two real backends disagree, the real kubelet on
@@ -175,7 +177,7 @@ func Combine(hollow, containerd *Result) (*Combined, error) {
 				// stand-in (it has no DRA driver, and its fake runtime
 				// emits other events).
 				if row.RealSidesDiffer {
-					row.Simulated, row.Verdict, row.Judge = row.Containerd.Simulated, verdict(*row.Containerd), BackendContainerd
+					row.Simulated, row.SimulatedSpread, row.Verdict, row.Judge = row.Containerd.Simulated, row.Containerd.SimulatedSpread, verdict(*row.Containerd), BackendContainerd
 				}
 			}
 			if row.Judge == "" {
@@ -270,7 +272,7 @@ func WriteCombinedText(w io.Writer, c *Combined) error {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "METRIC\tUNIT\tSIMULATED\tHOLLOW\tCONTAINERD\tSIM/REF\t\t")
 		for _, r := range cc.Rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Metric, r.Unit, fmtNum(r.Simulated), realCell(r.Hollow), realCell(r.Containerd),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Metric, r.Unit, fmtSide(r.Simulated, r.SimulatedSpread), realCell(r.Hollow), realCell(r.Containerd),
 				ratioCell(r.Simulated, refRow(cc, r)), r.Verdict, realSides(r))
 		}
 		if err := tw.Flush(); err != nil {
@@ -289,7 +291,7 @@ func WriteCombinedMarkdown(w io.Writer, c *Combined) error {
 	var b strings.Builder
 	b.WriteString("# Calibration: simulated kubelet against hollow and containerd-backed kubelets\n\n")
 	fmt.Fprintf(&b, "%s.\n\n", c.header())
-	fmt.Fprintf(&b, "Each case is judged against its reference column: containerd for runtime restarts and reboots (what a fake runtime cannot show), hollow for the rest. *hollow≠containerd* marks rows where the two real backends disagree beyond the tolerance (requests ±max(%g, %g %%), timings ±max(%g s, %g %%)); those rows are judged by containerd, the real kubelet on a real runtime. The simulated column and sim/ref are the judging run's.\n\n",
+	fmt.Fprintf(&b, "Each case is judged against its reference column: containerd for runtime restarts and reboots (what a fake runtime cannot show), hollow for the rest. *hollow≠containerd* marks rows where the two real backends disagree beyond the tolerance (requests ±max(%g, %g %%), timings ±max(%g s, %g %%)); those rows are judged by containerd, the real kubelet on a real runtime. The simulated column and sim/ref are the judging run's. Where a side's per-restart values differ, their range follows in parentheses, and a row is judged by the gap between the ranges.\n\n",
 		c.Containerd.Tolerance.RequestsAbsolute, 100*c.Containerd.Tolerance.RequestsRelative, c.Containerd.Tolerance.SecondsAbsolute, 100*c.Containerd.Tolerance.SecondsRelative)
 	for _, r := range []*Result{c.Hollow, c.Containerd} {
 		if r.Command != "" {
@@ -300,7 +302,7 @@ func WriteCombinedMarkdown(w io.Writer, c *Combined) error {
 		fmt.Fprintf(&b, "\n## %s\n\n%s; reference: %s.\n\n", cc.Name, cc.Kind, cc.Reference)
 		b.WriteString("| metric | unit | simulated | hollow | containerd | sim/ref | | real sides |\n|---|---|--:|--:|--:|--:|---|---|\n")
 		for _, r := range cc.Rows {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Metric, r.Unit, fmtNum(r.Simulated), realCell(r.Hollow), realCell(r.Containerd),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Metric, r.Unit, fmtSide(r.Simulated, r.SimulatedSpread), realCell(r.Hollow), realCell(r.Containerd),
 				ratioCell(r.Simulated, refRow(cc, r)), r.Verdict, realSides(r))
 		}
 		for _, e := range cc.Errors {
@@ -337,7 +339,7 @@ tr.DIFFERS td{background:#fde2e2}tr.info td{color:#666}th{background:#f3f3f3}td.
 				return strings.Join(append(c, "n"), " ")
 			}
 			fmt.Fprintf(&b, `<tr class="%s"><td>%s</td><td>%s</td><td class="n">%s</td><td class="%s">%s</td><td class="%s">%s</td><td class="n">%s</td><td>%s</td><td>%s</td></tr>`,
-				e(r.Verdict), e(r.Metric), e(r.Unit), fmtNum(r.Simulated), cls(BackendHollow), realCell(r.Hollow), cls(BackendContainerd), realCell(r.Containerd),
+				e(r.Verdict), e(r.Metric), e(r.Unit), fmtSide(r.Simulated, r.SimulatedSpread), cls(BackendHollow), realCell(r.Hollow), cls(BackendContainerd), realCell(r.Containerd),
 				e(ratioCell(r.Simulated, refRow(cc, r))), e(r.Verdict), e(realSides(r)))
 		}
 		b.WriteString("</table>")
