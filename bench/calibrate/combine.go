@@ -46,8 +46,8 @@ type CombinedRow struct {
 	// SimulatedSpread its per-restart range.
 	Simulated       float64 `json:"simulated"`
 	SimulatedSpread *Spread `json:"simulatedSpread,omitempty"`
-	Hollow     *Row    `json:"hollow,omitempty"`
-	Containerd *Row    `json:"containerd,omitempty"`
+	Hollow          *Row    `json:"hollow,omitempty"`
+	Containerd      *Row    `json:"containerd,omitempty"`
 	// Verdict is the judging row's: ok, DIFFERS or info.
 	Verdict string `json:"verdict"`
 	// Judge is the backend whose row gave the verdict: the case's
