@@ -18,6 +18,12 @@ func combinePair() (hollow, containerd *Result) {
 	row := func(metric, unit string, real, sim float64) Row {
 		return Row{Metric: metric, Unit: unit, Real: real, Simulated: sim, Agree: tol.agree(unit, real, sim)}
 	}
+	// spread gives a row its per-restart ranges and judges it by them.
+	spread := func(r Row, rlo, rhi, slo, shi float64) Row {
+		r.RealSpread, r.SimulatedSpread = &Spread{N: 2, Min: rlo, Max: rhi}, &Spread{N: 2, Min: slo, Max: shi}
+		r.Agree = tol.agreeSpread(r.Unit, r.Real, r.Simulated, r.RealSpread, r.SimulatedSpread)
+		return r
+	}
 	mk := func(backend string, kubelet, reboot []Row) *Result {
 		r := sampleResult()
 		r.Backend = backend
@@ -31,10 +37,11 @@ func combinePair() (hollow, containerd *Result) {
 	}
 	hollow = mk(BackendHollow,
 		[]Row{
-			row("kubelet: get pods", "/restart", 15, 15),                      // all agree
-			row("kubelet: deletecollection resourceslices", "/restart", 0, 1), // hollow lacks it; containerd judges
-			row("kubelet: update leases", "/restart", 3, 1),                   // both real sides say 3
-			row("kubelet: patch events", "/restart", 1.5, 0),                  // containerd saw none on either side
+			row("kubelet: get pods", "/restart", 15, 15),                       // all agree
+			row("kubelet: deletecollection resourceslices", "/restart", 0, 1),  // hollow lacks it; containerd judges
+			row("kubelet: update leases", "/restart", 3, 1),                    // both real sides say 3
+			row("kubelet: patch events", "/restart", 1.5, 0),                   // containerd saw none on either side
+			spread(row("kubelet: get csinodes", "/restart", 2, 2), 2, 2, 2, 2), // the real sides' ranges overlap
 		},
 		[]Row{row("kubelet: get pods", "/restart", 15, 15)})
 	hollow.Command = "stormbench calibrate --result h.json"
@@ -43,6 +50,7 @@ func combinePair() (hollow, containerd *Result) {
 			row("kubelet: get pods", "/restart", 15, 15),
 			row("kubelet: deletecollection resourceslices", "/restart", 1, 1),
 			row("kubelet: update leases", "/restart", 3, 1),
+			spread(row("kubelet: get csinodes", "/restart", 3, 2), 2, 4, 2, 2), // a retried GET on one node of two
 		},
 		[]Row{row("kubelet: get pods", "/restart", 20, 15)}) // reboot: containerd is the reference
 	return hollow, containerd
@@ -68,6 +76,8 @@ func TestCombineVerdicts(t *testing.T) {
 			"kubelet: deletecollection resourceslices": {"ok", BackendContainerd, true, true},
 			"kubelet: update leases":                   {"DIFFERS", BackendHollow, false, true},
 			"kubelet: patch events":                    {"ok", BackendContainerd, true, true},
+			// 2 against 3 (2–4): not apart, by the ranges.
+			"kubelet: get csinodes": {"ok", BackendHollow, false, true},
 		},
 		"reboot": {"kubelet: get pods": {"DIFFERS", BackendContainerd, true, true}},
 	}
