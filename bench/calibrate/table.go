@@ -437,17 +437,22 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 	rows = append(rows,
 		c.row(MetricNotReadyP50, "s", quantile(rd, 0.5), quantile(sd, 0.5), fmt.Sprintf("%d vs %d not-ready periods", len(rd), len(sd))),
 		c.row(MetricNotReadyMax, "s", quantile(rd, 1), quantile(sd, 1), ""))
+	// Every restart has a value: a node that sent nothing but leases and
+	// events in the window (a runtime restart the kubelet rode out) has 0,
+	// as a node whose last request came at its start.
 	var rl, sl []time.Duration
-	for node, t := range last {
-		d := t.Sub(start)
-		if d < 0 {
-			d = 0
+	since := func(node string) time.Duration {
+		t, ok := last[node]
+		if !ok || t.Before(start) {
+			return 0
 		}
-		if c.real.has(node) {
-			rl = append(rl, d)
-		} else {
-			sl = append(sl, d)
-		}
+		return t.Sub(start)
+	}
+	for _, n := range c.real.nodes {
+		rl = append(rl, since(n))
+	}
+	for _, n := range c.sim.nodes {
+		sl = append(sl, since(n))
 	}
 	sort.Slice(rl, func(i, j int) bool { return rl[i] < rl[j] })
 	sort.Slice(sl, func(i, j int) bool { return sl[i] < sl[j] })
@@ -458,7 +463,7 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 		}
 		return out
 	}
-	rows = append(rows, c.spreadRow(MetricLastRequest, "s", quantile(rl, 0.5), quantile(sl, 0.5), spreadOf(secs(rl)), spreadOf(secs(sl)), "median over nodes; leases and events left out"))
+	rows = append(rows, c.spreadRow(MetricLastRequest, "s", quantile(rl, 0.5), quantile(sl, 0.5), spreadOf(secs(rl)), spreadOf(secs(sl)), "median over nodes, 0 for a node that sent none; leases and events left out"))
 	var cpu, rss float64
 	for _, u := range real {
 		cpu += u.CPUSeconds

@@ -244,6 +244,17 @@ func TestRowsSpread(t *testing.T) {
 	if csi.Real != 3 || csi.Simulated != 2 || *csi.RealSpread != (Spread{N: 2, Min: 2, Max: 4}) || *csi.SimulatedSpread != (Spread{N: 2, Min: 2, Max: 2}) || !csi.Agree {
 		t.Errorf("csinodes row %+v (spreads %+v, %+v): want 3 [2–4] against 2 [2–2], agreeing", csi, csi.RealSpread, csi.SimulatedSpread)
 	}
+	// A runtime case the kubelets rode out: only r1 sent anything (at
+	// 10 s); every other restart counts 0, and the ranges overlap.
+	quiet := []Request{{Time: t0.Add(10 * time.Second), User: "system:node:r1", Verb: "patch", Resource: "nodes", Subresource: "status", Name: "r1"}}
+	for _, r := range c.rows(Case{Name: "runtime/hung"}, quiet, t0, t0.Add(time.Minute), 0, nil) {
+		if r.Metric != MetricLastRequest {
+			continue
+		}
+		if r.RealSpread == nil || *r.RealSpread != (Spread{N: 2, Min: 0, Max: 10}) || r.SimulatedSpread == nil || *r.SimulatedSpread != (Spread{N: 2, Min: 0, Max: 0}) || !r.Agree {
+			t.Errorf("last-request row %+v (spreads %+v, %+v): want real 0–10 against simulated 0–0, agreeing", r, r.RealSpread, r.SimulatedSpread)
+		}
+	}
 	sl := find(MetricSliceWrites)
 	if sl.RealSpread == nil {
 		t.Fatalf("slice row %+v has no spread", sl)
