@@ -416,7 +416,7 @@ func (e *Embedded) up(ctx context.Context) (bootFailed bool, err error) {
 			release()
 		}
 	}()
-	if e.ports, err = reservePorts(e.Dir()); err != nil {
+	if e.ports, err = reservePorts(e.portOwner()); err != nil {
 		return false, err
 	}
 	var ids []identity
@@ -586,7 +586,7 @@ func (e *Embedded) Down(ctx context.Context) error {
 	_ = os.Remove(e.auditPolicyPath())
 	_ = os.Remove(e.schedulerConfigPath())
 	e.removeIdentities()
-	releasePorts(e.Dir())
+	releasePorts(e.portOwner())
 	return nil
 }
 
@@ -698,6 +698,16 @@ func (e *Embedded) Start(ctx context.Context) error {
 		return fmt.Errorf("starting embedded cluster %q: %w%s", e.opts.Name, err, e.failureHint(out))
 	}
 	return nil
+}
+
+// portOwner names the cluster in the port registry (ports.go): its
+// directory, absolute, so that another process, in another working
+// directory, finds it.
+func (e *Embedded) portOwner() string {
+	if abs, err := filepath.Abs(e.Dir()); err == nil {
+		return abs
+	}
+	return e.Dir()
 }
 
 // Stop stops every component and keeps the cluster's files and its ports
