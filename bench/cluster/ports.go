@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -83,8 +84,17 @@ func reservePorts(owner string) (Ports, error) {
 			continue
 		}
 		reserved[p] = true
-		if ok && !record(dir, p, owner) {
-			continue // someone else's entry (or not ours to write)
+		if ok {
+			switch err := record(dir, p, owner); {
+			case errors.Is(err, fs.ErrExist):
+				continue // someone else's entry, or a link planted there
+			case err != nil:
+				// Not ours to write (a registry root made, run as
+				// another user): the ports are not recorded, as
+				// without a registry.
+				releasePorts(owner)
+				ok = false
+			}
 		}
 		chosen = append(chosen, p)
 	}
@@ -109,19 +119,22 @@ func registry() (string, bool) {
 	return dir, true
 }
 
-// record writes port's reservation for owner; a file that exists already
-// (another cluster's, or a link someone put there) is not overwritten.
-func record(dir string, port int, owner string) bool {
+// record writes port's reservation for owner. A file that exists already
+// (another cluster's, or a link someone put there) is not overwritten:
+// the error is then fs.ErrExist.
+func record(dir string, port int, owner string) error {
 	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
-		return false
+		return err
 	}
 	_, err = f.WriteString(owner)
-	if cerr := f.Close(); err != nil || cerr != nil {
-		_ = os.Remove(f.Name())
-		return false
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return true
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
 }
 
 // reservedPorts reads the registry: the ports of clusters whose directory

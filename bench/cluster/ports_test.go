@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -60,8 +62,8 @@ func TestReservePorts(t *testing.T) {
 	if err := os.Symlink(target, filepath.Join(portRegistryDir(), strconv.Itoa(lo))); err != nil {
 		t.Fatal(err)
 	}
-	if record(portRegistryDir(), lo, dirB) {
-		t.Error("record wrote through a link")
+	if err := record(portRegistryDir(), lo, dirB); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("record through a link: %v, want it refused as existing", err)
 	}
 	if b, _ := os.ReadFile(target); string(b) != "keep" {
 		t.Errorf("link target now %q", b)
