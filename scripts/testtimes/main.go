@@ -15,10 +15,10 @@
 //	go run ./scripts/testtimes -lane "go test -json ./a" -lane "go test -json -p 1 ./b ./c"
 //
 // `go test` runs one test binary at a time when -bench is given, so lanes are
-// the way to run packages side by side. `make test` uses three lanes (the
-// CLI; the calibration and the slowest engine storms; the rest), and splits
-// one package between two of them with -run and -skip of one regexp, whose
-// times add up here (README, "Tests"). A lane's command is split at spaces (no shell); it inherits the
+// the way to run packages side by side. `make test` uses two lanes (the
+// CLI and the calibration; the engine and the rest; README, "Tests"). A
+// package split between lanes with -run and -skip of one regexp has its
+// times added up here. A lane's command is split at spaces (no shell); it inherits the
 // environment. The exit code is 1 when a lane's command failed, as well.
 package main
 
