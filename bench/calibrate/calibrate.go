@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/stormbench/stormbench/bench/cluster"
@@ -59,7 +60,35 @@ type Case struct {
 	// them): the restarted kubelet finds them terminating, as after a
 	// taint-based eviction. The replicas are restored after the case.
 	DeletePods int `json:"deletePods,omitempty"`
+	// Probe is the handler of the pods' readiness and liveness probes
+	// during the case: ProbeExec (also when empty), ProbeHTTP or
+	// ProbeTCP. The pods are rolled to it before the case when the case
+	// before had another.
+	Probe string `json:"probe,omitempty"`
 }
+
+// The probe handlers a case can give its pods.
+const (
+	// ProbeExec runs "true" in the container: what the hollow kubelet's
+	// fake runtime can answer.
+	ProbeExec = "exec"
+	// ProbeHTTP GETs /healthz (readiness) and /livez (liveness) on port
+	// 8080 of the pod, served by stormbench-pause: real containers only.
+	ProbeHTTP = "http"
+	// ProbeTCP connects to port 8081 of the pod: real containers only.
+	ProbeTCP = "tcp"
+)
+
+// probeOf returns a case's probe handler, ProbeExec when unset.
+func (cs Case) probeOf() string {
+	if cs.Probe == "" {
+		return ProbeExec
+	}
+	return cs.Probe
+}
+
+// networkProbeCases are the cases run again with HTTP and with TCP probes.
+var networkProbeCases = []string{"kubelet/legacy", "kubelet/preserve", "runtime/refused", "reboot"}
 
 // Cases returns the built-in cases by name: kubelet/legacy,
 // kubelet/preserve, runtime/refused, runtime/hung, reboot and
@@ -67,7 +96,7 @@ type Case struct {
 func Cases() []Case {
 	legacy := map[string]bool{profiles.GateChangeContainerStatusOnKubeletRestart: true}
 	preserve := map[string]bool{profiles.GateChangeContainerStatusOnKubeletRestart: false}
-	return []Case{
+	cases := []Case{
 		// The legacy flips spread over U(0, probe period) after start.
 		{Name: "kubelet/legacy", Kind: profiles.StormKubelet, Gates: legacy, Downtime: 5 * time.Second, Observe: 25 * time.Second},
 		{Name: "kubelet/preserve", Kind: profiles.StormKubelet, Gates: preserve, Downtime: 5 * time.Second, Observe: 25 * time.Second},
@@ -82,6 +111,31 @@ func Cases() []Case {
 		// canBeDeleted).
 		{Name: "kubelet/deleted", Kind: profiles.StormKubelet, Gates: preserve, Downtime: 6 * time.Second, Observe: 24 * time.Second, DeletePods: 2},
 	}
+	// The same restarts of pods with network probes, as web-http and
+	// web-tcp carry ("kubelet/legacy+http"): the kubelet dials the pod,
+	// so only the containerd backend can run them.
+	exec := cases
+	for _, probe := range []string{ProbeHTTP, ProbeTCP} {
+		for _, c := range exec {
+			if slices.Contains(networkProbeCases, c.Name) {
+				c.Name, c.Probe = c.Name+"+"+probe, probe
+				cases = append(cases, c)
+			}
+		}
+	}
+	return cases
+}
+
+// DefaultCases are the cases a backend runs unless told otherwise: every
+// case on containerd, the exec-probe cases on hollow kubelets.
+func DefaultCases(backend string) []Case {
+	var out []Case
+	for _, c := range Cases() {
+		if backend == BackendContainerd || c.probeOf() == ProbeExec {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // SelectCases returns the built-in cases named, in the order given.
@@ -206,6 +260,9 @@ func (o *Options) Validate(memAvailable int64) error {
 		errs = append(errs, errors.New("no calibration case selected"))
 	}
 	for _, cs := range o.Cases {
+		if cs.probeOf() != ProbeExec && o.Backend != BackendContainerd {
+			errs = append(errs, fmt.Errorf("case %s: %s probes need --backend %s: a hollow kubelet's pods have no address it can dial", cs.Name, cs.Probe, BackendContainerd))
+		}
 		if cs.DeletePods > 0 && cs.DeletePods >= o.PodsPerNode {
 			errs = append(errs, fmt.Errorf("case %s deletes %d pods of each node: needs more than %d pods per node, not %d", cs.Name, cs.DeletePods, cs.DeletePods, o.PodsPerNode))
 		}
@@ -272,6 +329,8 @@ type calibration struct {
 	bystanders []string
 	timeline   *timeline
 	audit      *auditTail
+	// probe is the probe handler the pods have, or are rolling to.
+	probe string
 }
 
 // Run provisions K real and K simulated nodes with identical pods, runs
@@ -299,7 +358,11 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 			return nil, err
 		}
 	}
-	c := &calibration{o: o, ns: o.RunID, nodes: map[string]realnode.Runner{}, timeline: newTimeline(), audit: &auditTail{path: o.Embedded.AuditLogPath()}}
+	c := &calibration{o: o, ns: o.RunID, nodes: map[string]realnode.Runner{}, timeline: newTimeline(), audit: &auditTail{path: o.Embedded.AuditLogPath()}, probe: ProbeExec}
+	if len(o.Cases) > 0 {
+		// The first case's pods are created with its probes.
+		c.probe = o.Cases[0].probeOf()
+	}
 	if _, err := os.Stat(c.audit.path); err != nil {
 		return nil, fmt.Errorf("calibration needs the API server's audit log (the embedded cluster started with it): %w", err)
 	}
@@ -339,6 +402,11 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	defer stopWatch()
 	for _, cs := range o.Cases {
+		if cs.probeOf() != c.probe {
+			if err := c.reprobe(ctx, cs.probeOf()); err != nil {
+				return res, err
+			}
+		}
 		if err := c.settle(ctx, 4*time.Minute); err != nil {
 			return res, fmt.Errorf("before case %s: %w", cs.Name, err)
 		}
@@ -477,7 +545,6 @@ const RoleLabel = "stormbench.io/calibration"
 func (c *calibration) createWorkload(ctx context.Context, node string) error {
 	labels := map[string]string{"app": node, fleet.RunLabel: c.o.RunID}
 	period := int32(c.o.ProbePeriod / time.Second)
-	exec := &corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}
 	dep := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: node, Namespace: c.ns, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
@@ -494,13 +561,14 @@ func (c *calibration) createWorkload(ctx context.Context, node string) error {
 					AutomountServiceAccountToken: ptr.To(false),
 					Containers: []corev1.Container{{
 						Name: "app", Image: "registry.k8s.io/pause:3.10", ImagePullPolicy: corev1.PullIfNotPresent,
-						ReadinessProbe: &corev1.Probe{ProbeHandler: *exec, PeriodSeconds: period, FailureThreshold: 3},
-						LivenessProbe:  &corev1.Probe{ProbeHandler: *exec, PeriodSeconds: period, FailureThreshold: 3},
+						ReadinessProbe: &corev1.Probe{PeriodSeconds: period, FailureThreshold: 3},
+						LivenessProbe:  &corev1.Probe{PeriodSeconds: period, FailureThreshold: 3},
 					}},
 				},
 			},
 		},
 	}
+	setProbe(&dep.Spec.Template.Spec, c.probe)
 	if err := c.addPodFeatures(ctx, node, &dep.Spec.Template.Spec); err != nil {
 		return err
 	}
@@ -516,6 +584,80 @@ func (c *calibration) createWorkload(ctx context.Context, node string) error {
 	}
 	if _, err := c.o.Target.Client.CoreV1().Services(c.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating service %s: %w", node, err)
+	}
+	return nil
+}
+
+// Ports stormbench-pause serves probes on ("serve HTTP-PORT TCP-PORT").
+const (
+	httpProbePort = 8080
+	tcpProbePort  = 8081
+)
+
+// setProbe gives the container of a calibration pod spec the probe
+// handler (ProbeExec, ProbeHTTP or ProbeTCP) on its readiness, liveness
+// and startup probes, and the command that answers it: stormbench-pause's
+// pause for exec probes (the kubelet runs "true" beside it), its server
+// for network probes. Periods and thresholds stay as they are.
+func setProbe(spec *corev1.PodSpec, probe string) {
+	ctr := &spec.Containers[0]
+	var h corev1.ProbeHandler
+	switch probe {
+	case ProbeHTTP:
+		h.HTTPGet = &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(httpProbePort)}
+		ctr.Command = []string{"serve", strconv.Itoa(httpProbePort), strconv.Itoa(tcpProbePort)}
+	case ProbeTCP:
+		h.TCPSocket = &corev1.TCPSocketAction{Port: intstr.FromInt32(tcpProbePort)}
+		ctr.Command = []string{"serve", strconv.Itoa(httpProbePort), strconv.Itoa(tcpProbePort)}
+	default:
+		h.Exec = &corev1.ExecAction{Command: []string{"true"}}
+		ctr.Command = nil
+	}
+	for _, p := range []*corev1.Probe{ctr.ReadinessProbe, ctr.LivenessProbe, ctr.StartupProbe} {
+		if p != nil {
+			p.ProbeHandler = *h.DeepCopy()
+		}
+	}
+	if ctr.LivenessProbe != nil && h.HTTPGet != nil {
+		ctr.LivenessProbe.HTTPGet.Path = "/livez"
+	}
+}
+
+// podProbe returns the probe handler of a calibration pod's readiness
+// probe: ProbeExec, ProbeHTTP, ProbeTCP, or "" when it has none.
+func podProbe(p *corev1.Pod) string {
+	if len(p.Spec.Containers) == 0 || p.Spec.Containers[0].ReadinessProbe == nil {
+		return ""
+	}
+	switch h := p.Spec.Containers[0].ReadinessProbe; {
+	case h.HTTPGet != nil:
+		return ProbeHTTP
+	case h.TCPSocket != nil:
+		return ProbeTCP
+	case h.Exec != nil:
+		return ProbeExec
+	}
+	return ""
+}
+
+// reprobe rolls every node's Deployment to pods with the probe handler
+// (setProbe); the next settle waits for the rollout.
+func (c *calibration) reprobe(ctx context.Context, probe string) error {
+	c.o.Logf("Rolling the pods of every node to %s probes", probe)
+	c.probe = probe
+	for _, node := range c.allNodes() {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			dep, err := c.o.Target.Client.AppsV1().Deployments(c.ns).Get(ctx, node, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			setProbe(&dep.Spec.Template.Spec, probe)
+			_, err = c.o.Target.Client.AppsV1().Deployments(c.ns).Update(ctx, dep, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("rolling deployment %s to %s probes: %w", node, probe, err)
+		}
 	}
 	return nil
 }
@@ -692,24 +834,32 @@ func (c *calibration) waitPodsReady(ctx context.Context, timeout time.Duration) 
 		if err != nil {
 			return "listing pods: " + err.Error(), nil
 		}
-		ready, live := 0, 0
+		ready, live, terminating, otherProbe := 0, 0, 0, 0
 		var notReady []string
 		for i := range pods.Items {
 			p := &pods.Items[i]
-			if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+			if p.DeletionTimestamp != nil {
+				// Its kubelet's last writes would count in the case.
+				terminating++
+				continue
+			}
+			if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
 				continue
 			}
 			live++
+			if podProbe(p) != c.probe {
+				otherProbe++
+			}
 			if fleet.PodReady(p) {
 				ready++
 			} else if len(notReady) < 4 {
 				notReady = append(notReady, p.Name+" on "+p.Spec.NodeName)
 			}
 		}
-		if ready == want && live == want {
+		if ready == want && live == want && terminating == 0 && otherProbe == 0 {
 			return "", nil
 		}
-		return fmt.Sprintf("%d/%d pods Ready (%d live; not Ready: %s)", ready, want, live, strings.Join(notReady, ", ")), nil
+		return fmt.Sprintf("%d/%d pods Ready (%d live, %d terminating, %d not yet with %s probes; not Ready: %s)", ready, want, live, terminating, otherProbe, c.probe, strings.Join(notReady, ", ")), nil
 	})
 }
 

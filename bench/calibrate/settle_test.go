@@ -81,3 +81,63 @@ func TestFirstN(t *testing.T) {
 		t.Errorf("firstN(3, 3) = %q", got)
 	}
 }
+
+// TestSetProbe: each handler reaches the readiness, liveness and startup
+// probes with the command that answers it, and back again; periods and
+// thresholds stay.
+func TestSetProbe(t *testing.T) {
+	spec := func() *corev1.PodSpec {
+		return &corev1.PodSpec{Containers: []corev1.Container{{
+			Name:           "app",
+			ReadinessProbe: &corev1.Probe{PeriodSeconds: 10, FailureThreshold: 3},
+			LivenessProbe:  &corev1.Probe{PeriodSeconds: 10, FailureThreshold: 3},
+			StartupProbe:   &corev1.Probe{PeriodSeconds: 10, FailureThreshold: 30},
+		}}}
+	}
+	for _, tc := range []struct {
+		probe       string
+		wantCommand []string
+		check       func(readiness, liveness, startup *corev1.Probe) bool
+	}{
+		{ProbeExec, nil, func(r, l, s *corev1.Probe) bool {
+			return r.Exec != nil && l.Exec != nil && s.Exec != nil && r.HTTPGet == nil && r.TCPSocket == nil
+		}},
+		{ProbeHTTP, []string{"serve", "8080", "8081"}, func(r, l, s *corev1.Probe) bool {
+			return r.HTTPGet != nil && r.HTTPGet.Path == "/healthz" && r.HTTPGet.Port.IntValue() == 8080 &&
+				l.HTTPGet != nil && l.HTTPGet.Path == "/livez" && s.HTTPGet != nil && s.HTTPGet.Path == "/healthz" && r.Exec == nil
+		}},
+		{ProbeTCP, []string{"serve", "8080", "8081"}, func(r, l, s *corev1.Probe) bool {
+			return r.TCPSocket != nil && r.TCPSocket.Port.IntValue() == 8081 && l.TCPSocket != nil && s.TCPSocket != nil && r.Exec == nil && r.HTTPGet == nil
+		}},
+	} {
+		for _, from := range []string{ProbeExec, ProbeHTTP, ProbeTCP} {
+			t.Run(from+" to "+tc.probe, func(t *testing.T) {
+				s := spec()
+				setProbe(s, from)
+				setProbe(s, tc.probe)
+				c := s.Containers[0]
+				if !tc.check(c.ReadinessProbe, c.LivenessProbe, c.StartupProbe) {
+					t.Errorf("probes %+v / %+v / %+v", c.ReadinessProbe.ProbeHandler, c.LivenessProbe.ProbeHandler, c.StartupProbe.ProbeHandler)
+				}
+				if !reflect.DeepEqual(c.Command, tc.wantCommand) {
+					t.Errorf("command %q, want %q", c.Command, tc.wantCommand)
+				}
+				if c.ReadinessProbe.PeriodSeconds != 10 || c.StartupProbe.FailureThreshold != 30 {
+					t.Errorf("period or threshold changed: %+v, %+v", c.ReadinessProbe, c.StartupProbe)
+				}
+				if got := podProbe(&corev1.Pod{Spec: *s}); got != tc.probe {
+					t.Errorf("podProbe = %q, want %q", got, tc.probe)
+				}
+			})
+		}
+	}
+	if got := podProbe(&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}}}); got != "" {
+		t.Errorf("podProbe of a pod without probes = %q", got)
+	}
+	// No startup probe: none is added.
+	s := &corev1.PodSpec{Containers: []corev1.Container{{ReadinessProbe: &corev1.Probe{}, LivenessProbe: &corev1.Probe{}}}}
+	setProbe(s, ProbeHTTP)
+	if s.Containers[0].StartupProbe != nil {
+		t.Error("setProbe added a startup probe")
+	}
+}

@@ -3,6 +3,8 @@ package calibrate
 import (
 	"math"
 	"os"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -138,10 +140,47 @@ func TestSelectCases(t *testing.T) {
 	if _, err := SelectCases([]string{"kubelet/legacy", "kubelet/nope"}); err == nil {
 		t.Error("unknown case accepted")
 	}
+	// Every network-probe case is its exec case with another probe.
+	exec := map[string]Case{}
+	for _, c := range Cases() {
+		if c.probeOf() == ProbeExec {
+			exec[c.Name] = c
+		}
+	}
+	network := 0
+	for _, c := range Cases() {
+		if c.probeOf() == ProbeExec {
+			continue
+		}
+		network++
+		base, probe, _ := strings.Cut(c.Name, "+")
+		b, ok := exec[base]
+		if !ok || probe != c.Probe {
+			t.Errorf("case %s (probe %q): no exec case %s, or its name does not say its probe", c.Name, c.Probe, base)
+			continue
+		}
+		b.Name, b.Probe = c.Name, c.Probe
+		if !reflect.DeepEqual(b, c) {
+			t.Errorf("case %s differs from %s in more than its probe:\n%+v\n%+v", c.Name, base, c, b)
+		}
+	}
+	if network != 8 {
+		t.Errorf("%d network-probe cases, want 8 (kubelet/legacy, kubelet/preserve, runtime/refused and reboot, with HTTP and with TCP probes)", network)
+	}
+	for _, backend := range []string{BackendHollow, BackendContainerd} {
+		for _, c := range DefaultCases(backend) {
+			if backend == BackendHollow && c.probeOf() != ProbeExec {
+				t.Errorf("hollow runs %s by default", c.Name)
+			}
+		}
+	}
+	if got, want := len(DefaultCases(BackendContainerd)), len(Cases()); got != want {
+		t.Errorf("containerd runs %d cases by default, want all %d", got, want)
+	}
 }
 
 func TestValidate(t *testing.T) {
-	ok := Options{Nodes: 2, PodsPerNode: 5, ProbePeriod: 10 * time.Second, Cases: Cases(), Tolerance: DefaultTolerance()}
+	ok := Options{Nodes: 2, PodsPerNode: 5, ProbePeriod: 10 * time.Second, Cases: DefaultCases(BackendHollow), Tolerance: DefaultTolerance()}
 	if err := ok.Validate(8 << 30); err != nil {
 		t.Fatalf("valid options refused: %v", err)
 	}
@@ -156,12 +195,19 @@ func TestValidate(t *testing.T) {
 		"unknown pod feature":     func(o *Options) { o.PodFeatures = []string{PodFeatureAutomount, "sidecar"} },
 		"negative kube API QPS":   func(o *Options) { o.KubeAPIQPS = -1 },
 		"kube API burst too high": func(o *Options) { o.KubeAPIBurst = 10001 },
+		"http probes on hollow":   func(o *Options) { o.Cases, _ = SelectCases([]string{"kubelet/legacy", "reboot+http"}) },
+		"tcp probes, no backend":  func(o *Options) { o.Backend, o.Cases = "", []Case{{Name: "x", Probe: ProbeTCP}} },
 	} {
 		o := ok
 		mutate(&o)
 		if err := o.Validate(8 << 30); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+	ctd := ok
+	ctd.Backend, ctd.Cases = BackendContainerd, DefaultCases(BackendContainerd)
+	if err := ctd.Validate(8 << 30); err != nil {
+		t.Errorf("every case on containerd refused: %v", err)
 	}
 	slow := ok
 	slow.KubeAPIQPS, slow.KubeAPIBurst = 2, 4

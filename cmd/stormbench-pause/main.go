@@ -10,13 +10,14 @@
 //   - cat FILE...: print the files (the fleet's exec probes cat a
 //     mounted ConfigMap), failing when one cannot be read;
 //   - true: exit 0;
-//   - serve PORT: answer HTTP GET / with 200 on the port (HTTP probes).
+//   - serve [HTTP-PORT [TCP-PORT]]: answer HTTP on HTTP-PORT (default
+//     8080) and accept TCP connections on TCP-PORT (default 8081), for
+//     HTTP and TCP probes; see server for making them fail on demand.
 package main
 
 import (
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -36,12 +37,14 @@ func main() {
 	case "true":
 		os.Exit(0)
 	case "serve":
-		port := "8080"
+		httpPort, tcpPort := "8080", "8081"
 		if len(args) > 0 {
-			port = args[0]
+			httpPort = args[0]
 		}
-		http.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-		fmt.Fprintln(os.Stderr, http.ListenAndServe(":"+port, nil))
+		if len(args) > 1 {
+			tcpPort = args[1]
+		}
+		fmt.Fprintln(os.Stderr, serve(":"+httpPort, ":"+tcpPort))
 		os.Exit(1)
 	default:
 		pause()

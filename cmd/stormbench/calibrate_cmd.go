@@ -41,13 +41,13 @@ func runCalibrate(ctx context.Context, env *cmdEnv, args []string) error {
 		names = append(names, c.Name)
 	}
 	fs.IntVar(&nodes, "nodes", 2, "Real nodes (hollow kubelets, about 100 MiB each) and as many simulated ones")
-	fs.IntVar(&pods, "pods-per-node", 5, "Pods per node: one Deployment and one Service per node, exec readiness and liveness probes")
-	fs.DurationVar(&probePeriod, "probe-period", 10*time.Second, "Period of the exec probes")
+	fs.IntVar(&pods, "pods-per-node", 5, "Pods per node: one Deployment and one Service per node, with exec readiness and liveness probes (HTTP or TCP in the +http and +tcp cases)")
+	fs.DurationVar(&probePeriod, "probe-period", 10*time.Second, "Period of the pods' readiness and liveness probes")
 	fs.DurationVar(&initDuration, "init-duration", 0, "The simulated kubelet's NotReady flash after start (a profile's storm.initDuration; 0, the default, keeps the node Ready)")
 	fs.StringSliceVar(&podFeatures, "pod-features", nil, "Add to the calibration pods: "+strings.Join(calibrate.PodFeatures(), ", ")+" (startup probe; env, envFrom, projected and immutable ConfigMap/Secret references; the service-account token and kube-root-ca.crt)")
 	fs.IntVar(&kubeAPIQPS, "kube-api-qps", 0, "Both sides' kubelet kubeAPIQPS (0: the kubelet default, 50); a low limit keeps the status manager busy")
 	fs.IntVar(&kubeAPIBurst, "kube-api-burst", 0, "Both sides' kubelet kubeAPIBurst (0: the kubelet default, 100)")
-	fs.StringSliceVar(&cases, "cases", names, "Cases to run, in order: "+strings.Join(names, ", "))
+	fs.StringSliceVar(&cases, "cases", nil, "Cases to run, in order: "+strings.Join(names, ", ")+" (default: every case the backend can run; the +http and +tcp cases need --backend containerd)")
 	fs.BoolVar(&list, "list-cases", false, "List the cases with their downtimes and exit")
 	fs.StringVar(&backend, "backend", calibrate.BackendHollow, "Real nodes: hollow (the kubelet code with a fake runtime) or containerd (the kubelet on a containerd of its own, real containers; needs root and make real-node-deps)")
 	fs.StringVar(&resultPath, "result", "", "Write the result document (JSON) here")
@@ -97,13 +97,18 @@ Flags:
 	if err := checkFormat(output); err != nil {
 		return err
 	}
+	if len(cases) == 0 {
+		for _, c := range calibrate.DefaultCases(backend) {
+			cases = append(cases, c.Name)
+		}
+	}
 	selected, err := calibrate.SelectCases(cases)
 	if err != nil {
 		return usageError{err}
 	}
 	if list {
 		for _, c := range calibrate.Cases() {
-			fmt.Fprintf(env.stdout, "%-18s %-8s down %-4s watched %s after%s\n", c.Name, c.Kind, c.Downtime, c.Observe, caseDetail(c))
+			fmt.Fprintf(env.stdout, "%-22s %-8s down %-4s watched %s after%s\n", c.Name, c.Kind, c.Downtime, c.Observe, caseDetail(c))
 		}
 		return nil
 	}
@@ -211,6 +216,9 @@ func caseDetail(c calibrate.Case) string {
 	}
 	if c.RuntimeMode != "" {
 		parts = append(parts, "runtime "+c.RuntimeMode)
+	}
+	if c.Probe != "" {
+		parts = append(parts, c.Probe+" probes")
 	}
 	if len(parts) == 0 {
 		return ""

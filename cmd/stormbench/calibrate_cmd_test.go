@@ -48,7 +48,10 @@ func TestCalibrateBadInput(t *testing.T) {
 		{"result directory missing", []string{"--markdown", filepath.Join(out, "no", "such.md"), "--bin-dir", full}, 2, "does not exist"},
 		{"oracle binaries missing", []string{"--bin-dir", noOracle}, 2, "make components"},
 		{"arguments", []string{"extra", "--bin-dir", full}, 2, "no arguments"},
+		{"http probes on hollow", []string{"--cases", "kubelet/legacy,reboot+http", "--bin-dir", full}, 2, "case reboot+http: http probes need --backend containerd"},
 		{"list cases", []string{"--list-cases"}, 0, "runtime/hung"},
+		{"list network cases", []string{"--list-cases"}, 0, "reboot+tcp             reboot   down 20s  watched 40s after (ChangeContainerStatusOnKubeletRestart=false, tcp probes)"},
+		{"hollow runs exec cases by default", []string{"--dry-run", "--bin-dir", full}, 0, "cases kubelet/legacy, kubelet/preserve, runtime/refused, runtime/hung, reboot, kubelet/deleted (storm"},
 		{"dry run", []string{"--dry-run", "--bin-dir", full, "--cases", "reboot"}, 0, "Would calibrate 2 real and 2 simulated nodes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
