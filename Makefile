@@ -195,7 +195,7 @@ compare-gates: components build ## Run the gate A/B profile (quick), 5 interleav
 # CAL_NODES restarts per side (issue 30 asks for at least 5).
 CAL_DIR          ?= results/calibration
 CAL_NODES        ?= 5
-CONTAINERD_CASES ?= kubelet/legacy,kubelet/preserve,runtime/refused,reboot,kubelet/deleted
+CONTAINERD_CASES ?= kubelet/legacy,kubelet/preserve,runtime/refused,reboot,kubelet/deleted,kubelet/legacy+http,kubelet/preserve+http,runtime/refused+http,reboot+http,kubelet/legacy+tcp,kubelet/preserve+tcp,runtime/refused+tcp,reboot+tcp
 .PHONY: calibrate
 calibrate: components build real-node-deps ## Calibrate the model against real kubelets (hollow: every case; containerd: its cases) and write CAL_DIR/{hollow,containerd,combined}.* (about 20 minutes).
 	$(BIN)/stormbench calibrate --bin-dir $(BIN) --nodes $(CAL_NODES) --result $(CAL_DIR)/hollow.json --markdown $(CAL_DIR)/hollow.md --force || [ $$? = 1 ]

@@ -141,3 +141,31 @@ func TestSetProbe(t *testing.T) {
 		t.Error("setProbe added a startup probe")
 	}
 }
+
+func TestLatestContainerStart(t *testing.T) {
+	at := func(sec int64) metav1.Time { return metav1.Time{Time: time.Unix(sec, 0)} }
+	running := func(sec int64) corev1.ContainerStatus {
+		return corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at(sec)}}}
+	}
+	pod := func(deleting bool, cs ...corev1.ContainerStatus) corev1.Pod {
+		p := corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: cs}}
+		if deleting {
+			p.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
+		}
+		return p
+	}
+	waiting := corev1.ContainerStatus{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}
+	for _, tc := range []struct {
+		name string
+		pods []corev1.Pod
+		want time.Time
+	}{
+		{"no pods", nil, time.Time{}},
+		{"latest of all containers", []corev1.Pod{pod(false, running(100), running(130)), pod(false, running(120))}, time.Unix(130, 0)},
+		{"terminating pods and waiting containers do not count", []corev1.Pod{pod(false, running(100), waiting), pod(true, running(200))}, time.Unix(100, 0)},
+	} {
+		if got := latestContainerStart(tc.pods); !got.Equal(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -217,10 +217,10 @@ func bootID(rng *rand.Rand) string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-// restartGrace is the prober's kubeletRestartGracePeriod: a container
+// RestartGrace is the prober's kubeletRestartGracePeriod: a container
 // started less than this before the kubelet counts as new, not as one that
 // ran through the restart (prober/prober_manager.go).
-const restartGrace = 10 * time.Second
+const RestartGrace = 10 * time.Second
 
 // flipsOnRestart says whether a ready pod's readiness is reset at the
 // kubelet's first probe after a start at kubeletStart: with
@@ -243,7 +243,7 @@ func flipsOnRestart(p *corev1.Pod, probed map[string]time.Duration, legacy bool,
 		}
 		// Not running, or no start time: the worker seeds the initial
 		// value too, but such a container was not ready to lose.
-		if r := c.State.Running; r != nil && !r.StartedAt.IsZero() && !r.StartedAt.Time.Before(kubeletStart.Add(-restartGrace)) {
+		if r := c.State.Running; r != nil && !r.StartedAt.IsZero() && !r.StartedAt.Time.Before(kubeletStart.Add(-RestartGrace)) {
 			return true
 		}
 	}
