@@ -3,6 +3,7 @@ package measure
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/stormbench/stormbench/bench/result"
@@ -295,12 +296,32 @@ func (a *apiAccumulator) burstFigures(add addFunc, restarts int) {
 		return
 	}
 	add(APIExcessPerRestart, result.WindowStorm, result.UnitRequests, excess/float64(n))
+	if kwok, ok := flowExcess(b.counters, s.counters, scale, KwokFlowSchemas); ok {
+		add(APISimulationExcessPerRestart, result.WindowStorm, result.UnitRequests, kwok/float64(n), result.LabelSource, SourceKWOK)
+	}
 	for k, v := range excessByKey {
 		if v > 0 {
 			add(APIExcessPerRestart, result.WindowStorm, result.UnitRequests, v/float64(n),
 				result.LabelVerb, k[0], result.LabelResource, k[1], result.LabelSubresource, k[2])
 		}
 	}
+}
+
+// flowExcess is the storm's APF-dispatched requests of the flow schemas
+// less the baseline's scaled to the storm's length; ok is false when
+// neither window dispatched any through them (no such flow schema).
+func flowExcess(base, storm map[seriesKey]float64, scale float64, schemas []string) (excess float64, ok bool) {
+	for k, v := range storm {
+		if k.fam == famFlowDispatched && slices.Contains(schemas, k.b) {
+			excess, ok = excess+v, true
+		}
+	}
+	for k, v := range base {
+		if k.fam == famFlowDispatched && slices.Contains(schemas, k.b) {
+			excess, ok = excess-v*scale, true
+		}
+	}
+	return excess, ok
 }
 
 // meanStdDev returns the duration-weighted mean and standard deviation of

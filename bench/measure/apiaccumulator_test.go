@@ -388,3 +388,32 @@ func TestAPISeriesBuild(t *testing.T) {
 		t.Errorf("series order %v, want %v", order, wantOrder)
 	}
 }
+
+// TestFlowExcess: the simulation's excess of some flow schemas is their
+// storm count less their baseline count scaled to the storm, and absent
+// when no window dispatched through them.
+func TestFlowExcess(t *testing.T) {
+	disp := func(schema string) seriesKey { return seriesKey{fam: famFlowDispatched, a: "node-high", b: schema} }
+	base := map[seriesKey]float64{
+		disp("stormbench-kwok-heartbeats"): 40,
+		disp("stormbench-kwok"):            10,
+		disp("system-node-high"):           500,
+		{fam: famRequests, a: "GET"}:       1000,
+	}
+	storm := map[seriesKey]float64{
+		disp("stormbench-kwok-heartbeats"): 30, // the simulated kubelets held some nodes
+		disp("stormbench-kwok"):            90, // hand-back pod syncs
+		disp("system-node-high"):           900,
+		{fam: famRequests, a: "GET"}:       5000,
+	}
+	// Storm twice the baseline's length: 120 - 2*50.
+	if got, ok := flowExcess(base, storm, 2, KwokFlowSchemas); !ok || got != 20 {
+		t.Errorf("flowExcess = %v, %t; want 20, true", got, ok)
+	}
+	if got, ok := flowExcess(base, storm, 2, []string{"stormbench-kwok-heartbeats"}); !ok || got != -50 {
+		t.Errorf("heartbeats only: flowExcess = %v, %t; want -50, true (fewer heartbeats in the storm)", got, ok)
+	}
+	if _, ok := flowExcess(base, storm, 2, []string{"no-such-schema"}); ok {
+		t.Error("a flow schema no window dispatched through has a figure")
+	}
+}

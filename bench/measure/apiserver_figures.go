@@ -43,6 +43,15 @@ const (
 	// APIExcessPerRestart: excess requests per restarted node (also by
 	// verb/resource/subresource).
 	APIExcessPerRestart = "excess_requests_per_restart"
+	// APISimulationExcessPerRestart: the part of the excess per restart
+	// that only the simulation sends, labelled source: SourceKWOK, the
+	// KWOK controller's requests (its hand-back pod syncs and lease
+	// takeover, less the heartbeats it did not send while a simulated
+	// kubelet held the node), from APF's dispatched counts of its flow
+	// schemas (KwokFlowSchemas; realistic APF on the embedded cluster
+	// only). The harness's own requests are clientLatency's
+	// source=harness counts.
+	APISimulationExcessPerRestart = "simulation_excess_requests_per_restart"
 	// APIThrottled: responses with code 429.
 	APIThrottled = "throttled_requests"
 	// APIFlowDispatched: apiserver_flowcontrol_dispatched_requests_total delta.
@@ -111,7 +120,7 @@ func apiServerMerge() result.MergeRule {
 	figures := map[string]result.Aggregation{}
 	for _, name := range []string{
 		APIRequests, APIRequestRateMean, APIRequestRateStdDev, APIRequestRatePeak, APIBurstThreshold,
-		APIBurstSeconds, APIExcessRequests, APIExcessPerRestart, APIThrottled, APIFlowDispatched,
+		APIBurstSeconds, APIExcessRequests, APIExcessPerRestart, APISimulationExcessPerRestart, APIThrottled, APIFlowDispatched,
 		APIFlowRejected, APIFlowWait, APIFlowInqueueMax, APIInflightMax, APIWatchersMax, APIWatchEvents,
 		APICPUSeconds, APIRSSMax, APISliceControllerChanges, APIScrapes, APIScrapeFailures,
 		APIScrapesScheduled, APIScrapesSkipped, APIScrapeMaxGap, APIRequestDuration, APIEtcdRequestDuration,
@@ -137,7 +146,7 @@ func mergeExcessPerRestart(s *result.MergeShards, m *result.Measurement) error {
 	kept := m.Values[:0]
 	dropped := 0
 	for _, v := range m.Values {
-		if v.Name != APIExcessPerRestart {
+		if v.Name != APIExcessPerRestart && v.Name != APISimulationExcessPerRestart {
 			kept = append(kept, v)
 			continue
 		}

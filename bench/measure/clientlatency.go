@@ -21,7 +21,16 @@ const (
 	// SourceHarness marks stormbench's own requests (relabelling nodes,
 	// creating the fleet).
 	SourceHarness = "harness"
+	// SourceKWOK marks the KWOK controller's requests, which stand in for
+	// a simulated node's kubelet while no simulated kubelet holds it
+	// (APISimulationExcessPerRestart).
+	SourceKWOK = "kwok"
 )
+
+// KwokFlowSchemas are the embedded cluster's FlowSchemas that match only
+// the KWOK controller (cluster.FlowSchemaKwokHeartbeats and
+// cluster.FlowSchemaKwok; TestKwokFlowSchemas keeps them equal).
+var KwokFlowSchemas = []string{"stormbench-kwok-heartbeats", "stormbench-kwok"}
 
 // RequestKey identifies one client-side latency histogram.
 type RequestKey struct {

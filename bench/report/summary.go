@@ -201,6 +201,9 @@ var summaryRows = []summaryRow{
 	{"API requests peak/s", summaryAPIValue(measure.APIRequestRatePeak, fmtRate)},
 	{"API burst seconds", summaryAPIValue(measure.APIBurstSeconds, fmtSeconds)},
 	{"API excess requests/restart", summaryAPIValue(measure.APIExcessPerRestart, fmtRate)},
+	{"  the simulation's own: harness / KWOK", simulationOwn},
+	{"  less the simulation's own", excessLessSimulation},
+	{"simulated kubelet requests/restart", kubeletRequests},
 	{"429s", summaryAPIValue(measure.APIThrottled, fmtCount)},
 	{"APF peak queued / worst wait p99", apfQueueing},
 	{"p99 mutating storm/baseline", p99Pair(measure.ClassMutating)},
@@ -222,6 +225,75 @@ var summaryRows = []summaryRow{
 	{"stormbench CPU ÷ apiserver CPU", toolCPU},
 	{"host CPU busy p50 / max; saturated seconds", hostCPU},
 	{"stormbench RSS growth/restart", toolRSS},
+}
+
+// simulationRequests returns the requests per restart that only the
+// simulation sends: the harness's (clientLatency, source=harness: node
+// relabels and reads, all in the storm) and the KWOK controller's excess
+// over its baseline rate (APISimulationExcessPerRestart: hand-back pod
+// syncs and lease takeover, less the heartbeats it left to a simulated
+// kubelet). ok says each was measured.
+func simulationRequests(v *result.VariantRun) (harness, kwok float64, harnessOK, kwokOK bool) {
+	if v.Restarts == 0 {
+		return 0, 0, false, false
+	}
+	harness, harnessOK = clientRequests(v, measure.SourceHarness)
+	harness /= float64(v.Restarts)
+	kwok, kwokOK = v.Measurement(measure.MeasurementAPIServer).Value(measure.APISimulationExcessPerRestart, result.WindowStorm, result.LabelSource, measure.SourceKWOK)
+	return harness, kwok, harnessOK, kwokOK
+}
+
+// clientRequests sums clientLatency's requests of one source; ok is false
+// without the measurement.
+func clientRequests(v *result.VariantRun, source string) (n float64, ok bool) {
+	m := v.Measurement(measure.MeasurementClientLatency)
+	if m == nil {
+		return 0, false
+	}
+	for _, x := range m.Values {
+		if x.Name == measure.ClientRequests && x.Labels[result.LabelSource] == source {
+			n += x.Value
+		}
+	}
+	return n, true
+}
+
+// simulationOwn is the harness's and KWOK's requests per restart.
+func simulationOwn(v *result.VariantRun) string {
+	h, k, hok, kok := simulationRequests(v)
+	cell := func(x float64, ok bool) string {
+		if !ok {
+			return missing
+		}
+		return fmtRate(x)
+	}
+	if !hok && !kok {
+		return missing
+	}
+	return cell(h, hok) + " / " + cell(k, kok)
+}
+
+// excessLessSimulation is the API excess per restart without the
+// simulation's own requests: what the restarts cost the API server from
+// the kubelets and the controllers. Missing unless both parts were
+// measured (KWOK's needs the embedded cluster's realistic APF).
+func excessLessSimulation(v *result.VariantRun) string {
+	x, ok := v.Measurement(measure.MeasurementAPIServer).Value(measure.APIExcessPerRestart, result.WindowStorm)
+	h, k, hok, kok := simulationRequests(v)
+	if !ok || !hok || !kok {
+		return missing
+	}
+	return fmtRate(x - h - k)
+}
+
+// kubeletRequests is what the simulated kubelets sent per restart
+// (clientLatency, source=kubelet): the requests the model stands for.
+func kubeletRequests(v *result.VariantRun) string {
+	n, ok := clientRequests(v, measure.SourceKubelet)
+	if !ok || v.Restarts == 0 {
+		return missing
+	}
+	return fmtRate(n / float64(v.Restarts))
 }
 
 // toolCPU is stormbench's own CPU over kube-apiserver's in the storm

@@ -213,3 +213,54 @@ func TestReportInterleaved(t *testing.T) {
 		t.Log(out)
 	}
 }
+
+// TestSimulationSplit: the summary's rows of the simulation's own requests
+// take the harness's from clientLatency and KWOK's from the apiserver
+// measurement, and the excess less them only when both were measured.
+func TestSimulationSplit(t *testing.T) {
+	api := func(excess float64, kwok *float64) result.Measurement {
+		m := result.Measurement{Name: measure.MeasurementAPIServer, Values: []result.Value{
+			{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: excess},
+		}}
+		if kwok != nil {
+			m.Values = append(m.Values, result.Value{Name: measure.APISimulationExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests,
+				Labels: result.Labels(result.LabelSource, measure.SourceKWOK), Value: *kwok})
+		}
+		return m
+	}
+	client := result.Measurement{Name: measure.MeasurementClientLatency, Values: []result.Value{
+		{Name: measure.ClientRequests, Unit: result.UnitRequests, Value: 30, Labels: result.Labels(result.LabelSource, measure.SourceHarness, result.LabelVerb, "PATCH", result.LabelResource, "nodes")},
+		{Name: measure.ClientRequests, Unit: result.UnitRequests, Value: 10, Labels: result.Labels(result.LabelSource, measure.SourceHarness, result.LabelVerb, "GET", result.LabelResource, "nodes")},
+		{Name: measure.ClientRequests, Unit: result.UnitRequests, Value: 400, Labels: result.Labels(result.LabelSource, measure.SourceKubelet, result.LabelVerb, "GET", result.LabelResource, "pods")},
+		{Name: measure.ClientRequests, Unit: result.UnitRequests, Value: 200, Labels: result.Labels(result.LabelSource, measure.SourceKubelet, result.LabelVerb, "PATCH", result.LabelResource, "pods", result.LabelSubresource, "status")},
+	}}
+	kwok, negative := 6.5, -3.0
+	for _, tc := range []struct {
+		name                         string
+		restarts                     int
+		ms                           []result.Measurement
+		own, less, kubeletPerRestart string
+	}{
+		// 40 harness requests over 10 restarts; 150 - 4 - 6.5.
+		{"both measured", 10, []result.Measurement{api(150, &kwok), client}, "4.0 / 6.5", "139.5", "60.0"},
+		// KWOK sent fewer than its baseline rate: the simulated kubelets
+		// held its heartbeats.
+		{"KWOK below its baseline", 10, []result.Measurement{api(150, &negative), client}, "4.0 / -3.0", "149.0", "60.0"},
+		{"no KWOK figure (exempt APF, an existing cluster)", 10, []result.Measurement{api(150, nil), client}, "4.0 / -", "-", "60.0"},
+		{"no client latency", 10, []result.Measurement{api(150, &kwok)}, "- / 6.5", "-", "-"},
+		{"no restarts", 0, []result.Measurement{api(150, &kwok), client}, "-", "-", "-"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := &result.VariantRun{Restarts: tc.restarts, Measurements: tc.ms}
+			if got := simulationOwn(v); got != tc.own {
+				t.Errorf("simulation's own %q, want %q", got, tc.own)
+			}
+			if got := excessLessSimulation(v); got != tc.less {
+				t.Errorf("excess less the simulation's own %q, want %q", got, tc.less)
+			}
+			if got := kubeletRequests(v); got != tc.kubeletPerRestart {
+				t.Errorf("kubelet requests/restart %q, want %q", got, tc.kubeletPerRestart)
+			}
+		})
+	}
+}
