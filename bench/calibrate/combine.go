@@ -8,6 +8,7 @@ import (
 	"html"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -260,8 +261,8 @@ func realSides(r CombinedRow) string {
 }
 
 func (c *Combined) header() string {
-	return fmt.Sprintf("%d+%d real nodes (hollow kubelets; the %s kubelet on containerd) against as many simulated ones, %d pods each, exec probes every %s",
-		c.Hollow.Nodes, c.Containerd.Nodes, c.Containerd.KubeVersion, c.Containerd.PodsPerNode, c.Containerd.ProbePeriod)
+	return fmt.Sprintf("%d+%d real nodes (hollow kubelets; the %s kubelet on containerd) against as many simulated ones, %d pods each, %s every %s",
+		c.Hollow.Nodes, c.Containerd.Nodes, c.Containerd.KubeVersion, c.Containerd.PodsPerNode, probesOf(append(slices.Clone(c.Hollow.Cases), c.Containerd.Cases...)), c.Containerd.ProbePeriod)
 }
 
 // WriteCombinedText writes the combined table for a terminal.

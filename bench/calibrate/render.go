@@ -5,6 +5,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -53,8 +54,8 @@ func WriteText(w io.Writer, r *Result) error {
 	if r.Backend == BackendContainerd {
 		kind = "kubelet on containerd"
 	}
-	fmt.Fprintf(w, "Calibration: %d real (%s %s) vs %d simulated nodes, %d pods each, exec probes every %s\n",
-		r.Nodes, kind, r.KubeVersion, r.Nodes, r.PodsPerNode, r.ProbePeriod)
+	fmt.Fprintf(w, "Calibration: %d real (%s %s) vs %d simulated nodes, %d pods each, %s every %s\n",
+		r.Nodes, kind, r.KubeVersion, r.Nodes, r.PodsPerNode, probesOf(r.Cases), r.ProbePeriod)
 	if l := r.apiLimits(); l != "" {
 		fmt.Fprintf(w, "Both sides' kubelets: %s\n", l)
 	}
@@ -82,8 +83,8 @@ func WriteText(w io.Writer, r *Result) error {
 func WriteMarkdown(w io.Writer, r *Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Calibration: simulated kubelet against the real one\n\n")
-	fmt.Fprintf(&b, "%d real nodes (%s) and %d simulated nodes, %d pods each with exec readiness and liveness probes every %s. Simulated initDuration %s.\n\n",
-		r.Nodes, r.RealDescription(), r.Nodes, r.PodsPerNode, r.ProbePeriod, r.InitDuration)
+	fmt.Fprintf(&b, "%d real nodes (%s) and %d simulated nodes, %d pods each with %s (readiness and liveness) every %s. Simulated initDuration %s.\n\n",
+		r.Nodes, r.RealDescription(), r.Nodes, r.PodsPerNode, probesOf(r.Cases), r.ProbePeriod, r.InitDuration)
 	if len(r.PodFeatures) > 0 {
 		fmt.Fprintf(&b, "The pods also carry: %s.\n\n", strings.Join(r.PodFeatures, ", "))
 	}
@@ -126,8 +127,8 @@ body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .6em}td.n{text-align:right;font-variant-numeric:tabular-nums}
 tr.DIFFERS td{background:#fde2e2}tr.info td{color:#666}th{background:#f3f3f3}
 </style></head><body>`)
-	fmt.Fprintf(&b, "<h1>Calibration: simulated kubelet against the real one</h1><p>%d real nodes (%s) and %d simulated nodes, %d pods each, exec probes every %s.</p>",
-		r.Nodes, e(r.RealDescription()), r.Nodes, r.PodsPerNode, e(r.ProbePeriod))
+	fmt.Fprintf(&b, "<h1>Calibration: simulated kubelet against the real one</h1><p>%d real nodes (%s) and %d simulated nodes, %d pods each, %s every %s.</p>",
+		r.Nodes, e(r.RealDescription()), r.Nodes, r.PodsPerNode, probesOf(r.Cases), e(r.ProbePeriod))
 	if r.Command != "" {
 		fmt.Fprintf(&b, "<p>Made with <code>%s</code>.</p>", e(r.Command))
 	}
@@ -160,4 +161,30 @@ func (r *Result) apiLimits() string {
 		parts = append(parts, fmt.Sprintf("kubeAPIBurst %d", r.KubeAPIBurst))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// probesOf says which probe handlers the cases' pods had: "exec probes"
+// for the exec cases alone, otherwise every handler used, the case
+// names saying which ("exec, http and tcp probes (by case: +http, +tcp)").
+func probesOf(cases []CaseResult) string {
+	var kinds []string
+	for _, c := range cases {
+		if p := c.probeOf(); !slices.Contains(kinds, p) {
+			kinds = append(kinds, p)
+		}
+	}
+	switch len(kinds) {
+	case 0:
+		return "exec probes"
+	case 1:
+		return kinds[0] + " probes"
+	}
+	list := strings.Join(kinds[:len(kinds)-1], ", ") + " and " + kinds[len(kinds)-1]
+	var suffixes []string
+	for _, k := range kinds {
+		if k != ProbeExec {
+			suffixes = append(suffixes, "+"+k)
+		}
+	}
+	return list + " probes (by case: " + strings.Join(suffixes, ", ") + ")"
 }

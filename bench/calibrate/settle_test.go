@@ -169,3 +169,21 @@ func TestLatestContainerStart(t *testing.T) {
 		}
 	}
 }
+
+func TestProbesOf(t *testing.T) {
+	cr := func(probe string) CaseResult { return CaseResult{Case: Case{Probe: probe}} }
+	for _, tc := range []struct {
+		cases []CaseResult
+		want  string
+	}{
+		{nil, "exec probes"},
+		{[]CaseResult{cr(""), cr(ProbeExec)}, "exec probes"},
+		{[]CaseResult{cr(ProbeHTTP)}, "http probes"},
+		{[]CaseResult{cr(""), cr(ProbeHTTP), cr(ProbeTCP), cr(ProbeHTTP)}, "exec, http and tcp probes (by case: +http, +tcp)"},
+		{[]CaseResult{cr(ProbeTCP), cr("")}, "tcp and exec probes (by case: +tcp)"},
+	} {
+		if got := probesOf(tc.cases); got != tc.want {
+			t.Errorf("probesOf(%v) = %q, want %q", tc.cases, got, tc.want)
+		}
+	}
+}
