@@ -92,7 +92,9 @@ var networkProbeCases = []string{"kubelet/legacy", "kubelet/preserve", "runtime/
 
 // Cases returns the built-in cases by name: kubelet/legacy,
 // kubelet/preserve, runtime/refused, runtime/hung, reboot and
-// kubelet/deleted.
+// kubelet/deleted with exec probes, then kubelet/legacy, kubelet/preserve,
+// runtime/refused and reboot again with HTTP probes ("…+http") and with
+// TCP probes ("…+tcp").
 func Cases() []Case {
 	legacy := map[string]bool{profiles.GateChangeContainerStatusOnKubeletRestart: true}
 	preserve := map[string]bool{profiles.GateChangeContainerStatusOnKubeletRestart: false}
@@ -734,8 +736,10 @@ func (c *calibration) waitNodes(ctx context.Context, timeout time.Duration) erro
 	})
 }
 
-// settle waits until every node and every pod is Ready, and until the
-// ReplicaSet controller has recorded the creation of every pod.
+// settle waits until the next case can start: every node Ready, every
+// pod Ready with the case's probe and none terminating, the ReplicaSet
+// controller's event for every pod's creation recorded, and every
+// container past the prober's restart grace period.
 func (c *calibration) settle(ctx context.Context, timeout time.Duration) error {
 	if err := c.waitNodes(ctx, timeout); err != nil {
 		return err
@@ -864,6 +868,7 @@ func missingCreateEvents(pods []corev1.Pod, events []corev1.Event) []string {
 	return missing
 }
 
+// firstN returns the first n of s, with "…" after them when s is longer.
 func firstN(s []string, n int) []string {
 	if len(s) > n {
 		return append(s[:n:n], "…")

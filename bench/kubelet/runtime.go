@@ -251,9 +251,11 @@ const containerGCPeriod = time.Minute
 // refused runtime and records a Warning ContainerGCFailed event on the
 // node (kubelet.go StartGarbageCollection: every failed run records one).
 // Its phase is the kubelet's start, which the model does not know: U(0,
-// period). Measured on the kubelet on containerd: one ContainerGCFailed
-// per node in a 50 s refused outage (2 of 2 nodes, 2026-12-04); the model
-// records one in 5 of 6 such outages. A hung runtime's GC call blocks
+// period), as over a fleet. Measured on the kubelet on containerd: one
+// ContainerGCFailed per node in every 50 s refused outage of the
+// calibrations of 2026-12-04 (2 + 5 + 5 nodes), where the cases' order puts
+// a run of each kubelet inside the outage; the model records one in 5 of 6
+// such outages. A hung runtime's GC call blocks
 // instead (the CRI timeout is 2 minutes) and records nothing in a hang of
 // that length.
 func containerGCFailures(rng *rand.Rand, downtime time.Duration) []time.Duration {
