@@ -747,10 +747,11 @@ func (c *calibration) settle(ctx context.Context, timeout time.Duration) error {
 	if err := c.waitPodsReady(ctx, timeout); err != nil {
 		return err
 	}
-	if err := c.waitCreateEvents(ctx, eventsTimeout); err != nil {
+	pods, err := c.waitCreateEvents(ctx, eventsTimeout)
+	if err != nil {
 		return err
 	}
-	return c.waitContainersPastGrace(ctx)
+	return c.waitContainersPastGrace(ctx, pods)
 }
 
 // waitContainersPastGrace waits until every running container of the
@@ -761,12 +762,9 @@ func (c *calibration) settle(ctx context.Context, timeout time.Duration) error {
 // to another probe, a kubelet/preserve case on new pods flipped 2 of 5 pods
 // per restart on the real side and 2.5 on the model, which measured the
 // rollout, not the gate.
-func (c *calibration) waitContainersPastGrace(ctx context.Context) error {
-	pods, err := c.o.Target.Client.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return fmt.Errorf("listing pods: %w", err)
-	}
-	latest := latestContainerStart(pods.Items)
+// pods is the run's pods as settle last listed them.
+func (c *calibration) waitContainersPastGrace(ctx context.Context, pods []corev1.Pod) error {
+	latest := latestContainerStart(pods)
 	wait := time.Until(latest.Add(kubelet.RestartGrace + graceMargin))
 	if wait <= 0 {
 		return nil
@@ -811,18 +809,21 @@ const eventsTimeout = time.Minute
 // do not come, the case runs anyway and the log says so: an event lost
 // for good does not make the run fail, and one that arrives late shows
 // in the table as a row the real kubelet does not explain.
-func (c *calibration) waitCreateEvents(ctx context.Context, timeout time.Duration) error {
+// It returns the pods it listed last, for the grace-period wait.
+func (c *calibration) waitCreateEvents(ctx context.Context, timeout time.Duration) ([]corev1.Pod, error) {
 	start, late := time.Now(), 0
+	var pods []corev1.Pod
 	err := c.waitFor(ctx, timeout, func() (string, error) {
-		pods, err := c.o.Target.Client.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{})
+		l, err := c.o.Target.Client.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return "listing pods: " + err.Error(), nil
 		}
+		pods = l.Items
 		events, err := c.o.Target.Client.CoreV1().Events(c.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return "listing events: " + err.Error(), nil
 		}
-		if missing := missingCreateEvents(pods.Items, events.Items); len(missing) > 0 {
+		if missing := missingCreateEvents(pods, events.Items); len(missing) > 0 {
 			late = max(late, len(missing))
 			return fmt.Sprintf("no \"Created pod\" event yet for %d pods (%s)", len(missing), strings.Join(firstN(missing, 4), ", ")), nil
 		}
@@ -830,12 +831,12 @@ func (c *calibration) waitCreateEvents(ctx context.Context, timeout time.Duratio
 	})
 	if err != nil && ctx.Err() == nil {
 		c.o.Logf("warning: %v; the next case runs anyway, and a late event counts in it", err)
-		return nil
+		return pods, nil
 	}
 	if err == nil && late > 0 {
 		c.o.Logf("Waited %s after the pods were Ready for the \"Created pod\" events of %d pods", time.Since(start).Round(100*time.Millisecond), late)
 	}
-	return err
+	return pods, err
 }
 
 // missingCreateEvents returns the live pods owned by a ReplicaSet for

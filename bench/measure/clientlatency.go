@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -28,9 +29,8 @@ const (
 )
 
 // KwokFlowSchemas are the embedded cluster's FlowSchemas that match only
-// the KWOK controller (cluster.FlowSchemaKwokHeartbeats and
-// cluster.FlowSchemaKwok; TestKwokFlowSchemas keeps them equal).
-var KwokFlowSchemas = []string{"stormbench-kwok-heartbeats", "stormbench-kwok"}
+// the KWOK controller.
+var KwokFlowSchemas = []string{cluster.FlowSchemaKwokHeartbeats, cluster.FlowSchemaKwok}
 
 // RequestKey identifies one client-side latency histogram.
 type RequestKey struct {

@@ -38,12 +38,3 @@ func TestLeanDisabledMetricsReadNothing(t *testing.T) {
 		seen[name] = true
 	}
 }
-
-// TestKwokFlowSchemas: the flow schemas measure attributes to KWOK are the
-// ones the embedded cluster creates for it.
-func TestKwokFlowSchemas(t *testing.T) {
-	want := []string{cluster.FlowSchemaKwokHeartbeats, cluster.FlowSchemaKwok}
-	if len(KwokFlowSchemas) != len(want) || KwokFlowSchemas[0] != want[0] || KwokFlowSchemas[1] != want[1] {
-		t.Errorf("KwokFlowSchemas = %q, the cluster's are %q", KwokFlowSchemas, want)
-	}
-}
