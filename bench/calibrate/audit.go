@@ -75,6 +75,9 @@ type Request struct {
 	// these writes are the oracle's machine, not a kubelet a 1.36 cluster
 	// runs, and the calibration reports them apart.
 	ResourcesOnly bool
+	// Reason is a created event's reason ("Starting", "CgroupV1", ...),
+	// empty for other requests and in logs without event bodies.
+	Reason string
 }
 
 // Key is the request's row key: "verb resource" or "verb resource/sub".
@@ -173,6 +176,14 @@ func parseAuditLine(line []byte) (Request, bool, error) {
 		if err := json.Unmarshal(ev.RequestObject, &patch); err == nil {
 			_, ok := patch.Status["resources"]
 			req.ResourcesOnly = ok && len(patch.Status) == 1
+		}
+	}
+	if req.Verb == "create" && req.Resource == "events" && len(ev.RequestObject) > 0 {
+		var event struct {
+			Reason string `json:"reason"`
+		}
+		if err := json.Unmarshal(ev.RequestObject, &event); err == nil {
+			req.Reason = event.Reason
 		}
 	}
 	return req, true, nil

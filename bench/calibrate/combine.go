@@ -292,8 +292,8 @@ func WriteCombinedMarkdown(w io.Writer, c *Combined) error {
 	var b strings.Builder
 	b.WriteString("# Calibration: simulated kubelet against hollow and containerd-backed kubelets\n\n")
 	fmt.Fprintf(&b, "%s.\n\n", c.header())
-	fmt.Fprintf(&b, "Each case is judged against its reference column: containerd for runtime restarts and reboots (what a fake runtime cannot show), hollow for the rest. *hollow≠containerd* marks rows where the two real backends disagree beyond the tolerance (requests ±max(%g, %g %%), timings ±max(%g s, %g %%)); those rows are judged by containerd, the real kubelet on a real runtime. The simulated column and sim/ref are the judging run's. Where a side's per-restart values differ, their range follows in parentheses, and a row is judged by the gap between the ranges.\n\n",
-		c.Containerd.Tolerance.RequestsAbsolute, 100*c.Containerd.Tolerance.RequestsRelative, c.Containerd.Tolerance.SecondsAbsolute, 100*c.Containerd.Tolerance.SecondsRelative)
+	fmt.Fprintf(&b, "Each case is judged against its reference column: containerd for runtime restarts and reboots (what a fake runtime cannot show), hollow for the rest. *hollow≠containerd* marks rows where the two real backends disagree beyond the tolerance (requests ±max(%g, %g %%), timings ±max(%g s, %g %%)); those rows are judged by containerd, the real kubelet on a real runtime. The simulated column and sim/ref are the judging run's. %s\n\n",
+		c.Containerd.Tolerance.RequestsAbsolute, 100*c.Containerd.Tolerance.RequestsRelative, c.Containerd.Tolerance.SecondsAbsolute, 100*c.Containerd.Tolerance.SecondsRelative, judgedBy(append(slices.Clone(c.Hollow.Cases), c.Containerd.Cases...)))
 	for _, r := range []*Result{c.Hollow, c.Containerd} {
 		if r.Command != "" {
 			fmt.Fprintf(&b, "- %s: `%s` (%s)\n", backendOf(r), r.Command, r.Start.Format("2006-01-02 15:04 MST"))

@@ -28,13 +28,39 @@ func fmtNum(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
-// fmtSide is a side's figure, with the range of its per-restart values
-// when they differ: "3 (2–4)".
+// fmtSide is a side's figure with its 95 % interval when it is not a
+// point, "3.2 [2.6–3.8]", and the number of values when they are not
+// restarts ("…, 22 periods"). A file written before intervals shows the
+// range of its per-restart values instead: "3 (2–4)".
 func fmtSide(v float64, s *Spread) string {
-	if s == nil || s.Min == s.Max {
+	switch {
+	case s == nil:
+		return fmtNum(v)
+	case s.CI95 != nil:
+		out := fmtNum(v)
+		if s.CI95.Lo != s.CI95.Hi {
+			out += fmt.Sprintf(" [%s–%s]", fmtNum(s.CI95.Lo), fmtNum(s.CI95.Hi))
+		}
+		if s.Of != "" {
+			out += fmt.Sprintf(", %d %s", s.N, s.Of)
+		}
+		return out
+	case s.Min == s.Max:
 		return fmtNum(v)
 	}
 	return fmt.Sprintf("%s (%s–%s)", fmtNum(v), fmtNum(s.Min), fmtNum(s.Max))
+}
+
+// judgedBy says how the rows were judged, for the tables' legends.
+func judgedBy(cases []CaseResult) string {
+	for _, c := range cases {
+		for _, r := range c.Rows {
+			if (r.RealSpread != nil && r.RealSpread.CI95 != nil) || (r.SimulatedSpread != nil && r.SimulatedSpread.CI95 != nil) {
+				return "In brackets, a figure's 95 % interval where it is not a point: Student's t on the mean of the n per-restart values (n is the case's restarts), and for the not-ready quantiles a bootstrap over the periods, whose number follows. A row agrees when the gap between the two sides' intervals, 0 where they overlap, is within the tolerance of the real figure."
+			}
+		}
+	}
+	return "Where the per-restart values differ, their range follows in parentheses, and a row is judged by the gap between the two ranges."
 }
 
 func fmtRatio(r Row) string {
@@ -74,8 +100,8 @@ func WriteText(w io.Writer, r *Result) error {
 		}
 	}
 	d := r.Disagreements()
-	fmt.Fprintf(w, "\n%d rows outside tolerance (requests ±max(%g, %g%%), timings ±max(%gs, %g%%), between the ranges of per-restart values shown in parentheses)\n",
-		len(d), r.Tolerance.RequestsAbsolute, 100*r.Tolerance.RequestsRelative, r.Tolerance.SecondsAbsolute, 100*r.Tolerance.SecondsRelative)
+	fmt.Fprintf(w, "\n%d rows outside tolerance (requests ±max(%g, %g%%), timings ±max(%gs, %g%%)). %s\n",
+		len(d), r.Tolerance.RequestsAbsolute, 100*r.Tolerance.RequestsRelative, r.Tolerance.SecondsAbsolute, 100*r.Tolerance.SecondsRelative, judgedBy(r.Cases))
 	return nil
 }
 
@@ -97,8 +123,8 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	if r.Command != "" {
 		fmt.Fprintf(&b, "Made with `%s` (%s, %s).\n\n", r.Command, r.Start.Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(1e9))
 	}
-	fmt.Fprintf(&b, "Tolerance: requests ±max(%g, %g %%) per restart, timings ±max(%g s, %g %%). Figures are per restart (sum over the K nodes ÷ K) unless the unit says seconds; where the per-restart values differ, their range follows in parentheses, and a row is judged by the gap between the two ranges.\n",
-		r.Tolerance.RequestsAbsolute, 100*r.Tolerance.RequestsRelative, r.Tolerance.SecondsAbsolute, 100*r.Tolerance.SecondsRelative)
+	fmt.Fprintf(&b, "Tolerance: requests ±max(%g, %g %%) per restart, timings ±max(%g s, %g %%). Figures are per restart (sum over the K nodes ÷ K) unless the unit says seconds. %s\n",
+		r.Tolerance.RequestsAbsolute, 100*r.Tolerance.RequestsRelative, r.Tolerance.SecondsAbsolute, 100*r.Tolerance.SecondsRelative, judgedBy(r.Cases))
 	if !r.Complete {
 		fmt.Fprintf(&b, "\n**Incomplete**: %s\n", strings.Join(r.Errors, "; "))
 	}

@@ -20,9 +20,15 @@ func sampleResult() *Result {
 		row("kubelet: create csinodes", "/restart", 0, 1),
 		row(MetricNotReadyP50, "s", 0.013, 8.88),
 		row(MetricReadyFlips, "/restart", 0, 0),
-		// A real count that varied by restart: the model's 2 lies in it.
+		// A real count that varied by restart: the model's 2 lies in its
+		// interval.
 		{Metric: "kubelet: get csinodes", Unit: "/restart", Real: 3, Simulated: 2, Agree: true,
-			RealSpread: &Spread{N: 2, Min: 2, Max: 4}, SimulatedSpread: &Spread{N: 2, Min: 2, Max: 2}},
+			RealSpread:      &Spread{N: 2, Min: 2, Max: 4, CI95: &Interval{Lo: 0, Hi: 15.706}},
+			SimulatedSpread: &Spread{N: 2, Min: 2, Max: 2, CI95: &Interval{Lo: 2, Hi: 2}}},
+		// A quantile of the not-ready periods, with its bootstrap interval.
+		{Metric: MetricNotReadyMax, Unit: "s", Real: 3.98, Simulated: 0.19, Agree: true,
+			RealSpread:      &Spread{N: 22, Min: 0.01, Max: 3.98, CI95: &Interval{Lo: 0.06, Hi: 3.98}, Of: "periods"},
+			SimulatedSpread: &Spread{N: 25, Min: 0.01, Max: 0.19, CI95: &Interval{Lo: 0.05, Hi: 0.19}, Of: "periods"}},
 		{Metric: MetricKubeletCPU, Unit: "s", Real: 0.24, Simulated: 0.042, Agree: true, Informational: true},
 	}}
 	c.Restarts.Real, c.Restarts.Simulated = 2, 2

@@ -39,6 +39,9 @@ func TestParseAudit(t *testing.T) {
 		{"patch nodes", "", "", false},
 		// KWOK renewing a simulated node's lease after the handback.
 		{"update leases", "", "", true},
+		// Request level: created events, with their reasons.
+		{"create events", "cal-1-real-0", "", false},
+		{"create events", "cal-1-real-0", "", false},
 	}
 	if len(reqs) != len(want) {
 		t.Fatalf("parsed %d requests, want %d: %+v", len(reqs), len(want), reqs)
@@ -49,9 +52,14 @@ func TestParseAudit(t *testing.T) {
 			t.Errorf("request %d: key %q node %q controller %q kwok %t, want %+v", i, r.Key(), r.Node(), r.Controller(), r.KWOK(), w)
 		}
 	}
-	for i, want := range []bool{false, false, false, false, false, true, false, false, false} {
+	for i, want := range []bool{false, false, false, false, false, true, false, false, false, false, false} {
 		if reqs[i].ResourcesOnly != want {
 			t.Errorf("request %d (%s): ResourcesOnly %t, want %t", i, reqs[i].Key(), reqs[i].ResourcesOnly, want)
+		}
+	}
+	for i, want := range []string{9: "Starting", 10: "CgroupV1"} {
+		if reqs[i].Reason != want {
+			t.Errorf("request %d (%s): reason %q, want %q", i, reqs[i].Key(), reqs[i].Reason, want)
 		}
 	}
 	if got := reqs[0].Time; !got.Equal(time.Date(2026, 12, 1, 8, 0, 1, 0, time.UTC)) {
@@ -70,14 +78,18 @@ func TestTolerance(t *testing.T) {
 		{"/restart", 1, 1.5, true},
 		{"/restart", 1, 2, false}, // the model's second GET per pod
 		{"/restart", 3, 2, false},
-		{"/restart", 10, 11.9, true},
-		{"/restart", 10, 12.1, false},
+		{"/restart", 10, 10.9, true},
+		{"/restart", 10, 11.1, false},
+		{"/restart", 20, 21.9, true},
+		{"/restart", 20, 22.1, false},
 		{"/restart", 0, 0, true},
 		{"/restart", 0, 0.6, false},
 		{"s", 0.4, 3.7, false}, // 1.36 legacy flip against the model's
 		{"s", 0.4, 1.3, true},
-		{"s", 10, 14.9, true},
-		{"s", 10, 15.1, false},
+		{"s", 10, 10.9, true},
+		{"s", 10, 11.1, false},
+		{"s", 20, 21.9, true},
+		{"s", 20, 22.1, false},
 	} {
 		if got := tol.agree(tc.unit, tc.real, tc.sim); got != tc.agree {
 			t.Errorf("agree(%s, %v, %v) = %v, want %v", tc.unit, tc.real, tc.sim, got, tc.agree)
@@ -222,11 +234,15 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// TestToleranceSpread: a row is judged by the range of each side's
-// per-restart values; without ranges it is figure against figure.
+// TestToleranceSpread: a row is judged by each side's 95 % interval, by
+// the range in a file written before intervals, and without either
+// figure against figure.
 func TestToleranceSpread(t *testing.T) {
 	tol := DefaultTolerance()
 	sp := func(n int, lo, hi float64) *Spread { return &Spread{N: n, Min: lo, Max: hi} }
+	ci := func(n int, min, max, lo, hi float64) *Spread {
+		return &Spread{N: n, Min: min, Max: max, CI95: &Interval{Lo: lo, Hi: hi}}
+	}
 	for _, tc := range []struct {
 		name      string
 		unit      string
@@ -242,6 +258,13 @@ func TestToleranceSpread(t *testing.T) {
 		{"no spreads: as before", "/restart", 3, 2, nil, nil, false},
 		{"timings", "s", 11.5, 7.1, sp(2, 8, 15), sp(2, 7, 7.2), true},
 		{"timings apart", "s", 11.5, 5, sp(2, 11, 12), sp(2, 4.9, 5.1), false},
+		// The interval, not the range, judges where there is one.
+		{"intervals overlap", "/restart", 3.2, 4, ci(5, 3, 4, 2.64, 3.76), ci(5, 4, 4, 4, 4), true},
+		{"intervals apart within the slack", "/restart", 3, 3.9, ci(5, 3, 3, 3, 3), ci(5, 3, 5, 3.5, 4.3), true},
+		{"points apart", "/restart", 3, 4, ci(5, 3, 3, 3, 3), ci(5, 4, 4, 4, 4), false},
+		{"ranges overlap, intervals apart", "/restart", 10, 20, ci(5, 0, 30, 9, 11), ci(5, 15, 25, 19, 21), false},
+		{"a wide real interval", "s", 0.8, 0.05, ci(22, 0.01, 3.98, 0.04, 3.98), ci(22, 0.01, 0.19, 0.03, 0.19), true},
+		{"timings apart beyond 10 %", "s", 20, 25, ci(5, 18, 22, 19, 21), ci(5, 24, 26, 24, 26), false},
 	} {
 		if got := tol.agreeSpread(tc.unit, tc.real, tc.sim, tc.rs, tc.ss); got != tc.agree {
 			t.Errorf("%s: agreeSpread = %v, want %v", tc.name, got, tc.agree)
@@ -273,6 +296,11 @@ func TestRowsSpread(t *testing.T) {
 	// Only one real node's Service had its slice written.
 	reqs = append(reqs, Request{Time: t0.Add(time.Second), UserAgent: "kube-controller-manager/v1.36.3 (linux/amd64) kubernetes/abc/system:serviceaccount:kube-system:endpointslice-controller",
 		Verb: "update", Resource: "endpointslices", Name: "r0-abcde"})
+	// Each real node warns of cgroup v1 at its start; one also records
+	// Starting. The warnings are the oracle's machine: a row apart.
+	for _, e := range []struct{ node, reason string }{{"r0", "Starting"}, {"r0", "CgroupV1"}, {"r1", "CgroupV1"}} {
+		reqs = append(reqs, Request{Time: t0.Add(time.Second), User: "system:node:" + e.node, Verb: "create", Resource: "events", Namespace: "default", Name: e.node + ".1", Reason: e.reason})
+	}
 	rows := c.rows(Case{Name: "reboot"}, reqs, t0, t0.Add(time.Minute), 0, nil)
 	find := func(metric string) Row {
 		for _, r := range rows {
@@ -287,7 +315,9 @@ func TestRowsSpread(t *testing.T) {
 	if csi.RealSpread == nil || csi.SimulatedSpread == nil {
 		t.Fatalf("csinodes row %+v has no spreads", csi)
 	}
-	if csi.Real != 3 || csi.Simulated != 2 || *csi.RealSpread != (Spread{N: 2, Min: 2, Max: 4}) || *csi.SimulatedSpread != (Spread{N: 2, Min: 2, Max: 2}) || !csi.Agree {
+	// t(1) = 12.706: 3 ± 12.706 × 1/√1 ... cut at 0.
+	if csi.Real != 3 || csi.Simulated != 2 || !sameSpread(csi.RealSpread, Spread{N: 2, Min: 2, Max: 4, CI95: &Interval{Lo: 0, Hi: 15.706}}) ||
+		!sameSpread(csi.SimulatedSpread, Spread{N: 2, Min: 2, Max: 2, CI95: &Interval{Lo: 2, Hi: 2}}) || !csi.Agree {
 		t.Errorf("csinodes row %+v (spreads %+v, %+v): want 3 [2–4] against 2 [2–2], agreeing", csi, csi.RealSpread, csi.SimulatedSpread)
 	}
 	// A runtime case the kubelets rode out: only r1 sent anything (at
@@ -297,15 +327,30 @@ func TestRowsSpread(t *testing.T) {
 		if r.Metric != MetricLastRequest {
 			continue
 		}
-		if r.RealSpread == nil || *r.RealSpread != (Spread{N: 2, Min: 0, Max: 10}) || r.SimulatedSpread == nil || *r.SimulatedSpread != (Spread{N: 2, Min: 0, Max: 0}) || !r.Agree {
+		if r.Real != 5 || r.Simulated != 0 || !sameSpread(r.RealSpread, Spread{N: 2, Min: 0, Max: 10, CI95: &Interval{Lo: 0, Hi: 68.53}}) ||
+			!sameSpread(r.SimulatedSpread, Spread{N: 2, Min: 0, Max: 0, CI95: &Interval{Lo: 0, Hi: 0}}) || !r.Agree {
 			t.Errorf("last-request row %+v (spreads %+v, %+v): want real 0–10 against simulated 0–0, agreeing", r, r.RealSpread, r.SimulatedSpread)
 		}
+	}
+	if ev := find("kubelet: create events"); ev.Real != 0.5 || ev.Simulated != 0 {
+		t.Errorf("create events row %+v: want 0.5 (Starting on one of two nodes) against 0", ev)
+	}
+	if cg := find(MetricCgroupV1Events); cg.Real != 1 || cg.Simulated != 0 || !cg.Informational {
+		t.Errorf("cgroup v1 row %+v: want 1 against 0, informational", cg)
 	}
 	sl := find(MetricSliceWrites)
 	if sl.RealSpread == nil {
 		t.Fatalf("slice row %+v has no spread", sl)
 	}
-	if sl.Real != 0.5 || sl.Simulated != 0 || *sl.RealSpread != (Spread{N: 2, Min: 0, Max: 1}) || !sl.Agree {
+	if sl.Real != 0.5 || sl.Simulated != 0 || !sameSpread(sl.RealSpread, Spread{N: 2, Min: 0, Max: 1, CI95: &Interval{Lo: 0, Hi: 6.853}}) || !sl.Agree {
 		t.Errorf("slice row %+v (spread %+v): want 0.5 [0–1] against 0", sl, sl.RealSpread)
 	}
+}
+
+// sameSpread compares a spread with its interval.
+func sameSpread(got *Spread, want Spread) bool {
+	if got == nil || got.N != want.N || got.Min != want.Min || got.Max != want.Max || got.Of != want.Of || (got.CI95 == nil) != (want.CI95 == nil) {
+		return false
+	}
+	return got.CI95 == nil || *got.CI95 == *want.CI95
 }

@@ -120,7 +120,8 @@ func (e *Embedded) auditPolicyPath() string {
 // the policy logs everyone and the reader filters. PATCHes of pods/status
 // are logged with their request body (level Request), so calibration can
 // tell a kubelet's status.resources-only writes apart (calibrate
-// Request.ResourcesOnly).
+// Request.ResourcesOnly), and so are created events, for their reason
+// (calibrate Request.Reason).
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
@@ -130,6 +131,13 @@ rules:
   resources:
   - group: ""
     resources: [pods/status]
+- level: Request
+  verbs: [create]
+  resources:
+  - group: ""
+    resources: [events]
+  - group: events.k8s.io
+    resources: [events]
 - level: Metadata
 `
 
