@@ -60,6 +60,13 @@ type Case struct {
 	// them): the restarted kubelet finds them terminating, as after a
 	// taint-based eviction. The replicas are restored after the case.
 	DeletePods int `json:"deletePods,omitempty"`
+	// ExitContainers, when above 0, is how many pods of each node have
+	// their container killed (SIGKILL, exit 137) halfway through the
+	// downtime, their sandbox left running: the restarted kubelet finds
+	// the container exited and starts it again. The real side's is killed
+	// through its containerd (containerd backend only), the simulated
+	// side's recorded in the model (kubelet.Simulator.ExitContainer).
+	ExitContainers int `json:"exitContainers,omitempty"`
 	// Probe is the handler of the pods' readiness and liveness probes
 	// during the case: ProbeExec (also when empty), ProbeHTTP or
 	// ProbeTCP. The pods are rolled to it before the case when the case
@@ -78,6 +85,12 @@ const (
 	// ProbeTCP connects to port 8081 of the pod: real containers only.
 	ProbeTCP = "tcp"
 )
+
+// needsContainerd says the case needs real containers: network probes,
+// or a container killed on the node.
+func (cs Case) needsContainerd() bool {
+	return cs.probeOf() != ProbeExec || cs.ExitContainers > 0
+}
 
 // probeOf returns a case's probe handler, ProbeExec when unset.
 func (cs Case) probeOf() string {
@@ -112,6 +125,10 @@ func Cases() []Case {
 		// terminal status write, then the DELETE (status_manager.go syncPod,
 		// canBeDeleted).
 		{Name: "kubelet/deleted", Kind: profiles.StormKubelet, Gates: preserve, Downtime: 6 * time.Second, Observe: 24 * time.Second, DeletePods: 2},
+		// A container that exited while the kubelet was away: the kubelet
+		// starts it again at once, and it is not ready until its probe
+		// passes, with readiness preserved for the others.
+		{Name: "kubelet/exited", Kind: profiles.StormKubelet, Gates: preserve, Downtime: 6 * time.Second, Observe: 24 * time.Second, ExitContainers: 1},
 	}
 	// The same restarts of pods with network probes, as web-http and
 	// web-tcp carry ("kubelet/legacy+http"): the kubelet dials the pod,
@@ -133,7 +150,7 @@ func Cases() []Case {
 func DefaultCases(backend string) []Case {
 	var out []Case
 	for _, c := range Cases() {
-		if backend == BackendContainerd || c.probeOf() == ProbeExec {
+		if backend == BackendContainerd || !c.needsContainerd() {
 			out = append(out, c)
 		}
 	}
@@ -264,6 +281,12 @@ func (o *Options) Validate(memAvailable int64) error {
 	for _, cs := range o.Cases {
 		if cs.probeOf() != ProbeExec && o.Backend != BackendContainerd {
 			errs = append(errs, fmt.Errorf("case %s: %s probes need --backend %s: a hollow kubelet's pods have no address it can dial", cs.Name, cs.Probe, BackendContainerd))
+		}
+		if cs.ExitContainers > 0 && o.Backend != BackendContainerd {
+			errs = append(errs, fmt.Errorf("case %s kills containers: needs --backend %s: a hollow kubelet's containers are fakes", cs.Name, BackendContainerd))
+		}
+		if cs.ExitContainers > o.PodsPerNode {
+			errs = append(errs, fmt.Errorf("case %s kills the containers of %d pods of each node: needs as many pods per node, not %d", cs.Name, cs.ExitContainers, o.PodsPerNode))
 		}
 		if cs.DeletePods > 0 && cs.DeletePods >= o.PodsPerNode {
 			errs = append(errs, fmt.Errorf("case %s deletes %d pods of each node: needs more than %d pods per node, not %d", cs.Name, cs.DeletePods, cs.DeletePods, o.PodsPerNode))
@@ -1029,6 +1052,14 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 			return c.scale(gctx, c.o.PodsPerNode-cs.DeletePods)
 		})
 	}
+	if cs.ExitContainers > 0 {
+		g.Go(func() error {
+			if err := sleepUntil(gctx, t0.Add(cs.Downtime/2)); err != nil {
+				return err
+			}
+			return c.exitContainers(gctx, sim, cs.ExitContainers)
+		})
+	}
 	if err := g.Wait(); err != nil {
 		return cr, err
 	}
@@ -1067,6 +1098,56 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 	}
 	cr.Rows = c.rows(cs, reqs, t0, end, simCPU, cr.realUsage)
 	return cr, nil
+}
+
+// containerKiller is a real node that can kill one of its containers
+// (realnode.ContainerdNode).
+type containerKiller interface {
+	KillContainer(id string) error
+}
+
+// exitContainers ends the containers of the first n pods (by name) of
+// every node while its kubelet is down: on a real node killed through its
+// containerd, on a simulated one recorded in the model.
+func (c *calibration) exitContainers(ctx context.Context, sim *kubelet.Simulator, n int) error {
+	l, err := c.o.Target.Client.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing pods to kill their containers: %w", err)
+	}
+	byNode := map[string][]corev1.Pod{}
+	for _, p := range l.Items {
+		if p.DeletionTimestamp == nil {
+			byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
+		}
+	}
+	var errs []error
+	for _, node := range c.allNodes() {
+		pods := byNode[node]
+		slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+		if len(pods) < n {
+			errs = append(errs, fmt.Errorf("node %s has %d pods, want %d to kill containers of", node, len(pods), n))
+			continue
+		}
+		for _, p := range pods[:n] {
+			if c.sim.has(node) {
+				for _, ct := range p.Spec.Containers {
+					sim.ExitContainer(node, p.Namespace, p.Name, ct.Name)
+				}
+				continue
+			}
+			k, ok := c.nodes[node].(containerKiller)
+			if !ok {
+				errs = append(errs, fmt.Errorf("real node %s cannot kill containers (backend %s)", node, c.o.Backend))
+				continue
+			}
+			for _, st := range p.Status.ContainerStatuses {
+				if err := k.KillContainer(st.ContainerID); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // scale sets the replicas of every node's Deployment, real and simulated.

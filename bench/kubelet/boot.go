@@ -354,6 +354,9 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 	if rebooted {
 		sess.reservePodIPs(node)
 	}
+	// Containers that exited while the kubelet was down (ExitContainer); a
+	// reboot ends them all anyway.
+	exited := s.takeExited(node.Name)
 	for _, p := range pods {
 		if p.DeletionTimestamp != nil {
 			continue
@@ -400,6 +403,11 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 		if rebooted {
 			plan.updates = n.restartPod(node, p, plan.at, sandboxes)
 			sandboxes++
+			plans = append(plans, plan)
+			continue
+		}
+		if gone := exited[p.Namespace+"/"+p.Name]; len(gone) > 0 {
+			plan.updates = n.replacePod(p, plan.at, gone, legacy)
 			plans = append(plans, plan)
 			continue
 		}
@@ -667,7 +675,7 @@ func (n *nodeRun) restartPod(node *corev1.Node, p *corev1.Pod, jitters map[strin
 				s.Counters.ReadyFlipsUp.Add(1)
 			}
 			return changed
-		}, events: func(ctx context.Context) error { return containerEvents(ctx, sess, p) }},
+		}, events: func(ctx context.Context) error { return containerEvents(ctx, sess, p, nil) }},
 	}
 	if ready >= 0 {
 		updates = append(updates, statusUpdate{at: ready, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
@@ -681,6 +689,123 @@ func (n *nodeRun) restartPod(node *corev1.Node, p *corev1.Pod, jitters map[strin
 	}
 	return updates
 }
+
+// replacePod plans the statuses of a pod some of whose containers (gone)
+// exited while the kubelet was down, its sandbox still running, in
+// v1.36.3:
+//  1. the first sync after the start (kubelet.go SyncPod: the status
+//     first, then the probe workers and the runtime's SyncPod): the exited
+//     containers terminated as the runtime reports them (exit 137, reason
+//     Error, for a SIGKILL), not ready and not started (kubelet_pods.go
+//     convertToAPIContainerStatuses), so the pod is not ready;
+//  2. the runtime's SyncPod restarts them at once (computePodActions,
+//     ShouldContainerBeRestarted for restartPolicy Always; the crash-loop
+//     back-off lives in memory, kubelet.go crashLoopBackOff, so a fresh
+//     kubelet has none), recording Pulled, Created and Started
+//     (kuberuntime_container.go startContainer); the next PLEG relist
+//     brings the status running, restartCount+1, the exited run as last
+//     state, started (no startup probe), not ready;
+//  3. Ready at the first successful readiness probe: a new container's
+//     worker seeds Failure with either gate value, since it started after
+//     the kubelet (prober/worker.go, the KEP-4781 check of StartedAt
+//     against the prober's start − 10 s), and the prober manager triggers
+//     a probe as soon as it runs without a result (rebootFirstProbe).
+//
+// With the legacy gate the pod's other probed containers are reset too
+// (flipsOnRestart); they are ready again at their own first probe. With
+// readiness preserved they keep their Ready. Kubernetes issues 141155 and
+// 141473 (a replacement container inheriting Started or Ready) need a
+// startup probe or a container the runtime recreated before the kubelet
+// started; neither is this case, and v1.36.3 has neither fix.
+func (n *nodeRun) replacePod(p *corev1.Pod, jitters map[string]time.Duration, gone []string, legacy bool) []statusUpdate {
+	s, sess := n.s, n.sess
+	rng := s.rng(p.Namespace+"/"+p.Name, 6)
+	running := replaceContainersMin + time.Duration(rng.Float64()*float64(replaceContainersSpread))
+	isGone := func(c string) bool { return slices.Contains(gone, c) }
+	ready := time.Duration(-1)
+	for _, c := range p.Spec.Containers {
+		jitter, probed := jitters[c.Name]
+		switch {
+		case !probed:
+		case isGone(c.Name):
+			ready = max(ready, rebootFirstProbe(jitter, running, time.Duration(c.ReadinessProbe.InitialDelaySeconds)*time.Second, probePeriod(c.ReadinessProbe)))
+		case legacy:
+			ready = max(ready, jitter)
+		}
+	}
+	ns, name := p.Namespace, p.Name
+	updates := []statusUpdate{
+		{at: 0, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
+			wasReady := podReady(st)
+			changed := false
+			for i := range st.ContainerStatuses {
+				cs := &st.ContainerStatuses[i]
+				if !isGone(cs.Name) || cs.State.Running == nil {
+					continue
+				}
+				f := false
+				cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					ExitCode: 137, Reason: "Error", StartedAt: cs.State.Running.StartedAt, FinishedAt: now, ContainerID: cs.ContainerID,
+				}}
+				cs.Ready, cs.Started, changed = false, &f, true
+			}
+			keep := map[string]bool{}
+			for _, cs := range st.ContainerStatuses {
+				_, probed := jitters[cs.Name]
+				keep[cs.Name] = cs.Ready && !isGone(cs.Name) && !(legacy && probed)
+			}
+			changed = setReadiness(st, func(c string) bool { return keep[c] }, now) || changed
+			if wasReady && !podReady(st) {
+				s.Counters.ReadyFlipsDown.Add(1)
+			}
+			return changed
+		}},
+		{at: running, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
+			wasReady := podReady(st)
+			changed := restartContainers(st, isGone, 137, "Error", now)
+			s.Counters.ContainerRestarts.Add(int64(len(gone)))
+			// Running without a startup probe: started; without a
+			// readiness probe: ready at once (prober_manager.go
+			// UpdatePodStatus). The others keep what they had.
+			t := true
+			ready := map[string]bool{}
+			for i := range st.ContainerStatuses {
+				cs := &st.ContainerStatuses[i]
+				_, probed := jitters[cs.Name]
+				if isGone(cs.Name) {
+					cs.Started = &t
+					ready[cs.Name] = !probed
+					continue
+				}
+				ready[cs.Name] = cs.Ready
+			}
+			changed = setReadiness(st, func(c string) bool { return ready[c] }, now) || changed
+			if !wasReady && podReady(st) {
+				s.Counters.ReadyFlipsUp.Add(1)
+			}
+			return changed
+		}, events: func(ctx context.Context) error { return containerEvents(ctx, sess, p, isGone) }},
+	}
+	if ready >= 0 {
+		updates = append(updates, statusUpdate{at: ready, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
+			was := podReady(st)
+			changed := st.Phase == corev1.PodRunning && setReadiness(st, func(string) bool { return true }, now)
+			if !was && podReady(st) {
+				s.Counters.ReadyFlipsUp.Add(1)
+			}
+			return changed
+		}})
+	}
+	return updates
+}
+
+// replacePod's containers run again replaceContainersMin plus up to
+// replaceContainersSpread after the pod's first sync: the runtime's
+// create and start, then the next PLEG relist (every second, pleg/generic.go).
+const (
+	replaceContainersMin    = 300 * time.Millisecond
+	replaceContainersSpread = time.Second
+)
 
 // The kubelet on containerd after a reboot (restartPod): the pods'
 // sandboxes come one after another, rebootSandboxBase after the first
@@ -721,13 +846,16 @@ func rebootFirstProbe(jitter, running, initialDelay, period time.Duration) time.
 const rebootProbeLatency = 150 * time.Millisecond
 
 // containerEvents are the pod events of starting a pod's containers again
-// after a reboot: for each init and app container Pulled (the image is
-// present: images/image_manager.go), Created and Started
-// (kuberuntime_container.go startContainer). With SandboxChanged
-// (kuberuntime_manager.go SyncPod) the measured 25 events of a 5-pod
-// reboot, 5 of them the node's.
-func containerEvents(ctx context.Context, sess *session, p *corev1.Pod) error {
+// (those which says, every one for nil) after a reboot, or after they
+// exited: for each init and app container Pulled (the image is present:
+// images/image_manager.go), Created and Started (kuberuntime_container.go
+// startContainer). With SandboxChanged (kuberuntime_manager.go SyncPod)
+// the measured 25 events of a 5-pod reboot, 5 of them the node's.
+func containerEvents(ctx context.Context, sess *session, p *corev1.Pod, which func(string) bool) error {
 	for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
+		if which != nil && !which(c.Name) {
+			continue
+		}
 		for _, e := range []struct{ reason, msg string }{
 			{"Pulled", fmt.Sprintf("Container image %q already present on machine and can be accessed by the pod", c.Image)},
 			{"Created", "Container created"},

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -151,6 +152,40 @@ type Simulator struct {
 	// relabelledDown holds when each node was last relabelled down
 	// (setKubeletLabel), for handBack's kwokRequeueAfter.
 	relabelledDown sync.Map
+	// exited holds, per node, the containers that exited while its kubelet
+	// was down (ExitContainer): node → map["ns/pod"][]container.
+	exitedMu sync.Mutex
+	exited   map[string]map[string][]string
+}
+
+// ExitContainer records that a container of a pod on node exited (a crash,
+// an OOM kill) while the node's kubelet is down, its sandbox left running:
+// the kubelet's next start finds it exited and starts it again
+// (replacePod). The simulated runtime's state has no other source; a
+// calibration calls it when it kills the real side's container.
+func (s *Simulator) ExitContainer(node, namespace, pod, container string) {
+	s.exitedMu.Lock()
+	defer s.exitedMu.Unlock()
+	if s.exited == nil {
+		s.exited = map[string]map[string][]string{}
+	}
+	if s.exited[node] == nil {
+		s.exited[node] = map[string][]string{}
+	}
+	key := namespace + "/" + pod
+	if !slices.Contains(s.exited[node][key], container) {
+		s.exited[node][key] = append(s.exited[node][key], container)
+	}
+}
+
+// takeExited returns and forgets the containers of node that exited while
+// its kubelet was down, by "ns/pod".
+func (s *Simulator) takeExited(node string) map[string][]string {
+	s.exitedMu.Lock()
+	defer s.exitedMu.Unlock()
+	m := s.exited[node]
+	delete(s.exited, node)
+	return m
 }
 
 // NewSimulator validates cfg and returns a simulator.

@@ -62,6 +62,9 @@ func TestRestartGolden(t *testing.T) {
 		down   time.Duration
 		// podLatency delays the kubelet's pod GETs and status PATCHes.
 		podLatency time.Duration
+		// exited are "ns/pod/container"s that exit while the kubelet is
+		// down (Simulator.ExitContainer).
+		exited []string
 	}{
 		{name: "kubelet-preserve", cfg: func(c *Config) { c.Kind = profiles.StormKubelet }},
 		{name: "kubelet-legacy", cfg: func(c *Config) {
@@ -108,6 +111,19 @@ func TestRestartGolden(t *testing.T) {
 				SetLabels: map[string]string{"pool": "blue"},
 				AddTaints: []profiles.Taint{{Key: "maintenance", Value: "true", Effect: string(corev1.TaintEffectNoExecute)}},
 			}
+		}},
+		// Containers that exited while the kubelet was down: a probed one
+		// (web-0), the probed one beside a sidecar (web-1) and one
+		// without a probe (the DaemonSet's). Each is terminated at the
+		// first sync, running again with Pulled, Created and Started, and
+		// ready at its first probe; the others keep their readiness.
+		{name: "kubelet-exited-containers", exited: []string{"ns/web-0/app", "ns/web-1/app", "kube-system/agent-n1/agent"}, cfg: func(c *Config) {
+			c.Kind = profiles.StormKubelet
+		}},
+		// With the legacy gate the other probed containers flip as well.
+		{name: "kubelet-legacy-exited-containers", exited: []string{"ns/web-0/app", "ns/web-1/app", "kube-system/agent-n1/agent"}, cfg: func(c *Config) {
+			c.Kind = profiles.StormKubelet
+			c.Gates = map[string]bool{profiles.GateChangeContainerStatusOnKubeletRestart: true}
 		}},
 		{name: "runtime-refused", down: 60 * time.Second, cfg: func(c *Config) {
 			c.Kind = profiles.StormRuntime
@@ -160,6 +176,10 @@ func TestRestartGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 				sim.sessions = api.sessions(cfg.Clock)
+				for _, e := range tc.exited {
+					parts := strings.Split(e, "/")
+					sim.ExitContainer(f.node, parts[0], parts[1], parts[2])
+				}
 				down := tc.down
 				if down == 0 {
 					down = 30 * time.Second

@@ -396,6 +396,23 @@ func (n *ContainerdNode) ImportImage(tarball string) error {
 	return nil
 }
 
+// KillContainer kills one container's processes with SIGKILL through the
+// node's containerd (ctr tasks kill --all), as an OOM kill or a crash
+// would end it: the container exits with 137 and its sandbox stays. id is
+// the container's ID, with or without the "containerd://" of a pod's
+// container status. The kubelet finds it exited at its next relist.
+func (n *ContainerdNode) KillContainer(id string) error {
+	id = strings.TrimPrefix(id, "containerd://")
+	if id == "" {
+		return fmt.Errorf("containerd node %s: killing a container: no container ID", n.opts.Name)
+	}
+	cmd := exec.Command(mustLook("ctr"), "--address", n.socket(), "-n", "k8s.io", "tasks", "kill", "--all", "--signal", "SIGKILL", id)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("containerd node %s: killing container %s: %w: %s", n.opts.Name, id, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
 // StartKubelet starts the kubelet with the given feature gates.
 func (n *ContainerdNode) StartKubelet(gates map[string]bool) error {
 	n.mu.Lock()

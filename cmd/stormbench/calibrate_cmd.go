@@ -47,7 +47,7 @@ func runCalibrate(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringSliceVar(&podFeatures, "pod-features", nil, "Add to the calibration pods: "+strings.Join(calibrate.PodFeatures(), ", ")+" (startup probe; env, envFrom, projected and immutable ConfigMap/Secret references; the service-account token and kube-root-ca.crt)")
 	fs.IntVar(&kubeAPIQPS, "kube-api-qps", 0, "Both sides' kubelet kubeAPIQPS (0: the kubelet default, 50); a low limit keeps the status manager busy")
 	fs.IntVar(&kubeAPIBurst, "kube-api-burst", 0, "Both sides' kubelet kubeAPIBurst (0: the kubelet default, 100)")
-	fs.StringSliceVar(&cases, "cases", nil, "Cases to run, in order: "+strings.Join(names, ", ")+" (default: every case the backend can run; the +http and +tcp cases need --backend containerd)")
+	fs.StringSliceVar(&cases, "cases", nil, "Cases to run, in order: "+strings.Join(names, ", ")+" (default: every case the backend can run; the +http and +tcp cases and kubelet/exited need --backend containerd)")
 	fs.BoolVar(&list, "list-cases", false, "List the cases with their downtimes and exit")
 	fs.StringVar(&backend, "backend", calibrate.BackendHollow, "Real nodes: hollow (the kubelet code with a fake runtime) or containerd (the kubelet on a containerd of its own, real containers; needs root and make real-node-deps)")
 	fs.StringVar(&resultPath, "result", "", "Write the result document (JSON) here")
@@ -219,6 +219,12 @@ func caseDetail(c calibrate.Case) string {
 	}
 	if c.Probe != "" {
 		parts = append(parts, c.Probe+" probes")
+	}
+	if c.DeletePods > 0 {
+		parts = append(parts, fmt.Sprintf("%d pods per node deleted while down", c.DeletePods))
+	}
+	if c.ExitContainers > 0 {
+		parts = append(parts, fmt.Sprintf("%d container per node killed while down", c.ExitContainers))
 	}
 	if len(parts) == 0 {
 		return ""

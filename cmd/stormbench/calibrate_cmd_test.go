@@ -50,6 +50,8 @@ func TestCalibrateBadInput(t *testing.T) {
 		{"arguments", []string{"extra", "--bin-dir", full}, 2, "no arguments"},
 		{"http probes on hollow", []string{"--cases", "kubelet/legacy,reboot+http", "--bin-dir", full}, 2, "case reboot+http: http probes need --backend containerd"},
 		{"list cases", []string{"--list-cases"}, 0, "runtime/hung"},
+		{"killed containers on hollow", []string{"--cases", "kubelet/exited", "--bin-dir", full}, 2, "case kubelet/exited kills containers: needs --backend containerd"},
+		{"list the killed containers", []string{"--list-cases"}, 0, "kubelet/exited         kubelet  down 6s   watched 24s after (ChangeContainerStatusOnKubeletRestart=false, 1 container per node killed while down)"},
 		{"list network cases", []string{"--list-cases"}, 0, "reboot+tcp             reboot   down 20s  watched 40s after (ChangeContainerStatusOnKubeletRestart=false, tcp probes)"},
 		{"hollow runs exec cases by default", []string{"--dry-run", "--bin-dir", full}, 0, "cases kubelet/legacy, kubelet/preserve, runtime/refused, runtime/hung, reboot, kubelet/deleted (storm"},
 		{"dry run", []string{"--dry-run", "--bin-dir", full, "--cases", "reboot"}, 0, "Would calibrate 2 real and 2 simulated nodes"},
