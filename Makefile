@@ -191,11 +191,11 @@ compare-gates: components build ## Run the gate A/B profile (quick), 5 interleav
 # node has on the kubelet itself, and both in one table. calibrate exits 1
 # when a row is outside tolerance: the table is still written, and that is
 # what it is for; any other failure stops here. CAL_NODES real and as many
-# simulated nodes, one restart each per case: every row's range is over
-# CAL_NODES restarts per side (issue 30 asks for at least 5).
+# simulated nodes, one restart each per case: every row's 95 % interval is
+# over CAL_NODES restarts per side (issue 30 asks for at least 5).
 CAL_DIR          ?= results/calibration
 CAL_NODES        ?= 5
-CONTAINERD_CASES ?= kubelet/legacy,kubelet/preserve,runtime/refused,reboot,kubelet/deleted,kubelet/legacy+http,kubelet/preserve+http,runtime/refused+http,reboot+http,kubelet/legacy+tcp,kubelet/preserve+tcp,runtime/refused+tcp,reboot+tcp
+CONTAINERD_CASES ?= kubelet/legacy,kubelet/preserve,runtime/refused,reboot,kubelet/deleted,kubelet/exited,kubelet/legacy+http,kubelet/preserve+http,runtime/refused+http,reboot+http,kubelet/legacy+tcp,kubelet/preserve+tcp,runtime/refused+tcp,reboot+tcp
 .PHONY: calibrate
 calibrate: components build real-node-deps ## Calibrate the model against real kubelets (hollow: every exec case; containerd: its cases and the +http and +tcp ones) and write CAL_DIR/{hollow,containerd,combined}.* (about 20 minutes).
 	$(BIN)/stormbench calibrate --bin-dir $(BIN) --nodes $(CAL_NODES) --result $(CAL_DIR)/hollow.json --markdown $(CAL_DIR)/hollow.md --force || [ $$? = 1 ]

@@ -167,10 +167,11 @@ func TestCalibration(t *testing.T) {
 // containerd of its own (real containers): the reference for the runtime
 // restart and the reboot. Its first case's pods have HTTP probes (the
 // kubelet dials the pods' own server), the rest are rolled to exec probes
-// before kubelet/preserve. Without root or the packages it skips, saying
+// before kubelet/preserve; kubelet/exited kills one container per node
+// while the kubelet is down. Without root or the packages it skips, saying
 // what is missing; under CI=true it fails instead.
 func TestCalibrationContainerd(t *testing.T) {
-	calibrationTest(t, calibrate.BackendContainerd, []string{"kubelet/legacy+http", "kubelet/preserve", "runtime/refused", "reboot"}, knownDivergentContainerd)
+	calibrationTest(t, calibrate.BackendContainerd, []string{"kubelet/legacy+http", "kubelet/preserve", "kubelet/exited", "runtime/refused", "reboot"}, knownDivergentContainerd)
 }
 
 // TestCalibrationBusyStatusManager runs kubelet/legacy with both sides'
