@@ -42,9 +42,33 @@ func TestTCritical(t *testing.T) {
 	}
 }
 
-// TestQuantileSpread: a quantile's bootstrap interval holds the quantile,
-// lies within the values, narrows as the sample grows, and is the same on
-// every call.
+// TestOrderStatisticRanks: the distribution-free interval of a median
+// against the textbook values (Hahn and Meeker, table for the median).
+func TestOrderStatisticRanks(t *testing.T) {
+	for _, tc := range []struct {
+		n      int
+		q      float64
+		l, u   int
+		bounds bool
+	}{
+		{2, 0.5, 0, 0, false}, // [X(1), X(2)] covers 50 %
+		{5, 0.5, 0, 0, false}, // 93.75 %
+		{6, 0.5, 1, 6, true},  // 96.9 %
+		{10, 0.5, 2, 9, true}, // 97.9 %; [X(2), X(8)] 93.5 %
+		{25, 0.5, 8, 18, true},
+		{20, 0.9, 0, 0, false},  // X(20) exceeds the 0.9-quantile only 88 % of the time
+		{60, 0.9, 50, 59, true}, // 95.2 %
+	} {
+		l, u, ok := orderStatisticRanks(tc.n, tc.q, 0.95)
+		if ok != tc.bounds || l != tc.l || u != tc.u {
+			t.Errorf("orderStatisticRanks(%d, %v) = %d, %d, %v; want %d, %d, %v", tc.n, tc.q, l, u, ok, tc.l, tc.u, tc.bounds)
+		}
+	}
+}
+
+// TestQuantileSpread: a median's interval lies between two of the periods
+// and holds the median, is unbounded with fewer than 6 periods, narrows
+// (in ranks) as the sample grows; a maximum's interval is the range.
 func TestQuantileSpread(t *testing.T) {
 	if quantileSpread(nil, 0.5) != nil {
 		t.Error("an interval of no periods")
@@ -53,55 +77,36 @@ func TestQuantileSpread(t *testing.T) {
 	if one == nil || one.CI95 != nil || one.N != 1 || one.Of != "periods" {
 		t.Errorf("one period: %+v, want n 1 and no interval", one)
 	}
-	// Periods spread evenly over 0–10 s, as a reboot's U(0, probe period)
-	// probe offsets.
-	even := func(n int) []time.Duration {
+	// Periods of 1 to n seconds.
+	secs := func(n int) []time.Duration {
 		out := make([]time.Duration, n)
 		for i := range out {
-			out[i] = time.Duration(float64(i+1) / float64(n) * float64(10*time.Second))
+			out[i] = time.Duration(i+1) * time.Second
 		}
 		return out
 	}
-	width := map[int]float64{}
-	for _, n := range []int{10, 25, 100} {
-		d := even(n)
-		s := quantileSpread(d, 0.5)
-		p50 := quantile(d, 0.5)
-		if s == nil || s.CI95 == nil || s.N != n {
-			t.Fatalf("n %d: %+v", n, s)
-		}
-		if s.CI95.Lo > p50 || s.CI95.Hi < p50 || s.CI95.Lo < s.Min || s.CI95.Hi > s.Max {
-			t.Errorf("n %d: p50 %v, interval %+v, range %v–%v: want the p50 inside the interval inside the range", n, p50, *s.CI95, s.Min, s.Max)
-		}
-		if again := quantileSpread(d, 0.5); *again.CI95 != *s.CI95 {
-			t.Errorf("n %d: %+v then %+v: not reproducible", n, *s.CI95, *again.CI95)
-		}
-		width[n] = s.CI95.Hi - s.CI95.Lo
+	if s := quantileSpread(secs(5), 0.5); s.CI95 == nil || !s.CI95.Unbounded || s.CI95.Lo != 1 || s.CI95.Hi != 5 {
+		t.Errorf("median of 5: %+v, want unbounded (range 1–5 for the reader)", s.CI95)
 	}
-	if !(width[10] > width[25] && width[25] > width[100]) {
-		t.Errorf("interval widths %v: want narrower with more periods", width)
+	if s := quantileSpread(secs(10), 0.5); s.CI95 == nil || s.CI95.Unbounded || s.CI95.Lo != 2 || s.CI95.Hi != 9 {
+		t.Errorf("median of 10: %+v, want [2, 9]", s.CI95)
 	}
-	// A maximum's interval ends at the maximum; one long period among
-	// short ones does not fix its lower end (a resample leaves it out a
-	// third of the time).
-	d := append(even(21), 4*time.Second)
-	for i := range 21 {
-		d[i] /= 100
+	if s := quantileSpread(secs(25), 0.5); s.CI95.Lo != 8 || s.CI95.Hi != 18 || quantile(secs(25), 0.5) != 13 {
+		t.Errorf("median of 25: %+v, want [8, 18] around 13", s.CI95)
 	}
-	s := quantileSpread(sortedDurations(d), 1)
-	if s.CI95.Hi != 4 || s.CI95.Lo >= 1 {
-		t.Errorf("max of 21 short periods and one of 4 s: interval %+v, want [<1, 4]", *s.CI95)
+	if s := quantileSpread(secs(6), 1); s.CI95 == nil || s.CI95.Unbounded || s.CI95.Lo != 1 || s.CI95.Hi != 6 {
+		t.Errorf("max of 6: %+v, want the range [1, 6]", s.CI95)
 	}
-}
-
-func sortedDurations(d []time.Duration) []time.Duration {
-	out := append([]time.Duration(nil), d...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
+	if s := quantileSpread(secs(5), 1); s.CI95 == nil || !s.CI95.Unbounded {
+		t.Errorf("max of 5: %+v, want unbounded", s.CI95)
 	}
-	return out
+	// An unbounded side agrees with anything; a bounded one does not.
+	tol := DefaultTolerance()
+	few, many := quantileSpread(secs(5), 0.5), quantileSpread([]time.Duration{20 * time.Second, 21 * time.Second, 22 * time.Second, 23 * time.Second, 24 * time.Second, 25 * time.Second}, 0.5)
+	if !tol.agreeSpread("s", 3, 22, few, many) {
+		t.Error("an unbounded median disagreed")
+	}
+	if tol.agreeSpread("s", 5.5, 22, quantileSpread(secs(10), 0.5), many) {
+		t.Error("medians of 1–10 s and 20–25 s agreed")
+	}
 }

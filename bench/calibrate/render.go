@@ -38,7 +38,9 @@ func fmtSide(v float64, s *Spread) string {
 		return fmtNum(v)
 	case s.CI95 != nil:
 		out := fmtNum(v)
-		if s.CI95.Lo != s.CI95.Hi {
+		if s.CI95.Unbounded {
+			out += " [too few]"
+		} else if s.CI95.Lo != s.CI95.Hi {
 			out += fmt.Sprintf(" [%s–%s]", fmtNum(s.CI95.Lo), fmtNum(s.CI95.Hi))
 		}
 		if s.Of != "" {
@@ -56,7 +58,7 @@ func judgedBy(cases []CaseResult) string {
 	for _, c := range cases {
 		for _, r := range c.Rows {
 			if (r.RealSpread != nil && r.RealSpread.CI95 != nil) || (r.SimulatedSpread != nil && r.SimulatedSpread.CI95 != nil) {
-				return "In brackets, a figure's 95 % interval where it is not a point: Student's t on the mean of the n per-restart values (n is the case's restarts), and for the not-ready quantiles a bootstrap over the periods, whose number follows. A row agrees when the gap between the two sides' intervals, 0 where they overlap, is within the tolerance of the real figure."
+				return "In brackets, a figure's interval where it is not a point: for a count or a time to the last request, Student's t 95 % interval of the mean of the n per-restart values (n is the case's restarts); for the median not-ready period, the distribution-free 95 % interval between two order statistics of the periods, whose number follows (\"too few\" below 6: any value is compatible); for the longest, the periods' range (a maximum has no confidence interval; \"too few\" below 6 periods too). A row agrees when the gap between the two sides' intervals, 0 where they overlap, is within the tolerance of the real figure."
 			}
 		}
 	}

@@ -25,10 +25,14 @@ func sampleResult() *Result {
 		{Metric: "kubelet: get csinodes", Unit: "/restart", Real: 3, Simulated: 2, Agree: true,
 			RealSpread:      &Spread{N: 2, Min: 2, Max: 4, CI95: &Interval{Lo: 0, Hi: 15.706}},
 			SimulatedSpread: &Spread{N: 2, Min: 2, Max: 2, CI95: &Interval{Lo: 2, Hi: 2}}},
-		// A quantile of the not-ready periods, with its bootstrap interval.
+		// The longest not-ready period, judged by the periods' range, and
+		// a median of too few periods for an interval.
 		{Metric: MetricNotReadyMax, Unit: "s", Real: 3.98, Simulated: 0.19, Agree: true,
-			RealSpread:      &Spread{N: 22, Min: 0.01, Max: 3.98, CI95: &Interval{Lo: 0.06, Hi: 3.98}, Of: "periods"},
-			SimulatedSpread: &Spread{N: 25, Min: 0.01, Max: 0.19, CI95: &Interval{Lo: 0.05, Hi: 0.19}, Of: "periods"}},
+			RealSpread:      &Spread{N: 22, Min: 0.01, Max: 3.98, CI95: &Interval{Lo: 0.01, Hi: 3.98}, Of: "periods"},
+			SimulatedSpread: &Spread{N: 25, Min: 0.01, Max: 0.19, CI95: &Interval{Lo: 0.01, Hi: 0.19}, Of: "periods"}},
+		{Metric: MetricNotReadyP50 + " (exited)", Unit: "s", Real: 7.68, Simulated: 1.23, Agree: true,
+			RealSpread:      &Spread{N: 5, Min: 3.16, Max: 9.61, CI95: &Interval{Lo: 3.16, Hi: 9.61, Unbounded: true}, Of: "periods"},
+			SimulatedSpread: &Spread{N: 5, Min: 0.397, Max: 6.45, CI95: &Interval{Lo: 0.397, Hi: 6.45, Unbounded: true}, Of: "periods"}},
 		{Metric: MetricKubeletCPU, Unit: "s", Real: 0.24, Simulated: 0.042, Agree: true, Informational: true},
 	}}
 	c.Restarts.Real, c.Restarts.Simulated = 2, 2

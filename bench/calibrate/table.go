@@ -131,6 +131,10 @@ type Spread struct {
 type Interval struct {
 	Lo float64 `json:"lo"`
 	Hi float64 `json:"hi"`
+	// Unbounded says the sample is too small for one (fewer than 6
+	// periods for a median): any value is compatible with it. Lo and Hi
+	// are then the sample's range, for the reader.
+	Unbounded bool `json:"unbounded,omitempty"`
 }
 
 // spreadOf returns the spread of per-restart values with the t interval
@@ -221,6 +225,11 @@ func (t Tolerance) agreeSpread(unit string, real, sim float64, realSpread, simSp
 	abs, rel := t.RequestsAbsolute, t.RequestsRelative
 	if unit == "s" {
 		abs, rel = t.SecondsAbsolute, t.SecondsRelative
+	}
+	for _, s := range []*Spread{realSpread, simSpread} {
+		if s != nil && s.CI95 != nil && s.CI95.Unbounded {
+			return true
+		}
 	}
 	rlo, rhi := interval(real, realSpread)
 	slo, shi := interval(sim, simSpread)

@@ -347,7 +347,10 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 	s, sess := n.s, n.sess
 	legacy := s.gate(profiles.GateChangeContainerStatusOnKubeletRestart)
 	rng := s.rng(node.Name, 1)
-	now := metav1.NewTime(s.cfg.Clock.Now())
+	// began is the pods' first sync (boot's podSync): the offsets of a
+	// pod's later statuses count from it.
+	began := s.cfg.Clock.Now()
+	now := metav1.NewTime(began)
 	var plans []probePlan
 	// The order of the pods' sandboxes after a reboot (restartPod).
 	sandboxes := 0
@@ -407,7 +410,24 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 			continue
 		}
 		if gone := exited[p.Namespace+"/"+p.Name]; len(gone) > 0 {
-			plan.updates = n.replacePod(p, plan.at, gone, legacy)
+			// The terminated status goes out at the pod's first sync, in
+			// its turn among the node's pods; the restarted container's
+			// statuses follow from there (replacePod).
+			first, updates := n.replacePod(p, plan.at, gone, legacy)
+			patched, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
+				return first(st, metav1.NewTime(s.cfg.Clock.Now()))
+			})
+			if err != nil {
+				return nil, err
+			}
+			if patched {
+				s.Counters.PodStatusPatches.Add(1)
+			}
+			synced := s.cfg.Clock.Since(began)
+			for i := range updates {
+				updates[i].at += synced
+			}
+			plan.updates = updates
 			plans = append(plans, plan)
 			continue
 		}
@@ -697,7 +717,9 @@ func (n *nodeRun) restartPod(node *corev1.Node, p *corev1.Pod, jitters map[strin
 //     first, then the probe workers and the runtime's SyncPod): the exited
 //     containers terminated as the runtime reports them (exit 137, reason
 //     Error, for a SIGKILL), not ready and not started (kubelet_pods.go
-//     convertToAPIContainerStatuses), so the pod is not ready;
+//     convertToAPIContainerStatuses), so the pod is not ready. It is
+//     returned as first, for the caller to write in the pod's turn among
+//     the first syncs; the updates' offsets count from that write;
 //  2. the runtime's SyncPod restarts them at once (computePodActions,
 //     ShouldContainerBeRestarted for restartPolicy Always; the crash-loop
 //     back-off lives in memory, kubelet.go crashLoopBackOff, so a fresh
@@ -717,7 +739,7 @@ func (n *nodeRun) restartPod(node *corev1.Node, p *corev1.Pod, jitters map[strin
 // 141473 (a replacement container inheriting Started or Ready) need a
 // startup probe or a container the runtime recreated before the kubelet
 // started; neither is this case, and v1.36.3 has neither fix.
-func (n *nodeRun) replacePod(p *corev1.Pod, jitters map[string]time.Duration, gone []string, legacy bool) []statusUpdate {
+func (n *nodeRun) replacePod(p *corev1.Pod, jitters map[string]time.Duration, gone []string, legacy bool) (first func(*corev1.PodStatus, metav1.Time) bool, updates []statusUpdate) {
 	s, sess := n.s, n.sess
 	rng := s.rng(p.Namespace+"/"+p.Name, 6)
 	running := replaceContainersMin + time.Duration(rng.Float64()*float64(replaceContainersSpread))
@@ -734,32 +756,32 @@ func (n *nodeRun) replacePod(p *corev1.Pod, jitters map[string]time.Duration, go
 		}
 	}
 	ns, name := p.Namespace, p.Name
-	updates := []statusUpdate{
-		{at: 0, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
-			wasReady := podReady(st)
-			changed := false
-			for i := range st.ContainerStatuses {
-				cs := &st.ContainerStatuses[i]
-				if !isGone(cs.Name) || cs.State.Running == nil {
-					continue
-				}
-				f := false
-				cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-					ExitCode: 137, Reason: "Error", StartedAt: cs.State.Running.StartedAt, FinishedAt: now, ContainerID: cs.ContainerID,
-				}}
-				cs.Ready, cs.Started, changed = false, &f, true
+	first = func(st *corev1.PodStatus, now metav1.Time) bool {
+		wasReady := podReady(st)
+		changed := false
+		for i := range st.ContainerStatuses {
+			cs := &st.ContainerStatuses[i]
+			if !isGone(cs.Name) || cs.State.Running == nil {
+				continue
 			}
-			keep := map[string]bool{}
-			for _, cs := range st.ContainerStatuses {
-				_, probed := jitters[cs.Name]
-				keep[cs.Name] = cs.Ready && !isGone(cs.Name) && !(legacy && probed)
-			}
-			changed = setReadiness(st, func(c string) bool { return keep[c] }, now) || changed
-			if wasReady && !podReady(st) {
-				s.Counters.ReadyFlipsDown.Add(1)
-			}
-			return changed
-		}},
+			f := false
+			cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 137, Reason: "Error", StartedAt: cs.State.Running.StartedAt, FinishedAt: now, ContainerID: cs.ContainerID,
+			}}
+			cs.Ready, cs.Started, changed = false, &f, true
+		}
+		keep := map[string]bool{}
+		for _, cs := range st.ContainerStatuses {
+			_, probed := jitters[cs.Name]
+			keep[cs.Name] = cs.Ready && !isGone(cs.Name) && !(legacy && probed)
+		}
+		changed = setReadiness(st, func(c string) bool { return keep[c] }, now) || changed
+		if wasReady && !podReady(st) {
+			s.Counters.ReadyFlipsDown.Add(1)
+		}
+		return changed
+	}
+	updates = []statusUpdate{
 		{at: running, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
 			wasReady := podReady(st)
 			changed := restartContainers(st, isGone, 137, "Error", now)
@@ -768,18 +790,18 @@ func (n *nodeRun) replacePod(p *corev1.Pod, jitters map[string]time.Duration, go
 			// readiness probe: ready at once (prober_manager.go
 			// UpdatePodStatus). The others keep what they had.
 			t := true
-			ready := map[string]bool{}
+			readyNow := map[string]bool{}
 			for i := range st.ContainerStatuses {
 				cs := &st.ContainerStatuses[i]
 				_, probed := jitters[cs.Name]
 				if isGone(cs.Name) {
 					cs.Started = &t
-					ready[cs.Name] = !probed
+					readyNow[cs.Name] = !probed
 					continue
 				}
-				ready[cs.Name] = cs.Ready
+				readyNow[cs.Name] = cs.Ready
 			}
-			changed = setReadiness(st, func(c string) bool { return ready[c] }, now) || changed
+			changed = setReadiness(st, func(c string) bool { return readyNow[c] }, now) || changed
 			if !wasReady && podReady(st) {
 				s.Counters.ReadyFlipsUp.Add(1)
 			}
@@ -796,7 +818,7 @@ func (n *nodeRun) replacePod(p *corev1.Pod, jitters map[string]time.Duration, go
 			return changed
 		}})
 	}
-	return updates
+	return first, updates
 }
 
 // replacePod's containers run again replaceContainersMin plus up to
