@@ -165,6 +165,11 @@ func (n *ContainerdNode) kubeletConfigPath() string { return filepath.Join(n.opt
 // bridge names the node's CNI bridge after a hash of its directory: unique
 // across clusters and runs on one machine, and within the 15 bytes of an
 // interface name.
+// Bridge is the name of the node's CNI bridge: "sb" and a hash of its
+// directory, so that nodes side by side (another test's, another
+// cluster's) have bridges of their own.
+func (n *ContainerdNode) Bridge() string { return n.bridge() }
+
 func (n *ContainerdNode) bridge() string {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(n.opts.Dir))
