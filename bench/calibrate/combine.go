@@ -324,7 +324,7 @@ body{font-family:system-ui,sans-serif;margin:2em;max-width:80em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .6em}td.n{text-align:right;font-variant-numeric:tabular-nums}
 tr.DIFFERS td{background:#fde2e2}tr.info td{color:#666}th{background:#f3f3f3}td.ref{font-weight:bold}td.split{background:#fff4d6}
 </style></head><body>`)
-	fmt.Fprintf(&b, "<h1>Calibration: simulated kubelet against hollow and containerd-backed kubelets</h1><p>%s. Each case is judged against its reference column (bold): containerd for runtime restarts and reboots, hollow for the rest. Yellow: the two real backends disagree, and containerd judges the row.</p>", e(c.header()))
+	fmt.Fprintf(&b, "<h1>Calibration: simulated kubelet against hollow and containerd-backed kubelets</h1><p>%s. Each case is judged against its reference column (bold): containerd for runtime restarts and reboots, hollow for the rest. Yellow: the two real backends disagree, and containerd judges the row.</p><p>%s</p>", e(c.header()), e(judgedBy(append(slices.Clone(c.Hollow.Cases), c.Containerd.Cases...))))
 	for _, cc := range c.Cases {
 		fmt.Fprintf(&b, "<h2>%s</h2><p>%s; reference: %s.</p>", e(cc.Name), e(cc.Kind), e(cc.Reference))
 		b.WriteString("<table><tr><th>metric</th><th>unit</th><th>simulated</th><th>hollow</th><th>containerd</th><th>sim/ref</th><th></th><th>real sides</th></tr>")

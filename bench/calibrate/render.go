@@ -160,6 +160,7 @@ tr.DIFFERS td{background:#fde2e2}tr.info td{color:#666}th{background:#f3f3f3}
 	if r.Command != "" {
 		fmt.Fprintf(&b, "<p>Made with <code>%s</code>.</p>", e(r.Command))
 	}
+	fmt.Fprintf(&b, "<p>%s</p>", e(judgedBy(r.Cases)))
 	for _, c := range r.Cases {
 		fmt.Fprintf(&b, "<h2>%s</h2><p>%s, down %s; restarts: real %d, simulated %d.</p>", e(c.Name), e(c.Kind), c.Downtime, c.Restarts.Real, c.Restarts.Simulated)
 		b.WriteString("<table><tr><th>metric</th><th>unit</th><th>real</th><th>simulated</th><th>sim/real</th><th></th></tr>")
