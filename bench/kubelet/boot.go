@@ -698,14 +698,7 @@ func (n *nodeRun) restartPod(node *corev1.Node, p *corev1.Pod, jitters map[strin
 		}, events: func(ctx context.Context) error { return containerEvents(ctx, sess, p, nil) }},
 	}
 	if ready >= 0 {
-		updates = append(updates, statusUpdate{at: ready, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
-			was := podReady(st)
-			changed := st.Phase == corev1.PodRunning && setReadiness(st, func(string) bool { return true }, now)
-			if !was && podReady(st) {
-				s.Counters.ReadyFlipsUp.Add(1)
-			}
-			return changed
-		}})
+		updates = append(updates, n.readyAtProbe(ns, name, ready))
 	}
 	return updates
 }
@@ -809,16 +802,24 @@ func (n *nodeRun) replacePod(p *corev1.Pod, jitters map[string]time.Duration, go
 		}, events: func(ctx context.Context) error { return containerEvents(ctx, sess, p, isGone) }},
 	}
 	if ready >= 0 {
-		updates = append(updates, statusUpdate{at: ready, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
-			was := podReady(st)
-			changed := st.Phase == corev1.PodRunning && setReadiness(st, func(string) bool { return true }, now)
-			if !was && podReady(st) {
-				s.Counters.ReadyFlipsUp.Add(1)
-			}
-			return changed
-		}})
+		updates = append(updates, n.readyAtProbe(ns, name, ready))
 	}
 	return first, updates
+}
+
+// readyAtProbe is the status of a pod whose recreated containers pass
+// their first readiness probe at: every container ready, if the pod still
+// runs.
+func (n *nodeRun) readyAtProbe(ns, name string, at time.Duration) statusUpdate {
+	s := n.s
+	return statusUpdate{at: at, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
+		was := podReady(st)
+		changed := st.Phase == corev1.PodRunning && setReadiness(st, func(string) bool { return true }, now)
+		if !was && podReady(st) {
+			s.Counters.ReadyFlipsUp.Add(1)
+		}
+		return changed
+	}}
 }
 
 // replacePod's containers run again replaceContainersMin plus up to
