@@ -114,7 +114,9 @@ type Row struct {
 // range and, where the sample allows one, the 95 % interval of the row's
 // figure (CI95). For a count row the values are per-restart counts and
 // the interval Student's t on their mean; for a quantile row the values
-// are the not-ready periods and the interval a bootstrap of the quantile.
+// are the not-ready periods and the interval distribution-free
+// (quantileSpread: order statistics for a median, the range for a
+// maximum).
 type Spread struct {
 	N   int     `json:"n"`
 	Min float64 `json:"min"`
