@@ -112,8 +112,8 @@ const minMedianPeriods = 6
 func orderStatisticRanks(n int, q, level float64) (l, u int, ok bool) {
 	// cdf[k] = P(Binomial(n, q) < k), k = 0..n+1.
 	pmf := make([]float64, n+1)
+	lg, _ := math.Lgamma(float64(n + 1))
 	for i := 0; i <= n; i++ {
-		lg, _ := math.Lgamma(float64(n + 1))
 		li, _ := math.Lgamma(float64(i + 1))
 		lni, _ := math.Lgamma(float64(n - i + 1))
 		pmf[i] = math.Exp(lg - li - lni + float64(i)*math.Log(q) + float64(n-i)*math.Log1p(-q))
