@@ -206,17 +206,25 @@ func TestPodStatusRequestsAsTyped(t *testing.T) {
 }
 
 // BenchmarkPodStatusPatch is one status manager patch of a readiness flip
-// (the legacy gate's write) of a one-container pod.
+// (the legacy gate's write) of a one-container pod, written directly and
+// as strategicpatch computes it.
 func BenchmarkPodStatusPatch(b *testing.B) {
 	pod := statusTestPod()
 	now := metav1.Unix(1700000100, 0)
 	cur := pod.Status.DeepCopy()
 	setReadiness(cur, func(string) bool { return false }, now)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := podStatusPatch(pod.UID, pod.Status, *cur); err != nil {
-			b.Fatal(err)
-		}
+	for _, v := range []struct {
+		name  string
+		patch func(types.UID, corev1.PodStatus, corev1.PodStatus) ([]byte, bool, error)
+	}{{"direct", podStatusPatch}, {"strategicpatch", strategicStatusPatch}} {
+		b.Run(v.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := v.patch(pod.UID, pod.Status, *cur); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -139,8 +139,19 @@ func (s *session) syncPodStatusOnce(ctx context.Context, ns, name string, mutate
 // podStatusPatch builds the patch as pkg/util/pod preparePatchBytesForPodStatus
 // does: the UID only in the new object, so it appears in the patch as a
 // precondition, then the status difference. unchanged reports a patch that
-// holds nothing but the UID.
+// holds nothing but the UID. The bytes are written directly
+// (fastStatusPatch) for the statuses a kubelet writes, and computed by
+// strategicpatch for the others.
 func podStatusPatch(uid types.UID, old, cur corev1.PodStatus) (patch []byte, unchanged bool, err error) {
+	if patch, unchanged, ok := fastStatusPatch(uid, &old, &cur); ok {
+		return patch, unchanged, nil
+	}
+	return strategicStatusPatch(uid, old, cur)
+}
+
+// strategicStatusPatch is podStatusPatch as statusutil.PatchPodStatus
+// computes it: both pods to JSON, then strategicpatch.CreateTwoWayMergePatch.
+func strategicStatusPatch(uid types.UID, old, cur corev1.PodStatus) (patch []byte, unchanged bool, err error) {
 	dropEqualFields(&old, &cur)
 	oldData, err := json.Marshal(corev1.Pod{Status: old})
 	if err != nil {

@@ -1,0 +1,632 @@
+package kubelet
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// The status manager's patch written directly.
+//
+// statusutil.PatchPodStatus (pkg/util/pod/pod.go preparePatchBytesForPodStatus)
+// marshals the old and the new pod to JSON and hands both to
+// strategicpatch.CreateTwoWayMergePatch, which decodes them into maps,
+// diffs the maps with the Pod's patch strategies and marshals the
+// difference. That is about 360 allocations for a readiness flip of a
+// one-container pod (BenchmarkPodStatusPatch), and it was the largest part
+// of a simulated restart's allocations (BenchmarkKubeletReplay).
+//
+// appendStatusPatch writes the same bytes from the two typed statuses,
+// for the statuses a kubelet writes: the scalar fields, the conditions
+// (a merge list keyed by type), podIPs and hostIPs (merge lists keyed by
+// ip) and the three container status lists (atomic: no patch strategy,
+// so a changed list is sent whole). It mirrors what the map diff does:
+//   - a field present only in the old status is sent as null, a field
+//     present in the new one and absent from or different in the old one
+//     is sent with its new value (strategicpatch diffMaps,
+//     updatePatchIfMissing);
+//   - a merge list that was empty is sent whole; otherwise the changed and
+//     added elements in the new list's order, then a $patch: delete for
+//     each removed element in merge key order, and a $setElementOrder list
+//     when anything changed or the order did (diffLists, diffListsOfMaps,
+//     normalizeSliceOrder);
+//   - objects with their keys sorted, as json.Marshal writes a map.
+//
+// Equality is equality of the JSON: times to the second, as metav1.Time
+// marshals them. A status outside that set (resource claims, resources,
+// container users or volume mounts, duplicate merge keys, a string that
+// is not UTF-8) makes it give up, and podStatusPatch takes the generic
+// path. TestStatusPatchMatchesStrategicPatch compares the two on
+// generated status pairs, byte for byte.
+
+// statusPatchBuffers are the scratch buffers of appendStatusPatch.
+var statusPatchBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// fastStatusPatch returns the patch and whether it holds nothing but the
+// UID; ok is false when the statuses are outside what appendStatusPatch
+// writes.
+func fastStatusPatch(uid types.UID, old, cur *corev1.PodStatus) (patch []byte, unchanged, ok bool) {
+	if uid == "" || !plainStatus(old) || !plainStatus(cur) {
+		return nil, false, false
+	}
+	bp := statusPatchBuffers.Get().(*[]byte)
+	defer statusPatchBuffers.Put(bp)
+	w := patchWriter{buf: (*bp)[:0], ok: true}
+	w.buf = append(w.buf, `{"metadata":{"uid":`...)
+	w.str(string(uid))
+	w.buf = append(w.buf, '}')
+	mark := len(w.buf)
+	w.buf = append(w.buf, `,"status":{`...)
+	w.first = true
+	w.statusFields(old, cur)
+	unchanged = w.first
+	if unchanged {
+		w.buf = w.buf[:mark]
+	} else {
+		w.buf = append(w.buf, '}')
+	}
+	w.buf = append(w.buf, '}')
+	*bp = w.buf[:0]
+	if !w.ok {
+		return nil, false, false
+	}
+	return slices.Clone(w.buf), unchanged, true
+}
+
+// plainStatus reports whether appendStatusPatch can write a status.
+func plainStatus(st *corev1.PodStatus) bool {
+	if len(st.ResourceClaimStatuses) > 0 || st.ExtendedResourceClaimStatus != nil ||
+		len(st.AllocatedResources) > 0 || st.Resources != nil || len(st.NodeAllocatableResourceClaimStatuses) > 0 ||
+		(st.StartTime != nil && !plainTime(st.StartTime.Time)) { // a set zero time marshals as null, as written here
+		return false
+	}
+	for i, c := range st.Conditions {
+		if !plainTime(c.LastProbeTime.Time) || !plainTime(c.LastTransitionTime.Time) {
+			return false
+		}
+		for _, d := range st.Conditions[:i] {
+			if d.Type == c.Type {
+				return false
+			}
+		}
+	}
+	for i, ip := range st.PodIPs {
+		if slices.ContainsFunc(st.PodIPs[:i], func(o corev1.PodIP) bool { return o.IP == ip.IP }) {
+			return false
+		}
+	}
+	for i, ip := range st.HostIPs {
+		if slices.ContainsFunc(st.HostIPs[:i], func(o corev1.HostIP) bool { return o.IP == ip.IP }) {
+			return false
+		}
+	}
+	for _, list := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses, st.EphemeralContainerStatuses} {
+		for i := range list {
+			if !plainContainerStatus(&list[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func plainContainerStatus(cs *corev1.ContainerStatus) bool {
+	if len(cs.AllocatedResources) > 0 || cs.Resources != nil || len(cs.VolumeMounts) > 0 || cs.User != nil ||
+		len(cs.AllocatedResourcesStatus) > 0 || cs.StopSignal != nil {
+		return false
+	}
+	for _, s := range []*corev1.ContainerState{&cs.State, &cs.LastTerminationState} {
+		if s.Running != nil && !plainTime(s.Running.StartedAt.Time) {
+			return false
+		}
+		if t := s.Terminated; t != nil && (!plainTime(t.StartedAt.Time) || !plainTime(t.FinishedAt.Time)) {
+			return false
+		}
+	}
+	return true
+}
+
+// plainTime: a time metav1.Time marshals as null (zero) or as an RFC 3339
+// time with a four-digit year.
+func plainTime(t time.Time) bool {
+	if t.IsZero() {
+		return true
+	}
+	y := t.UTC().Year()
+	return y >= 0 && y <= 9999
+}
+
+// patchWriter appends JSON to buf. first is true until the current object
+// has a member; ok turns false on a string it cannot write exactly.
+type patchWriter struct {
+	buf   []byte
+	first bool
+	ok    bool
+}
+
+// key starts a member of the current object.
+func (w *patchWriter) key(k string) {
+	if !w.first {
+		w.buf = append(w.buf, ',')
+	}
+	w.first = false
+	w.buf = append(w.buf, '"')
+	w.buf = append(w.buf, k...)
+	w.buf = append(w.buf, '"', ':')
+}
+
+// str appends s as encoding/json does after the round trip through a map:
+// plain ASCII as is, anything else through json.Marshal. A string that is
+// not UTF-8 would be written differently by the round trip (U+FFFD, then
+// unescaped), so it stops the fast path.
+func (w *patchWriter) str(s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			if !utf8.ValidString(s) {
+				w.ok = false
+				return
+			}
+			b, err := json.Marshal(s)
+			if err != nil {
+				w.ok = false
+				return
+			}
+			w.buf = append(w.buf, b...)
+			return
+		}
+	}
+	w.buf = append(w.buf, '"')
+	w.buf = append(w.buf, s...)
+	w.buf = append(w.buf, '"')
+}
+
+func (w *patchWriter) time(t metav1.Time) {
+	if t.IsZero() {
+		w.buf = append(w.buf, "null"...)
+		return
+	}
+	w.buf = append(w.buf, '"')
+	w.buf = t.UTC().AppendFormat(w.buf, time.RFC3339)
+	w.buf = append(w.buf, '"')
+}
+
+func (w *patchWriter) int(n int64) { w.buf = strconv.AppendInt(w.buf, n, 10) }
+
+func (w *patchWriter) bool(b bool) { w.buf = strconv.AppendBool(w.buf, b) }
+
+func (w *patchWriter) null() { w.buf = append(w.buf, "null"...) }
+
+// sameTime: equal as metav1.Time marshals them (to the second, or both null).
+func sameTime(a, b metav1.Time) bool {
+	if a.IsZero() || b.IsZero() {
+		return a.IsZero() == b.IsZero()
+	}
+	return a.Unix() == b.Unix()
+}
+
+// strField writes an omitempty string member that differs.
+func (w *patchWriter) strField(k, old, cur string) {
+	switch {
+	case old == cur:
+	case cur == "":
+		w.key(k)
+		w.null()
+	default:
+		w.key(k)
+		w.str(cur)
+	}
+}
+
+// statusFields writes the status members that differ, in key order.
+func (w *patchWriter) statusFields(old, cur *corev1.PodStatus) {
+	condOrder := len(old.Conditions) > 0 && len(cur.Conditions) > 0 && condsChanged(old.Conditions, cur.Conditions)
+	hostOrder := len(old.HostIPs) > 0 && len(cur.HostIPs) > 0 && ipsChanged(hostIPs(old.HostIPs), hostIPs(cur.HostIPs))
+	podOrder := len(old.PodIPs) > 0 && len(cur.PodIPs) > 0 && ipsChanged(podIPs(old.PodIPs), podIPs(cur.PodIPs))
+	if condOrder {
+		w.key("$setElementOrder/conditions")
+		w.buf = append(w.buf, '[')
+		for i, c := range cur.Conditions {
+			if i > 0 {
+				w.buf = append(w.buf, ',')
+			}
+			w.buf = append(w.buf, `{"type":`...)
+			w.str(string(c.Type))
+			w.buf = append(w.buf, '}')
+		}
+		w.buf = append(w.buf, ']')
+	}
+	if hostOrder {
+		w.key("$setElementOrder/hostIPs")
+		w.ipOrder(hostIPs(cur.HostIPs))
+	}
+	if podOrder {
+		w.key("$setElementOrder/podIPs")
+		w.ipOrder(podIPs(cur.PodIPs))
+	}
+	w.conditions(old.Conditions, cur.Conditions, condOrder)
+	w.containerList("containerStatuses", old.ContainerStatuses, cur.ContainerStatuses)
+	w.containerList("ephemeralContainerStatuses", old.EphemeralContainerStatuses, cur.EphemeralContainerStatuses)
+	w.strField("hostIP", old.HostIP, cur.HostIP)
+	w.ipList("hostIPs", hostIPs(old.HostIPs), hostIPs(cur.HostIPs), hostOrder)
+	w.containerList("initContainerStatuses", old.InitContainerStatuses, cur.InitContainerStatuses)
+	w.strField("message", old.Message, cur.Message)
+	w.strField("nominatedNodeName", old.NominatedNodeName, cur.NominatedNodeName)
+	switch {
+	case old.ObservedGeneration == cur.ObservedGeneration:
+	case cur.ObservedGeneration == 0:
+		w.key("observedGeneration")
+		w.null()
+	default:
+		w.key("observedGeneration")
+		w.int(cur.ObservedGeneration)
+	}
+	w.strField("phase", string(old.Phase), string(cur.Phase))
+	w.strField("podIP", old.PodIP, cur.PodIP)
+	w.ipList("podIPs", podIPs(old.PodIPs), podIPs(cur.PodIPs), podOrder)
+	w.strField("qosClass", string(old.QOSClass), string(cur.QOSClass))
+	w.strField("reason", old.Reason, cur.Reason)
+	w.strField("resize", string(old.Resize), string(cur.Resize))
+	switch {
+	case old.StartTime == nil && cur.StartTime == nil:
+	case cur.StartTime == nil:
+		w.key("startTime")
+		w.null()
+	case old.StartTime == nil || !sameTime(*old.StartTime, *cur.StartTime):
+		w.key("startTime")
+		w.time(*cur.StartTime)
+	}
+}
+
+// condsChanged: whether the conditions' merge list diff is not empty or
+// their order changed, i.e. whether diffLists writes $setElementOrder.
+func condsChanged(old, cur []corev1.PodCondition) bool {
+	if len(old) != len(cur) {
+		return true
+	}
+	for i := range cur {
+		if old[i].Type != cur[i].Type || !sameCondition(&old[i], &cur[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func sameCondition(a, b *corev1.PodCondition) bool {
+	return a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message &&
+		a.ObservedGeneration == b.ObservedGeneration &&
+		sameTime(a.LastProbeTime, b.LastProbeTime) && sameTime(a.LastTransitionTime, b.LastTransitionTime)
+}
+
+// conditions writes the conditions member: the whole list when the old one
+// was empty, null when the new one is, else the changed and added
+// conditions in the new order and a delete for each removed one.
+func (w *patchWriter) conditions(old, cur []corev1.PodCondition, changed bool) {
+	switch {
+	case len(cur) == 0 && len(old) == 0:
+		return
+	case len(cur) == 0:
+		w.key("conditions")
+		w.null()
+		return
+	case len(old) == 0:
+		w.key("conditions")
+		w.buf = append(w.buf, '[')
+		for i := range cur {
+			if i > 0 {
+				w.buf = append(w.buf, ',')
+			}
+			w.condition(nil, &cur[i])
+		}
+		w.buf = append(w.buf, ']')
+		return
+	case !changed:
+		return
+	}
+	var removed []string
+	for i := range old {
+		if !slices.ContainsFunc(cur, func(c corev1.PodCondition) bool { return c.Type == old[i].Type }) {
+			removed = append(removed, string(old[i].Type))
+		}
+	}
+	n := 0
+	for i := range cur {
+		j := slices.IndexFunc(old, func(c corev1.PodCondition) bool { return c.Type == cur[i].Type })
+		if j >= 0 && sameCondition(&old[j], &cur[i]) {
+			continue
+		}
+		if n == 0 {
+			w.key("conditions")
+			w.buf = append(w.buf, '[')
+		} else {
+			w.buf = append(w.buf, ',')
+		}
+		n++
+		if j < 0 {
+			w.condition(nil, &cur[i])
+		} else {
+			w.condition(&old[j], &cur[i])
+		}
+	}
+	slices.Sort(removed)
+	for _, t := range removed {
+		if n == 0 {
+			w.key("conditions")
+			w.buf = append(w.buf, '[')
+		} else {
+			w.buf = append(w.buf, ',')
+		}
+		n++
+		w.buf = append(w.buf, `{"$patch":"delete","type":`...)
+		w.str(t)
+		w.buf = append(w.buf, '}')
+	}
+	if n > 0 {
+		w.buf = append(w.buf, ']')
+	}
+}
+
+// condition writes one element of the conditions patch: the whole
+// condition when old is nil, else its changed members and its type.
+func (w *patchWriter) condition(old, cur *corev1.PodCondition) {
+	outer := w.open()
+	whole := old == nil
+	if whole {
+		old = &corev1.PodCondition{}
+	}
+	if whole || !sameTime(old.LastProbeTime, cur.LastProbeTime) {
+		w.key("lastProbeTime")
+		w.time(cur.LastProbeTime)
+	}
+	if whole || !sameTime(old.LastTransitionTime, cur.LastTransitionTime) {
+		w.key("lastTransitionTime")
+		w.time(cur.LastTransitionTime)
+	}
+	w.strField("message", old.Message, cur.Message)
+	switch {
+	case old.ObservedGeneration == cur.ObservedGeneration:
+	case cur.ObservedGeneration == 0:
+		w.key("observedGeneration")
+		w.null()
+	default:
+		w.key("observedGeneration")
+		w.int(cur.ObservedGeneration)
+	}
+	w.strField("reason", old.Reason, cur.Reason)
+	if whole || old.Status != cur.Status {
+		w.key("status")
+		w.str(string(cur.Status))
+	}
+	w.key("type")
+	w.str(string(cur.Type))
+	w.close(outer)
+}
+
+func podIPs(l []corev1.PodIP) []string {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make([]string, len(l))
+	for i, ip := range l {
+		out[i] = ip.IP
+	}
+	return out
+}
+
+func hostIPs(l []corev1.HostIP) []string {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make([]string, len(l))
+	for i, ip := range l {
+		out[i] = ip.IP
+	}
+	return out
+}
+
+// ipsChanged: whether an ip-keyed merge list gained or lost an element or
+// changed its order (its elements have no other field to change).
+func ipsChanged(old, cur []string) bool { return !slices.Equal(old, cur) }
+
+func (w *patchWriter) ipOrder(cur []string) {
+	w.buf = append(w.buf, '[')
+	for i, ip := range cur {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		w.buf = append(w.buf, `{"ip":`...)
+		w.str(ip)
+		w.buf = append(w.buf, '}')
+	}
+	w.buf = append(w.buf, ']')
+}
+
+// ipList writes podIPs or hostIPs: the whole list when the old one was
+// empty, null when the new one is, else the added ips in the new order
+// and a delete for each removed one.
+func (w *patchWriter) ipList(k string, old, cur []string, changed bool) {
+	switch {
+	case len(cur) == 0 && len(old) == 0:
+		return
+	case len(cur) == 0:
+		w.key(k)
+		w.null()
+		return
+	case len(old) == 0:
+		w.key(k)
+		w.ipOrder(cur)
+		return
+	case !changed:
+		return
+	}
+	n := 0
+	elem := func() {
+		if n == 0 {
+			w.key(k)
+			w.buf = append(w.buf, '[')
+		} else {
+			w.buf = append(w.buf, ',')
+		}
+		n++
+	}
+	for _, ip := range cur {
+		if !slices.Contains(old, ip) {
+			elem()
+			w.buf = append(w.buf, `{"ip":`...)
+			w.str(ip)
+			w.buf = append(w.buf, '}')
+		}
+	}
+	var removed []string
+	for _, ip := range old {
+		if !slices.Contains(cur, ip) {
+			removed = append(removed, ip)
+		}
+	}
+	slices.Sort(removed)
+	for _, ip := range removed {
+		elem()
+		w.buf = append(w.buf, `{"$patch":"delete","ip":`...)
+		w.str(ip)
+		w.buf = append(w.buf, '}')
+	}
+	if n > 0 {
+		w.buf = append(w.buf, ']')
+	}
+}
+
+// containerList writes an atomic container status list when its JSON
+// differs: the whole new list, or null when it is empty.
+func (w *patchWriter) containerList(k string, old, cur []corev1.ContainerStatus) {
+	switch {
+	case len(cur) == 0 && len(old) == 0:
+		return
+	case len(cur) == 0:
+		w.key(k)
+		w.null()
+		return
+	}
+	mark, wasFirst := len(w.buf), w.first
+	w.key(k)
+	start := len(w.buf)
+	w.containerStatuses(cur)
+	if len(old) == 0 {
+		return
+	}
+	end := len(w.buf)
+	w.containerStatuses(old)
+	same := string(w.buf[start:end]) == string(w.buf[end:])
+	w.buf = w.buf[:end]
+	if same {
+		w.buf, w.first = w.buf[:mark], wasFirst
+	}
+}
+
+func (w *patchWriter) containerStatuses(l []corev1.ContainerStatus) {
+	w.buf = append(w.buf, '[')
+	for i := range l {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		w.containerStatus(&l[i])
+	}
+	w.buf = append(w.buf, ']')
+}
+
+// open starts a nested object; close ends it and gives back the state of
+// the object around it.
+func (w *patchWriter) open() (outer bool) {
+	outer, w.first = w.first, true
+	w.buf = append(w.buf, '{')
+	return outer
+}
+
+func (w *patchWriter) close(outer bool) {
+	w.buf = append(w.buf, '}')
+	w.first = outer
+}
+
+// containerStatus writes a ContainerStatus with its keys sorted.
+func (w *patchWriter) containerStatus(cs *corev1.ContainerStatus) {
+	outer := w.open()
+	if cs.ContainerID != "" {
+		w.key("containerID")
+		w.str(cs.ContainerID)
+	}
+	w.key("image")
+	w.str(cs.Image)
+	w.key("imageID")
+	w.str(cs.ImageID)
+	w.key("lastState")
+	w.containerState(&cs.LastTerminationState)
+	w.key("name")
+	w.str(cs.Name)
+	w.key("ready")
+	w.bool(cs.Ready)
+	w.key("restartCount")
+	w.int(int64(cs.RestartCount))
+	if cs.Started != nil {
+		w.key("started")
+		w.bool(*cs.Started)
+	}
+	w.key("state")
+	w.containerState(&cs.State)
+	w.close(outer)
+}
+
+func (w *patchWriter) containerState(s *corev1.ContainerState) {
+	outer := w.open()
+	if r := s.Running; r != nil {
+		w.key("running")
+		w.buf = append(w.buf, `{"startedAt":`...)
+		w.time(r.StartedAt)
+		w.buf = append(w.buf, '}')
+	}
+	if t := s.Terminated; t != nil {
+		w.key("terminated")
+		inner := w.open()
+		if t.ContainerID != "" {
+			w.key("containerID")
+			w.str(t.ContainerID)
+		}
+		w.key("exitCode")
+		w.int(int64(t.ExitCode))
+		w.key("finishedAt")
+		w.time(t.FinishedAt)
+		if t.Message != "" {
+			w.key("message")
+			w.str(t.Message)
+		}
+		if t.Reason != "" {
+			w.key("reason")
+			w.str(t.Reason)
+		}
+		if t.Signal != 0 {
+			w.key("signal")
+			w.int(int64(t.Signal))
+		}
+		w.key("startedAt")
+		w.time(t.StartedAt)
+		w.close(inner)
+	}
+	if wt := s.Waiting; wt != nil {
+		w.key("waiting")
+		inner := w.open()
+		if wt.Message != "" {
+			w.key("message")
+			w.str(wt.Message)
+		}
+		if wt.Reason != "" {
+			w.key("reason")
+			w.str(wt.Reason)
+		}
+		w.close(inner)
+	}
+	w.close(outer)
+}
