@@ -127,12 +127,13 @@ func withRateLimiter(cfg *rest.Config) *rest.Config {
 }
 
 // newKubeletClient is kubernetes.NewForConfigAndClient for the four groups
+// (core/v1 with its pods decoded by coreClient)
 // of kubeletClient; cfg comes from withRateLimiter, so they share one rate
 // limiter.
 func newKubeletClient(cfg *rest.Config, httpClient *http.Client) (*groupClients, error) {
 	var c groupClients
 	var err error
-	if c.core, err = corev1client.NewForConfigAndClient(cfg, httpClient); err != nil {
+	if c.core, err = coreClient(cfg, httpClient); err != nil {
 		return nil, err
 	}
 	if c.storage, err = storagev1client.NewForConfigAndClient(cfg, httpClient); err != nil {
