@@ -224,11 +224,38 @@ func (w *patchWriter) strField(k, old, cur string) {
 	}
 }
 
+// intField writes an omitempty integer member that differs.
+func (w *patchWriter) intField(k string, old, cur int64) {
+	switch {
+	case old == cur:
+	case cur == 0:
+		w.key(k)
+		w.null()
+	default:
+		w.key(k)
+		w.int(cur)
+	}
+}
+
+// emptyList writes a list member whose old or new side is empty: nothing
+// when both are, null when the new one is. It reports whether it did.
+func (w *patchWriter) emptyList(k string, oldLen, curLen int) bool {
+	switch {
+	case oldLen == 0 && curLen == 0:
+		return true
+	case curLen == 0:
+		w.key(k)
+		w.null()
+		return true
+	}
+	return false
+}
+
 // statusFields writes the status members that differ, in key order.
 func (w *patchWriter) statusFields(old, cur *corev1.PodStatus) {
 	condOrder := len(old.Conditions) > 0 && len(cur.Conditions) > 0 && condsChanged(old.Conditions, cur.Conditions)
-	hostOrder := len(old.HostIPs) > 0 && len(cur.HostIPs) > 0 && ipsChanged(hostIPs(old.HostIPs), hostIPs(cur.HostIPs))
-	podOrder := len(old.PodIPs) > 0 && len(cur.PodIPs) > 0 && ipsChanged(podIPs(old.PodIPs), podIPs(cur.PodIPs))
+	hostOrder := len(old.HostIPs) > 0 && len(cur.HostIPs) > 0 && !slices.Equal(hostIPs(old.HostIPs), hostIPs(cur.HostIPs))
+	podOrder := len(old.PodIPs) > 0 && len(cur.PodIPs) > 0 && !slices.Equal(podIPs(old.PodIPs), podIPs(cur.PodIPs))
 	if condOrder {
 		w.key("$setElementOrder/conditions")
 		w.buf = append(w.buf, '[')
@@ -258,15 +285,7 @@ func (w *patchWriter) statusFields(old, cur *corev1.PodStatus) {
 	w.containerList("initContainerStatuses", old.InitContainerStatuses, cur.InitContainerStatuses)
 	w.strField("message", old.Message, cur.Message)
 	w.strField("nominatedNodeName", old.NominatedNodeName, cur.NominatedNodeName)
-	switch {
-	case old.ObservedGeneration == cur.ObservedGeneration:
-	case cur.ObservedGeneration == 0:
-		w.key("observedGeneration")
-		w.null()
-	default:
-		w.key("observedGeneration")
-		w.int(cur.ObservedGeneration)
-	}
+	w.intField("observedGeneration", old.ObservedGeneration, cur.ObservedGeneration)
 	w.strField("phase", string(old.Phase), string(cur.Phase))
 	w.strField("podIP", old.PodIP, cur.PodIP)
 	w.ipList("podIPs", podIPs(old.PodIPs), podIPs(cur.PodIPs), podOrder)
@@ -308,13 +327,10 @@ func sameCondition(a, b *corev1.PodCondition) bool {
 // was empty, null when the new one is, else the changed and added
 // conditions in the new order and a delete for each removed one.
 func (w *patchWriter) conditions(old, cur []corev1.PodCondition, changed bool) {
+	if w.emptyList("conditions", len(old), len(cur)) {
+		return
+	}
 	switch {
-	case len(cur) == 0 && len(old) == 0:
-		return
-	case len(cur) == 0:
-		w.key("conditions")
-		w.null()
-		return
 	case len(old) == 0:
 		w.key("conditions")
 		w.buf = append(w.buf, '[')
@@ -389,15 +405,7 @@ func (w *patchWriter) condition(old, cur *corev1.PodCondition) {
 		w.time(cur.LastTransitionTime)
 	}
 	w.strField("message", old.Message, cur.Message)
-	switch {
-	case old.ObservedGeneration == cur.ObservedGeneration:
-	case cur.ObservedGeneration == 0:
-		w.key("observedGeneration")
-		w.null()
-	default:
-		w.key("observedGeneration")
-		w.int(cur.ObservedGeneration)
-	}
+	w.intField("observedGeneration", old.ObservedGeneration, cur.ObservedGeneration)
 	w.strField("reason", old.Reason, cur.Reason)
 	if whole || old.Status != cur.Status {
 		w.key("status")
@@ -430,10 +438,6 @@ func hostIPs(l []corev1.HostIP) []string {
 	return out
 }
 
-// ipsChanged: whether an ip-keyed merge list gained or lost an element or
-// changed its order (its elements have no other field to change).
-func ipsChanged(old, cur []string) bool { return !slices.Equal(old, cur) }
-
 func (w *patchWriter) ipOrder(cur []string) {
 	w.buf = append(w.buf, '[')
 	for i, ip := range cur {
@@ -451,13 +455,10 @@ func (w *patchWriter) ipOrder(cur []string) {
 // empty, null when the new one is, else the added ips in the new order
 // and a delete for each removed one.
 func (w *patchWriter) ipList(k string, old, cur []string, changed bool) {
+	if w.emptyList(k, len(old), len(cur)) {
+		return
+	}
 	switch {
-	case len(cur) == 0 && len(old) == 0:
-		return
-	case len(cur) == 0:
-		w.key(k)
-		w.null()
-		return
 	case len(old) == 0:
 		w.key(k)
 		w.ipOrder(cur)

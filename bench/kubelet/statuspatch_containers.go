@@ -9,12 +9,7 @@ import corev1 "k8s.io/api/core/v1"
 // containerList writes an atomic container status list when its JSON
 // differs: the whole new list, or null when it is empty.
 func (w *patchWriter) containerList(k string, old, cur []corev1.ContainerStatus) {
-	switch {
-	case len(cur) == 0 && len(old) == 0:
-		return
-	case len(cur) == 0:
-		w.key(k)
-		w.null()
+	if w.emptyList(k, len(old), len(cur)) {
 		return
 	}
 	mark, wasFirst := len(w.buf), w.first
@@ -104,14 +99,8 @@ func (w *patchWriter) containerState(s *corev1.ContainerState) {
 		w.int(int64(t.ExitCode))
 		w.key("finishedAt")
 		w.time(t.FinishedAt)
-		if t.Message != "" {
-			w.key("message")
-			w.str(t.Message)
-		}
-		if t.Reason != "" {
-			w.key("reason")
-			w.str(t.Reason)
-		}
+		w.strField("message", "", t.Message)
+		w.strField("reason", "", t.Reason)
 		if t.Signal != 0 {
 			w.key("signal")
 			w.int(int64(t.Signal))
@@ -123,14 +112,8 @@ func (w *patchWriter) containerState(s *corev1.ContainerState) {
 	if wt := s.Waiting; wt != nil {
 		w.key("waiting")
 		inner := w.open()
-		if wt.Message != "" {
-			w.key("message")
-			w.str(wt.Message)
-		}
-		if wt.Reason != "" {
-			w.key("reason")
-			w.str(wt.Reason)
-		}
+		w.strField("message", "", wt.Message)
+		w.strField("reason", "", wt.Reason)
 		w.close(inner)
 	}
 	w.close(outer)
