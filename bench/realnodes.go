@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -103,28 +105,25 @@ func (r *realNodes) start(ctx context.Context, names []string) error {
 	// Ready, not only registered: until then the node carries the
 	// not-ready NoSchedule taint, and the scheduler would put every pod
 	// of the mix on the KWOK nodes.
-	deadline := time.Now().Add(2 * time.Minute)
 	for _, name := range names {
-		for {
+		w := poll.Wait{Clock: r.o.Clock, Interval: 250 * time.Millisecond, Timeout: 2 * time.Minute, What: "waiting for real node " + name + " to be Ready"}
+		err := w.Until(ctx, func(ctx context.Context) (bool, string, error) {
 			node, err := r.o.Target.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 			if err == nil && fleet.NodeReady(node) && !hasTaint(node, corev1.TaintNodeNotReady) {
-				break
-			}
-			if err == nil {
-				err = errors.New("registered, not Ready yet")
+				return true, "", nil
 			}
 			n := r.node(name)
 			if !n.KubeletAlive() {
-				return fmt.Errorf("real node %s: its kubelet exited (%s); log: %s", name, n.KubeletExit(), n.KubeletLog())
+				return false, "", fmt.Errorf("real node %s: its kubelet exited (%s); log: %s", name, n.KubeletExit(), n.KubeletLog())
 			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("real node %s not Ready within 2m: %v; log: %s", name, err, n.KubeletLog())
+			left := "registered, not Ready yet"
+			if err != nil {
+				left = err.Error()
 			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(250 * time.Millisecond):
-			}
+			return false, left + "; log: " + n.KubeletLog(), nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -158,11 +157,11 @@ func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.
 	n := r.node(rs.Node)
 	if n == nil {
 		sim.Counters.Errors.Add(1)
-		events.Add(storm.Event{Time: time.Now(), Type: storm.EventError, Node: rs.Node, Wave: rs.Wave, Detail: "real node not started by this run"})
+		events.Add(storm.Event{Time: r.o.Clock.Now(), Type: storm.EventError, Node: rs.Node, Wave: rs.Wave, Detail: "real node not started by this run"})
 		return
 	}
 	ev := func(t storm.EventType, detail string) {
-		events.Add(storm.Event{Time: time.Now(), Type: t, Node: rs.Node, Wave: rs.Wave, Detail: detail})
+		events.Add(storm.Event{Time: r.o.Clock.Now(), Type: t, Node: rs.Node, Wave: rs.Wave, Detail: detail})
 	}
 	fail := func(err error) {
 		sim.Counters.Errors.Add(1)
@@ -179,8 +178,6 @@ func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.
 	if timeout == 0 {
 		timeout = 10 * time.Minute
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	// The harness polls from the watch cache (resourceVersion 0) every
 	// 500 ms: two cheap reads a second per recovering real node, and the
 	// resolution of its recovery figures.
@@ -192,31 +189,29 @@ func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.
 	if st.Kind == profiles.StormRuntime {
 		since = time.Time{}
 	}
-	for reported := false; ; {
+	reported := false
+	w := poll.Wait{Clock: r.o.Clock, Interval: 500 * time.Millisecond, Timeout: timeout, What: "waiting for the restarted node's recovery"}
+	err = w.Until(ctx, func(ctx context.Context) (bool, string, error) {
 		if !n.KubeletAlive() {
-			fail(fmt.Errorf("kubelet exited (%s)", n.KubeletExit()))
-			return
+			return false, "", fmt.Errorf("kubelet exited (%s)", n.KubeletExit())
 		}
 		if !reported {
 			node, err := r.o.Target.Client.CoreV1().Nodes().Get(ctx, rs.Node, metav1.GetOptions{ResourceVersion: "0"})
-			if err == nil && readySince(node, since) {
-				reported = true
-				ev(storm.EventReportedReady, "")
+			if err != nil || !readySince(node, since) {
+				return false, "not reported Ready since its kubelet came back", nil
 			}
+			reported = true
+			ev(storm.EventReportedReady, "")
 		}
-		if reported {
-			pods, err := r.o.Target.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + rs.Node, ResourceVersion: "0"})
-			if err == nil && allReady(pods.Items) {
-				ev(storm.EventPodsRecovered, "")
-				return
-			}
+		pods, err := r.o.Target.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + rs.Node, ResourceVersion: "0"})
+		if err != nil || !allReady(pods.Items) {
+			return false, "pods not all Ready", nil
 		}
-		select {
-		case <-ctx.Done():
-			fail(fmt.Errorf("not recovered after %s: %w", timeout, ctx.Err()))
-			return
-		case <-time.After(500 * time.Millisecond):
-		}
+		ev(storm.EventPodsRecovered, "")
+		return true, "", nil
+	})
+	if err != nil {
+		fail(err)
 	}
 }
 

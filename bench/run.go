@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -400,7 +402,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 	// With a shared start time (shards), measurements start one baseline
 	// before it, so the baseline holds no other shard's set-up traffic.
 	if !o.StartAt.IsZero() {
-		if err := sleep(ctx, o.Clock, o.StartAt.Add(-set.BaselineWait()).Sub(o.Clock.Now())); err != nil {
+		if err := poll.SleepUntil(ctx, o.Clock, o.StartAt.Add(-set.BaselineWait())); err != nil {
 			return vr, err
 		}
 	}
@@ -505,7 +507,7 @@ func baseline(ctx context.Context, o Options, set *measure.Set) error {
 	if !o.StartAt.IsZero() && o.StartAt.After(end) {
 		end = o.StartAt
 	}
-	return sleep(ctx, o.Clock, end.Sub(o.Clock.Now()))
+	return poll.SleepUntil(ctx, o.Clock, end)
 }
 
 // play plays the storm from now and waits for full recovery: every node and
@@ -692,18 +694,6 @@ func metricsSources(o Options) []measure.MetricsSource {
 		}
 	}
 	return append(out, measure.APIServerSource(o.Target.Client.CoreV1().RESTClient()))
-}
-
-func sleep(ctx context.Context, clk clock.Clock, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-clk.After(d):
-		return nil
-	}
 }
 
 // cpuBudget is the embedded control plane's CPU budget (controlPlane.cpus);

@@ -21,6 +21,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -30,6 +32,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
 	"github.com/stormbench/stormbench/bench/cluster"
@@ -226,6 +229,10 @@ type Options struct {
 	KubeAPIQPS, KubeAPIBurst int
 	// Logf receives progress lines.
 	Logf func(format string, args ...any)
+	// Clock times the calibration and its waits; nil is the real clock.
+	// The real kubelets and the audit log keep the machine's time, so
+	// only tests of the waits pass another.
+	Clock clock.Clock
 }
 
 // The real-node backends.
@@ -366,6 +373,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
 	if err := o.Validate(0); err != nil {
 		return nil, err
 	}
@@ -383,7 +393,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 			return nil, err
 		}
 	}
-	c := &calibration{o: o, ns: o.RunID, nodes: map[string]realnode.Runner{}, timeline: newTimeline(), audit: &auditTail{path: o.Embedded.AuditLogPath()}, probe: ProbeExec}
+	c := &calibration{o: o, ns: o.RunID, nodes: map[string]realnode.Runner{}, timeline: newTimeline(o.Clock), audit: &auditTail{path: o.Embedded.AuditLogPath()}, probe: ProbeExec}
 	if len(o.Cases) > 0 {
 		// The first case's pods are created with its probes.
 		c.probe = o.Cases[0].probeOf()
@@ -401,7 +411,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	c.real.name, c.sim.name = "real", "simulated"
 	res = &Result{
 		APIVersion: profiles.APIVersion, Kind: ResultKind, SchemaVersion: SchemaVersion,
-		Start: time.Now().UTC(), KubeVersion: cluster.KubeVersion, ServerVersion: o.Target.ServerVersion,
+		Start: o.Clock.Now().UTC(), KubeVersion: cluster.KubeVersion, ServerVersion: o.Target.ServerVersion,
 		Nodes: o.Nodes, PodsPerNode: o.PodsPerNode, Bystanders: len(c.bystanders), ProbePeriod: o.ProbePeriod.String(), InitDuration: o.InitDuration.String(),
 		PodFeatures: o.PodFeatures, KubeAPIQPS: o.KubeAPIQPS, KubeAPIBurst: o.KubeAPIBurst,
 		Tolerance: o.Tolerance, RealNodes: c.real.nodes, SimulatedNodes: c.sim.nodes, Backend: o.Backend,
@@ -416,7 +426,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		if cerr := c.teardown(cctx); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
-		res.End = time.Now().UTC()
+		res.End = o.Clock.Now().UTC()
 	}()
 	if err := c.provision(ctx); err != nil {
 		return res, err
@@ -525,7 +535,7 @@ func (c *calibration) provision(ctx context.Context) error {
 	// (the lease controller's owner-reference hook retries about 10 s
 	// later): wait for it, so that no case counts a first start's lease
 	// creation as a restart's.
-	if err := c.waitFor(ctx, time.Minute, func() (string, error) {
+	if err := c.waitFor(ctx, "waiting for the real nodes' first leases", time.Minute, func() (string, error) {
 		for _, name := range c.real.nodes {
 			if _, err := c.o.Target.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{}); err != nil {
 				return "lease of " + name + ": " + err.Error(), nil
@@ -734,7 +744,7 @@ func (c *calibration) allNodes() []string {
 // waitNodes waits until every node is registered and Ready, and says which
 // are not, with the kubelet log of a real one, when it expires.
 func (c *calibration) waitNodes(ctx context.Context, timeout time.Duration) error {
-	return c.waitFor(ctx, timeout, func() (string, error) {
+	return c.waitFor(ctx, "waiting for the nodes to be Ready", timeout, func() (string, error) {
 		var notReady []string
 		for _, name := range append(c.allNodes(), c.bystanders...) {
 			if n, ok := c.nodes[name]; ok && !n.KubeletAlive() {
@@ -788,12 +798,13 @@ func (c *calibration) settle(ctx context.Context, timeout time.Duration) error {
 // pods is the run's pods as settle last listed them.
 func (c *calibration) waitContainersPastGrace(ctx context.Context, pods []corev1.Pod) error {
 	latest := latestContainerStart(pods)
-	wait := time.Until(latest.Add(kubelet.RestartGrace + graceMargin))
+	until := latest.Add(kubelet.RestartGrace + graceMargin)
+	wait := until.Sub(c.o.Clock.Now())
 	if wait <= 0 {
 		return nil
 	}
 	c.o.Logf("Waiting %s until every container started more than %s ago (the prober's restart grace period)", wait.Round(100*time.Millisecond), kubelet.RestartGrace)
-	return sleepCtx(ctx, wait)
+	return poll.SleepUntil(ctx, c.o.Clock, until)
 }
 
 // graceMargin is added to the grace period: container start times have
@@ -834,9 +845,9 @@ const eventsTimeout = time.Minute
 // in the table as a row the real kubelet does not explain.
 // It returns the pods it listed last, for the grace-period wait.
 func (c *calibration) waitCreateEvents(ctx context.Context, timeout time.Duration) ([]corev1.Pod, error) {
-	start, late := time.Now(), 0
+	start, late := c.o.Clock.Now(), 0
 	var pods []corev1.Pod
-	err := c.waitFor(ctx, timeout, func() (string, error) {
+	err := c.waitFor(ctx, "waiting for the ReplicaSet controller's \"Created pod\" events", timeout, func() (string, error) {
 		l, err := c.o.Target.Client.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return "listing pods: " + err.Error(), nil
@@ -857,7 +868,7 @@ func (c *calibration) waitCreateEvents(ctx context.Context, timeout time.Duratio
 		return pods, nil
 	}
 	if err == nil && late > 0 {
-		c.o.Logf("Waited %s after the pods were Ready for the \"Created pod\" events of %d pods", time.Since(start).Round(100*time.Millisecond), late)
+		c.o.Logf("Waited %s after the pods were Ready for the \"Created pod\" events of %d pods", c.o.Clock.Since(start).Round(100*time.Millisecond), late)
 	}
 	return pods, err
 }
@@ -904,7 +915,7 @@ func firstN(s []string, n int) []string {
 // each is Ready.
 func (c *calibration) waitPodsReady(ctx context.Context, timeout time.Duration) error {
 	want := 2 * c.o.Nodes * c.o.PodsPerNode
-	return c.waitFor(ctx, timeout, func() (string, error) {
+	return c.waitFor(ctx, "waiting for the pods to be Ready", timeout, func() (string, error) {
 		pods, err := c.o.Target.Client.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return "listing pods: " + err.Error(), nil
@@ -939,24 +950,14 @@ func (c *calibration) waitPodsReady(ctx context.Context, timeout time.Duration) 
 }
 
 // waitFor polls check every 500 ms until it reports nothing left to wait
-// for, fails, or timeout passes; then the error says what was left.
-func (c *calibration) waitFor(ctx context.Context, timeout time.Duration, check func() (string, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for {
+// for, fails, or timeout passes; then the error says what was awaited and
+// what was left.
+func (c *calibration) waitFor(ctx context.Context, what string, timeout time.Duration, check func() (string, error)) error {
+	w := poll.Wait{Clock: c.o.Clock, Interval: 500 * time.Millisecond, Timeout: timeout, What: what}
+	return w.Until(ctx, func(context.Context) (bool, string, error) {
 		left, err := check()
-		if err != nil {
-			return err
-		}
-		if left == "" {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("after %s: %s", timeout, left)
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+		return left == "" && err == nil, left, err
+	})
 }
 
 // watch records every pod and node Ready transition of the run.
@@ -1012,7 +1013,7 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 		return cr, err
 	}
 	cpu0 := selfCPU()
-	t0 := time.Now()
+	t0 := c.o.Clock.Now()
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	for i, node := range c.sim.nodes {
@@ -1046,7 +1047,7 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 	}
 	if cs.DeletePods > 0 {
 		g.Go(func() error {
-			if err := sleepUntil(gctx, t0.Add(cs.Downtime/2)); err != nil {
+			if err := poll.SleepUntil(gctx, c.o.Clock, t0.Add(cs.Downtime/2)); err != nil {
 				return err
 			}
 			return c.scale(gctx, c.o.PodsPerNode-cs.DeletePods)
@@ -1054,7 +1055,7 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 	}
 	if cs.ExitContainers > 0 {
 		g.Go(func() error {
-			if err := sleepUntil(gctx, t0.Add(cs.Downtime/2)); err != nil {
+			if err := poll.SleepUntil(gctx, c.o.Clock, t0.Add(cs.Downtime/2)); err != nil {
 				return err
 			}
 			return c.exitContainers(gctx, sim, cs.ExitContainers)
@@ -1063,7 +1064,7 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 	if err := g.Wait(); err != nil {
 		return cr, err
 	}
-	if err := sleepUntil(ctx, t0.Add(cs.Downtime+cs.Observe)); err != nil {
+	if err := poll.SleepUntil(ctx, c.o.Clock, t0.Add(cs.Downtime+cs.Observe)); err != nil {
 		return cr, err
 	}
 	if cs.DeletePods > 0 {
@@ -1193,17 +1194,6 @@ func (c *calibration) teardown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
-}
-
-func sleepUntil(ctx context.Context, t time.Time) error { return sleepCtx(ctx, time.Until(t)) }
-
 // selfCPU is stormbench's own user+system CPU time in seconds (not its
 // children's: the real kubelets are measured apart).
 func selfCPU() float64 {
@@ -1216,7 +1206,8 @@ func selfCPU() float64 {
 
 // timeline records Ready transitions as the harness's watch sees them.
 type timeline struct {
-	mu sync.Mutex
+	clk clock.PassiveClock
+	mu  sync.Mutex
 	// pods and nodes hold the last readiness seen of each.
 	pods  map[string]bool
 	nodes map[string]bool
@@ -1235,8 +1226,8 @@ type flip struct {
 	message string
 }
 
-func newTimeline() *timeline {
-	return &timeline{pods: map[string]bool{}, nodes: map[string]bool{}}
+func newTimeline(clk clock.PassiveClock) *timeline {
+	return &timeline{clk: clk, pods: map[string]bool{}, nodes: map[string]bool{}}
 }
 
 func (t *timeline) pod(o any) {
@@ -1258,7 +1249,7 @@ func (t *timeline) node(o any) {
 // observe records obj's readiness and, when it changed since the last
 // sighting, a flip.
 func (t *timeline) observe(last map[string]bool, flips *[]flip, obj, node string, ready bool, message string) {
-	now := time.Now()
+	now := t.clk.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	prev, seen := last[obj]

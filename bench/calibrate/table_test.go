@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 func TestParseAudit(t *testing.T) {
@@ -281,7 +283,7 @@ func TestRowsSpread(t *testing.T) {
 		o:        Options{Nodes: 2, Tolerance: DefaultTolerance()},
 		real:     side{nodes: []string{"r0", "r1"}},
 		sim:      side{nodes: []string{"s0", "s1"}},
-		timeline: newTimeline(),
+		timeline: newTimeline(clock.RealClock{}),
 	}
 	var reqs []Request
 	get := func(node string, n int) {

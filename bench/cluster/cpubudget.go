@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/stormbench/stormbench/bench/poll"
 )
 
 // BudgetedComponents are the embedded components a CPU budget
@@ -238,18 +241,23 @@ func (b *CPUBudget) Remove() error {
 	// has fully exited, and the cgroup cannot be removed before (EBUSY,
 	// seen after `cluster down`): move what is left, and retry a while.
 	var err error
-	for try := 0; try < 50; try++ {
+	w := poll.Wait{Interval: 100 * time.Millisecond, Timeout: 5 * time.Second}
+	werr := w.Until(context.Background(), func(context.Context) (bool, string, error) {
 		procs, _ := b.Procs()
 		for _, pid := range procs {
 			_ = writeCgroup(filepath.Dir(b.Dir), "cgroup.procs", strconv.Itoa(pid))
 		}
-		if err = os.Remove(b.Dir); err == nil || errors.Is(err, os.ErrNotExist) {
-			return nil
+		err = os.Remove(b.Dir)
+		if err == nil || errors.Is(err, os.ErrNotExist) {
+			return true, "", nil
 		}
 		if !errors.Is(err, syscall.EBUSY) {
-			break
+			return false, "", err
 		}
-		time.Sleep(100 * time.Millisecond)
+		return false, "", nil
+	})
+	if werr == nil {
+		return nil
 	}
 	return fmt.Errorf("removing the CPU budget's cgroup: %w", err)
 }

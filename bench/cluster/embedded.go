@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	"github.com/prometheus/procfs"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -599,20 +601,18 @@ func (e *Embedded) Down(ctx context.Context) error {
 }
 
 func (e *Embedded) waitGone(pids map[string]int, d time.Duration) {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		alive := false
+	w := poll.Wait{Interval: 100 * time.Millisecond, Timeout: d}
+	err := w.Until(context.Background(), func(context.Context) (bool, string, error) {
 		for _, pid := range pids {
 			if ProcessAlive(pid) {
-				alive = true
+				return false, "", nil
 			}
 		}
-		if !alive {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+		return true, "", nil
+	})
+	if err != nil {
+		e.killPIDs(pids)
 	}
-	e.killPIDs(pids)
 }
 
 func (e *Embedded) killPIDs(pids map[string]int) {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -316,34 +318,36 @@ func applyIdentityObjects(ctx context.Context, c kubernetes.Interface) error {
 func (e *Embedded) bootstrapIdentities(ctx context.Context, port int) error {
 	pki := filepath.Join(e.Dir(), "pki")
 	var last error
-	for {
-		if _, err := os.Stat(filepath.Join(pki, "admin.key")); err == nil {
-			cfg := clientcmdapi.NewConfig()
-			cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:" + strconv.Itoa(port), CertificateAuthority: filepath.Join(pki, "ca.crt")}
-			cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificate: filepath.Join(pki, "admin.crt"), ClientKey: filepath.Join(pki, "admin.key")}
-			cfg.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "admin"}
-			cfg.CurrentContext = "c"
-			rc, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
-			if err == nil {
-				rc.Timeout = 5 * time.Second
-				var cs *kubernetes.Clientset
-				if cs, err = kubernetes.NewForConfig(rc); err == nil {
-					if err = applyIdentityObjects(ctx, cs); err == nil {
-						return nil
-					}
+	w := poll.Wait{Interval: 200 * time.Millisecond}
+	err := w.Until(ctx, func(ctx context.Context) (bool, string, error) {
+		if _, err := os.Stat(filepath.Join(pki, "admin.key")); err != nil {
+			return false, "", nil
+		}
+		cfg := clientcmdapi.NewConfig()
+		cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:" + strconv.Itoa(port), CertificateAuthority: filepath.Join(pki, "ca.crt")}
+		cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificate: filepath.Join(pki, "admin.crt"), ClientKey: filepath.Join(pki, "admin.key")}
+		cfg.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "admin"}
+		cfg.CurrentContext = "c"
+		rc, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
+		if err == nil {
+			rc.Timeout = 5 * time.Second
+			var cs *kubernetes.Clientset
+			if cs, err = kubernetes.NewForConfig(rc); err == nil {
+				if err = applyIdentityObjects(ctx, cs); err == nil {
+					return true, "", nil
 				}
 			}
-			last = err
 		}
-		select {
-		case <-ctx.Done():
-			if last == nil {
-				last = ctx.Err()
-			}
-			return fmt.Errorf("setting up component identities: %w", last)
-		case <-time.After(200 * time.Millisecond):
+		last = err
+		return false, "", nil
+	})
+	if err != nil {
+		if last == nil {
+			last = ctx.Err()
 		}
+		return fmt.Errorf("setting up component identities: %w", last)
 	}
+	return nil
 }
 
 // harnessToken is the harness's bearer token, or "" when the cluster runs

@@ -2,11 +2,12 @@ package cluster
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/stormbench/stormbench/bench/poll"
 )
 
 // portLockPath is the file whose lock serialises, across every stormbench
@@ -31,23 +32,24 @@ func lockPorts(ctx context.Context) (release func(), err error) {
 	if err != nil {
 		return func() {}, nil
 	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() {
-				_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-				_ = f.Close()
-			}, nil
-		}
-		if err != syscall.EWOULDBLOCK && err != syscall.EINTR {
-			_ = f.Close()
-			return func() {}, nil
-		}
-		select {
-		case <-ctx.Done():
-			_ = f.Close()
-			return nil, fmt.Errorf("waiting for another stormbench process to start its cluster: %w", ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
+	release = func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = f.Close()
 	}
+	w := poll.Wait{Interval: 100 * time.Millisecond, What: "waiting for another stormbench process to start its cluster"}
+	err = w.Until(ctx, func(context.Context) (bool, string, error) {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != nil && err != syscall.EWOULDBLOCK && err != syscall.EINTR {
+			// No flock here: go on unlocked.
+			_ = f.Close()
+			release = func() {}
+			return true, "", nil
+		}
+		return err == nil, "", nil
+	})
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return release, nil
 }

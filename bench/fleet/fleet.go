@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -52,6 +55,7 @@ type Fleet struct {
 	plan     *Plan
 	progress Progress
 
+	clock   clock.Clock
 	timings Timings
 	fixer   StaleReadinessFixer
 	fixed   atomic.Int64
@@ -101,8 +105,12 @@ func New(client kubernetes.Interface, runID string, spec profiles.Fleet, progres
 	if progress == nil {
 		progress = NopProgress{}
 	}
-	return &Fleet{client: client, spec: spec, plan: plan, progress: progress}, nil
+	return &Fleet{client: client, spec: spec, plan: plan, progress: progress, clock: clock.RealClock{}}, nil
 }
+
+// SetClock sets the clock the fleet times its provisioning and waits on
+// (the real clock unless a run injects its own).
+func (f *Fleet) SetClock(clk clock.Clock) { f.clock = clk }
 
 // Plan returns what the fleet consists of.
 func (f *Fleet) Plan() *Plan { return f.plan }
@@ -114,7 +122,7 @@ func (f *Fleet) RunSelector() string { return RunLabel + "=" + f.plan.RunID }
 // already (so a re-run continues where a previous one stopped), and waits
 // until every node and pod is Ready.
 func (f *Fleet) Up(ctx context.Context) error {
-	start := time.Now()
+	start := f.clock.Now()
 	f.timings = Timings{}
 	if err := f.createNamespace(ctx); err != nil {
 		return err
@@ -130,11 +138,11 @@ func (f *Fleet) Up(ctx context.Context) error {
 			return fmt.Errorf("starting real kubelet nodes: %w", err)
 		}
 	}
-	f.timings.NodesCreated = time.Since(start)
+	f.timings.NodesCreated = f.clock.Since(start)
 	if err := f.createObjects(ctx); err != nil {
 		return err
 	}
-	f.timings.ObjectsCreated = time.Since(start)
+	f.timings.ObjectsCreated = f.clock.Since(start)
 	return f.waitReady(ctx, f.spec.ReadyTimeout.Duration, start)
 }
 
@@ -149,19 +157,15 @@ func (f *Fleet) createNamespace(ctx context.Context) error {
 	}
 	// The ServiceAccount admission plugin rejects pods until the
 	// controller manager has created the namespace's "default" account.
-	wctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	for {
-		_, err := f.client.CoreV1().ServiceAccounts(f.plan.Namespace).Get(wctx, "default", metav1.GetOptions{})
-		if err == nil {
-			return nil
+	w := poll.Wait{Clock: f.clock, Interval: 200 * time.Millisecond, Timeout: time.Minute,
+		What: "waiting for service account " + f.plan.Namespace + "/default (created by kube-controller-manager)"}
+	return w.Until(ctx, func(ctx context.Context) (bool, string, error) {
+		_, err := f.client.CoreV1().ServiceAccounts(f.plan.Namespace).Get(ctx, "default", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
 		}
-		select {
-		case <-wctx.Done():
-			return fmt.Errorf("waiting for service account %s/default (created by kube-controller-manager): %w", f.plan.Namespace, err)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+		return true, "", nil
+	})
 }
 
 func (f *Fleet) createNodes(ctx context.Context) error {
@@ -359,10 +363,7 @@ func (f *Fleet) WaitReady(ctx context.Context, timeout time.Duration) error {
 	return f.waitReady(ctx, timeout, time.Time{})
 }
 
-func (f *Fleet) waitReady(parent context.Context, timeout time.Duration, start time.Time) error {
-	ctx, cancel := context.WithTimeout(parent, timeout)
-	defer cancel()
-	began := time.Now()
+func (f *Fleet) waitReady(ctx context.Context, timeout time.Duration, start time.Time) error {
 	w, err := f.watchReadiness(ctx)
 	if err != nil {
 		return err
@@ -370,34 +371,24 @@ func (f *Fleet) waitReady(parent context.Context, timeout time.Duration, start t
 	defer w.close()
 	f.progress.Start("waiting for nodes and pods to be Ready", f.spec.Nodes+f.plan.ExpectedPods)
 	defer f.progress.Done()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
 	fixes := newFixQueue(ctx, f.fixer, &f.fixed)
 	defer fixes.wait()
-	var last *Readiness
-	for {
+	wait := poll.Wait{Clock: f.clock, Interval: time.Second, Timeout: timeout, What: "waiting for the fleet to be Ready"}
+	return wait.Until(ctx, func(context.Context) (bool, string, error) {
 		r, stale := w.snapshot(f)
-		last = r
 		f.progress.Set(r.ReadyNodes + r.ReadyPods)
 		if !start.IsZero() && f.timings.NodesReady == 0 && r.ReadyNodes == r.Nodes {
-			f.timings.NodesReady = time.Since(start)
+			f.timings.NodesReady = f.clock.Since(start)
 		}
 		if r.Complete() {
 			if !start.IsZero() {
-				f.timings.PodsReady = time.Since(start)
+				f.timings.PodsReady = f.clock.Since(start)
 			}
-			return nil
+			return true, "", nil
 		}
 		fixes.add(stale)
-		select {
-		case <-ctx.Done():
-			if parent.Err() != nil {
-				return fmt.Errorf("waiting for the fleet to be Ready: %w after %s: %s", parent.Err(), time.Since(began).Round(time.Second), last)
-			}
-			return fmt.Errorf("fleet not Ready after %s: %s", timeout, last)
-		case <-tick.C:
-		}
-	}
+		return false, r.String(), nil
+	})
 }
 
 // Readiness is a snapshot of how much of the fleet is Ready.
@@ -644,18 +635,11 @@ func Delete(ctx context.Context, client kubernetes.Interface, runID string, time
 
 func waitGone(ctx context.Context, what string, count func() (int, error)) error {
 	left := -1
-	for {
-		n, err := count()
-		if err == nil {
+	w := poll.Wait{Interval: time.Second, What: "waiting for " + what + " to be deleted"}
+	return w.Until(ctx, func(context.Context) (bool, string, error) {
+		if n, err := count(); err == nil {
 			left = n
-			if n == 0 {
-				return nil
-			}
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s to be deleted: %d left: %w", what, left, ctx.Err())
-		case <-time.After(time.Second):
-		}
-	}
+		return left == 0, fmt.Sprintf("%d left", left), nil
+	})
 }

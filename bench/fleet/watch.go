@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	"golang.org/x/sync/semaphore"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -147,7 +149,7 @@ func (w *readinessWatch) snapshot(f *Fleet) (*Readiness, []*corev1.Pod) {
 	r.count(f.plan, pods, func(p *corev1.Pod) {
 		// A real kubelet's pods are its own to fix (the fixer stands in
 		// for KWOK, kwok#1464).
-		if readyNodes[p.Spec.NodeName] && !f.plan.IsReal(p.Spec.NodeName) && staleNotReady(p, time.Now()) {
+		if readyNodes[p.Spec.NodeName] && !f.plan.IsReal(p.Spec.NodeName) && staleNotReady(p, f.clock.Now()) {
 			stale = append(stale, p)
 		}
 	})
@@ -177,30 +179,22 @@ func staleNotReady(p *corev1.Pod, now time.Time) bool {
 // is ready, that is until the EndpointSlice controller has caught up with
 // the pods' readiness: the last step of a full recovery.
 func (f *Fleet) WaitEndpointsReady(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	notReady := -1
-	for {
+	w := poll.Wait{Clock: f.clock, Interval: time.Second, Timeout: timeout, What: "waiting for the EndpointSlices to catch up"}
+	return w.Until(ctx, func(ctx context.Context) (bool, string, error) {
 		slices, err := f.client.DiscoveryV1().EndpointSlices(f.plan.Namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		if err == nil {
-			notReady = 0
-			for _, s := range slices.Items {
-				for _, ep := range s.Endpoints {
-					if ep.Conditions.Ready == nil || !*ep.Conditions.Ready {
-						notReady++
-					}
+		if err != nil {
+			return false, "listing EndpointSlices: " + err.Error(), nil
+		}
+		notReady := 0
+		for _, s := range slices.Items {
+			for _, ep := range s.Endpoints {
+				if ep.Conditions.Ready == nil || !*ep.Conditions.Ready {
+					notReady++
 				}
 			}
-			if notReady == 0 {
-				return nil
-			}
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("EndpointSlices not caught up after %s: %d endpoints not ready", timeout, notReady)
-		case <-time.After(time.Second):
-		}
-	}
+		return notReady == 0, fmt.Sprintf("%d endpoints not ready", notReady), nil
+	})
 }
 
 // SlimPod is an informer transform for stormbench's fleet-wide pod caches

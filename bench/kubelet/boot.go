@@ -13,6 +13,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -165,7 +167,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 		}()
 	}
 	if flash {
-		if err := s.sleep(ctx, s.cfg.InitDuration); err != nil {
+		if err := poll.Sleep(ctx, s.cfg.Clock, s.cfg.InitDuration); err != nil {
 			return err
 		}
 		if err := sess.patchNodeReady(ctx, true, "KubeletReady", "kubelet is posting ready status"); err != nil {
@@ -921,7 +923,7 @@ func (n *nodeRun) syncStatuses(ctx context.Context, start time.Time, updates []s
 	sort.SliceStable(updates, func(i, j int) bool { return updates[i].at < updates[j].at })
 	var firstErr error
 	for len(updates) > 0 {
-		if err := s.sleep(ctx, updates[0].at-s.cfg.Clock.Since(start)); err != nil {
+		if err := poll.Sleep(ctx, s.cfg.Clock, updates[0].at-s.cfg.Clock.Since(start)); err != nil {
 			return fmt.Errorf("kubelet %s: waiting for pod status: %w", sess.node, err)
 		}
 		now := s.cfg.Clock.Since(start)
@@ -1036,7 +1038,7 @@ func (n *nodeRun) probe(ctx context.Context, plans []probePlan, start time.Time)
 		}
 	}
 	for _, st := range steps {
-		if err := s.sleep(ctx, st.at-s.cfg.Clock.Since(start)); err != nil {
+		if err := poll.Sleep(ctx, s.cfg.Clock, st.at-s.cfg.Clock.Since(start)); err != nil {
 			return fmt.Errorf("kubelet %s: waiting to probe: %w", sess.node, err)
 		}
 		if st.status != nil {

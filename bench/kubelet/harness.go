@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -103,7 +105,7 @@ func (s *Simulator) down(ctx context.Context, r storm.Restart, node *corev1.Node
 	if err := s.applyNodeChanges(ctx, node); err != nil {
 		return err
 	}
-	return s.sleep(ctx, r.Downtime)
+	return poll.Sleep(ctx, s.cfg.Clock, r.Downtime)
 }
 
 // cordon is a harness action (kubectl cordon/uncordon).
@@ -139,7 +141,7 @@ func (s *Simulator) drain(ctx context.Context, node string) error {
 			if !apierrors.IsTooManyRequests(err) {
 				return fmt.Errorf("draining %s: evicting %s/%s: %w", node, p.Namespace, p.Name, err)
 			}
-			if err := s.sleep(ctx, 2*time.Second); err != nil {
+			if err := poll.Sleep(ctx, s.cfg.Clock, 2*time.Second); err != nil {
 				return fmt.Errorf("draining %s: evicting %s/%s blocked by a PodDisruptionBudget: %w", node, p.Namespace, p.Name, err)
 			}
 		}
@@ -157,7 +159,7 @@ func (s *Simulator) drain(ctx context.Context, node string) error {
 				return nil
 			}
 		}
-		if err := s.sleep(ctx, time.Second); err != nil {
+		if err := poll.Sleep(ctx, s.cfg.Clock, time.Second); err != nil {
 			return fmt.Errorf("draining %s: waiting for evicted pods to go: %w", node, err)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -241,18 +243,6 @@ func (s *Simulator) record(t storm.EventType, node string, wave int, detail stri
 	s.cfg.Events.Add(storm.Event{Time: s.cfg.Clock.Now(), Type: t, Node: node, Wave: wave, Detail: detail})
 }
 
-func (s *Simulator) sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.cfg.Clock.After(d):
-		return nil
-	}
-}
-
 // Restart carries out one scheduled restart of the configured kind. Whatever
 // happens, the node is handed back to KWOK before it returns.
 func (s *Simulator) Restart(ctx context.Context, r storm.Restart) (err error) {
@@ -404,7 +394,7 @@ func (s *Simulator) waitKWOKRequeue(ctx context.Context, node string, interval t
 	if !ok {
 		return nil
 	}
-	return s.sleep(ctx, at.(time.Time).Add(kwokRequeueAfter(interval)).Sub(s.cfg.Clock.Now()))
+	return poll.Sleep(ctx, s.cfg.Clock, at.(time.Time).Add(kwokRequeueAfter(interval)).Sub(s.cfg.Clock.Now()))
 }
 
 // kwokRenewalInFlight is how long a KWOK lease renewal may be in flight
@@ -432,7 +422,7 @@ func (n *nodeRun) handBack(ctx context.Context) error {
 		n.stopLease()
 	}
 	if due := n.sess.nextLeaseRenewal(); !due.IsZero() {
-		if err := s.sleep(ctx, due.Sub(s.cfg.Clock.Now())); err != nil {
+		if err := poll.Sleep(ctx, s.cfg.Clock, due.Sub(s.cfg.Clock.Now())); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stormbench/stormbench/bench/cluster"
@@ -142,7 +144,7 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	}
 	versionUnknown := false
 	reportUnknown := func() error {
-		if err := s.sleep(ctx, unknownAt-s.cfg.Clock.Since(start)); err != nil {
+		if err := poll.Sleep(ctx, s.cfg.Clock, unknownAt-s.cfg.Clock.Since(start)); err != nil {
 			return err
 		}
 		// "containerd://2.1.4" becomes "containerd://Unknown"; KWOK's
@@ -168,7 +170,7 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 			}
 			wentDown = true
 		}
-		if err := s.sleep(ctx, pr.at-s.cfg.Clock.Since(start)); err != nil {
+		if err := poll.Sleep(ctx, s.cfg.Clock, pr.at-s.cfg.Clock.Since(start)); err != nil {
 			return err
 		}
 		if pr.pod == nil {
@@ -196,14 +198,14 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 		}
 		wentDown = true
 	}
-	if err := s.sleep(ctx, r.Downtime-s.cfg.Clock.Since(start)); err != nil {
+	if err := poll.Sleep(ctx, s.cfg.Clock, r.Downtime-s.cfg.Clock.Since(start)); err != nil {
 		return err
 	}
 	if wentDown || versionUnknown {
 		// Back: the next runtime check (every 5 s, kubelet.go
 		// updateRuntimeUp) and status sync report Ready (measured: 5 to
 		// 13 s after the runtime returned), with the runtime's version.
-		if err := s.sleep(ctx, 5*time.Second+time.Duration(rng.Float64()*float64(8*time.Second))); err != nil {
+		if err := poll.Sleep(ctx, s.cfg.Clock, 5*time.Second+time.Duration(rng.Float64()*float64(8*time.Second))); err != nil {
 			return err
 		}
 		if versionUnknown {
@@ -315,7 +317,7 @@ func erroredProbes(pods []corev1.Pod, rng *rand.Rand, downtime time.Duration) []
 // records on the transition (nodestatus/setters.go ReadyCondition).
 func (n *nodeRun) runtimeDown(ctx context.Context, node *corev1.Node, start time.Time, at time.Duration) error {
 	s, sess := n.s, n.sess
-	if err := s.sleep(ctx, at-s.cfg.Clock.Since(start)); err != nil {
+	if err := poll.Sleep(ctx, s.cfg.Clock, at-s.cfg.Clock.Since(start)); err != nil {
 		return err
 	}
 	if err := sess.patchNodeReady(ctx, false, "KubeletNotReady", "container runtime is down"); err != nil {

@@ -22,6 +22,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -630,12 +632,9 @@ func (s *session) startInformers(ctx context.Context) error {
 	// NewSourceApiserver): a just-started informer has not synced at the
 	// first check, so the pod watch opens a second after start (measured
 	// on the hollow kubelet: 1.0 s).
-	for !s.nodeInf.HasSynced() {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("kubelet %s: waiting for the node informer: %w", s.node, ctx.Err())
-		case <-s.clk.After(time.Second):
-		}
+	nodeSynced := poll.Wait{Clock: s.clk, Interval: time.Second, What: "kubelet " + s.node + ": waiting for the node informer"}
+	if err := nodeSynced.Until(ctx, func(context.Context) (bool, string, error) { return s.nodeInf.HasSynced(), "", nil }); err != nil {
+		return err
 	}
 	// The pod source: a reflector into a store, resync 0
 	// (config/apiserver.go NewSourceApiserver).
@@ -969,12 +968,8 @@ func (s *session) startLeaseControllerFrom(ctx context.Context, latest *coordina
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if first > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-s.clk.After(first):
-			}
+		if first > 0 && poll.Sleep(ctx, s.clk, first) != nil {
+			return
 		}
 		backoff := minBackoff
 		for {
@@ -1003,10 +998,8 @@ func (s *session) startLeaseControllerFrom(ctx context.Context, latest *coordina
 			default:
 				backoff = minBackoff
 			}
-			select {
-			case <-ctx.Done():
+			if poll.Sleep(ctx, s.clk, wait) != nil {
 				return
-			case <-s.clk.After(wait):
 			}
 		}
 	}()

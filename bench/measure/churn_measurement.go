@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -165,7 +167,7 @@ func (m *EndpointSliceChurn) runWatcher(ctx context.Context, rv string) {
 			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 				rv = ""
 			}
-			m.sleep(ctx, time.Second)
+			_ = poll.Sleep(ctx, m.env.Clock, time.Second)
 			continue
 		}
 		rv = m.drain(ctx, w, rv)
@@ -198,15 +200,6 @@ func (m *EndpointSliceChurn) drain(ctx context.Context, w watch.Interface, rv st
 				rv = o.GetResourceVersion()
 			}
 		}
-	}
-}
-
-func (m *EndpointSliceChurn) sleep(ctx context.Context, d time.Duration) {
-	t := m.env.Clock.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C():
 	}
 }
 

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/stormbench/stormbench/bench/cluster"
@@ -517,16 +519,15 @@ func (n *ContainerdNode) killContainers() {
 	for _, pid := range shimPIDs(n.socket()) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	for i := 0; i < 50; i++ {
+	// Until the cgroups are empty, for up to 5 s.
+	w := poll.Wait{Interval: 100 * time.Millisecond, Timeout: 5 * time.Second}
+	_ = w.Until(context.Background(), func(context.Context) (bool, string, error) {
 		pids := cgroupPIDs(n.cgroupRoot())
-		if len(pids) == 0 {
-			return
-		}
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(pids) == 0, "", nil
+	})
 }
 
 // shimPIDs are the containerd-shim processes started for the containerd

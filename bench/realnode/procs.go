@@ -1,11 +1,14 @@
 package realnode
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/stormbench/stormbench/bench/poll"
 )
 
 // procs are a real node's two supervised processes, hollow or
@@ -116,17 +119,15 @@ func (p *procs) cost(extraPart string, extra []int) (map[string]Usage, error) {
 // (the kubelet dials it at start), failing as soon as p exits. bin names
 // the runtime in errors; log is where its output is.
 func (p *procs) waitSocket(r *proc, bin, socket, log string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
+	w := poll.Wait{Interval: 20 * time.Millisecond, Timeout: timeout, What: fmt.Sprintf("%s: waiting for %s to listen on %s", p.what, bin, socket)}
+	err := w.Until(context.Background(), func(context.Context) (bool, string, error) {
 		if _, err := os.Stat(socket); err == nil {
-			return nil
+			return true, "", nil
 		}
 		if !r.alive() {
-			return fmt.Errorf("%s: %s exited at start: %s (log: %s)", p.what, bin, r.exitErr(), log)
+			return false, "", fmt.Errorf("%s: %s exited at start: %s (log: %s)", p.what, bin, r.exitErr(), log)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: %s did not listen on %s within %s (log: %s)", p.what, bin, socket, timeout, log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false, "log: " + log, nil
+	})
+	return err
 }

@@ -24,8 +24,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	"github.com/prometheus/procfs"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/profiles"
@@ -476,14 +479,7 @@ var (
 )
 
 func restart(ctx context.Context, n primitives, kind, runtimeMode string, downtime time.Duration, gates map[string]bool) (back time.Time, err error) {
-	sleep := func() error {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(downtime):
-			return nil
-		}
-	}
+	sleep := func() error { return poll.Sleep(ctx, clock.RealClock{}, downtime) }
 	switch kind {
 	case profiles.StormKubelet:
 		if err := n.StopKubelet(); err != nil {

@@ -37,6 +37,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
@@ -355,21 +357,11 @@ func (p *Population) Start(ctx context.Context, env *measure.Env) error {
 	for _, c := range p.components {
 		total += int64(p.watchers[c])
 	}
-	start := p.clk.Now()
-	for {
+	w := poll.Wait{Clock: p.clk, Interval: 100 * time.Millisecond, Timeout: openTimeout, What: fmt.Sprintf("steady watches: waiting for %d watches to open", total)}
+	return w.Until(ctx, func(context.Context) (bool, string, error) {
 		open := p.openNow()
-		if open >= total {
-			return nil
-		}
-		if p.clk.Since(start) > openTimeout {
-			return fmt.Errorf("steady watches: %d of %d watches open after %s", open, total, openTimeout)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("steady watches: waiting for %d watches to open (%d open): %w", total, open, ctx.Err())
-		case <-p.clk.After(100 * time.Millisecond):
-		}
-	}
+		return open >= total, fmt.Sprintf("%d open", open), nil
+	})
 }
 
 // shard keeps the names dealt to shard i of n, sorted.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
@@ -232,24 +234,20 @@ func apiserverSource(emb *cluster.Embedded) (measure.MetricsSource, bool) {
 // kube-scheduler renew their leader leases after since: a restarted one
 // takes its lease over once the restored holder's expires.
 func waitLeaders(ctx context.Context, t *cluster.Target, restarted []string, since time.Time, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
 	for _, name := range restarted {
 		if name != "kube-controller-manager" && name != "kube-scheduler" {
 			continue
 		}
-		for {
+		w := poll.Wait{Interval: 500 * time.Millisecond, Timeout: timeout, What: "waiting for " + name + " to renew its leader lease after the restart"}
+		err := w.Until(ctx, func(ctx context.Context) (bool, string, error) {
 			l, err := t.Client.CoordinationV1().Leases(metav1.NamespaceSystem).Get(ctx, name, metav1.GetOptions{})
-			if err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(since) {
-				break
+			if err != nil {
+				return false, err.Error(), nil
 			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("%s did not renew its leader lease within %s of the restart", name, timeout)
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(500 * time.Millisecond):
-			}
+			return l.Spec.RenewTime != nil && l.Spec.RenewTime.After(since), "last renewed before the restart", nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -258,17 +256,17 @@ func waitLeaders(ctx context.Context, t *cluster.Target, restarted []string, sin
 // waitServing connects to the embedded cluster once its API server serves
 // again after kwokctl restarted the components, for up to two minutes.
 func waitServing(ctx context.Context, env *cmdEnv, o *clusterOptions, p *profiles.Profile) (*cluster.Target, error) {
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		t, _, err := o.connect(ctx, env, p.Fleet.QPS, p.Fleet.Burst)
-		if err == nil {
-			return t, nil
+	var t *cluster.Target
+	w := poll.Wait{Interval: 500 * time.Millisecond, Timeout: 2 * time.Minute, What: "waiting for the API server to serve"}
+	err := w.Until(ctx, func(ctx context.Context) (bool, string, error) {
+		var err error
+		t, _, err = o.connect(ctx, env, p.Fleet.QPS, p.Fleet.Burst)
+		if err != nil {
+			return false, err.Error(), nil
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return nil, fmt.Errorf("the API server does not serve: %w", err)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return true, "", nil
+	})
+	return t, err
 }
 
 // restoreSettle is the rule a restored cluster's request rate must meet
