@@ -109,6 +109,7 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 	if err != nil {
 		return res, err
 	}
+	f.SetClock(o.Clock)
 	rn := newRealNodes(o)
 	f.SetRealNodeStarter(rn.start)
 	// After the fleet is deleted (below): its pods on real nodes need
