@@ -157,23 +157,25 @@ func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.
 	n := r.node(rs.Node)
 	if n == nil {
 		sim.Counters.Errors.Add(1)
-		events.Add(storm.Event{Time: r.o.Clock.Now(), Type: storm.EventError, Node: rs.Node, Wave: rs.Wave, Detail: "real node not started by this run"})
+		events.Add(storm.Event{Time: r.o.Clock.Now(), Type: storm.EventError, Node: rs.Node, Wave: rs.Wave, Err: "real node not started by this run"})
 		return
 	}
-	ev := func(t storm.EventType, detail string) {
-		events.Add(storm.Event{Time: r.o.Clock.Now(), Type: t, Node: rs.Node, Wave: rs.Wave, Detail: detail})
+	add := func(e storm.Event) {
+		e.Time, e.Node, e.Wave = r.o.Clock.Now(), rs.Node, rs.Wave
+		events.Add(e)
 	}
+	ev := func(t storm.EventType) { add(storm.Event{Type: t}) }
 	fail := func(err error) {
 		sim.Counters.Errors.Add(1)
-		ev(storm.EventError, fmt.Sprintf("real node: %v (kubelet log: %s)", err, n.KubeletLog()))
+		add(storm.Event{Type: storm.EventError, Err: fmt.Sprintf("real node: %v (kubelet log: %s)", err, n.KubeletLog())})
 	}
-	ev(storm.EventDown, st.Kind+" (real kubelet)")
+	add(storm.Event{Type: storm.EventDown, Kind: st.Kind, Real: true})
 	back, err := n.Restart(ctx, st.Kind, st.RuntimeMode, rs.Downtime, gates)
 	if err != nil {
 		fail(err)
 		return
 	}
-	ev(storm.EventKubeletStart, "")
+	ev(storm.EventKubeletStart)
 	timeout := st.RecoveryTimeout.Duration
 	if timeout == 0 {
 		timeout = 10 * time.Minute
@@ -201,13 +203,13 @@ func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.
 				return false, "not reported Ready since its kubelet came back", nil
 			}
 			reported = true
-			ev(storm.EventReportedReady, "")
+			ev(storm.EventReportedReady)
 		}
 		pods, err := r.o.Target.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + rs.Node, ResourceVersion: "0"})
 		if err != nil || !allReady(pods.Items) {
 			return false, "pods not all Ready", nil
 		}
-		ev(storm.EventPodsRecovered, "")
+		ev(storm.EventPodsRecovered)
 		return true, "", nil
 	})
 	if err != nil {

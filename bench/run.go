@@ -424,8 +424,8 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 	failed := sim.Counters.Errors.Load()
 	vr.Complete = stormErr == nil && failed == 0
 	for _, e := range all {
-		if (e.Type == storm.EventError || e.Type == storm.EventStatusSyncDropped) && len(vr.Errors) < 20 {
-			vr.Errors = append(vr.Errors, e.Node+": "+e.Detail)
+		if f := e.Failure(); f != "" && len(vr.Errors) < 20 {
+			vr.Errors = append(vr.Errors, f)
 		}
 	}
 	o.Logf("Variant %s (repetition %d) done: %d restarts in %s", s.variant.Name, rep, vr.Restarts, vr.End.Sub(vr.StormStart).Round(100*time.Millisecond))
@@ -550,11 +550,11 @@ func play(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s storm
 	return err
 }
 
-// firstError is the first failed restart in events, "node: detail".
+// firstError is the first failed restart in events, "node: error".
 func firstError(events []storm.Event) string {
 	for _, e := range events {
 		if e.Type == storm.EventError {
-			return e.Node + ": " + e.Detail
+			return e.Failure()
 		}
 	}
 	return ""
@@ -599,13 +599,13 @@ func watchComponents(ctx context.Context, o Options, events *storm.EventLog) (st
 					retryAt[name] = now.Add(crashLoopBackOff(exits[name]))
 					msg := fmt.Sprintf("%s (pid %d) exited during the storm at %s (starting it again in %s); log: %s", name, pid, now.Format(time.RFC3339), crashLoopBackOff(exits[name]), o.Embedded.LogPath(name))
 					notes = append(notes, msg)
-					events.Add(storm.Event{Time: now, Type: storm.EventComponentExited, Detail: msg})
+					events.Add(storm.Event{Time: now, Type: storm.EventComponentExited, Component: name, PID: pid})
 					o.Logf("%s", msg)
 				case alive && wasDown:
 					msg := fmt.Sprintf("%s came back (pid %d) after %s", name, pids[name], now.Sub(down[name]).Round(time.Second))
 					delete(down, name)
 					notes = append(notes, msg)
-					events.Add(storm.Event{Time: now, Type: storm.EventComponentBack, Detail: msg})
+					events.Add(storm.Event{Time: now, Type: storm.EventComponentBack, Component: name, PID: pids[name]})
 					o.Logf("%s", msg)
 				}
 			}

@@ -61,7 +61,7 @@ func (s *Simulator) reboot(ctx context.Context, r storm.Restart, node *corev1.No
 // pods back to their kubelet-decided readiness. rebooted says every
 // container was stopped.
 func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) error {
-	s.record(storm.EventKubeletStart, r.Node, r.Wave, "")
+	s.record(r, storm.Event{Type: storm.EventKubeletStart})
 	n, err := s.openSession(r)
 	if err != nil {
 		return err
@@ -132,7 +132,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	if err != nil {
 		return err
 	}
-	s.record(storm.EventSynced, r.Node, r.Wave, fmt.Sprintf("%d pods", len(pods)))
+	s.record(r, storm.Event{Type: storm.EventSynced, Pods: len(pods)})
 	if s.cfg.CloseWatchesAfterSync {
 		sess.stopWatches()
 	}

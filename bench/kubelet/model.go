@@ -228,7 +228,7 @@ func NewSimulator(cfg Config) (*Simulator, error) {
 func (s *Simulator) statusSyncGaveUp(r storm.Restart) func(pod string, err error) {
 	return func(pod string, err error) {
 		s.Counters.StatusSyncsDropped.Add(1)
-		s.record(storm.EventStatusSyncDropped, r.Node, r.Wave, pod+": "+err.Error())
+		s.record(r, storm.Event{Type: storm.EventStatusSyncDropped, Pod: pod, Err: err.Error()})
 	}
 }
 
@@ -239,8 +239,10 @@ func (s *Simulator) gate(name string) bool {
 	return profiles.KnownGates[name]
 }
 
-func (s *Simulator) record(t storm.EventType, node string, wave int, detail string) {
-	s.cfg.Events.Add(storm.Event{Time: s.cfg.Clock.Now(), Type: t, Node: node, Wave: wave, Detail: detail})
+// record adds e, of restart r, to the event log, timed now.
+func (s *Simulator) record(r storm.Restart, e storm.Event) {
+	e.Time, e.Node, e.Wave = s.cfg.Clock.Now(), r.Node, r.Wave
+	s.cfg.Events.Add(e)
 }
 
 // Restart carries out one scheduled restart of the configured kind. Whatever
@@ -249,7 +251,7 @@ func (s *Simulator) Restart(ctx context.Context, r storm.Restart) (err error) {
 	defer func() {
 		if err != nil {
 			s.Counters.Errors.Add(1)
-			s.record(storm.EventError, r.Node, r.Wave, err.Error())
+			s.record(r, storm.Event{Type: storm.EventError, Err: err.Error()})
 		}
 	}()
 	var node *corev1.Node
@@ -351,13 +353,13 @@ func (n *nodeRun) startLease(ctx context.Context, latest *coordinationv1.Lease, 
 func (n *nodeRun) recover(ctx context.Context, probes func(context.Context) error) error {
 	handed := make(chan error, 1)
 	go func() { handed <- n.handBack(ctx) }()
-	n.s.record(storm.EventReportedReady, n.r.Node, n.r.Wave, "")
+	n.s.record(n.r, storm.Event{Type: storm.EventReportedReady})
 	var perr error
 	if probes != nil {
 		perr = probes(ctx)
 	}
 	if perr == nil {
-		n.s.record(storm.EventPodsRecovered, n.r.Node, n.r.Wave, "")
+		n.s.record(n.r, storm.Event{Type: storm.EventPodsRecovered})
 	}
 	return errors.Join(perr, <-handed)
 }

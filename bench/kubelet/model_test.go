@@ -645,7 +645,7 @@ func (f *fakeAPI) render(name string, cfg Config, down time.Duration, err error,
 	}
 	b.WriteString("\n## harness records (storm event log)\n")
 	for _, e := range cfg.Events.Events() {
-		fmt.Fprintf(&b, "%9.3fs %s %s\n", e.Time.Sub(f.t0).Seconds(), e.Type, e.Detail)
+		fmt.Fprintf(&b, "%9.3fs %s %s\n", e.Time.Sub(f.t0).Seconds(), e.Type, eventDetail(e))
 	}
 	b.WriteString("\n## counters\n")
 	counters := sim.Counters.Snapshot()
@@ -653,6 +653,24 @@ func (f *fakeAPI) render(name string, cfg Config, down time.Duration, err error,
 		fmt.Fprintf(&b, "%s %d\n", k, counters[k])
 	}
 	return []byte(b.String())
+}
+
+// eventDetail is the typed event's fields as the goldens show them (as the
+// free-text detail the events once carried): the restart kind of a Down,
+// the pod count of a Synced, the error of an Error, the pod and error of a
+// StatusSyncDropped.
+func eventDetail(e storm.Event) string {
+	switch e.Type {
+	case storm.EventDown:
+		return e.Kind
+	case storm.EventSynced:
+		return fmt.Sprintf("%d pods", e.Pods)
+	case storm.EventError:
+		return e.Err
+	case storm.EventStatusSyncDropped:
+		return e.Pod + ": " + e.Err
+	}
+	return ""
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -28,13 +28,13 @@ const (
 	// EventStormEnd marks the end of the storm: every node recovered (or the
 	// recovery timeout passed).
 	EventStormEnd EventType = "StormEnd"
-	// EventError: a step failed; Detail says what.
+	// EventError: a step failed; Err says what.
 	EventError EventType = "Error"
 	// EventComponentExited: a control-plane component's process exited
-	// during the storm (Node is empty; Detail names it).
+	// during the storm (Node is empty; Component names it).
 	EventComponentExited EventType = "ComponentExited"
 	// EventStatusSyncDropped: a pod status sync was given up after its
-	// retries; Detail names the pod and the last error.
+	// retries; Pod names the pod and Err the last error.
 	EventStatusSyncDropped EventType = "StatusSyncDropped"
 	// EventComponentBack: it is running again.
 	EventComponentBack EventType = "ComponentBack"
@@ -50,8 +50,33 @@ type Event struct {
 	Node string `json:"node,omitempty"`
 	// Wave is the wave index of the node's restart.
 	Wave int `json:"wave"`
-	// Detail is free text (an error message, a count).
-	Detail string `json:"detail,omitempty"`
+	// Kind is a Down event's restart kind (profiles.StormKubelet,
+	// StormRuntime, StormReboot).
+	Kind string `json:"kind,omitempty"`
+	// Real marks a Down event of a node with a real kubelet.
+	Real bool `json:"real,omitempty"`
+	// Pods is a Synced event's count of the node's pods.
+	Pods int `json:"pods,omitempty"`
+	// Pod is the pod of a StatusSyncDropped event, namespace/name.
+	Pod string `json:"pod,omitempty"`
+	// Component and PID name the control-plane process of a
+	// ComponentExited or ComponentBack event.
+	Component string `json:"component,omitempty"`
+	PID       int    `json:"pid,omitempty"`
+	// Err is the error of an Error or StatusSyncDropped event.
+	Err string `json:"error,omitempty"`
+}
+
+// Failure is an Error or StatusSyncDropped event as one line for people,
+// "node: error" or "node: pod: error"; "" for other events.
+func (e Event) Failure() string {
+	switch e.Type {
+	case EventError:
+		return e.Node + ": " + e.Err
+	case EventStatusSyncDropped:
+		return e.Node + ": " + e.Pod + ": " + e.Err
+	}
+	return ""
 }
 
 // EventLog is an append-only, concurrency-safe, in-memory log of storm events.
