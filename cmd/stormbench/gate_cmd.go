@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/spf13/pflag"
 
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/gate"
@@ -112,123 +111,143 @@ func truncateArg(s string) string {
 	return s
 }
 
-func runGate(ctx context.Context, env *cmdEnv, args []string) error {
-	var basePath, curPath, profile, output, junit, perfdash string
-	var mutating, list, recovery time.Duration
-	var outage, alpha float64
-	var variants []string
-	var reg regressionFlag
-	var allowMismatch, fromBaseline, allowHostBound, force bool
+// gateOptions are the gate command's flags.
+type gateOptions struct {
+	basePath, curPath, profile, output, junit, perfdash string
+	mutating, list, recovery                            time.Duration
+	outage, alpha                                       float64
+	variants                                            []string
+	reg                                                 regressionFlag
+	allowMismatch, fromBaseline, allowHostBound, force  bool
+}
+
+// newGateOptions returns the gate command's defaults: the built-in SLOs,
+// no outage, alpha 0.05, text output.
+func newGateOptions() *gateOptions {
 	def := gate.DefaultOptions()
-	outage, alpha = *def.MaxOutageSeconds, 0.05
-	fs := newFlagSet(env, "gate", "gate --current RESULT.json [--baseline BASE.json] [flags]\n\n"+gateHelp)
-	fs.StringVar(&curPath, "current", "", "Result file to check (required)")
-	fs.StringVar(&basePath, "baseline", "", "Baseline result file: every variant must be in both, and relative regressions are checked against it (needs a regression threshold)")
-	fs.StringVar(&profile, "profile", "", "Read thresholds from this profile's gates section: a built-in name or a YAML file")
-	fs.BoolVar(&fromBaseline, "thresholds-from-baseline", false, "Read thresholds from the gates section of the profile the --baseline result recorded (not with --profile)")
-	fs.Var(&reg, "max-regression", "Allowed increase of a median over the baseline's: \"10%\" for every key metric, or \"METRIC=10%\" for one (repeatable; a metric's own value wins)")
-	fs.DurationVar(&mutating, "max-mutating-p99", def.MutatingP99, "SLO on the storm-window p99 of mutating API calls; 0 disables, negative is refused")
-	fs.DurationVar(&list, "max-list-p99", def.ListP99, "SLO on the storm-window p99 of LIST calls; 0 disables, negative is refused")
-	fs.Var(finiteFloat{&outage}, "max-outage-seconds", "Allowed service-outage seconds (Services with no ready endpoint); default 0, any outage fails; negative disables")
-	fs.DurationVar(&recovery, "max-recovery-p99", 0, "SLO on node recovery p99 (restart to Ready); 0 disables, negative is refused")
-	fs.StringSliceVar(&variants, "variant", nil, "Check only these variants of the current result (repeatable or comma-separated; default all)")
-	fs.Var(finiteFloat{&alpha}, "alpha", "Significance level below which a regression between samples large enough to tell counts")
-	fs.StringVarP(&output, "output", "o", "text", "Output format: text, json or yaml")
-	fs.StringVar(&junit, "junit", "", "Also write JUnit XML here, one test case per gate (- or /dev/stdout: stdout; an existing file needs --force)")
-	fs.BoolVar(&force, "force", false, "Replace an existing --junit file")
-	fs.BoolVar(&allowMismatch, "allow-mismatch", false, "Gate against a baseline of another profile, storm kind, fleet size or Kubernetes version")
-	fs.BoolVar(&allowHostBound, "allow-host-bound", false, "Pass a current result whose storms were host-bound (the host at least 90% busy for more than 10% of a storm window); without it such a result fails")
-	fs.StringVar(&perfdash, "perfdash", "", "Also write the current result as clusterloader2 PerfData JSON files into this directory, for perf-dash")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
+	return &gateOptions{mutating: def.MutatingP99, list: def.ListP99, outage: *def.MaxOutageSeconds, alpha: 0.05, output: "text"}
+}
+
+func (o *gateOptions) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.curPath, "current", "", "Result file to check (required)")
+	fs.StringVar(&o.basePath, "baseline", "", "Baseline result file: every variant must be in both, and relative regressions are checked against it (needs a regression threshold)")
+	fs.StringVar(&o.profile, "profile", "", "Read thresholds from this profile's gates section: a built-in name or a YAML file")
+	fs.BoolVar(&o.fromBaseline, "thresholds-from-baseline", false, "Read thresholds from the gates section of the profile the --baseline result recorded (not with --profile)")
+	fs.Var(&o.reg, "max-regression", "Allowed increase of a median over the baseline's: \"10%\" for every key metric, or \"METRIC=10%\" for one (repeatable; a metric's own value wins)")
+	fs.DurationVar(&o.mutating, "max-mutating-p99", o.mutating, "SLO on the storm-window p99 of mutating API calls; 0 disables, negative is refused")
+	fs.DurationVar(&o.list, "max-list-p99", o.list, "SLO on the storm-window p99 of LIST calls; 0 disables, negative is refused")
+	fs.Var(finiteFloat{&o.outage}, "max-outage-seconds", "Allowed service-outage seconds (Services with no ready endpoint); default 0, any outage fails; negative disables")
+	fs.DurationVar(&o.recovery, "max-recovery-p99", 0, "SLO on node recovery p99 (restart to Ready); 0 disables, negative is refused")
+	fs.StringSliceVar(&o.variants, "variant", nil, "Check only these variants of the current result (repeatable or comma-separated; default all)")
+	fs.Var(finiteFloat{&o.alpha}, "alpha", "Significance level below which a regression between samples large enough to tell counts")
+	fs.StringVarP(&o.output, "output", "o", o.output, "Output format: text, json or yaml")
+	fs.StringVar(&o.junit, "junit", "", "Also write JUnit XML here, one test case per gate (- or /dev/stdout: stdout; an existing file needs --force)")
+	fs.BoolVar(&o.force, "force", false, "Replace an existing --junit file")
+	fs.BoolVar(&o.allowMismatch, "allow-mismatch", false, "Gate against a baseline of another profile, storm kind, fleet size or Kubernetes version")
+	fs.BoolVar(&o.allowHostBound, "allow-host-bound", false, "Pass a current result whose storms were host-bound (the host at least 90% busy for more than 10% of a storm window); without it such a result fails")
+	fs.StringVar(&o.perfdash, "perfdash", "", "Also write the current result as clusterloader2 PerfData JSON files into this directory, for perf-dash")
+}
+
+// validate checks the flags before any file is read.
+func (o *gateOptions) validate(fs *pflag.FlagSet) error {
 	if fs.NArg() > 0 {
 		return usagef("gate takes no arguments (got %q); use --current and --baseline", fs.Args())
 	}
-	if output != "text" && output != "json" && output != "yaml" {
-		return usagef("unknown output format %q (-o): text, json or yaml", output)
+	if o.output != "text" && o.output != "json" && o.output != "yaml" {
+		return usagef("unknown output format %q (-o): text, json or yaml", o.output)
 	}
 	// The exports are written after the verdict; a path that cannot take
 	// them is bad input, found before any work.
-	if err := checkWritable(junit, force); err != nil {
+	if err := checkWritable(o.junit, o.force); err != nil {
 		return usagef("--junit: %v", err)
 	}
-	if err := checkWritableDir(perfdash); err != nil {
+	if err := checkWritableDir(o.perfdash); err != nil {
 		return usagef("--perfdash: %v", err)
 	}
-	if curPath == "" {
+	if o.curPath == "" {
 		return usagef("--current is required")
 	}
-	if alpha <= 0 || alpha >= 1 {
-		return usagef("--alpha %v: must be between 0 and 1", alpha)
-	}
-	if fromBaseline && profile != "" {
-		return usagef("--profile and --thresholds-from-baseline both name the thresholds' profile: give one")
-	}
-	if fromBaseline && basePath == "" {
-		return usagef("--thresholds-from-baseline needs --baseline")
-	}
+	return nil
+}
 
-	var flags gate.FlagThresholds
+// request is what the flags ask of the gate: only the thresholds given
+// on the command line count as flags (the rest keep the layers below).
+func (o *gateOptions) request(fs *pflag.FlagSet) (gate.Request, error) {
+	r := gate.Request{FromBaseline: o.fromBaseline, Baseline: o.basePath, Alpha: o.alpha, Variants: o.variants}
 	if fs.Changed("max-regression") {
-		flags.MaxRegression = reg.values
+		r.Flags.MaxRegression = o.reg.values
 	}
 	if fs.Changed("max-mutating-p99") {
-		flags.MutatingP99 = &mutating
+		r.Flags.MutatingP99 = &o.mutating
 	}
 	if fs.Changed("max-list-p99") {
-		flags.ListP99 = &list
+		r.Flags.ListP99 = &o.list
 	}
 	if fs.Changed("max-outage-seconds") {
-		flags.MaxOutageSeconds = &outage
+		r.Flags.MaxOutageSeconds = &o.outage
 	}
 	if fs.Changed("max-recovery-p99") {
-		flags.RecoveryP99 = &recovery
+		r.Flags.RecoveryP99 = &o.recovery
 	}
-	var tp *gate.ThresholdProfile
-	if profile != "" {
-		p, err := profiles.Load(profile)
+	if o.profile != "" {
+		// Checked before the profile is loaded: a contradiction costs
+		// nothing.
+		r.Profile = &gate.ThresholdProfile{Source: "profile " + o.profile}
+		if err := r.Check(); err != nil {
+			return r, usageError{err}
+		}
+		p, err := profiles.Load(o.profile)
 		if err != nil {
 			if profiles.IsValidation(err) {
-				return err
+				return r, err
 			}
-			return usageError{err}
+			return r, usageError{err}
 		}
-		tp = &gate.ThresholdProfile{Source: "profile " + p.Metadata.Name, Gates: p.Gates}
+		r.Profile = &gate.ThresholdProfile{Source: "profile " + p.Metadata.Name, Gates: p.Gates}
 	}
-	var base compare.Input
-	var err error
-	if basePath != "" {
-		if base, err = readResult("--baseline", basePath); err != nil {
-			return err
-		}
+	if err := r.Check(); err != nil {
+		return r, usageError{err}
 	}
-	if fromBaseline {
-		if tp, err = recordedThresholds(base); err != nil {
-			return err
-		}
-	}
-	opts, err := gate.ResolveThresholds(tp, flags)
-	if err != nil {
-		return usageError{err}
-	}
-	opts.Alpha = alpha
-	opts.Variants = variants
-	if len(opts.MaxRegression) > 0 && basePath == "" {
-		return usagef("relative regression thresholds need --baseline")
-	}
-	// A baseline is compared against, always: without regression
-	// thresholds, refuse rather than pass with the baseline ignored.
-	if basePath != "" && len(opts.MaxRegression) == 0 {
-		return usagef("--baseline %s without regression thresholds would compare nothing: give --max-regression 10%% (or METRIC=10%%), --profile with gates.maxRegression, or --thresholds-from-baseline", basePath)
-	}
+	return r, nil
+}
 
-	cur, err := readResult("--current", curPath)
+func runGate(ctx context.Context, env *cmdEnv, args []string) error {
+	o := newGateOptions()
+	fs := newFlagSet(env, "gate", "gate --current RESULT.json [--baseline BASE.json] [flags]\n\n"+gateHelp)
+	o.addFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := o.validate(fs); err != nil {
+		return err
+	}
+	req, err := o.request(fs)
 	if err != nil {
 		return err
 	}
-	if basePath != "" {
-		if err := checkComparable(env, []compare.Input{base, cur}, allowMismatch); err != nil {
+	return o.run(env, req)
+}
+
+// run reads the results, judges the current one and writes the verdict
+// and the exports.
+func (o *gateOptions) run(env *cmdEnv, req gate.Request) error {
+	var base compare.Input
+	var err error
+	if o.basePath != "" {
+		if base, err = readResult("--baseline", o.basePath); err != nil {
+			return err
+		}
+	}
+	opts, err := req.Resolve(base)
+	if err != nil {
+		return usageError{err}
+	}
+	cur, err := readResult("--current", o.curPath)
+	if err != nil {
+		return err
+	}
+	if o.basePath != "" {
+		if err := checkComparable(env, []compare.Input{base, cur}, o.allowMismatch); err != nil {
 			return err
 		}
 	}
@@ -236,9 +255,9 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	gate.CheckHostBound(rep, cur, allowHostBound)
-	if output == "json" || output == "yaml" {
-		err = printStructured(env.stdout, output, rep)
+	gate.CheckHostBound(rep, cur, o.allowHostBound)
+	if o.output == "json" || o.output == "yaml" {
+		err = printStructured(env.stdout, o.output, rep)
 	} else {
 		err = gate.WriteText(env.stdout, rep)
 	}
@@ -247,17 +266,17 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	// The exports are written whatever the verdict: a failed gate is
 	// exactly when CI wants the JUnit file.
-	if junit != "" {
-		if err := writeOutput(env, junit, force, func(w io.Writer) error { return gate.WriteJUnit(w, rep) }); err != nil {
+	if o.junit != "" {
+		if err := writeOutput(env, o.junit, o.force, func(w io.Writer) error { return gate.WriteJUnit(w, rep) }); err != nil {
 			return fmt.Errorf("writing JUnit XML: %w", err)
 		}
 	}
-	if perfdash != "" {
+	if o.perfdash != "" {
 		files, err := gate.BuildPerfData(cur.Result)
 		if err != nil {
 			return err
 		}
-		if _, err := gate.WritePerfData(perfdash, files); err != nil {
+		if _, err := gate.WritePerfData(o.perfdash, files); err != nil {
 			return err
 		}
 	}
@@ -265,34 +284,4 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 		return gateError{errors.New(gate.FailureSummary(rep))}
 	}
 	return nil
-}
-
-// recordedThresholds is the gates section of the profile the baseline
-// recorded, for --thresholds-from-baseline: chosen by the user, and taken
-// from the reviewed baseline, never from the result being judged.
-func recordedThresholds(base compare.Input) (*gate.ThresholdProfile, error) {
-	raw := base.Result.Run.Profile
-	if len(raw) == 0 {
-		return nil, usagef("--thresholds-from-baseline: the baseline %s recorded no profile", base.Name)
-	}
-	var rec profiles.Profile
-	if err := json.Unmarshal(raw, &rec); err != nil {
-		return nil, usagef("--thresholds-from-baseline: the profile recorded in %s: %v", base.Name, err)
-	}
-	// Until gates' SLOs became optional fields, every recorded profile
-	// with a gates section held "0s" for an SLO it left unset: a recorded
-	// 0s keeps the default rather than turning the gate off, which errs
-	// on the strict side.
-	if g := rec.Gates; g != nil {
-		for _, d := range []**metav1.Duration{&g.MutatingP99, &g.ListP99, &g.RecoveryP99} {
-			if *d != nil && (*d).Duration == 0 {
-				*d = nil
-			}
-		}
-	}
-	name := rec.Metadata.Name
-	if name == "" {
-		name = "(unnamed)"
-	}
-	return &gate.ThresholdProfile{Source: fmt.Sprintf("profile %s recorded in the baseline %s", name, base.Name), Gates: rec.Gates}, nil
 }
