@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/poll"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -95,12 +97,13 @@ func WaitHealthy(ctx context.Context, checks []HealthCheck, o WaitOptions) error
 	if interval <= 0 {
 		interval = 500 * time.Millisecond
 	}
-	start := clk.Now()
 	pending := checks
+	var errs []error
 	var reported string
-	for {
+	w := poll.Wait{Clock: clk, Interval: interval, Timeout: o.Timeout}
+	err := w.Until(ctx, func(ctx context.Context) (bool, string, error) {
 		var failed []HealthCheck
-		var errs []error
+		errs = nil
 		for _, c := range pending {
 			cctx, cancel := context.WithTimeout(ctx, probeTimeout)
 			err := c.Check(cctx)
@@ -111,25 +114,21 @@ func WaitHealthy(ctx context.Context, checks []HealthCheck, o WaitOptions) error
 		}
 		pending = failed
 		if len(pending) == 0 {
-			return nil
+			return true, "", nil
 		}
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("waiting for %s: %w", names(pending), err)
-		}
-		elapsed := clk.Since(start)
-		if elapsed >= o.Timeout {
-			return &UnhealthyError{Timeout: o.Timeout, Failed: pending, Errs: errs}
-		}
-		if n := names(pending); n != reported && o.Progress != nil {
+		if n := names(pending); n != reported && o.Progress != nil && ctx.Err() == nil {
 			o.Progress(pending)
 			reported = n
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w", names(pending), ctx.Err())
-		case <-clk.After(min(interval, o.Timeout-elapsed)):
-		}
+		return false, "", nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, poll.ErrTimeout):
+		return &UnhealthyError{Timeout: o.Timeout, Failed: pending, Errs: errs}
 	}
+	return fmt.Errorf("waiting for %s: %w", names(pending), ctx.Err())
 }
 
 func names(checks []HealthCheck) string {
