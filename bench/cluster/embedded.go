@@ -775,13 +775,20 @@ func KillRealNodes(dir string) {
 		if err != nil || pid <= 1 {
 			continue
 		}
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		exe := filepath.Base(strings.SplitN(string(cmdline), "\x00", 2)[0])
+		var args []string
+		if proc, err := procfs.NewProc(pid); err == nil {
+			args, _ = proc.CmdLine()
+		}
+		exe := ""
+		if len(args) > 0 {
+			exe = filepath.Base(args[0])
+		}
+		cmdline := strings.Join(args, " ")
 		// The containerd nodes' kubelet and containerd only when their
 		// command line names this node's directory (a pid file of another
 		// machine's kubelet must not kill this one's).
 		ours := exe == BinHollowKubelet || exe == BinFakeCRI ||
-			(exe == BinKubelet || exe == "containerd") && strings.Contains(string(cmdline), filepath.Dir(f)+"/")
+			(exe == BinKubelet || exe == "containerd") && strings.Contains(cmdline, filepath.Dir(f)+"/")
 		if ours {
 			_ = syscall.Kill(pid, syscall.SIGCONT)
 			_ = syscall.Kill(pid, syscall.SIGKILL)

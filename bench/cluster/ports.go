@@ -9,8 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
+
+	"github.com/prometheus/procfs"
 )
 
 // Ports are an embedded cluster's loopback ports, chosen by stormbench
@@ -47,15 +48,12 @@ func portRegistryDir() string { return filepath.Join(os.TempDir(), "stormbench-p
 // by default).
 func portRange() (lo, hi int) {
 	lo, hi = 10000, 32767
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return lo, hi
 	}
-	f := strings.Fields(string(b))
-	if len(f) == 2 {
-		if eph, err := strconv.Atoi(f[0]); err == nil && eph-1 > lo+1000 {
-			hi = eph - 1
-		}
+	if r, err := fs.SysctlInts("net.ipv4.ip_local_port_range"); err == nil && len(r) == 2 && r[0]-1 > lo+1000 {
+		hi = r[0] - 1
 	}
 	return lo, hi
 }

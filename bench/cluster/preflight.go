@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
+
+	"github.com/prometheus/procfs"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -144,11 +145,15 @@ func unanswered(ctx context.Context, err error) bool {
 func embeddedChecks(e *Embedded, selector string, wantGrace time.Duration, wantLease int) []Check {
 	var out []Check
 	pid := e.PIDs()["kwok-controller"]
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	var args []string
+	proc, err := procfs.NewProc(pid)
+	if err == nil {
+		args, err = proc.CmdLine()
+	}
 	switch {
 	case err != nil || pid == 0:
 		out = append(out, Check{Name: "kwok controller", Status: CheckFail, Detail: "the embedded kwok-controller is not running"})
-	case strings.Contains(strings.ReplaceAll(string(cmdline), "\x00", " "), "--"+selector):
+	case strings.Contains(strings.Join(args, " "), "--"+selector):
 		out = append(out, Check{Name: "kwok controller", Status: CheckOK, Detail: "manages nodes with " + KubeletLabel + "=" + KubeletUp})
 	default:
 		out = append(out, Check{Name: "kwok controller", Status: CheckFail, Detail: "the embedded kwok-controller does not run with --" + selector})

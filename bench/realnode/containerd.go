@@ -1,7 +1,6 @@
 package realnode
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 
 	"github.com/stormbench/stormbench/bench/poll"
 
@@ -534,23 +535,15 @@ func (n *ContainerdNode) killContainers() {
 // at address (their command line carries -address <address>).
 func shimPIDs(address string) []int {
 	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(b), "\x00")
-		if len(args) == 0 || !strings.Contains(filepath.Base(args[0]), "containerd-shim") {
+	procs, _ := procfs.AllProcs()
+	for _, p := range procs {
+		args, err := p.CmdLine()
+		if err != nil || len(args) == 0 || !strings.Contains(filepath.Base(args[0]), "containerd-shim") {
 			continue
 		}
 		for i := 0; i+1 < len(args); i++ {
 			if args[i] == "-address" && args[i+1] == address {
-				out = append(out, pid)
+				out = append(out, p.PID)
 			}
 		}
 	}
@@ -646,20 +639,14 @@ func removeCgroupTree(root string) error {
 // Mounts lists the mount points under dir (from /proc/self/mountinfo),
 // deepest first.
 func Mounts(dir string) []string {
-	f, err := os.Open("/proc/self/mountinfo")
+	mounts, err := procfs.GetMounts()
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
 	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		mp := unescapeMount(fields[4])
+	for _, m := range mounts {
+		// procfs leaves mountinfo's octal escapes (\040 for a space).
+		mp := unescapeMount(m.MountPoint)
 		if mp == dir || strings.HasPrefix(mp, dir+"/") {
 			out = append(out, mp)
 		}

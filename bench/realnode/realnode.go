@@ -512,22 +512,22 @@ func restart(ctx context.Context, n primitives, kind, runtimeMode string, downti
 
 // MemAvailable reads MemAvailable from /proc/meminfo, in bytes; 0 when it
 // cannot.
-func MemAvailable() int64 { return meminfo("MemAvailable") }
+func MemAvailable() int64 {
+	return meminfo(func(m procfs.Meminfo) *uint64 { return m.MemAvailableBytes })
+}
 
 // MemTotal reads MemTotal from /proc/meminfo, in bytes; 0 when it cannot.
-func MemTotal() int64 { return meminfo("MemTotal") }
+func MemTotal() int64 { return meminfo(func(m procfs.Meminfo) *uint64 { return m.MemTotalBytes }) }
 
 // meminfo reads one field of /proc/meminfo, in bytes; 0 when it cannot.
-func meminfo(field string) int64 {
-	b, err := os.ReadFile("/proc/meminfo")
+func meminfo(field func(procfs.Meminfo) *uint64) int64 {
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
+	m, err := fs.Meminfo()
+	if err != nil || field(m) == nil {
+		return 0
 	}
-	return 0
+	return int64(*field(m))
 }
