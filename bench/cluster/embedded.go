@@ -16,14 +16,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/poll"
-
 	"github.com/prometheus/procfs"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	kwokv1alpha1 "sigs.k8s.io/kwok/pkg/apis/config/v1alpha1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/profiles"
 )
 

@@ -11,12 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/poll"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
+
+	"github.com/stormbench/stormbench/bench/poll"
 )
 
 // HealthCheck is one thing the control plane must serve before it is used:

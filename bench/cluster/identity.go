@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/poll"
-
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/profiles"
 )
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/prometheus/procfs"
-
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -10,11 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/poll"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/profiles"
 )

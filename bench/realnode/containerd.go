@@ -16,12 +16,10 @@ import (
 	"time"
 
 	"github.com/prometheus/procfs"
-
-	"github.com/stormbench/stormbench/bench/poll"
-
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/poll"
 )
 
 // A containerd-backed real node: the v1.36.3 kubelet (cmd/kubelet, built

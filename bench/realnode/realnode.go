@@ -14,13 +14,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/poll"
-
 	"github.com/prometheus/procfs"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 
 	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/profiles"
 )
 

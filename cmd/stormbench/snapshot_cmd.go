@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/poll"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/outfile"
+	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/profiles"
 )
 
