@@ -1,0 +1,207 @@
+package kubelet
+
+import (
+	"crypto/tls"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/kubernetes/scheme"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	nodev1client "k8s.io/client-go/kubernetes/typed/node/v1"
+	resourcev1client "k8s.io/client-go/kubernetes/typed/resource/v1"
+	storagev1client "k8s.io/client-go/kubernetes/typed/storage/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
+)
+
+// A simulated kubelet's API clients: its identity, client settings, transport and the clients of each API group.
+
+// Client settings of a kubelet (pkg/kubelet/apis/config/v1beta1/defaults.go:
+// KubeAPIQPS 50, KubeAPIBurst 100, ContentType application/vnd.kubernetes.protobuf).
+const (
+	kubeletQPS         = 50
+	kubeletBurst       = 100
+	kubeletContentType = "application/vnd.kubernetes.protobuf"
+	// nodeLeaseNamespace holds node leases (pkg/kubelet/kubelet.go).
+	nodeLeaseNamespace = corev1.NamespaceNodeLease
+)
+
+// NodeUser returns the user name a node's kubelet authenticates as.
+func NodeUser(node string) string { return "system:node:" + node }
+
+// ClientConfig returns the rest.Config of node's simulated kubelet: the
+// harness's credentials impersonating system:node:<node> in group
+// system:nodes, with the kubelet's QPS, burst and protobuf content type.
+// wrap, when set, records every request.
+func ClientConfig(base *rest.Config, node string, wrap func(http.RoundTripper) http.RoundTripper) *rest.Config {
+	cfg := rest.CopyConfig(base)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: NodeUser(node),
+		Groups:   []string{"system:nodes", "system:authenticated"},
+	}
+	cfg.QPS = kubeletQPS
+	cfg.Burst = kubeletBurst
+	cfg.ContentType = kubeletContentType
+	cfg.AcceptContentTypes = kubeletContentType + ",application/json"
+	cfg.UserAgent = "kubelet/v1.36.3 (linux/amd64) stormbench"
+	cfg.WrapTransport = nil
+	if wrap != nil {
+		cfg.Wrap(wrap)
+	}
+	return cfg
+}
+
+// kubeletClient is the part of a clientset a simulated kubelet uses: core
+// (pods, nodes, services, events, tokens, secrets, configmaps), storage
+// (CSINode, CSIDriver), node (RuntimeClass) and coordination (Lease).
+// A *kubernetes.Clientset satisfies it; newKubeletClient builds only these
+// four groups, because a full clientset is some fifty REST clients, about
+// 25 KiB per kubelet and two per kubelet (main and heartbeat), held by
+// every kubelet syncing in a storm. The requests are the same.
+type kubeletClient interface {
+	CoreV1() corev1client.CoreV1Interface
+	StorageV1() storagev1client.StorageV1Interface
+	NodeV1() nodev1client.NodeV1Interface
+	CoordinationV1() coordinationv1client.CoordinationV1Interface
+	ResourceV1() resourcev1client.ResourceV1Interface
+}
+
+type groupClients struct {
+	core         *corev1client.CoreV1Client
+	storage      *storagev1client.StorageV1Client
+	node         *nodev1client.NodeV1Client
+	coordination *coordinationv1client.CoordinationV1Client
+	resource     *resourcev1client.ResourceV1Client
+}
+
+func (c *groupClients) CoreV1() corev1client.CoreV1Interface { return c.core }
+
+func (c *groupClients) StorageV1() storagev1client.StorageV1Interface { return c.storage }
+
+func (c *groupClients) NodeV1() nodev1client.NodeV1Interface { return c.node }
+
+func (c *groupClients) CoordinationV1() coordinationv1client.CoordinationV1Interface {
+	return c.coordination
+}
+
+func (c *groupClients) ResourceV1() resourcev1client.ResourceV1Interface { return c.resource }
+
+// withRateLimiter returns a copy of cfg with one token-bucket rate limiter
+// for every client built from it, as a clientset's groups share one
+// (kubernetes.NewForConfigAndClient).
+func withRateLimiter(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.RateLimiter == nil && cfg.QPS > 0 {
+		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
+	}
+	return cfg
+}
+
+// newKubeletClient is kubernetes.NewForConfigAndClient for the four groups
+// (core/v1 with its pods decoded by coreClient)
+// of kubeletClient; cfg comes from withRateLimiter, so they share one rate
+// limiter.
+func newKubeletClient(cfg *rest.Config, httpClient *http.Client) (*groupClients, error) {
+	var c groupClients
+	var err error
+	if c.core, err = coreClient(cfg, httpClient); err != nil {
+		return nil, err
+	}
+	if c.storage, err = storagev1client.NewForConfigAndClient(cfg, httpClient); err != nil {
+		return nil, err
+	}
+	if c.node, err = nodev1client.NewForConfigAndClient(cfg, httpClient); err != nil {
+		return nil, err
+	}
+	if c.coordination, err = coordinationv1client.NewForConfigAndClient(cfg, httpClient); err != nil {
+		return nil, err
+	}
+	if c.resource, err = resourcev1client.NewForConfigAndClient(cfg, httpClient); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// heartbeatTimeout is the heartbeat client's timeout: the smaller of the
+// node status update frequency (10 s) and the lease duration (40 s)
+// (cmd/kubelet/app/server.go heartbeatClientConfig).
+const heartbeatTimeout = 10 * time.Second
+
+// serviceClient is the core/v1 REST client of the kubelet's Service
+// informer: same requests, connection and rate limiter as the main client,
+// but Services are decoded to their identity only (serviceIdentities).
+func serviceClient(cfg *rest.Config, httpClient *http.Client) (rest.Interface, error) {
+	c := rest.CopyConfig(cfg)
+	gv := corev1.SchemeGroupVersion
+	c.GroupVersion = &gv
+	c.APIPath = "/api"
+	c.NegotiatedSerializer = serviceIdentitySerializer
+	return rest.RESTClientForConfigAndClient(c, httpClient)
+}
+
+// serviceIdentitySerializer is the core/v1 client serializer with Services
+// decoded to their identity; built once, shared by every session.
+var serviceIdentitySerializer = serviceIdentities{rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion()}
+
+// nodeTransport gives cfg a transport of its own, so each simulated kubelet
+// holds its own connection to the API server, as a real kubelet process
+// does, and a restarted kubelet opens a new one (a full TLS handshake).
+//
+// Sharing client-go's cached transport between all simulated kubelets is
+// not only unfaithful (one connection instead of one per node) but also
+// dearer: kube-apiserver allows 100 concurrent HTTP/2 streams per
+// connection by default (k8s.io/apiserver/pkg/server/secure_serving.go),
+// a storm of a few hundred kubelets holds thousands of watches, and the
+// HTTP/2 client then dials a burst of extra connections whenever every
+// connection is full. Measured on a 300-node all-at-once storm: 1,108
+// connections (and TLS handshakes) with the shared transport; see
+// results/scale/PROFILE.md.
+//
+// cfg's TLS settings (base's, parsed once: see baseTLS) move into the
+// transport; its auth, impersonation and
+// wrappers stay on cfg. A config that already carries a transport or a
+// custom dialer or proxy is left as it is (client-go's shared transport).
+func nodeTransport(base, cfg *rest.Config) (*http.Transport, error) {
+	if cfg.Transport != nil || cfg.Dial != nil || cfg.Proxy != nil {
+		return nil, nil
+	}
+	tlsConf, err := tlsConfigFor(base)
+	if err != nil {
+		return nil, err
+	}
+	t := utilnet.SetTransportDefaults(&http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		TLSHandshakeTimeout: 10 * time.Second,
+		TLSClientConfig:     tlsConf,
+		MaxIdleConnsPerHost: 25,
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DisableCompression:  cfg.DisableCompression,
+	})
+	cfg.Transport = t
+	cfg.TLSClientConfig = rest.TLSClientConfig{}
+	return t, nil
+}
+
+// baseTLS caches, per base config, the TLS configuration of its
+// credentials: rest.TLSConfigFor reads and parses the certificate and key
+// files on every call, and every restarted kubelet needs them. Each
+// transport gets its own clone. Impersonation does not change TLS, so the
+// base's configuration is every simulated kubelet's.
+var baseTLS sync.Map // *rest.Config -> *tls.Config
+
+func tlsConfigFor(base *rest.Config) (*tls.Config, error) {
+	if c, ok := baseTLS.Load(base); ok {
+		return c.(*tls.Config).Clone(), nil
+	}
+	c, err := rest.TLSConfigFor(base)
+	if err != nil || c == nil {
+		return c, err
+	}
+	baseTLS.Store(base, c)
+	return c.Clone(), nil
+}

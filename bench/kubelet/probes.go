@@ -1,0 +1,342 @@
+package kubelet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stormbench/stormbench/bench/poll"
+)
+
+// The prober and the status manager of a starting kubelet: when each probe passes, and the status syncs that follow.
+
+// probePeriod is a probe's period (periodSeconds, at least 1 s).
+func probePeriod(p *corev1.Probe) time.Duration {
+	return time.Duration(max(p.PeriodSeconds, 1)) * time.Second
+}
+
+// probePlan is when a pod's containers become ready again.
+type probePlan struct {
+	ns, name string
+	// at is the offset from the pod's first sync of the first successful
+	// probe for each probed container; 0 for containers without a
+	// readiness probe.
+	at map[string]time.Duration
+	// notReady says the pod was left not ready, so its first successful
+	// probe writes Ready=True. A pod that stayed ready and does not flip
+	// sends nothing more: the status manager syncs only when the status
+	// changed (status_manager.go syncPod).
+	notReady bool
+	// flip is the legacy gate's reset of a ready pod: at its first probe
+	// the worker seeds Failure and probes at once (prober/worker.go
+	// doProbe), so the status manager writes Ready=False and then
+	// Ready=True about one round trip apart.
+	flip bool
+	// steps, when set, replace flip and notReady: the status writes of a
+	// pod whose startup probe the legacy gate resets (startupSteps).
+	steps []statusStep
+	// updates, when set, replace all of the above: the statuses of a pod
+	// recreated after a reboot (restartPod), Ready among them.
+	updates []statusUpdate
+}
+
+// statusStep is one change of a container's started and ready state that
+// the status manager writes, at an offset from the pod's first sync.
+type statusStep struct {
+	at             time.Duration
+	container      string
+	started, ready bool
+	setStarted     bool
+}
+
+// startupSteps plans a running, started container with a startup probe
+// after a kubelet restart with the legacy gate (prober_manager.go
+// isContainerStarted and UpdatePodStatus, prober/worker.go run and
+// doProbe). The pod's first sync comes before the probe workers exist
+// (kubelet.go SyncPod: status first, then probeManager.AddPod) and changes
+// nothing. Once the startup worker exists and has no result, the container
+// counts as not started, so not ready: the first status the kubelet
+// generates after that (a worker's first result, at the earlier of the
+// startup worker's start-up jitter s0 and the readiness worker's r0) writes
+// Started=false and Ready=false. The startup probe then passes at s0 if
+// that status was already cached (r0 came first), else one startup period
+// later (at s0 the worker still saw the cached Started=true and stopped).
+// The container is ready as soon as it is started (the readiness worker,
+// disabled until then, is triggered), or at r0 if that is later; without
+// a readiness probe, at once. When the readiness worker came first, the
+// pod is also written Ready for a moment in between (below), a second
+// flip. Measured on the hollow kubelet (2 nodes × 5 pods, periods 10 s):
+// 7 and 7.5 flips and 21 status writes per restart of 5 pods, ready
+// 10–20 ms after it was started (results/calibration/2026-12-02/startup-probe.md).
+func startupSteps(container string, s0, startupPeriod, r0, readinessPeriod time.Duration) []statusStep {
+	hasReadiness := readinessPeriod > 0
+	down, started := s0, s0+startupPeriod
+	if hasReadiness && r0 < s0 {
+		down, started = r0, s0
+	}
+	steps := []statusStep{
+		{at: down, container: container, setStarted: true, started: false, ready: false},
+	}
+	if hasReadiness && r0 < s0 {
+		// The readiness worker came first: it found the cached
+		// Started=true of the first sync, so it probed at once, and its
+		// Success reached the status manager directly
+		// (kubelet.go syncLoopIteration: readinessManager.Updates →
+		// statusManager.SetContainerReadiness, which does not look at
+		// Started): the pod is written Ready for a moment; the pod sync
+		// the result triggers finds the container not started
+		// (prober_manager.go UpdatePodStatus) and takes Ready away again.
+		// Measured on the hollow kubelet: 3 of 5 pods, 5 writes each
+		// (Ready with Started=false between two not-ready writes).
+		steps = append(steps,
+			statusStep{at: r0, container: container, setStarted: true, started: false, ready: true},
+			statusStep{at: r0, container: container, setStarted: true, started: false, ready: false})
+	}
+	steps = append(steps, statusStep{at: started, container: container, setStarted: true, started: true, ready: !hasReadiness})
+	if hasReadiness {
+		steps = append(steps, statusStep{at: max(started, r0), container: container, started: true, ready: true})
+	}
+	return steps
+}
+
+// rebootFirstProbe is when a readiness probe first passes on a container
+// that starts running at running, for a worker that started with the
+// kubelet and slept jitter first (prober/worker.go run). The worker's
+// probes before then find no running container. When the container runs
+// without a result, prober_manager.go UpdatePodStatus triggers a probe at
+// once and the worker resets its ticker (worker.go run, manualTriggerCh);
+// a trigger that comes while the worker still sleeps waits in the
+// channel's buffer. A probe passes once initialDelay has gone by since the
+// container started (worker.go doProbe). Measured on the kubelet on
+// containerd (16 pods, period 10 s): half the pods were ready 0.15 to 0.5 s
+// after their containers ran, the others 3 to 5 s after, when their
+// worker's first tick came. The result comes rebootProbeLatency after the
+// probe starts (the exec, and the prober's results channel to the status
+// manager): the earliest measured Ready write came 0.15 s after the
+// containers' one, so an idle status manager writes the two apart.
+func rebootFirstProbe(jitter, running, initialDelay, period time.Duration) time.Duration {
+	at := max(jitter, running)
+	for at-running < initialDelay {
+		at += period
+	}
+	return at + rebootProbeLatency
+}
+
+// rebootProbeLatency is how long after a probe of a recreated container
+// starts its first Success reaches the status manager (rebootFirstProbe).
+const rebootProbeLatency = 150 * time.Millisecond
+
+// statusUpdate is one status a pod's worker or prober hands the status
+// manager (status_manager.go SetPodStatus), at an offset from the pods'
+// first sync. mutate applies it to the pod's status; events, when set, are
+// what the worker records at that moment.
+type statusUpdate struct {
+	at       time.Duration
+	ns, name string
+	mutate   func(st *corev1.PodStatus, now metav1.Time) bool
+	events   func(ctx context.Context) error
+}
+
+// syncStatuses plays the status manager over updates, measured from start.
+// It runs in batches, as status_manager.go syncBatch does: a batch takes
+// every pod with a status newer than the one it last wrote and syncs each
+// (a GET and a PATCH) at its latest status, so what a pod's worker hands
+// over while the status manager is busy with other pods goes out as one
+// write (counted in Counters.StatusUpdatesCoalesced). A pod gone meanwhile
+// is not an error; the first other error is returned at the end. The
+// events of an update are sent when a batch first finds it due: on time
+// while the status manager keeps up, with the batch when it is behind.
+func (n *nodeRun) syncStatuses(ctx context.Context, start time.Time, updates []statusUpdate) error {
+	s, sess := n.s, n.sess
+	sort.SliceStable(updates, func(i, j int) bool { return updates[i].at < updates[j].at })
+	var firstErr error
+	for len(updates) > 0 {
+		if err := poll.Sleep(ctx, s.cfg.Clock, updates[0].at-s.cfg.Clock.Since(start)); err != nil {
+			return fmt.Errorf("kubelet %s: waiting for pod status: %w", sess.node, err)
+		}
+		now := s.cfg.Clock.Since(start)
+		type key struct{ ns, name string }
+		var order []key
+		batch := map[key][]statusUpdate{}
+		var rest []statusUpdate
+		for _, u := range updates {
+			if u.at > now {
+				rest = append(rest, u)
+				continue
+			}
+			k := key{u.ns, u.name}
+			if _, ok := batch[k]; !ok {
+				order = append(order, k)
+			}
+			batch[k] = append(batch[k], u)
+			if u.events != nil {
+				if err := u.events(ctx); err != nil && firstErr == nil {
+					firstErr = err
+				}
+			}
+		}
+		for _, k := range order {
+			us := batch[k]
+			s.Counters.StatusUpdatesCoalesced.Add(int64(len(us) - 1))
+			patched, err := sess.syncPodStatus(ctx, k.ns, k.name, func(st *corev1.PodStatus) bool {
+				now := metav1.NewTime(s.cfg.Clock.Now())
+				changed := false
+				for _, u := range us {
+					changed = u.mutate(st, now) || changed
+				}
+				return changed
+			})
+			if err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) && firstErr == nil {
+				firstErr = err
+			}
+			if patched {
+				s.Counters.PodStatusPatches.Add(1)
+			}
+		}
+		updates = rest
+	}
+	return firstErr
+}
+
+// probe waits for each planned first successful probe, measured from start
+// (when the pods were first synced and their probe workers started), and
+// writes the pod's readiness through the status manager (GET + PATCH) when
+// it changes: a legacy flip writes Ready=False and then Ready=True. The
+// statuses of pods recreated after a reboot, Ready among them, go through
+// syncStatuses first.
+func (n *nodeRun) probe(ctx context.Context, plans []probePlan, start time.Time) error {
+	s, sess := n.s, n.sess
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RecoveryTimeout)
+	defer cancel()
+	type step struct {
+		at   time.Duration
+		plan *probePlan
+		// status, when set, is a startup step of plan (statusStep).
+		status *statusStep
+	}
+	var steps []step
+	var updates []statusUpdate // a reboot's, for the status manager
+	for i := range plans {
+		updates = append(updates, plans[i].updates...)
+		if len(plans[i].steps) > 0 {
+			for j := range plans[i].steps {
+				steps = append(steps, step{plans[i].steps[j].at, &plans[i], &plans[i].steps[j]})
+			}
+			continue
+		}
+		if !plans[i].notReady && !plans[i].flip {
+			continue
+		}
+		var last time.Duration
+		for _, d := range plans[i].at {
+			last = max(last, d)
+		}
+		steps = append(steps, step{at: last, plan: &plans[i]})
+	}
+	sort.SliceStable(steps, func(i, j int) bool { return steps[i].at < steps[j].at })
+	var firstErr error
+	if len(updates) > 0 {
+		firstErr = n.syncStatuses(ctx, start, updates)
+	}
+	// write is one sync of the status manager; a pod gone meanwhile is
+	// not an error, and the first other error is returned at the end.
+	write := func(plan *probePlan, mutate func(ps *corev1.PodStatus, now metav1.Time) bool) {
+		patched, err := sess.syncPodStatus(ctx, plan.ns, plan.name, func(ps *corev1.PodStatus) bool {
+			return mutate(ps, metav1.NewTime(s.cfg.Clock.Now()))
+		})
+		if err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) && firstErr == nil {
+			firstErr = err
+		}
+		if patched {
+			s.Counters.PodStatusPatches.Add(1)
+		}
+	}
+	// flips counts the pod's readiness transitions across a write.
+	flips := func(mutate func(ps *corev1.PodStatus, now metav1.Time) bool) func(ps *corev1.PodStatus, now metav1.Time) bool {
+		return func(ps *corev1.PodStatus, now metav1.Time) bool {
+			was := podReady(ps)
+			changed := mutate(ps, now)
+			if was && !podReady(ps) {
+				s.Counters.ReadyFlipsDown.Add(1)
+			}
+			if !was && podReady(ps) {
+				s.Counters.ReadyFlipsUp.Add(1)
+			}
+			return changed
+		}
+	}
+	for _, st := range steps {
+		if err := poll.Sleep(ctx, s.cfg.Clock, st.at-s.cfg.Clock.Since(start)); err != nil {
+			return fmt.Errorf("kubelet %s: waiting to probe: %w", sess.node, err)
+		}
+		if st.status != nil {
+			step := *st.status
+			write(st.plan, flips(func(ps *corev1.PodStatus, now metav1.Time) bool {
+				return ps.Phase == corev1.PodRunning && applyStatusStep(ps, step, now)
+			}))
+			continue
+		}
+		// The first successful probe: the pod is ready again.
+		success := func(ps *corev1.PodStatus, now metav1.Time) bool {
+			if ps.Phase != corev1.PodRunning {
+				return false
+			}
+			changed := setReadiness(ps, func(string) bool { return true }, now)
+			markStarted(ps)
+			return changed
+		}
+		if st.plan.flip {
+			// The worker's seeded Failure, then the Success about one exec
+			// later (prober/worker.go doProbe).
+			probed := st.plan.at
+			failure := func(ps *corev1.PodStatus, now metav1.Time) bool {
+				return setReadiness(ps, func(c string) bool { _, ok := probed[c]; return !ok }, now)
+			}
+			if sess.statusIdleAt.Load() > start.Add(st.at).UnixNano() {
+				// Both came while the status manager was busy syncing
+				// other statuses: its next batch writes the pod's latest
+				// cached status (status_manager.go syncBatch), both updates
+				// applied, so the flip never reaches the API server, only
+				// Ready and ContainersReady with a new lastTransitionTime
+				// (updateLastTransitionTime against the cached False).
+				s.Counters.ReadyFlipsCoalesced.Add(1)
+				write(st.plan, flips(func(ps *corev1.PodStatus, now metav1.Time) bool {
+					f := failure(ps, now)
+					return success(ps, now) || f
+				}))
+				continue
+			}
+			// An idle status manager wakes on the Failure and writes it.
+			write(st.plan, flips(failure))
+		}
+		write(st.plan, flips(success))
+	}
+	return firstErr
+}
+
+// applyStatusStep sets one container's started and ready state and the
+// pod's conditions from every container's readiness.
+func applyStatusStep(st *corev1.PodStatus, step statusStep, now metav1.Time) bool {
+	changed := false
+	ready := map[string]bool{}
+	for i := range st.ContainerStatuses {
+		cs := &st.ContainerStatuses[i]
+		ready[cs.Name] = cs.Ready
+		if cs.Name != step.container {
+			continue
+		}
+		ready[cs.Name] = step.ready
+		if step.setStarted && (cs.Started == nil || *cs.Started != step.started) {
+			v := step.started
+			cs.Started = &v
+			changed = true
+		}
+	}
+	return setReadiness(st, func(c string) bool { return ready[c] }, now) || changed
+}
