@@ -4,15 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
-	"strconv"
 	"strings"
-	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -315,48 +310,6 @@ func (o *runOptions) checkEnvironment(rp *runPlan, now time.Time) []error {
 	return problems
 }
 
-// checkOutput checks, without writing anything, that path can be written:
-// not a directory, not an existing file unless force, and in a directory
-// that exists (or, with mkdir, that can be made: the nearest existing
-// parent) and is writable.
-func checkOutput(flag, path string, mkdir, force bool) error {
-	if st, err := os.Stat(path); err == nil {
-		if st.IsDir() {
-			return usagef("%s %s is a directory; give a file", flag, path)
-		}
-		if !force {
-			return usagef("%s %s exists; use --force to overwrite it or choose another --run-id", flag, path)
-		}
-	}
-	dir := filepath.Dir(path)
-	for {
-		st, err := os.Stat(dir)
-		if err == nil {
-			if !st.IsDir() {
-				return usagef("%s %s: %s is not a directory", flag, path, dir)
-			}
-			break
-		}
-		if !errors.Is(err, os.ErrNotExist) {
-			return usagef("%s %s: %v", flag, path, err)
-		}
-		if !mkdir {
-			return usagef("%s %s: directory %s does not exist", flag, path, dir)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
-	}
-	// access(2) asks the kernel without creating anything; it also says
-	// no on a read-only file system, even to root.
-	if err := syscall.Access(dir, 2 /* W_OK */); err != nil {
-		return usagef("%s %s: directory %s is not writable: %v", flag, path, dir, err)
-	}
-	return nil
-}
-
 // checkSnapshot refuses a mismatched snapshot before anything starts; the
 // run id is the snapshot's.
 func (o *runOptions) checkSnapshot(rp *runPlan) error {
@@ -574,131 +527,4 @@ func (o *runOptions) printResult(env *cmdEnv, res *result.Result, path string) e
 		fmt.Fprintf(env.stdout, "\nResult: %s%s\n", path, map[bool]string{true: "", false: " (incomplete)"}[res.Complete])
 		return nil
 	}
-}
-
-// resultFile is the run's result file, rewritten at every checkpoint. A
-// device or FIFO (/dev/stdout, a pipe) takes one document, the last: the
-// checkpoints are kept in memory and flush writes it.
-type resultFile struct {
-	path           string
-	force, written bool
-	into           bool
-	last           *result.Result
-}
-
-// newResultFile refuses, before the run, a result path the writer would
-// refuse (an existing file without --force, a directory, a dangling link;
-// see bench/outfile); the file's directory is created when written.
-func newResultFile(path string, force bool) (*resultFile, error) {
-	t, err := outfile.Resolve(path, outfile.Options{Force: force, MakeDirs: true})
-	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return nil, usagef("result file %s exists; use --force to overwrite or choose another --run-id", path)
-		}
-		return nil, usagef("--result: %v", err)
-	}
-	if err := outfile.Check(path, outfile.Options{Force: force, MakeDirs: true}); err != nil {
-		return nil, usagef("--result: %v", err)
-	}
-	return &resultFile{path: path, force: force, into: t.Kind == outfile.Into}, nil
-}
-
-// write is the run's checkpoint: the result so far replaces the file.
-func (f *resultFile) write(r *result.Result) error {
-	if f.into {
-		f.last, f.written = r, true
-		return nil
-	}
-	err := result.WriteFile(f.path, r, result.WriteOptions{Force: f.force || f.written, MakeDirs: true})
-	if err == nil {
-		f.written = true
-	}
-	return err
-}
-
-// flush writes the last checkpoint into a device or FIFO.
-func (f *resultFile) flush() error {
-	if !f.into || f.last == nil {
-		return nil
-	}
-	return result.WriteFile(f.path, f.last, result.WriteOptions{Force: true})
-}
-
-// runError says what a failed run left behind.
-func (f *resultFile) runError(runErr error) error {
-	switch {
-	case runErr == nil:
-		return nil
-	case errors.Is(runErr, context.Canceled) && !f.written:
-		// Interrupted before any variant finished (provisioning, for
-		// example): there is no file to point at.
-		return fmt.Errorf("run interrupted before any variant finished; no result written: %w", runErr)
-	case errors.Is(runErr, context.Canceled):
-		return fmt.Errorf("run interrupted; partial result in %s: %w", f.path, runErr)
-	default:
-		return fmt.Errorf("run failed: %w", runErr)
-	}
-}
-
-func parseWaveSizes(s string, p *profiles.Profile) ([]int, error) {
-	if p.Storm == nil {
-		return nil, usagef("profile %s has no storm to sweep", p.Metadata.Name)
-	}
-	if s == "" {
-		return nil, usagef("--wave-sizes is required")
-	}
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > p.Fleet.Nodes {
-			return nil, usagef("--wave-sizes: %q is not a size between 1 and the fleet's %d nodes", f, p.Fleet.Nodes)
-		}
-		if len(out) > 0 && n <= out[len(out)-1] {
-			return nil, usagef("--wave-sizes must grow: %d after %d", n, out[len(out)-1])
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// writeSweep prints, per wave size, the figures a capacity planner checks,
-// and the largest wave size for which they (and all smaller ones) hold; the
-// analysis is report.Sweep's (the result's variant names carry the sizes).
-func writeSweep(w io.Writer, res *result.Result) error {
-	series := report.Sweep(res)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "VARIANT\tWAVE\tMUTATING P99\t429s\tOUTAGE s\tPEAK req/s\tSAFE")
-	figure := func(format string, x float64) string {
-		if math.IsNaN(x) {
-			return "-"
-		}
-		return fmt.Sprintf(format, x)
-	}
-	for _, s := range series {
-		for _, r := range s.Rows {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.Variant, r.WaveSize, figure("%.3fs", r.MutatingP99),
-				figure("%.0f", r.Throttled), figure("%.1f", r.OutageSeconds), figure("%.1f", r.PeakRate), fmtBool(r.Safe, "yes", "NO"))
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, s := range series {
-		if _, err := fmt.Fprintln(w, s.Verdict()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// parseShard parses --shard "i/n" strictly: two decimal integers and
-// nothing else, 0 <= i < n.
-func parseShard(s string) (i, n int, err error) {
-	a, b, ok := strings.Cut(s, "/")
-	i, err1 := strconv.Atoi(a)
-	n, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || strings.ContainsAny(a+b, "+- ") || n < 1 || i < 0 || i >= n {
-		return 0, 0, usagef("--shard %q: want i/n, two integers with 0 <= i < n (such as 0/4)", s)
-	}
-	return i, n, nil
 }

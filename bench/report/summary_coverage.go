@@ -1,0 +1,179 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+// How much of a run's scrapes landed, and the summary's number formats.
+
+// scrapeCoverage is how many of kube-apiserver's scheduled /metrics
+// scrapes succeeded, and the longest time between two that did: the
+// coverage of every API figure above.
+func scrapeCoverage(v *result.VariantRun) string {
+	landed, sched, gap, ok := ScrapeCoverage(v)
+	if !ok {
+		return missing
+	}
+	return fmt.Sprintf("%s/%s (%.0f%%), %s", fmtCount(landed), fmtCount(sched), 100*min(landed, sched)/sched, fmtSeconds(gap))
+}
+
+// LowScrapeCoverage is the share of kube-apiserver's scheduled /metrics
+// scrapes below which a repetition's API figures are flagged: below 80 %
+// one scrape in five is missing, so rates and peaks are averages over
+// gaps and a short burst can fall between two scrapes unseen.
+const LowScrapeCoverage = 0.8
+
+// LowCoverage says, in a sentence, that v's API figures rest on few
+// scrapes (fewer than LowScrapeCoverage of those scheduled landed), or
+// returns "" when coverage is fine or was not recorded.
+func LowCoverage(v *result.VariantRun) string {
+	landed, sched, gap, ok := ScrapeCoverage(v)
+	if !ok {
+		// A result from before the scrape counters: the request rate's
+		// points against the scrape times its span and typical step imply.
+		landed, sched, gap, ok = seriesCoverage(v)
+		if !ok || landed >= LowScrapeCoverage*sched {
+			return ""
+		}
+		return fmt.Sprintf("%s#%d: low scrape coverage: the API request rate has points at %s of about %s scrape times (%.0f%%, below %.0f%%), longest gap %s; its API figures (requests, rates, peaks, latency) are averages over the gaps or missing",
+			v.Variant, v.Repetition, fmtCount(landed), fmtCount(sched), 100*landed/sched, 100*LowScrapeCoverage, fmtSeconds(gap))
+	}
+	if landed >= LowScrapeCoverage*sched {
+		return ""
+	}
+	return fmt.Sprintf("%s#%d: low scrape coverage: %s of %s scheduled kube-apiserver scrapes landed (%.0f%%, below %.0f%%), longest gap %s; its API figures (requests, rates, peaks, latency) are averages over the gaps or missing",
+		v.Variant, v.Repetition, fmtCount(max(landed, 0)), fmtCount(sched), 100*max(min(landed, sched), 0)/sched, 100*LowScrapeCoverage, fmtSeconds(gap))
+}
+
+// seriesCoverage estimates scrape coverage from the unlabelled API request
+// rate series: its points, against the points its span would hold at its
+// typical (median) step, and its longest step.
+func seriesCoverage(v *result.VariantRun) (landed, expected, maxGapSeconds float64, ok bool) {
+	m := v.Measurement(measure.MeasurementAPIServer)
+	if m == nil {
+		return 0, 0, 0, false
+	}
+	s := m.SeriesNamed(measure.SeriesRequestRate)
+	if s == nil || len(s.Points) < 3 {
+		return 0, 0, 0, false
+	}
+	steps := make([]float64, 0, len(s.Points)-1)
+	for i := 1; i < len(s.Points); i++ {
+		steps = append(steps, s.Points[i].T-s.Points[i-1].T)
+	}
+	slices.Sort(steps)
+	typical := steps[len(steps)/2]
+	if typical <= 0 {
+		return 0, 0, 0, false
+	}
+	span := s.Points[len(s.Points)-1].T - s.Points[0].T
+	return float64(len(s.Points)), math.Round(span/typical) + 1, steps[len(steps)-1], true
+}
+
+// ScrapeCoverage is how many of the API server's scheduled scrapes landed,
+// and the longest gap between two that did; ok is false when the run did
+// not record them.
+func ScrapeCoverage(v *result.VariantRun) (landed, scheduled, maxGapSeconds float64, ok bool) {
+	m := v.Measurement(measure.MeasurementAPIServer)
+	lbl := []string{result.LabelComponent, measure.ComponentAPIServer}
+	sched, ok1 := m.Value(measure.APIScrapesScheduled, "", lbl...)
+	n, ok2 := m.Value(measure.APIScrapes, "", lbl...)
+	failed, _ := m.Value(measure.APIScrapeFailures, "", lbl...)
+	gap, ok3 := m.Value(measure.APIScrapeMaxGap, "", lbl...)
+	if !ok1 || !ok2 || !ok3 || sched <= 0 {
+		return 0, 0, 0, false
+	}
+	return n - failed, sched, gap, true
+}
+
+// relists is what the simulated kubelets' informers sent to sync, per
+// restart: LISTs (WatchListClient off: a LIST then a WATCH per informer)
+// and WATCHes (with it on, the watch-list with sendInitialEvents is the
+// only request of an initial sync).
+func relists(v *result.VariantRun) string {
+	m := v.Measurement(measure.MeasurementClientLatency)
+	if m == nil || v.Restarts == 0 {
+		return missing
+	}
+	var list, watch float64
+	seen := false
+	for _, x := range m.Values {
+		if x.Name != measure.ClientRequests || x.Labels[result.LabelSource] != measure.SourceKubelet {
+			continue
+		}
+		switch x.Labels[result.LabelVerb] {
+		case "LIST":
+			list += x.Value
+			seen = true
+		case "WATCH":
+			watch += x.Value
+			seen = true
+		}
+	}
+	if !seen {
+		return missing
+	}
+	n := float64(v.Restarts)
+	return fmtRate(list/n) + " / " + fmtRate(watch/n)
+}
+
+func fmtCount(x float64) string { return strconv.FormatInt(int64(math.Round(x)), 10) }
+
+func fmtRate(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
+
+// fmtSeconds formats seconds with about three significant digits.
+func fmtSeconds(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Millisecond:
+		return strconv.FormatFloat(s*1e6, 'f', 0, 64) + "µs"
+	case d < 10*time.Millisecond:
+		return strconv.FormatFloat(s*1e3, 'f', 2, 64) + "ms"
+	case d < 100*time.Millisecond:
+		return strconv.FormatFloat(s*1e3, 'f', 1, 64) + "ms"
+	case d < time.Second:
+		return strconv.FormatFloat(s*1e3, 'f', 0, 64) + "ms"
+	case d < 10*time.Second:
+		return strconv.FormatFloat(s, 'f', 2, 64) + "s"
+	case d < time.Minute:
+		return strconv.FormatFloat(s, 'f', 1, 64) + "s"
+	default:
+		d = d.Round(time.Second)
+		return fmt.Sprintf("%dm%02ds", int(d/time.Minute), int(d%time.Minute/time.Second))
+	}
+}
+
+func writeRow(w io.Writer, cells ...string) {
+	// w is a tabwriter, which only buffers here; a write error surfaces at
+	// its Flush.
+	_, _ = io.WriteString(w, strings.Join(cells, "\t")+"\n")
+}
+
+type summaryWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *summaryWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *summaryWriter) printf(format string, args ...any) {
+	fmt.Fprintf(e, format, args...)
+}

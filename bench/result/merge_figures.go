@@ -1,0 +1,402 @@
+package result
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Merging one measurement's figures across shards: values, histograms and series, each by its rule.
+
+// mergeMeasurement merges one measurement of every shard by its rule.
+func mergeMeasurement(name string, rules MergeRules, s *MergeShards) (Measurement, error) {
+	rule, known := rules[name]
+	if !known {
+		rule = MergeRule{Scope: ClusterWide}
+	}
+	out := Measurement{Name: name}
+	// keep says which shards' figures make up the merged set: every shard's
+	// for a per-shard measurement, the reference shard's for a cluster-wide
+	// one.
+	keep := func(int) bool { return true }
+	if rule.Scope == ClusterWide {
+		ref := s.Reference
+		keep = func(i int) bool { return i == ref }
+		if ref >= 0 {
+			m := s.Measurements[ref]
+			out.Error = m.Error
+			out.Windows = slices.Clone(m.Windows)
+			out.Warnings = slices.Clone(m.Warnings)
+		}
+		if s.Present() > 1 {
+			s.Note("cluster-wide figures taken from shard %d, whose window ends last, not summed: every shard observed the same control plane", ref)
+			if s.stormSpread > stormStartTolerance {
+				s.Note("the shards' storms started up to %s apart (no shared --start-at?): shard %d's window may miss part of another shard's storm", s.stormSpread.Round(time.Millisecond), ref)
+			}
+		}
+	} else {
+		var errs []string
+		for i, m := range s.Measurements {
+			if m != nil && m.Error != "" {
+				errs = append(errs, fmt.Sprintf("shard %d: %s", i, m.Error))
+			}
+		}
+		out.Error = strings.Join(errs, "; ")
+		out.Windows = unionWindows(s.Measurements)
+		out.Warnings = shardWarnings(s.Measurements)
+	}
+	if !known {
+		s.Note("measurement %s is unknown to merge: treated as cluster-wide and taken from one shard", name)
+	}
+
+	var err error
+	if out.Values, err = mergeValues(rule, s, keep); err != nil {
+		return Measurement{}, err
+	}
+	if out.Histograms, err = mergeHistograms(rule, s, keep); err != nil {
+		return Measurement{}, err
+	}
+	if out.Series, err = mergeSeries(rule, s, keep); err != nil {
+		return Measurement{}, err
+	}
+	if rule.Finish != nil {
+		if err := rule.Finish(s, &out); err != nil {
+			return Measurement{}, err
+		}
+	}
+	for i, x := range s.Measurements {
+		if x == nil {
+			s.Note("shard %d has no %s measurement", i, name)
+		}
+	}
+	out.Warnings = append(out.Warnings, s.notes...)
+	out.Sort()
+	return out, nil
+}
+
+// figureGroup is one figure's copies in the shards, in shard order.
+type figureGroup[T any] struct {
+	shards []int
+	copies []*T
+}
+
+// groupFigures groups the shards' figures by name, window and labels, in
+// order of first appearance, keeping the figures of the shards keep selects
+// and, for those figures, the copies of every shard.
+func groupFigures[T any](ms []*Measurement, figures func(*Measurement) []T, key func(*T) valueKey, keep func(int) bool) ([]valueKey, map[valueKey]*figureGroup[T]) {
+	var order []valueKey
+	groups := map[valueKey]*figureGroup[T]{}
+	for i, m := range ms {
+		if m == nil || !keep(i) {
+			continue
+		}
+		fs := figures(m)
+		for j := range fs {
+			if k := key(&fs[j]); groups[k] == nil {
+				groups[k] = &figureGroup[T]{}
+				order = append(order, k)
+			}
+		}
+	}
+	for i, m := range ms {
+		if m == nil {
+			continue
+		}
+		fs := figures(m)
+		for j := range fs {
+			if g := groups[key(&fs[j])]; g != nil {
+				g.shards = append(g.shards, i)
+				g.copies = append(g.copies, &fs[j])
+			}
+		}
+	}
+	return order, groups
+}
+
+// pick applies the aggregations that keep one copy as it is or none: done
+// says a is one of them, keep whether x is the copy to keep (the reference
+// shard's, or a lone shard's) rather than nothing.
+func (g *figureGroup[T]) pick(a Aggregation, s *MergeShards) (x *T, keep, done bool) {
+	switch a {
+	case Recompute:
+		return nil, false, true
+	case LoneShard:
+		if s.Present() > 1 {
+			return nil, false, true
+		}
+		return g.copies[0], true, true
+	case Reference:
+		if i := slices.Index(g.shards, s.Reference); i >= 0 {
+			return g.copies[i], true, true
+		}
+		return nil, false, true
+	}
+	return nil, false, false
+}
+
+func mergeValues(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Value, error) {
+	order, groups := groupFigures(s.Measurements, func(m *Measurement) []Value { return m.Values },
+		func(v *Value) valueKey { return keyOf(v.Name, v.Window, v.Labels) }, keep)
+	var out []Value
+	for _, k := range order {
+		g := groups[k]
+		a := rule.aggregation(k.name)
+		if x, ok, done := g.pick(a, s); done {
+			if ok {
+				cp := *x
+				cp.Labels = maps.Clone(x.Labels)
+				out = append(out, cp)
+			}
+			continue
+		}
+		// The template is the first copy of the set's own shards.
+		t := slices.IndexFunc(g.shards, keep)
+		acc := *g.copies[t]
+		acc.Labels = maps.Clone(acc.Labels)
+		acc.Value = g.copies[0].Value
+		for _, x := range g.copies[1:] {
+			switch a {
+			case Max:
+				acc.Value = max(acc.Value, x.Value)
+			case Sum:
+				acc.Value += x.Value
+			default:
+				return nil, fmt.Errorf("value %s: unknown aggregation %d", k.name, a)
+			}
+		}
+		out = append(out, acc)
+	}
+	return out, nil
+}
+
+func mergeHistograms(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Histogram, error) {
+	order, groups := groupFigures(s.Measurements, func(m *Measurement) []Histogram { return m.Histograms },
+		func(h *Histogram) valueKey { return keyOf(h.Name, h.Window, h.Labels) }, keep)
+	var out []Histogram
+	for _, k := range order {
+		g := groups[k]
+		a := rule.aggregation(k.name)
+		if x, ok, done := g.pick(a, s); done {
+			if ok {
+				out = append(out, x.Clone())
+			}
+			continue
+		}
+		if a != Sum {
+			return nil, fmt.Errorf("histogram %s: aggregation %d applies to values only", k.name, a)
+		}
+		if len(g.copies) == 1 {
+			out = append(out, g.copies[0].Clone())
+			continue
+		}
+		h, err := MergeHistograms(g.copies...)
+		if err != nil {
+			return nil, err
+		}
+		h.Labels = maps.Clone(h.Labels)
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+func mergeSeries(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Series, error) {
+	order, groups := groupFigures(s.Measurements, func(m *Measurement) []Series { return m.Series },
+		func(x *Series) valueKey { return keyOf(x.Name, "", x.Labels) }, keep)
+	var out []Series
+	for _, k := range order {
+		g := groups[k]
+		a := rule.aggregation(k.name)
+		if x, ok, done := g.pick(a, s); done {
+			if ok {
+				cp := *x
+				cp.Labels = maps.Clone(x.Labels)
+				cp.Points = slices.Clone(x.Points)
+				out = append(out, cp)
+			}
+			continue
+		}
+		if a != Sum {
+			return nil, fmt.Errorf("series %s: aggregation %d applies to values only", k.name, a)
+		}
+		out = append(out, sumSeries(g.copies...))
+	}
+	return out, nil
+}
+
+// valueKey identifies a figure within a measurement.
+type valueKey struct{ name, window, labels string }
+
+func keyOf(name, window string, labels map[string]string) valueKey {
+	return valueKey{name, window, labelString(labels)}
+}
+
+// reference picks the shard whose measurement the cluster-wide figures come
+// from: one without a measurement error if possible, then the one whose
+// storm window (else any window, else the variant run) ends last, then the
+// first.
+func (c *MergeShards) reference() int {
+	best := -1
+	for i, m := range c.Measurements {
+		if m == nil {
+			continue
+		}
+		if best < 0 {
+			best = i
+			continue
+		}
+		b := c.Measurements[best]
+		if (m.Error == "") != (b.Error == "") {
+			if m.Error == "" {
+				best = i
+			}
+			continue
+		}
+		if coverEnd(m, c.Variants[i]).After(coverEnd(b, c.Variants[best])) {
+			best = i
+		}
+	}
+	return best
+}
+
+func coverEnd(m *Measurement, v *VariantRun) time.Time {
+	if w, ok := m.Window(WindowStorm); ok {
+		return w.End
+	}
+	end := v.End
+	for _, w := range m.Windows {
+		if w.End.After(end) {
+			end = w.End
+		}
+	}
+	return end
+}
+
+// unionWindows returns, per window name in order of appearance, the
+// earliest start and the latest end over the shards.
+func unionWindows(ms []*Measurement) []Window {
+	var out []Window
+	for _, m := range ms {
+		if m == nil {
+			continue
+		}
+		for _, w := range m.Windows {
+			i := slices.IndexFunc(out, func(x Window) bool { return x.Name == w.Name })
+			if i < 0 {
+				out = append(out, w)
+				continue
+			}
+			if w.Start.Before(out[i].Start) {
+				out[i].Start = w.Start
+			}
+			if w.End.After(out[i].End) {
+				out[i].End = w.End
+			}
+		}
+	}
+	return out
+}
+
+// shardWarnings returns the shards' warnings, each once, prefixed with the
+// shards that gave it.
+func shardWarnings(ms []*Measurement) []string {
+	var order []string
+	by := map[string][]string{}
+	for i, m := range ms {
+		if m == nil {
+			continue
+		}
+		for _, w := range m.Warnings {
+			if _, ok := by[w]; !ok {
+				order = append(order, w)
+			}
+			if s := strconv.Itoa(i); !slices.Contains(by[w], s) {
+				by[w] = append(by[w], s)
+			}
+		}
+	}
+	var out []string
+	for _, w := range order {
+		who := "shard " + by[w][0]
+		if len(by[w]) > 1 {
+			who = "shards " + strings.Join(by[w], ", ")
+		}
+		out = append(out, who+": "+w)
+	}
+	return out
+}
+
+// sumSeries adds level series of several shards on a common time axis. The
+// result starts at the earliest start and has one point every step (the
+// smallest spacing between consecutive points of any input, 1 s if none
+// has two) until a point at or after the latest point of any input. Each input contributes, at
+// each merged point, its latest point at or before that time: nothing
+// before its first point, and its last value after its last point (a level
+// holds until it changes; a series that has ended reports its final level).
+// Name, labels and unit come from the first series.
+func sumSeries(ss ...*Series) Series {
+	if len(ss) == 0 {
+		return Series{}
+	}
+	first := ss[0]
+	out := Series{Name: first.Name, Labels: maps.Clone(first.Labels), Unit: first.Unit, Start: first.Start}
+	step := math.Inf(1)
+	var end time.Time
+	for _, s := range ss {
+		if s.Start.Before(out.Start) {
+			out.Start = s.Start
+		}
+		for j := 1; j < len(s.Points); j++ {
+			if d := s.Points[j].T - s.Points[j-1].T; d > 0 {
+				step = min(step, d)
+			}
+		}
+		if n := len(s.Points); n > 0 {
+			if e := s.Start.Add(seconds(s.Points[n-1].T)); e.After(end) {
+				end = e
+			}
+		}
+	}
+	if end.IsZero() {
+		return out
+	}
+	if math.IsInf(step, 1) {
+		step = 1
+	}
+	// The axis: the earliest first point, then every step.
+	origin := math.Inf(1)
+	for _, s := range ss {
+		if len(s.Points) > 0 {
+			origin = min(origin, s.Start.Sub(out.Start).Seconds()+s.Points[0].T)
+		}
+	}
+	origin = roundMillis(origin)
+	last := roundMillis(end.Sub(out.Start).Seconds())
+	cursor := make([]int, len(ss))
+	for k := 0; ; k++ {
+		t := roundMillis(origin + float64(k)*step)
+		if k > 0 && roundMillis(origin+float64(k-1)*step) >= last-1e-9 {
+			// The previous point already covered the latest input point.
+			break
+		}
+		at := out.Start.Add(seconds(t))
+		sum := 0.0
+		for i, s := range ss {
+			for cursor[i] < len(s.Points) && !s.Start.Add(seconds(s.Points[cursor[i]].T)).After(at) {
+				cursor[i]++
+			}
+			if cursor[i] > 0 {
+				sum += s.Points[cursor[i]-1].V
+			}
+		}
+		out.Points = append(out.Points, Point{T: t, V: sum})
+	}
+	return out
+}
+
+func seconds(f float64) time.Duration { return time.Duration(math.Round(f * float64(time.Second))) }
+
+func roundMillis(f float64) float64 { return math.Round(f*1000) / 1000 }
