@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/calibrate"
 	"github.com/stormbench/stormbench/bench/cluster"
@@ -16,55 +18,57 @@ import (
 	"github.com/stormbench/stormbench/profiles"
 )
 
-// runCalibrate measures the simulated kubelet against real ones (hollow
-// kubelets) on an embedded cluster of its own, and exits 1 when a row of
-// the fidelity table is outside its tolerance.
-func runCalibrate(ctx context.Context, env *cmdEnv, args []string) error {
-	if len(args) > 0 && args[0] == "combine" {
-		return runCalibrateCombine(env, args[1:])
-	}
-	var (
-		o                                clusterOptions
-		nodes, pods                      int
-		probePeriod, initDuration        time.Duration
-		cases, podFeatures               []string
-		resultPath, markdown, htmlPath   string
-		output, backend                  string
-		seed                             int64
-		kubeAPIQPS, kubeAPIBurst         int
-		tol                              = calibrate.DefaultTolerance()
-		keepCluster, force, dryRun, list bool
-	)
-	fs := newFlagSet(env, "calibrate", "calibrate [flags]")
+// calibrateOptions are the calibrate command's flags.
+type calibrateOptions struct {
+	cluster                          clusterOptions
+	nodes, pods                      int
+	probePeriod, initDuration        time.Duration
+	cases, podFeatures               []string
+	resultPath, markdown, htmlPath   string
+	output, backend                  string
+	seed                             int64
+	kubeAPIQPS, kubeAPIBurst         int
+	tol                              calibrate.Tolerance
+	keepCluster, force, dryRun, list bool
+}
+
+// newCalibrateOptions returns the defaults: 2 nodes of 5 pods, 10 s
+// probes, the hollow backend, seed 42, the default tolerance.
+func newCalibrateOptions() *calibrateOptions {
+	return &calibrateOptions{nodes: 2, pods: 5, probePeriod: 10 * time.Second, output: "text", backend: calibrate.BackendHollow, seed: 42, tol: calibrate.DefaultTolerance()}
+}
+
+func (o *calibrateOptions) addFlags(fs *pflag.FlagSet) {
 	var names []string
 	for _, c := range calibrate.Cases() {
 		names = append(names, c.Name)
 	}
-	fs.IntVar(&nodes, "nodes", 2, "Real nodes (hollow kubelets, about 100 MiB each) and as many simulated ones")
-	fs.IntVar(&pods, "pods-per-node", 5, "Pods per node: one Deployment and one Service per node, with exec readiness and liveness probes (HTTP or TCP in the +http and +tcp cases)")
-	fs.DurationVar(&probePeriod, "probe-period", 10*time.Second, "Period of the pods' readiness and liveness probes")
-	fs.DurationVar(&initDuration, "init-duration", 0, "The simulated kubelet's NotReady flash after start (a profile's storm.initDuration; 0, the default, keeps the node Ready)")
-	fs.StringSliceVar(&podFeatures, "pod-features", nil, "Add to the calibration pods: "+strings.Join(calibrate.PodFeatures(), ", ")+" (startup probe; env, envFrom, projected and immutable ConfigMap/Secret references; the service-account token and kube-root-ca.crt)")
-	fs.IntVar(&kubeAPIQPS, "kube-api-qps", 0, "Both sides' kubelet kubeAPIQPS (0: the kubelet default, 50); a low limit keeps the status manager busy")
-	fs.IntVar(&kubeAPIBurst, "kube-api-burst", 0, "Both sides' kubelet kubeAPIBurst (0: the kubelet default, 100)")
-	fs.StringSliceVar(&cases, "cases", nil, "Cases to run, in order: "+strings.Join(names, ", ")+" (default: every case the backend can run; the +http and +tcp cases and kubelet/exited need --backend containerd)")
-	fs.BoolVar(&list, "list-cases", false, "List the cases with their downtimes and exit")
-	fs.StringVar(&backend, "backend", calibrate.BackendHollow, "Real nodes: hollow (the kubelet code with a fake runtime) or containerd (the kubelet on a containerd of its own, real containers; needs root and make real-node-deps)")
-	fs.StringVar(&resultPath, "result", "", "Write the result document (JSON) here")
-	fs.StringVar(&markdown, "markdown", "", "Write the fidelity tables as markdown here")
-	fs.StringVar(&htmlPath, "html", "", "Write the fidelity tables as a self-contained HTML page here")
-	fs.StringVarP(&output, "output", "o", "text", "Summary on stdout: text, json or yaml")
-	fs.Int64Var(&seed, "seed", 42, "Seed of the simulated kubelets' probe jitter")
-	fs.Float64Var(&tol.RequestsAbsolute, "tolerance-requests", tol.RequestsAbsolute, "Absolute tolerance of request and write counts, per restart")
-	fs.Float64Var(&tol.RequestsRelative, "tolerance-requests-relative", tol.RequestsRelative, "Relative tolerance of request and write counts (0.2 = 20 %)")
-	fs.Float64Var(&tol.SecondsAbsolute, "tolerance-seconds", tol.SecondsAbsolute, "Absolute tolerance of timings, seconds")
-	fs.Float64Var(&tol.SecondsRelative, "tolerance-seconds-relative", tol.SecondsRelative, "Relative tolerance of timings (0.5 = 50 %)")
-	fs.BoolVar(&force, "force", false, "Overwrite existing output files")
-	fs.BoolVar(&keepCluster, "keep-cluster", false, "Leave the embedded cluster running at the end")
-	fs.BoolVar(&dryRun, "dry-run", false, "Validate the flags and the machine (binaries, memory), print the plan, start nothing")
-	o.addFlags(fs, false)
-	fs.Usage = func() {
-		fmt.Fprintf(env.stdout, `Usage: stormbench calibrate [flags]
+	fs.IntVar(&o.nodes, "nodes", o.nodes, "Real nodes (hollow kubelets, about 100 MiB each) and as many simulated ones")
+	fs.IntVar(&o.pods, "pods-per-node", o.pods, "Pods per node: one Deployment and one Service per node, with exec readiness and liveness probes (HTTP or TCP in the +http and +tcp cases)")
+	fs.DurationVar(&o.probePeriod, "probe-period", o.probePeriod, "Period of the pods' readiness and liveness probes")
+	fs.DurationVar(&o.initDuration, "init-duration", 0, "The simulated kubelet's NotReady flash after start (a profile's storm.initDuration; 0, the default, keeps the node Ready)")
+	fs.StringSliceVar(&o.podFeatures, "pod-features", nil, "Add to the calibration pods: "+strings.Join(calibrate.PodFeatures(), ", ")+" (startup probe; env, envFrom, projected and immutable ConfigMap/Secret references; the service-account token and kube-root-ca.crt)")
+	fs.IntVar(&o.kubeAPIQPS, "kube-api-qps", 0, "Both sides' kubelet kubeAPIQPS (0: the kubelet default, 50); a low limit keeps the status manager busy")
+	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 0, "Both sides' kubelet kubeAPIBurst (0: the kubelet default, 100)")
+	fs.StringSliceVar(&o.cases, "cases", nil, "Cases to run, in order: "+strings.Join(names, ", ")+" (default: every case the backend can run; the +http and +tcp cases and kubelet/exited need --backend containerd)")
+	fs.BoolVar(&o.list, "list-cases", false, "List the cases with their downtimes and exit")
+	fs.StringVar(&o.backend, "backend", o.backend, "Real nodes: hollow (the kubelet code with a fake runtime) or containerd (the kubelet on a containerd of its own, real containers; needs root and make real-node-deps)")
+	fs.StringVar(&o.resultPath, "result", "", "Write the result document (JSON) here")
+	fs.StringVar(&o.markdown, "markdown", "", "Write the fidelity tables as markdown here")
+	fs.StringVar(&o.htmlPath, "html", "", "Write the fidelity tables as a self-contained HTML page here")
+	fs.StringVarP(&o.output, "output", "o", o.output, "Summary on stdout: text, json or yaml")
+	fs.Int64Var(&o.seed, "seed", o.seed, "Seed of the simulated kubelets' probe jitter")
+	fs.Float64Var(&o.tol.RequestsAbsolute, "tolerance-requests", o.tol.RequestsAbsolute, "Absolute tolerance of request and write counts, per restart")
+	fs.Float64Var(&o.tol.RequestsRelative, "tolerance-requests-relative", o.tol.RequestsRelative, "Relative tolerance of request and write counts (0.2 = 20 %)")
+	fs.Float64Var(&o.tol.SecondsAbsolute, "tolerance-seconds", o.tol.SecondsAbsolute, "Absolute tolerance of timings, seconds")
+	fs.Float64Var(&o.tol.SecondsRelative, "tolerance-seconds-relative", o.tol.SecondsRelative, "Relative tolerance of timings (0.5 = 50 %)")
+	fs.BoolVar(&o.force, "force", false, "Overwrite existing output files")
+	fs.BoolVar(&o.keepCluster, "keep-cluster", false, "Leave the embedded cluster running at the end")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "Validate the flags and the machine (binaries, memory), print the plan, start nothing")
+	o.cluster.addFlags(fs, false)
+}
+
+const calibrateUsage = `Usage: stormbench calibrate [flags]
 
 Runs the same storm on K real kubelets (hollow kubelets: the v1.36.3 kubelet
 code with a fake CRI runtime in a process of its own) and K simulated ones
@@ -86,74 +90,110 @@ Examples:
   stormbench calibrate combine cal.json ctd.json --markdown combined.md
 
 Flags:
-%s`, flagUsages(fs))
-	}
-	if err := parse(fs, args); err != nil {
-		return err
-	}
+%s`
+
+// calibratePlan is what validate resolved: the cases, the calibration's
+// options (without its cluster) and the component binaries.
+type calibratePlan struct {
+	selected []calibrate.Case
+	opts     calibrate.Options
+	comps    cluster.Components
+	total    time.Duration
+}
+
+// validate checks the flags and the machine before anything starts; a nil
+// plan with a nil error means there is nothing to run (--list-cases).
+func (o *calibrateOptions) validate(env *cmdEnv, fs *pflag.FlagSet) (*calibratePlan, error) {
 	if fs.NArg() > 0 {
-		return usagef("calibrate takes no arguments, got %q", fs.Args())
+		return nil, usagef("calibrate takes no arguments, got %q", fs.Args())
 	}
-	if err := checkFormat(output); err != nil {
-		return err
+	if err := checkFormat(o.output); err != nil {
+		return nil, err
 	}
-	if len(cases) == 0 {
-		for _, c := range calibrate.DefaultCases(backend) {
-			cases = append(cases, c.Name)
+	if len(o.cases) == 0 {
+		for _, c := range calibrate.DefaultCases(o.backend) {
+			o.cases = append(o.cases, c.Name)
 		}
 	}
-	selected, err := calibrate.SelectCases(cases)
+	selected, err := calibrate.SelectCases(o.cases)
 	if err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
-	if list {
+	if o.list {
 		for _, c := range calibrate.Cases() {
 			fmt.Fprintf(env.stdout, "%-22s %-8s down %-4s watched %s after%s\n", c.Name, c.Kind, c.Downtime, c.Observe, caseDetail(c))
 		}
-		return nil
+		return nil, nil
 	}
-	opts := calibrate.Options{Nodes: nodes, PodsPerNode: pods, ProbePeriod: probePeriod, InitDuration: initDuration, Cases: selected, Tolerance: tol, Seed: seed, Backend: backend, PodFeatures: podFeatures, KubeAPIQPS: kubeAPIQPS, KubeAPIBurst: kubeAPIBurst}
+	opts := calibrate.Options{Nodes: o.nodes, PodsPerNode: o.pods, ProbePeriod: o.probePeriod, InitDuration: o.initDuration, Cases: selected, Tolerance: o.tol, Seed: o.seed, Backend: o.backend, PodFeatures: o.podFeatures, KubeAPIQPS: o.kubeAPIQPS, KubeAPIBurst: o.kubeAPIBurst}
 	if err := opts.Validate(realnode.MemAvailable()); err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
-	for _, p := range []string{resultPath, markdown, htmlPath} {
-		if err := checkWritable(p, force); err != nil {
-			return usageError{err}
+	for _, p := range []string{o.resultPath, o.markdown, o.htmlPath} {
+		if err := checkWritable(p, o.force); err != nil {
+			return nil, usageError{err}
 		}
 	}
-	comps, err := cluster.FindComponents(o.binDir)
+	comps, err := cluster.FindComponents(o.cluster.binDir)
 	if err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
 	if err := comps.CheckRealNodes(); err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
-	if backend == calibrate.BackendContainerd {
+	if o.backend == calibrate.BackendContainerd {
 		if err := realnode.CheckContainerdHost(comps); err != nil {
-			return usageError{err}
+			return nil, usageError{err}
 		}
 	}
-	var total time.Duration
+	plan := &calibratePlan{selected: selected, opts: opts, comps: comps}
 	for _, c := range selected {
-		total += c.Downtime + c.Observe
+		plan.total += c.Downtime + c.Observe
 	}
-	if dryRun {
+	return plan, nil
+}
+
+// runCalibrate measures the simulated kubelet against real ones (hollow
+// kubelets) on an embedded cluster of its own, and exits 1 when a row of
+// the fidelity table is outside its tolerance.
+func runCalibrate(ctx context.Context, env *cmdEnv, args []string) error {
+	if len(args) > 0 && args[0] == "combine" {
+		return runCalibrateCombine(env, args[1:])
+	}
+	o := newCalibrateOptions()
+	fs := newFlagSet(env, "calibrate", "calibrate [flags]")
+	o.addFlags(fs)
+	fs.Usage = func() { fmt.Fprintf(env.stdout, calibrateUsage, flagUsages(fs)) }
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	plan, err := o.validate(env, fs)
+	if err != nil || plan == nil {
+		return err
+	}
+	if o.dryRun {
 		fmt.Fprintf(env.stdout, "Would calibrate %d real and %d simulated nodes, %d pods each, cases %s (storm time about %s, plus start-up and settling).\n",
-			nodes, nodes, pods, strings.Join(cases, ", "), total)
+			o.nodes, o.nodes, o.pods, strings.Join(o.cases, ", "), plan.total)
 		return nil
 	}
+	return o.run(ctx, env, plan, args)
+}
+
+// run starts the calibration's embedded cluster, calibrates, writes the
+// outputs and stops the cluster (unless --keep-cluster).
+func (o *calibrateOptions) run(ctx context.Context, env *cmdEnv, plan *calibratePlan, args []string) error {
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(env.stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
 	}
 	runID := "cal-" + time.Now().UTC().Format("150405")
-	name := o.name
+	name := o.cluster.name
 	if name == "stormbench" {
 		name = "sb-" + runID
 	}
 	def := &profiles.Profile{}
 	profiles.SetDefaults(def)
 	def.Timing.NodeEvictionRate = calibrate.NodeEvictionRate
-	emb, err := cluster.NewEmbedded(cluster.EmbeddedOptions{Name: name, WorkDir: o.workDir, Components: comps, Timing: def.Timing, ControlPlane: def.ControlPlane, AuditLog: true})
+	emb, err := cluster.NewEmbedded(cluster.EmbeddedOptions{Name: name, WorkDir: o.cluster.workDir, Components: plan.comps, Timing: def.Timing, ControlPlane: def.ControlPlane, AuditLog: true})
 	if err != nil {
 		return err
 	}
@@ -162,8 +202,8 @@ Flags:
 		return err
 	}
 	defer func() {
-		if keepCluster {
-			fmt.Fprintf(env.stderr, "Embedded cluster %s kept: kubeconfig %s; stop it with `stormbench cluster down --name %s --workdir %s`\n", name, emb.Kubeconfig(), name, o.workDir)
+		if o.keepCluster {
+			fmt.Fprintf(env.stderr, "Embedded cluster %s kept: kubeconfig %s; stop it with `stormbench cluster down --name %s --workdir %s`\n", name, emb.Kubeconfig(), name, o.cluster.workDir)
 			return
 		}
 		logf("Stopping embedded cluster %s", name)
@@ -175,9 +215,10 @@ Flags:
 	if err != nil {
 		return err
 	}
+	opts := plan.opts
 	opts.Target, opts.Embedded, opts.RunID, opts.Logf = target, emb, runID, logf
-	opts.KeepObjects = !keepCluster
-	logf("Calibrating: %d real and %d simulated nodes, %d pods each; cases %s (about %s of storms)", nodes, nodes, pods, strings.Join(cases, ", "), total)
+	opts.KeepObjects = !o.keepCluster
+	logf("Calibrating: %d real and %d simulated nodes, %d pods each; cases %s (about %s of storms)", o.nodes, o.nodes, o.pods, strings.Join(o.cases, ", "), plan.total)
 	res, runErr := calibrate.Run(ctx, opts)
 	if res == nil {
 		return runErr
@@ -187,12 +228,18 @@ Flags:
 	if runErr != nil {
 		res.Errors = append(res.Errors, runErr.Error())
 	}
-	if err := writeCalibration(env, force, res, resultPath, markdown, htmlPath); err != nil {
+	return o.report(env, res, runErr)
+}
+
+// report writes the calibration's files and summary and says how it ended:
+// the run's error, or a gate error when a row is outside tolerance.
+func (o *calibrateOptions) report(env *cmdEnv, res *calibrate.Result, runErr error) error {
+	if err := writeCalibration(env, o.force, res, o.resultPath, o.markdown, o.htmlPath); err != nil {
 		return errors.Join(runErr, err)
 	}
-	switch output {
+	switch o.output {
 	case "json", "yaml":
-		if err := printStructured(env.stdout, output, res); err != nil {
+		if err := printStructured(env.stdout, o.output, res); err != nil {
 			return err
 		}
 	default:
