@@ -14,7 +14,6 @@ import (
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
-	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/bench/realnode"
 	"github.com/stormbench/stormbench/bench/storm"
@@ -147,32 +146,39 @@ func (r *realNodes) stop() error {
 	return errors.Join(errs...)
 }
 
-// restart carries out a scheduled restart on a real node and records it
-// as the simulator records its own: Down, KubeletStart, ReportedReady when
-// the kubelet has posted a Ready status since it came back, PodsRecovered
-// when the node's pods are Ready again. A kubelet that exits or does not
-// report Ready is a failed restart, named with its log.
-func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.Storm, gates map[string]bool, sim *kubelet.Simulator, events *storm.EventLog) {
+// restarter is the real nodes' storm.Restarter for one storm: it carries
+// out a scheduled restart on a real node and records it as the simulator
+// records its own: Down, KubeletStart, ReportedReady when the kubelet has
+// posted a Ready status since it came back, PodsRecovered when the node's
+// pods are Ready again. A kubelet that exits or does not report Ready is
+// a failed restart, named with its log.
+func (r *realNodes) restarter(st *profiles.Storm, gates map[string]bool, events *storm.EventLog) storm.Restarter {
+	return storm.RestarterFunc(func(ctx context.Context, rs storm.Restart) error {
+		return r.restart(ctx, rs, st, gates, events)
+	})
+}
+
+func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.Storm, gates map[string]bool, events *storm.EventLog) error {
 	n := r.node(rs.Node)
 	if n == nil {
-		sim.Counters.Errors.Add(1)
-		events.Add(storm.Event{Time: r.o.Clock.Now(), Type: storm.EventError, Node: rs.Node, Wave: rs.Wave, Err: "real node not started by this run"})
-		return
+		err := errors.New("real node not started by this run")
+		events.Add(storm.Event{Time: r.o.Clock.Now(), Type: storm.EventError, Node: rs.Node, Wave: rs.Wave, Err: err.Error()})
+		return err
 	}
 	add := func(e storm.Event) {
 		e.Time, e.Node, e.Wave = r.o.Clock.Now(), rs.Node, rs.Wave
 		events.Add(e)
 	}
 	ev := func(t storm.EventType) { add(storm.Event{Type: t}) }
-	fail := func(err error) {
-		sim.Counters.Errors.Add(1)
-		add(storm.Event{Type: storm.EventError, Err: fmt.Sprintf("real node: %v (kubelet log: %s)", err, n.KubeletLog())})
+	fail := func(err error) error {
+		err = fmt.Errorf("real node: %w (kubelet log: %s)", err, n.KubeletLog())
+		add(storm.Event{Type: storm.EventError, Err: err.Error()})
+		return err
 	}
 	add(storm.Event{Type: storm.EventDown, Kind: st.Kind, Real: true})
 	back, err := n.Restart(ctx, st.Kind, st.RuntimeMode, rs.Downtime, gates)
 	if err != nil {
-		fail(err)
-		return
+		return fail(err)
 	}
 	ev(storm.EventKubeletStart)
 	timeout := st.RecoveryTimeout.Duration
@@ -212,8 +218,9 @@ func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.
 		return true, "", nil
 	})
 	if err != nil {
-		fail(err)
+		return fail(err)
 	}
+	return nil
 }
 
 // readySince reports whether the node's Ready condition is True with a

@@ -420,7 +420,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 	vr.HostBound = measure.HostBound(&vr)
 	all := events.Events()
 	vr.Restarts = storm.Restarts(all)
-	failed := sim.Counters.Errors.Load()
+	failed := storm.Failures(all)
 	vr.Complete = stormErr == nil && failed == 0
 	for _, e := range all {
 		if f := e.Failure(); f != "" && len(vr.Errors) < 20 {
@@ -514,12 +514,11 @@ func play(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s storm
 	// recovered, or failed); a rolling storm of a big fleet runs for many
 	// minutes with nothing else to print.
 	o.Progress.Start(fmt.Sprintf("variant %s: nodes restarted and recovered", s.variant.Name), len(s.restarts))
+	// One driver for simulated and real nodes; each records its failures
+	// in events, which runVariant counts.
+	restarter := storm.ByNode(f.Plan().IsReal, rn.restarter(st, vr.FeatureGates, events), sim)
 	err := storm.Play(ctx, o.Clock, s.restarts, vr.StormStart, func(ctx context.Context, r storm.Restart) {
-		if f.Plan().IsReal(r.Node) {
-			rn.restart(ctx, r, st, vr.FeatureGates, sim, events)
-		} else {
-			_ = sim.Restart(ctx, r)
-		}
+		_ = restarter.Restart(ctx, r)
 		o.Progress.Add(1)
 	})
 	o.Progress.Done()

@@ -100,6 +100,18 @@ func (l *EventLog) Events() []Event {
 	return append([]Event(nil), l.events...)
 }
 
+// Failures counts the failed restarts in events: one Error event each
+// (a restarter records one when it returns an error).
+func Failures(events []Event) int {
+	n := 0
+	for _, e := range events {
+		if e.Type == EventError {
+			n++
+		}
+	}
+	return n
+}
+
 // Restarts counts the restarts in events: one Down event per node restart
 // that took its node down. It is the one count of restarts: the variant's
 // Restarts, the excess requests per restart and the recovery measurement
