@@ -35,9 +35,13 @@ func scrapeAt(sec float64, counters map[seriesKey]float64, gauges map[seriesKey]
 }
 
 // scrapeOf is a sample of component at sec seconds after t0, of a process
-// started at start (0: unknown).
+// started start seconds after t0 (0: unknown).
 func scrapeOf(component string, sec, start float64, counters map[seriesKey]float64, gauges map[seriesKey]float64) feed {
-	s := &sample{at: at(time.Duration(sec * float64(time.Second))), startTime: start,
+	var startTime float64
+	if start != 0 {
+		startTime = float64(at(0).Unix()) + start
+	}
+	s := &sample{at: at(time.Duration(sec * float64(time.Second))), startTime: startTime,
 		counters: map[seriesKey]float64{}, gauges: map[seriesKey]float64{}, hists: map[seriesKey]*bucketSample{}}
 	for k, v := range counters {
 		s.counters[k] = v
@@ -138,6 +142,21 @@ func TestAPIAccumulator(t *testing.T) {
 			{name: APICPUSeconds, window: storm, labels: []string{result.LabelComponent, ComponentAPIServer}, v: 1 + 2.5},
 		},
 		warnings: []string{"counter reset in kube-apiserver between 2026-03-01T12:00:01Z and 2026-03-01T12:00:02Z", "no scrape interval fell in the baseline window"},
+	}, {
+		// process_start_time_seconds moved by a second with /proc/stat's
+		// btime (prometheus/client_golang#289): the same process.
+		name: "a start time a second off, before the last scrape, is the same process",
+		feeds: []feed{
+			scrapeOf(ComponentAPIServer, 0, -600, map[seriesKey]float64{getPods: 0, cpuKey: 1}, nil),
+			markAt(0.5),
+			scrapeOf(ComponentAPIServer, 1, -600, map[seriesKey]float64{getPods: 10, cpuKey: 2}, nil),
+			scrapeOf(ComponentAPIServer, 2, -599, map[seriesKey]float64{getPods: 12, cpuKey: 2.5}, nil),
+		},
+		want: []want{
+			{name: APIRequests, window: storm, v: 12},
+			{name: APICPUSeconds, window: storm, labels: []string{result.LabelComponent, ComponentAPIServer}, v: 1.5},
+		},
+		warnings: []string{"no scrape interval fell in the baseline window"},
 	}, {
 		// Overlapping scrapes: the one at 2 s read the counter before the
 		// one at 1 s did. Not a reset: 0 in its interval, and the next one

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 )
@@ -74,6 +75,12 @@ func TestDelta(t *testing.T) {
 		}
 		return s
 	}
+	// t0 is a scrape time in seconds since the epoch; at sets a sample's.
+	const t0 = 1796449715.0
+	at := func(s *sample, sec float64) *sample {
+		s.at = time.Unix(0, int64(sec*1e9))
+		return s
+	}
 	tests := []struct {
 		name      string
 		prev, cur *sample
@@ -92,6 +99,14 @@ func TestDelta(t *testing.T) {
 		{"decrease with the same start time is stale", mk(1, map[seriesKey]float64{req: 10, other: 3}, h(5, 9)), mk(1, map[seriesKey]float64{req: 2, other: 5}, h(1, 2)),
 			map[seriesKey]float64{req: 0, other: 2}, []float64{0, 0}, false},
 		{"a new start time resets everything", mk(1, map[seriesKey]float64{req: 10, other: 3}, h(5, 9)), mk(2, map[seriesKey]float64{req: 12, other: 5}, h(6, 10)),
+			map[seriesKey]float64{req: 12, other: 5}, []float64{6, 10}, true},
+		// process_start_time_seconds read through a btime that moved by a
+		// second: the same process, counted as increments.
+		{"a start time a second off, long before the last scrape, is the same process",
+			at(mk(t0-600, map[seriesKey]float64{req: 10, other: 3}, h(5, 9)), t0), at(mk(t0-599, map[seriesKey]float64{req: 12, other: 5}, h(6, 10)), t0+1),
+			map[seriesKey]float64{req: 2, other: 2}, []float64{1, 1}, false},
+		{"a start time after the last scrape is a restart",
+			at(mk(t0-600, map[seriesKey]float64{req: 10, other: 3}, h(5, 9)), t0), at(mk(t0+0.5, map[seriesKey]float64{req: 12, other: 5}, h(6, 10)), t0+1),
 			map[seriesKey]float64{req: 12, other: 5}, []float64{6, 10}, true},
 	}
 	for _, tt := range tests {
