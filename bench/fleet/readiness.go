@@ -93,19 +93,23 @@ func (f *Fleet) Readiness(ctx context.Context) (*Readiness, error) {
 	for i := range pods.Items {
 		ptrs[i] = &pods.Items[i]
 	}
-	r.count(f.plan, ptrs, nil)
+	r.count(f.plan, ptrs, nil, nil)
 	return r, nil
 }
 
-// count adds the pods to r; notReady, when set, sees every live pod that is
-// not Ready.
-func (r *Readiness) count(plan *Plan, pods []*corev1.Pod, notReady func(*corev1.Pod)) {
-	present := map[string]bool{}
-	for _, p := range pods {
-		present[p.Name] = true
+// count adds the pods to r; exists says whether a standalone pod of the
+// plan still exists (nil: among pods); notReady, when set, sees every live
+// pod that is not Ready.
+func (r *Readiness) count(plan *Plan, pods []*corev1.Pod, exists func(name string) bool, notReady func(*corev1.Pod)) {
+	if exists == nil {
+		present := make(map[string]bool, len(pods))
+		for _, p := range pods {
+			present[p.Name] = true
+		}
+		exists = func(name string) bool { return present[name] }
 	}
 	for _, name := range plan.StandalonePods {
-		if !present[name] {
+		if !exists(name) {
 			r.LostPods++
 		}
 	}
