@@ -119,13 +119,34 @@ func exceedsByAtMost(r calibrate.Row, extra float64) bool {
 // removed) and its events (the node's, and a cancelled eviction per pod).
 // In a case where the harness saw that flash on a real node, these rows
 // may exceed the model's by up to plegFlashCost per flash, never fall
-// below it.
+// below it. The node-lifecycle controller's events are created, or
+// patched when the same event exists already from an earlier flash of the
+// node (client-go's event correlator, tools/record/events_cache.go): a
+// make test of 2026-12-05 saw 5 patches per restart in kubelet/preserve
+// and reboot, every real restart having flashed.
 var plegRaceRows = map[string]bool{
 	calibrate.MetricNodeTransitions:  true,
 	"kubelet: patch nodes/status":    true,
 	"kubelet: create events":         true,
 	"node-controller: patch nodes":   true,
 	"node-controller: create events": true,
+	"node-controller: patch events":  true,
+}
+
+// plegFlashDelay bounds how much later than the model's a real kubelet's
+// last request may come after a start flash: it reports Ready at its next
+// node status update (nodeStatusUpdateFrequency, 10 s;
+// kubelet_node_status.go), where the model, which does not flash, sent its
+// last request at start; 2 s more for the update's jitter and the
+// harness's resolution. Seen: kubelet/preserve, real 10.9 s, simulated
+// 1.23 s, one flash per restart.
+const plegFlashDelay = 12.0
+
+// plegRaceLastRequest reports whether the last-request row is within what
+// the real side's start flashes explain: later than the model's by at most
+// plegFlashDelay, never earlier.
+func plegRaceLastRequest(r calibrate.Row, flashes float64) bool {
+	return flashes > 0 && r.Real >= r.Simulated && r.Real <= r.Simulated+plegFlashDelay
 }
 
 // plegFlashCost bounds what one start flash adds to a plegRaceRows row on a
@@ -344,6 +365,13 @@ func checkCalibration(t *testing.T, res *calibrate.Result, caseNames []string, k
 				continue
 			}
 		}
+		if metric == calibrate.MetricLastRequest {
+			flash, _ := res.Row(caseName, calibrate.MetricStartFlashes)
+			if row, _ := res.Row(caseName, metric); plegRaceLastRequest(row, flash.Real) {
+				t.Logf("PLEG start race on the real side: %s (real %v s, simulated %v s, %v flashes per restart)", dis, row.Real, row.Simulated, flash.Real)
+				continue
+			}
+		}
 		if extra, ok := statusRaceOnReal[d]; ok {
 			if row, _ := res.Row(caseName, metric); exceedsByAtMost(row, extra) {
 				t.Logf("status race on the real side: %s (real %v, simulated %v, at most %v more per restart)", dis, row.Real, row.Simulated, extra)
@@ -388,6 +416,22 @@ func TestPLEGRaceBounded(t *testing.T) {
 	} {
 		if got := plegRaceBounded(calibrate.Row{Real: tc.real, Simulated: tc.sim}, tc.flashes, 5); got != tc.want {
 			t.Errorf("plegRaceBounded(real %v, sim %v, flashes %v) = %v, want %v", tc.real, tc.sim, tc.flashes, got, tc.want)
+		}
+	}
+}
+
+func TestPLEGRaceLastRequest(t *testing.T) {
+	for _, tc := range []struct {
+		real, sim, flashes float64
+		want               bool
+	}{
+		{10.9, 1.23, 1, true},  // kubelet/preserve, make test of 2026-12-05
+		{10.9, 1.23, 0, false}, // no flash seen: the row must agree
+		{1.0, 1.23, 1, false},  // the real side may not come earlier
+		{13.5, 1.23, 1, false}, // more than one status period later
+	} {
+		if got := plegRaceLastRequest(calibrate.Row{Real: tc.real, Simulated: tc.sim}, tc.flashes); got != tc.want {
+			t.Errorf("plegRaceLastRequest(real %v, sim %v, flashes %v) = %v, want %v", tc.real, tc.sim, tc.flashes, got, tc.want)
 		}
 	}
 }
