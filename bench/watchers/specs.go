@@ -52,7 +52,7 @@ func (s spec) query() url.Values {
 var notHeadless = fields.OneTermNotEqualSelector("spec.clusterIP", corev1.ClusterIPNone).String()
 
 // kubeletSpecs are the watches a 1.36 kubelet holds for its lifetime, the
-// ones the simulated kubelet's session opens too (bench/kubelet session.go
+// ones the simulated kubelet's session opens too (bench/kubelet informers.go
 // startInformers), in k8s.io/kubernetes@v1.36.3:
 //   - its pods, spec.nodeName=<node>: the pod source's reflector
 //     (pkg/kubelet/config/apiserver.go NewSourceApiserver);
