@@ -81,6 +81,11 @@ var raceOnReal = map[string]bool{
 	"kubelet/legacy: replicaset-controller: update replicasets/status": true,
 	"kubelet/legacy: " + calibrate.MetricSliceWrites:                   true,
 	"kubelet/legacy: " + calibrate.MetricReadyFlips:                    true,
+	// A flip the real side coalesced (its Failure and Success before the
+	// status manager's first sync of the pod) is one status write fewer:
+	// the fresh-clone run of ec1cda5 saw 4 flips against 5 and 9 writes
+	// against 10.
+	"kubelet/legacy: kubelet: patch pods/status": true,
 }
 
 // statusRaceOnReal are rows where a real kubelet sometimes sends more than
