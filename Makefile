@@ -111,8 +111,12 @@ readme-examples: components build ## Run the README's cluster examples (cluster 
 	SB=$(BIN)/stormbench STORMBENCH_BIN_DIR=$(BIN) scripts/readme-cluster-examples.sh
 
 # The storm benchmarks of ./bench, run once each by `make test` as a smoke
-# test, in the tests' process: they share its embedded cluster.
-SMOKE_BENCH := RestartStorm$$|RebootStorm$$|KubeletReplay$$
+# test, in the tests' process: they share its embedded cluster. The smoke
+# runs one gate of the two-gate benchmarks (legacy, the one with more
+# requests): each sub-benchmark is a storm or a replay of its own, about a
+# minute, and the gate A/B is TestKubeletRestartGateAB's. `make bench` runs
+# them all.
+SMOKE_BENCH := KubeletRestartStorm$$/nodes=/gate=legacy$$|RuntimeRestartStorm$$|RebootStorm$$|KubeletReplay$$/gate=legacy$$
 # make test runs through scripts/testtimes, which prints go test's output and
 # ends with the slowest packages and tests, the cluster boots and the wall
 # time, keeping go test's verdict. Three lanes side by side, each one package
