@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stormbench/stormbench/bench/cluster"
-	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -74,8 +73,7 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 		return err
 	}
 	defer n.close()
-	sess := n.sess
-	sess.knownNode = node
+	n.sess.knownNode = node
 	start := s.cfg.Clock.Now()
 	rng := s.rng(r.Node, 2)
 	// The kubelet's lease controller goes on while the runtime is down:
@@ -90,16 +88,50 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	if err != nil {
 		return err
 	}
+	plan := planRuntimeOutage(runtimeOutage{
+		Hung:     s.cfg.RuntimeMode == profiles.RuntimeHung,
+		Downtime: r.Downtime,
+		Version:  node.Status.NodeInfo.ContainerRuntimeVersion,
+		Node:     r.Node,
+		Pods:     pods,
+	}, rng, s.rng(r.Node, 4))
+	if err := n.play(ctx, node, start, plan); err != nil {
+		return err
+	}
+	return n.recover(ctx, nil)
+}
+
+// runtimeOutage is what planRuntimeOutage plans from: a container runtime
+// down for Downtime (hung, or refusing its socket) under a kubelet that
+// stays up, on a node whose runtime reported Version, with Pods.
+type runtimeOutage struct {
+	Hung     bool
+	Downtime time.Duration
+	Version  string
+	Node     string
+	Pods     []corev1.Pod
+}
+
+// planRuntimeOutage plans what the kubelet sends while its runtime is down
+// and after it is back (see runtimeRestart), from the outage's start: the
+// errored exec probes' events and the failed container garbage
+// collections (a refused runtime only), the node status that reports the
+// runtime's version Unknown, the NotReady "container runtime is down" with
+// its event, and Ready again once the runtime answers. rng draws the probe
+// phases, the status times and the return; gc the garbage collector's
+// phase (a stream of its own, so that the others' draws stay as they were
+// before it was modelled). A step due at the same offset as an errored
+// probe comes before it.
+func planRuntimeOutage(o runtimeOutage, rng, gc *rand.Rand) Plan {
 	// A hung runtime's exec probes block until their timeout and record
 	// nothing in an outage of this length (measured: no probe event in a
 	// 50 s hang); a refused socket fails them at once.
 	var probes []erroredProbe
-	if s.cfg.RuntimeMode != profiles.RuntimeHung {
-		probes = erroredProbes(pods, rng, r.Downtime)
+	if !o.Hung {
+		probes = erroredProbes(o.Pods, rng, o.Downtime)
 		// The container garbage collector's runs that find the runtime
-		// refusing: a pod-less entry, a node event. Drawn from a stream
-		// of their own, so that the probes' draws stay as they were.
-		for _, at := range containerGCFailures(s.rng(r.Node, 4), r.Downtime) {
+		// refusing: a pod-less entry, a node event.
+		for _, at := range containerGCFailures(gc, o.Downtime) {
 			probes = append(probes, erroredProbe{at: at})
 		}
 		sort.SliceStable(probes, func(i, j int) bool { return probes[i].at < probes[j].at })
@@ -115,112 +147,92 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	// (A hung runtime's status sync hangs instead, so it has no phase.)
 	phase := time.Duration(-1)
 	downAt := time.Duration(-1)
-	if s.cfg.RuntimeMode == profiles.RuntimeHung {
-		if d := hungDownAfter + time.Duration(rng.Float64()*float64(hungDownSpread)); d < r.Downtime {
+	if o.Hung {
+		if d := hungDownAfter + time.Duration(rng.Float64()*float64(hungDownSpread)); d < o.Downtime {
 			downAt = d
 		}
 	} else {
 		var d time.Duration
 		phase, d = refusedStatusTimes(rng)
-		if d < r.Downtime {
+		if d < o.Downtime {
 			downAt = d
 		}
 	}
 	// A refused runtime fails the Version call of the first node status
-	// sync (the first tick of phase) after it went away, and
-	// the VersionInfo setter (nodestatus/setters.go) reports the runtime
-	// as "<type>://Unknown": the status changed, so the kubelet PATCHes it
-	// while the node is still Ready (measured on the hollow kubelet, a
-	// 50 s refused outage: "fake-cri://Unknown" 9 s in, NotReady at 29 s,
-	// Ready with the version back at 60 s; 3 node status PATCHes). A hung
+	// sync (the first tick of phase) after it went away, and the
+	// VersionInfo setter (nodestatus/setters.go) reports the runtime as
+	// "<type>://Unknown": the status changed, so the kubelet PATCHes it
+	// while the node is still Ready (measured on the hollow kubelet, a 50 s
+	// refused outage: "fake-cri://Unknown" 9 s in, NotReady at 29 s, Ready
+	// with the version back at 60 s; 3 node status PATCHes). A hung
 	// runtime's Version call hangs the sync instead.
-	version := node.Status.NodeInfo.ContainerRuntimeVersion
 	unknownAt := time.Duration(-1)
-	if s.cfg.RuntimeMode != profiles.RuntimeHung && version != "" {
-		if phase >= 0 && phase < r.Downtime && (downAt < 0 || phase < downAt) {
-			unknownAt = phase
-		}
+	if !o.Hung && o.Version != "" && phase < o.Downtime && (downAt < 0 || phase < downAt) {
+		unknownAt = phase
 	}
-	versionUnknown := false
-	reportUnknown := func() error {
-		if err := poll.Sleep(ctx, s.cfg.Clock, unknownAt-s.cfg.Clock.Since(start)); err != nil {
-			return err
-		}
-		// "containerd://2.1.4" becomes "containerd://Unknown"; KWOK's
-		// "kwok-0.8.0" has no runtime type to keep.
-		sess.newRuntimeVersion = "Unknown"
-		if typ, _, ok := strings.Cut(version, "://"); ok {
-			sess.newRuntimeVersion = typ + "://Unknown"
-		}
-		versionUnknown = true
-		return sess.patchNodeReady(ctx, true, "KubeletReady", "kubelet is posting ready status")
-	}
-	names := map[string]string{}
-	wentDown := false
-	for _, pr := range probes {
-		if unknownAt >= 0 && !versionUnknown && pr.at >= unknownAt {
-			if err := reportUnknown(); err != nil {
-				return err
+	var plan Plan
+	// status returns the node status steps due by at, each once.
+	versionUnknown, wentDown := false, false
+	status := func(at time.Duration) []Step {
+		var out []Step
+		if unknownAt >= 0 && !versionUnknown && at >= unknownAt {
+			// "containerd://2.1.4" becomes "containerd://Unknown"; KWOK's
+			// "kwok-0.8.0" has no runtime type to keep.
+			unknown := "Unknown"
+			if typ, _, ok := strings.Cut(o.Version, "://"); ok {
+				unknown = typ + "://Unknown"
 			}
+			out = append(out, Step{At: unknownAt, Action: ActionNodeStatus, Ready: true, Reason: reasonReady, Message: messageReady, RuntimeVersion: unknown})
+			versionUnknown = true
 		}
-		if downAt >= 0 && !wentDown && pr.at >= downAt {
-			if err := n.runtimeDown(ctx, node, start, downAt); err != nil {
-				return err
-			}
+		if downAt >= 0 && !wentDown && at >= downAt {
+			out = append(out,
+				Step{At: downAt, Action: ActionNodeStatus, Reason: reasonNotReady, Message: "container runtime is down"},
+				Step{At: downAt, Action: ActionNodeEvent, EventType: corev1.EventTypeNormal, Reason: "NodeNotReady", Message: fmt.Sprintf("Node %s status is now: NodeNotReady", o.Node)})
 			wentDown = true
 		}
-		if err := poll.Sleep(ctx, s.cfg.Clock, pr.at-s.cfg.Clock.Since(start)); err != nil {
-			return err
-		}
+		return out
+	}
+	for _, pr := range probes {
+		plan = append(plan, status(pr.at)...)
 		if pr.pod == nil {
-			if err := sess.event(ctx, node.UID, corev1.EventTypeWarning, "ContainerGCFailed", runtimeRefusedError); err != nil {
-				return err
-			}
+			plan = append(plan, Step{At: pr.at, Action: ActionNodeEvent, EventType: corev1.EventTypeWarning, Reason: "ContainerGCFailed", Message: runtimeRefusedError})
 			continue
 		}
-		key := pr.pod.Namespace + "/" + pr.pod.Name + "/" + pr.container + "/" + pr.probeType
-		msg := fmt.Sprintf("%s probe errored and resulted in unknown state: %s", pr.probeType, runtimeRefusedError)
-		name, err := sess.podEvent(ctx, pr.pod, pr.container, names[key], pr.occurrences, corev1.EventTypeWarning, "Unhealthy", msg)
-		if err != nil {
-			return err
-		}
-		names[key] = name
+		plan = append(plan, Step{
+			At: pr.at, Action: ActionPodEvent, Pod: pr.pod, Container: pr.container, Count: pr.occurrences,
+			Series:    pr.pod.Namespace + "/" + pr.pod.Name + "/" + pr.container + "/" + pr.probeType,
+			EventType: corev1.EventTypeWarning, Reason: "Unhealthy",
+			Message: fmt.Sprintf("%s probe errored and resulted in unknown state: %s", pr.probeType, runtimeRefusedError),
+		})
 	}
-	if unknownAt >= 0 && !versionUnknown {
-		if err := reportUnknown(); err != nil {
-			return err
-		}
+	// Both are due before the outage ends.
+	plan = append(plan, status(o.Downtime)...)
+	if !wentDown && !versionUnknown {
+		// Nothing to take back: the restart ends with the outage.
+		return append(plan, Step{At: o.Downtime, Action: ActionWait})
 	}
-	if downAt >= 0 && !wentDown {
-		if err := n.runtimeDown(ctx, node, start, downAt); err != nil {
-			return err
-		}
-		wentDown = true
+	// Back: the next runtime check (every 5 s, kubelet.go updateRuntimeUp)
+	// and status sync report Ready (measured: 5 to 13 s after the runtime
+	// returned), with the runtime's version.
+	back := Step{At: o.Downtime + 5*time.Second + time.Duration(rng.Float64()*float64(8*time.Second)), Action: ActionNodeStatus, Ready: true, Reason: reasonReady, Message: messageReady}
+	if versionUnknown {
+		back.RuntimeVersion = o.Version
 	}
-	if err := poll.Sleep(ctx, s.cfg.Clock, r.Downtime-s.cfg.Clock.Since(start)); err != nil {
-		return err
+	plan = append(plan, back)
+	if wentDown {
+		plan = append(plan, Step{At: back.At, Action: ActionNodeEvent, EventType: corev1.EventTypeNormal, Reason: "NodeReady", Message: fmt.Sprintf("Node %s status is now: NodeReady", o.Node)})
 	}
-	if wentDown || versionUnknown {
-		// Back: the next runtime check (every 5 s, kubelet.go
-		// updateRuntimeUp) and status sync report Ready (measured: 5 to
-		// 13 s after the runtime returned), with the runtime's version.
-		if err := poll.Sleep(ctx, s.cfg.Clock, 5*time.Second+time.Duration(rng.Float64()*float64(8*time.Second))); err != nil {
-			return err
-		}
-		if versionUnknown {
-			sess.newRuntimeVersion = version
-		}
-		if err := sess.patchNodeReady(ctx, true, "KubeletReady", "kubelet is posting ready status"); err != nil {
-			return err
-		}
-		if wentDown {
-			if err := sess.event(ctx, node.UID, corev1.EventTypeNormal, "NodeReady", fmt.Sprintf("Node %s status is now: NodeReady", r.Node)); err != nil {
-				return err
-			}
-		}
-	}
-	return n.recover(ctx, nil)
+	return plan
 }
+
+// The Ready condition's reasons and messages (nodestatus/setters.go
+// ReadyCondition).
+const (
+	reasonReady    = "KubeletReady"
+	messageReady   = "kubelet is posting ready status"
+	reasonNotReady = "KubeletNotReady"
+)
 
 // refusedStatusTimes draws, for a runtime that refuses its socket from
 // offset 0, the offsets of the node status loop's first tick (phase: the
@@ -309,18 +321,4 @@ func erroredProbes(pods []corev1.Pod, rng *rand.Rand, downtime time.Duration) []
 	}
 	sort.SliceStable(probes, func(i, j int) bool { return probes[i].at < probes[j].at })
 	return probes
-}
-
-// runtimeDown reports the node NotReady "container runtime is down" at
-// offset at from start, with the NodeNotReady event the status setter
-// records on the transition (nodestatus/setters.go ReadyCondition).
-func (n *nodeRun) runtimeDown(ctx context.Context, node *corev1.Node, start time.Time, at time.Duration) error {
-	s, sess := n.s, n.sess
-	if err := poll.Sleep(ctx, s.cfg.Clock, at-s.cfg.Clock.Since(start)); err != nil {
-		return err
-	}
-	if err := sess.patchNodeReady(ctx, false, "KubeletNotReady", "container runtime is down"); err != nil {
-		return err
-	}
-	return sess.event(ctx, node.UID, corev1.EventTypeNormal, "NodeNotReady", fmt.Sprintf("Node %s status is now: NodeNotReady", node.Name))
 }

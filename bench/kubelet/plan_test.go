@@ -1,0 +1,122 @@
+package kubelet
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/stormbench/stormbench/bench/testutil"
+)
+
+// TestPlanGolden runs the planners alone, with no API server and no clock,
+// and compares their plans with testdata/plan/<case>.golden: every step the
+// simulated kubelet will take, when, and with what. The request goldens
+// (TestRestartGolden) show what playing the same plans sends; these show
+// what was decided, across the cases a request golden would take a storm
+// of each to reach. go test -update rewrites them; review the diff as a
+// change of the model.
+func TestPlanGolden(t *testing.T) {
+	f := newRestartFixture(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	var pods []corev1.Pod
+	for _, p := range f.pods {
+		pods = append(pods, *p)
+	}
+	s := &Simulator{cfg: Config{Seed: 7}} // TestRestartGolden's
+	for _, tc := range []struct {
+		name string
+		o    runtimeOutage
+	}{
+		// The request golden's case (the same seed): the version Unknown
+		// at 5 s, NotReady at 35 s, back at 69 s.
+		{"runtime-refused", runtimeOutage{Downtime: time.Minute, Version: "kwok-0.8.0"}},
+		// A runtime with a type keeps it in the Unknown version.
+		{"runtime-refused-containerd", runtimeOutage{Downtime: time.Minute, Version: "containerd://2.1.4"}},
+		// Over before the node status could see it down: the version
+		// goes Unknown and comes back; the node stays Ready.
+		{"runtime-refused-short", runtimeOutage{Downtime: 20 * time.Second, Version: "kwok-0.8.0"}},
+		// Too short for the version's status sync: nothing but probe
+		// events, and no status to take back.
+		{"runtime-refused-blip", runtimeOutage{Downtime: 4 * time.Second, Version: "kwok-0.8.0"}},
+		// Long enough for two garbage collections.
+		{"runtime-refused-long", runtimeOutage{Downtime: 130 * time.Second, Version: "kwok-0.8.0"}},
+		// No version on record: no Unknown to report.
+		{"runtime-refused-no-version", runtimeOutage{Downtime: time.Minute}},
+		// A hung runtime (the request golden's case): NotReady at 47.8 s,
+		// and no probe records an event (they block).
+		{"runtime-hung", runtimeOutage{Hung: true, Downtime: time.Minute, Version: "kwok-0.8.0"}},
+		// A hang over before the status sync gives up (45 s at the
+		// least): nothing to send.
+		{"runtime-hung-short", runtimeOutage{Hung: true, Downtime: 40 * time.Second, Version: "kwok-0.8.0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.o
+			o.Node, o.Pods = f.node, pods
+			rng := s.rng(f.node, 2)
+			rng.Float64() // the lease controller's phase (runtimeRestart)
+			plan := planRuntimeOutage(o, rng, s.rng(f.node, 4))
+			checkPlan(t, plan, o.Downtime)
+			var b strings.Builder
+			fmt.Fprintf(&b, "# %s: hung %t, downtime %v, runtime version %q, seed 7\n", tc.name, o.Hung, o.Downtime, o.Version)
+			b.WriteString(plan.String())
+			testutil.Golden(t, "plan/"+tc.name+".golden", []byte(b.String()))
+		})
+	}
+}
+
+// checkPlan checks what holds for every runtime outage's plan: steps in
+// time order; every pod event series counted 1, 2, 3, … in order; a
+// NotReady node status followed by its event at the same offset; the last
+// step at or after the outage's end, and Ready again if the node went
+// NotReady or its version Unknown.
+func checkPlan(t *testing.T, plan Plan, downtime time.Duration) {
+	t.Helper()
+	if len(plan) == 0 {
+		t.Fatal("empty plan")
+	}
+	counts := map[string]int32{}
+	unknown, down := false, false
+	for i, st := range plan {
+		if i > 0 && st.At < plan[i-1].At {
+			t.Errorf("step %d (%v) before the one ahead of it (%v)", i, st, plan[i-1])
+		}
+		switch st.Action {
+		case ActionPodEvent:
+			counts[st.Series]++
+			if st.Count != counts[st.Series] {
+				t.Errorf("step %d (%v): count %d, want %d", i, st, st.Count, counts[st.Series])
+			}
+			if st.At >= downtime {
+				t.Errorf("step %d (%v): a probe errored after the runtime was back", i, st)
+			}
+		case ActionNodeStatus:
+			if !st.Ready {
+				down = true
+				if i+1 >= len(plan) || plan[i+1].Reason != "NodeNotReady" || plan[i+1].At != st.At {
+					t.Errorf("step %d (%v): NotReady without its NodeNotReady event", i, st)
+				}
+			}
+			if strings.HasSuffix(st.RuntimeVersion, "Unknown") {
+				unknown = true
+			}
+		}
+	}
+	last := plan[len(plan)-1]
+	if last.At < downtime {
+		t.Errorf("plan ends at %v, before the outage's end %v", last.At, downtime)
+	}
+	if (unknown || down) && !slicesContainsReady(plan[len(plan)-2:]) {
+		t.Errorf("the node went NotReady or Unknown and the plan does not end Ready again:\n%v", plan)
+	}
+}
+
+func slicesContainsReady(steps []Step) bool {
+	for _, st := range steps {
+		if st.Action == ActionNodeStatus && st.Ready && !strings.HasSuffix(st.RuntimeVersion, "Unknown") {
+			return true
+		}
+	}
+	return false
+}
