@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/bench/storm"
 )
 
@@ -141,40 +140,19 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	// that check has not passed (kubelet.go syncLoop "Skipping pod
 	// synchronization"): a few milliseconds, against the node's NotReady
 	// until its next status update. So the status manager and the probers
-	// run beside the flash (kubelet.go Run starts them before syncLoop).
-	var pending chan error
+	// (ActorPods) run beside the flash (ActorNode; kubelet.go Run starts
+	// them before syncLoop). The flash ends InitDuration after the pods'
+	// first sync is done.
+	plan := planProbes(plans)
 	if flash {
-		pctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		ch := make(chan error, 1)
-		go func() { ch <- n.probe(pctx, plans, podSync) }()
-		pending = ch
-		defer func() {
-			if pending != nil { // not handed to recover: an error came first
-				cancel()
-				<-pending
-			}
-		}()
+		at := s.cfg.Clock.Since(podSync) + s.cfg.InitDuration
+		plan = append(plan,
+			Step{At: at, Actor: ActorNode, Action: ActionNodeStatus, Ready: true, Reason: reasonReady, Message: messageReady},
+			// NodeReady is recorded on the transition only
+			// (nodestatus/setters.go ReadyCondition).
+			Step{At: at, Actor: ActorNode, Action: ActionNodeEvent, EventType: corev1.EventTypeNormal, Reason: "NodeReady", Message: fmt.Sprintf("Node %s status is now: NodeReady", r.Node)})
 	}
-	if flash {
-		if err := poll.Sleep(ctx, s.cfg.Clock, s.cfg.InitDuration); err != nil {
-			return err
-		}
-		if err := sess.patchNodeReady(ctx, true, "KubeletReady", "kubelet is posting ready status"); err != nil {
-			return err
-		}
-		// NodeReady is recorded on the transition only
-		// (nodestatus/setters.go ReadyCondition).
-		if err := sess.event(ctx, nodeObj.UID, corev1.EventTypeNormal, "NodeReady", fmt.Sprintf("Node %s status is now: NodeReady", r.Node)); err != nil {
-			return err
-		}
-	}
-	if pending == nil {
-		return n.recover(ctx, func(ctx context.Context) error { return n.probe(ctx, plans, podSync) })
-	}
-	probes := pending
-	pending = nil
-	return n.recover(ctx, func(context.Context) error { return <-probes })
+	return n.recoverPlaying(ctx, nodeObj, podSync, plan)
 }
 
 type nodeEvent struct{ typ, reason, msg string }

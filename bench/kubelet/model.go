@@ -346,19 +346,40 @@ func (n *nodeRun) startLease(ctx context.Context, latest *coordinationv1.Lease, 
 }
 
 // recover ends a restart whose node is Ready again: it hands the node's
-// heartbeats back to KWOK at the lease controller's next renewal while the
-// prober goes on (probes, when set), and records ReportedReady, and
-// PodsRecovered once the probes are done.
-func (n *nodeRun) recover(ctx context.Context, probes func(context.Context) error) error {
+// heartbeats back to KWOK at the lease controller's next renewal and
+// records ReportedReady and PodsRecovered.
+func (n *nodeRun) recover(ctx context.Context) error {
 	handed := make(chan error, 1)
 	go func() { handed <- n.handBack(ctx) }()
 	n.s.record(n.r, storm.Event{Type: storm.EventReportedReady})
-	var perr error
-	if probes != nil {
-		perr = probes(ctx)
-	}
+	n.s.record(n.r, storm.Event{Type: storm.EventPodsRecovered})
+	return <-handed
+}
+
+// recoverPlaying plays a started kubelet's plan from start (play) and ends
+// the restart: once the node's actor is done (the node Ready), it records
+// ReportedReady and hands the node's heartbeats back to KWOK at the lease
+// controller's next renewal while the pods' actor goes on; it records
+// PodsRecovered once both are done without error. The recovery timeout
+// bounds the plan.
+func (n *nodeRun) recoverPlaying(ctx context.Context, node *corev1.Node, start time.Time, plan Plan) error {
+	handed := make(chan error, 1)
+	var handing atomic.Bool
+	pctx, cancel := context.WithTimeout(ctx, n.s.cfg.RecoveryTimeout)
+	defer cancel()
+	perr := n.play(pctx, node, start, plan, func(a Actor) {
+		if a != ActorNode {
+			return
+		}
+		handing.Store(true)
+		go func() { handed <- n.handBack(ctx) }()
+		n.s.record(n.r, storm.Event{Type: storm.EventReportedReady})
+	})
 	if perr == nil {
 		n.s.record(n.r, storm.Event{Type: storm.EventPodsRecovered})
+	}
+	if !handing.Load() {
+		return perr
 	}
 	return errors.Join(perr, <-handed)
 }

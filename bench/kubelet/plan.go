@@ -13,6 +13,34 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
+// Actor is which of the kubelet's loops takes a step. The executor plays
+// each actor's steps in order and the actors side by side, as the
+// kubelet's goroutines run: a slow pod status write does not hold up the
+// node's status, nor the other way round.
+type Actor uint8
+
+const (
+	// ActorNode is the node status loop: node status, node events, and
+	// the end of a plan (ActionWait).
+	ActorNode Actor = iota
+	// ActorPods is the probe workers and the status manager: pod events
+	// and pod status writes.
+	ActorPods
+)
+
+// actors are every actor, in the order the executor starts them.
+var actors = []Actor{ActorNode, ActorPods}
+
+func (a Actor) String() string {
+	switch a {
+	case ActorNode:
+		return "node"
+	case ActorPods:
+		return "pods"
+	}
+	return fmt.Sprintf("Actor(%d)", uint8(a))
+}
+
 // Action is what a step does. The set is closed: the executor knows each.
 type Action uint8
 
@@ -27,6 +55,19 @@ const (
 	ActionPodEvent
 	// ActionWait sends nothing: the plan lasts until its At.
 	ActionWait
+	// ActionPodStatus hands the status manager a status of a recreated or
+	// replaced pod (Update); a run of them is synced in batches
+	// (syncStatuses).
+	ActionPodStatus
+	// ActionPodStartup writes a change of one container's started and
+	// ready state (a startup probe the legacy gate reset: startupSteps).
+	ActionPodStartup
+	// ActionPodReady writes the pod ready at its first successful probe.
+	ActionPodReady
+	// ActionPodFlip is the legacy gate's reset of a ready pod: the probe
+	// worker's seeded Failure, then its Success; one write of both when
+	// the status manager is busy.
+	ActionPodFlip
 )
 
 var actionNames = map[Action]string{
@@ -34,6 +75,10 @@ var actionNames = map[Action]string{
 	ActionNodeEvent:  "node-event",
 	ActionPodEvent:   "pod-event",
 	ActionWait:       "wait",
+	ActionPodStatus:  "pod-status",
+	ActionPodStartup: "pod-startup",
+	ActionPodReady:   "pod-ready",
+	ActionPodFlip:    "pod-flip",
 }
 
 func (a Action) String() string {
@@ -47,6 +92,7 @@ func (a Action) String() string {
 // its plan. Which fields mean something depends on Action.
 type Step struct {
 	At     time.Duration
+	Actor  Actor
 	Action Action
 
 	// Ready, Reason and Message are a node status's Ready condition
@@ -67,12 +113,25 @@ type Step struct {
 	Container string
 	Count     int32
 	Series    string
+
+	// Namespace and Name are the pod a pod status step writes.
+	Namespace, Name string
+	// Probed holds the pod's containers with a readiness probe
+	// (ActionPodFlip: the Failure takes their readiness away).
+	Probed map[string]time.Duration
+	// Started says whether Container counts as started, and SetStarted
+	// whether the step writes it (ActionPodStartup; Ready is its
+	// readiness).
+	Started, SetStarted bool
+	// Update is the status a pod's worker hands the status manager
+	// (ActionPodStatus).
+	Update *statusUpdate
 }
 
 // String renders the step as one line of a plan golden.
 func (s Step) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%9.3fs %-11s", s.At.Seconds(), s.Action)
+	fmt.Fprintf(&b, "%9.3fs %-4s %-11s", s.At.Seconds(), s.Actor, s.Action)
 	switch s.Action {
 	case ActionNodeStatus:
 		ready := "False"
@@ -87,12 +146,22 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, " %s %s %q", s.EventType, s.Reason, s.Message)
 	case ActionPodEvent:
 		fmt.Fprintf(&b, " %s %s %s count=%d", s.Series, s.EventType, s.Reason, s.Count)
+	case ActionPodStatus:
+		fmt.Fprintf(&b, " %s/%s %s", s.Namespace, s.Name, s.Update.what)
+	case ActionPodStartup:
+		fmt.Fprintf(&b, " %s/%s %s ready=%t", s.Namespace, s.Name, s.Container, s.Ready)
+		if s.SetStarted {
+			fmt.Fprintf(&b, " started=%t", s.Started)
+		}
+	case ActionPodReady, ActionPodFlip:
+		fmt.Fprintf(&b, " %s/%s", s.Namespace, s.Name)
 	}
 	return b.String()
 }
 
-// Plan is a restart's steps in the order they are played: by At, and in
-// list order at the same offset.
+// Plan is a restart's steps. Each actor's steps are played in list order,
+// a step once its At has passed (at once if it has); a planner lists them
+// by At unless it says otherwise.
 type Plan []Step
 
 // String renders the plan, one step a line.

@@ -2,11 +2,13 @@ package kubelet
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stormbench/stormbench/bench/testutil"
 )
@@ -119,4 +121,58 @@ func slicesContainsReady(steps []Step) bool {
 		}
 	}
 	return false
+}
+
+// TestProbePlanGolden plans the pods' writes after a kubelet start
+// (planProbes) from the pieces startPods draws them with (firstProbes,
+// legacyStartupSteps, flipsOnRestart, restartPod) on the fixture's pods,
+// and compares them with testdata/plan/<case>.golden.
+func TestProbePlanGolden(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		// legacy is ChangeContainerStatusOnKubeletRestart.
+		legacy, rebooted bool
+		// notReady: the node-lifecycle controller marked the pods not
+		// ready while the node was away.
+		notReady bool
+	}{
+		{name: "probes-legacy", legacy: true},
+		{name: "probes-preserve"},
+		{name: "probes-preserve-not-ready", notReady: true},
+		{name: "probes-reboot", rebooted: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newRestartFixture(t0)
+			sim := &Simulator{cfg: Config{Seed: 7}}
+			n := &nodeRun{s: sim}
+			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: f.node}, Spec: corev1.NodeSpec{PodCIDR: "10.244.1.0/24"}}
+			rng := sim.rng(f.node, 1)
+			var plans []probePlan
+			for i, p := range f.pods {
+				plan := probePlan{ns: p.Namespace, name: p.Name, at: firstProbes(p, rng)}
+				switch {
+				case tc.rebooted:
+					plan.updates = n.restartPod(node, p, plan.at, i)
+				case tc.legacy && slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return c.StartupProbe != nil }):
+					plan.steps = legacyStartupSteps(p, plan.at, rng)
+				case flipsOnRestart(p, plan.at, tc.legacy, t0):
+					plan.flip = true
+				default:
+					plan.notReady = tc.notReady && len(plan.at) > 0
+				}
+				plans = append(plans, plan)
+			}
+			plan := planProbes(plans)
+			var b strings.Builder
+			fmt.Fprintf(&b, "# %s: legacy %t, rebooted %t, pods not ready %t, seed 7\n", tc.name, tc.legacy, tc.rebooted, tc.notReady)
+			b.WriteString(plan.String())
+			testutil.Golden(t, "plan/"+tc.name+".golden", []byte(b.String()))
+			for _, st := range plan {
+				if st.Actor != ActorPods {
+					t.Errorf("step %v: a pod step on the %s actor", st, st.Actor)
+				}
+			}
+		})
+	}
 }

@@ -6,35 +6,109 @@ package kubelet
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stormbench/stormbench/bench/poll"
 )
 
-// play plays plan from start, each step once its offset has passed, in the
-// plan's order. A step that runs late delays the ones after it, as the
-// kubelet's own loops would be. node is the kubelet's node (its events'
-// object).
-func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, plan Plan) error {
+// play plays plan from start: each actor's steps in order, the actors side
+// by side. A step that runs late delays the later steps of its actor, as
+// the kubelet's loop would be. node is the kubelet's node (its events'
+// object). done, when set, is called as each actor finishes its steps
+// without error (at once for an actor with none), from the actor's
+// goroutine. An error of the node's actor cancels the others (the kubelet
+// failed); a pod write's error is returned when its actor is done.
+func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, plan Plan, done func(Actor)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	byActor := map[Actor]Plan{}
+	for _, st := range plan {
+		byActor[st.Actor] = append(byActor[st.Actor], st)
+	}
+	errs := make([]error, len(actors))
+	var wg sync.WaitGroup
+	for i, a := range actors {
+		wg.Go(func() {
+			if errs[i] = n.playActor(ctx, node, start, byActor[a]); errs[i] != nil {
+				if a == ActorNode {
+					cancel()
+				}
+				return
+			}
+			if done != nil {
+				done(a)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// playActor plays one actor's steps. A run of pod statuses goes to the
+// status manager's batches (syncStatuses) as one. A pod write that fails
+// does not stop the others: the first such error is returned at the end.
+func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.Time, steps Plan) error {
 	clk := n.s.cfg.Clock
 	// series holds the name of each pod event series' first event, for
 	// the correlator's PATCHes of its repeats.
 	series := map[string]string{}
-	for _, st := range plan {
+	var podErr error
+	for i := 0; i < len(steps); i++ {
+		st := steps[i]
+		if st.Action == ActionPodStatus {
+			var updates []statusUpdate
+			for ; i < len(steps) && steps[i].Action == ActionPodStatus; i++ {
+				updates = append(updates, *steps[i].Update)
+			}
+			i--
+			podErr = cmpErr(podErr, n.syncStatuses(ctx, start, updates))
+			continue
+		}
 		if err := poll.Sleep(ctx, clk, st.At-clk.Since(start)); err != nil {
-			return err
+			return fmt.Errorf("kubelet %s: waiting for its %s step at %v: %w", n.sess.node, st.Actor, st.At, err)
+		}
+		switch st.Action {
+		case ActionPodStartup, ActionPodReady, ActionPodFlip:
+			podErr = cmpErr(podErr, n.writePod(ctx, start, st))
+			continue
 		}
 		if err := n.do(ctx, node, st, series); err != nil {
 			return err
 		}
 	}
-	return nil
+	return podErr
 }
 
-// do sends one step.
+// cmpErr returns first if set, else err.
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// writePod writes one pod step through the status manager.
+func (n *nodeRun) writePod(ctx context.Context, start time.Time, st Step) error {
+	switch st.Action {
+	case ActionPodStartup:
+		step := statusStep{at: st.At, container: st.Container, started: st.Started, ready: st.Ready, setStarted: st.SetStarted}
+		return n.writePodStatus(ctx, st, func(ps *corev1.PodStatus, now metav1.Time) bool {
+			return ps.Phase == corev1.PodRunning && applyStatusStep(ps, step, now)
+		})
+	case ActionPodFlip:
+		return n.flip(ctx, start, st)
+	default:
+		return n.writePodStatus(ctx, st, probeSuccess)
+	}
+}
+
+// do sends one step of the node's actor, or a pod event.
 func (n *nodeRun) do(ctx context.Context, node *corev1.Node, st Step, series map[string]string) error {
 	sess := n.sess
 	switch st.Action {

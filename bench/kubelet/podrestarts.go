@@ -58,7 +58,7 @@ func (n *nodeRun) restartPod(node *corev1.Node, p *corev1.Pod, jitters map[strin
 	}
 	ns, name := p.Namespace, p.Name
 	updates := []statusUpdate{
-		{at: 0, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
+		{at: 0, ns: ns, name: name, what: "containers exited, sandbox gone", mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
 			wasReady := podReady(st)
 			changed := terminateContainers(st, 255, "Unknown", now)
 			changed = setReadiness(st, func(string) bool { return false }, now) || changed
@@ -75,10 +75,10 @@ func (n *nodeRun) restartPod(node *corev1.Node, p *corev1.Pod, jitters map[strin
 			_, err := sess.podEvent(ctx, p, "", "", 1, corev1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
 			return err
 		}},
-		{at: sandbox, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
+		{at: sandbox, ns: ns, name: name, what: "sandbox ready", mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
 			return setCondition(st, corev1.PodReadyToStartContainers, corev1.ConditionTrue, "", now)
 		}},
-		{at: running, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
+		{at: running, ns: ns, name: name, what: "containers running again", mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
 			changed := restartContainers(st, nil, 255, "Unknown", now)
 			s.Counters.ContainerRestarts.Add(int64(len(st.ContainerStatuses)))
 			markStarted(st)
@@ -171,7 +171,7 @@ func (n *nodeRun) replacePod(p *corev1.Pod, jitters map[string]time.Duration, go
 		return changed
 	}
 	updates = []statusUpdate{
-		{at: running, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
+		{at: running, ns: ns, name: name, what: "exited containers running again", mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
 			wasReady := podReady(st)
 			changed := restartContainers(st, isGone, 137, "Error", now)
 			s.Counters.ContainerRestarts.Add(int64(len(gone)))
@@ -208,7 +208,7 @@ func (n *nodeRun) replacePod(p *corev1.Pod, jitters map[string]time.Duration, go
 // runs.
 func (n *nodeRun) readyAtProbe(ns, name string, at time.Duration) statusUpdate {
 	s := n.s
-	return statusUpdate{at: at, ns: ns, name: name, mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
+	return statusUpdate{at: at, ns: ns, name: name, what: "ready at its first probe", mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
 		was := podReady(st)
 		changed := st.Phase == corev1.PodRunning && setReadiness(st, func(string) bool { return true }, now)
 		if !was && podReady(st) {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -100,19 +101,7 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 			s.Counters.PodStatusPatches.Add(1)
 			continue
 		}
-		plan := probePlan{ns: p.Namespace, name: p.Name, at: map[string]time.Duration{}}
-		for _, c := range p.Spec.Containers {
-			if c.ReadinessProbe == nil {
-				continue
-			}
-			period := probePeriod(c.ReadinessProbe)
-			// prober/worker.go run: a worker started within one period of
-			// the prober manager waits a random part of the period first.
-			jitter := time.Duration(rng.Float64() * float64(period))
-			// After a reboot restartPod takes the sleep from here to when
-			// the new container first passes.
-			plan.at[c.Name] = jitter
-		}
+		plan := probePlan{ns: p.Namespace, name: p.Name, at: firstProbes(p, rng)}
 		probed := func(c string) bool { _, ok := plan.at[c]; return ok }
 		if rebooted {
 			plan.updates = n.restartPod(node, p, plan.at, sandboxes)
@@ -144,17 +133,7 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 		}
 		var startup []statusStep
 		if legacy {
-			for _, c := range p.Spec.Containers {
-				if c.StartupProbe == nil || !containerStarted(p, c.Name) {
-					continue
-				}
-				sp := probePeriod(c.StartupProbe)
-				var rp time.Duration
-				if c.ReadinessProbe != nil {
-					rp = probePeriod(c.ReadinessProbe)
-				}
-				startup = append(startup, startupSteps(c.Name, time.Duration(rng.Float64()*float64(sp)), sp, plan.at[c.Name], rp)...)
-			}
+			startup = legacyStartupSteps(p, plan.at, rng)
 		}
 		patched, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
 			changed := false
@@ -216,6 +195,42 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 		return nil, err
 	}
 	return plans, nil
+}
+
+// firstProbes draws when each readiness-probed container of p is first
+// probed, as an offset from the pods' first sync: prober/worker.go run: a
+// worker started within one period of the prober manager waits a random
+// part of the period first. After a reboot restartPod takes the sleep from
+// there to when the new container first passes.
+func firstProbes(p *corev1.Pod, rng *rand.Rand) map[string]time.Duration {
+	at := map[string]time.Duration{}
+	for _, c := range p.Spec.Containers {
+		if c.ReadinessProbe == nil {
+			continue
+		}
+		at[c.Name] = time.Duration(rng.Float64() * float64(probePeriod(c.ReadinessProbe)))
+	}
+	return at
+}
+
+// legacyStartupSteps plans the status writes of p's running, started
+// containers with a startup probe, which the legacy gate resets
+// (startupSteps), given their readiness workers' first probes; it draws
+// each startup worker's jitter from rng.
+func legacyStartupSteps(p *corev1.Pod, firstProbes map[string]time.Duration, rng *rand.Rand) []statusStep {
+	var steps []statusStep
+	for _, c := range p.Spec.Containers {
+		if c.StartupProbe == nil || !containerStarted(p, c.Name) {
+			continue
+		}
+		sp := probePeriod(c.StartupProbe)
+		var rp time.Duration
+		if c.ReadinessProbe != nil {
+			rp = probePeriod(c.ReadinessProbe)
+		}
+		steps = append(steps, startupSteps(c.Name, time.Duration(rng.Float64()*float64(sp)), sp, firstProbes[c.Name], rp)...)
+	}
+	return steps
 }
 
 // terminatePods replays the kubelet finishing the deletions that started

@@ -139,6 +139,8 @@ const rebootProbeLatency = 150 * time.Millisecond
 type statusUpdate struct {
 	at       time.Duration
 	ns, name string
+	// what names the status in a plan golden.
+	what     string
 	mutate   func(st *corev1.PodStatus, now metav1.Time) bool
 	events   func(ctx context.Context) error
 }
@@ -204,120 +206,112 @@ func (n *nodeRun) syncStatuses(ctx context.Context, start time.Time, updates []s
 	return firstErr
 }
 
-// probe waits for each planned first successful probe, measured from start
-// (when the pods were first synced and their probe workers started), and
-// writes the pod's readiness through the status manager (GET + PATCH) when
-// it changes: a legacy flip writes Ready=False and then Ready=True. The
-// statuses of pods recreated after a reboot, Ready among them, go through
-// syncStatuses first.
-func (n *nodeRun) probe(ctx context.Context, plans []probePlan, start time.Time) error {
-	s, sess := n.s, n.sess
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.RecoveryTimeout)
-	defer cancel()
-	type step struct {
-		at   time.Duration
-		plan *probePlan
-		// status, when set, is a startup step of plan (statusStep).
-		status *statusStep
-	}
-	var steps []step
-	var updates []statusUpdate // a reboot's, for the status manager
+// planProbes plans the probe workers' and the status manager's writes
+// after the pods' first sync (ActorPods), at offsets from it: each pod's
+// first successful probe writes its readiness when it changes (a legacy
+// flip writes Ready=False and then Ready=True), a startup probe's steps
+// write theirs, and the statuses of pods recreated after a reboot or
+// replaced after their containers exited, Ready among them, go to the
+// status manager's batches. Those come first, by offset (syncStatuses
+// plays them all before the probes' writes), then the probes' writes by
+// offset: a probe write due before the last batch is written after it.
+func planProbes(plans []probePlan) Plan {
+	var updates, probes Plan
 	for i := range plans {
-		updates = append(updates, plans[i].updates...)
-		if len(plans[i].steps) > 0 {
-			for j := range plans[i].steps {
-				steps = append(steps, step{plans[i].steps[j].at, &plans[i], &plans[i].steps[j]})
+		p := &plans[i]
+		for j := range p.updates {
+			u := &p.updates[j]
+			updates = append(updates, Step{At: u.at, Actor: ActorPods, Action: ActionPodStatus, Namespace: u.ns, Name: u.name, Update: u})
+		}
+		if len(p.steps) > 0 {
+			for _, st := range p.steps {
+				probes = append(probes, Step{
+					At: st.at, Actor: ActorPods, Action: ActionPodStartup, Namespace: p.ns, Name: p.name,
+					Container: st.container, Ready: st.ready, Started: st.started, SetStarted: st.setStarted,
+				})
 			}
 			continue
 		}
-		if !plans[i].notReady && !plans[i].flip {
+		if !p.notReady && !p.flip {
 			continue
 		}
 		var last time.Duration
-		for _, d := range plans[i].at {
+		for _, d := range p.at {
 			last = max(last, d)
 		}
-		steps = append(steps, step{at: last, plan: &plans[i]})
+		a := ActionPodReady
+		if p.flip {
+			a = ActionPodFlip
+		}
+		probes = append(probes, Step{At: last, Actor: ActorPods, Action: a, Namespace: p.ns, Name: p.name, Probed: p.at})
 	}
-	sort.SliceStable(steps, func(i, j int) bool { return steps[i].at < steps[j].at })
-	var firstErr error
-	if len(updates) > 0 {
-		firstErr = n.syncStatuses(ctx, start, updates)
+	byAt := func(p Plan) { sort.SliceStable(p, func(i, j int) bool { return p[i].At < p[j].At }) }
+	byAt(updates)
+	byAt(probes)
+	return append(updates, probes...)
+}
+
+// writePodStatus is one sync of the status manager for a pod step (GET +
+// PATCH when the status changed), counting the readiness transitions
+// across it. A pod gone meanwhile is not an error.
+func (n *nodeRun) writePodStatus(ctx context.Context, st Step, mutate func(ps *corev1.PodStatus, now metav1.Time) bool) error {
+	s := n.s
+	patched, err := n.sess.syncPodStatus(ctx, st.Namespace, st.Name, func(ps *corev1.PodStatus) bool {
+		was := podReady(ps)
+		changed := mutate(ps, metav1.NewTime(s.cfg.Clock.Now()))
+		if was && !podReady(ps) {
+			s.Counters.ReadyFlipsDown.Add(1)
+		}
+		if !was && podReady(ps) {
+			s.Counters.ReadyFlipsUp.Add(1)
+		}
+		return changed
+	})
+	if patched {
+		s.Counters.PodStatusPatches.Add(1)
 	}
-	// write is one sync of the status manager; a pod gone meanwhile is
-	// not an error, and the first other error is returned at the end.
-	write := func(plan *probePlan, mutate func(ps *corev1.PodStatus, now metav1.Time) bool) {
-		patched, err := sess.syncPodStatus(ctx, plan.ns, plan.name, func(ps *corev1.PodStatus) bool {
-			return mutate(ps, metav1.NewTime(s.cfg.Clock.Now()))
+	if err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
+		return err
+	}
+	return nil
+}
+
+// probeSuccess is a pod's first successful probe: every container ready
+// and started, if the pod still runs.
+func probeSuccess(ps *corev1.PodStatus, now metav1.Time) bool {
+	if ps.Phase != corev1.PodRunning {
+		return false
+	}
+	changed := setReadiness(ps, func(string) bool { return true }, now)
+	markStarted(ps)
+	return changed
+}
+
+// probeFailure is the probe worker's seeded Failure of a legacy flip: the
+// probed containers not ready (prober/worker.go doProbe).
+func probeFailure(probed map[string]time.Duration) func(ps *corev1.PodStatus, now metav1.Time) bool {
+	return func(ps *corev1.PodStatus, now metav1.Time) bool {
+		return setReadiness(ps, func(c string) bool { _, ok := probed[c]; return !ok }, now)
+	}
+}
+
+// flip plays a legacy flip (ActionPodFlip) due at start+st.At: the
+// seeded Failure and then the Success about one exec later, each written
+// by an idle status manager. If both came while it was busy syncing other
+// statuses, its next batch writes the pod's latest cached status
+// (status_manager.go syncBatch), both updates applied, so the flip never
+// reaches the API server, only Ready and ContainersReady with a new
+// lastTransitionTime (updateLastTransitionTime against the cached False).
+func (n *nodeRun) flip(ctx context.Context, start time.Time, st Step) error {
+	failure := probeFailure(st.Probed)
+	if n.sess.statusIdleAt.Load() > start.Add(st.At).UnixNano() {
+		n.s.Counters.ReadyFlipsCoalesced.Add(1)
+		return n.writePodStatus(ctx, st, func(ps *corev1.PodStatus, now metav1.Time) bool {
+			f := failure(ps, now)
+			return probeSuccess(ps, now) || f
 		})
-		if err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) && firstErr == nil {
-			firstErr = err
-		}
-		if patched {
-			s.Counters.PodStatusPatches.Add(1)
-		}
 	}
-	// flips counts the pod's readiness transitions across a write.
-	flips := func(mutate func(ps *corev1.PodStatus, now metav1.Time) bool) func(ps *corev1.PodStatus, now metav1.Time) bool {
-		return func(ps *corev1.PodStatus, now metav1.Time) bool {
-			was := podReady(ps)
-			changed := mutate(ps, now)
-			if was && !podReady(ps) {
-				s.Counters.ReadyFlipsDown.Add(1)
-			}
-			if !was && podReady(ps) {
-				s.Counters.ReadyFlipsUp.Add(1)
-			}
-			return changed
-		}
-	}
-	for _, st := range steps {
-		if err := poll.Sleep(ctx, s.cfg.Clock, st.at-s.cfg.Clock.Since(start)); err != nil {
-			return fmt.Errorf("kubelet %s: waiting to probe: %w", sess.node, err)
-		}
-		if st.status != nil {
-			step := *st.status
-			write(st.plan, flips(func(ps *corev1.PodStatus, now metav1.Time) bool {
-				return ps.Phase == corev1.PodRunning && applyStatusStep(ps, step, now)
-			}))
-			continue
-		}
-		// The first successful probe: the pod is ready again.
-		success := func(ps *corev1.PodStatus, now metav1.Time) bool {
-			if ps.Phase != corev1.PodRunning {
-				return false
-			}
-			changed := setReadiness(ps, func(string) bool { return true }, now)
-			markStarted(ps)
-			return changed
-		}
-		if st.plan.flip {
-			// The worker's seeded Failure, then the Success about one exec
-			// later (prober/worker.go doProbe).
-			probed := st.plan.at
-			failure := func(ps *corev1.PodStatus, now metav1.Time) bool {
-				return setReadiness(ps, func(c string) bool { _, ok := probed[c]; return !ok }, now)
-			}
-			if sess.statusIdleAt.Load() > start.Add(st.at).UnixNano() {
-				// Both came while the status manager was busy syncing
-				// other statuses: its next batch writes the pod's latest
-				// cached status (status_manager.go syncBatch), both updates
-				// applied, so the flip never reaches the API server, only
-				// Ready and ContainersReady with a new lastTransitionTime
-				// (updateLastTransitionTime against the cached False).
-				s.Counters.ReadyFlipsCoalesced.Add(1)
-				write(st.plan, flips(func(ps *corev1.PodStatus, now metav1.Time) bool {
-					f := failure(ps, now)
-					return success(ps, now) || f
-				}))
-				continue
-			}
-			// An idle status manager wakes on the Failure and writes it.
-			write(st.plan, flips(failure))
-		}
-		write(st.plan, flips(success))
-	}
-	return firstErr
+	return errors.Join(n.writePodStatus(ctx, st, failure), n.writePodStatus(ctx, st, probeSuccess))
 }
 
 // applyStatusStep sets one container's started and ready state and the

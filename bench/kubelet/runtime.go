@@ -95,10 +95,10 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 		Node:     r.Node,
 		Pods:     pods,
 	}, rng, s.rng(r.Node, 4))
-	if err := n.play(ctx, node, start, plan); err != nil {
+	if err := n.play(ctx, node, start, plan, nil); err != nil {
 		return err
 	}
-	return n.recover(ctx, nil)
+	return n.recover(ctx)
 }
 
 // runtimeOutage is what planRuntimeOutage plans from: a container runtime
@@ -196,11 +196,11 @@ func planRuntimeOutage(o runtimeOutage, rng, gc *rand.Rand) Plan {
 	for _, pr := range probes {
 		plan = append(plan, status(pr.at)...)
 		if pr.pod == nil {
-			plan = append(plan, Step{At: pr.at, Action: ActionNodeEvent, EventType: corev1.EventTypeWarning, Reason: "ContainerGCFailed", Message: runtimeRefusedError})
+			plan = append(plan, Step{At: pr.at, Actor: ActorNode, Action: ActionNodeEvent, EventType: corev1.EventTypeWarning, Reason: "ContainerGCFailed", Message: runtimeRefusedError})
 			continue
 		}
 		plan = append(plan, Step{
-			At: pr.at, Action: ActionPodEvent, Pod: pr.pod, Container: pr.container, Count: pr.occurrences,
+			At: pr.at, Actor: ActorPods, Action: ActionPodEvent, Pod: pr.pod, Container: pr.container, Count: pr.occurrences,
 			Series:    pr.pod.Namespace + "/" + pr.pod.Name + "/" + pr.container + "/" + pr.probeType,
 			EventType: corev1.EventTypeWarning, Reason: "Unhealthy",
 			Message: fmt.Sprintf("%s probe errored and resulted in unknown state: %s", pr.probeType, runtimeRefusedError),
