@@ -140,9 +140,9 @@ type statusUpdate struct {
 	at       time.Duration
 	ns, name string
 	// what names the status in a plan golden.
-	what     string
-	mutate   func(st *corev1.PodStatus, now metav1.Time) bool
-	events   func(ctx context.Context) error
+	what   string
+	mutate func(st *corev1.PodStatus, now metav1.Time) bool
+	events func(ctx context.Context) error
 }
 
 // syncStatuses plays the status manager over updates, measured from start.
