@@ -39,34 +39,33 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 	}
 	cpu0 := selfCPU()
 	t0 := c.o.Clock.Now()
+	// One driver for both sides, as a run's: each node's restart goes to
+	// its real kubelet or to the model (storm.ByNode).
+	restarter := storm.ByNode(c.real.has, storm.RestarterFunc(func(ctx context.Context, r storm.Restart) error {
+		n := c.nodes[r.Node]
+		if _, err := n.Restart(ctx, cs.Kind, cs.RuntimeMode, r.Downtime, cs.Gates); err != nil {
+			return fmt.Errorf("%w (kubelet log: %s)", err, n.KubeletLog())
+		}
+		return nil
+	}), sim)
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
-	for i, node := range c.sim.nodes {
+	for i, node := range c.allNodes() {
 		g.Go(func() error {
-			if err := sim.Restart(gctx, storm.Restart{Node: node, Downtime: cs.Downtime, Index: i}); err != nil {
-				mu.Lock()
+			err := restarter.Restart(gctx, storm.Restart{Node: node, Downtime: cs.Downtime, Index: i})
+			real := c.real.has(node)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil && real:
+				cr.Errors = append(cr.Errors, fmt.Sprintf("real node %s: %v", node, err))
+			case err != nil:
 				cr.Errors = append(cr.Errors, fmt.Sprintf("simulated node %s: %v", node, err))
-				mu.Unlock()
-				return nil
+			case real:
+				cr.Restarts.Real++
+			default:
+				cr.Restarts.Simulated++
 			}
-			mu.Lock()
-			cr.Restarts.Simulated++
-			mu.Unlock()
-			return nil
-		})
-	}
-	for _, name := range c.real.nodes {
-		n := c.nodes[name]
-		g.Go(func() error {
-			if err := c.restartReal(gctx, n, cs); err != nil {
-				mu.Lock()
-				cr.Errors = append(cr.Errors, fmt.Sprintf("real node %s: %v (kubelet log: %s)", name, err, n.KubeletLog()))
-				mu.Unlock()
-				return nil
-			}
-			mu.Lock()
-			cr.Restarts.Real++
-			mu.Unlock()
 			return nil
 		})
 	}
@@ -174,12 +173,6 @@ func (c *calibration) exitContainers(ctx context.Context, sim *kubelet.Simulator
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// restartReal carries out the case on one real node.
-func (c *calibration) restartReal(ctx context.Context, n realnode.Runner, cs Case) error {
-	_, err := n.Restart(ctx, cs.Kind, cs.RuntimeMode, cs.Downtime, cs.Gates)
-	return err
 }
 
 // selfCPU is stormbench's own user+system CPU time in seconds (not its
