@@ -66,49 +66,9 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 		newBoot = bootID(s.rng(r.Node, 3))
 		sess.newBootID = newBoot
 	}
-	if err := sess.register(ctx); err != nil {
+	nodeObj, err := n.startNode(ctx, newBoot)
+	if err != nil {
 		return err
-	}
-	// The lease controller runs from here on, beside the informers' sync
-	// (kubelet.go Run); it stops when the node goes back to KWOK.
-	n.startLease(ctx, nil, 0)
-	if err := sess.startInformers(ctx); err != nil {
-		return err
-	}
-	// The volume manager starts beside registration (kubelet.go Run); the
-	// model knows the pods on disk once the pod informer has synced, so its
-	// GET comes that much later than the real one.
-	if err := sess.reconstructVolumes(ctx); err != nil {
-		return fmt.Errorf("kubelet %s: volume reconstruction: %w", r.Node, err)
-	}
-	node, ok, _ := sess.nodeInf.GetStore().GetByKey(r.Node)
-	if !ok {
-		return fmt.Errorf("kubelet %s: own node not in its informer", r.Node)
-	}
-	nodeObj := node.(*corev1.Node)
-	// The node status goes out right after registration, beside pod sync
-	// (kubelet_node_status.go fastStatusUpdateOnce, syncNodeStatus): with
-	// the runtime already up it reports Ready, so a node that was Ready
-	// stays Ready (measured on the hollow kubelet: one PATCH of
-	// nodes/status, no Ready transition). InitDuration > 0 models the
-	// NotReady flash of kubernetes#124397 instead: NotReady until the
-	// runtime, network and PLEG checks pass (setNodeReadyCondition).
-	flash := s.cfg.InitDuration > 0
-	if flash {
-		if err := sess.patchNodeReady(ctx, false, "KubeletNotReady", "container runtime status check may not have completed yet"); err != nil {
-			return err
-		}
-	} else if err := sess.patchNodeReady(ctx, true, "KubeletReady", "kubelet is posting ready status"); err != nil {
-		return err
-	}
-	if err := sess.csiNode(ctx, nodeObj.UID); err != nil {
-		return err
-	}
-	sess.wipeResourceSlices(ctx)
-	for _, e := range startupEvents(r.Node, newBoot) {
-		if err := sess.event(ctx, nodeObj.UID, e.typ, e.reason, e.msg); err != nil {
-			return err
-		}
 	}
 	pods := sess.pods()
 	watches, err := sess.watchPodObjects(ctx, pods)
@@ -144,7 +104,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	// them before syncLoop). The flash ends InitDuration after the pods'
 	// first sync is done.
 	plan := planProbes(plans)
-	if flash {
+	if s.cfg.InitDuration > 0 {
 		at := s.cfg.Clock.Since(podSync) + s.cfg.InitDuration
 		plan = append(plan,
 			Step{At: at, Actor: ActorNode, Action: ActionNodeStatus, Ready: true, Reason: reasonReady, Message: messageReady},
@@ -153,6 +113,60 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 			Step{At: at, Actor: ActorNode, Action: ActionNodeEvent, EventType: corev1.EventTypeNormal, Reason: "NodeReady", Message: fmt.Sprintf("Node %s status is now: NodeReady", r.Node)})
 	}
 	return n.recoverPlaying(ctx, nodeObj, podSync, plan)
+}
+
+// startNode replays a starting kubelet's node-level start-up, up to its
+// pods: registration, the lease controller, the informers' sync, volume
+// reconstruction, the first node status (Ready, or NotReady for a flash),
+// the CSINode, the ResourceSlice wipe and the start-up events (Rebooted
+// too, with newBoot). It returns the node as the kubelet's informer has
+// it.
+func (n *nodeRun) startNode(ctx context.Context, newBoot string) (*corev1.Node, error) {
+	s, sess := n.s, n.sess
+	if err := sess.register(ctx); err != nil {
+		return nil, err
+	}
+	// The lease controller runs from here on, beside the informers' sync
+	// (kubelet.go Run); it stops when the node goes back to KWOK.
+	n.startLease(ctx, nil, 0)
+	if err := sess.startInformers(ctx); err != nil {
+		return nil, err
+	}
+	// The volume manager starts beside registration (kubelet.go Run); the
+	// model knows the pods on disk once the pod informer has synced, so its
+	// GET comes that much later than the real one.
+	if err := sess.reconstructVolumes(ctx); err != nil {
+		return nil, fmt.Errorf("kubelet %s: volume reconstruction: %w", n.r.Node, err)
+	}
+	node, ok, _ := sess.nodeInf.GetStore().GetByKey(n.r.Node)
+	if !ok {
+		return nil, fmt.Errorf("kubelet %s: own node not in its informer", n.r.Node)
+	}
+	nodeObj := node.(*corev1.Node)
+	// The node status goes out right after registration, beside pod sync
+	// (kubelet_node_status.go fastStatusUpdateOnce, syncNodeStatus): with
+	// the runtime already up it reports Ready, so a node that was Ready
+	// stays Ready (measured on the hollow kubelet: one PATCH of
+	// nodes/status, no Ready transition). InitDuration > 0 models the
+	// NotReady flash of kubernetes#124397 instead: NotReady until the
+	// runtime, network and PLEG checks pass (setNodeReadyCondition).
+	if s.cfg.InitDuration > 0 {
+		if err := sess.patchNodeReady(ctx, false, reasonNotReady, "container runtime status check may not have completed yet"); err != nil {
+			return nil, err
+		}
+	} else if err := sess.patchNodeReady(ctx, true, reasonReady, messageReady); err != nil {
+		return nil, err
+	}
+	if err := sess.csiNode(ctx, nodeObj.UID); err != nil {
+		return nil, err
+	}
+	sess.wipeResourceSlices(ctx)
+	for _, e := range startupEvents(n.r.Node, newBoot) {
+		if err := sess.event(ctx, nodeObj.UID, e.typ, e.reason, e.msg); err != nil {
+			return nil, err
+		}
+	}
+	return nodeObj, nil
 }
 
 type nodeEvent struct{ typ, reason, msg string }

@@ -62,7 +62,6 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 	// began is the pods' first sync (boot's podSync): the offsets of a
 	// pod's later statuses count from it.
 	began := s.cfg.Clock.Now()
-	now := metav1.NewTime(began)
 	var plans []probePlan
 	// The order of the pods' sandboxes after a reboot (restartPod).
 	sandboxes := 0
@@ -76,113 +75,139 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 		if p.DeletionTimestamp != nil {
 			continue
 		}
-		// Admission re-run (kubelet.go HandlePodAdditions → canAdmitPod):
-		// pods that no longer fit the node are rejected (kubernetes#123859).
-		// kubelet.go rejectPod records a Warning event with the reason and
-		// sets a status of phase, reason and message and nothing else;
-		// status_manager.go mergePodStatus keeps the old conditions the
-		// kubelet does not own (kubetypes.PodConditionByKubelet) and the
-		// new status's, which has none: PodScheduled, Initialized,
-		// ContainersReady, Ready and PodReadyToStartContainers go, so the
-		// pod leaves its Services at once. (Read from the source; the calibration
-		// has no rejection case.)
 		if reason, msg, rejected := admissionRejects(node, p); rejected {
-			if _, err := sess.podEvent(ctx, p, "", "", 1, corev1.EventTypeWarning, reason, msg); err != nil {
+			if err := n.rejectPod(ctx, p, reason, msg); err != nil {
 				return nil, err
 			}
-			if _, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
-				st.Phase, st.Reason, st.Message = corev1.PodFailed, reason, msg
-				st.Conditions = slices.DeleteFunc(st.Conditions, func(c corev1.PodCondition) bool { return kubeletOwnedCondition[c.Type] })
-				return true
-			}); err != nil {
-				return nil, err
-			}
-			s.Counters.PodsRejected.Add(1)
-			s.Counters.PodStatusPatches.Add(1)
 			continue
 		}
 		plan := probePlan{ns: p.Namespace, name: p.Name, at: firstProbes(p, rng)}
-		probed := func(c string) bool { _, ok := plan.at[c]; return ok }
-		if rebooted {
+		var err error
+		switch gone := exited[p.Namespace+"/"+p.Name]; {
+		case rebooted:
 			plan.updates = n.restartPod(node, p, plan.at, sandboxes)
 			sandboxes++
-			plans = append(plans, plan)
-			continue
+		case len(gone) > 0:
+			err = n.firstSyncExited(ctx, p, &plan, gone, legacy, began)
+		default:
+			var startup []statusStep
+			if legacy {
+				startup = legacyStartupSteps(p, plan.at, rng)
+			}
+			err = n.firstSync(ctx, p, &plan, startup, legacy, metav1.NewTime(began))
 		}
-		if gone := exited[p.Namespace+"/"+p.Name]; len(gone) > 0 {
-			// The terminated status goes out at the pod's first sync, in
-			// its turn among the node's pods; the restarted container's
-			// statuses follow from there (replacePod).
-			first, updates := n.replacePod(p, plan.at, gone, legacy)
-			patched, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
-				return first(st, metav1.NewTime(s.cfg.Clock.Now()))
-			})
-			if err != nil {
-				return nil, err
-			}
-			if patched {
-				s.Counters.PodStatusPatches.Add(1)
-			}
-			synced := s.cfg.Clock.Since(began)
-			for i := range updates {
-				updates[i].at += synced
-			}
-			plan.updates = updates
-			plans = append(plans, plan)
-			continue
-		}
-		var startup []statusStep
-		if legacy {
-			startup = legacyStartupSteps(p, plan.at, rng)
-		}
-		patched, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
-			changed := false
-			wasReady := podReady(st)
-			if len(startup) > 0 {
-				// The startup worker decides; nothing changes at this sync.
-				plan.steps = startup
-				return false
-			}
-			if flip := flipsOnRestart(p, plan.at, legacy, sess.started); wasReady && flip {
-				// ChangeContainerStatusOnKubeletRestart=true, or a probed
-				// container started less than 10 s before the kubelet: the
-				// worker seeds Failure at its first probe and probes at once
-				// (prober/worker.go doProbe), so the flip comes at the
-				// first probe (probe), not at this first sync, which finds
-				// the status unchanged (measured on the hollow kubelet: 1
-				// GET here, then GET+PATCH False and GET+PATCH True
-				// milliseconds apart, at U(0, period) after start).
-				plan.flip = true
-			} else {
-				// Readiness is preserved (KEP-4781); but if the node-lifecycle
-				// controller marked the pod not ready while the node was away,
-				// probed containers stay not ready until their probe passes
-				// and the others are ready at once.
-				if !wasReady {
-					changed = setReadiness(st, func(c string) bool { return !probed(c) }, now)
-				}
-			}
-			if wasReady && !podReady(st) {
-				s.Counters.ReadyFlipsDown.Add(1)
-			}
-			if !wasReady && podReady(st) {
-				s.Counters.ReadyFlipsUp.Add(1)
-			}
-			plan.notReady = !podReady(st)
-			return changed
-		})
 		if err != nil {
 			return nil, err
 		}
-		if patched {
-			s.Counters.PodStatusPatches.Add(1)
-		}
 		plans = append(plans, plan)
 	}
-	// Complete deletions the API server started while the node was away
-	// (taint-based eviction, a scale-down).
+	return plans, n.completeDeletions(ctx)
+}
+
+// rejectPod replays admission's re-run rejecting p (kubelet.go
+// HandlePodAdditions → canAdmitPod): pods that no longer fit the node are
+// rejected (kubernetes#123859). kubelet.go rejectPod records a Warning
+// event with the reason and sets a status of phase, reason and message and
+// nothing else; status_manager.go mergePodStatus keeps the old conditions
+// the kubelet does not own (kubetypes.PodConditionByKubelet) and the new
+// status's, which has none: PodScheduled, Initialized, ContainersReady,
+// Ready and PodReadyToStartContainers go, so the pod leaves its Services
+// at once. (Read from the source; the calibration has no rejection case.)
+func (n *nodeRun) rejectPod(ctx context.Context, p *corev1.Pod, reason, msg string) error {
+	s, sess := n.s, n.sess
+	if _, err := sess.podEvent(ctx, p, "", "", 1, corev1.EventTypeWarning, reason, msg); err != nil {
+		return err
+	}
+	if _, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
+		st.Phase, st.Reason, st.Message = corev1.PodFailed, reason, msg
+		st.Conditions = slices.DeleteFunc(st.Conditions, func(c corev1.PodCondition) bool { return kubeletOwnedCondition[c.Type] })
+		return true
+	}); err != nil {
+		return err
+	}
+	s.Counters.PodsRejected.Add(1)
+	s.Counters.PodStatusPatches.Add(1)
+	return nil
+}
+
+// firstSyncExited is the first sync of a pod some of whose containers
+// (gone) exited while the kubelet was down: the terminated status goes out
+// in the pod's turn among the node's pods, and the restarted containers'
+// statuses (replacePod) follow from there, offset from began.
+func (n *nodeRun) firstSyncExited(ctx context.Context, p *corev1.Pod, plan *probePlan, gone []string, legacy bool, began time.Time) error {
+	s := n.s
+	first, updates := n.replacePod(p, plan.at, gone, legacy)
+	patched, err := n.sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
+		return first(st, metav1.NewTime(s.cfg.Clock.Now()))
+	})
+	if err != nil {
+		return err
+	}
+	if patched {
+		s.Counters.PodStatusPatches.Add(1)
+	}
+	synced := s.cfg.Clock.Since(began)
+	for i := range updates {
+		updates[i].at += synced
+	}
+	plan.updates = updates
+	return nil
+}
+
+// firstSync is the status manager's first sync of a running pod after the
+// kubelet started (its cache is empty): it decides from the pod's status
+// whether its first probe flips it (plan.flip), leaves it not ready
+// (plan.notReady), or hands it to the startup worker (plan.steps), and
+// writes what changed now.
+func (n *nodeRun) firstSync(ctx context.Context, p *corev1.Pod, plan *probePlan, startup []statusStep, legacy bool, now metav1.Time) error {
+	s, sess := n.s, n.sess
+	probed := func(c string) bool { _, ok := plan.at[c]; return ok }
+	patched, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
+		changed := false
+		wasReady := podReady(st)
+		if len(startup) > 0 {
+			// The startup worker decides; nothing changes at this sync.
+			plan.steps = startup
+			return false
+		}
+		if flip := flipsOnRestart(p, plan.at, legacy, sess.started); wasReady && flip {
+			// ChangeContainerStatusOnKubeletRestart=true, or a probed
+			// container started less than 10 s before the kubelet: the
+			// worker seeds Failure at its first probe and probes at once
+			// (prober/worker.go doProbe), so the flip comes at the first
+			// probe (ActionPodFlip), not at this first sync, which finds
+			// the status unchanged (measured on the hollow kubelet: 1 GET
+			// here, then GET+PATCH False and GET+PATCH True milliseconds
+			// apart, at U(0, period) after start).
+			plan.flip = true
+		} else if !wasReady {
+			// Readiness is preserved (KEP-4781); but if the node-lifecycle
+			// controller marked the pod not ready while the node was away,
+			// probed containers stay not ready until their probe passes
+			// and the others are ready at once.
+			changed = setReadiness(st, func(c string) bool { return !probed(c) }, now)
+		}
+		if wasReady && !podReady(st) {
+			s.Counters.ReadyFlipsDown.Add(1)
+		}
+		if !wasReady && podReady(st) {
+			s.Counters.ReadyFlipsUp.Add(1)
+		}
+		plan.notReady = !podReady(st)
+		return changed
+	})
+	if patched {
+		s.Counters.PodStatusPatches.Add(1)
+	}
+	return err
+}
+
+// completeDeletions completes the deletions the API server started while
+// the node was away (taint-based eviction, a scale-down): terminatePods
+// over the deleted pods in the kubelet's pod source.
+func (n *nodeRun) completeDeletions(ctx context.Context) error {
 	var deleted []*corev1.Pod
-	for _, p := range sess.podStore.List() {
+	for _, p := range n.sess.podStore.List() {
 		if pod := p.(*corev1.Pod); pod.DeletionTimestamp != nil {
 			deleted = append(deleted, pod)
 		}
@@ -191,10 +216,7 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 	slices.SortFunc(deleted, func(a, b *corev1.Pod) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
-	if err := n.terminatePods(ctx, deleted); err != nil {
-		return nil, err
-	}
-	return plans, nil
+	return n.terminatePods(ctx, deleted)
 }
 
 // firstProbes draws when each readiness-probed container of p is first

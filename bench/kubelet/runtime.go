@@ -119,57 +119,11 @@ type runtimeOutage struct {
 // runtime's version Unknown, the NotReady "container runtime is down" with
 // its event, and Ready again once the runtime answers. rng draws the probe
 // phases, the status times and the return; gc the garbage collector's
-// phase (a stream of its own, so that the others' draws stay as they were
-// before it was modelled). A step due at the same offset as an errored
-// probe comes before it.
+// phase (outageProbes). A step due at the same offset as an errored probe
+// comes before it.
 func planRuntimeOutage(o runtimeOutage, rng, gc *rand.Rand) Plan {
-	// A hung runtime's exec probes block until their timeout and record
-	// nothing in an outage of this length (measured: no probe event in a
-	// 50 s hang); a refused socket fails them at once.
-	var probes []erroredProbe
-	if !o.Hung {
-		probes = erroredProbes(o.Pods, rng, o.Downtime)
-		// The container garbage collector's runs that find the runtime
-		// refusing: a pod-less entry, a node event.
-		for _, at := range containerGCFailures(gc, o.Downtime) {
-			probes = append(probes, erroredProbe{at: at})
-		}
-		sort.SliceStable(probes, func(i, j int) bool { return probes[i].at < probes[j].at })
-	}
-	// The node status sync that first sees the runtime down. The status
-	// loop ticks every nodeStatusUpdateFrequency from a phase of its own;
-	// the runtime check (updateRuntimeUp, every runtimeCheckPeriod,
-	// kubelet.go Run) last succeeded up to one period before the outage,
-	// and the runtime counts as down baseRuntimeSyncThreshold (30 s) after
-	// that success (runtime.go runtimeErrors). So a refused runtime's node
-	// goes NotReady at the first tick 25 to 30 s in, 25 to 40 s in all
-	// (measured on the hollow kubelet: 29 s, 29.7 s and 32 s).
-	// (A hung runtime's status sync hangs instead, so it has no phase.)
-	phase := time.Duration(-1)
-	downAt := time.Duration(-1)
-	if o.Hung {
-		if d := hungDownAfter + time.Duration(rng.Float64()*float64(hungDownSpread)); d < o.Downtime {
-			downAt = d
-		}
-	} else {
-		var d time.Duration
-		phase, d = refusedStatusTimes(rng)
-		if d < o.Downtime {
-			downAt = d
-		}
-	}
-	// A refused runtime fails the Version call of the first node status
-	// sync (the first tick of phase) after it went away, and the
-	// VersionInfo setter (nodestatus/setters.go) reports the runtime as
-	// "<type>://Unknown": the status changed, so the kubelet PATCHes it
-	// while the node is still Ready (measured on the hollow kubelet, a 50 s
-	// refused outage: "fake-cri://Unknown" 9 s in, NotReady at 29 s, Ready
-	// with the version back at 60 s; 3 node status PATCHes). A hung
-	// runtime's Version call hangs the sync instead.
-	unknownAt := time.Duration(-1)
-	if !o.Hung && o.Version != "" && phase < o.Downtime && (downAt < 0 || phase < downAt) {
-		unknownAt = phase
-	}
+	probes := outageProbes(o, rng, gc)
+	unknownAt, downAt := outageStatusTimes(o, rng)
 	var plan Plan
 	// status returns the node status steps due by at, each once.
 	versionUnknown, wentDown := false, false
@@ -224,6 +178,66 @@ func planRuntimeOutage(o runtimeOutage, rng, gc *rand.Rand) Plan {
 		plan = append(plan, Step{At: back.At, Action: ActionNodeEvent, EventType: corev1.EventTypeNormal, Reason: "NodeReady", Message: fmt.Sprintf("Node %s status is now: NodeReady", o.Node)})
 	}
 	return plan
+}
+
+// outageProbes returns the exec probes that error in the outage, and the
+// container garbage collections that fail (entries without a pod), in
+// time order. A hung runtime's exec probes block until their timeout and
+// record nothing in an outage of this length (measured: no probe event in
+// a 50 s hang); a refused socket fails them at once. gc draws the
+// collector's phase (a stream of its own, so that rng's draws stay as
+// they were before it was modelled).
+func outageProbes(o runtimeOutage, rng, gc *rand.Rand) []erroredProbe {
+	if o.Hung {
+		return nil
+	}
+	probes := erroredProbes(o.Pods, rng, o.Downtime)
+	for _, at := range containerGCFailures(gc, o.Downtime) {
+		probes = append(probes, erroredProbe{at: at})
+	}
+	sort.SliceStable(probes, func(i, j int) bool { return probes[i].at < probes[j].at })
+	return probes
+}
+
+// outageStatusTimes draws when in the outage the node status reports the
+// runtime's version Unknown and when NotReady; -1 for what does not come
+// before the runtime is back.
+func outageStatusTimes(o runtimeOutage, rng *rand.Rand) (unknownAt, downAt time.Duration) {
+	// The node status sync that first sees the runtime down. The status
+	// loop ticks every nodeStatusUpdateFrequency from a phase of its own;
+	// the runtime check (updateRuntimeUp, every runtimeCheckPeriod,
+	// kubelet.go Run) last succeeded up to one period before the outage,
+	// and the runtime counts as down baseRuntimeSyncThreshold (30 s) after
+	// that success (runtime.go runtimeErrors). So a refused runtime's node
+	// goes NotReady at the first tick 25 to 30 s in, 25 to 40 s in all
+	// (measured on the hollow kubelet: 29 s, 29.7 s and 32 s).
+	// (A hung runtime's status sync hangs instead, so it has no phase.)
+	phase := time.Duration(-1)
+	downAt = -1
+	if o.Hung {
+		if d := hungDownAfter + time.Duration(rng.Float64()*float64(hungDownSpread)); d < o.Downtime {
+			downAt = d
+		}
+	} else {
+		var d time.Duration
+		phase, d = refusedStatusTimes(rng)
+		if d < o.Downtime {
+			downAt = d
+		}
+	}
+	// A refused runtime fails the Version call of the first node status
+	// sync (the first tick of phase) after it went away, and the
+	// VersionInfo setter (nodestatus/setters.go) reports the runtime as
+	// "<type>://Unknown": the status changed, so the kubelet PATCHes it
+	// while the node is still Ready (measured on the hollow kubelet, a 50 s
+	// refused outage: "fake-cri://Unknown" 9 s in, NotReady at 29 s, Ready
+	// with the version back at 60 s; 3 node status PATCHes). A hung
+	// runtime's Version call hangs the sync instead.
+	unknownAt = -1
+	if !o.Hung && o.Version != "" && phase < o.Downtime && (downAt < 0 || phase < downAt) {
+		unknownAt = phase
+	}
+	return unknownAt, downAt
 }
 
 // The Ready condition's reasons and messages (nodestatus/setters.go
