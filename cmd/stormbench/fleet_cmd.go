@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
@@ -23,10 +25,6 @@ func runFleet(ctx context.Context, env *cmdEnv, args []string) error {
 	if sub == "snapshot" {
 		return runFleetSnapshot(ctx, env, rest)
 	}
-	var o clusterOptions
-	var profile, runID string
-	var nodes, podsPerNode int
-	var timeout time.Duration
 	usage := map[string]string{
 		"up": `fleet up [flags]
 
@@ -45,89 +43,134 @@ Examples:
   stormbench fleet down --run-id f1
   stormbench fleet down --run-id f1k --kubeconfig ~/.kube/config --context big --yes`,
 	}[sub]
+	o := newFleetOptions(sub)
 	fs := newFlagSet(env, "fleet "+sub, usage)
-	o.addFlags(fs, true)
-	fs.StringVar(&runID, "run-id", "fleet", "Run id: the value of the stormbench.io/run label on every object")
-	fs.StringVar(&runID, "run", "fleet", "Run id: the value of the stormbench.io/run label on every object")
-	_ = fs.MarkDeprecated("run", "use --run-id")
-	fs.StringVar(&profile, "profile", "quick", "Profile whose fleet section to use (name or file)")
-	if sub == "up" {
-		fs.IntVar(&nodes, "nodes", 0, "Override the profile's node count")
-		fs.IntVar(&podsPerNode, "pods-per-node", 0, "Override the profile's pods per node")
-	} else {
-		fs.DurationVar(&timeout, "timeout", 10*time.Minute, "How long to wait for the deletion")
-	}
+	o.addFlags(fs)
 	if err := parse(fs, rest); err != nil {
 		return err
 	}
-	if err := validateRunID(runID); err != nil {
+	if err := o.validate(fs); err != nil {
+		return err
+	}
+	currentRunID.Store(o.runID)
+	return o.run(ctx, env)
+}
+
+// fleetOptions are the flags of fleet up and fleet down.
+type fleetOptions struct {
+	// sub is up or down.
+	sub     string
+	cluster clusterOptions
+	profile string
+	runID   string
+	// nodes and podsPerNode override the profile's (up; 0 keeps them).
+	nodes, podsPerNode int
+	// timeout bounds the wait for a deletion (down).
+	timeout time.Duration
+}
+
+func newFleetOptions(sub string) *fleetOptions {
+	return &fleetOptions{sub: sub, profile: "quick", runID: "fleet", timeout: 10 * time.Minute}
+}
+
+func (o *fleetOptions) addFlags(fs *pflag.FlagSet) {
+	o.cluster.addFlags(fs, true)
+	fs.StringVar(&o.runID, "run-id", o.runID, "Run id: the value of the stormbench.io/run label on every object")
+	fs.StringVar(&o.runID, "run", o.runID, "Run id: the value of the stormbench.io/run label on every object")
+	_ = fs.MarkDeprecated("run", "use --run-id")
+	fs.StringVar(&o.profile, "profile", o.profile, "Profile whose fleet section to use (name or file)")
+	if o.sub == "up" {
+		fs.IntVar(&o.nodes, "nodes", 0, "Override the profile's node count")
+		fs.IntVar(&o.podsPerNode, "pods-per-node", 0, "Override the profile's pods per node")
+	} else {
+		fs.DurationVar(&o.timeout, "timeout", o.timeout, "How long to wait for the deletion")
+	}
+}
+
+func (o *fleetOptions) validate(fs *pflag.FlagSet) error {
+	if err := validateRunID(o.runID); err != nil {
 		return err
 	}
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"nodes", nodes}, {"pods-per-node", podsPerNode}} {
+	}{{"nodes", o.nodes}, {"pods-per-node", o.podsPerNode}} {
 		if fs.Changed(f.name) && f.v < 1 {
 			return usagef("--%s %d: must be at least 1 (leave it out for the profile's)", f.name, f.v)
 		}
 	}
-	currentRunID.Store(runID)
-	p, err := profiles.Load(profile)
+	if o.sub == "down" && o.timeout <= 0 {
+		return usagef("--timeout %s: give a duration above 0, such as 5m", o.timeout)
+	}
+	return nil
+}
+
+// loadProfile loads the profile with the flags' overrides.
+func (o *fleetOptions) loadProfile() (*profiles.Profile, error) {
+	p, err := profiles.Load(o.profile)
+	if err != nil {
+		return nil, err
+	}
+	if o.nodes == 0 && o.podsPerNode == 0 {
+		return p, nil
+	}
+	if o.nodes > 0 {
+		p.Fleet.Nodes = o.nodes
+	}
+	if o.podsPerNode > 0 {
+		p.Fleet.PodsPerNode = o.podsPerNode
+		p.Fleet.MaxPodsPerNode = 0
+	}
+	profiles.SetDefaults(p)
+	if errs := profiles.Validate(p); len(errs) > 0 {
+		return nil, &profiles.ValidationError{Source: o.profile + " (with flag overrides)", Errs: errs}
+	}
+	return p, nil
+}
+
+func (o *fleetOptions) run(ctx context.Context, env *cmdEnv) error {
+	p, err := o.loadProfile()
 	if err != nil {
 		return err
 	}
-	if nodes > 0 || podsPerNode > 0 {
-		if nodes > 0 {
-			p.Fleet.Nodes = nodes
-		}
-		if podsPerNode > 0 {
-			p.Fleet.PodsPerNode = podsPerNode
-			p.Fleet.MaxPodsPerNode = 0
-		}
-		profiles.SetDefaults(p)
-		if errs := profiles.Validate(p); len(errs) > 0 {
-			return &profiles.ValidationError{Source: profile + " (with flag overrides)", Errs: errs}
-		}
-	}
-	if sub == "down" && timeout <= 0 {
-		return usagef("--timeout %s: give a duration above 0, such as 5m", timeout)
-	}
-	t, _, err := o.connect(ctx, env, p.Fleet.QPS, p.Fleet.Burst)
+	t, _, err := o.cluster.connect(ctx, env, p.Fleet.QPS, p.Fleet.Burst)
 	if err != nil {
-		return apiError(ctx, "connecting", timeout, err)
+		return apiError(ctx, "connecting", o.timeout, err)
 	}
-	prog := newProgress(env.stderr)
-	f, err := fleet.New(t.Client, runID, p.Fleet, prog)
+	f, err := fleet.New(t.Client, o.runID, p.Fleet, newProgress(env.stderr))
 	if err != nil {
 		return err
 	}
 	f.SetStaleReadinessFixer(kubelet.StaleReadinessFixer(t.Config, nil))
-	switch sub {
-	case "up":
-		start := time.Now()
-		if err := f.Up(ctx); err != nil {
-			if ctx.Err() != nil {
-				return fmt.Errorf("interrupted: %w\nto remove what was created: stormbench fleet down --run-id %s", err, runID)
-			}
-			return fmt.Errorf("%w\nto continue: run the same command again; to remove: stormbench fleet down --run-id %s", err, runID)
-		}
-		el := time.Since(start)
-		tm := f.Timings()
-		fmt.Fprintf(env.stdout, "Fleet %q is Ready: %d nodes, %d pods, %d services in namespace %s (%s)\n",
-			runID, p.Fleet.Nodes, f.Plan().ExpectedPods, f.Plan().Services, f.Plan().Namespace, el.Round(100*time.Millisecond))
-		fmt.Fprintf(env.stdout, "  nodes created %s, workloads created %s, all nodes Ready %s (%.0f nodes/s), all pods Ready %s (%.0f pods/s)\n",
-			tm.NodesCreated.Round(100*time.Millisecond), tm.ObjectsCreated.Round(100*time.Millisecond),
-			tm.NodesReady.Round(100*time.Millisecond), float64(p.Fleet.Nodes)/tm.NodesReady.Seconds(),
-			tm.PodsReady.Round(100*time.Millisecond), float64(f.Plan().ExpectedPods)/tm.PodsReady.Seconds())
-		fmt.Fprintf(env.stdout, "  stormbench peak RSS %.1f MiB; pods set Ready again after the node-lifecycle controller marked them (kwok#1464): %d\n", float64(measure.PeakRSS())/(1<<20), f.StaleReadinessFixed())
-		return nil
-	default:
-		if err := f.Down(ctx, timeout); err != nil {
-			return apiError(ctx, fmt.Sprintf("deleting fleet %q", runID), timeout, err)
-		}
-		fmt.Fprintf(env.stdout, "Fleet %q deleted.\n", runID)
-		return nil
+	if o.sub == "up" {
+		return o.up(ctx, env, f, p)
 	}
+	if err := f.Down(ctx, o.timeout); err != nil {
+		return apiError(ctx, fmt.Sprintf("deleting fleet %q", o.runID), o.timeout, err)
+	}
+	fmt.Fprintf(env.stdout, "Fleet %q deleted.\n", o.runID)
+	return nil
+}
+
+// up provisions the fleet and says how long each part took.
+func (o *fleetOptions) up(ctx context.Context, env *cmdEnv, f *fleet.Fleet, p *profiles.Profile) error {
+	start := time.Now()
+	if err := f.Up(ctx); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: %w\nto remove what was created: stormbench fleet down --run-id %s", err, o.runID)
+		}
+		return fmt.Errorf("%w\nto continue: run the same command again; to remove: stormbench fleet down --run-id %s", err, o.runID)
+	}
+	el := time.Since(start)
+	tm := f.Timings()
+	fmt.Fprintf(env.stdout, "Fleet %q is Ready: %d nodes, %d pods, %d services in namespace %s (%s)\n",
+		o.runID, p.Fleet.Nodes, f.Plan().ExpectedPods, f.Plan().Services, f.Plan().Namespace, el.Round(100*time.Millisecond))
+	fmt.Fprintf(env.stdout, "  nodes created %s, workloads created %s, all nodes Ready %s (%.0f nodes/s), all pods Ready %s (%.0f pods/s)\n",
+		tm.NodesCreated.Round(100*time.Millisecond), tm.ObjectsCreated.Round(100*time.Millisecond),
+		tm.NodesReady.Round(100*time.Millisecond), float64(p.Fleet.Nodes)/tm.NodesReady.Seconds(),
+		tm.PodsReady.Round(100*time.Millisecond), float64(f.Plan().ExpectedPods)/tm.PodsReady.Seconds())
+	fmt.Fprintf(env.stdout, "  stormbench peak RSS %.1f MiB; pods set Ready again after the node-lifecycle controller marked them (kwok#1464): %d\n", float64(measure.PeakRSS())/(1<<20), f.StaleReadinessFixed())
+	return nil
 }
 
 // validateRunID checks a run id can be a label value and a name prefix.
