@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -37,57 +39,75 @@ Examples:
 `)
 		return nil
 	}
-	var o clusterOptions
-	var profile, output string
-	var wait time.Duration
+	o := &clusterCmdOptions{sub: sub, wait: 2 * time.Minute, output: "text"}
 	fs := newFlagSet(env, "cluster "+sub, "cluster "+sub+" [flags]")
-	o.addFlags(fs, false)
-	if sub == "up" {
-		fs.StringVar(&profile, "profile", "", "Take timing and control-plane tuning from this profile (name or file)")
-		fs.DurationVar(&wait, "wait", 2*time.Minute, "Wait up to this long until every component serves (see cluster --help); 0 returns once kwokctl has created the cluster")
-	}
-	if sub == "status" {
-		fs.StringVarP(&output, "output", "o", "text", "Output format: text, json or yaml")
-	}
+	o.addFlags(fs)
 	if err := parse(fs, rest); err != nil {
 		return err
 	}
-	if err := checkFormat(output); err != nil {
+	if err := o.validate(); err != nil {
 		return err
 	}
-	if wait < 0 {
-		return usagef("--wait %s: give a duration of 0 or more (0 does not wait)", wait)
+	return o.run(ctx, env)
+}
+
+// clusterCmdOptions are the flags of cluster up, down and status.
+type clusterCmdOptions struct {
+	// sub is up, down or status.
+	sub     string
+	cluster clusterOptions
+	// profile gives up its timing and tuning.
+	profile string
+	// wait bounds up's wait until every component serves; 0 does not wait.
+	wait time.Duration
+	// output is status's format.
+	output string
+}
+
+func (o *clusterCmdOptions) addFlags(fs *pflag.FlagSet) {
+	o.cluster.addFlags(fs, false)
+	if o.sub == "up" {
+		fs.StringVar(&o.profile, "profile", "", "Take timing and control-plane tuning from this profile (name or file)")
+		fs.DurationVar(&o.wait, "wait", o.wait, "Wait up to this long until every component serves (see cluster --help); 0 returns once kwokctl has created the cluster")
 	}
+	if o.sub == "status" {
+		fs.StringVarP(&o.output, "output", "o", o.output, "Output format: text, json or yaml")
+	}
+}
+
+func (o *clusterCmdOptions) validate() error {
+	if err := checkFormat(o.output); err != nil {
+		return err
+	}
+	if o.wait < 0 {
+		return usagef("--wait %s: give a duration of 0 or more (0 does not wait)", o.wait)
+	}
+	return nil
+}
+
+func (o *clusterCmdOptions) run(ctx context.Context, env *cmdEnv) error {
 	var p *profiles.Profile
-	if profile != "" {
-		if p, err = profiles.Load(profile); err != nil {
+	if o.profile != "" {
+		var err error
+		if p, err = profiles.Load(o.profile); err != nil {
 			return err
 		}
 	}
 	// kwokctl's own log lines are shown only when it fails.
 	var e *cluster.Embedded
-	if sub == "status" {
+	var err error
+	if o.sub == "status" {
 		// Read-only: works without the control-plane binaries.
-		e, err = o.embeddedReadOnly(p)
+		e, err = o.cluster.embeddedReadOnly(p)
 	} else {
-		e, err = o.embedded(p, nil)
+		e, err = o.cluster.embedded(p, nil)
 	}
 	if err != nil {
 		return err
 	}
-	switch sub {
+	switch o.sub {
 	case "up":
-		fmt.Fprintf(env.stderr, "Starting embedded cluster %q (Kubernetes %s, 127.0.0.1 only)...\n", e.Name(), "v1.36.3")
-		if err := e.Up(ctx); err != nil {
-			return err
-		}
-		if wait > 0 {
-			if err := e.WaitHealthy(ctx, cluster.WaitOptions{Timeout: wait, Progress: waitProgress(env)}); err != nil {
-				return err
-			}
-		}
-		fmt.Fprintf(env.stdout, "Embedded cluster %q is up.\nkubeconfig: %s\nAPF:        %s%s\n", e.Name(), e.Kubeconfig(), e.APFMode(), apfNote(e))
-		return nil
+		return o.up(ctx, env, e)
 	case "down":
 		if err := e.Down(ctx); err != nil {
 			return err
@@ -95,33 +115,52 @@ Examples:
 		fmt.Fprintf(env.stdout, "Embedded cluster %q is down.\n", e.Name())
 		return nil
 	default:
-		if !e.Exists() {
-			return notRunning(env, e, output, o.workDir)
-		}
-		st, err := e.Status(ctx)
-		if err != nil {
-			return err
-		}
-		if output == "json" || output == "yaml" {
-			return printStructured(env.stdout, output, map[string]any{"name": e.Name(), "kubeconfig": e.Kubeconfig(), "harnessKubeconfig": e.ClientKubeconfig(), "apf": e.APFMode(), "components": st})
-		}
-		fmt.Fprintf(env.stdout, "Cluster:    %s\nKubeconfig: %s\nAPF:        %s%s\n\n", e.Name(), e.Kubeconfig(), e.APFMode(), apfNote(e))
-		tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "COMPONENT\tPID\tPROCESS\tHEALTH\tVERSION\tLOG")
-		healthy := true
-		for _, c := range st {
-			h := fmtBool(c.Healthy, "ok", "unhealthy: "+c.Error)
-			healthy = healthy && c.Healthy && c.Running
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, c.PID, fmtBool(c.Running, "running", "stopped"), h, c.Version, c.Log)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		if !healthy {
-			return fmt.Errorf("embedded cluster %q is not healthy", e.Name())
-		}
-		return nil
+		return o.status(ctx, env, e)
 	}
+}
+
+func (o *clusterCmdOptions) up(ctx context.Context, env *cmdEnv, e *cluster.Embedded) error {
+	fmt.Fprintf(env.stderr, "Starting embedded cluster %q (Kubernetes %s, 127.0.0.1 only)...\n", e.Name(), "v1.36.3")
+	if err := e.Up(ctx); err != nil {
+		return err
+	}
+	if o.wait > 0 {
+		if err := e.WaitHealthy(ctx, cluster.WaitOptions{Timeout: o.wait, Progress: waitProgress(env)}); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(env.stdout, "Embedded cluster %q is up.\nkubeconfig: %s\nAPF:        %s%s\n", e.Name(), e.Kubeconfig(), e.APFMode(), apfNote(e))
+	return nil
+}
+
+// status shows each component's health; an error when one is not healthy.
+func (o *clusterCmdOptions) status(ctx context.Context, env *cmdEnv, e *cluster.Embedded) error {
+	if !e.Exists() {
+		return notRunning(env, e, o.output, o.cluster.workDir)
+	}
+	st, err := e.Status(ctx)
+	if err != nil {
+		return err
+	}
+	if o.output == "json" || o.output == "yaml" {
+		return printStructured(env.stdout, o.output, map[string]any{"name": e.Name(), "kubeconfig": e.Kubeconfig(), "harnessKubeconfig": e.ClientKubeconfig(), "apf": e.APFMode(), "components": st})
+	}
+	fmt.Fprintf(env.stdout, "Cluster:    %s\nKubeconfig: %s\nAPF:        %s%s\n\n", e.Name(), e.Kubeconfig(), e.APFMode(), apfNote(e))
+	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "COMPONENT\tPID\tPROCESS\tHEALTH\tVERSION\tLOG")
+	healthy := true
+	for _, c := range st {
+		h := fmtBool(c.Healthy, "ok", "unhealthy: "+c.Error)
+		healthy = healthy && c.Healthy && c.Running
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, c.PID, fmtBool(c.Running, "running", "stopped"), h, c.Version, c.Log)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if !healthy {
+		return fmt.Errorf("embedded cluster %q is not healthy", e.Name())
+	}
+	return nil
 }
 
 // notRunning says that the embedded cluster does not run, in the format of
