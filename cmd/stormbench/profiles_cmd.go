@@ -29,14 +29,14 @@ Examples:
 `)
 		return nil
 	}
-	var output string
+	o := &profilesOptions{}
 	use := map[string]string{"list": "profiles list [flags]", "show": "profiles show NAME|FILE [flags]", "validate": "profiles validate FILE... [flags]"}[sub]
 	fs := newFlagSet(env, "profiles "+sub, use)
-	fs.StringVarP(&output, "output", "o", "", "Output format: text, yaml or json (show: yaml unless json)")
+	fs.StringVarP(&o.output, "output", "o", "", "Output format: text, yaml or json (show: yaml unless json)")
 	if err := parse(fs, rest); err != nil {
 		return err
 	}
-	if err := checkFormat(output); err != nil {
+	if err := checkFormat(o.output); err != nil {
 		return err
 	}
 	switch sub {
@@ -44,75 +44,101 @@ Examples:
 		if fs.NArg() != 0 {
 			return usagef("profiles list takes no arguments")
 		}
-		var all []*profiles.Profile
-		for _, n := range profiles.Names() {
-			p, err := profiles.Load(n)
-			if err != nil {
-				return fmt.Errorf("built-in profile %s: %w", n, err)
-			}
-			all = append(all, p)
-		}
-		if output == "json" || output == "yaml" {
-			return printStructured(env.stdout, output, all)
-		}
-		tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tNODES\tPODS/NODE\tSTORM\tVARIANTS\tDESCRIPTION")
-		for _, p := range all {
-			kind := "-"
-			if p.Storm != nil {
-				kind = p.Storm.Kind
-			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\n", p.Metadata.Name, p.Fleet.Nodes, p.Fleet.PodsPerNode, kind, len(p.ResolvedVariants()), p.Metadata.Description)
-		}
-		return tw.Flush()
+		return o.list(env)
 	case "validate":
 		if fs.NArg() == 0 {
 			return usagef("profiles validate needs at least one profile file or name")
 		}
-		invalid := 0
-		var checked []validation
-		for _, ref := range fs.Args() {
-			p, err := profiles.Load(ref)
-			if err != nil {
-				invalid++
-				checked = append(checked, validation{File: ref, Error: err.Error()})
-				if output == "" || output == "text" {
-					fmt.Fprintf(env.stderr, "%s: %v\n", ref, err)
-				}
-				continue
-			}
-			v := validation{File: ref, Valid: true, Profile: p.Metadata.Name, Nodes: p.Fleet.Nodes, Variants: len(p.ResolvedVariants())}
-			checked = append(checked, v)
-			if output == "" || output == "text" {
-				variants := "variants"
-				if v.Variants == 1 {
-					variants = "variant"
-				}
-				fmt.Fprintf(env.stdout, "%s: valid (profile %s, %d nodes, %d %s)\n", ref, v.Profile, v.Nodes, v.Variants, variants)
-			}
-		}
-		if output == "json" || output == "yaml" {
-			if err := printStructured(env.stdout, output, checked); err != nil {
-				return err
-			}
-		}
-		if invalid > 0 {
-			return usagef("%d of %d profiles invalid", invalid, fs.NArg())
-		}
-		return nil
+		return o.validate(env, fs.Args())
 	default:
 		if fs.NArg() != 1 {
 			return usagef("profiles show takes one profile name or file")
 		}
-		p, err := profiles.Load(fs.Arg(0))
+		return o.show(env, fs.Arg(0))
+	}
+}
+
+// profilesOptions are the flags of profiles list, show and validate.
+type profilesOptions struct {
+	// output is the format: "" or text, json, yaml.
+	output string
+}
+
+// structured reports whether the output is json or yaml.
+func (o *profilesOptions) structured() bool { return o.output == "json" || o.output == "yaml" }
+
+// list lists the built-in profiles.
+func (o *profilesOptions) list(env *cmdEnv) error {
+	var all []*profiles.Profile
+	for _, n := range profiles.Names() {
+		p, err := profiles.Load(n)
 		if err != nil {
+			return fmt.Errorf("built-in profile %s: %w", n, err)
+		}
+		all = append(all, p)
+	}
+	if o.structured() {
+		return printStructured(env.stdout, o.output, all)
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tNODES\tPODS/NODE\tSTORM\tVARIANTS\tDESCRIPTION")
+	for _, p := range all {
+		kind := "-"
+		if p.Storm != nil {
+			kind = p.Storm.Kind
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\n", p.Metadata.Name, p.Fleet.Nodes, p.Fleet.PodsPerNode, kind, len(p.ResolvedVariants()), p.Metadata.Description)
+	}
+	return tw.Flush()
+}
+
+// validate checks each profile and says what is wrong with the invalid
+// ones; a usage error (exit 2) when one is.
+func (o *profilesOptions) validate(env *cmdEnv, refs []string) error {
+	invalid := 0
+	var checked []validation
+	for _, ref := range refs {
+		p, err := profiles.Load(ref)
+		if err != nil {
+			invalid++
+			checked = append(checked, validation{File: ref, Error: err.Error()})
+			if !o.structured() {
+				fmt.Fprintf(env.stderr, "%s: %v\n", ref, err)
+			}
+			continue
+		}
+		v := validation{File: ref, Valid: true, Profile: p.Metadata.Name, Nodes: p.Fleet.Nodes, Variants: len(p.ResolvedVariants())}
+		checked = append(checked, v)
+		if !o.structured() {
+			variants := "variants"
+			if v.Variants == 1 {
+				variants = "variant"
+			}
+			fmt.Fprintf(env.stdout, "%s: valid (profile %s, %d nodes, %d %s)\n", ref, v.Profile, v.Nodes, v.Variants, variants)
+		}
+	}
+	if o.structured() {
+		if err := printStructured(env.stdout, o.output, checked); err != nil {
 			return err
 		}
-		if output == "" || output == "text" {
-			output = "yaml"
-		}
-		return printStructured(env.stdout, output, p)
 	}
+	if invalid > 0 {
+		return usagef("%d of %d profiles invalid", invalid, len(refs))
+	}
+	return nil
+}
+
+// show prints a profile resolved with its defaults: yaml unless json.
+func (o *profilesOptions) show(env *cmdEnv, ref string) error {
+	p, err := profiles.Load(ref)
+	if err != nil {
+		return err
+	}
+	output := o.output
+	if !o.structured() {
+		output = "yaml"
+	}
+	return printStructured(env.stdout, output, p)
 }
 
 // validation is one file's verdict in profiles validate -o json|yaml.
