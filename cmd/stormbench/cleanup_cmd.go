@@ -6,14 +6,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/stormbench/stormbench/bench/fleet"
 )
 
 func runCleanup(ctx context.Context, env *cmdEnv, args []string) error {
-	var o clusterOptions
-	var runID, output string
-	var all, list bool
-	var timeout time.Duration
+	o := &cleanupOptions{output: "text", timeout: 10 * time.Minute}
 	fs := newFlagSet(env, "cleanup", `cleanup (--run-id ID | --all | --list) [flags]
 
 Removes what runs left behind: nodes, namespaces and workloads carrying a
@@ -24,22 +23,44 @@ Examples:
   stormbench cleanup --list
   stormbench cleanup --run-id quick-1201-120000
   stormbench cleanup --run-id big-storm --kubeconfig ~/.kube/config --context staging --yes`)
-	o.addFlags(fs, true)
-	fs.StringVar(&runID, "run-id", "", "Remove the leftovers of this run id")
-	fs.StringVar(&runID, "run", "", "Remove the leftovers of this run id")
-	_ = fs.MarkDeprecated("run", "use --run-id")
-	fs.BoolVar(&all, "all", false, "Remove the leftovers of every run (objects carrying stormbench.io/run)")
-	fs.BoolVar(&list, "list", false, "Only list runs with leftovers")
-	fs.StringVarP(&output, "output", "o", "text", "Output format for --list: text, json or yaml")
-	fs.DurationVar(&timeout, "timeout", 10*time.Minute, "How long the cleanup may take in all: connecting, listing, deleting and waiting until it is gone")
+	o.addFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := checkFormat(output); err != nil {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	return o.run(ctx, env)
+}
+
+// cleanupOptions are the flags of cleanup.
+type cleanupOptions struct {
+	cluster clusterOptions
+	// Exactly one of runID, all and list.
+	runID     string
+	all, list bool
+	// output is --list's format.
+	output  string
+	timeout time.Duration
+}
+
+func (o *cleanupOptions) addFlags(fs *pflag.FlagSet) {
+	o.cluster.addFlags(fs, true)
+	fs.StringVar(&o.runID, "run-id", "", "Remove the leftovers of this run id")
+	fs.StringVar(&o.runID, "run", "", "Remove the leftovers of this run id")
+	_ = fs.MarkDeprecated("run", "use --run-id")
+	fs.BoolVar(&o.all, "all", false, "Remove the leftovers of every run (objects carrying stormbench.io/run)")
+	fs.BoolVar(&o.list, "list", false, "Only list runs with leftovers")
+	fs.StringVarP(&o.output, "output", "o", o.output, "Output format for --list: text, json or yaml")
+	fs.DurationVar(&o.timeout, "timeout", o.timeout, "How long the cleanup may take in all: connecting, listing, deleting and waiting until it is gone")
+}
+
+func (o *cleanupOptions) validate() error {
+	if err := checkFormat(o.output); err != nil {
 		return err
 	}
 	n := 0
-	for _, b := range []bool{runID != "", all, list} {
+	for _, b := range []bool{o.runID != "", o.all, o.list} {
 		if b {
 			n++
 		}
@@ -47,30 +68,34 @@ Examples:
 	if n != 1 {
 		return usagef("give exactly one of --run-id ID, --all and --list")
 	}
-	if runID != "" {
-		if err := validateRunID(runID); err != nil {
+	if o.runID != "" {
+		if err := validateRunID(o.runID); err != nil {
 			return err
 		}
 	}
-	if timeout <= 0 {
-		return usagef("--timeout %s: give a duration above 0, such as 5m", timeout)
+	if o.timeout <= 0 {
+		return usagef("--timeout %s: give a duration above 0, such as 5m", o.timeout)
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return nil
+}
+
+func (o *cleanupOptions) run(ctx context.Context, env *cmdEnv) error {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	if list {
-		o.yes = true // read-only: nothing to confirm
+	if o.list {
+		o.cluster.yes = true // read-only: nothing to confirm
 	}
-	t, _, err := o.connect(ctx, env, 500, 1000)
+	t, _, err := o.cluster.connect(ctx, env, 500, 1000)
 	if err != nil {
-		return apiError(ctx, "connecting", timeout, err)
+		return apiError(ctx, "connecting", o.timeout, err)
 	}
 	runs, err := fleet.ListRuns(ctx, t.Client)
 	if err != nil {
-		return apiError(ctx, "listing what runs left behind", timeout, err)
+		return apiError(ctx, "listing what runs left behind", o.timeout, err)
 	}
-	if list {
-		if output == "json" || output == "yaml" {
-			return printStructured(env.stdout, output, runs)
+	if o.list {
+		if o.output == "json" || o.output == "yaml" {
+			return printStructured(env.stdout, o.output, runs)
 		}
 		tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "RUN\tNODES\tDOWN NODES\tNAMESPACES")
@@ -81,7 +106,7 @@ Examples:
 	}
 	var targets []string
 	for _, r := range runs {
-		if all || r.RunID == runID {
+		if o.all || r.RunID == o.runID {
 			targets = append(targets, r.RunID)
 		}
 	}
@@ -90,8 +115,8 @@ Examples:
 		return nil
 	}
 	for _, id := range targets {
-		if err := fleet.Delete(ctx, t.Client, id, timeout, newProgress(env.stderr)); err != nil {
-			return apiError(ctx, "cleaning up run "+id, timeout, err)
+		if err := fleet.Delete(ctx, t.Client, id, o.timeout, newProgress(env.stderr)); err != nil {
+			return apiError(ctx, "cleaning up run "+id, o.timeout, err)
 		}
 		fmt.Fprintf(env.stdout, "Run %s cleaned up.\n", id)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
@@ -57,90 +58,117 @@ func runFleetSnapshot(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprint(env.stdout, snapshotUsage)
 		return nil
 	}
-	var o clusterOptions
-	var profile, runID, file string
-	var force bool
+	o := &snapshotOptions{sub: sub, profile: "quick", runID: "fleet"}
 	fs := newFlagSet(env, "fleet snapshot "+sub, "fleet snapshot "+sub+" --file FILE [flags]")
-	o.addFlags(fs, false)
-	fs.StringVar(&file, "file", "", "Snapshot file (required)")
-	fs.StringVar(&profile, "profile", "quick", "Profile whose fleet the snapshot holds (name or file)")
-	if sub == "save" {
-		fs.StringVar(&runID, "run-id", "fleet", "Run id of the fleet to save (the stormbench.io/run label)")
-		fs.StringVar(&runID, "run", "fleet", "Run id of the fleet to save (the stormbench.io/run label)")
-		_ = fs.MarkDeprecated("run", "use --run-id")
-		fs.BoolVar(&force, "force", false, "Overwrite an existing snapshot file")
-	}
+	o.addFlags(fs)
 	if err := parse(fs, rest); err != nil {
 		return err
 	}
-	if file == "" {
+	if o.file == "" {
 		return usagef("--file is required")
 	}
-	p, err := profiles.Load(profile)
+	p, err := profiles.Load(o.profile)
 	if err != nil {
 		return err
 	}
-	emb, err := o.embedded(p, nil)
+	emb, err := o.cluster.embedded(p, nil)
 	if err != nil {
 		return err
 	}
 	if sub == "save" {
-		if err := validateRunID(runID); err != nil {
-			return err
-		}
-		// A snapshot is a regular file, replaced atomically: a device or
-		// FIFO is refused (the cluster would be stopped for nothing), and a
-		// link is followed, its target replaced.
-		dest, err := outfile.Resolve(file, outfile.Options{Force: force})
-		if err != nil {
-			return usagef("--file: %v", err)
-		}
-		if dest.Kind != outfile.New && dest.Kind != outfile.Replace {
-			return usagef("--file %s: a snapshot is written to a regular file, not a device, FIFO or stdout", file)
-		}
-		if err := outfile.Check(file, outfile.Options{Force: force}); err != nil {
-			return usagef("--file: %v", err)
-		}
-		if !emb.Exists() {
-			return usagef("the embedded cluster %q is not running (start it with `stormbench cluster up`, provision with `stormbench fleet up`)", o.name)
-		}
-		t, _, err := o.connect(ctx, env, p.Fleet.QPS, p.Fleet.Burst)
-		if err != nil {
-			return err
-		}
-		sel := metav1.ListOptions{LabelSelector: fleet.RunLabel + "=" + runID}
-		nodes, err := t.Client.CoreV1().Nodes().List(ctx, sel)
-		if err != nil {
-			return fmt.Errorf("listing the fleet's nodes: %w", err)
-		}
-		if len(nodes.Items) == 0 {
-			return usagef("no nodes of run %q in the embedded cluster %q: provision it with `stormbench fleet up --run-id %s --profile %s`", runID, o.name, runID, profile)
-		}
-		pods, err := t.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, sel)
-		if err != nil {
-			return fmt.Errorf("listing the fleet's pods: %w", err)
-		}
-		start := time.Now()
-		meta := snapshotWant(p)
-		meta.RunID, meta.Nodes, meta.Pods, meta.APF = runID, len(nodes.Items), len(pods.Items), emb.APFMode()
-		// SaveSnapshot renames over dest.File: a link's target, never the link.
-		if err := emb.SaveSnapshot(ctx, dest.File, meta); err != nil {
-			return err
-		}
-		// The components were restarted with the copy taken.
-		if _, err := waitServing(ctx, env, &o, p); err != nil {
-			return fmt.Errorf("after the snapshot: %w", err)
-		}
-		st, _ := os.Stat(dest.File)
-		fmt.Fprintf(env.stdout, "Saved fleet %q (%d nodes, %d pods) to %s: %.1f MiB in %s\n", runID, meta.Nodes, meta.Pods, file, float64(st.Size())/(1<<20), time.Since(start).Round(100*time.Millisecond))
-		return nil
+		return o.save(ctx, env, emb, p)
 	}
-	meta, restore, settle, err := restoreSnapshot(ctx, env, &o, emb, p, file)
+	meta, restore, settle, err := restoreSnapshot(ctx, env, &o.cluster, emb, p, o.file)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "Restored fleet %q (%d nodes, %d pods) into %q: restore %s, settled (all Ready) %s later\n",
-		meta.RunID, meta.Nodes, meta.Pods, o.name, restore.Round(100*time.Millisecond), settle.Round(100*time.Millisecond))
+		meta.RunID, meta.Nodes, meta.Pods, o.cluster.name, restore.Round(100*time.Millisecond), settle.Round(100*time.Millisecond))
+	return nil
+}
+
+// snapshotOptions are the flags of fleet snapshot save and restore.
+type snapshotOptions struct {
+	// sub is save or restore.
+	sub     string
+	cluster clusterOptions
+	file    string
+	profile string
+	// runID and force are save's.
+	runID string
+	force bool
+}
+
+func (o *snapshotOptions) addFlags(fs *pflag.FlagSet) {
+	o.cluster.addFlags(fs, false)
+	fs.StringVar(&o.file, "file", "", "Snapshot file (required)")
+	fs.StringVar(&o.profile, "profile", o.profile, "Profile whose fleet the snapshot holds (name or file)")
+	if o.sub == "save" {
+		fs.StringVar(&o.runID, "run-id", o.runID, "Run id of the fleet to save (the stormbench.io/run label)")
+		fs.StringVar(&o.runID, "run", o.runID, "Run id of the fleet to save (the stormbench.io/run label)")
+		_ = fs.MarkDeprecated("run", "use --run-id")
+		fs.BoolVar(&o.force, "force", false, "Overwrite an existing snapshot file")
+	}
+}
+
+// saveDest checks the snapshot file can be written: a regular file,
+// replaced atomically; a device or FIFO is refused (the cluster would be
+// stopped for nothing), and a link is followed, its target replaced.
+func (o *snapshotOptions) saveDest() (outfile.Target, error) {
+	dest, err := outfile.Resolve(o.file, outfile.Options{Force: o.force})
+	if err != nil {
+		return dest, usagef("--file: %v", err)
+	}
+	if dest.Kind != outfile.New && dest.Kind != outfile.Replace {
+		return dest, usagef("--file %s: a snapshot is written to a regular file, not a device, FIFO or stdout", o.file)
+	}
+	if err := outfile.Check(o.file, outfile.Options{Force: o.force}); err != nil {
+		return dest, usagef("--file: %v", err)
+	}
+	return dest, nil
+}
+
+// save saves the running embedded cluster's etcd with the fleet of runID.
+func (o *snapshotOptions) save(ctx context.Context, env *cmdEnv, emb *cluster.Embedded, p *profiles.Profile) error {
+	if err := validateRunID(o.runID); err != nil {
+		return err
+	}
+	dest, err := o.saveDest()
+	if err != nil {
+		return err
+	}
+	if !emb.Exists() {
+		return usagef("the embedded cluster %q is not running (start it with `stormbench cluster up`, provision with `stormbench fleet up`)", o.cluster.name)
+	}
+	t, _, err := o.cluster.connect(ctx, env, p.Fleet.QPS, p.Fleet.Burst)
+	if err != nil {
+		return err
+	}
+	sel := metav1.ListOptions{LabelSelector: fleet.RunLabel + "=" + o.runID}
+	nodes, err := t.Client.CoreV1().Nodes().List(ctx, sel)
+	if err != nil {
+		return fmt.Errorf("listing the fleet's nodes: %w", err)
+	}
+	if len(nodes.Items) == 0 {
+		return usagef("no nodes of run %q in the embedded cluster %q: provision it with `stormbench fleet up --run-id %s --profile %s`", o.runID, o.cluster.name, o.runID, o.profile)
+	}
+	pods, err := t.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, sel)
+	if err != nil {
+		return fmt.Errorf("listing the fleet's pods: %w", err)
+	}
+	start := time.Now()
+	meta := snapshotWant(p)
+	meta.RunID, meta.Nodes, meta.Pods, meta.APF = o.runID, len(nodes.Items), len(pods.Items), emb.APFMode()
+	// SaveSnapshot renames over dest.File: a link's target, never the link.
+	if err := emb.SaveSnapshot(ctx, dest.File, meta); err != nil {
+		return err
+	}
+	// The components were restarted with the copy taken.
+	if _, err := waitServing(ctx, env, &o.cluster, p); err != nil {
+		return fmt.Errorf("after the snapshot: %w", err)
+	}
+	st, _ := os.Stat(dest.File)
+	fmt.Fprintf(env.stdout, "Saved fleet %q (%d nodes, %d pods) to %s: %.1f MiB in %s\n", o.runID, meta.Nodes, meta.Pods, o.file, float64(st.Size())/(1<<20), time.Since(start).Round(100*time.Millisecond))
 	return nil
 }
 
