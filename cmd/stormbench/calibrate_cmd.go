@@ -317,6 +317,25 @@ func (o *outputs) write(path string, render func(io.Writer) error) {
 // table: containerd is the reference for runtime restarts and reboots,
 // hollow for the rest, and rows where the two real backends disagree are
 // marked.
+// combineFiles reads a hollow and a containerd calibration result and
+// combines them; a usage error when either cannot be read or they do not
+// go together.
+func combineFiles(hollow, containerd string) (*calibrate.Combined, error) {
+	var rs [2]*calibrate.Result
+	for i, path := range []string{hollow, containerd} {
+		r, err := calibrate.ReadFile(path)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		rs[i] = r
+	}
+	c, err := calibrate.Combine(rs[0], rs[1])
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return c, nil
+}
+
 func runCalibrateCombine(env *cmdEnv, args []string) error {
 	var (
 		markdown, htmlPath, resultPath, output string
@@ -357,17 +376,9 @@ Flags:
 			return usageError{err}
 		}
 	}
-	var rs [2]*calibrate.Result
-	for i, path := range fs.Args() {
-		r, err := calibrate.ReadFile(path)
-		if err != nil {
-			return usageError{err}
-		}
-		rs[i] = r
-	}
-	c, err := calibrate.Combine(rs[0], rs[1])
+	c, err := combineFiles(fs.Arg(0), fs.Arg(1))
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	errs := &outputs{env: env, force: force}
 	write := errs.write

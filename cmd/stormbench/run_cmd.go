@@ -223,34 +223,7 @@ func (o *runOptions) resolve(seedSet bool) (*runPlan, error) {
 		add(usagef("--restore-each restores the --from-snapshot fleet: give --from-snapshot"))
 	}
 	if p != nil {
-		if o.sweep {
-			rp.sizes, err = parseWaveSizes(o.waveSizes, p)
-			add(err)
-		}
-		if seedSet {
-			p.Seed = o.seed
-		}
-		if o.fromSnapshot != "" {
-			add(o.checkSnapshot(rp))
-		}
-		if o.restoreEach && p.Fleet.RealKubelets > 0 {
-			add(usagef("--restore-each: the profile's %d real kubelets keep their own state outside the snapshot; not with fleet.realKubelets", p.Fleet.RealKubelets))
-		}
-		if rp.shardN > p.Fleet.Nodes {
-			add(usagef("--shard %s: %d shards of a fleet of %d nodes; give at most one shard per node", o.shard, rp.shardN, p.Fleet.Nodes))
-		}
-		if rp.runID == "" {
-			rp.runID = fmt.Sprintf("%s-%s", p.Metadata.Name, time.Now().UTC().Format("0102-150405"))
-		}
-	}
-	if p != nil {
-		if cpus := p.ControlPlane.CPUs; cpus > 0 {
-			if o.cluster.kubeconfig != "" {
-				add(usagef("controlPlane.cpus %g budgets the embedded control plane: not with --kubeconfig (that cluster is not stormbench's to limit)", cpus))
-			} else if err := cluster.CheckCPUBudget(cpus); err != nil {
-				add(usageError{err})
-			}
-		}
+		o.resolveProfile(rp, seedSet, add)
 	}
 	if rp.runID != "" {
 		add(validateRunID(rp.runID))
@@ -260,17 +233,61 @@ func (o *runOptions) resolve(seedSet bool) (*runPlan, error) {
 		rp.path = filepath.Join(o.outDir, rp.runID+".json")
 	}
 	problems = append(problems, o.checkEnvironment(rp, time.Now())...)
+	if err := joinProblems(problems); err != nil {
+		return nil, err
+	}
+	return rp, nil
+}
+
+// resolveProfile applies the flags that change the loaded profile rp.p
+// (the sweep's wave sizes, --seed, the snapshot, the shard count, a
+// generated run id, the control plane's CPU budget), passing each problem
+// to add.
+func (o *runOptions) resolveProfile(rp *runPlan, seedSet bool, add func(error)) {
+	p := rp.p
+	if o.sweep {
+		var err error
+		rp.sizes, err = parseWaveSizes(o.waveSizes, p)
+		add(err)
+	}
+	if seedSet {
+		p.Seed = o.seed
+	}
+	if o.fromSnapshot != "" {
+		add(o.checkSnapshot(rp))
+	}
+	if o.restoreEach && p.Fleet.RealKubelets > 0 {
+		add(usagef("--restore-each: the profile's %d real kubelets keep their own state outside the snapshot; not with fleet.realKubelets", p.Fleet.RealKubelets))
+	}
+	if rp.shardN > p.Fleet.Nodes {
+		add(usagef("--shard %s: %d shards of a fleet of %d nodes; give at most one shard per node", o.shard, rp.shardN, p.Fleet.Nodes))
+	}
+	if rp.runID == "" {
+		rp.runID = fmt.Sprintf("%s-%s", p.Metadata.Name, time.Now().UTC().Format("0102-150405"))
+	}
+	if cpus := p.ControlPlane.CPUs; cpus > 0 {
+		if o.cluster.kubeconfig != "" {
+			add(usagef("controlPlane.cpus %g budgets the embedded control plane: not with --kubeconfig (that cluster is not stormbench's to limit)", cpus))
+		} else if err := cluster.CheckCPUBudget(cpus); err != nil {
+			add(usageError{err})
+		}
+	}
+}
+
+// joinProblems is nil for none, the problem for one, and a usage error
+// listing them for more.
+func joinProblems(problems []error) error {
 	switch len(problems) {
 	case 0:
-		return rp, nil
+		return nil
 	case 1:
-		return nil, problems[0]
+		return problems[0]
 	}
 	msgs := make([]string, len(problems))
 	for i, e := range problems {
 		msgs[i] = "  - " + e.Error()
 	}
-	return nil, usagef("%d problems:\n%s", len(problems), strings.Join(msgs, "\n"))
+	return usagef("%d problems:\n%s", len(problems), strings.Join(msgs, "\n"))
 }
 
 // checkEnvironment checks what the run would touch before it touches a
