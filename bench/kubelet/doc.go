@@ -8,4 +8,31 @@
 // The request pattern follows the kubelet in k8s.io/kubernetes v1.36.3,
 // pkg/kubelet; REQUESTS.md lists it with its sources and what the oracle
 // measured.
+//
+// # Shape
+//
+// Simulator.Restart (model.go) takes the node from KWOK (harness.go) and
+// runs the restart's kind: runtimeRestart (runtime.go), or kubeletRestart
+// and reboot, which end in boot (boot.go). What a restart does after its
+// start-up is decided apart from doing it:
+//
+//   - a planner decides, touching nothing: planRuntimeOutage (runtime.go)
+//     for a runtime outage; planProbes (probes.go) for the probe workers'
+//     and the status manager's writes after a kubelet's start, from the
+//     pods' first sync (pods.go startPods, podrestarts.go). A plan (plan.go)
+//     is a list of typed Steps: when (At), which of the kubelet's loops
+//     (Actor: the node status loop or the pods' workers and status manager)
+//     and what (Action, a closed set: node status, node event, pod event,
+//     pod status, startup step, first probe, legacy flip, wait);
+//   - the executor (play.go) plays a plan on the kubelet's session: each
+//     actor in a goroutine of its own, sleeping on the injected clock until
+//     a step is due, sending it with the session's retries and counting
+//     what it sent.
+//
+// The start-up before the plan (registration, informers, the first node
+// status, CSINode, events, Secret and ConfigMap watches, tokens and the
+// pods' first sync: boot.go startNode and session.go, informers.go,
+// pods.go) is still played as it is decided. testdata/plan holds the
+// plans' goldens (TestPlanGolden, TestProbePlanGolden), testdata/restart
+// every request a restart sends on a fake API server (TestRestartGolden).
 package kubelet
