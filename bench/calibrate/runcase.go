@@ -39,8 +39,42 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 	}
 	cpu0 := selfCPU()
 	t0 := c.o.Clock.Now()
-	// One driver for both sides, as a run's: each node's restart goes to
-	// its real kubelet or to the model (storm.ByNode).
+	if err := c.restartAll(ctx, cs, sim, t0, &cr); err != nil {
+		return cr, err
+	}
+	if err := poll.SleepUntil(ctx, c.o.Clock, t0.Add(cs.Downtime+cs.Observe)); err != nil {
+		return cr, err
+	}
+	if cs.DeletePods > 0 {
+		// Restored after the window: the next case's settle waits for the
+		// replacement pods.
+		defer func() {
+			if serr := c.scale(context.WithoutCancel(ctx), c.o.PodsPerNode); serr != nil && err == nil {
+				err = serr
+			}
+		}()
+	}
+	// The window is the case's, downtime plus observation, on both sides:
+	// a simulated kubelet may hold its node longer than that before it
+	// hands it back (kubelet kwokRequeueAfter), and what comes after the
+	// window is not counted for either side.
+	end := t0.Add(cs.Downtime + cs.Observe)
+	simCPU := selfCPU() - cpu0
+	c.readRealUsage(&cr)
+	reqs, err := c.audit.since()
+	if err != nil {
+		return cr, err
+	}
+	cr.Rows = c.rows(cs, reqs, t0, end, simCPU, cr.realUsage)
+	return cr, nil
+}
+
+// restartAll restarts every node of both sides at t0 through one driver,
+// as a run does: each node's restart goes to its real kubelet or to the
+// model (storm.ByNode). It counts the restarts and their errors in cr,
+// and deletes pods or ends containers halfway through the downtime when
+// the case says so.
+func (c *calibration) restartAll(ctx context.Context, cs Case, sim *kubelet.Simulator, t0 time.Time, cr *CaseResult) error {
 	restarter := storm.ByNode(c.real.has, storm.RestarterFunc(func(ctx context.Context, r storm.Restart) error {
 		n := c.nodes[r.Node]
 		if _, err := n.Restart(ctx, cs.Kind, cs.RuntimeMode, r.Downtime, cs.Gates); err != nil {
@@ -85,27 +119,11 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 			return c.exitContainers(gctx, sim, cs.ExitContainers)
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return cr, err
-	}
-	if err := poll.SleepUntil(ctx, c.o.Clock, t0.Add(cs.Downtime+cs.Observe)); err != nil {
-		return cr, err
-	}
-	if cs.DeletePods > 0 {
-		// Restored after the window: the next case's settle waits for the
-		// replacement pods.
-		defer func() {
-			if serr := c.scale(context.WithoutCancel(ctx), c.o.PodsPerNode); serr != nil && err == nil {
-				err = serr
-			}
-		}()
-	}
-	// The window is the case's, downtime plus observation, on both sides:
-	// a simulated kubelet may hold its node longer than that before it
-	// hands it back (kubelet kwokRequeueAfter), and what comes after the
-	// window is not counted for either side.
-	end := t0.Add(cs.Downtime + cs.Observe)
-	simCPU := selfCPU() - cpu0
+	return g.Wait()
+}
+
+// readRealUsage records each real kubelet's usage in cr, or that it exited.
+func (c *calibration) readRealUsage(cr *CaseResult) {
 	for _, name := range c.real.nodes {
 		n := c.nodes[name]
 		if !n.KubeletAlive() {
@@ -117,12 +135,6 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 			cr.realUsage = append(cr.realUsage, u)
 		}
 	}
-	reqs, err := c.audit.since()
-	if err != nil {
-		return cr, err
-	}
-	cr.Rows = c.rows(cs, reqs, t0, end, simCPU, cr.realUsage)
-	return cr, nil
 }
 
 // containerKiller is a real node that can kill one of its containers
