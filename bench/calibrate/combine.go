@@ -88,20 +88,29 @@ func Combine(hollow, containerd *Result) (*Combined, error) {
 		return nil, err
 	}
 	out := &Combined{Hollow: hollow, Containerd: containerd}
-	byName := func(r *Result, name string) *CaseResult {
-		for i := range r.Cases {
-			if r.Cases[i].Name == name {
-				return &r.Cases[i]
-			}
-		}
-		return nil
+	for _, name := range caseNames(hollow, containerd) {
+		out.Cases = append(out.Cases, combineCase(name, hollow, containerd))
 	}
-	// The cases in the order of the calibration's case list, then any
-	// the list no longer has.
+	return out, nil
+}
+
+// caseByName returns r's case of that name, nil if it has none.
+func caseByName(r *Result, name string) *CaseResult {
+	for i := range r.Cases {
+		if r.Cases[i].Name == name {
+			return &r.Cases[i]
+		}
+	}
+	return nil
+}
+
+// caseNames are the cases of either result in the order of the
+// calibration's case list, then any the list no longer has.
+func caseNames(hollow, containerd *Result) []string {
 	var names []string
 	seen := map[string]bool{}
 	for _, c := range Cases() {
-		if byName(hollow, c.Name) != nil || byName(containerd, c.Name) != nil {
+		if caseByName(hollow, c.Name) != nil || caseByName(containerd, c.Name) != nil {
 			names, seen[c.Name] = append(names, c.Name), true
 		}
 	}
@@ -112,83 +121,98 @@ func Combine(hollow, containerd *Result) (*Combined, error) {
 			}
 		}
 	}
-	for _, name := range names {
-		h, c := byName(hollow, name), byName(containerd, name)
-		first := h
-		if first == nil {
-			first = c
-		}
-		cc := CombinedCase{Name: name, Kind: first.Kind, Reference: referenceFor(first.Kind)}
-		ref, other, tol := h, c, hollow.Tolerance
-		if cc.Reference == BackendContainerd {
-			ref, other, tol = c, h, containerd.Tolerance
-		}
-		if ref == nil {
-			// Judge by the backend that ran it.
-			ref, other = other, nil
-			cc.Reference = BackendHollow
-			if ref == c {
-				cc.Reference = BackendContainerd
-			}
-		}
-		for _, side := range []struct {
-			name string
-			c    *CaseResult
-		}{{BackendHollow, h}, {BackendContainerd, c}} {
-			if side.c != nil {
-				for _, e := range side.c.Errors {
-					cc.Errors = append(cc.Errors, side.name+": "+e)
-				}
-			}
-		}
-		// A backend that ran the case and has no row for a request saw
-		// none on either side: its row is 0 against 0.
-		rowOf := func(cr *CaseResult, m Row) *Row {
-			if cr == nil {
-				return nil
-			}
-			for i := range cr.Rows {
-				if cr.Rows[i].Metric == m.Metric {
-					return &cr.Rows[i]
-				}
-			}
-			return &Row{Metric: m.Metric, Unit: m.Unit, Agree: true, Informational: m.Informational}
-		}
-		// The reference's rows in its order, then the other's extra rows.
-		metrics := []Row{}
-		have := map[string]bool{}
-		for _, cr := range []*CaseResult{ref, other} {
-			if cr == nil {
-				continue
-			}
-			for _, r := range cr.Rows {
-				if !have[r.Metric] {
-					metrics, have[r.Metric] = append(metrics, r), true
-				}
-			}
-		}
-		for _, m := range metrics {
-			row := CombinedRow{Metric: m.Metric, Unit: m.Unit, Hollow: rowOf(h, m), Containerd: rowOf(c, m)}
-			r := rowOf(ref, m)
-			row.Simulated, row.SimulatedSpread, row.Verdict = r.Simulated, r.SimulatedSpread, verdict(*r)
-			if row.Hollow != nil && row.Containerd != nil && !m.Informational {
-				row.RealSidesDiffer = !tol.agreeSpread(m.Unit, row.Containerd.Real, row.Hollow.Real, row.Containerd.RealSpread, row.Hollow.RealSpread)
-				// Where the two real backends disagree, the real kubelet on
-				// a real runtime is the arbiter: hollow is only its cheap
-				// stand-in (it has no DRA driver, and its fake runtime
-				// emits other events).
-				if row.RealSidesDiffer {
-					row.Simulated, row.SimulatedSpread, row.Verdict, row.Judge = row.Containerd.Simulated, row.Containerd.SimulatedSpread, verdict(*row.Containerd), BackendContainerd
-				}
-			}
-			if row.Judge == "" {
-				row.Judge = cc.Reference
-			}
-			cc.Rows = append(cc.Rows, row)
-		}
-		out.Cases = append(out.Cases, cc)
+	return names
+}
+
+// combineCase puts one case's rows of both backends side by side and
+// judges each by the case's reference backend, or by containerd where the
+// two real backends disagree.
+func combineCase(name string, hollow, containerd *Result) CombinedCase {
+	h, c := caseByName(hollow, name), caseByName(containerd, name)
+	first := h
+	if first == nil {
+		first = c
 	}
-	return out, nil
+	cc := CombinedCase{Name: name, Kind: first.Kind, Reference: referenceFor(first.Kind)}
+	ref, other, tol := h, c, hollow.Tolerance
+	if cc.Reference == BackendContainerd {
+		ref, other, tol = c, h, containerd.Tolerance
+	}
+	if ref == nil {
+		// Judge by the backend that ran it.
+		ref, other = other, nil
+		cc.Reference = BackendHollow
+		if ref == c {
+			cc.Reference = BackendContainerd
+		}
+	}
+	for _, side := range []struct {
+		name string
+		c    *CaseResult
+	}{{BackendHollow, h}, {BackendContainerd, c}} {
+		if side.c != nil {
+			for _, e := range side.c.Errors {
+				cc.Errors = append(cc.Errors, side.name+": "+e)
+			}
+		}
+	}
+	for _, m := range rowMetrics(ref, other) {
+		cc.Rows = append(cc.Rows, combineRow(m, h, c, ref, tol, cc.Reference))
+	}
+	return cc
+}
+
+// rowMetrics are the reference's rows in its order, then the other's
+// extra rows.
+func rowMetrics(ref, other *CaseResult) []Row {
+	metrics := []Row{}
+	have := map[string]bool{}
+	for _, cr := range []*CaseResult{ref, other} {
+		if cr == nil {
+			continue
+		}
+		for _, r := range cr.Rows {
+			if !have[r.Metric] {
+				metrics, have[r.Metric] = append(metrics, r), true
+			}
+		}
+	}
+	return metrics
+}
+
+// rowOf is cr's row of m's metric. A backend that ran the case and has no
+// row for a request saw none on either side: its row is 0 against 0. nil
+// when the backend did not run the case.
+func rowOf(cr *CaseResult, m Row) *Row {
+	if cr == nil {
+		return nil
+	}
+	for i := range cr.Rows {
+		if cr.Rows[i].Metric == m.Metric {
+			return &cr.Rows[i]
+		}
+	}
+	return &Row{Metric: m.Metric, Unit: m.Unit, Agree: true, Informational: m.Informational}
+}
+
+// combineRow is m's row of both backends (h, c), judged by ref's.
+func combineRow(m Row, h, c, ref *CaseResult, tol Tolerance, reference string) CombinedRow {
+	row := CombinedRow{Metric: m.Metric, Unit: m.Unit, Hollow: rowOf(h, m), Containerd: rowOf(c, m)}
+	r := rowOf(ref, m)
+	row.Simulated, row.SimulatedSpread, row.Verdict = r.Simulated, r.SimulatedSpread, verdict(*r)
+	if row.Hollow != nil && row.Containerd != nil && !m.Informational {
+		row.RealSidesDiffer = !tol.agreeSpread(m.Unit, row.Containerd.Real, row.Hollow.Real, row.Containerd.RealSpread, row.Hollow.RealSpread)
+		// Where the two real backends disagree, the real kubelet on a
+		// real runtime is the arbiter: hollow is only its cheap stand-in
+		// (it has no DRA driver, and its fake runtime emits other events).
+		if row.RealSidesDiffer {
+			row.Simulated, row.SimulatedSpread, row.Verdict, row.Judge = row.Containerd.Simulated, row.Containerd.SimulatedSpread, verdict(*row.Containerd), BackendContainerd
+		}
+	}
+	if row.Judge == "" {
+		row.Judge = reference
+	}
+	return row
 }
 
 func backendOf(r *Result) string {
