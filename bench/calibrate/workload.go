@@ -32,6 +32,45 @@ func (c *calibration) provision(ctx context.Context) error {
 	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", c.ns, err)
 	}
+	if err := c.createKWOKNodes(ctx); err != nil {
+		return err
+	}
+	dir, err := c.startRealNodes()
+	if err != nil {
+		return err
+	}
+	c.o.Logf("Started %d %s kubelets (logs under %s)", len(c.real.nodes), c.o.Backend, dir)
+	if err := c.waitNodes(ctx, 2*time.Minute); err != nil {
+		return err
+	}
+	// A kubelet's first lease is created only once its node is registered
+	// (the lease controller's owner-reference hook retries about 10 s
+	// later): wait for it, so that no case counts a first start's lease
+	// creation as a restart's.
+	if err := c.waitFor(ctx, "waiting for the real nodes' first leases", time.Minute, func() (string, error) {
+		for _, name := range c.real.nodes {
+			if _, err := c.o.Target.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{}); err != nil {
+				return "lease of " + name + ": " + err.Error(), nil
+			}
+		}
+		return "", nil
+	}); err != nil {
+		return err
+	}
+	for _, s := range []side{c.real, c.sim} {
+		for _, node := range s.nodes {
+			if err := c.createWorkload(ctx, node); err != nil {
+				return err
+			}
+		}
+	}
+	return c.settle(ctx, 4*time.Minute)
+}
+
+// createKWOKNodes creates the simulated nodes, with their CSINodes, and
+// the bystanders.
+func (c *calibration) createKWOKNodes(ctx context.Context) error {
+	client := c.o.Target.Client
 	for i, name := range c.sim.nodes {
 		n, err := fleet.BuildNode(fleet.NodeSpec{RunID: c.o.RunID, Index: i, CPU: "32", Memory: "256Gi", Pods: 110})
 		if err != nil {
@@ -68,6 +107,12 @@ func (c *calibration) provision(ctx context.Context) error {
 			return fmt.Errorf("creating bystander node %s: %w", name, err)
 		}
 	}
+	return nil
+}
+
+// startRealNodes starts the real kubelets of the calibration's backend
+// and returns the folder of their logs.
+func (c *calibration) startRealNodes() (string, error) {
 	dir := filepath.Join(c.o.Embedded.Dir(), cluster.RealNodesDir)
 	for i, name := range c.real.nodes {
 		opts := realnode.Options{
@@ -87,39 +132,14 @@ func (c *calibration) provision(ctx context.Context) error {
 			n, err = realnode.New(opts)
 		}
 		if err != nil {
-			return err
+			return "", err
 		}
 		c.nodes[name] = n
 		if err := n.Start(nil); err != nil {
-			return err
+			return "", err
 		}
 	}
-	c.o.Logf("Started %d %s kubelets (logs under %s)", len(c.real.nodes), c.o.Backend, dir)
-	if err := c.waitNodes(ctx, 2*time.Minute); err != nil {
-		return err
-	}
-	// A kubelet's first lease is created only once its node is registered
-	// (the lease controller's owner-reference hook retries about 10 s
-	// later): wait for it, so that no case counts a first start's lease
-	// creation as a restart's.
-	if err := c.waitFor(ctx, "waiting for the real nodes' first leases", time.Minute, func() (string, error) {
-		for _, name := range c.real.nodes {
-			if _, err := c.o.Target.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{}); err != nil {
-				return "lease of " + name + ": " + err.Error(), nil
-			}
-		}
-		return "", nil
-	}); err != nil {
-		return err
-	}
-	for _, s := range []side{c.real, c.sim} {
-		for _, node := range s.nodes {
-			if err := c.createWorkload(ctx, node); err != nil {
-				return err
-			}
-		}
-	}
-	return c.settle(ctx, 4*time.Minute)
+	return dir, nil
 }
 
 // Bystanders is the number of healthy KWOK nodes a calibration of k real
