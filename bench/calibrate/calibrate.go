@@ -228,30 +228,13 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if o.Backend == "" {
 		o.Backend = BackendHollow
 	}
-	if err := o.Embedded.Components().CheckRealNodes(); err != nil {
+	if err := checkHost(o); err != nil {
 		return nil, err
 	}
-	if o.Backend == BackendContainerd {
-		if err := realnode.CheckContainerdHost(o.Embedded.Components()); err != nil {
-			return nil, err
-		}
+	c, err := newCalibration(o)
+	if err != nil {
+		return nil, err
 	}
-	c := &calibration{o: o, ns: o.RunID, nodes: map[string]realnode.Runner{}, timeline: newTimeline(o.Clock), audit: &auditTail{path: o.Embedded.AuditLogPath()}, probe: ProbeExec}
-	if len(o.Cases) > 0 {
-		// The first case's pods are created with its probes.
-		c.probe = o.Cases[0].probeOf()
-	}
-	if _, err := os.Stat(c.audit.path); err != nil {
-		return nil, fmt.Errorf("calibration needs the API server's audit log (the embedded cluster started with it): %w", err)
-	}
-	for i := 0; i < o.Nodes; i++ {
-		c.sim.nodes = append(c.sim.nodes, fleet.NodeName(o.RunID, i))
-		c.real.nodes = append(c.real.nodes, fmt.Sprintf("%s-real-%d", o.RunID, i))
-	}
-	for j := 0; j < Bystanders(o.Nodes); j++ {
-		c.bystanders = append(c.bystanders, fmt.Sprintf("%s-bystander-%d", o.RunID, j))
-	}
-	c.real.name, c.sim.name = "real", "simulated"
 	res = &Result{
 		APIVersion: profiles.APIVersion, Kind: ResultKind, SchemaVersion: SchemaVersion,
 		Start: o.Clock.Now().UTC(), KubeVersion: cluster.KubeVersion, ServerVersion: o.Target.ServerVersion,
@@ -297,6 +280,42 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	res.Complete = true
 	return res, nil
+}
+
+// checkHost checks the machine can run the real side of o: the
+// real-node binaries, and containerd for that backend.
+func checkHost(o Options) error {
+	if err := o.Embedded.Components().CheckRealNodes(); err != nil {
+		return err
+	}
+	if o.Backend == BackendContainerd {
+		if err := realnode.CheckContainerdHost(o.Embedded.Components()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newCalibration names the nodes of both sides and the bystanders, and
+// checks the audit log it attributes requests by.
+func newCalibration(o Options) (*calibration, error) {
+	c := &calibration{o: o, ns: o.RunID, nodes: map[string]realnode.Runner{}, timeline: newTimeline(o.Clock), audit: &auditTail{path: o.Embedded.AuditLogPath()}, probe: ProbeExec}
+	if len(o.Cases) > 0 {
+		// The first case's pods are created with its probes.
+		c.probe = o.Cases[0].probeOf()
+	}
+	if _, err := os.Stat(c.audit.path); err != nil {
+		return nil, fmt.Errorf("calibration needs the API server's audit log (the embedded cluster started with it): %w", err)
+	}
+	for i := 0; i < o.Nodes; i++ {
+		c.sim.nodes = append(c.sim.nodes, fleet.NodeName(o.RunID, i))
+		c.real.nodes = append(c.real.nodes, fmt.Sprintf("%s-real-%d", o.RunID, i))
+	}
+	for j := 0; j < Bystanders(o.Nodes); j++ {
+		c.bystanders = append(c.bystanders, fmt.Sprintf("%s-bystander-%d", o.RunID, j))
+	}
+	c.real.name, c.sim.name = "real", "simulated"
+	return c, nil
 }
 
 // Ports stormbench-pause serves probes on ("serve HTTP-PORT TCP-PORT").
