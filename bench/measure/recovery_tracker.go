@@ -293,21 +293,49 @@ func (r *RecoveryTracker) Compute(events []storm.Event) RecoveryFigures {
 	if first.IsZero() {
 		return out
 	}
-	last := first
-	done := func(t time.Time) {
-		if t.After(last) {
-			last = t
-		}
+	p := &recoveryPass{out: &out, downs: downs, last: first}
+	nodeSpans := r.computeNodes(p, reported)
+	r.countUnattributedNodes(p)
+	r.computePods(p)
+	r.computeServices(p)
+	unrecovered := 0
+	for _, n := range out.Unrecovered {
+		unrecovered += n
 	}
-	var nodeSpans [][2]time.Time // [down, recovered); recovered zero if not
+	if unrecovered == 0 {
+		recordLatency(out.Storm, p.last.Sub(first), &out.Clamped)
+	}
+	out.UnrecoveredNodes = unrecoveredSeries(first, now, nodeSpans)
+	return out
+}
 
-	// Nodes: a restart recovers at the first Ready observed after the node
-	// was seen not Ready, following its Down event and before its next one.
-	for _, node := range sortedKeys(downs) {
-		ts := downs[node]
+// recoveryPass is one Compute: the figures it fills, the storm's Down
+// events by node, and the last recovery seen so far.
+type recoveryPass struct {
+	out   *RecoveryFigures
+	downs map[string][]time.Time
+	last  time.Time
+}
+
+// done records a recovery at t.
+func (p *recoveryPass) done(t time.Time) {
+	if t.After(p.last) {
+		p.last = t
+	}
+}
+
+// computeNodes records each restart's node recovery: the first Ready
+// observed after the node was seen not Ready, following its Down event and
+// before its next one. It returns each restart's [down, recovered) span,
+// recovered zero if it did not.
+func (r *RecoveryTracker) computeNodes(p *recoveryPass, reported map[string][]time.Time) [][2]time.Time {
+	out := p.out
+	var nodeSpans [][2]time.Time
+	for _, node := range sortedKeys(p.downs) {
+		ts := p.downs[node]
 		var tl timeline
-		if p := r.nodes[node]; p != nil {
-			tl = *p
+		if n := r.nodes[node]; n != nil {
+			tl = *n
 		}
 		for i, t0 := range ts {
 			next := time.Time{}
@@ -338,29 +366,35 @@ func (r *RecoveryTracker) Compute(events []storm.Event) RecoveryFigures {
 				out.Unrecovered["node"]++
 			} else {
 				recordLatency(out.Node, recovered.Sub(t0), &out.Clamped)
-				done(recovered)
+				p.done(recovered)
 			}
 			nodeSpans = append(nodeSpans, [2]time.Time{t0, recovered})
 		}
 	}
+	return nodeSpans
+}
 
-	// Nodes the storm did not restart that went NotReady anyway: the
-	// cascade of an overloaded control plane (their leases renewed too
-	// late, LeaseTracker) or a fault outside the storm.
+// countUnattributedNodes counts the nodes the storm did not restart that
+// went NotReady anyway: the cascade of an overloaded control plane (their
+// leases renewed too late, LeaseTracker) or a fault outside the storm.
+func (r *RecoveryTracker) countUnattributedNodes(p *recoveryPass) {
 	for _, node := range sortedKeys(r.nodes) {
-		if _, restarted := downs[node]; restarted {
+		if _, restarted := p.downs[node]; restarted {
 			continue
 		}
 		for i, tr := range *r.nodes[node] {
 			if i > 0 && !tr.ok {
-				out.Unattributed["node"]++
+				p.out.Unattributed["node"]++
 			}
 		}
 	}
+}
 
-	// Pods: every observed transition to not ready (or not running) that a
-	// Down event of the pod's node explains recovers at the next transition
-	// back.
+// computePods records the pods' recoveries: every observed transition to
+// not ready (or not running) that a Down event of the pod's node explains
+// recovers at the next transition back.
+func (r *RecoveryTracker) computePods(p *recoveryPass) {
+	out := p.out
 	for _, key := range sortedKeys(r.pods) {
 		pt := r.pods[key]
 		for _, c := range []struct {
@@ -373,7 +407,7 @@ func (r *RecoveryTracker) Compute(events []storm.Event) RecoveryFigures {
 				if tr.ok || i == 0 {
 					continue // the initial state is not a transition
 				}
-				t0, ok := latestDown(downs, tr.node, tr.at)
+				t0, ok := latestDown(p.downs, tr.node, tr.at)
 				if !ok {
 					out.Unattributed[c.kind]++
 					continue
@@ -384,21 +418,25 @@ func (r *RecoveryTracker) Compute(events []storm.Event) RecoveryFigures {
 				attributed[t0] = true
 				if back, ok := c.tl.firstAfter(tr.at, true); ok {
 					recordLatency(c.h, back.at.Sub(t0), &out.Clamped)
-					done(back.at)
+					p.done(back.at)
 				} else {
 					out.Unrecovered[c.kind]++
 				}
 			}
 		}
 	}
+}
 
-	// Services: each degradation recovers when its last not-ready endpoint
-	// is ready (or gone), measured from the earliest restart of a node that
-	// hosted one of its not-ready endpoints.
+// computeServices records the Services' recoveries: each degradation
+// recovers when its last not-ready endpoint is ready (or gone), measured
+// from the earliest restart of a node that hosted one of its not-ready
+// endpoints.
+func (r *RecoveryTracker) computeServices(p *recoveryPass) {
+	out := p.out
 	for _, d := range r.degraded {
 		var t0 time.Time
 		for node := range d.nodes {
-			if t, ok := latestDown(downs, node, d.start); ok && (t0.IsZero() || t.Before(t0)) {
+			if t, ok := latestDown(p.downs, node, d.start); ok && (t0.IsZero() || t.Before(t0)) {
 				t0 = t
 			}
 		}
@@ -409,19 +447,9 @@ func (r *RecoveryTracker) Compute(events []storm.Event) RecoveryFigures {
 			out.Unrecovered["service"]++
 		default:
 			recordLatency(out.Service, d.end.Sub(t0), &out.Clamped)
-			done(d.end)
+			p.done(d.end)
 		}
 	}
-
-	unrecovered := 0
-	for _, n := range out.Unrecovered {
-		unrecovered += n
-	}
-	if unrecovered == 0 {
-		recordLatency(out.Storm, last.Sub(first), &out.Clamped)
-	}
-	out.UnrecoveredNodes = unrecoveredSeries(first, now, nodeSpans)
-	return out
 }
 
 func firstTimeAfter(ts []time.Time, t time.Time) (time.Time, bool) {
