@@ -165,6 +165,15 @@ func (a *apiAccumulator) Close(restarts int) result.Measurement {
 
 // windowFigures adds the figures of one window.
 func windowFigures(out *result.Measurement, window string, w *windowAcc, add addFunc) {
+	counterFigures(window, w, add)
+	gaugeFigures(window, w, add)
+	histogramFigures(out, window, w)
+}
+
+// counterFigures adds a window's figures of counters: requests by verb,
+// resource, subresource and code, their rates, and the APF, watch, CPU and
+// EndpointSlice controller counts.
+func counterFigures(window string, w *windowAcc, add addFunc) {
 	total, throttled := 0.0, 0.0
 	byKey := map[[3]string]float64{}
 	byCode := map[string]float64{}
@@ -211,6 +220,11 @@ func windowFigures(out *result.Measurement, window string, w *windowAcc, add add
 		}
 		add(APIRequestRatePeak, window, result.UnitRequestsPerSecond, peak)
 	}
+}
+
+// gaugeFigures adds a window's maxima of gauges: requests in flight, APF
+// queues, watchers and RSS.
+func gaugeFigures(window string, w *windowAcc, add addFunc) {
 	watchers, longRunning, hasWatchers, hasLR := 0.0, 0.0, false, false
 	for k, v := range w.gaugeMax {
 		switch k.fam {
@@ -232,6 +246,11 @@ func windowFigures(out *result.Measurement, window string, w *windowAcc, add add
 	case hasLR:
 		add(APIWatchersMax, window, result.UnitCount, longRunning)
 	}
+}
+
+// histogramFigures adds a window's latency histograms: requests by class,
+// APF waits of flows that queued, etcd requests by operation and in all.
+func histogramFigures(out *result.Measurement, window string, w *windowAcc) {
 	var etcdAll *bucketSample
 	for k, h := range w.hists {
 		switch k.fam {
