@@ -67,44 +67,64 @@ func ResolveThresholds(profile *ThresholdProfile, flags FlagThresholds) (Options
 	src := map[string]string{
 		thMutating: SourceDefault, thList: SourceDefault, thOutage: SourceDefault, thRecovery: SourceDefault,
 	}
+	errs := applyProfileThresholds(&o, src, profile)
+	errs = append(errs, applyFlagThresholds(&o, src, flags)...)
+	if err := errors.Join(errs...); err != nil {
+		return Options{}, err
+	}
+	o.Sources = sources(o, src)
+	return o, nil
+}
+
+// applyProfileThresholds sets the thresholds the profile's gates section
+// gives, each checked, recording the profile as their source in src.
+func applyProfileThresholds(o *Options, src map[string]string, profile *ThresholdProfile) []error {
+	if profile == nil || profile.Gates == nil {
+		return nil
+	}
 	var errs []error
-	if profile != nil && profile.Gates != nil {
-		g := profile.Gates
-		for _, k := range slices.Sorted(maps.Keys(g.MaxRegression)) {
-			if err := profiles.CheckGateMetric(k); err != nil {
-				errs = append(errs, fmt.Errorf("%s: gates.maxRegression[%s]: %w", profile.Source, k, err))
-				continue
-			}
-			f, err := profiles.ParseRegression(g.MaxRegression[k])
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: gates.maxRegression[%s]: %w", profile.Source, k, err))
-				continue
-			}
-			setRegression(&o, src, k, f, profile.Source)
+	g := profile.Gates
+	for _, k := range slices.Sorted(maps.Keys(g.MaxRegression)) {
+		if err := profiles.CheckGateMetric(k); err != nil {
+			errs = append(errs, fmt.Errorf("%s: gates.maxRegression[%s]: %w", profile.Source, k, err))
+			continue
 		}
-		for _, d := range []struct {
-			name string
-			v    *time.Duration
-			dst  *time.Duration
-		}{{thMutating, durationOf(g.MutatingP99), &o.MutatingP99}, {thList, durationOf(g.ListP99), &o.ListP99}, {thRecovery, durationOf(g.RecoveryP99), &o.RecoveryP99}} {
-			if d.v == nil {
-				continue
-			}
-			if err := profiles.CheckSLO(*d.v); err != nil {
-				errs = append(errs, fmt.Errorf("%s: gates.%s: %w", profile.Source, d.name, err))
-				continue
-			}
-			*d.dst, src[d.name] = *d.v, profile.Source
+		f, err := profiles.ParseRegression(g.MaxRegression[k])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: gates.maxRegression[%s]: %w", profile.Source, k, err))
+			continue
 		}
-		if v := g.MaxOutageSeconds; v != nil {
-			if err := profiles.CheckMaxOutageSeconds(*v); err != nil {
-				errs = append(errs, fmt.Errorf("%s: gates.maxOutageSeconds: %w", profile.Source, err))
-			} else {
-				setOutage(&o, *v)
-				src[thOutage] = profile.Source
-			}
+		setRegression(o, src, k, f, profile.Source)
+	}
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		dst  *time.Duration
+	}{{thMutating, durationOf(g.MutatingP99), &o.MutatingP99}, {thList, durationOf(g.ListP99), &o.ListP99}, {thRecovery, durationOf(g.RecoveryP99), &o.RecoveryP99}} {
+		if d.v == nil {
+			continue
+		}
+		if err := profiles.CheckSLO(*d.v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: gates.%s: %w", profile.Source, d.name, err))
+			continue
+		}
+		*d.dst, src[d.name] = *d.v, profile.Source
+	}
+	if v := g.MaxOutageSeconds; v != nil {
+		if err := profiles.CheckMaxOutageSeconds(*v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: gates.maxOutageSeconds: %w", profile.Source, err))
+		} else {
+			setOutage(o, *v)
+			src[thOutage] = profile.Source
 		}
 	}
+	return errs
+}
+
+// applyFlagThresholds sets the thresholds the flags give, each checked,
+// over the profile's, recording the flag as their source in src.
+func applyFlagThresholds(o *Options, src map[string]string, flags FlagThresholds) []error {
+	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(flags.MaxRegression)) {
 		if err := profiles.CheckGateMetric(k); err != nil {
 			errs = append(errs, fmt.Errorf("--max-regression: %w", err))
@@ -115,7 +135,7 @@ func ResolveThresholds(profile *ThresholdProfile, flags FlagThresholds) (Options
 			errs = append(errs, fmt.Errorf("--max-regression %s: must be a non-negative percentage", k))
 			continue
 		}
-		setRegression(&o, src, k, f, "--max-regression")
+		setRegression(o, src, k, f, "--max-regression")
 	}
 	for _, d := range []struct {
 		name, flag string
@@ -139,15 +159,11 @@ func ResolveThresholds(profile *ThresholdProfile, flags FlagThresholds) (Options
 		if err := profiles.CheckMaxOutageSeconds(*v); err != nil {
 			errs = append(errs, fmt.Errorf("--max-outage-seconds %w", err))
 		} else {
-			setOutage(&o, *v)
+			setOutage(o, *v)
 			src[thOutage] = "--max-outage-seconds"
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return Options{}, err
-	}
-	o.Sources = sources(o, src)
-	return o, nil
+	return errs
 }
 
 // Threshold names of ThresholdSource, the profile's field names.
