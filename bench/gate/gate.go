@@ -190,20 +190,9 @@ func Evaluate(baseline, current compare.Input, opts Options) (*Report, error) {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("baseline %s is incomplete", baseline.Name))
 		}
 	}
-	cur := compare.GroupRuns([]compare.Input{current}, compare.GroupByVariant)
-	if len(cur) == 0 {
-		return nil, fmt.Errorf("gating: current result %s holds no variant runs", current.Name)
-	}
-	if len(opts.Variants) > 0 {
-		var sel []compare.Group
-		for _, name := range opts.Variants {
-			i := slices.IndexFunc(cur, func(g compare.Group) bool { return g.Name == name })
-			if i < 0 {
-				return nil, fmt.Errorf("gating: current result %s has no variant %q (have: %s)", current.Name, name, strings.Join(compare.GroupNames(cur), ", "))
-			}
-			sel = append(sel, cur[i])
-		}
-		cur = sel
+	cur, err := selectVariants(current, opts.Variants)
+	if err != nil {
+		return nil, err
 	}
 	var base []compare.Group
 	if baseline.Result != nil {
@@ -240,6 +229,33 @@ func Evaluate(baseline, current compare.Input, opts Options) (*Report, error) {
 				fmt.Sprintf("in the baseline %s, missing from the current result %s", baseline.Name, current.Name)))
 		}
 	}
+	rep.count()
+	return rep, nil
+}
+
+// selectVariants groups current's runs by variant, only the variants named
+// (all when none is).
+func selectVariants(current compare.Input, variants []string) ([]compare.Group, error) {
+	cur := compare.GroupRuns([]compare.Input{current}, compare.GroupByVariant)
+	if len(cur) == 0 {
+		return nil, fmt.Errorf("gating: current result %s holds no variant runs", current.Name)
+	}
+	if len(variants) == 0 {
+		return cur, nil
+	}
+	var sel []compare.Group
+	for _, name := range variants {
+		i := slices.IndexFunc(cur, func(g compare.Group) bool { return g.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("gating: current result %s has no variant %q (have: %s)", current.Name, name, strings.Join(compare.GroupNames(cur), ", "))
+		}
+		sel = append(sel, cur[i])
+	}
+	return sel, nil
+}
+
+// count counts the report's results by status.
+func (rep *Report) count() {
 	for _, r := range rep.Results {
 		switch r.Status {
 		case Pass:
@@ -250,7 +266,6 @@ func Evaluate(baseline, current compare.Input, opts Options) (*Report, error) {
 			rep.Skipped++
 		}
 	}
-	return rep, nil
 }
 
 // profileRepetitions is the repetitions the profile recorded in r asked
