@@ -90,64 +90,12 @@ func NewPlan(runID string, f profiles.Fleet) (*Plan, error) {
 	for i := f.Nodes - f.RealKubelets; i < f.Nodes; i++ {
 		p.RealNodes = append(p.RealNodes, NodeName(runID, i))
 	}
-	total := f.Nodes * f.PodsPerNode
-	type tmplInfo struct {
-		share        profiles.WorkloadShare
-		perNode      bool
-		podsPerCopy  int
-		replicasKnob bool
-	}
-	var infos []tmplInfo
-	shareSum := 0
-	for _, w := range f.Workloads {
-		objs, err := workloads.Render(workloads.Params{Template: w.Template, Name: "probe", Namespace: p.Namespace, RunID: runID, Replicas: 1, TolerationSeconds: 300})
-		if err != nil {
-			return nil, err
-		}
-		info := tmplInfo{share: w}
-		for _, o := range objs {
-			switch o.(type) {
-			case *appsv1.DaemonSet:
-				info.perNode = true
-			case *appsv1.Deployment, *appsv1.StatefulSet:
-				info.replicasKnob = true
-				info.podsPerCopy += w.Replicas
-			case *corev1.Pod:
-				info.podsPerCopy++
-			}
-		}
-		if info.perNode {
-			total -= f.Nodes
-		} else {
-			shareSum += w.Share
-		}
-		infos = append(infos, info)
-	}
-	if total < 0 {
-		return nil, fmt.Errorf("podsPerNode %d leaves no room for the DaemonSets' pods", f.PodsPerNode)
+	infos, total, shareSum, err := p.probeTemplates(f)
+	if err != nil {
+		return nil, err
 	}
 	for _, info := range infos {
-		copies := 1
-		pods := f.Nodes
-		replicas := info.share.Replicas
-		if !info.perNode {
-			if shareSum == 0 || info.share.Share == 0 || info.podsPerCopy == 0 {
-				continue
-			}
-			want := float64(total) * float64(info.share.Share) / float64(shareSum)
-			copies = int(math.Round(want / float64(info.podsPerCopy)))
-			perCopy := info.podsPerCopy
-			if copies == 0 && want > 0 {
-				copies = 1
-				if info.replicasKnob {
-					// A small fleet: one smaller object rather than one
-					// full-size object above the target density.
-					replicas = max(1, int(math.Round(want)))
-					perCopy = replicas
-				}
-			}
-			pods = copies * perCopy
-		}
+		copies, replicas, pods := info.copies(f.Nodes, total, shareSum)
 		for k := 0; k < copies; k++ {
 			objs, err := workloads.Render(workloads.Params{
 				Template:          info.share.Template,
@@ -171,8 +119,84 @@ func NewPlan(runID string, f profiles.Fleet) (*Plan, error) {
 		}
 		p.ExpectedPods += pods
 	}
-	// Dependencies first: a pod whose ConfigMap does not exist yet would wait
-	// for it, and a Service created after its pods delays its slices.
+	p.orderObjects()
+	return p, nil
+}
+
+// templateInfo is what one workload share's template renders: per node
+// (a DaemonSet) or in copies of podsPerCopy pods, with a replicas knob
+// (a Deployment or StatefulSet) or not.
+type templateInfo struct {
+	share        profiles.WorkloadShare
+	perNode      bool
+	podsPerCopy  int
+	replicasKnob bool
+}
+
+// probeTemplates renders each workload share's template once to learn its
+// shape. total is the pods left for the shares after the DaemonSets' and
+// shareSum the shares' sum.
+func (p *Plan) probeTemplates(f profiles.Fleet) (infos []templateInfo, total, shareSum int, err error) {
+	total = f.Nodes * f.PodsPerNode
+	for _, w := range f.Workloads {
+		objs, err := workloads.Render(workloads.Params{Template: w.Template, Name: "probe", Namespace: p.Namespace, RunID: p.RunID, Replicas: 1, TolerationSeconds: 300})
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		info := templateInfo{share: w}
+		for _, o := range objs {
+			switch o.(type) {
+			case *appsv1.DaemonSet:
+				info.perNode = true
+			case *appsv1.Deployment, *appsv1.StatefulSet:
+				info.replicasKnob = true
+				info.podsPerCopy += w.Replicas
+			case *corev1.Pod:
+				info.podsPerCopy++
+			}
+		}
+		if info.perNode {
+			total -= f.Nodes
+		} else {
+			shareSum += w.Share
+		}
+		infos = append(infos, info)
+	}
+	if total < 0 {
+		return nil, 0, 0, fmt.Errorf("podsPerNode %d leaves no room for the DaemonSets' pods", f.PodsPerNode)
+	}
+	return infos, total, shareSum, nil
+}
+
+// copies is how many copies of the template to create for its share of
+// total pods, with how many replicas each, and the pods they make.
+func (info templateInfo) copies(nodes, total, shareSum int) (copies, replicas, pods int) {
+	copies, pods, replicas = 1, nodes, info.share.Replicas
+	if info.perNode {
+		return copies, replicas, pods
+	}
+	if shareSum == 0 || info.share.Share == 0 || info.podsPerCopy == 0 {
+		return 0, replicas, 0
+	}
+	want := float64(total) * float64(info.share.Share) / float64(shareSum)
+	copies = int(math.Round(want / float64(info.podsPerCopy)))
+	perCopy := info.podsPerCopy
+	if copies == 0 && want > 0 {
+		copies = 1
+		if info.replicasKnob {
+			// A small fleet: one smaller object rather than one full-size
+			// object above the target density.
+			replicas = max(1, int(math.Round(want)))
+			perCopy = replicas
+		}
+	}
+	return copies, replicas, copies * perCopy
+}
+
+// orderObjects puts dependencies first: a pod whose ConfigMap does not
+// exist yet would wait for it, and a Service created after its pods delays
+// its slices. It counts the Services and names the standalone pods.
+func (p *Plan) orderObjects() {
 	order := func(o runtime.Object) int {
 		switch o.(type) {
 		case *corev1.ConfigMap, *corev1.Secret:
@@ -193,5 +217,4 @@ func NewPlan(runID string, f profiles.Fleet) (*Plan, error) {
 		buckets[i] = append(buckets[i], o)
 	}
 	p.Objects = append(append(buckets[0], buckets[1]...), buckets[2]...)
-	return p, nil
 }
