@@ -290,8 +290,38 @@ func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, err
 	if len(byRes) == 0 {
 		return Chart{}, false, nil
 	}
-	// The same busiest resources (across variants) are stacked in every
-	// variant's chart, so that bands and colours compare.
+	stacks, stacked := stackRates(byRes, ranked, origin)
+	p := newFigure("API request rate by resource: "+variant, "seconds since storm start", "requests/s")
+	p.Y.Min, p.Y.Max = 0, niceMax(yMax)
+	pn.alignX(p)
+	// The spans no scrape covered, shaded under the data.
+	if len(stacks) > 0 {
+		p.markGaps(gapSpans(stacks[len(stacks)-1]), p.Y.Max)
+	}
+	if err := drawStacks(p, stacks, stacked, ranked); err != nil {
+		return Chart{}, false, err
+	}
+	for _, n := range stacked {
+		p.legendLine(n, resourceColour(ranked, n), vg.Points(6))
+	}
+	markStorm(p, v, pn.waves, p.Y.Max)
+	svg, err := p.render()
+	if err != nil {
+		return Chart{}, false, err
+	}
+	return Chart{
+		ID:      chartID("request-rate", variant),
+		Title:   "API request rate by resource: " + variant,
+		Caption: fmt.Sprintf("apiserver_request_total rate by resource, stacked; the %d busiest resources, the rest as other. Dashed: storm start; dash-dot: later waves; dotted: fleet recovered; grey bands: no scrape landed. %s", stackedResources, scrapeCaption(v)),
+		SVG:     svg,
+	}, true, nil
+}
+
+// stackRates stacks the request rates by resource: the same busiest
+// resources (across variants: ranked) in every variant's chart, so that
+// bands and colours compare, and the rest as one "other" layer. It returns
+// each layer's cumulative points and its name, bottom first.
+func stackRates(byRes map[string]*result.Series, ranked []string, origin time.Time) (stacks []plotter.XYs, stacked []string) {
 	var layers []string
 	for _, r := range ranked[:min(stackedResources, len(ranked))] {
 		if byRes[r] != nil {
@@ -322,8 +352,6 @@ func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, err
 		return out
 	}
 	cum := make([]float64, len(times))
-	var stacks []plotter.XYs
-	var stacked []string
 	addLayer := func(name string, vals map[float64]float64) {
 		pts := make(plotter.XYs, len(times))
 		for i, t := range times {
@@ -348,15 +376,12 @@ func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, err
 		}
 		addLayer("other", other)
 	}
-	p := newFigure("API request rate by resource: "+variant, "seconds since storm start", "requests/s")
-	p.Y.Min, p.Y.Max = 0, niceMax(yMax)
-	pn.alignX(p)
-	// The spans no scrape covered, shaded under the data.
-	if len(stacks) > 0 {
-		p.markGaps(gapSpans(stacks[len(stacks)-1]), p.Y.Max)
-	}
-	// Draw the tallest cumulative layer first so each lower one paints
-	// over it: the visible bands are the per-resource rates.
+	return stacks, stacked
+}
+
+// drawStacks draws the tallest cumulative layer first so each lower one
+// paints over it: the visible bands are the per-resource rates.
+func drawStacks(p *figure, stacks []plotter.XYs, stacked, ranked []string) error {
 	for i := len(stacks) - 1; i >= 0; i-- {
 		c := resourceColour(ranked, stacked[i])
 		for _, seg := range splitGaps(stacks[i]) {
@@ -366,7 +391,7 @@ func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, err
 			}
 			l, err := plotter.NewLine(seg)
 			if err != nil {
-				return Chart{}, false, fmt.Errorf("request rate chart: %w", err)
+				return fmt.Errorf("request rate chart: %w", err)
 			}
 			l.FillColor = c
 			l.Color = c
@@ -374,20 +399,7 @@ func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, err
 			p.Add(l)
 		}
 	}
-	for _, n := range stacked {
-		p.legendLine(n, resourceColour(ranked, n), vg.Points(6))
-	}
-	markStorm(p, v, pn.waves, p.Y.Max)
-	svg, err := p.render()
-	if err != nil {
-		return Chart{}, false, err
-	}
-	return Chart{
-		ID:      chartID("request-rate", variant),
-		Title:   "API request rate by resource: " + variant,
-		Caption: fmt.Sprintf("apiserver_request_total rate by resource, stacked; the %d busiest resources, the rest as other. Dashed: storm start; dash-dot: later waves; dotted: fleet recovered; grey bands: no scrape landed. %s", stackedResources, scrapeCaption(v)),
-		SVG:     svg,
-	}, true, nil
+	return nil
 }
 
 // scrapeCaption says how many of the API server's scheduled scrapes landed:
