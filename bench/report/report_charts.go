@@ -32,62 +32,12 @@ var (
 // started, so variants line up and the baseline window is x < 0. Series
 // come from each variant's first repetition: time series do not merge.
 func buildSections(groups []compare.Group, waves func(*result.VariantRun) []float64) ([]Section, error) {
-	var api, churn, rec Section
-	api = Section{Title: "API server", Intro: "Server-side figures scraped from the control plane's /metrics every interval; x < 0 is the baseline window before the storm."}
-	churn = Section{Title: "EndpointSlice churn", Intro: "Endpoint readiness as watched on EndpointSlices; each ready flip of a pod rewrites the slices of its Services, and every write fans out to every slice watcher (one kube-proxy per node in a real cluster)."}
-	rec = Section{Title: "Recovery", Intro: "Time from a restart until the node, its pods and its Services were ready again (HdrHistograms merged across repetitions)."}
-
-	resources := topResources(groups)
-	rateMax, p99Max, inflMax := 0.0, 0.0, 0.0
-	for _, g := range groups {
-		v := g.VariantRuns()[0]
-		m := v.Measurement(measure.MeasurementAPIServer)
-		if s := findSeries(m, measure.SeriesRequestRate); s != nil {
-			rateMax = max(rateMax, seriesMax(s))
-		}
-		for _, s := range seriesNamed(m, measure.SeriesRequestP99) {
-			p99Max = max(p99Max, seriesMax(s)*1e3)
-		}
-		for _, s := range append(seriesNamed(m, measure.SeriesInflight), seriesNamed(m, measure.SeriesFlowInqueue)...) {
-			inflMax = max(inflMax, seriesMax(s))
-		}
-	}
-	// One row of charts per kind, variants side by side in column order.
-	var panels []panel
-	for _, g := range groups {
-		v := g.VariantRuns()[0]
-		if m := v.Measurement(measure.MeasurementAPIServer); m != nil {
-			panels = append(panels, panel{variant: g.Name, v: v, m: m, origin: stormOrigin(v), waves: waves(v)})
-		}
-	}
-	// A common time axis, so that the variants' charts line up.
-	xLo, xHi := math.Inf(1), math.Inf(-1)
-	for _, pn := range panels {
-		for i := range pn.m.Series {
-			for _, pt := range xy(&pn.m.Series[i], pn.origin, 1) {
-				xLo, xHi = min(xLo, pt.X), max(xHi, pt.X)
-			}
-		}
-	}
-	if xLo < xHi {
-		for i := range panels {
-			panels[i].xLo, panels[i].xHi = xLo, xHi
-		}
-	}
-	for _, build := range []func(panel) (Chart, bool, error){
-		func(pn panel) (Chart, bool, error) { return requestRateChart(pn, resources, rateMax) },
-		func(pn panel) (Chart, bool, error) { return latencyChart(pn, p99Max) },
-		func(pn panel) (Chart, bool, error) { return inflightChart(pn, inflMax) },
-	} {
-		for _, pn := range panels {
-			c, ok, err := build(pn)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				api.Charts = append(api.Charts, c)
-			}
-		}
+	api := Section{Title: "API server", Intro: "Server-side figures scraped from the control plane's /metrics every interval; x < 0 is the baseline window before the storm."}
+	churn := Section{Title: "EndpointSlice churn", Intro: "Endpoint readiness as watched on EndpointSlices; each ready flip of a pod rewrites the slices of its Services, and every write fans out to every slice watcher (one kube-proxy per node in a real cluster)."}
+	rec := Section{Title: "Recovery", Intro: "Time from a restart until the node, its pods and its Services were ready again (HdrHistograms merged across repetitions)."}
+	var err error
+	if api.Charts, err = apiCharts(groups, waves); err != nil {
+		return nil, err
 	}
 	for _, spec := range []struct {
 		id, series, title, unit, caption string
@@ -125,6 +75,71 @@ func buildSections(groups []compare.Group, waves func(*result.VariantRun) []floa
 		}
 	}
 	return out, nil
+}
+
+// apiCharts are the API server section's charts: one row per kind
+// (request rate, latency, in flight), variants side by side in column
+// order, on common axes so that they compare.
+func apiCharts(groups []compare.Group, waves func(*result.VariantRun) []float64) ([]Chart, error) {
+	resources := topResources(groups)
+	rateMax, p99Max, inflMax := 0.0, 0.0, 0.0
+	for _, g := range groups {
+		v := g.VariantRuns()[0]
+		m := v.Measurement(measure.MeasurementAPIServer)
+		if s := findSeries(m, measure.SeriesRequestRate); s != nil {
+			rateMax = max(rateMax, seriesMax(s))
+		}
+		for _, s := range seriesNamed(m, measure.SeriesRequestP99) {
+			p99Max = max(p99Max, seriesMax(s)*1e3)
+		}
+		for _, s := range append(seriesNamed(m, measure.SeriesInflight), seriesNamed(m, measure.SeriesFlowInqueue)...) {
+			inflMax = max(inflMax, seriesMax(s))
+		}
+	}
+	panels := apiPanels(groups, waves)
+	var charts []Chart
+	for _, build := range []func(panel) (Chart, bool, error){
+		func(pn panel) (Chart, bool, error) { return requestRateChart(pn, resources, rateMax) },
+		func(pn panel) (Chart, bool, error) { return latencyChart(pn, p99Max) },
+		func(pn panel) (Chart, bool, error) { return inflightChart(pn, inflMax) },
+	} {
+		for _, pn := range panels {
+			c, ok, err := build(pn)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				charts = append(charts, c)
+			}
+		}
+	}
+	return charts, nil
+}
+
+// apiPanels are the variants' API server panels, on a common time axis so
+// that the variants' charts line up.
+func apiPanels(groups []compare.Group, waves func(*result.VariantRun) []float64) []panel {
+	var panels []panel
+	for _, g := range groups {
+		v := g.VariantRuns()[0]
+		if m := v.Measurement(measure.MeasurementAPIServer); m != nil {
+			panels = append(panels, panel{variant: g.Name, v: v, m: m, origin: stormOrigin(v), waves: waves(v)})
+		}
+	}
+	xLo, xHi := math.Inf(1), math.Inf(-1)
+	for _, pn := range panels {
+		for i := range pn.m.Series {
+			for _, pt := range xy(&pn.m.Series[i], pn.origin, 1) {
+				xLo, xHi = min(xLo, pt.X), max(xHi, pt.X)
+			}
+		}
+	}
+	if xLo < xHi {
+		for i := range panels {
+			panels[i].xLo, panels[i].xHi = xLo, xHi
+		}
+	}
+	return panels
 }
 
 // stormOrigin is the time axis origin: the storm's start, or the variant's
