@@ -41,58 +41,41 @@ type KubeletRow struct {
 	Check []string
 }
 
+// requestKey is one kind of request a source sent.
+type requestKey struct{ source, resource, subresource, verb string }
+
 // buildKubeletTable sums the clientLatency requests of every repetition of
 // each variant and divides by the variant's restarts.
 func buildKubeletTable(groups []compare.Group) (KubeletTable, bool) {
-	type key struct{ source, resource, subresource, verb string }
 	t := KubeletTable{}
-	counts := make([]map[key]float64, len(groups))
+	counts := make([]map[requestKey]float64, len(groups))
 	seenAny := false
 	for gi, g := range groups {
 		t.Variants = append(t.Variants, g.Name)
-		counts[gi] = map[key]float64{}
-		restarts := 0
-		for _, v := range g.VariantRuns() {
-			restarts += v.Restarts
-			m := v.Measurement(measure.MeasurementClientLatency)
-			if m == nil {
-				continue
-			}
-			for _, x := range m.Values {
-				if x.Name != measure.ClientRequests {
-					continue
-				}
-				seenAny = true
-				k := key{x.Labels[result.LabelSource], x.Labels[result.LabelResource], x.Labels[result.LabelSubresource], x.Labels[result.LabelVerb]}
-				counts[gi][k] += x.Value
-			}
-		}
+		var restarts int
+		var seen bool
+		counts[gi], restarts, seen = countClientRequests(g)
+		seenAny = seenAny || seen
 		t.Restarts = append(t.Restarts, restarts)
 	}
 	if !seenAny {
 		return t, false
 	}
-	perRestart := func(gi int, n float64) float64 {
-		if t.Restarts[gi] == 0 {
-			return 0
-		}
-		return n / float64(t.Restarts[gi])
-	}
-	used := map[key]bool{}
+	used := map[requestKey]bool{}
 	for _, e := range kubelet.ExpectedStartRequests() {
 		row := KubeletRow{Source: "kubelet", Request: requestName(e.Resource, e.Subresource, e.Verbs), Expected: e.Expected}
 		seen := false
 		for gi := range groups {
 			n := 0.0
 			for _, verb := range e.Verbs {
-				k := key{"kubelet", e.Resource, e.Subresource, verb}
+				k := requestKey{"kubelet", e.Resource, e.Subresource, verb}
 				if c, ok := counts[gi][k]; ok {
 					n += c
 					seen = true
 				}
 				used[k] = true
 			}
-			pr := perRestart(gi, n)
+			pr := t.perRestart(gi, n)
 			row.PerRestart = append(row.PerRestart, pr)
 			row.Check = append(row.Check, check(pr, e.Min, e.Max))
 		}
@@ -102,16 +85,52 @@ func buildKubeletTable(groups []compare.Group) (KubeletTable, bool) {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	var extra []key
-	for gi := range groups {
+	t.Rows = append(t.Rows, t.extraRows(counts, used)...)
+	return t, true
+}
+
+// countClientRequests sums the clientLatency requests of every repetition
+// of g by key, and g's restarts; seen says whether any was recorded.
+func countClientRequests(g compare.Group) (counts map[requestKey]float64, restarts int, seen bool) {
+	counts = map[requestKey]float64{}
+	for _, v := range g.VariantRuns() {
+		restarts += v.Restarts
+		m := v.Measurement(measure.MeasurementClientLatency)
+		if m == nil {
+			continue
+		}
+		for _, x := range m.Values {
+			if x.Name != measure.ClientRequests {
+				continue
+			}
+			seen = true
+			k := requestKey{x.Labels[result.LabelSource], x.Labels[result.LabelResource], x.Labels[result.LabelSubresource], x.Labels[result.LabelVerb]}
+			counts[k] += x.Value
+		}
+	}
+	return counts, restarts, seen
+}
+
+// perRestart is n over variant gi's restarts; 0 without restarts.
+func (t *KubeletTable) perRestart(gi int, n float64) float64 {
+	if t.Restarts[gi] == 0 {
+		return 0
+	}
+	return n / float64(t.Restarts[gi])
+}
+
+// extraRows are the requests not in the reference pattern (not used):
+// unlisted kubelet requests first, then other sources'.
+func (t *KubeletTable) extraRows(counts []map[requestKey]float64, used map[requestKey]bool) []KubeletRow {
+	var extra []requestKey
+	for gi := range counts {
 		for k := range counts[gi] {
 			if !used[k] && !slices.Contains(extra, k) {
 				extra = append(extra, k)
 			}
 		}
 	}
-	// Unlisted kubelet requests first, then other sources.
-	slices.SortFunc(extra, func(a, b key) int {
+	slices.SortFunc(extra, func(a, b requestKey) int {
 		ak, bk := a.source != "kubelet", b.source != "kubelet"
 		if ak != bk {
 			if ak {
@@ -121,6 +140,7 @@ func buildKubeletTable(groups []compare.Group) (KubeletTable, bool) {
 		}
 		return strings.Compare(a.source+" "+a.resource+" "+a.subresource+" "+a.verb, b.source+" "+b.resource+" "+b.subresource+" "+b.verb)
 	})
+	var rows []KubeletRow
 	for _, k := range extra {
 		row := KubeletRow{Source: k.source, Request: requestName(k.resource, k.subresource, []string{k.verb})}
 		if k.source == "kubelet" {
@@ -129,13 +149,13 @@ func buildKubeletTable(groups []compare.Group) (KubeletTable, bool) {
 			row.Request = k.source + ": " + row.Request
 			row.Expected = "not a kubelet request"
 		}
-		for gi := range groups {
-			row.PerRestart = append(row.PerRestart, perRestart(gi, counts[gi][k]))
+		for gi := range counts {
+			row.PerRestart = append(row.PerRestart, t.perRestart(gi, counts[gi][k]))
 			row.Check = append(row.Check, "")
 		}
-		t.Rows = append(t.Rows, row)
+		rows = append(rows, row)
 	}
-	return t, true
+	return rows
 }
 
 func requestName(resource, subresource string, verbs []string) string {
