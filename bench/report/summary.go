@@ -34,34 +34,52 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 	if len(r.Variants) == 0 {
 		ew.printf("no variant ran\n")
 	} else {
-		tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
-		reps := false
-		for _, v := range r.Variants {
-			reps = reps || v.Repetition > 0
-		}
-		header := []string{""}
-		for _, v := range r.Variants {
-			name := v.Variant
-			if reps {
-				name += "#" + strconv.Itoa(v.Repetition)
-			}
-			header = append(header, name)
-		}
-		writeRow(tw, header...)
-		for _, row := range summaryRows {
-			cells := []string{row.label}
-			for i := range r.Variants {
-				cells = append(cells, row.cell(&r.Variants[i]))
-			}
-			writeRow(tw, cells...)
-		}
-		if err := tw.Flush(); err != nil {
-			return fmt.Errorf("writing summary: %w", err)
+		if err := writeSummaryTable(ew, r); err != nil {
+			return err
 		}
 		if err := writeSummaryStats(ew, r); err != nil {
 			return err
 		}
 	}
+	for _, n := range summaryNotes(r) {
+		ew.printf("%s\n", n)
+	}
+	return ew.err
+}
+
+// writeSummaryTable writes one column per variant repetition and one row
+// per headline figure.
+func writeSummaryTable(w io.Writer, r *result.Result) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	reps := false
+	for _, v := range r.Variants {
+		reps = reps || v.Repetition > 0
+	}
+	header := []string{""}
+	for _, v := range r.Variants {
+		name := v.Variant
+		if reps {
+			name += "#" + strconv.Itoa(v.Repetition)
+		}
+		header = append(header, name)
+	}
+	writeRow(tw, header...)
+	for _, row := range summaryRows {
+		cells := []string{row.label}
+		for i := range r.Variants {
+			cells = append(cells, row.cell(&r.Variants[i]))
+		}
+		writeRow(tw, cells...)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing summary: %w", err)
+	}
+	return nil
+}
+
+// summaryNotes are the run's errors and warnings as the summary lists them
+// after its table.
+func summaryNotes(r *result.Result) []string {
 	var notes []string
 	notes = append(notes, isolationNotes(r)...)
 	for _, e := range r.Errors {
@@ -95,10 +113,7 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 			}
 		}
 	}
-	for _, n := range notes {
-		ew.printf("%s\n", n)
-	}
-	return ew.err
+	return notes
 }
 
 // summaryStatMetrics are the figures the summary shows with their
