@@ -41,33 +41,13 @@ func writeImage(path, bin, name, entry string, links []string) error {
 	if err != nil {
 		return fmt.Errorf("image %s: %w", name, err)
 	}
-	// The layer, uncompressed first (its digest is the config's diff ID).
-	var layer bytes.Buffer
-	tw := tar.NewWriter(&layer)
-	mtime := time.Unix(0, 0)
-	for _, d := range []string{"bin/", "etc/", "tmp/"} {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755, ModTime: mtime}); err != nil {
-			return err
-		}
-	}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: entry, Mode: 0o755, Size: int64(len(exe)), ModTime: mtime}); err != nil {
+	layer, err := imageLayer(exe, entry, links)
+	if err != nil {
 		return err
 	}
-	if _, err := tw.Write(exe); err != nil {
-		return err
-	}
-	for _, l := range links {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: l, Linkname: "/" + entry, Mode: 0o777, ModTime: mtime}); err != nil {
-			return err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	diffID := digest(layer.Bytes())
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
-	if _, err := zw.Write(layer.Bytes()); err != nil {
+	if _, err := zw.Write(layer); err != nil {
 		return err
 	}
 	if err := zw.Close(); err != nil {
@@ -77,7 +57,8 @@ func writeImage(path, bin, name, entry string, links []string) error {
 		"architecture": "amd64",
 		"os":           "linux",
 		"config":       map[string]any{"Entrypoint": []string{"/" + entry}, "Env": []string{"PATH=/bin"}},
-		"rootfs":       map[string]any{"type": "layers", "diff_ids": []string{diffID}},
+		// The uncompressed layer's digest is the config's diff ID.
+		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{digest(layer)}},
 	})
 	if err != nil {
 		return err
@@ -101,7 +82,55 @@ func writeImage(path, bin, name, entry string, links []string) error {
 	if err != nil {
 		return err
 	}
+	return writeLayout(path, []layoutFile{
+		{"oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)},
+		{"index.json", index},
+		{blob(config), config},
+		{blob(manifest), manifest},
+		{blob(gz.Bytes()), gz.Bytes()},
+	})
+}
 
+// imageMtime is every file's modification time in an image: the epoch,
+// so that an image's digests do not depend on when it was built.
+var imageMtime = time.Unix(0, 0)
+
+// imageLayer is the image's one layer, uncompressed: bin, etc and tmp,
+// the executable at entry and links to it.
+func imageLayer(exe []byte, entry string, links []string) ([]byte, error) {
+	var layer bytes.Buffer
+	tw := tar.NewWriter(&layer)
+	for _, d := range []string{"bin/", "etc/", "tmp/"} {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755, ModTime: imageMtime}); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: entry, Mode: 0o755, Size: int64(len(exe)), ModTime: imageMtime}); err != nil {
+		return nil, err
+	}
+	if _, err := tw.Write(exe); err != nil {
+		return nil, err
+	}
+	for _, l := range links {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: l, Linkname: "/" + entry, Mode: 0o777, ModTime: imageMtime}); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return layer.Bytes(), nil
+}
+
+// layoutFile is one file of an OCI image layout.
+type layoutFile struct {
+	name string
+	data []byte
+}
+
+// writeLayout writes files as an OCI image layout tar at path, replaced
+// atomically.
+func writeLayout(path string, files []layoutFile) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -111,33 +140,23 @@ func writeImage(path, bin, name, entry string, links []string) error {
 		return err
 	}
 	ow := tar.NewWriter(f)
-	files := []struct {
-		name string
-		data []byte
-	}{
-		{"oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)},
-		{"index.json", index},
-		{blob(config), config},
-		{blob(manifest), manifest},
-		{blob(gz.Bytes()), gz.Bytes()},
-	}
-	for _, d := range []string{"blobs/", "blobs/sha256/"} {
-		if err := ow.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755, ModTime: mtime}); err != nil {
-			f.Close()
-			return err
+	write := func() error {
+		for _, d := range []string{"blobs/", "blobs/sha256/"} {
+			if err := ow.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755, ModTime: imageMtime}); err != nil {
+				return err
+			}
 		}
-	}
-	for _, fl := range files {
-		if err := ow.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: fl.name, Mode: 0o644, Size: int64(len(fl.data)), ModTime: mtime}); err != nil {
-			f.Close()
-			return err
+		for _, fl := range files {
+			if err := ow.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: fl.name, Mode: 0o644, Size: int64(len(fl.data)), ModTime: imageMtime}); err != nil {
+				return err
+			}
+			if _, err := ow.Write(fl.data); err != nil {
+				return err
+			}
 		}
-		if _, err := ow.Write(fl.data); err != nil {
-			f.Close()
-			return err
-		}
+		return ow.Close()
 	}
-	if err := ow.Close(); err != nil {
+	if err := write(); err != nil {
 		f.Close()
 		return err
 	}
