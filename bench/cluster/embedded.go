@@ -173,27 +173,9 @@ func (e *Embedded) up(ctx context.Context) (bootFailed bool, err error) {
 			return false, err
 		}
 	}
-	cfg, err := e.Config()
+	cfgPath, err := e.writeConfigs()
 	if err != nil {
 		return false, err
-	}
-	sched, err := e.SchedulerConfig()
-	if err != nil {
-		return false, err
-	}
-	if sched != nil {
-		if err := os.WriteFile(e.schedulerConfigPath(), sched, 0o600); err != nil {
-			return false, fmt.Errorf("writing kube-scheduler configuration: %w", err)
-		}
-	}
-	if e.opts.AuditLog {
-		if err := os.WriteFile(e.auditPolicyPath(), []byte(auditPolicy), 0o600); err != nil {
-			return false, fmt.Errorf("writing audit policy: %w", err)
-		}
-	}
-	cfgPath := filepath.Join(e.opts.WorkDir, e.opts.Name+".kwokctl.yaml")
-	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
-		return false, fmt.Errorf("writing kwokctl configuration: %w", err)
 	}
 	// The KWOK controller's and the harness's RBAC go in as soon as the
 	// API server answers, while kwokctl is still starting the rest.
@@ -240,6 +222,35 @@ func (e *Embedded) up(ctx context.Context) (bootFailed bool, err error) {
 			e.opts.Name, err, hint, e.Dir(), e.opts.Name, e.opts.WorkDir)
 	}
 	return false, e.secureFiles()
+}
+
+// writeConfigs writes the kwokctl configuration, the scheduler's and the
+// audit policy where the options ask for them, and returns the kwokctl
+// configuration's path.
+func (e *Embedded) writeConfigs() (string, error) {
+	cfg, err := e.Config()
+	if err != nil {
+		return "", err
+	}
+	sched, err := e.SchedulerConfig()
+	if err != nil {
+		return "", err
+	}
+	if sched != nil {
+		if err := os.WriteFile(e.schedulerConfigPath(), sched, 0o600); err != nil {
+			return "", fmt.Errorf("writing kube-scheduler configuration: %w", err)
+		}
+	}
+	if e.opts.AuditLog {
+		if err := os.WriteFile(e.auditPolicyPath(), []byte(auditPolicy), 0o600); err != nil {
+			return "", fmt.Errorf("writing audit policy: %w", err)
+		}
+	}
+	cfgPath := filepath.Join(e.opts.WorkDir, e.opts.Name+".kwokctl.yaml")
+	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
+		return "", fmt.Errorf("writing kwokctl configuration: %w", err)
+	}
+	return cfgPath, nil
 }
 
 // secureFiles makes the kubeconfigs and private keys kwokctl wrote readable
