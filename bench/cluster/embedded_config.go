@@ -60,72 +60,7 @@ func (e *Embedded) Config() ([]byte, error) {
 	ms := func(d time.Duration) int64 { return int64(float64(d.Milliseconds()) * f) }
 	c := e.opts.Components
 	cp := e.opts.ControlPlane
-	// Override replaces kwokctl's own value of the flag.
-	type arg = kwokv1alpha1.ExtraArgs
-	apiserverArgs := []arg{
-		// kubeadm enables NodeRestriction; the default plugin list does not.
-		// It is what limits a node identity to its own objects.
-		{Key: "enable-admission-plugins", Value: "NodeRestriction"},
-		// The default /24 holds 254 Services; a 1,000-node fleet has
-		// hundreds. Pod CIDRs live in 10.128.0.0/9 and do not overlap.
-		{Key: "service-cluster-ip-range", Value: "10.96.0.0/12"},
-	}
-	if e.opts.AuditLog {
-		apiserverArgs = append(apiserverArgs,
-			arg{Key: "audit-policy-file", Value: e.auditPolicyPath()},
-			arg{Key: "audit-log-path", Value: e.AuditLogPath()},
-			// Blocking (the default mode) writes each event before the
-			// response, so the log is complete when a request returns.
-			arg{Key: "audit-log-mode", Value: "blocking"},
-			arg{Key: "audit-log-maxbackup", Value: "0"},
-			arg{Key: "audit-log-maxsize", Value: "0"},
-		)
-	}
-	if cp.APIServerMetrics != profiles.APIServerMetricsAll {
-		apiserverArgs = append(apiserverArgs, arg{Key: "disabled-metrics", Value: strings.Join(LeanDisabledMetrics(), ",")})
-	}
-	if cp.MaxRequestsInflight > 0 {
-		apiserverArgs = append(apiserverArgs, arg{Key: "max-requests-inflight", Value: strconv.Itoa(cp.MaxRequestsInflight)})
-	}
-	if cp.MaxMutatingRequestsInflight > 0 {
-		apiserverArgs = append(apiserverArgs, arg{Key: "max-mutating-requests-inflight", Value: strconv.Itoa(cp.MaxMutatingRequestsInflight)})
-	}
-	qps := []arg{
-		{Key: "kube-api-qps", Value: strconv.Itoa(cp.ControllerQPS)},
-		{Key: "kube-api-burst", Value: strconv.Itoa(cp.ControllerBurst)},
-	}
-	kcmArgs, schedArgs := qps, qps
-	if renew, lease := leaderElection(cp); renew != "" {
-		kcmArgs = append(append([]arg{}, qps...),
-			arg{Key: "leader-elect-renew-deadline", Value: renew}, arg{Key: "leader-elect-lease-duration", Value: lease})
-		if !schedulerTuned(cp) {
-			// With a configuration file the scheduler takes them from it.
-			schedArgs = kcmArgs
-		}
-	}
-	if t.NodeEvictionRate > 0 {
-		// KCM only: a fresh slice, since the scheduler may share kcmArgs'.
-		kcmArgs = append(slices.Clip(kcmArgs), arg{Key: "node-eviction-rate", Value: e.NodeEvictionRate()})
-	}
-	kwokArgs := []arg{
-		{Key: "manage-all-nodes", Value: "false"},
-		{Key: "manage-nodes-with-label-selector", Value: KubeletLabel + "=" + KubeletUp},
-	}
-	if e.realisticAPF() {
-		// Identities of their own (identity.go); kwokctl's --kubeconfig
-		// would be the admin's.
-		apiserverArgs = append(apiserverArgs, arg{Key: "token-auth-file", Value: e.tokenFilePath()})
-		kcmArgs = append(slices.Clip(kcmArgs),
-			arg{Key: "kubeconfig", Value: e.componentKubeconfigPath("kube-controller-manager"), Override: true},
-			arg{Key: "use-service-account-credentials", Value: "true"})
-		if schedulerTuned(cp) {
-			// The configuration file carries the kubeconfig.
-			schedArgs = append(slices.Clip(schedArgs), arg{Key: "config", Value: e.schedulerConfigPath(), Override: true})
-		} else {
-			schedArgs = append(slices.Clip(schedArgs), arg{Key: "kubeconfig", Value: e.componentKubeconfigPath("kube-scheduler"), Override: true})
-		}
-		kwokArgs = append(kwokArgs, arg{Key: "kubeconfig", Value: e.componentKubeconfigPath("kwok-controller"), Override: true})
-	}
+	apiserverArgs, kcmArgs, schedArgs, kwokArgs := e.componentArgs()
 	cfg := kwokv1alpha1.KwokctlConfiguration{
 		TypeMeta: metav1.TypeMeta{APIVersion: kwokv1alpha1.GroupVersion.String(), Kind: kwokv1alpha1.KwokctlConfigurationKind},
 		Options: kwokv1alpha1.KwokctlConfigurationOptions{
@@ -173,13 +108,97 @@ func (e *Embedded) Config() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// kwok 0.8 takes its parallelism from a KwokConfiguration document (it
-	// has no flags for it); kwokctl hands the document to the controller.
-	// A document given leaves unset parallelism at 0, which kwok refuses,
-	// so every one is set: kwok's defaults (4 workers each, 1 pods-on-node
-	// syncer) unless the profile tunes it.
+	kc, err := kwokConfiguration(cp)
+	if err != nil || kc == nil {
+		return out, err
+	}
+	return append(append(out, []byte("---\n")...), kc...), nil
+}
+
+// arg is a component flag; Override replaces kwokctl's own value of it.
+type arg = kwokv1alpha1.ExtraArgs
+
+// componentArgs are the flags of the API server, the controller manager,
+// the scheduler and the KWOK controller beside kwokctl's own.
+func (e *Embedded) componentArgs() (apiserverArgs, kcmArgs, schedArgs, kwokArgs []arg) {
+	t := e.opts.Timing
+	cp := e.opts.ControlPlane
+	apiserverArgs = []arg{
+		// kubeadm enables NodeRestriction; the default plugin list does not.
+		// It is what limits a node identity to its own objects.
+		{Key: "enable-admission-plugins", Value: "NodeRestriction"},
+		// The default /24 holds 254 Services; a 1,000-node fleet has
+		// hundreds. Pod CIDRs live in 10.128.0.0/9 and do not overlap.
+		{Key: "service-cluster-ip-range", Value: "10.96.0.0/12"},
+	}
+	if e.opts.AuditLog {
+		apiserverArgs = append(apiserverArgs,
+			arg{Key: "audit-policy-file", Value: e.auditPolicyPath()},
+			arg{Key: "audit-log-path", Value: e.AuditLogPath()},
+			// Blocking (the default mode) writes each event before the
+			// response, so the log is complete when a request returns.
+			arg{Key: "audit-log-mode", Value: "blocking"},
+			arg{Key: "audit-log-maxbackup", Value: "0"},
+			arg{Key: "audit-log-maxsize", Value: "0"},
+		)
+	}
+	if cp.APIServerMetrics != profiles.APIServerMetricsAll {
+		apiserverArgs = append(apiserverArgs, arg{Key: "disabled-metrics", Value: strings.Join(LeanDisabledMetrics(), ",")})
+	}
+	if cp.MaxRequestsInflight > 0 {
+		apiserverArgs = append(apiserverArgs, arg{Key: "max-requests-inflight", Value: strconv.Itoa(cp.MaxRequestsInflight)})
+	}
+	if cp.MaxMutatingRequestsInflight > 0 {
+		apiserverArgs = append(apiserverArgs, arg{Key: "max-mutating-requests-inflight", Value: strconv.Itoa(cp.MaxMutatingRequestsInflight)})
+	}
+	qps := []arg{
+		{Key: "kube-api-qps", Value: strconv.Itoa(cp.ControllerQPS)},
+		{Key: "kube-api-burst", Value: strconv.Itoa(cp.ControllerBurst)},
+	}
+	kcmArgs, schedArgs = qps, qps
+	if renew, lease := leaderElection(cp); renew != "" {
+		kcmArgs = append(append([]arg{}, qps...),
+			arg{Key: "leader-elect-renew-deadline", Value: renew}, arg{Key: "leader-elect-lease-duration", Value: lease})
+		if !schedulerTuned(cp) {
+			// With a configuration file the scheduler takes them from it.
+			schedArgs = kcmArgs
+		}
+	}
+	if t.NodeEvictionRate > 0 {
+		// KCM only: a fresh slice, since the scheduler may share kcmArgs'.
+		kcmArgs = append(slices.Clip(kcmArgs), arg{Key: "node-eviction-rate", Value: e.NodeEvictionRate()})
+	}
+	kwokArgs = []arg{
+		{Key: "manage-all-nodes", Value: "false"},
+		{Key: "manage-nodes-with-label-selector", Value: KubeletLabel + "=" + KubeletUp},
+	}
+	if e.realisticAPF() {
+		// Identities of their own (identity.go); kwokctl's --kubeconfig
+		// would be the admin's.
+		apiserverArgs = append(apiserverArgs, arg{Key: "token-auth-file", Value: e.tokenFilePath()})
+		kcmArgs = append(slices.Clip(kcmArgs),
+			arg{Key: "kubeconfig", Value: e.componentKubeconfigPath("kube-controller-manager"), Override: true},
+			arg{Key: "use-service-account-credentials", Value: "true"})
+		if schedulerTuned(cp) {
+			// The configuration file carries the kubeconfig.
+			schedArgs = append(slices.Clip(schedArgs), arg{Key: "config", Value: e.schedulerConfigPath(), Override: true})
+		} else {
+			schedArgs = append(slices.Clip(schedArgs), arg{Key: "kubeconfig", Value: e.componentKubeconfigPath("kube-scheduler"), Override: true})
+		}
+		kwokArgs = append(kwokArgs, arg{Key: "kubeconfig", Value: e.componentKubeconfigPath("kwok-controller"), Override: true})
+	}
+	return apiserverArgs, kcmArgs, schedArgs, kwokArgs
+}
+
+// kwokConfiguration is the KwokConfiguration document of the profile's
+// KWOK parallelism, nil when it tunes none. kwok 0.8 takes its parallelism
+// from such a document (it has no flags for it); kwokctl hands the
+// document to the controller. A document given leaves unset parallelism at
+// 0, which kwok refuses, so every one is set: kwok's defaults (4 workers
+// each, 1 pods-on-node syncer) unless the profile tunes it.
+func kwokConfiguration(cp profiles.ControlPlane) ([]byte, error) {
 	if cp.KwokNodeLeaseParallelism <= 0 && cp.KwokParallelism <= 0 {
-		return out, nil
+		return nil, nil
 	}
 	orDefault := func(v int) int {
 		if v > 0 {
@@ -187,7 +206,7 @@ func (e *Embedded) Config() ([]byte, error) {
 		}
 		return 4
 	}
-	kc, err := yaml.Marshal(kwokv1alpha1.KwokConfiguration{
+	return yaml.Marshal(kwokv1alpha1.KwokConfiguration{
 		TypeMeta: metav1.TypeMeta{APIVersion: kwokv1alpha1.GroupVersion.String(), Kind: kwokv1alpha1.KwokConfigurationKind},
 		Options: kwokv1alpha1.KwokConfigurationOptions{
 			NodeLeaseParallelism:      uint(orDefault(cp.KwokNodeLeaseParallelism)),
@@ -196,10 +215,6 @@ func (e *Embedded) Config() ([]byte, error) {
 			PodsOnNodeSyncParallelism: 1,
 		},
 	})
-	if err != nil {
-		return nil, err
-	}
-	return append(append(out, []byte("---\n")...), kc...), nil
 }
 
 func (e *Embedded) schedulerConfigPath() string {
