@@ -156,18 +156,7 @@ func runLanes(ls lanes, stderr io.Writer) (io.Reader, func() error) {
 // summarize reads the events from r and writes output and tables to w; it
 // returns the exit code.
 func summarize(r io.Reader, w io.Writer, verbose bool, top int) int {
-	failed := false
-	pkgs := map[string]*pkgStat{}
-	var tests []testStat
-	buffered := map[testKey][]string{}
-	pkg := func(name string) *pkgStat {
-		if p, ok := pkgs[name]; ok {
-			return p
-		}
-		p := &pkgStat{name: name}
-		pkgs[name] = p
-		return p
-	}
+	sm := &summary{w: w, verbose: verbose, pkgs: map[string]*pkgStat{}, buffered: map[testKey][]string{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -182,71 +171,104 @@ func summarize(r io.Reader, w io.Writer, verbose bool, top int) int {
 		case "build-output":
 			fmt.Fprint(w, e.Output)
 		case "build-fail":
-			failed = true
+			sm.failed = true
 		case "output":
-			if m := bootLine.FindStringSubmatch(e.Output); m != nil {
-				p := pkg(e.Package)
-				p.boots++
-				s, _ := strconv.ParseFloat(m[1], 64)
-				p.bootSec += s
-			}
-			switch {
-			case verbose:
-				fmt.Fprint(w, e.Output)
-			case strings.HasPrefix(e.Test, "Benchmark"):
-				// A benchmark has no pass event: its results and logs
-				// go out as they come, as go test prints them.
-				if !strings.HasPrefix(e.Output, "=== ") && strings.TrimSpace(e.Output) != e.Test {
-					fmt.Fprint(w, e.Output)
-				}
-			case e.Test != "":
-				k := testKey{e.Package, e.Test}
-				buffered[k] = append(buffered[k], e.Output)
-			case !strings.HasPrefix(e.Output, "=== ") && !strings.HasPrefix(e.Output, "--- ") &&
-				strings.TrimSpace(e.Output) != "PASS":
-				// Package-level lines: ok, FAIL, no test files, and
-				// what TestMain prints.
-				fmt.Fprint(w, e.Output)
-			}
+			sm.output(e)
 		case "pass", "fail", "skip":
-			if e.Action == "fail" {
-				failed = true
-			}
-			if e.Test == "" {
-				// A package split between lanes (make test's -run and
-				// -skip of one regexp) ends once in each: its time is
-				// the sum, and a failure in either is its verdict.
-				p := pkg(e.Package)
-				p.elapsed += e.Elapsed
-				if p.result != "fail" && (p.result != "pass" || e.Action == "fail") {
-					p.result = e.Action
-				}
-				continue
-			}
-			k := testKey{e.Package, e.Test}
-			if e.Action == "fail" && !verbose {
-				fmt.Fprint(w, strings.Join(buffered[k], ""))
-			}
-			delete(buffered, k)
-			tests = append(tests, testStat{k, e.Elapsed, e.Action})
+			sm.end(e)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		fmt.Fprintf(w, "testtimes: reading go test -json: %v\n", err)
-		failed = true
+		sm.failed = true
 	}
 	// A test still running when its package failed (a panic, a timeout)
 	// never got its own fail event: show what it printed.
-	for k, out := range buffered {
-		if p := pkgs[k.pkg]; p != nil && p.result == "fail" && !verbose {
+	for k, out := range sm.buffered {
+		if p := sm.pkgs[k.pkg]; p != nil && p.result == "fail" && !verbose {
 			fmt.Fprintf(w, "--- unfinished: %s %s\n%s", k.pkg, k.test, strings.Join(out, ""))
 		}
 	}
-	writeTables(w, pkgs, tests, top)
-	if failed {
+	writeTables(w, sm.pkgs, sm.tests, top)
+	if sm.failed {
 		return 1
 	}
 	return 0
+}
+
+// summary is what summarize has read so far.
+type summary struct {
+	w        io.Writer
+	verbose  bool
+	failed   bool
+	pkgs     map[string]*pkgStat
+	tests    []testStat
+	buffered map[testKey][]string
+}
+
+// pkg returns the package's figures, new if need be.
+func (sm *summary) pkg(name string) *pkgStat {
+	if p, ok := sm.pkgs[name]; ok {
+		return p
+	}
+	p := &pkgStat{name: name}
+	sm.pkgs[name] = p
+	return p
+}
+
+// output handles an output event: a cluster boot line is counted; a
+// test's output is held until it ends (shown if it fails), a benchmark's
+// and the package's go out as they come.
+func (sm *summary) output(e event) {
+	w := sm.w
+	if m := bootLine.FindStringSubmatch(e.Output); m != nil {
+		p := sm.pkg(e.Package)
+		p.boots++
+		s, _ := strconv.ParseFloat(m[1], 64)
+		p.bootSec += s
+	}
+	switch {
+	case sm.verbose:
+		fmt.Fprint(w, e.Output)
+	case strings.HasPrefix(e.Test, "Benchmark"):
+		// A benchmark has no pass event: its results and logs go out as
+		// they come, as go test prints them.
+		if !strings.HasPrefix(e.Output, "=== ") && strings.TrimSpace(e.Output) != e.Test {
+			fmt.Fprint(w, e.Output)
+		}
+	case e.Test != "":
+		k := testKey{e.Package, e.Test}
+		sm.buffered[k] = append(sm.buffered[k], e.Output)
+	case !strings.HasPrefix(e.Output, "=== ") && !strings.HasPrefix(e.Output, "--- ") &&
+		strings.TrimSpace(e.Output) != "PASS":
+		// Package-level lines: ok, FAIL, no test files, and what TestMain
+		// prints.
+		fmt.Fprint(w, e.Output)
+	}
+}
+
+// end handles a pass, fail or skip event of a test or a package.
+func (sm *summary) end(e event) {
+	if e.Action == "fail" {
+		sm.failed = true
+	}
+	if e.Test == "" {
+		// A package split between lanes (make test's -run and -skip of
+		// one regexp) ends once in each: its time is the sum, and a
+		// failure in either is its verdict.
+		p := sm.pkg(e.Package)
+		p.elapsed += e.Elapsed
+		if p.result != "fail" && (p.result != "pass" || e.Action == "fail") {
+			p.result = e.Action
+		}
+		return
+	}
+	k := testKey{e.Package, e.Test}
+	if e.Action == "fail" && !sm.verbose {
+		fmt.Fprint(sm.w, strings.Join(sm.buffered[k], ""))
+	}
+	delete(sm.buffered, k)
+	sm.tests = append(sm.tests, testStat{k, e.Elapsed, e.Action})
 }
 
 func writeTables(w io.Writer, pkgs map[string]*pkgStat, tests []testStat, top int) {

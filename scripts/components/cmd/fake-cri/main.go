@@ -188,6 +188,34 @@ func main() {
 	os.Exit(run())
 }
 
+// trimCallLogs trims the server's call logs every callLogTrimInterval
+// until stop is closed.
+func trimCallLogs(srv *criServer, stop <-chan struct{}) {
+	t := time.NewTicker(callLogTrimInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			srv.trimCallLogs()
+		case <-stop:
+			return
+		}
+	}
+}
+
+// stopServer lets in-flight RPCs finish (each persists before it returns),
+// but does not hang on a stuck client.
+func stopServer(gs *grpc.Server) {
+	done := make(chan struct{})
+	go func() { gs.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(gracefulStopTimeout):
+		klog.InfoS("Graceful stop timed out, closing connections", "timeout", gracefulStopTimeout)
+		gs.Stop()
+	}
+}
+
 func run() int {
 	defer klog.Flush()
 	o, err := parseFlags(os.Args[1:], os.Stderr)
@@ -238,18 +266,7 @@ func run() int {
 	go func() { serveErr <- gs.Serve(lis) }()
 
 	stopTrim := make(chan struct{})
-	go func() {
-		t := time.NewTicker(callLogTrimInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				srv.trimCallLogs()
-			case <-stopTrim:
-				return
-			}
-		}
-	}()
+	go trimCallLogs(srv, stopTrim)
 
 	klog.InfoS("fake-cri serving", "socket", o.socketPath, "state", o.statePath, "podCIDR", o.podCIDR,
 		"sandboxes", info.Sandboxes, "containers", info.Containers, "images", info.Images,
@@ -265,16 +282,7 @@ func run() int {
 	}
 	close(stopTrim)
 
-	// Let in-flight RPCs finish (each persists before it returns), but do
-	// not hang on a stuck client.
-	done := make(chan struct{})
-	go func() { gs.GracefulStop(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(gracefulStopTimeout):
-		klog.InfoS("Graceful stop timed out, closing connections", "timeout", gracefulStopTimeout)
-		gs.Stop()
-	}
+	stopServer(gs)
 	// Every mutation is already on disk; this write is belt and braces.
 	if err := srv.persist(); err != nil {
 		klog.ErrorS(err, "Final persist failed", "state", o.statePath)

@@ -91,10 +91,28 @@ func newCRIServer(statePath, podCIDR string, reboot bool) (*criServer, loadInfo,
 		info.RebootExitedContainers, info.RebootNotReadySandboxes = applyReboot(st, time.Now().UnixNano())
 	}
 
-	// Rebuild the allocator. The state's table wins; a pod-network sandbox
-	// without an entry (state written by hand, or an older file) keeps the
-	// IP in its status if that is free. Entries for sandboxes that no
-	// longer exist are dropped.
+	if err := restoreIPs(ipam, st); err != nil {
+		return nil, info, err
+	}
+	rt := newFakeRuntime(st)
+	s := &criServer{
+		RemoteRuntime: rt,
+		statePath:     statePath,
+		fsMountpoint:  filepath.Dir(statePath),
+		ipam:          ipam,
+	}
+	info.Sandboxes, info.Containers, info.Images = len(st.Sandboxes), len(st.Containers), len(st.Images)
+	if err := s.persist(); err != nil {
+		return nil, info, fmt.Errorf("write state file %s: %w", statePath, err)
+	}
+	return s, info, nil
+}
+
+// restoreIPs rebuilds the allocator from the state. The state's table
+// wins; a pod-network sandbox without an entry (state written by hand, or
+// an older file) keeps the IP in its status if that is free. Entries for
+// sandboxes that no longer exist are dropped.
+func restoreIPs(ipam *ipAllocator, st *runtimeState) error {
 	sandboxIDs := make(map[string]bool, len(st.Sandboxes))
 	for _, sb := range st.Sandboxes {
 		sandboxIDs[sb.Id] = true
@@ -106,10 +124,10 @@ func newCRIServer(statePath, podCIDR string, reboot bool) (*criServer, loadInfo,
 		}
 		ip, err := netip.ParseAddr(ipStr)
 		if err != nil {
-			return nil, info, fmt.Errorf("state: sandbox %q has invalid IP %q: %w", id, ipStr, err)
+			return fmt.Errorf("state: sandbox %q has invalid IP %q: %w", id, ipStr, err)
 		}
 		if err := ipam.Restore(id, ip); err != nil {
-			return nil, info, fmt.Errorf("state: %w", err)
+			return fmt.Errorf("state: %w", err)
 		}
 	}
 	for _, sb := range st.Sandboxes {
@@ -122,7 +140,12 @@ func newCRIServer(statePath, podCIDR string, reboot bool) (*criServer, loadInfo,
 			}
 		}
 	}
+	return nil
+}
 
+// newFakeRuntime is the upstream fake runtime and image service holding
+// the state's sandboxes, containers and images.
+func newFakeRuntime(st *runtimeState) *fakeremote.RemoteRuntime {
 	rt := fakeremote.NewFakeRemoteRuntime()
 	// The upstream Start() is not used (we own the gRPC server), so set the
 	// conditions it would: the kubelet waits for RuntimeReady and
@@ -153,18 +176,7 @@ func newCRIServer(statePath, podCIDR string, reboot bool) (*criServer, loadInfo,
 		rt.ImageService.Images[ref] = img
 	}
 	rt.ImageService.Unlock()
-
-	s := &criServer{
-		RemoteRuntime: rt,
-		statePath:     statePath,
-		fsMountpoint:  filepath.Dir(statePath),
-		ipam:          ipam,
-	}
-	info.Sandboxes, info.Containers, info.Images = len(st.Sandboxes), len(st.Containers), len(st.Images)
-	if err := s.persist(); err != nil {
-		return nil, info, fmt.Errorf("write state file %s: %w", statePath, err)
-	}
-	return s, info, nil
+	return rt
 }
 
 // persist writes the whole state atomically. It is called after every

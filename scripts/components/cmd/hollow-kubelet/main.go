@@ -215,54 +215,9 @@ func parseFlags(args []string) (*cliOptions, *kubeletconfig.KubeletConfiguration
 		return nil, nil, usageError{fmt.Errorf("unexpected arguments: %q", fs.Args())}
 	}
 
-	var missing []string
-	for _, f := range []struct{ name, value string }{
-		{"--kubeconfig", o.kubeconfig}, {"--name", o.name}, {"--root-dir", o.rootDir}, {"--runtime-endpoint", o.runtimeEndpoint},
-	} {
-		if strings.TrimSpace(f.value) == "" {
-			missing = append(missing, f.name)
-		}
+	if err := o.check(kc); err != nil {
+		return nil, nil, err
 	}
-	if len(missing) > 0 {
-		return nil, nil, usageError{fmt.Errorf("missing required flag(s): %s", strings.Join(missing, ", "))}
-	}
-	if !strings.HasPrefix(o.runtimeEndpoint, "unix://") {
-		return nil, nil, usageError{fmt.Errorf("--runtime-endpoint %q: want unix:///absolute/path", o.runtimeEndpoint)}
-	}
-	if p := strings.TrimPrefix(o.runtimeEndpoint, "unix://"); !filepath.IsAbs(p) {
-		return nil, nil, usageError{fmt.Errorf("--runtime-endpoint %q: socket path must be absolute", o.runtimeEndpoint)}
-	}
-	if o.cpu <= 0 {
-		return nil, nil, usageError{fmt.Errorf("--cpu %d: must be positive", o.cpu)}
-	}
-	if q, err := resource.ParseQuantity(o.memory); err != nil || q.Sign() <= 0 {
-		return nil, nil, usageError{fmt.Errorf("--memory %q: must be a positive quantity such as 256Gi", o.memory)}
-	}
-	for _, p := range []struct {
-		name string
-		v    int32
-	}{{"--port", o.port}, {"--healthz-port", o.healthzPort}, {"--read-only-port", o.readOnlyPort}} {
-		if p.v < 0 || p.v > 65535 {
-			return nil, nil, usageError{fmt.Errorf("%s %d: must be 0..65535", p.name, p.v)}
-		}
-	}
-	if kc.KubeAPIQPS <= 0 || kc.KubeAPIBurst <= 0 {
-		return nil, nil, usageError{fmt.Errorf("--kube-api-qps %d, --kube-api-burst %d: both must be positive", kc.KubeAPIQPS, kc.KubeAPIBurst)}
-	}
-	for _, ip := range o.clusterDNS {
-		if net.ParseIP(ip) == nil {
-			return nil, nil, usageError{fmt.Errorf("--cluster-dns: %q is not an IP address", ip)}
-		}
-	}
-	if o.bootID == "" {
-		o.bootID = uuid.NewString()
-	}
-	abs, err := filepath.Abs(o.rootDir)
-	if err != nil {
-		return nil, nil, usageError{fmt.Errorf("--root-dir %q: %w", o.rootDir, err)}
-	}
-	o.rootDir = abs
-
 	// Feature gates, as cmd/kubelet sets them before anything else. The
 	// import of k8s.io/kubernetes/pkg/features registers the kube gates and,
 	// through its client-go adapter (clientfeatures.ReplaceFeatureGates),
@@ -272,6 +227,135 @@ func parseFlags(args []string) (*cliOptions, *kubeletconfig.KubeletConfiguration
 	}
 	kc.FeatureGates = o.featureGates
 	return o, kc, nil
+}
+
+// check checks the parsed flags, and fills in the boot ID and the
+// absolute root directory.
+func (o *cliOptions) check(kc *kubeletconfig.KubeletConfiguration) error {
+	var missing []string
+	for _, f := range []struct{ name, value string }{
+		{"--kubeconfig", o.kubeconfig}, {"--name", o.name}, {"--root-dir", o.rootDir}, {"--runtime-endpoint", o.runtimeEndpoint},
+	} {
+		if strings.TrimSpace(f.value) == "" {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		return usageError{fmt.Errorf("missing required flag(s): %s", strings.Join(missing, ", "))}
+	}
+	if !strings.HasPrefix(o.runtimeEndpoint, "unix://") {
+		return usageError{fmt.Errorf("--runtime-endpoint %q: want unix:///absolute/path", o.runtimeEndpoint)}
+	}
+	if p := strings.TrimPrefix(o.runtimeEndpoint, "unix://"); !filepath.IsAbs(p) {
+		return usageError{fmt.Errorf("--runtime-endpoint %q: socket path must be absolute", o.runtimeEndpoint)}
+	}
+	if o.cpu <= 0 {
+		return usageError{fmt.Errorf("--cpu %d: must be positive", o.cpu)}
+	}
+	if q, err := resource.ParseQuantity(o.memory); err != nil || q.Sign() <= 0 {
+		return usageError{fmt.Errorf("--memory %q: must be a positive quantity such as 256Gi", o.memory)}
+	}
+	for _, p := range []struct {
+		name string
+		v    int32
+	}{{"--port", o.port}, {"--healthz-port", o.healthzPort}, {"--read-only-port", o.readOnlyPort}} {
+		if p.v < 0 || p.v > 65535 {
+			return usageError{fmt.Errorf("%s %d: must be 0..65535", p.name, p.v)}
+		}
+	}
+	if kc.KubeAPIQPS <= 0 || kc.KubeAPIBurst <= 0 {
+		return usageError{fmt.Errorf("--kube-api-qps %d, --kube-api-burst %d: both must be positive", kc.KubeAPIQPS, kc.KubeAPIBurst)}
+	}
+	for _, ip := range o.clusterDNS {
+		if net.ParseIP(ip) == nil {
+			return usageError{fmt.Errorf("--cluster-dns: %q is not an IP address", ip)}
+		}
+	}
+	if o.bootID == "" {
+		o.bootID = uuid.NewString()
+	}
+	abs, err := filepath.Abs(o.rootDir)
+	if err != nil {
+		return usageError{fmt.Errorf("--root-dir %q: %w", o.rootDir, err)}
+	}
+	o.rootDir = abs
+
+	return nil
+}
+
+// clients are the kubelet's API clients, as run() makes them: the main
+// client, events with their own rate limiter, and the unthrottled
+// heartbeat client with a timeout.
+type clients struct {
+	client, heartbeat  *clientset.Clientset
+	events             *v1core.CoreV1Client
+	onHeartbeatFailure func()
+}
+
+func newClients(kubeconfig string, kc *kubeletconfig.KubeletConfiguration) (*clients, error) {
+	clientConfig, err := kubeletClientConfig(kubeconfig, kc)
+	if err != nil {
+		return nil, err
+	}
+	// As buildKubeletClientConfig: without DISABLE_HTTP2, a failed
+	// heartbeat closes the idle connections of the client transport.
+	onHeartbeatFailure := func() { utilnet.CloseIdleConnectionsFor(clientConfig.Transport) }
+	if os.Getenv("DISABLE_HTTP2") != "" {
+		klog.InfoS("DISABLE_HTTP2 is set; hollow-kubelet keeps the HTTP/2 heartbeat-failure handling (no dialer rotation)")
+	}
+	client, err := clientset.NewForConfig(clientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubelet client: %w", err)
+	}
+	// A separate client for events, with its own rate limiter (run()).
+	eventClientConfig := *clientConfig
+	eventClientConfig.QPS = float32(kc.EventRecordQPS)
+	eventClientConfig.Burst = int(kc.EventBurst)
+	eventClient, err := v1core.NewForConfig(&eventClientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubelet event client: %w", err)
+	}
+	// A separate client for heartbeats: unthrottled, with a timeout of
+	// min(node status update frequency, lease duration) (run()).
+	heartbeatClientConfig := *clientConfig
+	heartbeatClientConfig.Timeout = kc.NodeStatusUpdateFrequency.Duration
+	if lease := time.Duration(kc.NodeLeaseDurationSeconds) * time.Second; heartbeatClientConfig.Timeout > lease {
+		heartbeatClientConfig.Timeout = lease
+	}
+	heartbeatClientConfig.QPS = float32(-1)
+	heartbeatClient, err := clientset.NewForConfig(&heartbeatClientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubelet heartbeat client: %w", err)
+	}
+	return &clients{client: client, heartbeat: heartbeatClient, events: eventClient, onHeartbeatFailure: onHeartbeatFailure}, nil
+}
+
+// serverDeps sets up the kubelet server's TLS and authentication.
+func serverDeps(ctx context.Context, s *options.KubeletServer, d *kubelet.Dependencies, client clientset.Interface, name string) error {
+	tlsOptions, err := kubeletapp.InitializeTLS(ctx, &s.KubeletFlags, &s.KubeletConfiguration)
+	if err != nil {
+		return fmt.Errorf("kubelet server TLS: %w", err)
+	}
+	d.TLSOptions = tlsOptions
+	auth, runAuthenticatorCAReload, err := kubeletapp.BuildAuth(types.NodeName(name), client, s.KubeletConfiguration)
+	if err != nil {
+		return fmt.Errorf("kubelet server auth: %w", err)
+	}
+	d.Auth = auth
+	runAuthenticatorCAReload(ctx.Done())
+	return nil
+}
+
+// serveHealthz serves the healthz endpoint, restarting it if it stops.
+func serveHealthz(ctx context.Context, s *options.KubeletServer) {
+	mux := http.NewServeMux()
+	healthz.InstallHandler(mux)
+	addr := net.JoinHostPort(s.HealthzBindAddress, strconv.Itoa(int(s.HealthzPort)))
+	go wait.UntilWithContext(ctx, func(ctx context.Context) {
+		if err := http.ListenAndServe(addr, mux); err != nil {
+			klog.ErrorS(err, "Failed to start healthz server")
+		}
+	}, 5*time.Second)
 }
 
 // start builds the configuration, the clients and the dependencies and
@@ -302,45 +386,14 @@ func start(ctx context.Context, o *cliOptions, kc *kubeletconfig.KubeletConfigur
 	}
 	metricsfeatures.ApplyFeatureGates(utilfeature.DefaultFeatureGate)
 
-	clientConfig, err := kubeletClientConfig(o.kubeconfig, kc)
+	c, err := newClients(o.kubeconfig, kc)
 	if err != nil {
 		return err
 	}
-	// As buildKubeletClientConfig: without DISABLE_HTTP2, a failed
-	// heartbeat closes the idle connections of the client transport.
-	onHeartbeatFailure := func() { utilnet.CloseIdleConnectionsFor(clientConfig.Transport) }
-	if os.Getenv("DISABLE_HTTP2") != "" {
-		klog.InfoS("DISABLE_HTTP2 is set; hollow-kubelet keeps the HTTP/2 heartbeat-failure handling (no dialer rotation)")
-	}
-	client, err := clientset.NewForConfig(clientConfig)
-	if err != nil {
-		return fmt.Errorf("kubelet client: %w", err)
-	}
-	// A separate client for events, with its own rate limiter (run()).
-	eventClientConfig := *clientConfig
-	eventClientConfig.QPS = float32(kc.EventRecordQPS)
-	eventClientConfig.Burst = int(kc.EventBurst)
-	eventClient, err := v1core.NewForConfig(&eventClientConfig)
-	if err != nil {
-		return fmt.Errorf("kubelet event client: %w", err)
-	}
-	// A separate client for heartbeats: unthrottled, with a timeout of
-	// min(node status update frequency, lease duration) (run()).
-	heartbeatClientConfig := *clientConfig
-	heartbeatClientConfig.Timeout = kc.NodeStatusUpdateFrequency.Duration
-	if lease := time.Duration(kc.NodeLeaseDurationSeconds) * time.Second; heartbeatClientConfig.Timeout > lease {
-		heartbeatClientConfig.Timeout = lease
-	}
-	heartbeatClientConfig.QPS = float32(-1)
-	heartbeatClient, err := clientset.NewForConfig(&heartbeatClientConfig)
-	if err != nil {
-		return fmt.Errorf("kubelet heartbeat client: %w", err)
-	}
-
 	memory := resource.MustParse(o.memory)
 	cadvisor := newFakeCadvisor(o.name, o.cpu, uint64(memory.Value()), o.bootID)
 
-	hk := kubemark.NewHollowKubelet(&s.KubeletFlags, &s.KubeletConfiguration, client, heartbeatClient,
+	hk := kubemark.NewHollowKubelet(&s.KubeletFlags, &s.KubeletConfiguration, c.client, c.heartbeat,
 		cadvisor, nil, nil, cm.NewStubContainerManager())
 	d := hk.KubeletDeps
 	// The real prober: with ProbeManager nil, NewMainKubelet builds
@@ -352,8 +405,8 @@ func start(ctx context.Context, o *cliOptions, kc *kubeletconfig.KubeletConfigur
 	// recorder also makes NewMainKubelet start the OOM watcher, which reads
 	// /dev/kmsg as in a real kubelet.
 	d.Recorder = nil
-	d.EventClient = eventClient
-	d.OnHeartbeatFailure = onHeartbeatFailure
+	d.EventClient = c.events
+	d.OnHeartbeatFailure = c.onHeartbeatFailure
 
 	// The CRI clients, as run() makes them: RuntimeRequestTimeout (2m) as
 	// the connection and call timeout, CRIListStreaming from the gates.
@@ -365,17 +418,9 @@ func start(ctx context.Context, o *cliOptions, kc *kubeletconfig.KubeletConfigur
 	}
 
 	if s.EnableServer {
-		tlsOptions, err := kubeletapp.InitializeTLS(ctx, &s.KubeletFlags, &s.KubeletConfiguration)
-		if err != nil {
-			return fmt.Errorf("kubelet server TLS: %w", err)
+		if err := serverDeps(ctx, s, d, c.client, o.name); err != nil {
+			return err
 		}
-		d.TLSOptions = tlsOptions
-		auth, runAuthenticatorCAReload, err := kubeletapp.BuildAuth(types.NodeName(o.name), client, s.KubeletConfiguration)
-		if err != nil {
-			return fmt.Errorf("kubelet server auth: %w", err)
-		}
-		d.Auth = auth
-		runAuthenticatorCAReload(ctx.Done())
 	}
 	if err := d.OOMAdjuster.ApplyOOMScoreAdj(0, int(s.OOMScoreAdj)); err != nil {
 		klog.InfoS("Failed to ApplyOOMScoreAdj", "err", err)
@@ -386,14 +431,7 @@ func start(ctx context.Context, o *cliOptions, kc *kubeletconfig.KubeletConfigur
 	}
 
 	if s.HealthzPort > 0 {
-		mux := http.NewServeMux()
-		healthz.InstallHandler(mux)
-		addr := net.JoinHostPort(s.HealthzBindAddress, strconv.Itoa(int(s.HealthzPort)))
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			if err := http.ListenAndServe(addr, mux); err != nil {
-				klog.ErrorS(err, "Failed to start healthz server")
-			}
-		}, 5*time.Second)
+		serveHealthz(ctx, s)
 	}
 	return nil
 }
