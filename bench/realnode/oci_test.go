@@ -69,7 +69,7 @@ func TestWriteImage(t *testing.T) {
 		return data
 	}
 	var manifest struct {
-		Config struct{ Digest string } `json:"config"`
+		Config struct{ Digest string }   `json:"config"`
 		Layers []struct{ Digest string } `json:"layers"`
 	}
 	if err := json.Unmarshal(blobOf(m.Digest), &manifest); err != nil || len(manifest.Layers) != 1 {
