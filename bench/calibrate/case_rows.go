@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/realnode"
 )
 
@@ -145,17 +146,17 @@ func (c *calibration) countRow(metric string, byNode map[string]float64, note st
 // kubelets' NotReady flashes at start, and the pods' not-ready periods.
 func (c *calibration) flipRows(t0, end time.Time) []Row {
 	k := float64(c.o.Nodes)
-	podFlips, nodeFlips := c.timeline.between(t0, end)
+	podFlips, nodeFlips := c.tracker.Transitions(t0, end)
 	realPods, simPods := c.bySide(podFlips)
 	realNodes, simNodes := c.bySide(nodeFlips)
 	flipsByNode, transitionsByNode := map[string]float64{}, map[string]float64{}
 	for _, f := range append(realPods, simPods...) {
-		if !f.ready {
-			flipsByNode[f.node]++
+		if !f.Ready {
+			flipsByNode[f.Node]++
 		}
 	}
 	for _, f := range append(realNodes, simNodes...) {
-		transitionsByNode[f.node]++
+		transitionsByNode[f.Node]++
 	}
 	rows := []Row{
 		c.countRow(MetricReadyFlips, flipsByNode, "as the harness's watch saw them"),
@@ -173,11 +174,11 @@ func (c *calibration) flipRows(t0, end time.Time) []Row {
 }
 
 // bySide splits flips into the real nodes' and the simulated ones'.
-func (c *calibration) bySide(flips []flip) (real, sim []flip) {
+func (c *calibration) bySide(flips []measure.Transition) (real, sim []measure.Transition) {
 	for _, f := range flips {
-		if c.real.has(f.node) {
+		if c.real.has(f.Node) {
 			real = append(real, f)
-		} else if c.sim.has(f.node) {
+		} else if c.sim.has(f.Node) {
 			sim = append(sim, f)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/realnode"
 )
 
@@ -344,9 +345,9 @@ const cgroupV1Reason = "CgroupV1"
 const plegStartRace = "pleg has yet to be successful"
 
 // plegStartFlashes counts the Ready→NotReady flips for plegStartRace.
-func plegStartFlashes(fs []flip) (n int) {
+func plegStartFlashes(fs []measure.Transition) (n int) {
 	for _, f := range fs {
-		if !f.ready && strings.Contains(f.message, plegStartRace) {
+		if !f.Ready && strings.Contains(f.Message, plegStartRace) {
 			n++
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/measure"
 	"k8s.io/utils/clock"
 )
 
@@ -105,12 +106,12 @@ func TestTolerance(t *testing.T) {
 func TestNotReadyDurations(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	flips := []flip{
-		{at: at(100), obj: "a", ready: false},
-		{at: at(200), obj: "b", ready: false},
-		{at: at(600), obj: "a", ready: true},
-		{at: at(900), obj: "a", ready: false},
-		{at: at(1000), obj: "c", ready: true}, // up without a down in the window
+	flips := []measure.Transition{
+		{At: at(100), Object: "a", Ready: false},
+		{At: at(200), Object: "b", Ready: false},
+		{At: at(600), Object: "a", Ready: true},
+		{At: at(900), Object: "a", Ready: false},
+		{At: at(1000), Object: "c", Ready: true}, // up without a down in the window
 	}
 	got := notReadyDurations(flips, at(3000))
 	want := []time.Duration{500 * time.Millisecond, 2100 * time.Millisecond, 2800 * time.Millisecond}
@@ -280,10 +281,10 @@ func TestToleranceSpread(t *testing.T) {
 func TestRowsSpread(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	c := &calibration{
-		o:        Options{Nodes: 2, Tolerance: DefaultTolerance()},
-		real:     side{nodes: []string{"r0", "r1"}},
-		sim:      side{nodes: []string{"s0", "s1"}},
-		timeline: newTimeline(clock.RealClock{}),
+		o:       Options{Nodes: 2, Tolerance: DefaultTolerance()},
+		real:    side{nodes: []string{"r0", "r1"}},
+		sim:     side{nodes: []string{"s0", "s1"}},
+		tracker: measure.NewRecoveryTracker(clock.RealClock{}),
 	}
 	var reqs []Request
 	get := func(node string, n int) {

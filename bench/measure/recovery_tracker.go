@@ -27,17 +27,19 @@ type transition struct {
 	at   time.Time
 	ok   bool
 	node string // the pod's node at that time; empty for nodes
+	// message is a node's Ready condition message at that time.
+	message string
 }
 
 // timeline is the observed transitions of one object, oldest first. The
 // first entry is the state seen by the initial list.
 type timeline []transition
 
-func (tl *timeline) observe(at time.Time, ok bool, node string) {
+func (tl *timeline) observe(at time.Time, ok bool, node, message string) {
 	if n := len(*tl); n > 0 && (*tl)[n-1].ok == ok {
 		return
 	}
-	*tl = append(*tl, transition{at: at, ok: ok, node: node})
+	*tl = append(*tl, transition{at: at, ok: ok, node: node, message: message})
 }
 
 // stateAt returns the state in force at time t, and whether any was seen.
@@ -139,7 +141,11 @@ func (r *RecoveryTracker) ObserveNode(n *corev1.Node) {
 		tl = &timeline{}
 		r.nodes[n.Name] = tl
 	}
-	tl.observe(r.clk.Now(), fleet.NodeReady(n), "")
+	var message string
+	if c := fleet.NodeReadyCondition(n); c != nil {
+		message = c.Message
+	}
+	tl.observe(r.clk.Now(), fleet.NodeReady(n), "", message)
 }
 
 // ObservePod records a pod's state from an add or update event; deleted
@@ -156,8 +162,8 @@ func (r *RecoveryTracker) ObservePod(p *corev1.Pod, deleted bool) {
 		r.pods[key] = pt
 	}
 	node := p.Spec.NodeName
-	pt.ready.observe(now, !deleted && fleet.PodReady(p), node)
-	pt.running.observe(now, !deleted && podRunning(p), node)
+	pt.ready.observe(now, !deleted && fleet.PodReady(p), node, "")
+	pt.running.observe(now, !deleted && podRunning(p), node, "")
 }
 
 // ObserveSlice records an EndpointSlice from an add or update event, or its
@@ -277,6 +283,47 @@ func latestDown(downs map[string][]time.Time, node string, t time.Time) (time.Ti
 		return time.Time{}, false
 	}
 	return ts[i-1], true
+}
+
+// Transition is one observed change of a pod's or a node's readiness, at
+// the time the watch delivered it.
+type Transition struct {
+	At time.Time
+	// Node is the pod's node, or the node itself.
+	Node string
+	// Object is the pod (namespace/name) or the node.
+	Object string
+	Ready  bool
+	// Message is a node's Ready condition message then.
+	Message string
+}
+
+// Transitions returns the pods' Ready transitions and the nodes' observed
+// in [from, to), each in time order; an object's first sighting is its
+// state, not a transition.
+func (r *RecoveryTracker) Transitions(from, to time.Time) (pods, nodes []Transition) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	in := func(out []Transition, object string, tl timeline, node func(transition) string) []Transition {
+		for i, tr := range tl {
+			if i > 0 && !tr.at.Before(from) && tr.at.Before(to) {
+				out = append(out, Transition{At: tr.at, Node: node(tr), Object: object, Ready: tr.ok, Message: tr.message})
+			}
+		}
+		return out
+	}
+	for _, key := range sortedKeys(r.pods) {
+		pods = in(pods, key, r.pods[key].ready, func(tr transition) string { return tr.node })
+	}
+	for _, name := range sortedKeys(r.nodes) {
+		nodes = in(nodes, name, *r.nodes[name], func(transition) string { return name })
+	}
+	byTime := func(ts []Transition) {
+		sort.SliceStable(ts, func(i, j int) bool { return ts[i].At.Before(ts[j].At) })
+	}
+	byTime(pods)
+	byTime(nodes)
+	return pods, nodes
 }
 
 // Compute matches the observations with the storm's events as of now.

@@ -2,7 +2,10 @@ package measure
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -357,5 +360,46 @@ func TestRecoveryWatch(t *testing.T) {
 		if h == nil || h.Summary.Count != 1 || math.Abs(h.Summary.Max-want) > want*1e-3 {
 			t.Errorf("%s = %+v, want one sample of %v s", name, h, want)
 		}
+	}
+}
+
+// TestRecoveryTransitions checks the tracker's transitions as a
+// calibration reads them: first sightings are states, not transitions;
+// repeats of a state add nothing; only [from, to) is returned, in time
+// order across objects; a node's not-ready message is kept.
+func TestRecoveryTransitions(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := testingclock.NewFakePassiveClock(t0)
+	r := NewRecoveryTracker(clk)
+	notReady := mkNode("n1", false)
+	notReady.Status.Conditions[0].Message = "PLEG is not healthy: pleg has yet to be successful"
+	for _, s := range []struct {
+		at time.Duration
+		do func()
+	}{
+		{0, func() { r.ObserveNode(mkNode("n1", true)); r.ObservePod(mkPod("a", "n1", true, true), false) }},
+		{0, func() { r.ObservePod(mkPod("b", "n1", true, true), false) }},
+		{1 * time.Second, func() { r.ObserveNode(notReady) }},
+		{2 * time.Second, func() { r.ObservePod(mkPod("b", "n1", false, true), false) }},
+		{2 * time.Second, func() { r.ObservePod(mkPod("b", "n1", false, true), false) }}, // a repeat
+		{3 * time.Second, func() { r.ObservePod(mkPod("a", "n1", false, true), false) }},
+		{4 * time.Second, func() { r.ObserveNode(mkNode("n1", true)) }},
+		{5 * time.Second, func() { r.ObservePod(mkPod("a", "n1", true, true), false) }},
+		{9 * time.Second, func() { r.ObservePod(mkPod("b", "n1", true, true), false) }}, // after the window
+	} {
+		clk.SetTime(t0.Add(s.at))
+		s.do()
+	}
+	pods, nodes := r.Transitions(t0, t0.Add(8*time.Second))
+	var got []string
+	for _, tr := range pods {
+		got = append(got, fmt.Sprintf("%v %s %s %t", tr.At.Sub(t0), tr.Node, tr.Object, tr.Ready))
+	}
+	want := []string{"2s n1 " + ns + "/b false", "3s n1 " + ns + "/a false", "5s n1 " + ns + "/a true"}
+	if !slices.Equal(got, want) {
+		t.Errorf("pod transitions\n got %q\nwant %q", got, want)
+	}
+	if len(nodes) != 2 || nodes[0].Ready || !nodes[1].Ready || nodes[0].Node != "n1" || !strings.Contains(nodes[0].Message, "pleg has yet") {
+		t.Errorf("node transitions %+v, want n1 not ready with its message at 1s, ready at 4s", nodes)
 	}
 }
