@@ -79,8 +79,8 @@ const (
 	MetricPodReadyP99     = recoveryPrefix + measure.RecoveryPod + "_p99"
 	MetricServiceReadyP50 = recoveryPrefix + measure.RecoveryService + "_p50"
 	MetricServiceReadyP99 = recoveryPrefix + measure.RecoveryService + "_p99"
-	// MetricFleetRecovered is the maximum of measure.RecoveryStorm.
-	MetricFleetRecovered = recoveryPrefix + measure.RecoveryStorm
+	// MetricFleetRecovered is the maximum of measure.RecoveryFleetRecovered.
+	MetricFleetRecovered = recoveryPrefix + measure.RecoveryFleetRecovered
 
 	MetricPodStatusPatches = stormPrefix + kubelet.CounterPodStatusPatches
 	MetricReadyFlipsDown   = stormPrefix + kubelet.CounterReadyFlipsDown
@@ -118,7 +118,7 @@ func KeyMetrics() []Metric {
 		metric(MetricPodReadyP99, "Pod recovery p99", result.UnitSeconds, quantile(recovery, measure.RecoveryPod, 99)),
 		metric(MetricServiceReadyP50, "Service recovery p50", result.UnitSeconds, quantile(recovery, measure.RecoveryService, 50)),
 		metric(MetricServiceReadyP99, "Service recovery p99", result.UnitSeconds, quantile(recovery, measure.RecoveryService, 99)),
-		metric(MetricFleetRecovered, "Fleet recovered after", result.UnitSeconds, quantile(recovery, measure.RecoveryStorm, 100)),
+		metric(MetricFleetRecovered, "Fleet recovered after", result.UnitSeconds, quantile(recovery, measure.RecoveryFleetRecovered, 100)),
 		metric(MetricPodStatusPatches, "Pod status patches (simulator)", result.UnitCount, value(measure.MeasurementStorm, kubelet.CounterPodStatusPatches)),
 		metric(MetricReadyFlipsDown, "Pod ready flips down (simulator)", result.UnitCount, value(measure.MeasurementStorm, kubelet.CounterReadyFlipsDown)),
 		metric(MetricStormCPUSeconds, "stormbench CPU seconds", result.UnitSeconds, value(measure.MeasurementStorm, measure.StormCPUSeconds)),

@@ -85,7 +85,7 @@ func BuildPerfData(r *result.Result) ([]PerfFile, error) {
 				api.DataItems = append(api.DataItems, item)
 			}
 		}
-		for _, name := range []string{measure.RecoveryNode, measure.RecoveryPod, measure.RecoveryService, measure.RecoveryStorm} {
+		for _, name := range []string{measure.RecoveryNode, measure.RecoveryPod, measure.RecoveryService, measure.RecoveryFleetRecovered} {
 			item, ok, err := percentileItem(g, measure.MeasurementRecovery, name)
 			if err != nil {
 				return nil, err

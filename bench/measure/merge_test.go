@@ -96,7 +96,7 @@ func mergeShard(t *testing.T, idx int) *result.Result {
 			hdrOf(t, RecoveryService, result.WindowStorm, nil, ms(5000+1000*idx)...),
 			// Shard 0: first Down at 30.5 s, recovered 9 s later; shard 1:
 			// first Down at 30.76 s, recovered 10 s later. Fleet: 10.26 s.
-			hdrOf(t, RecoveryStorm, result.WindowStorm, nil, ms(9000+1000*idx)...),
+			hdrOf(t, RecoveryFleetRecovered, result.WindowStorm, nil, ms(9000+1000*idx)...),
 		},
 		Series: []result.Series{{Name: SeriesUnrecoveredNodes, Unit: result.UnitCount, Start: firstDown,
 			Points: []result.Point{{T: 1, V: float64(restarts)}, {T: 2, V: 2}, {T: 3, V: 0}}}},
@@ -210,9 +210,9 @@ func TestMergeFigures(t *testing.T) {
 		{"recovery unrecovered nodes", value(MeasurementRecovery, RecoveryUnrecovered, result.WindowStorm, result.LabelKind, "node"), 0},
 		{"recovery unrecovered services max", value(MeasurementRecovery, RecoveryUnrecovered, result.WindowStorm, result.LabelKind, "service"), 1},
 		{"recovery from events", value(MeasurementRecovery, RecoveryFromEvents, result.WindowStorm), 2},
-		{"fleet recovered samples", float64(hist(MeasurementRecovery, RecoveryStorm, result.WindowStorm).Count), 1},
+		{"fleet recovered samples", float64(hist(MeasurementRecovery, RecoveryFleetRecovered, result.WindowStorm).Count), 1},
 		// 10.26 s within HdrHistogram's 3 digits.
-		{"fleet recovered", math.Round(hist(MeasurementRecovery, RecoveryStorm, result.WindowStorm).Max*50) / 50, 10.26},
+		{"fleet recovered", math.Round(hist(MeasurementRecovery, RecoveryFleetRecovered, result.WindowStorm).Max*50) / 50, 10.26},
 		// Cluster-wide: the reference shard (1), not sums.
 		{"api requests", value(MeasurementAPIServer, APIRequests, result.WindowStorm), 1010},
 		{"api peak", value(MeasurementAPIServer, APIRequestRatePeak, result.WindowStorm), 81},
@@ -360,15 +360,15 @@ func TestMergeUnrecoveredShard(t *testing.T) {
 	a, b := mergeShard(t, 0), mergeShard(t, 1)
 	rec := b.Variants[0].Measurement(MeasurementRecovery)
 	for i := range rec.Histograms {
-		if rec.Histograms[i].Name == RecoveryStorm {
-			rec.Histograms[i] = hdrOf(t, RecoveryStorm, result.WindowStorm, nil)
+		if rec.Histograms[i].Name == RecoveryFleetRecovered {
+			rec.Histograms[i] = hdrOf(t, RecoveryFleetRecovered, result.WindowStorm, nil)
 		}
 	}
 	m, err := result.Merge(MergeRules(), a, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := m.Variants[0].Measurement(MeasurementRecovery).Histogram(RecoveryStorm, result.WindowStorm); h == nil || h.Summary.Count != 0 {
+	if h := m.Variants[0].Measurement(MeasurementRecovery).Histogram(RecoveryFleetRecovered, result.WindowStorm); h == nil || h.Summary.Count != 0 {
 		t.Errorf("fleet_recovered = %+v, want empty: shard 1 had not recovered", h)
 	}
 }

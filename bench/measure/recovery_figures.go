@@ -18,7 +18,7 @@ const (
 	RecoveryPod        = "pod_ready"
 	RecoveryPodRunning = "pod_running"
 	RecoveryService    = "service_ready"
-	RecoveryStorm      = "fleet_recovered"
+	RecoveryFleetRecovered      = "fleet_recovered"
 	// RecoveryUnrecovered (value, labelled by kind) counts restarts not
 	// recovered at gather time.
 	RecoveryUnrecovered = "unrecovered"
@@ -70,7 +70,7 @@ func recoveryMerge() result.MergeRule {
 		RecoveryPod:            result.Sum,
 		RecoveryPodRunning:     result.Sum,
 		RecoveryService:        result.Sum,
-		RecoveryStorm:          result.Sum, // recomputed by mergeRecovery
+		RecoveryFleetRecovered:          result.Sum, // recomputed by mergeRecovery
 		RecoveryUnrecovered:    result.Sum, // kind=service: the maximum, by mergeRecovery
 		RecoveryFromEvents:     result.Sum,
 		RecoveryUnattributed:   result.LoneShard,
@@ -121,7 +121,7 @@ func mergeRecovery(s *result.MergeShards, out *result.Measurement) error {
 	// fleet_recovered: recomputed instead of merged.
 	for i := range out.Histograms {
 		h := &out.Histograms[i]
-		if h.Name != RecoveryStorm {
+		if h.Name != RecoveryFleetRecovered {
 			continue
 		}
 		fr, err := fleetRecovered(s, h)
@@ -188,7 +188,7 @@ func fleetRecovered(s *result.MergeShards, h *result.Histogram) (result.Histogra
 	if aligned && !firstDown.IsZero() {
 		took = lastRecovered.Sub(firstDown)
 	} else {
-		s.Note("%s is the slowest shard's: without their %s series the shards' first restarts cannot be aligned", RecoveryStorm, SeriesUnrecoveredNodes)
+		s.Note("%s is the slowest shard's: without their %s series the shards' first restarts cannot be aligned", RecoveryFleetRecovered, SeriesUnrecoveredNodes)
 	}
 	us := min(max(took.Microseconds(), 0), d.HighestTrackableValue())
 	if err := d.RecordValue(us); err != nil {

@@ -221,9 +221,9 @@ type RecoveryFigures struct {
 	// Service holds per Service degradation: earliest Down event of a node
 	// hosting one of its not-ready endpoints → every endpoint ready again.
 	Service *hdrhistogram.Histogram
-	// Storm holds one value: first Down event → the last of the above
-	// recoveries; empty if anything had not recovered.
-	Storm *hdrhistogram.Histogram
+	// FleetRecovered holds one value: first Down event → the last of the
+	// above recoveries; empty if anything had not recovered.
+	FleetRecovered *hdrhistogram.Histogram
 	// Unrecovered counts, by kind (node, pod, pod_running, service), what
 	// had not recovered at the end.
 	Unrecovered map[string]int
@@ -333,7 +333,7 @@ func (r *RecoveryTracker) Compute(events []storm.Event) RecoveryFigures {
 	now := r.clk.Now()
 	out := RecoveryFigures{
 		Node: newRecoveryHist(), Pod: newRecoveryHist(), PodRunning: newRecoveryHist(),
-		Service: newRecoveryHist(), Storm: newRecoveryHist(),
+		Service: newRecoveryHist(), FleetRecovered: newRecoveryHist(),
 		Unrecovered: map[string]int{}, Unattributed: map[string]int{},
 	}
 	downs, reported, first := downsOf(events)
@@ -350,7 +350,7 @@ func (r *RecoveryTracker) Compute(events []storm.Event) RecoveryFigures {
 		unrecovered += n
 	}
 	if unrecovered == 0 {
-		recordLatency(out.Storm, p.last.Sub(first), &out.Clamped)
+		recordLatency(out.FleetRecovered, p.last.Sub(first), &out.Clamped)
 	}
 	out.UnrecoveredNodes = unrecoveredSeries(first, now, nodeSpans)
 	return out
@@ -541,7 +541,7 @@ func recoveryResult(rec RecoveryFigures, perPod bool) (result.Measurement, error
 	}{
 		{RecoveryNode, rec.Node},
 		{RecoveryService, rec.Service},
-		{RecoveryStorm, rec.Storm},
+		{RecoveryFleetRecovered, rec.FleetRecovered},
 	}
 	if perPod {
 		hists = append(hists, struct {

@@ -152,7 +152,7 @@ func TestRecoveryScripted(t *testing.T) {
 		{"pod", rec.Pod, []float64{12, 18, 25}},
 		{"pod running", rec.PodRunning, []float64{23}},
 		{"service", rec.Service, []float64{20}},
-		{"storm", rec.Storm, []float64{25}},
+		{"storm", rec.FleetRecovered, []float64{25}},
 	}
 	for _, tt := range tests {
 		if got := samples(tt.h); !equalSamples(got, tt.want) {
@@ -194,7 +194,7 @@ func TestRecoveryEdges(t *testing.T) {
 			steps:  []recStep{{0, node("kn-1", true)}},
 			events: nil,
 			check: func(t *testing.T, r RecoveryFigures) {
-				if r.Node.TotalCount()+r.Storm.TotalCount() != 0 || len(r.UnrecoveredNodes.Points) != 0 {
+				if r.Node.TotalCount()+r.FleetRecovered.TotalCount() != 0 || len(r.UnrecoveredNodes.Points) != 0 {
 					t.Errorf("figures without a storm: %+v", r)
 				}
 			},
@@ -204,8 +204,8 @@ func TestRecoveryEdges(t *testing.T) {
 			steps:  []recStep{{0, node("kn-1", true)}, {5 * time.Second, node("kn-1", false)}},
 			events: []storm.Event{down("kn-1", time.Second)},
 			check: func(t *testing.T, r RecoveryFigures) {
-				if r.Unrecovered["node"] != 1 || r.Storm.TotalCount() != 0 || r.Node.TotalCount() != 0 {
-					t.Errorf("unrecovered = %v, storm samples = %d", r.Unrecovered, r.Storm.TotalCount())
+				if r.Unrecovered["node"] != 1 || r.FleetRecovered.TotalCount() != 0 || r.Node.TotalCount() != 0 {
+					t.Errorf("unrecovered = %v, storm samples = %d", r.Unrecovered, r.FleetRecovered.TotalCount())
 				}
 			},
 		},
@@ -231,7 +231,7 @@ func TestRecoveryEdges(t *testing.T) {
 				if got := samples(r.Node); !equalSamples(got, []float64{3, 7}) {
 					t.Errorf("node recovery = %v, want [3 7]", got)
 				}
-				if got := samples(r.Storm); !equalSamples(got, []float64{16}) {
+				if got := samples(r.FleetRecovered); !equalSamples(got, []float64{16}) {
 					t.Errorf("storm recovery = %v, want [16]", got)
 				}
 			},
@@ -355,7 +355,7 @@ func TestRecoveryWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]float64{RecoveryNode: 7, RecoveryPod: 9, RecoveryStorm: 9} {
+	for name, want := range map[string]float64{RecoveryNode: 7, RecoveryPod: 9, RecoveryFleetRecovered: 9} {
 		h := out.Histogram(name, result.WindowStorm)
 		if h == nil || h.Summary.Count != 1 || math.Abs(h.Summary.Max-want) > want*1e-3 {
 			t.Errorf("%s = %+v, want one sample of %v s", name, h, want)

@@ -266,7 +266,7 @@ func markStorm(p *figure, v *result.VariantRun, waves []float64, top float64) {
 		}
 		p.verticalMarker(name, w, top, waveDashes)
 	}
-	if h := v.Measurement(measure.MeasurementRecovery).Histogram(measure.RecoveryStorm, result.WindowStorm); h != nil && h.Summary.Count > 0 {
+	if h := v.Measurement(measure.MeasurementRecovery).Histogram(measure.RecoveryFleetRecovered, result.WindowStorm); h != nil && h.Summary.Count > 0 {
 		p.verticalMarker("fleet recovered", h.Summary.Max, top, recoveryDashes)
 	}
 }

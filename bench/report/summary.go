@@ -469,7 +469,7 @@ func recovery(name string) func(*result.VariantRun) string {
 
 func fleet(v *result.VariantRun) string {
 	m := v.Measurement(measure.MeasurementRecovery)
-	h := m.Histogram(measure.RecoveryStorm, result.WindowStorm)
+	h := m.Histogram(measure.RecoveryFleetRecovered, result.WindowStorm)
 	if h == nil || h.Summary.Count == 0 {
 		if m != nil {
 			return "not recovered"

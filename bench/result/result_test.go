@@ -111,7 +111,7 @@ func fixture(t *testing.T) *result.Result {
 			Name: measure.MeasurementRecovery,
 			Histograms: []result.Histogram{
 				hdrOf(t, measure.RecoveryNode, result.WindowStorm, nil, recov...),
-				hdrOf(t, measure.RecoveryStorm, result.WindowStorm, nil, recov[len(recov)-1]+3*time.Second),
+				hdrOf(t, measure.RecoveryFleetRecovered, result.WindowStorm, nil, recov[len(recov)-1]+3*time.Second),
 			},
 			Values: []result.Value{
 				{Name: measure.HealthyLeaseNodes, Window: result.WindowStorm, Unit: result.UnitCount, Value: 900},

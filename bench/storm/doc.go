@@ -1,9 +1,18 @@
-// Package storm decides which nodes restart and when: a profile's storm
-// section (selection, waves, downtime distribution, seed) becomes a
-// [Schedule] of [Restart]s ([NewSchedule]), deterministic for a seed and
-// node list, which [Play] starts on a clock at their offsets. It also holds
-// the run's restart events ([EventLog]): what each restart did and when,
-// which the measurements read after the storm.
+// Package storm decides which nodes restart and when.
+//
+// A storm, everywhere in stormbench, is one variant run's coordinated
+// restarts: the profile's storm section describes it, this package plays
+// it, and the result's storm window (result.WindowStorm) is the time it
+// spans, from its start to the gather after recovery. The "storm"
+// measurement holds what the simulated kubelets did in it (their
+// counters), and bench.Run's runStorms plays each variant's storm in turn.
+//
+// A profile's storm section (selection, waves, downtime distribution, seed)
+// becomes a [Schedule] of [Restart]s ([NewSchedule]), deterministic for a
+// seed and node list, which [Play] starts on a clock at their offsets. It
+// also holds the run's restart events ([EventLog]): what each restart did
+// and when, which the measurements read after the storm, and the one
+// driver of a storm's restarts ([Restarter], [ByNode]).
 //
 // What a restart does on the API server is bench/kubelet's; which
 // figures a storm yields is bench/measure's.
