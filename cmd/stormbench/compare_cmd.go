@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/report"
 	"github.com/stormbench/stormbench/bench/result"
@@ -35,73 +37,104 @@ Examples:
 `
 
 func runCompare(ctx context.Context, env *cmdEnv, args []string) error {
-	var format, baseline, groupBy string
-	var metrics []string
-	var alpha, confidence float64
-	var listMetrics, allowMismatch, allowBudgets bool
+	o := &compareOptions{format: report.FormatText, groupBy: "auto", alpha: 0.05, confidence: 0.95}
 	fs := newFlagSet(env, "compare", "compare RESULT.json [RESULT.json ...] [flags]\n\n"+compareHelp)
-	fs.StringVarP(&format, "output", "o", report.FormatText, "Output format: text, markdown, html (a self-contained page), json or yaml")
-	fs.StringVar(&format, "format", report.FormatText, "Same as --output")
-	fs.StringVar(&baseline, "baseline-variant", "", "Group to compare the others against (a variant name, or a file/group name with --group-by file or file-variant); default the first")
-	fs.StringVar(&groupBy, "group-by", "auto", "How runs form groups: auto, variant, file or file-variant (FILE/VARIANT)")
-	fs.StringSliceVar(&metrics, "metrics", nil, "Comma-separated metric IDs to show, in this order (default: every key metric; see --list-metrics)")
-	fs.Float64Var(&alpha, "alpha", 0.05, "Significance level of the Mann-Whitney U test")
-	fs.Float64Var(&confidence, "confidence", 0.95, "Confidence level of the medians' intervals")
-	fs.BoolVar(&listMetrics, "list-metrics", false, "List the key metrics (ID, unit, label) and exit")
-	fs.BoolVar(&allowMismatch, "allow-mismatch", false, "Compare results of different profiles, storm kinds, fleet sizes or Kubernetes versions")
-	fs.BoolVar(&allowBudgets, "allow-different-budgets", false, "Compare results whose control planes ran under different CPU budgets (controlPlane.cpus)")
+	o.addFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	switch format {
-	case report.FormatText, report.FormatMarkdown, report.FormatHTML, report.FormatJSON, "yaml":
-	case "md":
-		format = report.FormatMarkdown
-	default:
-		return usagef("unknown output format %q (-o): one of text, markdown, html, json, yaml", format)
+	if err := o.validateFormat(); err != nil {
+		return err
 	}
-	if listMetrics {
-		return printMetrics(env, format)
+	if o.listMetrics {
+		return printMetrics(env, o.format)
 	}
 	if fs.NArg() == 0 {
 		return usagef("compare needs at least one result file")
 	}
-	if alpha <= 0 || alpha >= 1 {
-		return usagef("--alpha %v: must be between 0 and 1", alpha)
-	}
-	if confidence <= 0 || confidence >= 1 {
-		return usagef("--confidence %v: must be between 0 and 1", confidence)
-	}
-	by, err := compare.ParseGroupBy(groupBy)
+	opts, err := o.options()
 	if err != nil {
-		return usagef("--group-by: %v", err)
+		return err
 	}
-	opts := compare.Options{GroupBy: by, Baseline: baseline, Alpha: alpha, Confidence: confidence}
-	if len(metrics) > 0 {
-		ms, err := compare.LookupMetrics(metrics...)
+	return o.run(env, fs.Args(), opts)
+}
+
+// compareOptions are the flags of compare.
+type compareOptions struct {
+	format, baseline, groupBy                string
+	metrics                                  []string
+	alpha, confidence                        float64
+	listMetrics, allowMismatch, allowBudgets bool
+}
+
+func (o *compareOptions) addFlags(fs *pflag.FlagSet) {
+	fs.StringVarP(&o.format, "output", "o", o.format, "Output format: text, markdown, html (a self-contained page), json or yaml")
+	fs.StringVar(&o.format, "format", o.format, "Same as --output")
+	fs.StringVar(&o.baseline, "baseline-variant", "", "Group to compare the others against (a variant name, or a file/group name with --group-by file or file-variant); default the first")
+	fs.StringVar(&o.groupBy, "group-by", o.groupBy, "How runs form groups: auto, variant, file or file-variant (FILE/VARIANT)")
+	fs.StringSliceVar(&o.metrics, "metrics", nil, "Comma-separated metric IDs to show, in this order (default: every key metric; see --list-metrics)")
+	fs.Float64Var(&o.alpha, "alpha", o.alpha, "Significance level of the Mann-Whitney U test")
+	fs.Float64Var(&o.confidence, "confidence", o.confidence, "Confidence level of the medians' intervals")
+	fs.BoolVar(&o.listMetrics, "list-metrics", false, "List the key metrics (ID, unit, label) and exit")
+	fs.BoolVar(&o.allowMismatch, "allow-mismatch", false, "Compare results of different profiles, storm kinds, fleet sizes or Kubernetes versions")
+	fs.BoolVar(&o.allowBudgets, "allow-different-budgets", false, "Compare results whose control planes ran under different CPU budgets (controlPlane.cpus)")
+}
+
+// validateFormat checks -o and takes md for markdown.
+func (o *compareOptions) validateFormat() error {
+	switch o.format {
+	case report.FormatText, report.FormatMarkdown, report.FormatHTML, report.FormatJSON, "yaml":
+	case "md":
+		o.format = report.FormatMarkdown
+	default:
+		return usagef("unknown output format %q (-o): one of text, markdown, html, json, yaml", o.format)
+	}
+	return nil
+}
+
+// options checks the statistics flags and builds the comparison's options.
+func (o *compareOptions) options() (compare.Options, error) {
+	if o.alpha <= 0 || o.alpha >= 1 {
+		return compare.Options{}, usagef("--alpha %v: must be between 0 and 1", o.alpha)
+	}
+	if o.confidence <= 0 || o.confidence >= 1 {
+		return compare.Options{}, usagef("--confidence %v: must be between 0 and 1", o.confidence)
+	}
+	by, err := compare.ParseGroupBy(o.groupBy)
+	if err != nil {
+		return compare.Options{}, usagef("--group-by: %v", err)
+	}
+	opts := compare.Options{GroupBy: by, Baseline: o.baseline, Alpha: o.alpha, Confidence: o.confidence}
+	if len(o.metrics) > 0 {
+		ms, err := compare.LookupMetrics(o.metrics...)
 		if err != nil {
-			return usagef("--metrics: %v", err)
+			return compare.Options{}, usagef("--metrics: %v", err)
 		}
 		opts.Metrics = ms
 	}
-	inputs, err := readResults(fs.Args())
+	return opts, nil
+}
+
+// run reads the results, checks they compare, and writes the comparison.
+func (o *compareOptions) run(env *cmdEnv, paths []string, opts compare.Options) error {
+	inputs, err := readResults(paths)
 	if err != nil {
 		return err
 	}
-	if err := checkComparable(env, inputs, allowMismatch); err != nil {
+	if err := checkComparable(env, inputs, o.allowMismatch); err != nil {
 		return err
 	}
-	if err := checkBudgets(env, inputs, allowBudgets); err != nil {
+	if err := checkBudgets(env, inputs, o.allowBudgets); err != nil {
 		return err
 	}
 	c, err := compare.Compare(inputs, opts)
 	if err != nil {
 		return usageError{err}
 	}
-	if format == report.FormatJSON || format == "yaml" {
-		return printStructured(env.stdout, format, c)
+	if o.format == report.FormatJSON || o.format == "yaml" {
+		return printStructured(env.stdout, o.format, c)
 	}
-	return report.WriteComparison(env.stdout, c, format)
+	return report.WriteComparison(env.stdout, c, o.format)
 }
 
 // printMetrics lists the key metrics: a table, or with -o json|yaml their

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/spf13/pflag"
+
 	"github.com/stormbench/stormbench/bench/report"
 )
 
@@ -28,34 +30,52 @@ Examples:
 `
 
 func runExport(ctx context.Context, env *cmdEnv, args []string) error {
-	var format, out string
-	var force bool
+	o := &exportOptions{format: "benchfmt"}
 	fs := newFlagSet(env, "export", "export [-o benchfmt] [--output-file FILE] RESULT.json... [flags]\n\n"+exportHelp+"\n"+outputRules+"\n")
-	fs.StringVarP(&format, "output", "o", "benchfmt", "Output format: benchfmt")
-	fs.StringVar(&format, "format", "benchfmt", "Same as --output")
-	fs.StringVar(&out, "output-file", "", "Write here instead of stdout (- is stdout; an existing file needs --force)")
-	fs.BoolVar(&force, "force", false, "Replace an existing --output-file")
+	o.addFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if format != "benchfmt" {
-		return usagef("unknown export format %q (-o): benchfmt", format)
-	}
-	if fs.NArg() == 0 {
-		return usagef("export needs at least one result file")
-	}
-	if out == "" {
-		out = "-"
-	}
-	if err := checkWritable(out, force); err != nil {
-		return usagef("--output-file: %v", err)
+	if err := o.validate(fs.NArg()); err != nil {
+		return err
 	}
 	inputs, err := readResults(fs.Args())
 	if err != nil {
 		return err
 	}
-	if err := writeOutput(env, out, force, func(w io.Writer) error { return report.WriteBenchfmt(w, inputs) }); err != nil {
+	if err := writeOutput(env, o.out, o.force, func(w io.Writer) error { return report.WriteBenchfmt(w, inputs) }); err != nil {
 		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
+
+// exportOptions are the flags of export.
+type exportOptions struct {
+	format, out string
+	force       bool
+}
+
+func (o *exportOptions) addFlags(fs *pflag.FlagSet) {
+	fs.StringVarP(&o.format, "output", "o", o.format, "Output format: benchfmt")
+	fs.StringVar(&o.format, "format", o.format, "Same as --output")
+	fs.StringVar(&o.out, "output-file", "", "Write here instead of stdout (- is stdout; an existing file needs --force)")
+	fs.BoolVar(&o.force, "force", false, "Replace an existing --output-file")
+}
+
+// validate checks the format, that there are results (n), and that the
+// output can be written; no --output-file is stdout.
+func (o *exportOptions) validate(n int) error {
+	if o.format != "benchfmt" {
+		return usagef("unknown export format %q (-o): benchfmt", o.format)
+	}
+	if n == 0 {
+		return usagef("export needs at least one result file")
+	}
+	if o.out == "" {
+		o.out = "-"
+	}
+	if err := checkWritable(o.out, o.force); err != nil {
+		return usagef("--output-file: %v", err)
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/outfile"
 	"github.com/stormbench/stormbench/bench/result"
@@ -47,26 +49,44 @@ Examples:
 `
 
 func runMerge(_ context.Context, env *cmdEnv, args []string) error {
-	var out, format string
-	var force, allowIncomplete bool
+	o := &mergeOptions{format: "text"}
 	fs := newFlagSet(env, "merge", "merge --output-file MERGED.json [--force] SHARD.json...\n\n"+mergeHelp+"\n"+outputRules+"\n")
-	fs.StringVar(&out, "output-file", "", "Merged result file (required; - for stdout)")
-	fs.StringVarP(&format, "output", "o", "text", "Format of the summary: text, json or yaml")
-	fs.BoolVar(&force, "force", false, "Overwrite an existing merged result file")
-	fs.BoolVar(&allowIncomplete, "allow-incomplete", false, "Merge even if shards are missing or unrecorded; the merged result is marked incomplete")
+	o.addFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := checkFormat(format); err != nil {
-		if strings.ContainsAny(format, "./") {
-			return usagef("merge -o %s: -o names the summary's format (text, json or yaml); the merged file goes in --output-file %s", format, format)
+	if err := o.validate(fs.Args()); err != nil {
+		return err
+	}
+	return o.run(env, fs.Args())
+}
+
+// mergeOptions are the flags of merge.
+type mergeOptions struct {
+	// out is the merged result file; format is the summary's.
+	out, format            string
+	force, allowIncomplete bool
+}
+
+func (o *mergeOptions) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.out, "output-file", "", "Merged result file (required; - for stdout)")
+	fs.StringVarP(&o.format, "output", "o", o.format, "Format of the summary: text, json or yaml")
+	fs.BoolVar(&o.force, "force", false, "Overwrite an existing merged result file")
+	fs.BoolVar(&o.allowIncomplete, "allow-incomplete", false, "Merge even if shards are missing or unrecorded; the merged result is marked incomplete")
+}
+
+// validate checks the flags and the shard files before anything is read:
+// each shard given once, the merged file none of them and writable.
+func (o *mergeOptions) validate(paths []string) error {
+	if err := checkFormat(o.format); err != nil {
+		if strings.ContainsAny(o.format, "./") {
+			return usagef("merge -o %s: -o names the summary's format (text, json or yaml); the merged file goes in --output-file %s", o.format, o.format)
 		}
 		return err
 	}
-	if out == "" {
+	if o.out == "" {
 		return usagef("merge needs the merged result file: --output-file MERGED.json")
 	}
-	paths := fs.Args()
 	if len(paths) == 0 {
 		return usagef("merge needs the shard result files")
 	}
@@ -83,16 +103,21 @@ func runMerge(_ context.Context, env *cmdEnv, args []string) error {
 		}
 		infos[i] = st
 	}
-	if st, err := os.Stat(out); err == nil {
+	if st, err := os.Stat(o.out); err == nil {
 		for _, in := range infos {
 			if os.SameFile(in, st) {
-				return usagef("--output-file %s is one of the shard results; choose another file", out)
+				return usagef("--output-file %s is one of the shard results; choose another file", o.out)
 			}
 		}
 	}
-	if err := outfile.Check(out, outfile.Options{Force: force, MakeDirs: true, Stdout: io.Discard}); err != nil {
+	if err := outfile.Check(o.out, outfile.Options{Force: o.force, MakeDirs: true, Stdout: io.Discard}); err != nil {
 		return usagef("--output-file: %v", err)
 	}
+	return nil
+}
+
+// run merges the shards, writes the merged result and prints the summary.
+func (o *mergeOptions) run(env *cmdEnv, paths []string) error {
 	shards := make([]*result.Result, len(paths))
 	for i, p := range paths {
 		r, err := result.ReadFile(p)
@@ -105,18 +130,18 @@ func runMerge(_ context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	if cov := result.ShardCoverage(shards); !cov.Complete() && !allowIncomplete {
+	if cov := result.ShardCoverage(shards); !cov.Complete() && !o.allowIncomplete {
 		return usagef("merge of run %s: %s; give every shard's result, or --allow-incomplete to write a merged result marked incomplete", merged.Run.ID, cov)
 	}
 	merged.Run.MergedFrom = slices.Clone(paths)
-	if err := result.WriteFile(out, merged, result.WriteOptions{Force: force, MakeDirs: true, Stdout: env.stdout}); err != nil {
+	if err := result.WriteFile(o.out, merged, result.WriteOptions{Force: o.force, MakeDirs: true, Stdout: env.stdout}); err != nil {
 		return err
 	}
 	summary := env.stdout
-	if toStdout(out) {
+	if toStdout(o.out) {
 		summary = env.stderr
 	}
-	return printMergeSummary(summary, format, out, paths, shards, merged)
+	return printMergeSummary(summary, o.format, o.out, paths, shards, merged)
 }
 
 // mergeSummary is merge's summary in -o json and yaml.

@@ -6,14 +6,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/profiles"
 )
 
 func runPreflight(ctx context.Context, env *cmdEnv, args []string) error {
-	var o clusterOptions
-	var profile, output string
-	var timeout time.Duration
+	o := &preflightOptions{profile: "quick", output: "text", timeout: 2 * time.Minute}
 	fs := newFlagSet(env, "preflight", `preflight [--kubeconfig F --context C] [--profile P] [flags]
 
 Read-only checks of a cluster before a run: the permissions a run needs,
@@ -24,33 +24,49 @@ server does not answer within --timeout.
 Examples:
   stormbench preflight                                   # the embedded cluster
   stormbench preflight --kubeconfig ~/.kube/config --context staging --profile fleet-1k -o json`)
-	o.addFlags(fs, true)
-	fs.StringVar(&profile, "profile", "quick", "Profile whose timing the cluster should match")
-	fs.StringVarP(&output, "output", "o", "text", "Output format: text, json or yaml")
-	fs.DurationVar(&timeout, "timeout", 2*time.Minute, "How long the checks may take in all, connecting included")
+	o.addFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := checkFormat(output); err != nil {
+	if err := checkFormat(o.output); err != nil {
 		return err
 	}
-	if timeout <= 0 {
-		return usagef("--timeout %s: give a duration above 0, such as 30s", timeout)
+	if o.timeout <= 0 {
+		return usagef("--timeout %s: give a duration above 0, such as 30s", o.timeout)
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return o.run(ctx, env)
+}
+
+// preflightOptions are the flags of preflight.
+type preflightOptions struct {
+	cluster         clusterOptions
+	profile, output string
+	timeout         time.Duration
+}
+
+func (o *preflightOptions) addFlags(fs *pflag.FlagSet) {
+	o.cluster.addFlags(fs, true)
+	fs.StringVar(&o.profile, "profile", o.profile, "Profile whose timing the cluster should match")
+	fs.StringVarP(&o.output, "output", "o", o.output, "Output format: text, json or yaml")
+	fs.DurationVar(&o.timeout, "timeout", o.timeout, "How long the checks may take in all, connecting included")
+}
+
+// run runs the checks and prints them; an error when one fails.
+func (o *preflightOptions) run(ctx context.Context, env *cmdEnv) error {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	p, err := profiles.Load(profile)
+	p, err := profiles.Load(o.profile)
 	if err != nil {
 		return err
 	}
-	o.yes = true // read-only: nothing to confirm
-	t, embedded, err := o.connect(ctx, env, 50, 100)
+	o.cluster.yes = true // read-only: nothing to confirm
+	t, embedded, err := o.cluster.connect(ctx, env, 50, 100)
 	if err != nil {
-		return apiError(ctx, "connecting", timeout, err)
+		return apiError(ctx, "connecting", o.timeout, err)
 	}
 	var e *cluster.Embedded
 	if embedded {
-		if e, err = o.embeddedReadOnly(p); err != nil {
+		if e, err = o.cluster.embeddedReadOnly(p); err != nil {
 			return err
 		}
 	}
@@ -59,10 +75,10 @@ Examples:
 	checks, err := cluster.Preflight(ctx, t, e, grace, lease)
 	if err != nil {
 		// No table: a check that got no answer is not a finding.
-		return apiError(ctx, "running the preflight checks", timeout, err)
+		return apiError(ctx, "running the preflight checks", o.timeout, err)
 	}
-	if output == "json" || output == "yaml" {
-		if err := printStructured(env.stdout, output, checks); err != nil {
+	if o.output == "json" || o.output == "yaml" {
+		if err := printStructured(env.stdout, o.output, checks); err != nil {
 			return err
 		}
 	} else {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/stormbench/stormbench/bench/report"
 )
 
@@ -41,62 +43,85 @@ Examples:
 `
 
 func runReport(ctx context.Context, env *cmdEnv, args []string) error {
-	var out, format, baseline string
-	var force bool
+	o := &reportOptions{}
 	fs := newFlagSet(env, "report", "report RESULT.json [--output-file report.html|report.md] [flags]\n\n"+reportHelp+"\n"+outputRules+"\n")
-	fs.StringVarP(&format, "output", "o", "", "Output format: html or markdown (default: from --output-file's extension, else markdown)")
-	fs.StringVar(&format, "format", "", "Same as --output")
-	fs.StringVar(&out, "output-file", "", "Write the report here instead of stdout (.html/.htm: HTML, .md/.markdown: markdown)")
-	fs.BoolVar(&force, "force", false, "Replace an existing --output-file")
-	fs.StringVar(&baseline, "baseline-variant", "", "Variant the others are compared against (default: the first)")
+	o.addFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return usagef("report takes exactly one result file (got %d)", fs.NArg())
 	}
-	// -o FILE, the spelling before -o named a format.
-	if format != "" && out == "" && isReportPath(format) {
-		fmt.Fprintf(env.stderr, "stormbench: report -o FILE is deprecated: use --output-file %s (-o names a format: html or markdown)\n", format)
-		out, format = format, ""
+	if err := o.validate(env); err != nil {
+		return err
 	}
-	if format == "" {
-		switch strings.ToLower(filepath.Ext(out)) {
+	return o.run(env, fs.Arg(0))
+}
+
+// reportOptions are the flags of report.
+type reportOptions struct {
+	out, format, baseline string
+	force                 bool
+}
+
+func (o *reportOptions) addFlags(fs *pflag.FlagSet) {
+	fs.StringVarP(&o.format, "output", "o", "", "Output format: html or markdown (default: from --output-file's extension, else markdown)")
+	fs.StringVar(&o.format, "format", "", "Same as --output")
+	fs.StringVar(&o.out, "output-file", "", "Write the report here instead of stdout (.html/.htm: HTML, .md/.markdown: markdown)")
+	fs.BoolVar(&o.force, "force", false, "Replace an existing --output-file")
+	fs.StringVar(&o.baseline, "baseline-variant", "", "Variant the others are compared against (default: the first)")
+}
+
+// validate settles the format (from -o, or --output-file's extension) and
+// checks the output can be written, before any work.
+func (o *reportOptions) validate(env *cmdEnv) error {
+	// -o FILE, the spelling before -o named a format.
+	if o.format != "" && o.out == "" && isReportPath(o.format) {
+		fmt.Fprintf(env.stderr, "stormbench: report -o FILE is deprecated: use --output-file %s (-o names a format: html or markdown)\n", o.format)
+		o.out, o.format = o.format, ""
+	}
+	if o.format == "" {
+		switch strings.ToLower(filepath.Ext(o.out)) {
 		case ".html", ".htm":
-			format = report.FormatHTML
+			o.format = report.FormatHTML
 		case ".md", ".markdown":
-			format = report.FormatMarkdown
+			o.format = report.FormatMarkdown
 		case "":
 			// A device, FIFO or stdout has no extension: markdown, as on stdout.
-			if out != "" && !writesInto(out) {
-				return usagef("cannot tell the format of %q: name it .html or .md, or give -o html|markdown", out)
+			if o.out != "" && !writesInto(o.out) {
+				return usagef("cannot tell the format of %q: name it .html or .md, or give -o html|markdown", o.out)
 			}
-			format = report.FormatMarkdown
+			o.format = report.FormatMarkdown
 		default:
-			return usagef("cannot tell the format of %q: name it .html or .md, or give -o html|markdown", out)
+			return usagef("cannot tell the format of %q: name it .html or .md, or give -o html|markdown", o.out)
 		}
 	}
-	if format == "md" {
-		format = report.FormatMarkdown
+	if o.format == "md" {
+		o.format = report.FormatMarkdown
 	}
-	if format != report.FormatHTML && format != report.FormatMarkdown {
-		return usagef("unknown report format %q: html or markdown", format)
+	if o.format != report.FormatHTML && o.format != report.FormatMarkdown {
+		return usagef("unknown report format %q: html or markdown", o.format)
 	}
 	// A path it cannot write, or a file --force does not allow it to
 	// replace, is bad input, found before any work.
-	if err := checkWritable(out, force); err != nil {
+	if err := checkWritable(o.out, o.force); err != nil {
 		return usagef("--output-file: %v", err)
 	}
-	in, err := readResult("report", fs.Arg(0))
+	return nil
+}
+
+// run builds the report of the result at path and writes it.
+func (o *reportOptions) run(env *cmdEnv, path string) error {
+	in, err := readResult("report", path)
 	if err != nil {
 		return err
 	}
-	rep, err := report.Build(in, report.Options{Baseline: baseline, Charts: format == report.FormatHTML})
+	rep, err := report.Build(in, report.Options{Baseline: o.baseline, Charts: o.format == report.FormatHTML})
 	if err != nil {
 		return usageError{err}
 	}
 	var buf bytes.Buffer
-	if format == report.FormatHTML {
+	if o.format == report.FormatHTML {
 		err = report.WriteHTML(&buf, rep)
 	} else {
 		err = report.WriteMarkdown(&buf, rep)
@@ -104,19 +129,20 @@ func runReport(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	out := o.out
 	if out == "" {
 		out = "-"
 	}
 	// A regular file is written whole or not at all, so that a CI artifact
 	// is never half a page; a device or FIFO is written into.
-	if err := writeOutput(env, out, force, func(w io.Writer) error {
+	if err := writeOutput(env, out, o.force, func(w io.Writer) error {
 		_, err := w.Write(buf.Bytes())
 		return err
 	}); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	if !toStdout(out) {
-		fmt.Fprintf(env.stdout, "wrote %s report %s\n", format, out)
+		fmt.Fprintf(env.stdout, "wrote %s report %s\n", o.format, out)
 	}
 	return nil
 }
