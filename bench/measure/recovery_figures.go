@@ -14,11 +14,11 @@ const MeasurementRecovery = "recovery"
 
 // Figures of MeasurementRecovery (histograms unless noted).
 const (
-	RecoveryNode       = "node_ready"
-	RecoveryPod        = "pod_ready"
-	RecoveryPodRunning = "pod_running"
-	RecoveryService    = "service_ready"
-	RecoveryFleetRecovered      = "fleet_recovered"
+	RecoveryNode           = "node_ready"
+	RecoveryPod            = "pod_ready"
+	RecoveryPodRunning     = "pod_running"
+	RecoveryService        = "service_ready"
+	RecoveryFleetRecovered = "fleet_recovered"
 	// RecoveryUnrecovered (value, labelled by kind) counts restarts not
 	// recovered at gather time.
 	RecoveryUnrecovered = "unrecovered"
@@ -70,7 +70,7 @@ func recoveryMerge() result.MergeRule {
 		RecoveryPod:            result.Sum,
 		RecoveryPodRunning:     result.Sum,
 		RecoveryService:        result.Sum,
-		RecoveryFleetRecovered:          result.Sum, // recomputed by mergeRecovery
+		RecoveryFleetRecovered: result.Sum, // recomputed by mergeRecovery
 		RecoveryUnrecovered:    result.Sum, // kind=service: the maximum, by mergeRecovery
 		RecoveryFromEvents:     result.Sum,
 		RecoveryUnattributed:   result.LoneShard,
