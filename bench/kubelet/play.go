@@ -5,6 +5,7 @@ package kubelet
 // due and sending it with the session's retries.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -67,7 +68,7 @@ func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.T
 				updates = append(updates, *steps[i].Update)
 			}
 			i--
-			podErr = cmpErr(podErr, n.syncStatuses(ctx, start, updates))
+			podErr = cmp.Or(podErr, n.syncStatuses(ctx, start, updates))
 			continue
 		}
 		if err := poll.Sleep(ctx, clk, st.At-clk.Since(start)); err != nil {
@@ -75,7 +76,7 @@ func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.T
 		}
 		switch st.Action {
 		case ActionPodStartup, ActionPodReady, ActionPodFlip:
-			podErr = cmpErr(podErr, n.writePod(ctx, start, st))
+			podErr = cmp.Or(podErr, n.writePod(ctx, start, st))
 			continue
 		}
 		if err := n.do(ctx, node, st, series); err != nil {
@@ -83,14 +84,6 @@ func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.T
 		}
 	}
 	return podErr
-}
-
-// cmpErr returns first if set, else err.
-func cmpErr(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
 }
 
 // writePod writes one pod step through the status manager.
