@@ -316,6 +316,10 @@ func runCalibration(t *testing.T, backend string, caseNames []string, nodes, pod
 		if cr.Restarts.Real != nodes || cr.Restarts.Simulated != nodes || len(cr.Errors) > 0 {
 			t.Errorf("%s: restarts real %d simulated %d, errors %v", cr.Name, cr.Restarts.Real, cr.Restarts.Simulated, cr.Errors)
 		}
+		// The host was sampled over the case's window (host.go).
+		if cr.Host == nil || cr.Host.WindowSeconds < (cr.Downtime+cr.Observe).Seconds()/2 {
+			t.Errorf("%s: host figures %+v, want the case's window sampled", cr.Name, cr.Host)
+		}
 	}
 	return res
 }

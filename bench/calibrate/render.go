@@ -15,6 +15,8 @@ func verdict(r Row) string {
 	switch {
 	case r.Informational:
 		return "info"
+	case r.HostBound:
+		return "host-bound"
 	case r.Agree:
 		return "ok"
 	}
@@ -97,6 +99,9 @@ func WriteText(w io.Writer, r *Result) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		if c.Host != nil {
+			fmt.Fprintf(w, "  %s\n", c.Host)
+		}
 		for _, e := range c.Errors {
 			fmt.Fprintf(w, "  failed restart: %s\n", e)
 		}
@@ -136,6 +141,9 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		for _, row := range c.Rows {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.Metric, row.Unit, fmtSide(row.Real, row.RealSpread), fmtSide(row.Simulated, row.SimulatedSpread), fmtRatio(row), verdict(row))
 		}
+		if c.Host != nil {
+			fmt.Fprintf(&b, "\n%s.\n", upperFirst(c.Host.String()))
+		}
 		for _, e := range c.Errors {
 			fmt.Fprintf(&b, "\nFailed restart: %s\n", e)
 		}
@@ -170,6 +178,9 @@ tr.DIFFERS td{background:#fde2e2}tr.info td{color:#666}th{background:#f3f3f3}
 				v, e(row.Metric), e(row.Unit), fmtSide(row.Real, row.RealSpread), fmtSide(row.Simulated, row.SimulatedSpread), e(fmtRatio(row)), v)
 		}
 		b.WriteString("</table>")
+		if c.Host != nil {
+			fmt.Fprintf(&b, "<p>%s.</p>", e(upperFirst(c.Host.String())))
+		}
 		for _, er := range c.Errors {
 			fmt.Fprintf(&b, "<p>Failed restart: %s</p>", e(er))
 		}
@@ -177,6 +188,14 @@ tr.DIFFERS td{background:#fde2e2}tr.info td{color:#666}th{background:#f3f3f3}
 	fmt.Fprintf(&b, "<p>%d rows outside tolerance.</p></body></html>\n", len(r.Disagreements()))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// upperFirst is s with its first letter upper-case.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // apiLimits describes kubelet client limits other than the defaults, or

@@ -36,7 +36,13 @@ func sampleResult() *Result {
 		{Metric: MetricKubeletCPU, Unit: "s", Real: 0.24, Simulated: 0.042, Agree: true, Informational: true},
 	}}
 	c.Restarts.Real, c.Restarts.Simulated = 2, 2
-	failed := CaseResult{Case: Cases()[4], Errors: []string{"real node cal-real-1: kubelet exited (exit status 1) (kubelet log: /x/kubelet.log)"}}
+	failed := CaseResult{Case: Cases()[4], Errors: []string{"real node cal-real-1: kubelet exited (exit status 1) (kubelet log: /x/kubelet.log)"},
+		Rows: []Row{
+			// A host-bound case: the real kubelet's periods stretched on a
+			// saturated host; the model's, below them, agree one-sided.
+			{Metric: MetricNotReadyP50, Unit: "s", Real: 10.9, Simulated: 4.52, Agree: true, HostBound: true},
+		},
+		Host: &CaseHost{WindowSeconds: 120, SaturatedSeconds: 96, BusyMean: 0.97, Bound: true}}
 	failed.Restarts.Real, failed.Restarts.Simulated = 1, 2
 	return &Result{APIVersion: "stormbench.io/v1alpha1", Kind: ResultKind, SchemaVersion: SchemaVersion,
 		Command: "stormbench calibrate --cases kubelet/legacy,reboot", Start: start, End: start.Add(3 * time.Minute), Complete: true,

@@ -39,6 +39,11 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 	}
 	cpu0 := selfCPU()
 	t0 := c.o.Clock.Now()
+	host, err := c.startHost(ctx, t0)
+	if err != nil {
+		return cr, err
+	}
+	defer host.Dispose()
 	if err := c.restartAll(ctx, cs, sim, t0, &cr); err != nil {
 		return cr, err
 	}
@@ -60,12 +65,18 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 	// window is not counted for either side.
 	end := t0.Add(cs.Downtime + cs.Observe)
 	simCPU := selfCPU() - cpu0
+	if cr.Host, err = caseHostOver(ctx, host, end); err != nil {
+		return cr, err
+	}
 	c.readRealUsage(&cr)
 	reqs, err := c.audit.since()
 	if err != nil {
 		return cr, err
 	}
 	cr.Rows = c.rows(cs, reqs, t0, end, simCPU, cr.realUsage)
+	if cr.Host != nil && cr.Host.Bound {
+		judgeHostBound(cr.Rows, c.o.Tolerance)
+	}
 	return cr, nil
 }
 

@@ -80,6 +80,9 @@ type CaseResult struct {
 	Errors []string `json:"errors,omitempty"`
 	// Rows is the fidelity table.
 	Rows []Row `json:"rows"`
+	// Host is how busy the machine was over the case's window (host.go);
+	// absent in files written before it.
+	Host *CaseHost `json:"host,omitempty"`
 
 	realUsage []realnode.Usage
 }
@@ -100,6 +103,10 @@ type Row struct {
 	Agree bool `json:"agree"`
 	// Informational rows are reported, not checked.
 	Informational bool `json:"informational,omitempty"`
+	// HostBound marks a timing row of a host-bound case that agrees only
+	// one-sided: the model is faster than the real kubelet on a saturated
+	// host (judgeHostBound).
+	HostBound bool `json:"hostBound,omitempty"`
 	// Note explains the row.
 	Note string `json:"note,omitempty"`
 	// RealSpread and SimulatedSpread are the per-restart values behind
@@ -237,6 +244,14 @@ func (t Tolerance) agreeSpread(unit string, real, sim float64, realSpread, simSp
 	slo, shi := interval(sim, simSpread)
 	gap := max(0, slo-rhi, rlo-shi)
 	return gap <= math.Max(abs, rel*math.Abs(real))+1e-9
+}
+
+// agreeBelow is agreeSpread one-sided: the model's interval may lie
+// anywhere below the real side's, and above it within the tolerance.
+func (t Tolerance) agreeBelow(real, sim float64, realSpread, simSpread *Spread) bool {
+	_, rhi := interval(real, realSpread)
+	slo, _ := interval(sim, simSpread)
+	return max(0, slo-rhi) <= math.Max(t.SecondsAbsolute, t.SecondsRelative*math.Abs(real))+1e-9
 }
 
 // Disagreements lists "case: metric" of every checked row outside its

@@ -130,38 +130,43 @@ func (s *Simulator) drain(ctx context.Context, node string) error {
 		if isDaemonSetPod(&p) || p.DeletionTimestamp != nil {
 			continue
 		}
-		for {
-			ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
-			err := s.cfg.Harness.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev)
-			if err == nil || apierrors.IsNotFound(err) {
-				s.Counters.PodsDrained.Add(1)
-				break
-			}
-			if !apierrors.IsTooManyRequests(err) {
-				return fmt.Errorf("draining %s: evicting %s/%s: %w", node, p.Namespace, p.Name, err)
-			}
-			if err := poll.Sleep(ctx, s.cfg.Clock, 2*time.Second); err != nil {
-				return fmt.Errorf("draining %s: evicting %s/%s blocked by a PodDisruptionBudget: %w", node, p.Namespace, p.Name, err)
-			}
+		if err := s.evict(ctx, node, &p); err != nil {
+			return err
 		}
 	}
-	for {
+	gone := poll.Wait{Clock: s.cfg.Clock, Interval: time.Second, What: "draining " + node + ": waiting for evicted pods to go"}
+	return gone.Until(ctx, func(ctx context.Context) (bool, string, error) {
 		l, err := s.cfg.Harness.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
-		if err == nil {
-			left := 0
-			for i := range l.Items {
-				if !isDaemonSetPod(&l.Items[i]) {
-					left++
-				}
-			}
-			if left == 0 {
-				return nil
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		left := 0
+		for i := range l.Items {
+			if !isDaemonSetPod(&l.Items[i]) {
+				left++
 			}
 		}
-		if err := poll.Sleep(ctx, s.cfg.Clock, time.Second); err != nil {
-			return fmt.Errorf("draining %s: waiting for evicted pods to go: %w", node, err)
+		return left == 0, fmt.Sprintf("%d pods left", left), nil
+	})
+}
+
+// evict evicts one pod, again every 2 s while a PodDisruptionBudget
+// refuses it (429), as kubectl drain does.
+func (s *Simulator) evict(ctx context.Context, node string, p *corev1.Pod) error {
+	blocked := poll.Wait{Clock: s.cfg.Clock, Interval: 2 * time.Second,
+		What: fmt.Sprintf("draining %s: evicting %s/%s blocked by a PodDisruptionBudget", node, p.Namespace, p.Name)}
+	return blocked.Until(ctx, func(ctx context.Context) (bool, string, error) {
+		ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
+		err := s.cfg.Harness.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev)
+		switch {
+		case err == nil || apierrors.IsNotFound(err):
+			s.Counters.PodsDrained.Add(1)
+			return true, "", nil
+		case apierrors.IsTooManyRequests(err):
+			return false, err.Error(), nil
 		}
-	}
+		return false, "", fmt.Errorf("draining %s: evicting %s/%s: %w", node, p.Namespace, p.Name, err)
+	})
 }
 
 func isDaemonSetPod(p *corev1.Pod) bool {

@@ -468,7 +468,10 @@ var (
 )
 
 func restart(ctx context.Context, n primitives, kind, runtimeMode string, downtime time.Duration, gates map[string]bool) (back time.Time, err error) {
-	sleep := func() error { return poll.Sleep(ctx, clock.RealClock{}, downtime) }
+	// A real node's processes run on the real clock: its downtime is
+	// slept, and the time it came back read, on it.
+	clk := clock.RealClock{}
+	sleep := func() error { return poll.Sleep(ctx, clk, downtime) }
 	switch kind {
 	case profiles.StormKubelet:
 		if err := n.StopKubelet(); err != nil {
@@ -477,7 +480,7 @@ func restart(ctx context.Context, n primitives, kind, runtimeMode string, downti
 		if err := sleep(); err != nil {
 			return back, errors.Join(err, n.StartKubelet(gates))
 		}
-		return time.Now(), n.StartKubelet(gates)
+		return clk.Now(), n.StartKubelet(gates)
 	case profiles.StormRuntime:
 		// Hung: frozen with SIGSTOP, so calls hang until they time out;
 		// refused (the default): stopped, so its socket refuses them.
@@ -486,13 +489,13 @@ func restart(ctx context.Context, n primitives, kind, runtimeMode string, downti
 				return back, err
 			}
 			err := sleep()
-			return time.Now(), errors.Join(err, n.ResumeRuntime())
+			return clk.Now(), errors.Join(err, n.ResumeRuntime())
 		}
 		if err := n.KillRuntime(); err != nil {
 			return back, err
 		}
 		err := sleep()
-		return time.Now(), errors.Join(err, n.StartRuntime(false))
+		return clk.Now(), errors.Join(err, n.StartRuntime(false))
 	case profiles.StormReboot:
 		if err := n.PowerOff(); err != nil {
 			return back, err
@@ -504,7 +507,7 @@ func restart(ctx context.Context, n primitives, kind, runtimeMode string, downti
 		if err := n.StartRuntime(true); err != nil {
 			return back, err
 		}
-		return time.Now(), n.StartKubelet(gates)
+		return clk.Now(), n.StartKubelet(gates)
 	}
 	return back, fmt.Errorf("real node %s: unknown storm kind %q", n.Name(), kind)
 }

@@ -190,11 +190,14 @@ func restoreSnapshot(ctx context.Context, env *cmdEnv, o *clusterOptions, emb *c
 			return meta, 0, 0, err
 		}
 	}
-	start := time.Now()
+	// The restore's waits and timings are the real clock's (the
+	// components run on it).
+	clk := clock.RealClock{}
+	start := clk.Now()
 	if meta, err = emb.RestoreSnapshot(ctx, file, snapshotWant(p)); err != nil {
 		return meta, 0, 0, err
 	}
-	restore = time.Since(start)
+	restore = clk.Since(start)
 	o.kubeconfig = emb.ClientKubeconfig()
 	t, err := waitServing(ctx, env, o, p)
 	if err != nil {
@@ -207,7 +210,7 @@ func restoreSnapshot(ctx context.Context, env *cmdEnv, o *clusterOptions, emb *c
 	if err != nil {
 		return meta, restore, 0, err
 	}
-	start = time.Now()
+	start = clk.Now()
 	if err := f.Up(ctx); err != nil {
 		return meta, restore, 0, fmt.Errorf("waiting for the restored fleet: %w", err)
 	}
@@ -220,20 +223,20 @@ func restoreSnapshot(ctx context.Context, env *cmdEnv, o *clusterOptions, emb *c
 	}
 	if len(restarted) > 0 {
 		fmt.Fprintf(env.stderr, "Started %s again: exited while the restored API server settled\n", strings.Join(restarted, ", "))
-		if err := waitLeaders(ctx, t, restarted, time.Now(), 2*time.Minute); err != nil {
+		if err := waitLeaders(ctx, t, restarted, clk.Now(), 2*time.Minute); err != nil {
 			return meta, restore, 0, fmt.Errorf("the restored cluster: %w", err)
 		}
 		if err := f.WaitReady(ctx, p.Fleet.ReadyTimeout.Duration); err != nil {
 			return meta, restore, 0, fmt.Errorf("waiting for the restored fleet: %w", err)
 		}
 	}
-	settle = time.Since(start)
+	settle = clk.Since(start)
 	// Ready is not settled: the controllers relist and resync the restored
 	// objects for a while after the fleet is Ready, and a baseline taken
 	// then makes every figure relative to it wrong (it showed as negative
 	// excess requests per restart). Wait until the request rate is steady.
 	if src, ok := apiserverSource(emb); ok {
-		quiet, err := measure.WaitSettled(ctx, src, clock.RealClock{}, restoreSettle(p))
+		quiet, err := measure.WaitSettled(ctx, src, clk, restoreSettle(p))
 		if err != nil {
 			return meta, restore, settle, fmt.Errorf("the restored cluster: %w", err)
 		}
