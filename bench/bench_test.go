@@ -224,15 +224,15 @@ fleet: {nodes: 3, podsPerNode: 10}
 			// One restart outside the measurement: the first in a process
 			// allocates what later ones reuse (a histogram per new request
 			// key in cl, the codecs' type caches), about 5 MB.
-			if err := sim.Restart(ctx, storm.Restart{Node: node}); err != nil {
-				b.Fatal(err)
+			if o := sim.Restart(ctx, storm.Restart{Node: node}); o.Err != nil {
+				b.Fatal(o.Err)
 			}
 			warm := kubeletRequests(b, cl)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if err := sim.Restart(ctx, storm.Restart{Node: node}); err != nil {
-					b.Fatal(err)
+				if o := sim.Restart(ctx, storm.Restart{Node: node}); o.Err != nil {
+					b.Fatal(o.Err)
 				}
 			}
 			b.StopTimer()

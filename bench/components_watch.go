@@ -7,7 +7,6 @@ import (
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/measure"
-	"github.com/stormbench/stormbench/bench/storm"
 )
 
 // The control plane during a storm: its components watched, restarted after a crash-loop back-off, and the settle after provisioning.
@@ -22,11 +21,11 @@ func componentPIDs(o Options) func() map[string]int {
 }
 
 // watchComponents watches the embedded cluster's component processes during
-// the storm: a component that exits, and one that comes back, is written to
-// the event log and logged, so the result says what happened (the
+// the storm: a component that exits, and one that comes back, is logged and
+// noted, so the result says what happened (the
 // measurements mark the gap in their own series). The returned stop waits
 // for the watcher and returns those notes, for the variant's errors.
-func watchComponents(ctx context.Context, o Options, events *storm.EventLog) (stop func() []string) {
+func watchComponents(ctx context.Context, o Options) (stop func() []string) {
 	if o.Embedded == nil {
 		return func() []string { return nil }
 	}
@@ -60,13 +59,11 @@ func watchComponents(ctx context.Context, o Options, events *storm.EventLog) (st
 					retryAt[name] = now.Add(crashLoopBackOff(exits[name]))
 					msg := fmt.Sprintf("%s (pid %d) exited during the storm at %s (starting it again in %s); log: %s", name, pid, now.Format(time.RFC3339), crashLoopBackOff(exits[name]), o.Embedded.LogPath(name))
 					notes = append(notes, msg)
-					events.Add(storm.Event{Time: now, Type: storm.EventComponentExited, Component: name, PID: pid})
 					o.Logf("%s", msg)
 				case alive && wasDown:
 					msg := fmt.Sprintf("%s came back (pid %d) after %s", name, pids[name], now.Sub(down[name]).Round(time.Second))
 					delete(down, name)
 					notes = append(notes, msg)
-					events.Add(storm.Event{Time: now, Type: storm.EventComponentBack, Component: name, PID: pids[name]})
 					o.Logf("%s", msg)
 				}
 			}

@@ -115,8 +115,8 @@ storm:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sim.Restart(ctx, storm.Restart{Node: "foreign-node"}); err == nil {
-		t.Error("restarting a node without the run label was not refused")
+	if o := sim.Restart(ctx, storm.Restart{Node: "foreign-node"}); o.Err == nil || o.Restarted() {
+		t.Errorf("restarting a node without the run label was not refused: %+v", o)
 	}
 	// Cleaning up every run leaves it alone too.
 	runs, err := fleet.ListRuns(ctx, client)

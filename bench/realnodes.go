@@ -147,40 +147,32 @@ func (r *realNodes) stop() error {
 }
 
 // restarter is the real nodes' storm.Restarter for one storm: it carries
-// out a scheduled restart on a real node and records it as the simulator
-// records its own: Down, KubeletStart, ReportedReady when the kubelet has
-// posted a Ready status since it came back, PodsRecovered when the node's
-// pods are Ready again. A kubelet that exits or does not report Ready is
-// a failed restart, named with its log.
-func (r *realNodes) restarter(st *profiles.Storm, gates map[string]bool, events *storm.EventLog) storm.Restarter {
-	return storm.RestarterFunc(func(ctx context.Context, rs storm.Restart) error {
-		return r.restart(ctx, rs, st, gates, events)
+// out a scheduled restart on a real node and records its outcome as the
+// simulator records its own: Down, KubeletStart, ReportedReady when the
+// kubelet has posted a Ready status since it came back, PodsRecovered when
+// the node's pods are Ready again. A kubelet that exits or does not report
+// Ready is a failed restart, named with its log.
+func (r *realNodes) restarter(st *profiles.Storm, gates map[string]bool) storm.Restarter {
+	return storm.RestarterFunc(func(ctx context.Context, rs storm.Restart) storm.Outcome {
+		rec := storm.NewRecorder(rs, st.Kind, true, r.o.Clock.Now)
+		return rec.Outcome(r.restart(ctx, rs, st, gates, rec))
 	})
 }
 
-func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.Storm, gates map[string]bool, events *storm.EventLog) error {
+func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.Storm, gates map[string]bool, rec *storm.Recorder) error {
 	n := r.node(rs.Node)
 	if n == nil {
-		err := errors.New("real node not started by this run")
-		events.Add(storm.Event{Time: r.o.Clock.Now(), Type: storm.EventError, Node: rs.Node, Wave: rs.Wave, Err: err.Error()})
-		return err
+		return errors.New("real node not started by this run")
 	}
-	add := func(e storm.Event) {
-		e.Time, e.Node, e.Wave = r.o.Clock.Now(), rs.Node, rs.Wave
-		events.Add(e)
-	}
-	ev := func(t storm.EventType) { add(storm.Event{Type: t}) }
 	fail := func(err error) error {
-		err = fmt.Errorf("real node: %w (kubelet log: %s)", err, n.KubeletLog())
-		add(storm.Event{Type: storm.EventError, Err: err.Error()})
-		return err
+		return fmt.Errorf("real node: %w (kubelet log: %s)", err, n.KubeletLog())
 	}
-	add(storm.Event{Type: storm.EventDown, Kind: st.Kind, Real: true})
+	rec.Mark(storm.StepDown)
 	back, err := n.Restart(ctx, st.Kind, st.RuntimeMode, rs.Downtime, gates)
 	if err != nil {
 		return fail(err)
 	}
-	ev(storm.EventKubeletStart)
+	rec.Mark(storm.StepKubeletStart)
 	timeout := st.RecoveryTimeout.Duration
 	if timeout == 0 {
 		timeout = 10 * time.Minute
@@ -208,13 +200,13 @@ func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.
 				return false, "not reported Ready since its kubelet came back", nil
 			}
 			reported = true
-			ev(storm.EventReportedReady)
+			rec.Mark(storm.StepReportedReady)
 		}
 		pods, err := r.o.Target.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + rs.Node, ResourceVersion: "0"})
 		if err != nil || !allReady(pods.Items) {
 			return false, "pods not all Ready", nil
 		}
-		ev(storm.EventPodsRecovered)
+		rec.Mark(storm.StepPodsRecovered)
 		return true, "", nil
 	})
 	if err != nil {

@@ -390,8 +390,8 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 		return vr, err
 	}
 	defer set.Dispose()
-	events := &storm.EventLog{}
-	sim, err := newSimulator(o, s, vr.FeatureGates, set.ClientLatency(), steady.Lifecycle(), events)
+	outcomes := &storm.Outcomes{}
+	sim, err := newSimulator(o, s, vr.FeatureGates, set.ClientLatency(), steady.Lifecycle())
 	if err != nil {
 		return vr, err
 	}
@@ -406,30 +406,32 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 			return vr, err
 		}
 	}
-	if err := set.Start(ctx, measurementEnv(o, f, events)); err != nil {
+	if err := set.Start(ctx, measurementEnv(o, f, outcomes)); err != nil {
 		vr.Errors = append(vr.Errors, err.Error())
 	}
 	if err := baseline(ctx, o, set); err != nil {
 		vr.Measurements = set.Gather(context.WithoutCancel(ctx))
 		return vr, err
 	}
-	stormErr := play(ctx, o, f, rn, s, sim, set, events, &vr)
+	stormErr := play(ctx, o, f, rn, s, sim, set, outcomes, &vr)
 	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	vr.Measurements = set.Gather(gctx)
 	vr.HostBound = measure.HostBound(&vr)
-	all := events.Events()
+	all := outcomes.All()
 	vr.Restarts = storm.Restarts(all)
-	failed := storm.Failures(all)
+	failed := storm.Failed(all)
 	vr.Complete = stormErr == nil && failed == 0
-	for _, e := range all {
-		if f := e.Failure(); f != "" && len(vr.Errors) < 20 {
-			vr.Errors = append(vr.Errors, f)
+	for i := range all {
+		for _, f := range all[i].Failures() {
+			if len(vr.Errors) < 20 {
+				vr.Errors = append(vr.Errors, f)
+			}
 		}
 	}
 	o.Logf("Variant %s (repetition %d) done: %d restarts in %s", s.variant.Name, rep, vr.Restarts, vr.End.Sub(vr.StormStart).Round(100*time.Millisecond))
 	if stormErr == nil && failed > 0 {
-		return vr, fmt.Errorf("%d restarts failed (first: %s)", failed, firstError(all))
+		return vr, fmt.Errorf("%d restarts failed (first: %s)", failed, storm.FirstFailure(all))
 	}
 	return vr, stormErr
 }
@@ -455,7 +457,7 @@ func newVariantRun(o Options, s stormStep, rep int) result.VariantRun {
 // the harness's, are timed by the client-latency measurement cl when the
 // set has it; lifecycle (the steady watches) is told when a node goes down
 // and when it is back.
-func newSimulator(o Options, s stormStep, gates map[string]bool, cl *measure.ClientLatency, lifecycle kubelet.NodeLifecycle, events *storm.EventLog) (*kubelet.Simulator, error) {
+func newSimulator(o Options, s stormStep, gates map[string]bool, cl *measure.ClientLatency, lifecycle kubelet.NodeLifecycle) (*kubelet.Simulator, error) {
 	var wrapKubelet func(http.RoundTripper) http.RoundTripper
 	harnessCfg := rest.CopyConfig(o.Target.Config)
 	if cl != nil {
@@ -471,13 +473,13 @@ func newSimulator(o Options, s stormStep, gates map[string]bool, cl *measure.Cli
 		Base: o.Target.Config, Harness: harness, Wrap: wrapKubelet, RunID: o.RunID,
 		Kind: st.Kind, Gates: gates, InitDuration: st.InitDuration.Duration,
 		CloseWatchesAfterSync: profiles.EffectiveCloseWatches(st, &s.variant), NodeChanges: st.NodeChanges,
-		Planned: st.Planned, RuntimeMode: st.RuntimeMode, Seed: o.Profile.Seed, Clock: o.Clock, Events: events,
+		Planned: st.Planned, RuntimeMode: st.RuntimeMode, Seed: o.Profile.Seed, Clock: o.Clock,
 		RecoveryTimeout: st.RecoveryTimeout.Duration, Lifecycle: lifecycle,
 	})
 }
 
 // measurementEnv is what the measurements of one repetition observe.
-func measurementEnv(o Options, f *fleet.Fleet, events *storm.EventLog) *measure.Env {
+func measurementEnv(o Options, f *fleet.Fleet, outcomes *storm.Outcomes) *measure.Env {
 	return &measure.Env{
 		Client:       o.Target.Client,
 		Namespace:    f.Plan().Namespace,
@@ -485,7 +487,7 @@ func measurementEnv(o Options, f *fleet.Fleet, events *storm.EventLog) *measure.
 		NodeSelector: f.RunSelector(),
 		Clock:        o.Clock,
 		Nodes:        o.Profile.Fleet.Nodes,
-		Events:       events,
+		Outcomes:     outcomes,
 		Scrapers:     metricsSources(o),
 		Processes:    componentPIDs(o),
 	}
@@ -504,21 +506,20 @@ func baseline(ctx context.Context, o Options, set *measure.Set) error {
 // play plays the storm from now and waits for full recovery: every node and
 // pod Ready again. It records the storm's window in vr, marks it in the
 // measurements and adds the component watcher's notes to vr's errors.
-func play(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s stormStep, sim *kubelet.Simulator, set *measure.Set, events *storm.EventLog, vr *result.VariantRun) error {
+func play(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s stormStep, sim *kubelet.Simulator, set *measure.Set, outcomes storm.Report, vr *result.VariantRun) error {
 	st := s.storm
-	stopWatch := watchComponents(ctx, o, events)
+	stopWatch := watchComponents(ctx, o)
 	vr.StormStart = o.Clock.Now()
 	set.MarkStormStart(vr.StormStart)
-	events.Add(storm.Event{Time: vr.StormStart, Type: storm.EventWaveStart})
 	// Progress counts nodes whose restart is over (kubelet back, pods
 	// recovered, or failed); a rolling storm of a big fleet runs for many
 	// minutes with nothing else to print.
 	o.Progress.Start(fmt.Sprintf("variant %s: nodes restarted and recovered", s.variant.Name), len(s.restarts))
-	// One driver for simulated and real nodes; each records its failures
-	// in events, which runVariant counts.
-	restarter := storm.ByNode(f.Plan().IsReal, rn.restarter(st, vr.FeatureGates, events), sim)
+	// One driver for simulated and real nodes; their outcomes go to the
+	// report, whose restarts and failures runVariant counts.
+	restarter := storm.ByNode(f.Plan().IsReal, rn.restarter(st, vr.FeatureGates), sim)
 	err := storm.Play(ctx, o.Clock, s.restarts, vr.StormStart, func(ctx context.Context, r storm.Restart) {
-		_ = restarter.Restart(ctx, r)
+		outcomes.Add(restarter.Restart(ctx, r))
 		o.Progress.Add(1)
 	})
 	o.Progress.Done()
@@ -531,20 +532,10 @@ func play(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s storm
 		}
 	}
 	vr.End = o.Clock.Now()
-	events.Add(storm.Event{Time: vr.End, Type: storm.EventStormEnd})
+	outcomes.Close()
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	set.MarkStormEnd(ectx, vr.End)
 	cancel()
 	vr.Errors = append(vr.Errors, stopWatch()...)
 	return err
-}
-
-// firstError is the first failed restart in events, "node: error".
-func firstError(events []storm.Event) string {
-	for _, e := range events {
-		if e.Type == storm.EventError {
-			return e.Failure()
-		}
-	}
-	return ""
 }

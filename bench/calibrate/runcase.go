@@ -28,7 +28,7 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 	cr = CaseResult{Case: cs}
 	sim, err := kubelet.NewSimulator(kubelet.Config{
 		Base: c.o.Target.Config, Harness: c.o.Target.Client, RunID: c.o.RunID, Kind: cs.Kind, Gates: cs.Gates, RuntimeMode: cs.RuntimeMode,
-		InitDuration: c.o.InitDuration, Seed: c.o.Seed, RecoveryTimeout: 5 * time.Minute, Events: &storm.EventLog{},
+		InitDuration: c.o.InitDuration, Seed: c.o.Seed, RecoveryTimeout: 5 * time.Minute,
 		KubeAPIQPS: c.o.KubeAPIQPS, KubeAPIBurst: c.o.KubeAPIBurst,
 	})
 	if err != nil {
@@ -86,27 +86,29 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 // and deletes pods or ends containers halfway through the downtime when
 // the case says so.
 func (c *calibration) restartAll(ctx context.Context, cs Case, sim *kubelet.Simulator, t0 time.Time, cr *CaseResult) error {
-	restarter := storm.ByNode(c.real.has, storm.RestarterFunc(func(ctx context.Context, r storm.Restart) error {
+	restarter := storm.ByNode(c.real.has, storm.RestarterFunc(func(ctx context.Context, r storm.Restart) storm.Outcome {
 		n := c.nodes[r.Node]
+		rec := storm.NewRecorder(r, cs.Kind, true, c.o.Clock.Now)
+		rec.Mark(storm.StepDown)
 		if _, err := n.Restart(ctx, cs.Kind, cs.RuntimeMode, r.Downtime, cs.Gates); err != nil {
-			return fmt.Errorf("%w (kubelet log: %s)", err, n.KubeletLog())
+			return rec.Outcome(fmt.Errorf("%w (kubelet log: %s)", err, n.KubeletLog()))
 		}
-		return nil
+		rec.Mark(storm.StepKubeletStart)
+		return rec.Outcome(nil)
 	}), sim)
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	for i, node := range c.allNodes() {
 		g.Go(func() error {
-			err := restarter.Restart(gctx, storm.Restart{Node: node, Downtime: cs.Downtime, Index: i})
-			real := c.real.has(node)
+			o := restarter.Restart(gctx, storm.Restart{Node: node, Downtime: cs.Downtime, Index: i})
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
-			case err != nil && real:
-				cr.Errors = append(cr.Errors, fmt.Sprintf("real node %s: %v", node, err))
-			case err != nil:
-				cr.Errors = append(cr.Errors, fmt.Sprintf("simulated node %s: %v", node, err))
-			case real:
+			case o.Err != nil && o.Real:
+				cr.Errors = append(cr.Errors, fmt.Sprintf("real node %s: %v", node, o.Err))
+			case o.Err != nil:
+				cr.Errors = append(cr.Errors, fmt.Sprintf("simulated node %s: %v", node, o.Err))
+			case o.Real:
 				cr.Restarts.Real++
 			default:
 				cr.Restarts.Simulated++

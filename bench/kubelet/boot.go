@@ -50,7 +50,7 @@ func (s *Simulator) reboot(ctx context.Context, r storm.Restart, node *corev1.No
 // pods back to their kubelet-decided readiness. rebooted says every
 // container was stopped.
 func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) error {
-	s.record(r, storm.Event{Type: storm.EventKubeletStart})
+	s.record(r, storm.StepKubeletStart)
 	n, err := s.openSession(r)
 	if err != nil {
 		return err
@@ -81,7 +81,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	if err != nil {
 		return err
 	}
-	s.record(r, storm.Event{Type: storm.EventSynced, Pods: len(pods)})
+	s.recorder(r).Synced(len(pods))
 	if s.cfg.CloseWatchesAfterSync {
 		sess.stopWatches()
 	}

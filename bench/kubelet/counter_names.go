@@ -3,7 +3,7 @@ package kubelet
 // The names of the Counters in a Snapshot: the figures of the storm
 // measurement (measure.MeasurementStorm) that count what the simulated
 // kubelets did. Each is the counter's field name, lower-cased. The restarts
-// are not a counter: the storm's event log counts them (storm.Restarts,
+// are not a counter: the restarts' outcomes count them (storm.Restarts,
 // measure.StormRestarts).
 const (
 	CounterPodStatusPatches       = "podStatusPatches"

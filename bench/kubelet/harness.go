@@ -99,7 +99,7 @@ func (s *Simulator) down(ctx context.Context, r storm.Restart, node *corev1.Node
 	if err := s.setKubeletLabel(ctx, r.Node, cluster.KubeletDown); err != nil {
 		return err
 	}
-	s.record(r, storm.Event{Type: storm.EventDown, Kind: s.cfg.Kind})
+	s.record(r, storm.StepDown)
 	s.cfg.Lifecycle.down(r.Node)
 	if err := s.applyNodeChanges(ctx, node); err != nil {
 		return err

@@ -67,7 +67,7 @@ func TestLifecycleHooks(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			done := make(chan error, 1)
-			go func() { done <- sim.Restart(ctx, storm.Restart{Node: "n1", Downtime: time.Minute}) }()
+			go func() { done <- sim.Restart(ctx, storm.Restart{Node: "n1", Downtime: time.Minute}).Err }()
 			select {
 			case err := <-done:
 				if err == nil {

@@ -65,8 +65,6 @@ type Config struct {
 	Seed int64
 	// Clock is injected for tests.
 	Clock clock.Clock
-	// Events receives every step.
-	Events *storm.EventLog
 	// RecoveryTimeout bounds the wait for a node's pods to be Ready again.
 	RecoveryTimeout time.Duration
 	// Lifecycle is told when a node goes down and when it is back; optional.
@@ -74,7 +72,8 @@ type Config struct {
 }
 
 // Counters are what the simulated kubelets did, summed over nodes. Restarts
-// are not counted here: the storm's event log holds them (storm.Restarts).
+// are not counted here: each Restart's outcome says whether it took its node
+// down, and storm.Restarts counts those.
 type Counters struct {
 	// PodStatusPatches counts PATCHes of pods/status.
 	PodStatusPatches atomic.Int64
@@ -114,7 +113,7 @@ type Counters struct {
 	Retries atomic.Int64
 	// StatusSyncsDropped counts pod status syncs still failing at the
 	// session's sync timeout, the storm's recovery timeout (the last error
-	// is in the event log).
+	// is in the restart's outcome, Outcome.Dropped).
 	StatusSyncsDropped atomic.Int64
 }
 
@@ -157,6 +156,9 @@ type Simulator struct {
 	// was down (ExitContainer): node → map["ns/pod"][]container.
 	exitedMu sync.Mutex
 	exited   map[string]map[string][]string
+	// recorders holds the outcome of each node's restart in progress:
+	// node → *storm.Recorder (record).
+	recorders sync.Map
 }
 
 // ExitContainer records that a container of a pod on node exited (a crash,
@@ -206,9 +208,6 @@ func NewSimulator(cfg Config) (*Simulator, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	if cfg.Events == nil {
-		cfg.Events = &storm.EventLog{}
-	}
 	if cfg.RecoveryTimeout == 0 {
 		cfg.RecoveryTimeout = 10 * time.Minute
 	}
@@ -227,7 +226,7 @@ func NewSimulator(cfg Config) (*Simulator, error) {
 func (s *Simulator) statusSyncGaveUp(r storm.Restart) func(pod string, err error) {
 	return func(pod string, err error) {
 		s.Counters.StatusSyncsDropped.Add(1)
-		s.record(r, storm.Event{Type: storm.EventStatusSyncDropped, Pod: pod, Err: err.Error()})
+		s.recorder(r).Dropped(pod, err)
 	}
 }
 
@@ -238,21 +237,37 @@ func (s *Simulator) gate(name string) bool {
 	return profiles.KnownGates[name]
 }
 
-// record adds e, of restart r, to the event log, timed now.
-func (s *Simulator) record(r storm.Restart, e storm.Event) {
-	e.Time, e.Node, e.Wave = s.cfg.Clock.Now(), r.Node, r.Wave
-	s.cfg.Events.Add(e)
+// record marks that restart r reached step, now.
+func (s *Simulator) record(r storm.Restart, step storm.Step) {
+	s.recorder(r).Mark(step)
 }
 
-// Restart carries out one scheduled restart of the configured kind. Whatever
-// happens, the node is handed back to KWOK before it returns.
-func (s *Simulator) Restart(ctx context.Context, r storm.Restart) (err error) {
-	defer func() {
-		if err != nil {
-			s.Counters.Errors.Add(1)
-			s.record(r, storm.Event{Type: storm.EventError, Err: err.Error()})
-		}
-	}()
+// recorder is the recorder of r's node's restart in progress; one that
+// keeps nothing outside Restart (a test driving a step alone).
+func (s *Simulator) recorder(r storm.Restart) *storm.Recorder {
+	if rec, ok := s.recorders.Load(r.Node); ok {
+		return rec.(*storm.Recorder)
+	}
+	return storm.NewRecorder(r, s.cfg.Kind, false, s.cfg.Clock.Now)
+}
+
+// Restart carries out one scheduled restart of the configured kind and
+// returns its outcome. Whatever happens, the node is handed back to KWOK
+// before it returns.
+func (s *Simulator) Restart(ctx context.Context, r storm.Restart) storm.Outcome {
+	rec := storm.NewRecorder(r, s.cfg.Kind, false, s.cfg.Clock.Now)
+	s.recorders.Store(r.Node, rec)
+	defer s.recorders.Delete(r.Node)
+	err := s.restart(ctx, r)
+	if err != nil {
+		s.Counters.Errors.Add(1)
+	}
+	return rec.Outcome(err)
+}
+
+// restart is Restart's work: the ownership check, the restart of the
+// kind, and the hand-back.
+func (s *Simulator) restart(ctx context.Context, r storm.Restart) (err error) {
 	var node *corev1.Node
 	err = retryTransient(ctx, s.cfg.Clock, time.Time{}, nil, settlingAuth(s.cfg.Clock, func() (err error) {
 		node, err = s.cfg.Harness.CoreV1().Nodes().Get(ctx, r.Node, metav1.GetOptions{})
@@ -305,7 +320,7 @@ func (s *Simulator) rng(node string, salt uint64) *rand.Rand {
 // nodeRun is one restart of one node as its simulated kubelet lives it:
 // the session it opened and the lease controller it runs. Its methods are
 // the kubelet's own requests; what the harness does around them (relabel,
-// node changes, cordon and drain, its event log) stays on the Simulator.
+// node changes, cordon and drain, the restart's outcome) stays on the Simulator.
 type nodeRun struct {
 	s    *Simulator
 	r    storm.Restart
@@ -351,8 +366,8 @@ func (n *nodeRun) startLease(ctx context.Context, latest *coordinationv1.Lease, 
 func (n *nodeRun) recover(ctx context.Context) error {
 	handed := make(chan error, 1)
 	go func() { handed <- n.handBack(ctx) }()
-	n.s.record(n.r, storm.Event{Type: storm.EventReportedReady})
-	n.s.record(n.r, storm.Event{Type: storm.EventPodsRecovered})
+	n.s.record(n.r, storm.StepReportedReady)
+	n.s.record(n.r, storm.StepPodsRecovered)
 	return <-handed
 }
 
@@ -373,10 +388,10 @@ func (n *nodeRun) recoverPlaying(ctx context.Context, node *corev1.Node, start t
 		}
 		handing.Store(true)
 		go func() { handed <- n.handBack(ctx) }()
-		n.s.record(n.r, storm.Event{Type: storm.EventReportedReady})
+		n.s.record(n.r, storm.StepReportedReady)
 	})
 	if perr == nil {
-		n.s.record(n.r, storm.Event{Type: storm.EventPodsRecovered})
+		n.s.record(n.r, storm.StepPodsRecovered)
 	}
 	if !handing.Load() {
 		return perr

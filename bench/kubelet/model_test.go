@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -168,7 +169,6 @@ func TestRestartGolden(t *testing.T) {
 					RunID:   f.runID,
 					Seed:    7,
 					Clock:   clock.RealClock{},
-					Events:  &storm.EventLog{},
 				}
 				tc.cfg(&cfg)
 				sim, err := NewSimulator(cfg)
@@ -184,8 +184,8 @@ func TestRestartGolden(t *testing.T) {
 				if down == 0 {
 					down = 30 * time.Second
 				}
-				rerr := sim.Restart(context.Background(), storm.Restart{Node: f.node, Downtime: down})
-				testutil.Golden(t, "restart/"+tc.name+".golden", api.render(tc.name, cfg, down, rerr, sim))
+				out := sim.Restart(context.Background(), storm.Restart{Node: f.node, Downtime: down})
+				testutil.Golden(t, "restart/"+tc.name+".golden", api.render(tc.name, cfg, down, out, sim))
 			})
 		})
 	}
@@ -607,8 +607,10 @@ func podState(p *corev1.Pod) string {
 
 // render writes the golden file: the case, every request (requests of one
 // instant grouped by stream, each stream in its order; the informers'
-// reflectors, concurrent, sorted), the harness's records, and the counters.
-func (f *fakeAPI) render(name string, cfg Config, down time.Duration, err error, sim *Simulator) []byte {
+// reflectors, concurrent, sorted), the restart's outcome, and the
+// counters.
+func (f *fakeAPI) render(name string, cfg Config, down time.Duration, out storm.Outcome, sim *Simulator) []byte {
+	err := out.Err
 	f.mu.Lock()
 	calls := append([]call(nil), f.calls...)
 	f.mu.Unlock()
@@ -643,9 +645,9 @@ func (f *fakeAPI) render(name string, cfg Config, down time.Duration, err error,
 	for _, c := range calls {
 		fmt.Fprintf(&b, "%9.3fs %-9s %s\n", c.at.Seconds(), c.client, c.text)
 	}
-	b.WriteString("\n## harness records (storm event log)\n")
-	for _, e := range cfg.Events.Events() {
-		fmt.Fprintf(&b, "%9.3fs %s %s\n", e.Time.Sub(f.t0).Seconds(), e.Type, eventDetail(e))
+	b.WriteString("\n## the restart's outcome (the time each step was reached)\n")
+	for _, st := range outcomeSteps(out) {
+		fmt.Fprintf(&b, "%9.3fs %s %s\n", st.at.Sub(f.t0).Seconds(), st.name, st.detail)
 	}
 	b.WriteString("\n## counters\n")
 	counters := sim.Counters.Snapshot()
@@ -655,22 +657,36 @@ func (f *fakeAPI) render(name string, cfg Config, down time.Duration, err error,
 	return []byte(b.String())
 }
 
-// eventDetail is the typed event's fields as the goldens show them (as the
-// free-text detail the events once carried): the restart kind of a Down,
-// the pod count of a Synced, the error of an Error, the pod and error of a
-// StatusSyncDropped.
-func eventDetail(e storm.Event) string {
-	switch e.Type {
-	case storm.EventDown:
-		return e.Kind
-	case storm.EventSynced:
-		return fmt.Sprintf("%d pods", e.Pods)
-	case storm.EventError:
-		return e.Err
-	case storm.EventStatusSyncDropped:
-		return e.Pod + ": " + e.Err
+// outcomeStep is one line of the outcome in a golden.
+type outcomeStep struct {
+	at           time.Time
+	name, detail string
+}
+
+// outcomeSteps are the outcome's steps that were reached, in time order
+// (ties in the order a node passes through them): the restart kind of
+// Down, the pod count of Synced, each dropped status sync with its pod
+// and error, and the error of a failed restart at its end.
+func outcomeSteps(o storm.Outcome) []outcomeStep {
+	var out []outcomeStep
+	add := func(at time.Time, name, detail string) {
+		if !at.IsZero() {
+			out = append(out, outcomeStep{at, name, detail})
+		}
 	}
-	return ""
+	add(o.Down, "Down", o.Kind)
+	add(o.KubeletStart, "KubeletStart", "")
+	add(o.Synced, "Synced", fmt.Sprintf("%d pods", o.Pods))
+	add(o.ReportedReady, "ReportedReady", "")
+	add(o.PodsRecovered, "PodsRecovered", "")
+	for _, d := range o.Dropped {
+		add(d.At, "StatusSyncDropped", d.Pod+": "+d.Err.Error())
+	}
+	if o.Err != nil {
+		add(o.End, "Error", o.Err.Error())
+	}
+	slices.SortStableFunc(out, func(a, b outcomeStep) int { return a.at.Compare(b.at) })
+	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {

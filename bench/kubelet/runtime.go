@@ -67,7 +67,7 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 	if err := s.setKubeletLabel(ctx, r.Node, cluster.KubeletDown); err != nil {
 		return err
 	}
-	s.record(r, storm.Event{Type: storm.EventDown, Kind: s.cfg.Kind})
+	s.record(r, storm.StepDown)
 	n, err := s.openSession(r)
 	if err != nil {
 		return err

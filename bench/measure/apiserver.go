@@ -216,7 +216,7 @@ func (m *APIServerMetrics) figures() result.Measurement {
 	out.Warnings = append(out.Warnings, m.warnings.close()...)
 	n := 0
 	if m.env != nil {
-		n = storm.Restarts(m.env.events())
+		n = storm.Restarts(m.env.outcomes())
 	}
 	acc := m.acc.Close(n)
 	out.Values = append(out.Values, acc.Values...)

@@ -117,11 +117,11 @@ func runScripted(t *testing.T, proto bool) result.Measurement {
 func runScriptedAs(t *testing.T, enc encoding) result.Measurement {
 	t.Helper()
 	clk := testingclock.NewFakeClock(t0)
-	events := &storm.EventLog{}
+	events := &storm.Outcomes{}
 	for i, n := range []string{"kn-1", "kn-2", "kn-3"} {
-		events.Add(storm.Event{Time: at(3500*time.Millisecond + time.Duration(i)*time.Millisecond), Type: storm.EventDown, Node: n})
+		events.Add(storm.Outcome{Restart: storm.Restart{Node: n}, Down: at(3500*time.Millisecond + time.Duration(i)*time.Millisecond)})
 	}
-	env := &Env{Client: fake.NewClientset(), Clock: clk, Events: events, Scrapers: []MetricsSource{scriptedSourceAs(t, clk, enc)}}
+	env := &Env{Client: fake.NewClientset(), Clock: clk, Outcomes: events, Scrapers: []MetricsSource{scriptedSourceAs(t, clk, enc)}}
 	m, err := NewAPIServerMetrics(APIServerOptions{Interval: time.Second, Baseline: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -77,14 +77,14 @@ type LeaseFigures struct {
 	MaxGap time.Duration
 }
 
-// Compute returns the figures of the nodes without a Down event in events,
-// for the renewals after from; a lease not renewed by end counts as a gap
-// up to end.
-func (t *LeaseTracker) Compute(events []storm.Event, from, end time.Time) LeaseFigures {
+// Compute returns the figures of the nodes that no outcome restarted, for
+// the renewals after from; a lease not renewed by end counts as a gap up
+// to end.
+func (t *LeaseTracker) Compute(outcomes []storm.Outcome, from, end time.Time) LeaseFigures {
 	restarted := map[string]bool{}
-	for _, e := range events {
-		if e.Type == storm.EventDown {
-			restarted[e.Node] = true
+	for i := range outcomes {
+		if outcomes[i].Restarted() {
+			restarted[outcomes[i].Node] = true
 		}
 	}
 	t.mu.Lock()

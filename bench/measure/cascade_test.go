@@ -62,9 +62,9 @@ func TestLeaseTracker(t *testing.T) {
 			for _, o := range tc.obs {
 				tr.Observe(o.node, lease, at(o.renew))
 			}
-			var events []storm.Event
+			var events []storm.Outcome
 			for _, n := range tc.downs {
-				events = append(events, storm.Event{Time: at(tc.from), Type: storm.EventDown, Node: n})
+				events = append(events, storm.Outcome{Restart: storm.Restart{Node: n}, Down: at(tc.from)})
 			}
 			if got := tr.Compute(events, at(tc.from), at(tc.end)); got != tc.want {
 				t.Errorf("got %+v\nwant %+v", got, tc.want)

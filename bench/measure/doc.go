@@ -47,7 +47,8 @@
 //     outages ([SliceTracker]).
 //   - [Recovery] ("recovery") watches nodes, pods and EndpointSlices and turns
 //     the observed transitions into recovery-latency histograms against the
-//     storm's Down events ([RecoveryTracker]).
+//     times the storm's restarts took their nodes down (the restarts'
+//     outcomes, [RecoveryTracker]).
 //   - [Simulator] and [SelfCost] (both "storm", gathered into one result)
 //     are added by the run, not by the profile: the simulated kubelets'
 //     counters and the restarts (storm.Restarts), and stormbench's own CPU

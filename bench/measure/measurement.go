@@ -39,9 +39,10 @@ type Env struct {
 	// Nodes is the number of nodes in the fleet, used for the EndpointSlice
 	// watch fan-out estimate (one kube-proxy watch per node).
 	Nodes int
-	// Events is the storm's event log; measurements read restart times from
-	// it at gather time. It may be nil when no storm ran.
-	Events *storm.EventLog
+	// Outcomes are the storm's restart outcomes (the typed result of each
+	// restart, kept as the restarts end); measurements read the restart
+	// times from them at gather time. It may be nil when no storm ran.
+	Outcomes *storm.Outcomes
 	// Processes returns the process id of each embedded control-plane
 	// component, by name (kube-apiserver, etcd, ...), for the host
 	// measurement's CPU shares; nil for an existing cluster. It is called
@@ -60,11 +61,9 @@ func (e *Env) validate() error {
 	return errors.Join(errs...)
 }
 
-func (e *Env) events() []storm.Event {
-	if e.Events == nil {
-		return nil
-	}
-	return e.Events.Events()
+// outcomes are the storm's restart outcomes so far; nil without a storm.
+func (e *Env) outcomes() []storm.Outcome {
+	return e.Outcomes.All()
 }
 
 // Measurement is one thing stormbench measures, with the lifecycle of a

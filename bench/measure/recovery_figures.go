@@ -43,7 +43,7 @@ const (
 	HealthyLeaseMaxGap    = "healthy_lease_max_gap"
 
 	// SeriesUnrecoveredNodes is the number of restarted nodes not yet
-	// Ready, from the first Down event.
+	// Ready, from the first Down.
 	SeriesUnrecoveredNodes = "unrecovered_nodes"
 )
 
@@ -105,7 +105,7 @@ func mergeRecovery(s *result.MergeShards, out *result.Measurement) error {
 			continue
 		}
 		if slices.ContainsFunc(m.Values, func(v result.Value) bool { return v.Name == RecoveryUnattributed && v.Value > 0 }) {
-			s.Note("%s dropped: each shard counts the other shards' restarts as unattributed, since its event log holds only its own Down events", RecoveryUnattributed)
+			s.Note("%s dropped: each shard counts the other shards' restarts as unattributed, since its outcomes hold only its own restarts", RecoveryUnattributed)
 			break
 		}
 	}

@@ -29,7 +29,8 @@ type RecoveryOptions struct {
 
 // Recovery is the recovery measurement: it watches the run's nodes, pods
 // and EndpointSlices from before the storm with a RecoveryTracker, and at
-// Gather matches what it saw with the storm's Down events (env.Events).
+// Gather matches what it saw with the times the storm's restarts took their
+// nodes down (env.Outcomes).
 type Recovery struct {
 	opts RecoveryOptions
 
@@ -160,7 +161,7 @@ func (m *Recovery) observeSlice(obj any, deleted bool) {
 }
 
 // MarkStormStart implements Measurement. Restart times come from the
-// storm's event log; the start bounds the healthy nodes' lease window.
+// storm's outcomes; the start bounds the healthy nodes' lease window.
 func (m *Recovery) MarkStormStart(t time.Time) {
 	m.stormMu.Lock()
 	defer m.stormMu.Unlock()
@@ -172,16 +173,16 @@ func (m *Recovery) Gather(context.Context) (result.Measurement, error) {
 	if m.tracker == nil {
 		return result.Measurement{Name: m.Name()}, errors.New("not started")
 	}
-	events := m.env.events()
-	out, err := recoveryResult(m.tracker.Compute(events), m.opts.PerPod)
+	outcomes := m.env.outcomes()
+	out, err := recoveryResult(m.tracker.Compute(outcomes), m.opts.PerPod)
 	m.stormMu.Lock()
 	from := m.stormAt
 	m.stormMu.Unlock()
 	if !from.IsZero() {
-		out.Values = append(out.Values, m.leases.Compute(events, from, m.env.Clock.Now()).values()...)
+		out.Values = append(out.Values, m.leases.Compute(outcomes, from, m.env.Clock.Now()).values()...)
 	}
-	if storm.Restarts(events) == 0 {
-		out.Warnings = append(out.Warnings, "the storm event log has no Down event: nothing to measure recovery from")
+	if storm.Restarts(outcomes) == 0 {
+		out.Warnings = append(out.Warnings, "no restart of the storm took its node down: nothing to measure recovery from")
 	}
 	return out, err
 }

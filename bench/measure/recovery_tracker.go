@@ -90,7 +90,7 @@ type svcRecovery struct {
 // it is late by the watch delivery delay (the API server's watch cache
 // dispatch plus the informer's queue; milliseconds when idle, and growing
 // with API-server load during the storm, which is when it matters). Restart
-// times come from the storm's event log, stamped by the same clock when the
+// times come from the restarts' outcomes, stamped by the same clock when the
 // node was taken down, so there is no clock skew between the two. A
 // recovery latency therefore overestimates the true one by the delivery
 // delay of the Ready update, and is quantized by nothing else; the
@@ -211,9 +211,9 @@ func (r *RecoveryTracker) ObserveSlice(s *discoveryv1.EndpointSlice, deleted boo
 // RecoveryFigures is RecoveryTracker's result: recovery-latency histograms
 // (microseconds) and counts of what could not be measured.
 type RecoveryFigures struct {
-	// Node holds per node restart: Down event → Ready observed again.
+	// Node holds per node restart: Down → Ready observed again.
 	Node *hdrhistogram.Histogram
-	// Pod holds per affected pod: Down event → Ready observed again.
+	// Pod holds per affected pod: its node's Down → Ready observed again.
 	Pod *hdrhistogram.Histogram
 	// PodRunning holds per pod whose containers stopped: Down event → every
 	// container running again (reboots).
@@ -253,18 +253,19 @@ func recordLatency(h *hdrhistogram.Histogram, d time.Duration, clamped *int) {
 	_ = h.RecordValue(us)
 }
 
-// downsOf indexes the storm's Down and ReportedReady events per node.
-func downsOf(events []storm.Event) (downs, reported map[string][]time.Time, first time.Time) {
+// downsOf indexes the outcomes' Down and ReportedReady times per node.
+func downsOf(outcomes []storm.Outcome) (downs, reported map[string][]time.Time, first time.Time) {
 	downs, reported = map[string][]time.Time{}, map[string][]time.Time{}
-	for _, e := range events {
-		switch e.Type {
-		case storm.EventDown:
-			downs[e.Node] = append(downs[e.Node], e.Time)
-			if first.IsZero() || e.Time.Before(first) {
-				first = e.Time
+	for i := range outcomes {
+		o := &outcomes[i]
+		if o.Restarted() {
+			downs[o.Node] = append(downs[o.Node], o.Down)
+			if first.IsZero() || o.Down.Before(first) {
+				first = o.Down
 			}
-		case storm.EventReportedReady:
-			reported[e.Node] = append(reported[e.Node], e.Time)
+		}
+		if !o.ReportedReady.IsZero() {
+			reported[o.Node] = append(reported[o.Node], o.ReportedReady)
 		}
 	}
 	for _, m := range []map[string][]time.Time{downs, reported} {
@@ -326,8 +327,8 @@ func (r *RecoveryTracker) Transitions(from, to time.Time) (pods, nodes []Transit
 	return pods, nodes
 }
 
-// Compute matches the observations with the storm's events as of now.
-func (r *RecoveryTracker) Compute(events []storm.Event) RecoveryFigures {
+// Compute matches the observations with the storm's outcomes as of now.
+func (r *RecoveryTracker) Compute(outcomes []storm.Outcome) RecoveryFigures {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.clk.Now()
@@ -336,7 +337,7 @@ func (r *RecoveryTracker) Compute(events []storm.Event) RecoveryFigures {
 		Service: newRecoveryHist(), FleetRecovered: newRecoveryHist(),
 		Unrecovered: map[string]int{}, Unattributed: map[string]int{},
 	}
-	downs, reported, first := downsOf(events)
+	downs, reported, first := downsOf(outcomes)
 	if first.IsZero() {
 		return out
 	}

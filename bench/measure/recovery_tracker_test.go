@@ -69,14 +69,14 @@ func slice(s *discoveryv1.EndpointSlice) func(*RecoveryTracker) {
 	return func(r *RecoveryTracker) { r.ObserveSlice(s, false) }
 }
 
-func down(node string, at time.Duration) storm.Event {
-	return storm.Event{Time: t0.Add(at), Type: storm.EventDown, Node: node}
+func down(node string, at time.Duration) storm.Outcome {
+	return storm.Outcome{Restart: storm.Restart{Node: node}, Down: t0.Add(at)}
 }
-func reportedReady(node string, at time.Duration) storm.Event {
-	return storm.Event{Time: t0.Add(at), Type: storm.EventReportedReady, Node: node}
+func reportedReady(node string, at time.Duration) storm.Outcome {
+	return storm.Outcome{Restart: storm.Restart{Node: node}, ReportedReady: t0.Add(at)}
 }
 
-func runRecovery(t *testing.T, steps []recStep, events []storm.Event, end time.Duration) RecoveryFigures {
+func runRecovery(t *testing.T, steps []recStep, events []storm.Outcome, end time.Duration) RecoveryFigures {
 	t.Helper()
 	clk := testingclock.NewFakeClock(t0)
 	r := NewRecoveryTracker(clk)
@@ -140,7 +140,7 @@ func TestRecoveryScripted(t *testing.T) {
 		{35 * time.Second, pod("p5", "kn-3", true, true)},
 	}
 	// kn-2's watch never showed it NotReady: its ReportedReady event counts.
-	events := []storm.Event{down("kn-1", 10*time.Second), down("kn-2", 12*time.Second), reportedReady("kn-2", 25*time.Second), reportedReady("kn-1", 19*time.Second)}
+	events := []storm.Outcome{down("kn-1", 10*time.Second), down("kn-2", 12*time.Second), reportedReady("kn-2", 25*time.Second), reportedReady("kn-1", 19*time.Second)}
 	rec := runRecovery(t, steps, events, 40*time.Second)
 
 	tests := []struct {
@@ -186,7 +186,7 @@ func TestRecoveryEdges(t *testing.T) {
 	tests := []struct {
 		name   string
 		steps  []recStep
-		events []storm.Event
+		events []storm.Outcome
 		check  func(t *testing.T, r RecoveryFigures)
 	}{
 		{
@@ -202,7 +202,7 @@ func TestRecoveryEdges(t *testing.T) {
 		{
 			name:   "a node that never comes back leaves the storm unrecovered",
 			steps:  []recStep{{0, node("kn-1", true)}, {5 * time.Second, node("kn-1", false)}},
-			events: []storm.Event{down("kn-1", time.Second)},
+			events: []storm.Outcome{down("kn-1", time.Second)},
 			check: func(t *testing.T, r RecoveryFigures) {
 				if r.Unrecovered["node"] != 1 || r.FleetRecovered.TotalCount() != 0 || r.Node.TotalCount() != 0 {
 					t.Errorf("unrecovered = %v, storm samples = %d", r.Unrecovered, r.FleetRecovered.TotalCount())
@@ -212,7 +212,7 @@ func TestRecoveryEdges(t *testing.T) {
 		{
 			name:   "a node already NotReady at its Down event recovers at its next Ready",
 			steps:  []recStep{{0, node("kn-1", false)}, {7 * time.Second, node("kn-1", true)}},
-			events: []storm.Event{down("kn-1", 2*time.Second)},
+			events: []storm.Outcome{down("kn-1", 2*time.Second)},
 			check: func(t *testing.T, r RecoveryFigures) {
 				if got := samples(r.Node); !equalSamples(got, []float64{5}) {
 					t.Errorf("node recovery = %v, want [5]", got)
@@ -226,7 +226,7 @@ func TestRecoveryEdges(t *testing.T) {
 				{2 * time.Second, node("kn-1", false)}, {4 * time.Second, node("kn-1", true)},
 				{11 * time.Second, node("kn-1", false)}, {17 * time.Second, node("kn-1", true)},
 			},
-			events: []storm.Event{down("kn-1", time.Second), down("kn-1", 10*time.Second)},
+			events: []storm.Outcome{down("kn-1", time.Second), down("kn-1", 10*time.Second)},
 			check: func(t *testing.T, r RecoveryFigures) {
 				if got := samples(r.Node); !equalSamples(got, []float64{3, 7}) {
 					t.Errorf("node recovery = %v, want [3 7]", got)
@@ -239,7 +239,7 @@ func TestRecoveryEdges(t *testing.T) {
 		{
 			name:   "a node without a NotReady observation or event is unrecovered",
 			steps:  []recStep{{0, node("kn-1", true)}},
-			events: []storm.Event{down("kn-1", time.Second)},
+			events: []storm.Outcome{down("kn-1", time.Second)},
 			check: func(t *testing.T, r RecoveryFigures) {
 				if r.Unrecovered["node"] != 1 || r.NodesFromEvents != 0 {
 					t.Errorf("unrecovered = %v, from events = %d", r.Unrecovered, r.NodesFromEvents)
@@ -254,7 +254,7 @@ func TestRecoveryEdges(t *testing.T) {
 				{4 * time.Second, pod("p", "kn-1", false, true)}, {5 * time.Second, pod("p", "kn-1", true, true)},
 				{6 * time.Second, pod("p", "kn-1", false, true)}, {9 * time.Second, pod("p", "kn-1", true, true)},
 			},
-			events: []storm.Event{down("kn-1", time.Second)},
+			events: []storm.Outcome{down("kn-1", time.Second)},
 			check: func(t *testing.T, r RecoveryFigures) {
 				if got := samples(r.Pod); !equalSamples(got, []float64{4}) {
 					t.Errorf("pod recovery = %v, want [4]", got)
@@ -267,7 +267,7 @@ func TestRecoveryEdges(t *testing.T) {
 				{0, slice(mkSlice("s", "svc", 1, ep{"p", "kn-1", true, false}))},
 				{3 * time.Second, slice(mkSlice("s", "svc", 2, ep{"p", "kn-1", false, false}))},
 			},
-			events: []storm.Event{down("kn-1", time.Second)},
+			events: []storm.Outcome{down("kn-1", time.Second)},
 			check: func(t *testing.T, r RecoveryFigures) {
 				if r.Unrecovered["service"] != 1 {
 					t.Errorf("unrecovered = %v, want one service", r.Unrecovered)
@@ -281,7 +281,7 @@ func TestRecoveryEdges(t *testing.T) {
 				{3 * time.Second, slice(mkSlice("s", "svc", 2, ep{"p", "kn-1", false, true}, ep{"q", "kn-2", true, false}))},
 				{8 * time.Second, slice(mkSlice("s", "svc", 3, ep{"q", "kn-2", true, false}))},
 			},
-			events: []storm.Event{down("kn-1", time.Second)},
+			events: []storm.Outcome{down("kn-1", time.Second)},
 			check: func(t *testing.T, r RecoveryFigures) {
 				if got := samples(r.Service); !equalSamples(got, []float64{7}) {
 					t.Errorf("service recovery = %v, want [7]", got)
@@ -307,9 +307,9 @@ func TestRecoveryWatch(t *testing.T) {
 		return false, nil, nil
 	})
 	clk := testingclock.NewFakeClock(t0)
-	events := &storm.EventLog{}
+	events := &storm.Outcomes{}
 	m := NewRecovery(RecoveryOptions{PerPod: true})
-	if err := m.Start(ctx, &Env{Client: client, Namespace: ns, Clock: clk, Events: events, NodeSelector: "stormbench.io/run=r1"}); err != nil {
+	if err := m.Start(ctx, &Env{Client: client, Namespace: ns, Clock: clk, Outcomes: events, NodeSelector: "stormbench.io/run=r1"}); err != nil {
 		t.Fatal(err)
 	}
 	defer m.Dispose()
@@ -330,7 +330,7 @@ func TestRecoveryWatch(t *testing.T) {
 	observed("kn-1 initially Ready", "kn-1", 1, false)
 	observed("p1 initially ready", ns+"/p1", 1, true)
 	clk.Step(time.Second)
-	events.Add(storm.Event{Time: clk.Now(), Type: storm.EventDown, Node: "kn-1"})
+	events.Add(storm.Outcome{Restart: storm.Restart{Node: "kn-1"}, Down: clk.Now()})
 	clk.Step(4 * time.Second)
 	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, mkNode("kn-1", false), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)

@@ -164,7 +164,7 @@ func (m *SelfCost) Gather(context.Context) (result.Measurement, error) {
 	add(StormPeakRSS, result.UnitBytes, float64(m.opts.Process.PeakRSS()))
 	add(StormRSSStart, result.UnitBytes, float64(m.rssStart))
 	add(StormRSSPeak, result.UnitBytes, float64(m.rssPeak))
-	if n := storm.Restarts(m.env.events()); n > 0 {
+	if n := storm.Restarts(m.env.outcomes()); n > 0 {
 		add(StormRSSGrowthPerRestart, result.UnitBytes, float64(m.rssPeak-m.rssStart)/float64(n))
 	}
 	out.Sort()

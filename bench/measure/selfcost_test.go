@@ -67,8 +67,8 @@ func TestSelfCost(t *testing.T) {
 	proc := &fakeProcess{peak: 900 << 20}
 	heap := &PeakHeapProfile{Path: filepath.Join(t.TempDir(), "heap.pprof")}
 	m := NewSelfCost(SelfCostOptions{Process: proc, HeapProfile: heap})
-	events := &storm.EventLog{}
-	env := &Env{Client: fake.NewClientset(), Clock: clk, Events: events}
+	events := &storm.Outcomes{}
+	env := &Env{Client: fake.NewClientset(), Clock: clk, Outcomes: events}
 	if err := m.Start(context.Background(), env); err != nil {
 		t.Fatal(err)
 	}
@@ -95,8 +95,8 @@ func TestSelfCost(t *testing.T) {
 			}
 		}
 	}
-	events.Add(storm.Event{Time: clk.Now(), Type: storm.EventDown, Node: "n1"})
-	events.Add(storm.Event{Time: clk.Now(), Type: storm.EventDown, Node: "n2"})
+	events.Add(storm.Outcome{Restart: storm.Restart{Node: "n1"}, Down: clk.Now()})
+	events.Add(storm.Outcome{Restart: storm.Restart{Node: "n2"}, Down: clk.Now()})
 	proc.set(200<<20, 5*time.Second)
 	end := clk.Now()
 	m.MarkStormEnd(context.Background(), end)
@@ -152,7 +152,7 @@ func TestSelfCostUnfinishedStorm(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
 	proc := &fakeProcess{}
 	m := NewSelfCost(SelfCostOptions{Process: proc})
-	if err := m.Start(context.Background(), &Env{Client: fake.NewClientset(), Clock: clk, Events: &storm.EventLog{}}); err != nil {
+	if err := m.Start(context.Background(), &Env{Client: fake.NewClientset(), Clock: clk, Outcomes: &storm.Outcomes{}}); err != nil {
 		t.Fatal(err)
 	}
 	proc.set(10, time.Second)

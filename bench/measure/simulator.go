@@ -124,7 +124,7 @@ func (m *Simulator) Gather(ctx context.Context) (result.Measurement, error) {
 			add(name, float64(v))
 		}
 	}
-	add(StormRestarts, float64(storm.Restarts(m.env.events())))
+	add(StormRestarts, float64(storm.Restarts(m.env.outcomes())))
 	out.Values = append(out.Values, m.fleetValues...)
 	out.Sort()
 	return out, nil

@@ -31,25 +31,24 @@ func (f *fakeFleet) StaleReadinessFixed() int64 { return f.fixed }
 
 func TestSimulator(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
-	events := &storm.EventLog{}
+	events := &storm.Outcomes{}
 	fl := &fakeFleet{fixed: 4, lost: 2}
 	m := NewSimulator(SimulatorOptions{
 		Counters: func() map[string]int64 { return map[string]int64{"podStatusPatches": 10, "errors": 1} },
 		Fleet:    fl,
 	})
-	if err := m.Start(context.Background(), &Env{Client: fake.NewClientset(), Clock: clk, Events: events}); err != nil {
+	if err := m.Start(context.Background(), &Env{Client: fake.NewClientset(), Clock: clk, Outcomes: events}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.Gather(context.Background()); !errors.Is(err, ErrNoStorm) {
 		t.Fatalf("Gather before the storm: %v, want ErrNoStorm", err)
 	}
 	m.MarkStormStart(at(time.Second))
-	// Restarts are the event log's Down events: a restart that failed
-	// before its node went down is an error, not a restart.
-	events.Add(storm.Event{Time: at(time.Second), Type: storm.EventWaveStart})
-	events.Add(storm.Event{Time: at(2 * time.Second), Type: storm.EventDown, Node: "n1"})
-	events.Add(storm.Event{Time: at(2 * time.Second), Type: storm.EventError, Node: "n2"})
-	events.Add(storm.Event{Time: at(3 * time.Second), Type: storm.EventDown, Node: "n3"})
+	// Restarts are the outcomes whose node went down: a restart that
+	// failed before its node went down is an error, not a restart.
+	events.Add(storm.Outcome{Restart: storm.Restart{Node: "n1"}, Down: at(2 * time.Second)})
+	events.Add(storm.Outcome{Restart: storm.Restart{Node: "n2"}, End: at(2 * time.Second), Err: errors.New("refused")})
+	events.Add(storm.Outcome{Restart: storm.Restart{Node: "n3"}, Down: at(3 * time.Second)})
 	fl.fixed = 7
 	m.MarkStormEnd(context.Background(), at(time.Minute))
 	// Read at the storm's end, not at Gather.

@@ -28,8 +28,8 @@ const (
 	// restarts: the memory one simulated node costs when all restart at
 	// once (SelfCost).
 	StormRSSGrowthPerRestart = "stormbenchRSSGrowthPerRestartBytes"
-	// StormRestarts is the number of node restarts: the storm's Down events
-	// (storm.Restarts), the count every per-restart figure divides by
+	// StormRestarts is the number of node restarts: the outcomes that took
+	// their node down (storm.Restarts), the count every per-restart figure divides by
 	// (Simulator).
 	StormRestarts = "restarts"
 	// StormPodsLost counts standalone pods of the plan that no longer
@@ -45,7 +45,7 @@ const (
 
 // stormMerge is how result.Merge combines the shards' storm measurements.
 // Every counter of the simulator is per-shard work and summed (the default),
-// and so are the restarts (each shard's Down events) and stormbench's CPU
+// and so are the restarts (each shard's own restarts) and stormbench's CPU
 // seconds and RSS figures (start, peak, process peak): the shards are
 // separate processes, so the sum is the tool's total cost (an upper bound
 // for the peaks, which need not coincide). podsLost is a fleet-wide count

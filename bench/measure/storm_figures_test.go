@@ -18,8 +18,8 @@ import (
 // emit besides the simulator's counters, and that those counters sum.
 func TestStormMergeCoversFigures(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
-	events := &storm.EventLog{}
-	env := &Env{Client: fake.NewClientset(), Clock: clk, Events: events}
+	events := &storm.Outcomes{}
+	env := &Env{Client: fake.NewClientset(), Clock: clk, Outcomes: events}
 	var counters kubelet.Counters
 	set := &Set{startErrs: map[Measurement]error{}}
 	set.Add(NewSelfCost(SelfCostOptions{Process: &fakeProcess{rss: 100 << 20, peak: 200 << 20}}),
@@ -28,7 +28,7 @@ func TestStormMergeCoversFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	set.MarkStormStart(clk.Now())
-	events.Add(storm.Event{Time: clk.Now(), Type: storm.EventDown, Node: "n1"})
+	events.Add(storm.Outcome{Restart: storm.Restart{Node: "n1"}, Down: clk.Now()})
 	clk.Step(time.Second)
 	set.MarkStormEnd(context.Background(), clk.Now())
 	out := set.Gather(context.Background())

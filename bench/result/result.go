@@ -185,7 +185,8 @@ type VariantRun struct {
 	StormStart time.Time `json:"stormStart,omitzero"`
 	// End is when measurements were gathered, after the recovery wait.
 	End time.Time `json:"end,omitzero"`
-	// Restarts is the number of node restarts (storm Down events).
+	// Restarts is the number of node restarts (storm.Restarts: the
+	// restarts that took their node down).
 	Restarts int `json:"restarts"`
 	// WaveStarts are the offsets in seconds from StormStart at which the
 	// schedule's waves started, the first wave (0) included. Files written

@@ -10,9 +10,14 @@
 // A profile's storm section (selection, waves, downtime distribution, seed)
 // becomes a [Schedule] of [Restart]s ([NewSchedule]), deterministic for a
 // seed and node list, which [Play] starts on a clock at their offsets. It
-// also holds the run's restart events ([EventLog]): what each restart did
-// and when, which the measurements read after the storm, and the one
-// driver of a storm's restarts ([Restarter], [ByNode]).
+// also holds the one driver of a storm's restarts ([Restarter], [ByNode])
+// and what a restart returns: its typed [Outcome] (when its node went
+// down and reached each step after, its dropped status syncs, its error),
+// which a [Recorder] builds as the restart goes. The run hands each
+// outcome to a [Report] as its restart ends (Add) and closes it at the
+// storm's end, as vegeta's Metrics receives its Results; [Outcomes] is the
+// one that keeps them, for the measurements to read after the storm and
+// the run to count its restarts ([Restarts]) and failures once.
 //
 // What a restart does on the API server is bench/kubelet's; which
 // figures a storm yields is bench/measure's.

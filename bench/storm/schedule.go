@@ -371,7 +371,8 @@ func Play(ctx context.Context, clk clock.Clock, sched []Restart, start time.Time
 		}
 		return nil
 	}()
-	// fn reports its own failures (the event log); the group only waits.
+	// fn reports its own failures (the restarts' outcomes); the group only
+	// waits.
 	_ = g.Wait()
 	if err != nil {
 		return fmt.Errorf("storm stopped after starting %d of %d restarts: %w", started, len(order), err)

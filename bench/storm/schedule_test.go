@@ -835,33 +835,3 @@ func BenchmarkNewSchedule(b *testing.B) {
 		}
 	}
 }
-
-func TestRestarts(t *testing.T) {
-	at := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		name   string
-		events []Event
-		want   int
-	}{
-		{"none", nil, 0},
-		{"storm events only", []Event{{Time: at, Type: EventWaveStart}, {Time: at, Type: EventStormEnd}}, 0},
-		{"one Down per restart", []Event{
-			{Time: at, Type: EventWaveStart},
-			{Time: at, Type: EventDown, Node: "n1"},
-			{Time: at, Type: EventKubeletStart, Node: "n1"},
-			{Time: at, Type: EventDown, Node: "n2"},
-			{Time: at, Type: EventReportedReady, Node: "n1"},
-			{Time: at, Type: EventDown, Node: "n1"}, // restarted again
-			{Time: at, Type: EventStormEnd},
-		}, 3},
-		// A restart that failed before its node went down (the ownership
-		// check, a drain) did not restart anything.
-		{"error before Down", []Event{{Time: at, Type: EventError, Node: "n1"}, {Time: at, Type: EventDown, Node: "n2"}}, 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := Restarts(tc.events); got != tc.want {
-				t.Errorf("Restarts = %d, want %d", got, tc.want)
-			}
-		})
-	}
-}
