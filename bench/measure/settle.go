@@ -3,11 +3,14 @@ package measure
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/stormbench/stormbench/bench/poll"
 )
 
 // SettleOptions say when an API server counts as settled: its request rate
@@ -90,41 +93,41 @@ func WaitSettled(ctx context.Context, src MetricsSource, clk clock.Clock, o Sett
 	var j settleJudge
 	var last Settle
 	var lastErr error
-	for {
+	w := poll.Wait{Clock: clk, Interval: o.Interval, Timeout: o.Timeout, What: "waiting for the API server's request rate to settle"}
+	err := w.Until(ctx, func(ctx context.Context) (bool, string, error) {
 		fctx, cancel := context.WithTimeout(ctx, o.Interval)
 		body.Reset()
 		contentType, err := src.Fetch(fctx, &body)
 		cancel()
 		at := clk.Now()
-		if err == nil {
-			var s *sample
-			if s, err = parser.decode(body.Bytes(), contentType, at); err == nil {
-				if rates, ok := j.add(at, requestsWithoutWatch(s), o); ok {
-					lo, hi := slices.Min(rates), slices.Max(rates)
-					last = Settle{After: at.Sub(start), Rate: rates[len(rates)-1], Low: lo, High: hi}
-					if hi-lo <= max(o.Floor, o.Tolerance*lo) {
-						last.Settled = true
-						return last, nil
-					}
-				}
-			}
+		if lastErr = err; err != nil {
+			return false, err.Error(), nil
 		}
-		lastErr = err
-		if clk.Since(start) >= o.Timeout {
-			last.After = clk.Since(start)
-			if last.High == 0 && lastErr != nil {
-				return last, fmt.Errorf("API server rate never measured in %s: %w", o.Timeout, lastErr)
-			}
-			return last, nil
+		s, err := parser.decode(body.Bytes(), contentType, at)
+		if lastErr = err; err != nil {
+			return false, err.Error(), nil
 		}
-		t := clk.NewTimer(o.Interval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return last, ctx.Err()
-		case <-t.C():
+		rates, ok := j.add(at, requestsWithoutWatch(s), o)
+		if !ok {
+			return false, "too few windows yet", nil
 		}
+		lo, hi := slices.Min(rates), slices.Max(rates)
+		last = Settle{After: at.Sub(start), Rate: rates[len(rates)-1], Low: lo, High: hi}
+		last.Settled = hi-lo <= max(o.Floor, o.Tolerance*lo)
+		return last.Settled, fmt.Sprintf("%.1f–%.1f/s", lo, hi), nil
+	})
+	switch {
+	case err == nil:
+		return last, nil
+	case !errors.Is(err, poll.ErrTimeout):
+		return last, ctx.Err()
 	}
+	// Not settled within the timeout: the last windows say how far.
+	last.After = clk.Since(start)
+	if last.High == 0 && lastErr != nil {
+		return last, fmt.Errorf("API server rate never measured in %s: %w", o.Timeout, lastErr)
+	}
+	return last, nil
 }
 
 // requestsWithoutWatch sums apiserver_request_total over every label set
