@@ -27,7 +27,16 @@
 //   - the executor (play.go) plays a plan on the kubelet's session: each
 //     actor in a goroutine of its own, sleeping on the injected clock until
 //     a step is due, sending it with the session's retries and counting
-//     what it sent.
+//     what it sent;
+//   - every pod status goes out through the one status manager
+//     (statusmanager.go): a sync of one pod (GET, merge, PATCH when
+//     changed) whose PATCHes it counts, batches of the updates handed over
+//     while it was busy, and whether it was busy when a legacy flip's
+//     Failure and Success came (then one write). The kubelet coalesces
+//     both ways with one mechanism (syncBatch); here the flip's two
+//     updates are not batch updates, since a batch would put an offset
+//     between them that the request goldens, measured on the real
+//     kubelet, do not have.
 //
 // The start-up before the plan (registration, informers, the first node
 // status, CSINode, events, Secret and ConfigMap watches, tokens and the

@@ -325,6 +325,9 @@ type nodeRun struct {
 	s    *Simulator
 	r    storm.Restart
 	sess *session
+	// status is the kubelet's status manager: every pod status write of
+	// the restart goes through it.
+	status statusManager
 	// stopLease stops the lease controller; nil until it runs.
 	stopLease func()
 }
@@ -343,7 +346,13 @@ func (s *Simulator) openSession(r storm.Restart) (*nodeRun, error) {
 	sess.retries = &s.Counters.Retries
 	sess.eventsDropped = &s.Counters.EventsDropped
 	sess.gaveUp = s.statusSyncGaveUp(r)
-	return &nodeRun{s: s, r: r, sess: sess}, nil
+	return newNodeRun(s, r, sess), nil
+}
+
+// newNodeRun is restart r of s on the kubelet session sess, with its
+// status manager.
+func newNodeRun(s *Simulator, r storm.Restart, sess *session) *nodeRun {
+	return &nodeRun{s: s, r: r, sess: sess, status: statusManager{sess: sess, counters: &s.Counters, clk: s.cfg.Clock}}
 }
 
 // close stops the lease controller, then the session.

@@ -68,7 +68,7 @@ func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.T
 				updates = append(updates, *steps[i].Update)
 			}
 			i--
-			podErr = cmp.Or(podErr, n.syncStatuses(ctx, start, updates))
+			podErr = cmp.Or(podErr, n.status.batch(ctx, start, updates))
 			continue
 		}
 		if err := poll.Sleep(ctx, clk, st.At-clk.Since(start)); err != nil {
@@ -91,13 +91,13 @@ func (n *nodeRun) writePod(ctx context.Context, start time.Time, st Step) error 
 	switch st.Action {
 	case ActionPodStartup:
 		step := statusStep{at: st.At, container: st.Container, started: st.Started, ready: st.Ready, setStarted: st.SetStarted}
-		return n.writePodStatus(ctx, st, func(ps *corev1.PodStatus, now metav1.Time) bool {
+		return n.status.write(ctx, st.Namespace, st.Name, func(ps *corev1.PodStatus, now metav1.Time) bool {
 			return ps.Phase == corev1.PodRunning && applyStatusStep(ps, step, now)
 		})
 	case ActionPodFlip:
 		return n.flip(ctx, start, st)
 	default:
-		return n.writePodStatus(ctx, st, probeSuccess)
+		return n.status.write(ctx, st.Namespace, st.Name, probeSuccess)
 	}
 }
 

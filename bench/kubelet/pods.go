@@ -118,7 +118,7 @@ func (n *nodeRun) rejectPod(ctx context.Context, p *corev1.Pod, reason, msg stri
 	if _, err := sess.podEvent(ctx, p, "", "", 1, corev1.EventTypeWarning, reason, msg); err != nil {
 		return err
 	}
-	if _, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
+	if _, err := n.status.sync(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
 		st.Phase, st.Reason, st.Message = corev1.PodFailed, reason, msg
 		st.Conditions = slices.DeleteFunc(st.Conditions, func(c corev1.PodCondition) bool { return kubeletOwnedCondition[c.Type] })
 		return true
@@ -126,7 +126,6 @@ func (n *nodeRun) rejectPod(ctx context.Context, p *corev1.Pod, reason, msg stri
 		return err
 	}
 	s.Counters.PodsRejected.Add(1)
-	s.Counters.PodStatusPatches.Add(1)
 	return nil
 }
 
@@ -137,14 +136,10 @@ func (n *nodeRun) rejectPod(ctx context.Context, p *corev1.Pod, reason, msg stri
 func (n *nodeRun) firstSyncExited(ctx context.Context, p *corev1.Pod, plan *probePlan, gone []string, legacy bool, began time.Time) error {
 	s := n.s
 	first, updates := n.replacePod(p, plan.at, gone, legacy)
-	patched, err := n.sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
+	if _, err := n.status.sync(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
 		return first(st, metav1.NewTime(s.cfg.Clock.Now()))
-	})
-	if err != nil {
+	}); err != nil {
 		return err
-	}
-	if patched {
-		s.Counters.PodStatusPatches.Add(1)
 	}
 	synced := s.cfg.Clock.Since(began)
 	for i := range updates {
@@ -162,7 +157,7 @@ func (n *nodeRun) firstSyncExited(ctx context.Context, p *corev1.Pod, plan *prob
 func (n *nodeRun) firstSync(ctx context.Context, p *corev1.Pod, plan *probePlan, startup []statusStep, legacy bool, now metav1.Time) error {
 	s, sess := n.s, n.sess
 	probed := func(c string) bool { _, ok := plan.at[c]; return ok }
-	patched, err := sess.syncPodStatus(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
+	_, err := n.status.sync(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
 		changed := false
 		wasReady := podReady(st)
 		if len(startup) > 0 {
@@ -196,9 +191,6 @@ func (n *nodeRun) firstSync(ctx context.Context, p *corev1.Pod, plan *probePlan,
 		plan.notReady = !podReady(st)
 		return changed
 	})
-	if patched {
-		s.Counters.PodStatusPatches.Add(1)
-	}
 	return err
 }
 
@@ -334,10 +326,7 @@ func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod) error {
 		return changed
 	}
 	sync := func(pod *corev1.Pod, mutate func(*corev1.PodStatus) bool) error {
-		patched, err := sess.syncPodStatus(ctx, pod.Namespace, pod.Name, mutate)
-		if patched {
-			s.Counters.PodStatusPatches.Add(1)
-		}
+		_, err := n.status.sync(ctx, pod.Namespace, pod.Name, mutate)
 		return err
 	}
 	for _, pod := range pods {

@@ -3,15 +3,11 @@ package kubelet
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/stormbench/stormbench/bench/poll"
 )
 
 // The prober and the status manager of a starting kubelet: when each probe passes, and the status syncs that follow.
@@ -145,67 +141,6 @@ type statusUpdate struct {
 	events func(ctx context.Context) error
 }
 
-// syncStatuses plays the status manager over updates, measured from start.
-// It runs in batches, as status_manager.go syncBatch does: a batch takes
-// every pod with a status newer than the one it last wrote and syncs each
-// (a GET and a PATCH) at its latest status, so what a pod's worker hands
-// over while the status manager is busy with other pods goes out as one
-// write (counted in Counters.StatusUpdatesCoalesced). A pod gone meanwhile
-// is not an error; the first other error is returned at the end. The
-// events of an update are sent when a batch first finds it due: on time
-// while the status manager keeps up, with the batch when it is behind.
-func (n *nodeRun) syncStatuses(ctx context.Context, start time.Time, updates []statusUpdate) error {
-	s, sess := n.s, n.sess
-	sort.SliceStable(updates, func(i, j int) bool { return updates[i].at < updates[j].at })
-	var firstErr error
-	for len(updates) > 0 {
-		if err := poll.Sleep(ctx, s.cfg.Clock, updates[0].at-s.cfg.Clock.Since(start)); err != nil {
-			return fmt.Errorf("kubelet %s: waiting for pod status: %w", sess.node, err)
-		}
-		now := s.cfg.Clock.Since(start)
-		type key struct{ ns, name string }
-		var order []key
-		batch := map[key][]statusUpdate{}
-		var rest []statusUpdate
-		for _, u := range updates {
-			if u.at > now {
-				rest = append(rest, u)
-				continue
-			}
-			k := key{u.ns, u.name}
-			if _, ok := batch[k]; !ok {
-				order = append(order, k)
-			}
-			batch[k] = append(batch[k], u)
-			if u.events != nil {
-				if err := u.events(ctx); err != nil && firstErr == nil {
-					firstErr = err
-				}
-			}
-		}
-		for _, k := range order {
-			us := batch[k]
-			s.Counters.StatusUpdatesCoalesced.Add(int64(len(us) - 1))
-			patched, err := sess.syncPodStatus(ctx, k.ns, k.name, func(st *corev1.PodStatus) bool {
-				now := metav1.NewTime(s.cfg.Clock.Now())
-				changed := false
-				for _, u := range us {
-					changed = u.mutate(st, now) || changed
-				}
-				return changed
-			})
-			if err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) && firstErr == nil {
-				firstErr = err
-			}
-			if patched {
-				s.Counters.PodStatusPatches.Add(1)
-			}
-		}
-		updates = rest
-	}
-	return firstErr
-}
-
 // planProbes plans the probe workers' and the status manager's writes
 // after the pods' first sync (ActorPods), at offsets from it: each pod's
 // first successful probe writes its readiness when it changes (a legacy
@@ -251,31 +186,6 @@ func planProbes(plans []probePlan) Plan {
 	return append(updates, probes...)
 }
 
-// writePodStatus is one sync of the status manager for a pod step (GET +
-// PATCH when the status changed), counting the readiness transitions
-// across it. A pod gone meanwhile is not an error.
-func (n *nodeRun) writePodStatus(ctx context.Context, st Step, mutate func(ps *corev1.PodStatus, now metav1.Time) bool) error {
-	s := n.s
-	patched, err := n.sess.syncPodStatus(ctx, st.Namespace, st.Name, func(ps *corev1.PodStatus) bool {
-		was := podReady(ps)
-		changed := mutate(ps, metav1.NewTime(s.cfg.Clock.Now()))
-		if was && !podReady(ps) {
-			s.Counters.ReadyFlipsDown.Add(1)
-		}
-		if !was && podReady(ps) {
-			s.Counters.ReadyFlipsUp.Add(1)
-		}
-		return changed
-	})
-	if patched {
-		s.Counters.PodStatusPatches.Add(1)
-	}
-	if err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
-		return err
-	}
-	return nil
-}
-
 // probeSuccess is a pod's first successful probe: every container ready
 // and started, if the pod still runs.
 func probeSuccess(ps *corev1.PodStatus, now metav1.Time) bool {
@@ -304,14 +214,15 @@ func probeFailure(probed map[string]time.Duration) func(ps *corev1.PodStatus, no
 // lastTransitionTime (updateLastTransitionTime against the cached False).
 func (n *nodeRun) flip(ctx context.Context, start time.Time, st Step) error {
 	failure := probeFailure(st.Probed)
-	if n.sess.statusIdleAt.Load() > start.Add(st.At).UnixNano() {
+	m := n.status
+	if m.busyAt(start.Add(st.At)) {
 		n.s.Counters.ReadyFlipsCoalesced.Add(1)
-		return n.writePodStatus(ctx, st, func(ps *corev1.PodStatus, now metav1.Time) bool {
+		return m.write(ctx, st.Namespace, st.Name, func(ps *corev1.PodStatus, now metav1.Time) bool {
 			f := failure(ps, now)
 			return probeSuccess(ps, now) || f
 		})
 	}
-	return errors.Join(n.writePodStatus(ctx, st, failure), n.writePodStatus(ctx, st, probeSuccess))
+	return errors.Join(m.write(ctx, st.Namespace, st.Name, failure), m.write(ctx, st.Namespace, st.Name, probeSuccess))
 }
 
 // applyStatusStep sets one container's started and ready state and the

@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/stormbench/stormbench/bench/storm"
 )
 
 // TestTerminatePod: a pod deleted while its kubelet was away is finished as
@@ -61,7 +63,7 @@ func TestTerminatePod(t *testing.T) {
 			s := &Simulator{cfg: Config{Clock: clk}}
 			sess := &session{node: "n1", client: client, events: client.CoreV1(), clk: clk, syncTimeout: time.Minute}
 			sess.startEvents()
-			if err := (&nodeRun{s: s, sess: sess}).terminatePods(context.Background(), []*corev1.Pod{pod}); err != nil {
+			if err := newNodeRun(s, storm.Restart{Node: "n1"}, sess).terminatePods(context.Background(), []*corev1.Pod{pod}); err != nil {
 				t.Fatal(err)
 			}
 			// Events go out from their own goroutine, beside the status
@@ -175,7 +177,7 @@ func TestTerminatePodsInterleaved(t *testing.T) {
 	s := &Simulator{cfg: Config{Clock: clk}}
 	sess := &session{node: "n1", client: client, events: client.CoreV1(), clk: clk, syncTimeout: time.Minute}
 	sess.startEvents()
-	if err := (&nodeRun{s: s, sess: sess}).terminatePods(context.Background(), pods); err != nil {
+	if err := newNodeRun(s, storm.Restart{Node: "n1"}, sess).terminatePods(context.Background(), pods); err != nil {
 		t.Fatal(err)
 	}
 	sess.flushEvents()
