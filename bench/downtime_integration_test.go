@@ -78,8 +78,8 @@ func TestReboot(t *testing.T) {
 			positive bool
 		}{
 			{kubelet.CounterContainerRestarts, true},
-			{"memoryEmptyDirsLost", true},
-			{"podsDeleted", false},
+			{kubelet.CounterMemoryEmptyDirsLost, true},
+			{kubelet.CounterPodsDeleted, false},
 			{measure.StormPodsLost, false},
 		} {
 			got := value(t, v, measure.MeasurementStorm, tc.name, result.WindowStorm)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/result"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -32,8 +33,8 @@ var GateMetricIDs = []string{
 	"endpointSlices.ready_flips", "endpointSlices.not_ready_endpoints_peak", "endpointSlices.not_ready_endpoint_seconds",
 	"endpointSlices.outage_seconds", "recovery.node_ready_p50", "recovery.node_ready_p99",
 	"recovery.pod_ready_p50", "recovery.pod_ready_p99", "recovery.service_ready_p50",
-	"recovery.service_ready_p99", "recovery.fleet_recovered", "storm.podStatusPatches",
-	"storm.readyFlipsDown", "storm.stormbenchCPUSeconds",
+	"recovery.service_ready_p99", "recovery.fleet_recovered", "storm.pod_status_patches",
+	"storm.ready_flips_down", "storm.stormbench_cpu_seconds",
 }
 
 // ParseRegression parses an allowed regression, a percentage written with
@@ -83,7 +84,9 @@ func CheckMaxOutageSeconds(v float64) error {
 }
 
 // CheckGateMetric checks a regression threshold's metric: "*" or a key
-// metric ID.
+// metric ID, today's or with a figure's former name
+// (result.FigureAliases: "storm.podStatusPatches" still names
+// storm.pod_status_patches).
 func CheckGateMetric(id string) error {
 	if reason := gateMetricReason(id); reason != "" {
 		return fmt.Errorf("unknown metric %q: %s", truncate(id), reason)
@@ -92,7 +95,7 @@ func CheckGateMetric(id string) error {
 }
 
 func gateMetricReason(id string) string {
-	if id == AllGateMetrics || slices.Contains(GateMetricIDs, id) {
+	if id == AllGateMetrics || slices.Contains(GateMetricIDs, result.CanonicalMetricID(id)) {
 		return ""
 	}
 	msg := "give \"*\" or a key metric ID (`stormbench compare --list-metrics` lists them)"

@@ -143,12 +143,15 @@ type source struct {
 
 // LookupMetrics returns the key metrics with the given IDs, in the given
 // order, or an error naming every unknown ID and listing the known ones.
+// An ID with a figure's former name (result.FigureAliases) names the
+// figure.
 func LookupMetrics(ids ...string) ([]Metric, error) {
 	all := KeyMetrics()
 	var out []Metric
 	var unknown []string
 	for _, id := range ids {
-		i := slices.IndexFunc(all, func(m Metric) bool { return m.ID == id })
+		canon := result.CanonicalMetricID(id)
+		i := slices.IndexFunc(all, func(m Metric) bool { return m.ID == canon })
 		if i < 0 {
 			unknown = append(unknown, id)
 			continue

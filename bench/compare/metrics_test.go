@@ -1,12 +1,14 @@
 package compare
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/bench/watchers"
 )
 
 // TestKeyMetricsReadKnownFigures checks every key metric against the
@@ -55,5 +57,45 @@ func TestKeyMetricsReadKnownFigures(t *testing.T) {
 		if got, ok := m.Extract(&result.VariantRun{Measurements: []result.Measurement{meas}}); !ok || got != x {
 			t.Errorf("%s: extracted %v, %v from a run holding only %s/%s %v; want %v", m.ID, got, ok, s.measurement, s.figure, s.labels, x)
 		}
+	}
+}
+
+// TestFigureNames: the figures the storm, host and steadyWatches
+// measurements write are snake_case like every other, each former
+// camelCase name (result.FigureAliases) points at one of them, and a key
+// metric ID with a former name looks up today's metric.
+func TestFigureNames(t *testing.T) {
+	current := map[string][]string{
+		measure.MeasurementStorm: {measure.StormCPUSeconds, measure.StormPeakRSS, measure.StormRSSStart, measure.StormRSSPeak,
+			measure.StormRSSGrowthPerRestart, measure.StormPodsLost, measure.StormStaleReadinessFixed, measure.StormRestarts},
+		measure.MeasurementHost: {measure.HostCPUs, measure.HostBusyP50, measure.HostBusyMax, measure.HostBusyMean, measure.HostIOWaitMean,
+			measure.HostStealMean, measure.HostSaturatedSeconds, measure.HostSaturatedFraction, measure.HostCoreSeconds,
+			measure.HostBusyCoreSeconds, measure.HostProcessCPUSeconds, measure.HostProcessCPUShare, measure.HostSamples, measure.HostSeriesBusy},
+		watchers.Name: {watchers.FigureWatchers, watchers.FigureOpenAtStormStart, watchers.FigureEvents, watchers.FigureBookmarks,
+			watchers.FigureBytes, watchers.FigureRenewed, watchers.FigureReconnects, watchers.FigureResyncs},
+	}
+	for name := range (&kubelet.Counters{}).Snapshot() {
+		current[measure.MeasurementStorm] = append(current[measure.MeasurementStorm], name)
+	}
+	for m, names := range current {
+		for _, n := range names {
+			if strings.ToLower(n) != n {
+				t.Errorf("%s figure %q is not snake_case", m, n)
+			}
+		}
+	}
+	if len(result.FigureAliases) != len(current) {
+		t.Errorf("aliases for %d measurements, want the %d renamed ones", len(result.FigureAliases), len(current))
+	}
+	for m, aliases := range result.FigureAliases {
+		for from, to := range aliases {
+			if !slices.Contains(current[m], to) {
+				t.Errorf("%s: alias %q → %q: no such figure today", m, from, to)
+			}
+		}
+	}
+	got, err := LookupMetrics("storm.podStatusPatches", "storm.stormbenchCPUSeconds")
+	if err != nil || len(got) != 2 || got[0].ID != MetricPodStatusPatches || got[1].ID != MetricStormCPUSeconds {
+		t.Errorf("LookupMetrics of former names: %+v, %v", got, err)
 	}
 }

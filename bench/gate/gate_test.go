@@ -164,6 +164,12 @@ func TestResolveThresholds(t *testing.T) {
 		{name: "profile metric kept beside a flag's *", profile: prof(profiles.Gates{MaxRegression: map[string]string{"apiserver.requests": "30%"}}),
 			flags: FlagThresholds{MaxRegression: map[string]float64{"*": 0.1}},
 			want:  map[string]string{"maxRegression[apiserver.requests]": "≤ +30.0% (profile p)", "maxRegression[*]": "≤ +10.0% (--max-regression)"}},
+		// A figure's former name (schema 3) names today's metric, from a
+		// profile and from the flag.
+		{name: "former metric names", profile: prof(profiles.Gates{MaxRegression: map[string]string{"storm.podStatusPatches": "30%"}}),
+			flags: FlagThresholds{MaxRegression: map[string]float64{"storm.readyFlipsDown": 0.2}},
+			want: map[string]string{"maxRegression[storm.pod_status_patches]": "≤ +30.0% (profile p)",
+				"maxRegression[storm.ready_flips_down]": "≤ +20.0% (--max-regression)"}},
 		{name: "bare number in a profile", profile: prof(profiles.Gates{MaxRegression: map[string]string{"*": "10"}}), err: "give a percentage with %"},
 		{name: "unknown metric in a profile", profile: prof(profiles.Gates{MaxRegression: map[string]string{"apiserver.p99": "10%"}}), err: `gates.maxRegression[apiserver.p99]: unknown metric "apiserver.p99"`},
 		{name: "negative SLO in a profile", profile: prof(profiles.Gates{MutatingP99: md(-time.Second)}), err: "gates.mutatingP99: -1s: must not be negative"},

@@ -182,7 +182,10 @@ func durationOf(d *metav1.Duration) *time.Duration {
 	return &d.Duration
 }
 
+// setRegression sets metric k's threshold; a key with a figure's former
+// name (result.FigureAliases) sets the figure's.
 func setRegression(o *Options, src map[string]string, k string, f float64, from string) {
+	k = result.CanonicalMetricID(k)
 	if o.MaxRegression == nil {
 		o.MaxRegression = map[string]float64{}
 	}

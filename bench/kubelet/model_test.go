@@ -143,7 +143,7 @@ func TestRestartGolden(t *testing.T) {
 		}},
 		// Pod requests that take 1.5 s keep the status manager behind the
 		// pods' workers: what they hand over meanwhile goes out as one
-		// write (statusUpdatesCoalesced).
+		// write (status_updates_coalesced).
 		{name: "reboot-busy-status", podLatency: 1500 * time.Millisecond, cfg: func(c *Config) { c.Kind = profiles.StormReboot }},
 		// The pods' statuses go out during the NotReady flash, not after it.
 		{name: "reboot-init-flash", cfg: func(c *Config) {

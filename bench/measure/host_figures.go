@@ -20,33 +20,33 @@ const (
 	// HostBusyP50 is the median, over the window's time, of the host's busy
 	// fraction per sampling interval (one second): the fraction of CPU time
 	// neither idle nor iowait, steal included (HostUsage.Busy).
-	HostBusyP50 = "busyP50"
+	HostBusyP50 = "busy_p50"
 	// HostBusyMax is the largest busy fraction of an interval.
-	HostBusyMax = "busyMax"
+	HostBusyMax = "busy_max"
 	// HostBusyMean is the busy fraction of the whole window.
-	HostBusyMean = "busyMean"
+	HostBusyMean = "busy_mean"
 	// HostIOWaitMean and HostStealMean are the iowait and steal fractions
 	// of the whole window.
-	HostIOWaitMean = "iowaitMean"
-	HostStealMean  = "stealMean"
+	HostIOWaitMean = "iowait_mean"
+	HostStealMean  = "steal_mean"
 	// HostSaturatedSeconds is the time of the intervals in which the host
 	// was at least HostSaturatedBusy busy.
-	HostSaturatedSeconds = "saturatedSeconds"
+	HostSaturatedSeconds = "saturated_seconds"
 	// HostSaturatedFraction is HostSaturatedSeconds over the window's
 	// sampled time.
-	HostSaturatedFraction = "saturatedFraction"
+	HostSaturatedFraction = "saturated_fraction"
 	// HostCoreSeconds is the host's capacity in the window: sampled time ×
 	// CPUs.
-	HostCoreSeconds = "coreSeconds"
+	HostCoreSeconds = "core_seconds"
 	// HostBusyCoreSeconds is the CPU time the host spent busy.
-	HostBusyCoreSeconds = "busyCoreSeconds"
+	HostBusyCoreSeconds = "busy_core_seconds"
 	// HostProcessCPUSeconds is the user + system CPU of a process, labelled
 	// result.LabelComponent: ComponentStormbench, and with an embedded
 	// cluster each of its components (kube-apiserver, etcd, ...).
-	HostProcessCPUSeconds = "processCPUSeconds"
+	HostProcessCPUSeconds = "process_cpu_seconds"
 	// HostProcessCPUShare is HostProcessCPUSeconds over HostCoreSeconds: the
 	// process's share of the whole machine.
-	HostProcessCPUShare = "processCPUShare"
+	HostProcessCPUShare = "process_cpu_share"
 	// HostSamples counts the sampling intervals of the window.
 	HostSamples = "samples"
 	// HostSeriesBusy is the busy fraction per sampling interval, from the

@@ -15,19 +15,19 @@ const MeasurementStorm = "storm"
 const (
 	// StormCPUSeconds is stormbench's user + system CPU between the storm's
 	// start and its end (full recovery) (SelfCost).
-	StormCPUSeconds = "stormbenchCPUSeconds"
+	StormCPUSeconds = "stormbench_cpu_seconds"
 	// StormPeakRSS is stormbench's process peak RSS over its life so far
 	// (VmHWM) (SelfCost).
-	StormPeakRSS = "stormbenchPeakRSSBytes"
+	StormPeakRSS = "stormbench_peak_rss_bytes"
 	// StormRSSStart and StormRSSPeak are stormbench's RSS at the storm's
 	// start, after returning freed memory to the OS, and the peak of its
 	// sampled RSS during the storm (SelfCost).
-	StormRSSStart = "stormbenchRSSStartBytes"
-	StormRSSPeak  = "stormbenchRSSPeakBytes"
+	StormRSSStart = "stormbench_rss_start_bytes"
+	StormRSSPeak  = "stormbench_rss_peak_bytes"
 	// StormRSSGrowthPerRestart is (StormRSSPeak − StormRSSStart) ÷
 	// restarts: the memory one simulated node costs when all restart at
 	// once (SelfCost).
-	StormRSSGrowthPerRestart = "stormbenchRSSGrowthPerRestartBytes"
+	StormRSSGrowthPerRestart = "stormbench_rss_growth_per_restart_bytes"
 	// StormRestarts is the number of node restarts: the outcomes that took
 	// their node down (storm.Restarts), the count every per-restart figure divides by
 	// (Simulator).
@@ -35,12 +35,12 @@ const (
 	// StormPodsLost counts standalone pods of the plan that no longer
 	// exist: evicted while their node was down, nothing replaces them
 	// (Simulator).
-	StormPodsLost = "podsLost"
+	StormPodsLost = "pods_lost"
 	// StormStaleReadinessFixed counts pods the node-lifecycle controller
 	// left not ready on nodes that KWOK (not a simulated kubelet) brought
 	// back, set Ready by stormbench acting as their kubelet (kwok#1464)
 	// (Simulator).
-	StormStaleReadinessFixed = "staleReadinessFixed"
+	StormStaleReadinessFixed = "stale_readiness_fixed"
 )
 
 // stormMerge is how result.Merge combines the shards' storm measurements.

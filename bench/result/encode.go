@@ -16,8 +16,10 @@ import (
 // Schema versions: 1 wrote indented JSON with every point of every series;
 // 2 wrote the compact layout of writeCompact and sparse labelled series
 // (Series.Sparse); 3 records a merge in Run.MergedFrom instead of the flag
-// Cluster.Settings.Flags["stormbench"]["merged-shards"]. This stormbench
-// reads all three and writes 3.
+// Cluster.Settings.Flags["stormbench"]["merged-shards"]; 4 names every
+// figure in snake_case (the storm, host and steadyWatches measurements'
+// were camelCase: FigureAliases, renamed on Decode). This stormbench reads
+// all four and writes 4.
 const minSchemaVersion = 1
 
 // The merge marker of schemas 1 and 2: a component flag holding how many

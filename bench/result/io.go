@@ -116,6 +116,7 @@ func Decode(rd io.Reader) (*Result, error) {
 	if err := upgradeMergeMarker(&r, *probe.SchemaVersion); err != nil {
 		return nil, fmt.Errorf("decoding result: %w", err)
 	}
+	renameFigures(&r, *probe.SchemaVersion)
 	// In memory a result is of the current schema, whatever the file's.
 	r.SchemaVersion = SchemaVersion
 	if err := Validate(&r); err != nil {

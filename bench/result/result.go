@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the version of the result document this package writes.
 // Decode reads it and the versions before it (see encode.go).
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // Result is one run's result document.
 type Result struct {

@@ -213,7 +213,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"not json", "{", []string{"decoding result"}},
 		{"no schemaVersion", `{"complete":true}`, []string{"schemaVersion: Required value"}},
 		{"future schemaVersion", edit(func(m map[string]any) { m["schemaVersion"] = result.SchemaVersion + 1 }),
-			[]string{"schemaVersion: Unsupported value: 4", "reads schema versions 1 to 3"}},
+			[]string{"schemaVersion: Unsupported value: 5", "reads schema versions 1 to 4"}},
 		{"unknown field", edit(func(m map[string]any) { m["colour"] = "blue" }), []string{`colour: unknown field`}},
 		{"missing required fields", edit(func(m map[string]any) {
 			run := m["run"].(map[string]any)

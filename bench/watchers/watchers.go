@@ -41,7 +41,7 @@ const (
 	FigureWatchers = "watchers"
 	// FigureOpenAtStormStart is the watches open (their response headers
 	// received) when the storm started.
-	FigureOpenAtStormStart = "watchersOpenAtStormStart"
+	FigureOpenAtStormStart = "watchers_open_at_storm_start"
 	// FigureEvents is the ADDED, MODIFIED and DELETED events delivered in
 	// the storm window.
 	FigureEvents = "events"
@@ -53,7 +53,7 @@ const (
 	// FigureRenewed is watches that the API server ended at their
 	// timeoutSeconds and that were reopened from their last
 	// resourceVersion, as a reflector does every 5–10 minutes.
-	FigureRenewed = "watchesRenewed"
+	FigureRenewed = "watches_renewed"
 	// FigureReconnects is watches reopened after an error (a failed
 	// request, a non-200 answer, a broken stream), with backoff.
 	FigureReconnects = "reconnects"
