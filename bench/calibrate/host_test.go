@@ -8,10 +8,11 @@ import (
 	"github.com/stormbench/stormbench/bench/result"
 )
 
-// TestJudgeHostBound: in a host-bound case a timing row whose model is
-// below the real kubelet agrees, marked; one whose model is above the
-// real side's interval beyond the tolerance still differs, and counts and
-// informational rows are left as they were judged.
+// TestJudgeHostBound: in a host-bound case (here saturated for 30 s) a
+// timing row whose model is below the real kubelet by no more than the
+// tolerance plus the saturated seconds agrees, marked; one further below,
+// or above the real side's interval beyond the tolerance, still differs,
+// and counts and informational rows are left as they were judged.
 func TestJudgeHostBound(t *testing.T) {
 	tol := DefaultTolerance()
 	periods := func(lo, hi float64) *Spread {
@@ -24,6 +25,8 @@ func TestJudgeHostBound(t *testing.T) {
 	}{
 		{"model faster than the slowed kubelet", Row{Metric: MetricNotReadyP50, Unit: "s", Real: 10.9, Simulated: 4.52,
 			RealSpread: periods(10.4, 12.5), SimulatedSpread: periods(4.2, 4.8)}, true, true},
+		{"model faster than the host's slack", Row{Metric: MetricNotReadyP50, Unit: "s", Real: 50, Simulated: 4,
+			RealSpread: periods(48, 55), SimulatedSpread: periods(3, 5)}, false, false},
 		{"model slower beyond the tolerance", Row{Metric: MetricNotReadyMax, Unit: "s", Real: 5, Simulated: 9,
 			RealSpread: periods(4, 5.5), SimulatedSpread: periods(8, 9)}, false, false},
 		{"already agrees: not marked", Row{Metric: MetricNotReadyP50, Unit: "s", Real: 5, Simulated: 5.2}, true, false},
@@ -36,7 +39,7 @@ func TestJudgeHostBound(t *testing.T) {
 				row.Agree = tol.agreeSpread(row.Unit, row.Real, row.Simulated, row.RealSpread, row.SimulatedSpread)
 			}
 			rows := []Row{row}
-			judgeHostBound(rows, tol)
+			judgeHostBound(rows, tol, &CaseHost{WindowSeconds: 60, SaturatedSeconds: 30, Bound: true})
 			if rows[0].Agree != tc.agree || rows[0].HostBound != tc.marked {
 				t.Errorf("agree %v, host-bound %v; want %v, %v", rows[0].Agree, rows[0].HostBound, tc.agree, tc.marked)
 			}

@@ -75,7 +75,7 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 	}
 	cr.Rows = c.rows(cs, reqs, t0, end, simCPU, cr.realUsage)
 	if cr.Host != nil && cr.Host.Bound {
-		judgeHostBound(cr.Rows, c.o.Tolerance)
+		judgeHostBound(cr.Rows, c.o.Tolerance, cr.Host)
 	}
 	return cr, nil
 }

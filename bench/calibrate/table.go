@@ -104,8 +104,9 @@ type Row struct {
 	// Informational rows are reported, not checked.
 	Informational bool `json:"informational,omitempty"`
 	// HostBound marks a timing row of a host-bound case that agrees only
-	// one-sided: the model is faster than the real kubelet on a saturated
-	// host (judgeHostBound).
+	// with the host's slack: the model is faster than the real kubelet on
+	// a saturated host, by no more than the time the host was saturated
+	// (judgeHostBound).
 	HostBound bool `json:"hostBound,omitempty"`
 	// Note explains the row.
 	Note string `json:"note,omitempty"`
@@ -246,12 +247,15 @@ func (t Tolerance) agreeSpread(unit string, real, sim float64, realSpread, simSp
 	return gap <= math.Max(abs, rel*math.Abs(real))+1e-9
 }
 
-// agreeBelow is agreeSpread one-sided: the model's interval may lie
-// anywhere below the real side's, and above it within the tolerance.
-func (t Tolerance) agreeBelow(real, sim float64, realSpread, simSpread *Spread) bool {
-	_, rhi := interval(real, realSpread)
-	slo, _ := interval(sim, simSpread)
-	return max(0, slo-rhi) <= math.Max(t.SecondsAbsolute, t.SecondsRelative*math.Abs(real))+1e-9
+// agreeBelow is agreeSpread with the slack of a saturated host: the
+// model's interval may lie below the real side's by the tolerance plus
+// delay, the longest a saturated host can have held the real kubelet back
+// (the seconds it was saturated), and above it by the tolerance alone.
+func (t Tolerance) agreeBelow(real, sim float64, realSpread, simSpread *Spread, delay float64) bool {
+	rlo, rhi := interval(real, realSpread)
+	slo, shi := interval(sim, simSpread)
+	tol := math.Max(t.SecondsAbsolute, t.SecondsRelative*math.Abs(real)) + 1e-9
+	return max(0, slo-rhi) <= tol && max(0, rlo-shi) <= tol+delay
 }
 
 // Disagreements lists "case: metric" of every checked row outside its
