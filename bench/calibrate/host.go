@@ -39,7 +39,7 @@ type CaseHost struct {
 func (h *CaseHost) String() string {
 	s := fmt.Sprintf("host %.0f %% busy, saturated (≥ %.0f %%) for %.0f of %.0f s", 100*h.BusyMean, 100*measure.HostSaturatedBusy, h.SaturatedSeconds, h.WindowSeconds)
 	if h.Bound {
-		s += fmt.Sprintf(": host-bound, timings judged with %.0f s of slack below the real side (the model may be that much faster than the slowed real kubelet, beyond the tolerance; never slower)", h.SaturatedSeconds)
+		s += fmt.Sprintf(": host-bound, timings judged with %.0f s of slack below the real side (the model may be that much faster than the slowed real kubelet, beyond the tolerance; slower only within it)", h.SaturatedSeconds)
 	}
 	return s
 }
