@@ -57,7 +57,7 @@ const (
 	ActionWait
 	// ActionPodStatus hands the status manager a status of a recreated or
 	// replaced pod (Update); a run of them is synced in batches
-	// (syncStatuses).
+	// (statusManager.batch).
 	ActionPodStatus
 	// ActionPodStartup writes a change of one container's started and
 	// ready state (a startup probe the legacy gate reset: startupSteps).

@@ -52,7 +52,7 @@ func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, 
 }
 
 // playActor plays one actor's steps. A run of pod statuses goes to the
-// status manager's batches (syncStatuses) as one. A pod write that fails
+// status manager's batches (statusManager.batch) as one. A pod write that fails
 // does not stop the others: the first such error is returned at the end.
 func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.Time, steps Plan) error {
 	clk := n.s.cfg.Clock

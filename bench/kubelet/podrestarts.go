@@ -15,7 +15,7 @@ import (
 // containerd writes it with a runtime that came back with every container
 // exited and every sandbox not ready. The pod worker (kuberuntime SyncPod)
 // hands the status manager four statuses, at offsets from the pods' first
-// sync; the status manager writes them (syncStatuses):
+// sync; the status manager writes them (statusManager.batch):
 //  1. at once: the containers terminated (exit 255, Unknown), the pod not
 //     ready, PodReadyToStartContainers False, no pod IP; the worker then
 //     records SandboxChanged and kills the old sandbox;
@@ -34,7 +34,7 @@ import (
 // the containers running 0.5 to 1.5 s after their sandbox
 // (rebootContainers), and every pod got the four writes. With 5 pods per
 // node the second and third were 0.2 to 0.6 s apart. When the status
-// manager is behind, it writes what came meanwhile as one (syncStatuses):
+// manager is behind, it writes what came meanwhile as one (statusManager.batch):
 // the hollow kubelet did so for most pods (2.7 to 3.4 writes per pod), and
 // the kubelet on containerd in a CI run with other clusters on the same
 // cores (3.1). jitters holds each readiness-probed container's worker

@@ -147,7 +147,7 @@ type statusUpdate struct {
 // flip writes Ready=False and then Ready=True), a startup probe's steps
 // write theirs, and the statuses of pods recreated after a reboot or
 // replaced after their containers exited, Ready among them, go to the
-// status manager's batches. Those come first, by offset (syncStatuses
+// status manager's batches. Those come first, by offset (statusManager.batch
 // plays them all before the probes' writes), then the probes' writes by
 // offset: a probe write due before the last batch is written after it.
 func planProbes(plans []probePlan) Plan {
