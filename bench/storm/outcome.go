@@ -196,9 +196,9 @@ func (r *Recorder) Mark(step Step) {
 
 // Synced records the informers' sync with the node's pod count.
 func (r *Recorder) Synced(pods int) {
-	r.Mark(StepSynced)
+	t := r.now()
 	r.mu.Lock()
-	r.o.Pods = pods
+	r.o.Synced, r.o.Pods = t, pods
 	r.mu.Unlock()
 }
 
