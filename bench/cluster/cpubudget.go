@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 
 	"github.com/stormbench/stormbench/bench/poll"
 )
@@ -61,28 +61,19 @@ type CPUCgroupRoot struct {
 	Version CgroupVersion
 }
 
-// FindCPUCgroupRoot returns the cpu controller's mount from a
-// /proc/self/mountinfo text: a cgroup (v1) mount whose options name cpu,
-// else a cgroup2 mount whose cgroup.controllers, read with readFile, lists
-// cpu. A v1 cpu controller wins: on a hybrid system the v2 hierarchy does
-// not get the controllers v1 has.
-func FindCPUCgroupRoot(mountinfo []byte, readFile func(string) ([]byte, error)) (CPUCgroupRoot, error) {
+// FindCPUCgroupRoot returns the cpu controller's mount from the mounts of
+// /proc/self/mountinfo (procfs): a cgroup (v1) mount whose superblock
+// options name cpu, else a cgroup2 mount whose cgroup.controllers, read
+// with readFile, lists cpu. A v1 cpu controller wins: on a hybrid system
+// the v2 hierarchy does not get the controllers v1 has.
+func FindCPUCgroupRoot(mounts []*procfs.MountInfo, readFile func(string) ([]byte, error)) (CPUCgroupRoot, error) {
 	var v2 []string
-	sc := bufio.NewScanner(bytes.NewReader(mountinfo))
-	for sc.Scan() {
+	for _, m := range mounts {
 		// 31 30 0:28 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		if !ok {
-			continue
-		}
-		f, g := strings.Fields(pre), strings.Fields(post)
-		if len(f) < 5 || len(g) < 1 {
-			continue
-		}
-		mountPoint := unescapeMount(f[4])
-		switch g[0] {
+		mountPoint := unescapeMount(m.MountPoint)
+		switch m.FSType {
 		case "cgroup":
-			if len(g) >= 3 && slices.Contains(strings.Split(g[2], ","), "cpu") {
+			if _, ok := m.SuperOptions["cpu"]; ok {
 				return CPUCgroupRoot{Dir: mountPoint, Version: CgroupV1}, nil
 			}
 		case "cgroup2":
@@ -121,13 +112,13 @@ func unescapeMount(s string) string {
 }
 
 // HostCPUCgroupRoot finds the cpu controller of this machine
-// (FindCPUCgroupRoot on /proc/self/mountinfo).
+// (FindCPUCgroupRoot on /proc/self/mountinfo's mounts).
 func HostCPUCgroupRoot() (CPUCgroupRoot, error) {
-	mi, err := os.ReadFile("/proc/self/mountinfo")
+	mounts, err := procfs.GetMounts()
 	if err != nil {
 		return CPUCgroupRoot{}, fmt.Errorf("finding the cpu cgroup controller: %w", err)
 	}
-	return FindCPUCgroupRoot(mi, os.ReadFile)
+	return FindCPUCgroupRoot(mounts, os.ReadFile)
 }
 
 // CheckCPUBudget says why a CPU budget of cpus cores cannot be set up on

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 func TestCPUQuota(t *testing.T) {
@@ -69,7 +71,7 @@ func TestFindCPUCgroupRoot(t *testing.T) {
 		{name: "nothing", mountinfo: "", wantErr: "no cgroup hierarchy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := FindCPUCgroupRoot([]byte(tc.mountinfo), controllers(tc.files))
+			got, err := FindCPUCgroupRoot(mountsOf(t, tc.mountinfo), controllers(tc.files))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -81,6 +83,27 @@ func TestFindCPUCgroupRoot(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mountsOf parses a mountinfo text as the kernel's, with procfs.
+func mountsOf(t *testing.T, mountinfo string) []*procfs.MountInfo {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "self"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "self", "mountinfo"), []byte(mountinfo), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs, err := procfs.NewFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mounts, err := fs.GetMounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mounts
 }
 
 // fakeCgroupRoot makes a cgroup directory with the control files the kernel

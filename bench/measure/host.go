@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -19,8 +18,9 @@ import (
 type HostOptions struct {
 	// Interval is how often the host is sampled; default 1 s.
 	Interval time.Duration
-	// ReadStat returns the text of /proc/stat; default reads it.
-	ReadStat func() ([]byte, error)
+	// ReadCPU returns the host's CPU times; default reads /proc/stat
+	// (ReadCPUTimes).
+	ReadCPU func() (CPUTimes, error)
 	// ProcessCPU returns the user + system CPU a process has used so far;
 	// default reads /proc/<pid>/stat.
 	ProcessCPU func(pid int) (time.Duration, error)
@@ -77,8 +77,8 @@ func NewHost(o HostOptions) *Host {
 	if o.Interval <= 0 {
 		o.Interval = time.Second
 	}
-	if o.ReadStat == nil {
-		o.ReadStat = func() ([]byte, error) { return os.ReadFile("/proc/stat") }
+	if o.ReadCPU == nil {
+		o.ReadCPU = readHostCPU
 	}
 	if o.ProcessCPU == nil {
 		o.ProcessCPU = procCPU
@@ -87,6 +87,15 @@ func NewHost(o HostOptions) *Host {
 		o.SelfCPU = ProcSelf{}.CPU
 	}
 	return &Host{opts: o}
+}
+
+// readHostCPU reads the host's CPU times from /proc/stat.
+func readHostCPU() (CPUTimes, error) {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return CPUTimes{}, err
+	}
+	return ReadCPUTimes(fs)
 }
 
 // procCPU reads a process's user + system CPU from /proc/<pid>/stat.
@@ -203,11 +212,7 @@ func (m *Host) sampleLocked(now time.Time) {
 	if m.havePrev && !now.After(m.last) {
 		return
 	}
-	text, err := m.opts.ReadStat()
-	var cur CPUTimes
-	if err == nil {
-		cur, err = ParseProcStat(text)
-	}
+	cur, err := m.opts.ReadCPU()
 	if err != nil {
 		m.readErrs++
 		if m.firstErr == nil {

@@ -56,23 +56,23 @@ func integral(steps []busyStep, t float64, f func(busyStep) float64) float64 {
 
 func (h *fakeHost) elapsed() float64 { return time.Since(h.t0).Seconds() }
 
-func (h *fakeHost) readStat() ([]byte, error) {
+func (h *fakeHost) readCPU() (CPUTimes, error) {
 	h.mu.Lock()
 	h.reads++
 	n := h.reads
 	h.mu.Unlock()
 	if h.failAt[n] {
-		return nil, errors.New("read /proc/stat: input/output error")
+		return CPUTimes{}, errors.New("read /proc/stat: input/output error")
 	}
 	t := h.elapsed()
-	ticks := func(x float64) uint64 { return uint64(math.Round(x * fakeTicksPerSecond)) }
+	ticks := func(x float64) float64 { return math.Round(x*fakeTicksPerSecond) / 100 }
 	busy := integral(h.steps, t, func(s busyStep) float64 { return s.busy })
 	total := ticks(t)
 	steal := ticks(0.02 * t)
 	iowait := ticks(0.05 * t)
 	user := ticks(busy) - steal
 	idle := total - user - steal - iowait
-	return fmt.Appendf(nil, "cpu  %d 0 0 %d %d 0 0 %d 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\ncpu1 0 0 0 0 0 0 0 0 0 0\nintr 1\n", user, idle, iowait, steal), nil
+	return CPUTimes{User: user, Idle: idle, IOWait: iowait, Steal: steal, CPUs: 2}, nil
 }
 
 func (h *fakeHost) processes() map[string]int {
@@ -108,7 +108,7 @@ func (h *fakeHost) selfCPU() time.Duration {
 func TestHostWindows(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fh := &fakeHost{t0: time.Now(), steps: []busyStep{{1.5, 0.3}, {3.5, 0.95}, {4.7, 0.5}}, etcdRestart: 3}
-		h := NewHost(HostOptions{ReadStat: fh.readStat, ProcessCPU: fh.processCPU, SelfCPU: fh.selfCPU})
+		h := NewHost(HostOptions{ReadCPU: fh.readCPU, ProcessCPU: fh.processCPU, SelfCPU: fh.selfCPU})
 		env := &Env{Clock: clock.RealClock{}, Processes: fh.processes}
 		if err := h.Start(context.Background(), env); err != nil {
 			t.Fatal(err)
@@ -182,7 +182,7 @@ func TestHostWindows(t *testing.T) {
 func TestHostExistingClusterAndReadErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fh := &fakeHost{t0: time.Now(), steps: []busyStep{{10, 0.5}}, failAt: map[int]bool{3: true}}
-		h := NewHost(HostOptions{ReadStat: fh.readStat, ProcessCPU: fh.processCPU, SelfCPU: fh.selfCPU})
+		h := NewHost(HostOptions{ReadCPU: fh.readCPU, ProcessCPU: fh.processCPU, SelfCPU: fh.selfCPU})
 		if err := h.Start(context.Background(), &Env{Clock: clock.RealClock{}}); err != nil {
 			t.Fatal(err)
 		}

@@ -1,66 +1,41 @@
 package measure
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
+
+	"github.com/prometheus/procfs"
 )
 
 // CPUTimes are the host's cumulative CPU times from the "cpu" line of
-// /proc/stat, summed over every CPU, in USER_HZ ticks (proc(5)).
+// /proc/stat, summed over every CPU, in seconds (procfs converts the
+// kernel's USER_HZ ticks).
 type CPUTimes struct {
-	User, Nice, System, Idle, IOWait, IRQ, SoftIRQ, Steal uint64
+	User, Nice, System, Idle, IOWait, IRQ, SoftIRQ, Steal float64
 	// CPUs is the number of "cpuN" lines: the online CPUs.
 	CPUs int
 }
 
-// Total is every tick of the CPU times. guest and guest_nice are left out:
-// the kernel already counts them in user and nice (proc(5)).
-func (c CPUTimes) Total() uint64 {
+// Total is every second of the CPU times. guest and guest_nice are left
+// out: the kernel already counts them in user and nice (proc(5)).
+func (c CPUTimes) Total() float64 {
 	return c.User + c.Nice + c.System + c.Idle + c.IOWait + c.IRQ + c.SoftIRQ + c.Steal
 }
 
-// ParseProcStat reads the aggregate "cpu" line and counts the "cpuN" lines
-// of a /proc/stat text. Kernels before 2.6.11 lack steal (and 2.6.0 lacks
-// iowait, irq and softirq): missing trailing fields are 0, but the four
-// fields user, nice, system and idle are required.
-func ParseProcStat(text []byte) (CPUTimes, error) {
-	var c CPUTimes
-	found := false
-	sc := bufio.NewScanner(bytes.NewReader(text))
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 0 || !strings.HasPrefix(fields[0], "cpu") {
-			continue
-		}
-		if fields[0] != "cpu" {
-			if _, err := strconv.Atoi(fields[0][len("cpu"):]); err == nil {
-				c.CPUs++
-			}
-			continue
-		}
-		if len(fields) < 5 {
-			return CPUTimes{}, fmt.Errorf("/proc/stat: the cpu line has %d fields, want at least 4 numbers: %q", len(fields)-1, sc.Text())
-		}
-		dst := []*uint64{&c.User, &c.Nice, &c.System, &c.Idle, &c.IOWait, &c.IRQ, &c.SoftIRQ, &c.Steal}
-		for i, f := range fields[1:min(len(fields), len(dst)+1)] {
-			v, err := strconv.ParseUint(f, 10, 64)
-			if err != nil {
-				return CPUTimes{}, fmt.Errorf("/proc/stat: cpu field %d: %q is not a tick count", i+1, f)
-			}
-			*dst[i] = v
-		}
-		found = true
+// ReadCPUTimes reads the aggregate "cpu" line and counts the "cpuN" lines
+// of fs's stat file with procfs. Kernels before 2.6.11 lack steal (and
+// 2.6.0 lacks iowait, irq and softirq): missing trailing fields are 0.
+func ReadCPUTimes(fs procfs.FS) (CPUTimes, error) {
+	st, err := fs.Stat()
+	if err != nil {
+		return CPUTimes{}, fmt.Errorf("reading the host's CPU times: %w", err)
 	}
-	if err := sc.Err(); err != nil {
-		return CPUTimes{}, fmt.Errorf("/proc/stat: %w", err)
-	}
-	if !found {
-		return CPUTimes{}, fmt.Errorf("/proc/stat: no cpu line")
+	t := st.CPUTotal
+	c := CPUTimes{User: t.User, Nice: t.Nice, System: t.System, Idle: t.Idle, IOWait: t.Iowait, IRQ: t.IRQ, SoftIRQ: t.SoftIRQ, Steal: t.Steal, CPUs: len(st.CPU)}
+	if c.Total() == 0 {
+		return CPUTimes{}, errors.New("reading the host's CPU times: /proc/stat has no cpu line")
 	}
 	return c, nil
 }
@@ -85,14 +60,14 @@ func Usage(prev, cur CPUTimes) (HostUsage, bool) {
 	if ct <= pt || cur.Idle < prev.Idle || cur.IOWait < prev.IOWait || cur.Steal < prev.Steal {
 		return HostUsage{}, false
 	}
-	total := float64(ct - pt)
-	idle := float64(cur.Idle - prev.Idle)
-	iowait := float64(cur.IOWait - prev.IOWait)
+	total := ct - pt
+	idle := cur.Idle - prev.Idle
+	iowait := cur.IOWait - prev.IOWait
 	busy := 1 - (idle+iowait)/total
 	return HostUsage{
 		Busy:   min(max(busy, 0), 1),
 		IOWait: iowait / total,
-		Steal:  float64(cur.Steal-prev.Steal) / total,
+		Steal:  (cur.Steal - prev.Steal) / total,
 	}, true
 }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -263,7 +264,7 @@ func reapOrphans(comps cluster.Components) {
 }
 
 func processExists(pid int) bool {
-	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	_, err := procfs.NewProc(pid)
 	return err == nil
 }
 
