@@ -1,44 +1,65 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"regexp"
+	"maps"
 	"slices"
 	"strings"
+
+	"github.com/spf13/pflag"
 )
 
-// subcommands are the words that follow a command with subcommands.
+// subcommands are the words that follow a command with subcommands, by
+// the command's path ("fleet snapshot" is a subcommand's).
 var subcommands = map[string][]string{
-	"cluster":   {"up", "down", "status"},
-	"fleet":     {"up", "down", "snapshot"},
-	"profiles":  {"list", "show", "validate"},
-	"calibrate": {"combine"},
+	"cluster":        {"up", "down", "status"},
+	"fleet":          {"up", "down", "snapshot"},
+	"fleet snapshot": {"save", "restore"},
+	"profiles":       {"list", "show", "validate"},
+	"calibrate":      {"combine"},
 }
 
-var flagName = regexp.MustCompile(`(?m)^\s+(?:-([A-Za-z]), )?--([a-z0-9][a-z0-9-]*)`)
-
-// commandFlags lists a command's flags as its --help prints them, so that
-// the completion scripts never drift from the flag sets.
-func commandFlags(c command) []string {
-	var out bytes.Buffer
-	env := &cmdEnv{stdout: &out, stderr: io.Discard}
-	args := []string{"--help"}
-	if subs := subcommands[c.name]; len(subs) > 0 && c.name != "calibrate" {
-		args = []string{subs[0], "--help"}
+// commandPaths are the argument lists that ask each of a command's
+// commands and subcommands for --help: calibrate has flags of its own
+// beside its subcommand, the others' subcommands hold every flag.
+func commandPaths(name string, prefix []string) [][]string {
+	subs := subcommands[strings.Join(append([]string{name}, prefix...), " ")]
+	var paths [][]string
+	if len(subs) == 0 || name == "calibrate" {
+		paths = append(paths, append(slices.Clone(prefix), "--help"))
 	}
-	_ = c.run(context.Background(), env, args)
-	var flags []string
-	for _, m := range flagName.FindAllStringSubmatch(out.String(), -1) {
-		if m[1] != "" {
-			flags = append(flags, "-"+m[1])
-		}
-		flags = append(flags, "--"+m[2])
+	for _, sub := range subs {
+		paths = append(paths, commandPaths(name, append(slices.Clone(prefix), sub))...)
+	}
+	return paths
+}
+
+// commandFlags lists the flags a command's flag sets declare (its
+// subcommands' too), read from the pflag sets themselves: the command is
+// asked for --help with a cmdEnv that hands over each flag set it builds.
+// Deprecated and hidden flags are left out, as --help leaves them out.
+func commandFlags(c command) []string {
+	var sets []*pflag.FlagSet
+	env := &cmdEnv{stdout: io.Discard, stderr: io.Discard, flagSet: func(fs *pflag.FlagSet) { sets = append(sets, fs) }}
+	for _, args := range commandPaths(c.name, nil) {
+		_ = c.run(context.Background(), env, args)
+	}
+	flags := []string{"--help"}
+	for _, fs := range sets {
+		fs.VisitAll(func(f *pflag.Flag) {
+			if f.Deprecated != "" || f.Hidden {
+				return
+			}
+			if f.Shorthand != "" && f.ShorthandDeprecated == "" {
+				flags = append(flags, "-"+f.Shorthand)
+			}
+			flags = append(flags, "--"+f.Name)
+		})
 	}
 	slices.Sort(flags)
-	return slices.Compact(append(flags, "--help"))
+	return slices.Compact(flags)
 }
 
 func runCompletion(ctx context.Context, env *cmdEnv, args []string) error {
@@ -98,6 +119,13 @@ func bashCompletion(cmds []command) string {
 		}
 	}
 	b.WriteString("    esac\n  fi\n")
+	b.WriteString("  if [[ $COMP_CWORD -eq 3 && $cur != -* ]]; then\n    case \"$cmd ${COMP_WORDS[2]}\" in\n")
+	for _, path := range slices.Sorted(maps.Keys(subcommands)) {
+		if strings.Contains(path, " ") {
+			fmt.Fprintf(&b, "    %q) COMPREPLY=($(compgen -W %q -- \"$cur\")); return ;;\n", path, strings.Join(subcommands[path], " "))
+		}
+	}
+	b.WriteString("    esac\n  fi\n")
 	b.WriteString("  if [[ $cur == -* ]]; then\n    COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n  else\n    COMPREPLY=($(compgen -f -- \"$cur\"))\n  fi\n}\ncomplete -o filenames -F _stormbench stormbench\n")
 	return b.String()
 }
@@ -111,6 +139,11 @@ func fishCompletion(cmds []command) string {
 	for _, c := range cmds {
 		if subs := subcommands[c.name]; len(subs) > 0 {
 			fmt.Fprintf(&b, "complete -c stormbench -n '__fish_seen_subcommand_from %s' -a %q\n", c.name, strings.Join(subs, " "))
+		}
+		for _, sub := range subcommands[c.name] {
+			if subs := subcommands[c.name+" "+sub]; len(subs) > 0 {
+				fmt.Fprintf(&b, "complete -c stormbench -n '__fish_seen_subcommand_from %s; and __fish_seen_subcommand_from %s' -a %q\n", c.name, sub, strings.Join(subs, " "))
+			}
 		}
 		for _, f := range commandFlags(c) {
 			if long, ok := strings.CutPrefix(f, "--"); ok {

@@ -27,6 +27,14 @@ func TestBashCompletion(t *testing.T) {
 		{"stormbench gate --allow-m", 2, "--allow-mismatch"},
 		{"stormbench profiles val", 2, "validate"},
 		{"stormbench help rep", 2, "report"},
+		// A subcommand's subcommand, and a flag only it has.
+		{"stormbench fleet snapshot sa", 3, "save"},
+		{"stormbench fleet snapshot save --fi", 4, "--file"},
+		// A flag of a subcommand other than the first (cluster status).
+		{"stormbench cluster status --out", 3, "--output"},
+		// Deprecated flags are not offered (cleanup --run is --run-id's
+		// former name).
+		{"stormbench cleanup --run", 2, "--run-id"},
 	} {
 		prog := script + "\nCOMP_WORDS=(" + tc.words + "); COMP_CWORD=" + string(rune('0'+tc.cword)) + "; _stormbench; echo \"${COMPREPLY[*]}\"\n"
 		out, err := exec.Command(bash, "-c", prog).CombinedOutput()

@@ -91,6 +91,9 @@ type command struct {
 // cmdEnv carries the writers a command prints to.
 type cmdEnv struct {
 	stdout, stderr io.Writer
+	// flagSet, when set, receives each flag set the command builds
+	// (newFlagSet): the completion scripts list the flags from them.
+	flagSet func(*pflag.FlagSet)
 }
 
 func commands() []command {
@@ -342,6 +345,9 @@ func newFlagSet(env *cmdEnv, name, usage string) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.Usage = func() {
 		fmt.Fprintf(env.stdout, "Usage: stormbench %s\n\nFlags:\n%s", usage, flagUsages(fs))
+	}
+	if env.flagSet != nil {
+		env.flagSet(fs)
 	}
 	return fs
 }
