@@ -10,8 +10,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -23,68 +23,43 @@ import (
 
 // The calibration's nodes and pods: provisioning, the probes and pod features, and teardown.
 
-// provision creates the namespace, the simulated (KWOK) nodes, the real
-// nodes' processes and each node's Deployment and Service, and waits until
-// everything is Ready.
+// provision builds the calibration's fleet (fleetPlan) with the run's
+// fleet builder: the namespace, the simulated and bystander KWOK nodes,
+// the real nodes' processes (startReal), each node's Deployment and
+// Service; then waits until everything is Ready and settled.
 func (c *calibration) provision(ctx context.Context) error {
-	client := c.o.Target.Client
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.ns, Labels: map[string]string{fleet.RunLabel: c.o.RunID}}}
-	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating namespace %s: %w", c.ns, err)
-	}
-	if err := c.createKWOKNodes(ctx); err != nil {
-		return err
-	}
-	dir, err := c.startRealNodes()
+	plan, err := c.fleetPlan()
 	if err != nil {
 		return err
 	}
-	c.o.Logf("Started %d %s kubelets (logs under %s)", len(c.real.nodes), c.o.Backend, dir)
-	if err := c.waitNodes(ctx, 2*time.Minute); err != nil {
+	f, err := fleet.FromPlan(c.o.Target.Client, plan, fleet.Options{CreateParallelism: createParallelism, ReadyTimeout: 4 * time.Minute}, nil)
+	if err != nil {
 		return err
 	}
-	// A kubelet's first lease is created only once its node is registered
-	// (the lease controller's owner-reference hook retries about 10 s
-	// later): wait for it, so that no case counts a first start's lease
-	// creation as a restart's.
-	if err := c.waitFor(ctx, "waiting for the real nodes' first leases", time.Minute, func() (string, error) {
-		for _, name := range c.real.nodes {
-			if _, err := c.o.Target.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{}); err != nil {
-				return "lease of " + name + ": " + err.Error(), nil
-			}
-		}
-		return "", nil
-	}); err != nil {
+	f.SetClock(c.o.Clock)
+	f.SetRealNodeStarter(c.startReal)
+	if err := f.Up(ctx); err != nil {
 		return err
-	}
-	for _, s := range []side{c.real, c.sim} {
-		for _, node := range s.nodes {
-			if err := c.createWorkload(ctx, node); err != nil {
-				return err
-			}
-		}
 	}
 	return c.settle(ctx, 4*time.Minute)
 }
 
-// createKWOKNodes creates the simulated nodes, with their CSINodes, and
-// the bystanders.
-func (c *calibration) createKWOKNodes(ctx context.Context) error {
-	client := c.o.Target.Client
-	for i, name := range c.sim.nodes {
-		n, err := fleet.BuildNode(fleet.NodeSpec{RunID: c.o.RunID, Index: i, CPU: "32", Memory: "256Gi", Pods: 110})
-		if err != nil {
-			return err
-		}
-		created, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
-		if err != nil {
-			return fmt.Errorf("creating simulated node %s: %w", name, err)
-		}
-		// As the fleet does: the CSINode a real kubelet has had since its
-		// first start.
-		if _, err := client.StorageV1().CSINodes().Create(ctx, fleet.CSINode(name, created.UID), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating CSINode of simulated node %s: %w", name, err)
-		}
+// createParallelism bounds the calibration fleet's concurrent creates, as
+// a profile's fleet.createParallelism does (its default).
+const createParallelism = 32
+
+// fleetPlan is the calibration's fleet: K simulated KWOK nodes (the
+// fleet's first K names), 2K bystanders, K real nodes, and a Deployment and
+// Service pinned to each real and simulated node, with the objects its pod
+// features reference. No node carries a profile's workloads.
+func (c *calibration) fleetPlan() (*fleet.Plan, error) {
+	p := &fleet.Plan{
+		RunID: c.o.RunID, Namespace: c.ns, RealNodes: c.real.nodes,
+		Nodes:        len(c.sim.nodes) + len(c.bystanders) + len(c.real.nodes),
+		ExpectedPods: (len(c.sim.nodes) + len(c.real.nodes)) * c.o.PodsPerNode,
+	}
+	for i := range c.sim.nodes {
+		p.KWOKNodes = append(p.KWOKNodes, fleet.NodeSpec{RunID: c.o.RunID, Index: i, CPU: "32", Memory: "256Gi", Pods: 110})
 	}
 	for j, name := range c.bystanders {
 		// Healthy nodes beside the restarted ones, as any real cluster
@@ -97,17 +72,43 @@ func (c *calibration) createKWOKNodes(ctx context.Context) error {
 		// only on which went NotReady first. 2K bystanders keep the zone
 		// below the unhealthy-zone threshold (0.55; ComputeZoneState), so
 		// its NoExecute tainting runs as in a healthy cluster.
-		n, err := fleet.BuildNode(fleet.NodeSpec{RunID: c.o.RunID, Index: c.o.Nodes + j, CPU: "32", Memory: "256Gi", Pods: 110})
-		if err != nil {
-			return err
-		}
-		n.Name, n.Spec.ProviderID = name, "kwok://"+name
-		n.Labels[corev1.LabelHostname], n.Labels[RoleLabel] = name, "bystander"
-		if _, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("creating bystander node %s: %w", name, err)
-		}
+		p.KWOKNodes = append(p.KWOKNodes, fleet.NodeSpec{RunID: c.o.RunID, Index: c.o.Nodes + j, Name: name,
+			Labels: map[string]string{RoleLabel: "bystander"}, CPU: "32", Memory: "256Gi", Pods: 110})
 	}
-	return nil
+	// What the pods reference goes first, as the fleet creates it.
+	var deps, workloads []runtime.Object
+	for _, node := range c.allNodes() {
+		d, w := c.workload(node)
+		deps, workloads = append(deps, d...), append(workloads, w...)
+		p.Services++
+	}
+	p.Objects = append(deps, workloads...)
+	return p, nil
+}
+
+// startReal starts the real kubelets (the fleet's real node starter),
+// waits until every node is Ready, and for the real nodes' first leases.
+func (c *calibration) startReal(ctx context.Context, _ []string) error {
+	dir, err := c.startRealNodes()
+	if err != nil {
+		return err
+	}
+	c.o.Logf("Started %d %s kubelets (logs under %s)", len(c.real.nodes), c.o.Backend, dir)
+	if err := c.waitNodes(ctx, 2*time.Minute); err != nil {
+		return err
+	}
+	// A kubelet's first lease is created only once its node is registered
+	// (the lease controller's owner-reference hook retries about 10 s
+	// later): wait for it, so that no case counts a first start's lease
+	// creation as a restart's.
+	return c.waitFor(ctx, "waiting for the real nodes' first leases", time.Minute, func() (string, error) {
+		for _, name := range c.real.nodes {
+			if _, err := c.o.Target.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{}); err != nil {
+				return "lease of " + name + ": " + err.Error(), nil
+			}
+		}
+		return "", nil
+	})
 }
 
 // startRealNodes starts the real kubelets of the calibration's backend
@@ -161,10 +162,10 @@ const NodeEvictionRate = 100
 // RoleLabel marks a calibration node as real, simulated or bystander.
 const RoleLabel = "stormbench.io/calibration"
 
-// createWorkload creates node's Deployment (pinned to it, exec readiness
-// and liveness probes: what a hollow kubelet's fake runtime can answer)
-// and a Service over it.
-func (c *calibration) createWorkload(ctx context.Context, node string) error {
+// workload is node's Deployment (pinned to it, exec readiness and
+// liveness probes: what a hollow kubelet's fake runtime can answer) and a
+// Service over it, after the objects its pod features reference.
+func (c *calibration) workload(node string) (deps, workload []runtime.Object) {
 	labels := map[string]string{"app": node, fleet.RunLabel: c.o.RunID}
 	period := int32(c.o.ProbePeriod / time.Second)
 	dep := &appsv1.Deployment{
@@ -191,12 +192,7 @@ func (c *calibration) createWorkload(ctx context.Context, node string) error {
 		},
 	}
 	setProbe(&dep.Spec.Template.Spec, c.probe)
-	if err := c.addPodFeatures(ctx, node, &dep.Spec.Template.Spec); err != nil {
-		return err
-	}
-	if _, err := c.o.Target.Client.AppsV1().Deployments(c.ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating deployment %s: %w", node, err)
-	}
+	deps = c.addPodFeatures(node, &dep.Spec.Template.Spec)
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: node, Namespace: c.ns, Labels: labels},
 		Spec: corev1.ServiceSpec{
@@ -204,10 +200,7 @@ func (c *calibration) createWorkload(ctx context.Context, node string) error {
 			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}},
 		},
 	}
-	if _, err := c.o.Target.Client.CoreV1().Services(c.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating service %s: %w", node, err)
-	}
-	return nil
+	return append(deps, svc), []runtime.Object{dep}
 }
 
 // setProbe gives the container of a calibration pod spec the probe
@@ -279,9 +272,10 @@ func (c *calibration) reprobe(ctx context.Context, probe string) error {
 }
 
 // addPodFeatures adds the options' pod features to a node's pod spec and
-// creates the objects they reference, named after the node.
-func (c *calibration) addPodFeatures(ctx context.Context, node string, spec *corev1.PodSpec) error {
+// returns the objects they reference, named after the node.
+func (c *calibration) addPodFeatures(node string, spec *corev1.PodSpec) []runtime.Object {
 	ctr := &spec.Containers[0]
+	var objs []runtime.Object
 	for _, f := range c.o.PodFeatures {
 		switch f {
 		case PodFeatureStartupProbe:
@@ -290,19 +284,11 @@ func (c *calibration) addPodFeatures(ctx context.Context, node string, spec *cor
 			spec.AutomountServiceAccountToken = ptr.To(true)
 		case PodFeatureObjectRefs:
 			labels := map[string]string{fleet.RunLabel: c.o.RunID}
-			for _, cm := range []*corev1.ConfigMap{
-				{ObjectMeta: metav1.ObjectMeta{Name: node + "-env", Namespace: c.ns, Labels: labels}, Data: map[string]string{"MODE": "calibration"}},
-				{ObjectMeta: metav1.ObjectMeta{Name: node + "-immutable", Namespace: c.ns, Labels: labels}, Data: map[string]string{"app.conf": "listen 8080\n"}, Immutable: ptr.To(true)},
-				{ObjectMeta: metav1.ObjectMeta{Name: node + "-projected", Namespace: c.ns, Labels: labels}, Data: map[string]string{"extra.conf": "x\n"}},
-			} {
-				if _, err := c.o.Target.Client.CoreV1().ConfigMaps(c.ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-					return fmt.Errorf("creating configmap %s: %w", cm.Name, err)
-				}
-			}
-			sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: node + "-secret", Namespace: c.ns, Labels: labels}, StringData: map[string]string{"token": "calibration"}}
-			if _, err := c.o.Target.Client.CoreV1().Secrets(c.ns).Create(ctx, sec, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("creating secret %s: %w", sec.Name, err)
-			}
+			objs = append(objs,
+				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: node + "-env", Namespace: c.ns, Labels: labels}, Data: map[string]string{"MODE": "calibration"}},
+				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: node + "-immutable", Namespace: c.ns, Labels: labels}, Data: map[string]string{"app.conf": "listen 8080\n"}, Immutable: ptr.To(true)},
+				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: node + "-projected", Namespace: c.ns, Labels: labels}, Data: map[string]string{"extra.conf": "x\n"}},
+				&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: node + "-secret", Namespace: c.ns, Labels: labels}, StringData: map[string]string{"token": "calibration"}})
 			ctr.EnvFrom = append(ctr.EnvFrom, corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: node + "-env"}}})
 			ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 				LocalObjectReference: corev1.LocalObjectReference{Name: node + "-secret"}, Key: "token"}}})
@@ -314,7 +300,7 @@ func (c *calibration) addPodFeatures(ctx context.Context, node string, spec *cor
 				corev1.VolumeMount{Name: "conf", MountPath: "/etc/app"}, corev1.VolumeMount{Name: "extra", MountPath: "/etc/extra"})
 		}
 	}
-	return nil
+	return objs
 }
 
 // allNodes lists real then simulated nodes.

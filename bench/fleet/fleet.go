@@ -49,7 +49,7 @@ var _ Progress = NopProgress{}
 // Fleet provisions one run's nodes and workloads.
 type Fleet struct {
 	client   kubernetes.Interface
-	spec     profiles.Fleet
+	opts     Options
 	plan     *Plan
 	progress Progress
 
@@ -91,7 +91,15 @@ type Timings struct {
 // Timings returns the milestones of the last Up.
 func (f *Fleet) Timings() Timings { return f.timings }
 
-// New prepares a fleet for runID from a defaulted fleet spec.
+// Options are how a fleet is created and waited for.
+type Options struct {
+	// CreateParallelism bounds concurrent create requests.
+	CreateParallelism int
+	// ReadyTimeout bounds Up's wait for every node and pod to be Ready.
+	ReadyTimeout time.Duration
+}
+
+// New prepares a fleet for runID from a defaulted fleet spec (NewPlan).
 func New(client kubernetes.Interface, runID string, spec profiles.Fleet, progress Progress) (*Fleet, error) {
 	if spec.Nodes > MaxNodes {
 		return nil, fmt.Errorf("fleet of %d nodes exceeds the maximum of %d", spec.Nodes, MaxNodes)
@@ -100,10 +108,23 @@ func New(client kubernetes.Interface, runID string, spec profiles.Fleet, progres
 	if err != nil {
 		return nil, err
 	}
+	return FromPlan(client, plan, Options{CreateParallelism: spec.CreateParallelism, ReadyTimeout: spec.ReadyTimeout.Duration}, progress)
+}
+
+// FromPlan prepares a fleet that creates what plan holds: a profile's
+// (New), or one composed elsewhere (the calibration's pinned workloads and
+// bystanders).
+func FromPlan(client kubernetes.Interface, plan *Plan, opts Options, progress Progress) (*Fleet, error) {
+	if n := len(plan.KWOKNodes) + len(plan.RealNodes); n != plan.Nodes {
+		return nil, fmt.Errorf("fleet plan of %d nodes lists %d KWOK and %d real ones", plan.Nodes, len(plan.KWOKNodes), len(plan.RealNodes))
+	}
+	if opts.CreateParallelism < 1 {
+		return nil, fmt.Errorf("fleet create parallelism %d: want at least 1", opts.CreateParallelism)
+	}
 	if progress == nil {
 		progress = NopProgress{}
 	}
-	return &Fleet{client: client, spec: spec, plan: plan, progress: progress, clock: clock.RealClock{}}, nil
+	return &Fleet{client: client, opts: opts, plan: plan, progress: progress, clock: clock.RealClock{}}, nil
 }
 
 // SetClock sets the clock the fleet times its provisioning and waits on
@@ -141,7 +162,7 @@ func (f *Fleet) Up(ctx context.Context) error {
 		return err
 	}
 	f.timings.ObjectsCreated = f.clock.Since(start)
-	return f.waitReady(ctx, f.spec.ReadyTimeout.Duration, start)
+	return f.waitReady(ctx, f.opts.ReadyTimeout, start)
 }
 
 func (f *Fleet) createNamespace(ctx context.Context) error {
@@ -167,7 +188,6 @@ func (f *Fleet) createNamespace(ctx context.Context) error {
 }
 
 func (f *Fleet) createNodes(ctx context.Context) error {
-	kwokNodes := f.spec.Nodes - len(f.plan.RealNodes)
 	// One LIST (from the watch cache) instead of a create per node that
 	// exists already: a rerun or a restored snapshot creates nothing.
 	existing := map[string]bool{}
@@ -176,13 +196,13 @@ func (f *Fleet) createNodes(ctx context.Context) error {
 			existing[nodes.Items[i].Name] = true
 		}
 	}
-	f.progress.Start("creating nodes", kwokNodes)
+	f.progress.Start("creating nodes", len(f.plan.KWOKNodes))
 	defer f.progress.Done()
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(f.spec.CreateParallelism)
-	// Real kubelet nodes, the last ones, register themselves.
-	for i := 0; i < kwokNodes; i++ {
-		node, err := BuildNode(NodeSpec{RunID: f.plan.RunID, Index: i, CPU: f.spec.NodeCPU, Memory: f.spec.NodeMemory, Pods: f.spec.MaxPodsPerNode})
+	g.SetLimit(f.opts.CreateParallelism)
+	// Real kubelet nodes register themselves.
+	for _, spec := range f.plan.KWOKNodes {
+		node, err := BuildNode(spec)
 		if err != nil {
 			return err
 		}
@@ -223,7 +243,7 @@ func (f *Fleet) createObjects(ctx context.Context) error {
 			j++
 		}
 		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(f.spec.CreateParallelism)
+		g.SetLimit(f.opts.CreateParallelism)
 		for _, obj := range f.plan.Objects[i:j] {
 			if existing[objectKey(obj)] {
 				f.progress.Add(1)
@@ -367,7 +387,7 @@ func (f *Fleet) waitReady(ctx context.Context, timeout time.Duration, start time
 		return err
 	}
 	defer w.close()
-	f.progress.Start("waiting for nodes and pods to be Ready", f.spec.Nodes+f.plan.ExpectedPods)
+	f.progress.Start("waiting for nodes and pods to be Ready", f.plan.Nodes+f.plan.ExpectedPods)
 	defer f.progress.Done()
 	fixes := newFixQueue(ctx, f.fixer, &f.fixed)
 	defer fixes.wait()

@@ -1,7 +1,9 @@
 package fleet
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,8 +34,14 @@ const MaxNodes = 32768
 type NodeSpec struct {
 	// RunID is the run label value.
 	RunID string
-	// Index is the node's position in the fleet; it fixes its name and CIDR.
+	// Index is the node's position in the fleet; it fixes its CIDR, and its
+	// name unless Name is set.
 	Index int
+	// Name, when set, replaces the name NodeName gives the index (the
+	// calibration's bystanders).
+	Name string
+	// Labels are added to the node's labels (and override them).
+	Labels map[string]string
 	// CPU, Memory and Pods are capacity (and allocatable).
 	CPU, Memory string
 	// Pods is the pod capacity.
@@ -68,7 +76,7 @@ func BuildNode(s NodeSpec) (*corev1.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node memory %q: %w", s.Memory, err)
 	}
-	name := NodeName(s.RunID, s.Index)
+	name := cmp.Or(s.Name, NodeName(s.RunID, s.Index))
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:              cpu,
 		corev1.ResourceMemory:           mem,
@@ -76,7 +84,7 @@ func BuildNode(s NodeSpec) (*corev1.Node, error) {
 		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
 	}
 	cidr := PodCIDR(s.Index)
-	return &corev1.Node{
+	n := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name,
 			Labels: map[string]string{
@@ -108,7 +116,9 @@ func BuildNode(s NodeSpec) (*corev1.Node, error) {
 			Capacity:    capacity,
 			Allocatable: capacity.DeepCopy(),
 		},
-	}, nil
+	}
+	maps.Copy(n.Labels, s.Labels)
+	return n, nil
 }
 
 // MigratedPluginsAnnotation is the CSINode annotation in which a 1.36

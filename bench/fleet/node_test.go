@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -131,5 +133,63 @@ func TestReadinessString(t *testing.T) {
 	done := &Readiness{Nodes: 2, ReadyNodes: 2, ExpectedPods: 10, Pods: 9, ReadyPods: 9, LostPods: 1}
 	if !done.Complete() {
 		t.Error("a fleet whose only missing pod is a lost standalone pod is complete")
+	}
+}
+
+// TestBuildNodeNamedAndLabelled: a name and labels of the spec's replace
+// the index's name (and the hostname label and provider ID with it) and
+// are added to the labels; the index still fixes the CIDR.
+func TestBuildNodeNamedAndLabelled(t *testing.T) {
+	n, err := BuildNode(NodeSpec{RunID: "r1", Index: 3, Name: "r1-bystander-0", Labels: map[string]string{"role": "bystander", TypeLabel: "kwok"}, CPU: "32", Memory: "256Gi", Pods: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Name != "r1-bystander-0" || n.Labels[corev1.LabelHostname] != n.Name || n.Spec.ProviderID != "kwok://r1-bystander-0" {
+		t.Errorf("name %q, hostname label %q, providerID %q; want all r1-bystander-0", n.Name, n.Labels[corev1.LabelHostname], n.Spec.ProviderID)
+	}
+	if n.Labels["role"] != "bystander" || n.Labels[RunLabel] != "r1" || n.Labels["stormbench.io/index"] != "3" {
+		t.Errorf("labels %v: want role=bystander beside the run and index labels", n.Labels)
+	}
+	if n.Spec.PodCIDR != PodCIDR(3) {
+		t.Errorf("cidr %s, want %s", n.Spec.PodCIDR, PodCIDR(3))
+	}
+}
+
+func TestFromPlanChecksThePlan(t *testing.T) {
+	good := &Plan{RunID: "r1", Nodes: 3, KWOKNodes: []NodeSpec{{RunID: "r1"}, {RunID: "r1", Index: 1}}, RealNodes: []string{"r1-real-0"}}
+	for _, tc := range []struct {
+		name    string
+		plan    *Plan
+		opts    Options
+		wantErr string
+	}{
+		{"ok", good, Options{CreateParallelism: 4}, ""},
+		{"count", &Plan{RunID: "r1", Nodes: 4, KWOKNodes: good.KWOKNodes, RealNodes: good.RealNodes}, Options{CreateParallelism: 4}, "plan of 4 nodes lists 2 KWOK and 1 real"},
+		{"parallelism", good, Options{}, "parallelism 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := FromPlan(nil, tc.plan, tc.opts, nil)
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("err = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestNewPlanKWOKNodes: a profile's plan lists its KWOK nodes, sized by the
+// profile, before its real ones.
+func TestNewPlanKWOKNodes(t *testing.T) {
+	f := profiles.Fleet{Nodes: 4, RealKubelets: 1, NodeCPU: "8", NodeMemory: "32Gi", MaxPodsPerNode: 50, PodsPerNode: 1}
+	p, err := NewPlan("r1", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.KWOKNodes) != 3 || len(p.RealNodes) != 1 || p.RealNodes[0] != NodeName("r1", 3) {
+		t.Fatalf("KWOK nodes %d, real %v; want 3 and [%s]", len(p.KWOKNodes), p.RealNodes, NodeName("r1", 3))
+	}
+	for i, s := range p.KWOKNodes {
+		if want := (NodeSpec{RunID: "r1", Index: i, CPU: "8", Memory: "32Gi", Pods: 50}); !reflect.DeepEqual(s, want) {
+			t.Errorf("KWOK node %d: %+v, want %+v", i, s, want)
+		}
 	}
 }

@@ -18,8 +18,11 @@ type Plan struct {
 	RunID string
 	// Namespace holds every workload object.
 	Namespace string
-	// Nodes is the node count.
+	// Nodes is the node count: KWOK and real.
 	Nodes int
+	// KWOKNodes are the KWOK nodes the fleet creates (the real ones
+	// register themselves).
+	KWOKNodes []NodeSpec
 	// Objects are the workload objects, in creation order (ConfigMaps,
 	// Secrets and Services before the pods that use them).
 	Objects []runtime.Object
@@ -87,6 +90,9 @@ func Namespace(runID string) string { return "stormbench-" + runID }
 // templates by share, in objects of `replicas` pods.
 func NewPlan(runID string, f profiles.Fleet) (*Plan, error) {
 	p := &Plan{RunID: runID, Namespace: Namespace(runID), Nodes: f.Nodes}
+	for i := range f.Nodes - f.RealKubelets {
+		p.KWOKNodes = append(p.KWOKNodes, NodeSpec{RunID: runID, Index: i, CPU: f.NodeCPU, Memory: f.NodeMemory, Pods: f.MaxPodsPerNode})
+	}
 	for i := f.Nodes - f.RealKubelets; i < f.Nodes; i++ {
 		p.RealNodes = append(p.RealNodes, NodeName(runID, i))
 	}

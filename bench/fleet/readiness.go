@@ -75,8 +75,8 @@ func (f *Fleet) Readiness(ctx context.Context) (*Readiness, error) {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
 	r.Nodes = len(nodes.Items)
-	if r.Nodes < f.spec.Nodes {
-		r.Nodes = f.spec.Nodes
+	if r.Nodes < f.plan.Nodes {
+		r.Nodes = f.plan.Nodes
 	}
 	for i := range nodes.Items {
 		if NodeReady(&nodes.Items[i]) {

@@ -140,7 +140,7 @@ func (w *readinessWatch) snapshot(f *Fleet) (*Readiness, []*corev1.Pod) {
 			r.NotReadyNodes = append(r.NotReadyNodes, n.Name)
 		}
 	}
-	r.Nodes = max(r.Nodes, f.spec.Nodes)
+	r.Nodes = max(r.Nodes, f.plan.Nodes)
 	var pods []*corev1.Pod
 	for _, o := range w.pods.GetStore().List() {
 		pods = append(pods, o.(*corev1.Pod))
