@@ -116,11 +116,12 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 }
 
 // startNode replays a starting kubelet's node-level start-up, up to its
-// pods: registration, the lease controller, the informers' sync, volume
-// reconstruction, the first node status (Ready, or NotReady for a flash),
-// the CSINode, the ResourceSlice wipe and the start-up events (Rebooted
-// too, with newBoot). It returns the node as the kubelet's informer has
-// it.
+// pods: registration, the lease controller, the informers' sync and
+// volume reconstruction, which depend on what the API server answers;
+// then the planned rest (planNodeStart): the first node status (Ready, or
+// NotReady for a flash), the CSINode, the ResourceSlice wipe and the
+// start-up events (Rebooted too, with newBoot). It returns the node as
+// the kubelet's informer has it.
 func (n *nodeRun) startNode(ctx context.Context, newBoot string) (*corev1.Node, error) {
 	s, sess := n.s, n.sess
 	if err := sess.register(ctx); err != nil {
@@ -143,30 +144,46 @@ func (n *nodeRun) startNode(ctx context.Context, newBoot string) (*corev1.Node, 
 		return nil, fmt.Errorf("kubelet %s: own node not in its informer", n.r.Node)
 	}
 	nodeObj := node.(*corev1.Node)
-	// The node status goes out right after registration, beside pod sync
-	// (kubelet_node_status.go fastStatusUpdateOnce, syncNodeStatus): with
-	// the runtime already up it reports Ready, so a node that was Ready
-	// stays Ready (measured on the hollow kubelet: one PATCH of
-	// nodes/status, no Ready transition). InitDuration > 0 models the
-	// NotReady flash of kubernetes#124397 instead: NotReady until the
-	// runtime, network and PLEG checks pass (setNodeReadyCondition).
-	if s.cfg.InitDuration > 0 {
-		if err := sess.patchNodeReady(ctx, false, reasonNotReady, "container runtime status check may not have completed yet"); err != nil {
-			return nil, err
-		}
-	} else if err := sess.patchNodeReady(ctx, true, reasonReady, messageReady); err != nil {
+	plan := planNodeStart(nodeStart{Node: n.r.Node, Flash: s.cfg.InitDuration > 0, BootID: newBoot})
+	if err := n.play(ctx, nodeObj, s.cfg.Clock.Now(), plan, nil); err != nil {
 		return nil, err
-	}
-	if err := sess.csiNode(ctx, nodeObj.UID); err != nil {
-		return nil, err
-	}
-	sess.wipeResourceSlices(ctx)
-	for _, e := range startupEvents(n.r.Node, newBoot) {
-		if err := sess.event(ctx, nodeObj.UID, e.typ, e.reason, e.msg); err != nil {
-			return nil, err
-		}
 	}
 	return nodeObj, nil
+}
+
+// nodeStart is what decides a starting kubelet's node-level start-up once
+// its informers have synced.
+type nodeStart struct {
+	Node string
+	// Flash: the first node status is NotReady (Config.InitDuration > 0).
+	Flash bool
+	// BootID is the machine's new boot ID after a reboot; "" after a
+	// kubelet restart.
+	BootID string
+}
+
+// planNodeStart plans the node-level start-up after the informers' sync,
+// every step at once and in the kubelet's order, for the node actor:
+//   - the first node status, right after registration, beside pod sync
+//     (kubelet_node_status.go fastStatusUpdateOnce, syncNodeStatus): with
+//     the runtime already up it reports Ready, so a node that was Ready
+//     stays Ready (measured on the hollow kubelet: one PATCH of
+//     nodes/status, no Ready transition). A flash (kubernetes#124397)
+//     reports NotReady instead, until the runtime, network and PLEG checks
+//     pass (setNodeReadyCondition); boot plans its end;
+//   - the CSINode (volume/csi/csi_plugin.go, nodeinfomanager);
+//   - the ResourceSlice wipe (cm/dra/plugin/dra_plugin_manager.go);
+//   - the start-up events (startupEvents), Rebooted too after a reboot.
+func planNodeStart(in nodeStart) Plan {
+	status := Step{Actor: ActorNode, Action: ActionNodeStatus, Ready: true, Reason: reasonReady, Message: messageReady}
+	if in.Flash {
+		status.Ready, status.Reason, status.Message = false, reasonNotReady, "container runtime status check may not have completed yet"
+	}
+	plan := Plan{status, {Actor: ActorNode, Action: ActionCSINode}, {Actor: ActorNode, Action: ActionResourceSliceWipe}}
+	for _, e := range startupEvents(in.Node, in.BootID) {
+		plan = append(plan, Step{Actor: ActorNode, Action: ActionNodeEvent, EventType: e.typ, Reason: e.reason, Message: e.msg})
+	}
+	return plan
 }
 
 type nodeEvent struct{ typ, reason, msg string }

@@ -21,7 +21,8 @@ type Actor uint8
 
 const (
 	// ActorNode is the node status loop: node status, node events, and
-	// the end of a plan (ActionWait).
+	// the end of a plan (ActionWait); at a start, the node-level start-up
+	// (planNodeStart).
 	ActorNode Actor = iota
 	// ActorPods is the probe workers and the status manager: pod events
 	// and pod status writes.
@@ -68,6 +69,13 @@ const (
 	// worker's seeded Failure, then its Success; one write of both when
 	// the status manager is busy.
 	ActionPodFlip
+	// ActionCSINode is the CSI plugin's start: its CSINode read, and
+	// created when missing (session.csiNode).
+	ActionCSINode
+	// ActionResourceSliceWipe is the DRA plugin manager's start-up
+	// DELETE of the node's ResourceSlices (session.wipeResourceSlices);
+	// its failure does not stop the start.
+	ActionResourceSliceWipe
 )
 
 var actionNames = map[Action]string{
@@ -79,6 +87,9 @@ var actionNames = map[Action]string{
 	ActionPodStartup: "pod-startup",
 	ActionPodReady:   "pod-ready",
 	ActionPodFlip:    "pod-flip",
+
+	ActionCSINode:           "csinode",
+	ActionResourceSliceWipe: "slice-wipe",
 }
 
 func (a Action) String() string {

@@ -176,3 +176,40 @@ func TestProbePlanGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestNodeStartPlanGolden: the node-level start-up after the informers'
+// sync, for a kubelet restart, one with the NotReady flash, and a reboot;
+// each also checked by rule.
+func TestNodeStartPlanGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   nodeStart
+	}{
+		{"start-kubelet", nodeStart{Node: "node-0"}},
+		{"start-flash", nodeStart{Node: "node-0", Flash: true}},
+		{"start-reboot", nodeStart{Node: "node-0", BootID: "0f1e2d3c-4b5a-4697-8877-665544332211"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plan := planNodeStart(tc.in)
+			if len(plan) == 0 || plan[0].Action != ActionNodeStatus || plan[0].Ready == tc.in.Flash {
+				t.Fatalf("the first step is not the node status, Ready %t:\n%s", !tc.in.Flash, plan)
+			}
+			var events []string
+			for _, st := range plan {
+				if st.At != 0 || st.Actor != ActorNode {
+					t.Errorf("step %s: want every step at once, of the node actor", st)
+				}
+				if st.Action == ActionNodeEvent {
+					events = append(events, st.Reason)
+				}
+			}
+			if events[0] != "Starting" || slices.Contains(events, "Rebooted") != (tc.in.BootID != "") {
+				t.Errorf("events %v: want Starting first, and Rebooted only after a reboot", events)
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "# %s: flash %t, boot id %q\n", tc.name, tc.in.Flash, tc.in.BootID)
+			b.WriteString(plan.String())
+			testutil.Golden(t, "plan/"+tc.name+".golden", []byte(b.String()))
+		})
+	}
+}

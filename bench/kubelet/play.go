@@ -119,6 +119,11 @@ func (n *nodeRun) do(ctx context.Context, node *corev1.Node, st Step, series map
 		}
 		series[st.Series] = name
 		return nil
+	case ActionCSINode:
+		return sess.csiNode(ctx, node.UID)
+	case ActionResourceSliceWipe:
+		sess.wipeResourceSlices(ctx)
+		return nil
 	case ActionWait:
 		return nil
 	}
