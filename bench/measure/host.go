@@ -186,9 +186,38 @@ func (m *Host) MarkStormEnd(_ context.Context, t time.Time) {
 		return
 	}
 	m.stopLocked()
-	m.sampleLocked(t)
+	if m.havePrev && !t.After(m.last) {
+		// Marked late (the calibration ends a case's window after it
+		// gathered the case): the samples after t are not the window's.
+		m.storm = clipSamples(m.storm, t.Sub(m.origin).Seconds())
+	} else {
+		m.sampleLocked(t)
+	}
 	m.stormEnd = t
 	m.mu.Unlock()
+}
+
+// clipSamples keeps the samples up to end (seconds from the origin): those
+// that began after it are dropped, and the one across it counts up to it,
+// its usage taken as even over it and its processes' CPU in proportion.
+func clipSamples(samples []hostSample, end float64) []hostSample {
+	var out []hostSample
+	for _, s := range samples {
+		begin := s.end - s.seconds
+		if begin >= end {
+			break
+		}
+		if s.end > end {
+			frac := (end - begin) / s.seconds
+			clipped := hostSample{end: end, seconds: end - begin, usage: s.usage, process: make(map[string]float64, len(s.process))}
+			for comp, cpu := range s.process {
+				clipped.process[comp] = cpu * frac
+			}
+			s = clipped
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // stopLocked stops the sampler and waits for it; m.mu is held and is

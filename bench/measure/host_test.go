@@ -223,3 +223,51 @@ func TestHostExistingClusterAndReadErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestHostWindowMarkedLate: a storm window whose end is marked after the
+// sampler went past it (the calibration gathers a case, then ends its
+// window at the case's end) holds only the time up to its end: the storm
+// of TestHostWindows, 2 s at 95 % from 1.5 s and then 50 %, ended at 4.2 s
+// but marked at 6 s. Its samples (1.5,2.5] (2.5,3.5] (3.5,4.5] are cut at
+// 4.2 s; those after are dropped.
+func TestHostWindowMarkedLate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fh := &fakeHost{t0: time.Now(), steps: []busyStep{{1.5, 0.3}, {3.5, 0.95}, {10, 0.5}}}
+		h := NewHost(HostOptions{ReadCPU: fh.readCPU, ProcessCPU: fh.processCPU, SelfCPU: fh.selfCPU})
+		if err := h.Start(context.Background(), &Env{Clock: clock.RealClock{}, Processes: fh.processes}); err != nil {
+			t.Fatal(err)
+		}
+		defer h.Dispose()
+		time.Sleep(1500 * time.Millisecond)
+		synctest.Wait()
+		h.MarkStormStart(time.Now())
+		time.Sleep(2700 * time.Millisecond)
+		stormEnd := time.Now()
+		time.Sleep(1800 * time.Millisecond)
+		synctest.Wait()
+		h.MarkStormEnd(context.Background(), stormEnd)
+		got, err := h.Gather(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name   string
+			labels []string
+			want   float64
+		}{
+			{HostSamples, nil, 3},
+			{HostSaturatedSeconds, nil, 2},
+			{HostBusyMean, nil, (0.95*2 + 0.5*0.7) / 2.7},
+			{HostCoreSeconds, nil, 5.4},
+			{HostProcessCPUSeconds, []string{result.LabelComponent, ComponentAPIServer}, 0.25 * 2 * 2.7},
+		} {
+			v, ok := got.Value(tc.name, result.WindowStorm, tc.labels...)
+			if !ok || math.Abs(v-tc.want) > 1e-6 {
+				t.Errorf("%s %v = %v (present %v), want %v", tc.name, tc.labels, v, ok, tc.want)
+			}
+		}
+		if w, _ := got.Window(result.WindowStorm); !w.End.Equal(stormEnd) {
+			t.Errorf("storm window ends %v, want %v", w.End, stormEnd)
+		}
+	})
+}
