@@ -12,6 +12,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -63,6 +65,8 @@ func TestRestartGolden(t *testing.T) {
 		down   time.Duration
 		// podLatency delays the kubelet's pod GETs and status PATCHes.
 		podLatency time.Duration
+		// eventLatency delays the kubelet's event creates and patches.
+		eventLatency time.Duration
 		// exited are "ns/pod/container"s that exit while the kubelet is
 		// down (Simulator.ExitContainer).
 		exited []string
@@ -154,6 +158,14 @@ func TestRestartGolden(t *testing.T) {
 			c.Kind = profiles.StormReboot
 			c.Planned = true
 		}},
+		// Events that take 50 ms each are still in the event sender's
+		// queue when the plan that recorded them is over: every one is
+		// sent all the same (the node's start-up events, the flash's
+		// NodeReady last of its plan, the recreated containers').
+		{name: "reboot-slow-events", eventLatency: 50 * time.Millisecond, cfg: func(c *Config) {
+			c.Kind = profiles.StormReboot
+			c.InitDuration = 5 * time.Second
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -162,7 +174,7 @@ func TestRestartGolden(t *testing.T) {
 					tc.mutate(f)
 				}
 				api := newFakeAPI(f.t0, f.objects()...)
-				api.podLatency = tc.podLatency
+				api.podLatency, api.eventLatency = tc.podLatency, tc.eventLatency
 				cfg := Config{
 					Base:    &rest.Config{Host: "https://fake.invalid"},
 					Harness: api.client("harness"),
@@ -288,6 +300,8 @@ type fakeAPI struct {
 	// podLatency is how long the kubelet's pod GETs and pods/status
 	// PATCHes take.
 	podLatency time.Duration
+	// eventLatency is how long the kubelet's event writes take.
+	eventLatency time.Duration
 }
 
 // call is one request as the golden file shows it.
@@ -347,6 +361,9 @@ func (f *fakeAPI) client(name string) *fake.Clientset {
 				f.mu.Unlock()
 				m.SetName(fmt.Sprintf("%s%05d", m.GetGenerateName(), n))
 			}
+		}
+		if name == "events" && f.eventLatency > 0 && a.GetResource().Resource == "events" {
+			time.Sleep(f.eventLatency)
 		}
 		if name == "kubelet" && f.podLatency > 0 && a.GetResource().Resource == "pods" &&
 			(a.GetVerb() == "get" || a.GetVerb() == "patch" && a.GetSubresource() == "status") {
@@ -421,10 +438,34 @@ func (f *fakeAPI) sessions(clk clock.Clock) sessionFactory {
 		return startSession(node, sessionClients{
 			client:    main,
 			heartbeat: f.client("heartbeat"),
-			events:    f.client("events").CoreV1(),
+			events:    ctxEvents{f.client("events").CoreV1()},
 			lists:     typedListWatches{main},
 		}, clk), nil
 	}
+}
+
+// ctxEvents is an event client that fails a write whose context is done,
+// as a client over HTTP does; the fake clientset ignores contexts.
+type ctxEvents struct{ corev1client.EventsGetter }
+
+func (c ctxEvents) Events(ns string) corev1client.EventInterface {
+	return ctxEventInterface{c.EventsGetter.Events(ns)}
+}
+
+type ctxEventInterface struct{ corev1client.EventInterface }
+
+func (c ctxEventInterface) Create(ctx context.Context, ev *corev1.Event, o metav1.CreateOptions) (*corev1.Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return c.EventInterface.Create(ctx, ev, o)
+}
+
+func (c ctxEventInterface) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, o metav1.PatchOptions, sub ...string) (*corev1.Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return c.EventInterface.Patch(ctx, name, pt, data, o, sub...)
 }
 
 func (f *fakeAPI) record(client string, a k8stesting.Action, detail string) {
