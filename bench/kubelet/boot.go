@@ -145,7 +145,7 @@ func (n *nodeRun) startNode(ctx context.Context, newBoot string) (*corev1.Node, 
 	}
 	nodeObj := node.(*corev1.Node)
 	plan := planNodeStart(nodeStart{Node: n.r.Node, Flash: s.cfg.InitDuration > 0, BootID: newBoot})
-	if err := n.play(ctx, nodeObj, s.cfg.Clock.Now(), plan, nil); err != nil {
+	if err := n.play(ctx, nodeObj, s.cfg.Clock.Now(), plan, 0, nil); err != nil {
 		return nil, err
 	}
 	return nodeObj, nil

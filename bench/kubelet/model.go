@@ -389,9 +389,7 @@ func (n *nodeRun) recover(ctx context.Context) error {
 func (n *nodeRun) recoverPlaying(ctx context.Context, node *corev1.Node, start time.Time, plan Plan) error {
 	handed := make(chan error, 1)
 	var handing atomic.Bool
-	pctx, cancel := context.WithTimeout(ctx, n.s.cfg.RecoveryTimeout)
-	defer cancel()
-	perr := n.play(pctx, node, start, plan, func(a Actor) {
+	perr := n.play(ctx, node, start, plan, n.s.cfg.RecoveryTimeout, func(a Actor) {
 		if a != ActorNode {
 			return
 		}

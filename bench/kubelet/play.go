@@ -30,10 +30,18 @@ import (
 // ctx, not on the actors' context, which play cancels as it returns: the
 // kubelet's event broadcaster outlives the loop that recorded an event, and
 // an event recorded as a plan's last step would otherwise be dropped.
-func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, plan Plan, done func(Actor)) error {
+//
+// within, when above 0, bounds the actors (recoverPlaying's recovery
+// timeout); the events are not bound by it.
+func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, plan Plan, within time.Duration, done func(Actor)) error {
 	events := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if within > 0 {
+		var cancelWithin context.CancelFunc
+		ctx, cancelWithin = context.WithTimeout(ctx, within)
+		defer cancelWithin()
+	}
 	byActor := map[Actor]Plan{}
 	for _, st := range plan {
 		byActor[st.Actor] = append(byActor[st.Actor], st)
