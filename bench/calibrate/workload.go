@@ -28,11 +28,7 @@ import (
 // the real nodes' processes (startReal), each node's Deployment and
 // Service; then waits until everything is Ready and settled.
 func (c *calibration) provision(ctx context.Context) error {
-	plan, err := c.fleetPlan()
-	if err != nil {
-		return err
-	}
-	f, err := fleet.FromPlan(c.o.Target.Client, plan, fleet.Options{CreateParallelism: createParallelism, ReadyTimeout: 4 * time.Minute}, nil)
+	f, err := fleet.FromPlan(c.o.Target.Client, c.fleetPlan(), fleet.Options{CreateParallelism: createParallelism, ReadyTimeout: 4 * time.Minute}, nil)
 	if err != nil {
 		return err
 	}
@@ -52,7 +48,7 @@ const createParallelism = 32
 // fleet's first K names), 2K bystanders, K real nodes, and a Deployment and
 // Service pinned to each real and simulated node, with the objects its pod
 // features reference. No node carries a profile's workloads.
-func (c *calibration) fleetPlan() (*fleet.Plan, error) {
+func (c *calibration) fleetPlan() *fleet.Plan {
 	p := &fleet.Plan{
 		RunID: c.o.RunID, Namespace: c.ns, RealNodes: c.real.nodes,
 		Nodes:        len(c.sim.nodes) + len(c.bystanders) + len(c.real.nodes),
@@ -83,7 +79,7 @@ func (c *calibration) fleetPlan() (*fleet.Plan, error) {
 		p.Services++
 	}
 	p.Objects = append(deps, workloads...)
-	return p, nil
+	return p
 }
 
 // startReal starts the real kubelets (the fleet's real node starter),

@@ -28,10 +28,7 @@ func TestFleetPlan(t *testing.T) {
 	for j := range Bystanders(o.Nodes) {
 		c.bystanders = append(c.bystanders, fmt.Sprintf("cal-bystander-%d", j))
 	}
-	p, err := c.fleetPlan()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := c.fleetPlan()
 	if p.Nodes != 8 || len(p.KWOKNodes) != 6 || !slices.Equal(p.RealNodes, c.real.nodes) || p.ExpectedPods != 20 || p.Services != 4 || p.Namespace != "cal" {
 		t.Fatalf("plan: %d nodes (%d KWOK, real %v), %d pods, %d services in %s; want 8 (6, %v), 20, 4 in cal", p.Nodes, len(p.KWOKNodes), p.RealNodes, p.ExpectedPods, p.Services, p.Namespace, c.real.nodes)
 	}
