@@ -51,7 +51,7 @@ func (s *Simulator) reboot(ctx context.Context, r storm.Restart, node *corev1.No
 // container was stopped.
 func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) error {
 	s.record(r, storm.StepKubeletStart)
-	n, err := s.openSession(r)
+	n, err := s.openSession(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func (n *nodeRun) startNode(ctx context.Context, newBoot string) (*corev1.Node, 
 	}
 	nodeObj := node.(*corev1.Node)
 	plan := planNodeStart(nodeStart{Node: n.r.Node, Flash: s.cfg.InitDuration > 0, BootID: newBoot})
-	if err := n.play(ctx, nodeObj, s.cfg.Clock.Now(), plan, 0, nil); err != nil {
+	if err := n.play(ctx, nodeObj, s.cfg.Clock.Now(), plan, nil); err != nil {
 		return nil, err
 	}
 	return nodeObj, nil

@@ -24,8 +24,12 @@ const (
 	eventBurst = 100
 )
 
-// recordEvent queues an event send; it never blocks.
-func (s *session) recordEvent(send func()) {
+// recordEvent queues an event send; it never blocks. The sender calls it
+// with the session's events context (eventsContext), not with the context
+// of the loop that recorded the event: client-go's broadcaster outlives
+// the loop, and an event recorded as a loop's last step would otherwise be
+// dropped when that loop's context ends.
+func (s *session) recordEvent(send func(ctx context.Context)) {
 	select {
 	case s.eventQ <- send:
 	default:
@@ -39,7 +43,9 @@ func (s *session) recordEvent(send func()) {
 func (s *session) sendEvents() {
 	defer close(s.eventsDone)
 	for send := range s.eventQ {
-		send()
+		// Read after the receive: openSession sets the context after the
+		// sender started, and before the first event is queued.
+		send(s.eventsContext())
 	}
 }
 
@@ -53,16 +59,27 @@ func (s *session) flushEvents() {
 	<-s.eventsDone
 }
 
+// eventsContext is what the event sender sends on: the restart's
+// context (eventsCtx, set when the restart opens the session), live until
+// the session has flushed its events; the background context when none
+// was set.
+func (s *session) eventsContext() context.Context {
+	if s.eventsCtx != nil {
+		return s.eventsCtx
+	}
+	return context.Background()
+}
+
 // startEvents starts the event sender.
 func (s *session) startEvents() {
-	s.eventQ = make(chan func(), eventQueueLength)
+	s.eventQ = make(chan func(ctx context.Context), eventQueueLength)
 	s.eventsDone = make(chan struct{})
 	go s.sendEvents()
 }
 
 // event posts a node event, as the kubelet's recorder does (core/v1 events in
 // the default namespace, involvedObject the node).
-func (s *session) event(ctx context.Context, nodeUID types.UID, typ, reason, msg string) error {
+func (s *session) event(nodeUID types.UID, typ, reason, msg string) error {
 	now := metav1.NewTime(s.clk.Now())
 	ev := &corev1.Event{
 		ObjectMeta:     metav1.ObjectMeta{GenerateName: s.node + ".", Namespace: metav1.NamespaceDefault},
@@ -72,7 +89,7 @@ func (s *session) event(ctx context.Context, nodeUID types.UID, typ, reason, msg
 		FirstTimestamp: now, LastTimestamp: now, Count: 1,
 		ReportingController: "kubelet", ReportingInstance: s.node,
 	}
-	s.recordEvent(func() {
+	s.recordEvent(func(ctx context.Context) {
 		_ = s.retry(ctx, func() error {
 			_, err := s.events.Events(metav1.NamespaceDefault).Create(ctx, ev, metav1.CreateOptions{})
 			return err
@@ -86,7 +103,7 @@ func (s *session) event(ctx context.Context, nodeUID types.UID, typ, reason, msg
 // same event (name given) is PATCHed with its new count and last
 // timestamp, as client-go's event correlator aggregates it
 // (tools/record/events_cache.go, eventLogger). It returns the event name.
-func (s *session) podEvent(ctx context.Context, pod *corev1.Pod, container, name string, count int32, typ, reason, msg string) (string, error) {
+func (s *session) podEvent(pod *corev1.Pod, container, name string, count int32, typ, reason, msg string) (string, error) {
 	now := metav1.NewTime(s.clk.Now())
 	// A container's event points at it; a pod's (container "") at the pod.
 	fieldPath := ""
@@ -100,7 +117,7 @@ func (s *session) podEvent(ctx context.Context, pod *corev1.Pod, container, name
 	}
 	if name != "" {
 		patch := fmt.Sprintf(`{"count":%d,"lastTimestamp":%q,"message":%q}`, count, now.UTC().Format(time.RFC3339), msg)
-		s.recordEvent(func() {
+		s.recordEvent(func(ctx context.Context) {
 			err := s.retry(ctx, func() error {
 				_, err := s.events.Events(pod.Namespace).Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
 				return err
@@ -135,7 +152,7 @@ func (s *session) podEvent(ctx context.Context, pod *corev1.Pod, container, name
 		FirstTimestamp: now, LastTimestamp: now, Count: count,
 		ReportingController: "kubelet", ReportingInstance: s.node,
 	}
-	s.recordEvent(func() {
+	s.recordEvent(func(ctx context.Context) {
 		_ = s.retry(ctx, func() error {
 			_, err := s.events.Events(pod.Namespace).Create(ctx, ev, metav1.CreateOptions{})
 			if apierrors.IsAlreadyExists(err) {

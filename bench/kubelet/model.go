@@ -336,11 +336,12 @@ type nodeRun struct {
 // as this simulator's kubelets run: the recovery timeout bounds its syncs
 // and retries, the WatchListClient gate picks its relist, and its retries
 // and dropped status syncs are counted. Close the run when it is over.
-func (s *Simulator) openSession(r storm.Restart) (*nodeRun, error) {
+func (s *Simulator) openSession(ctx context.Context, r storm.Restart) (*nodeRun, error) {
 	sess, err := s.sessions(r.Node)
 	if err != nil {
 		return nil, err
 	}
+	sess.eventsCtx = ctx
 	sess.syncTimeout = s.cfg.RecoveryTimeout
 	sess.noWatchList = !s.gate(profiles.GateWatchListClient)
 	sess.retries = &s.Counters.Retries
@@ -389,7 +390,9 @@ func (n *nodeRun) recover(ctx context.Context) error {
 func (n *nodeRun) recoverPlaying(ctx context.Context, node *corev1.Node, start time.Time, plan Plan) error {
 	handed := make(chan error, 1)
 	var handing atomic.Bool
-	perr := n.play(ctx, node, start, plan, n.s.cfg.RecoveryTimeout, func(a Actor) {
+	pctx, cancel := context.WithTimeout(ctx, n.s.cfg.RecoveryTimeout)
+	defer cancel()
+	perr := n.play(pctx, node, start, plan, func(a Actor) {
 		if a != ActorNode {
 			return
 		}

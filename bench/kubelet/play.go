@@ -25,23 +25,11 @@ import (
 // without error (at once for an actor with none), from the actor's
 // goroutine. An error of the node's actor cancels the others (the kubelet
 // failed); a pod write's error is returned when its actor is done.
-//
-// Events are sent by the session's event sender after their step, on
-// ctx, not on the actors' context, which play cancels as it returns: the
-// kubelet's event broadcaster outlives the loop that recorded an event, and
-// an event recorded as a plan's last step would otherwise be dropped.
-//
-// within, when above 0, bounds the actors (recoverPlaying's recovery
-// timeout); the events are not bound by it.
-func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, plan Plan, within time.Duration, done func(Actor)) error {
-	events := ctx
+// Its events go to the session's event sender, which sends them on the
+// restart's context (session.recordEvent), not on play's.
+func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, plan Plan, done func(Actor)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if within > 0 {
-		var cancelWithin context.CancelFunc
-		ctx, cancelWithin = context.WithTimeout(ctx, within)
-		defer cancelWithin()
-	}
 	byActor := map[Actor]Plan{}
 	for _, st := range plan {
 		byActor[st.Actor] = append(byActor[st.Actor], st)
@@ -50,7 +38,7 @@ func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, 
 	var wg sync.WaitGroup
 	for i, a := range actors {
 		wg.Go(func() {
-			if errs[i] = n.playActor(ctx, events, node, start, byActor[a]); errs[i] != nil {
+			if errs[i] = n.playActor(ctx, node, start, byActor[a]); errs[i] != nil {
 				if a == ActorNode {
 					cancel()
 				}
@@ -65,11 +53,10 @@ func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, 
 	return errors.Join(errs...)
 }
 
-// playActor plays one actor's steps; its events are sent on events (see
-// play). A run of pod statuses goes to the status manager's batches
-// (statusManager.batch) as one. A pod write that fails does not stop the
-// others: the first such error is returned at the end.
-func (n *nodeRun) playActor(ctx, events context.Context, node *corev1.Node, start time.Time, steps Plan) error {
+// playActor plays one actor's steps. A run of pod statuses goes to the
+// status manager's batches (statusManager.batch) as one. A pod write that fails
+// does not stop the others: the first such error is returned at the end.
+func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.Time, steps Plan) error {
 	clk := n.s.cfg.Clock
 	// series holds the name of each pod event series' first event, for
 	// the correlator's PATCHes of its repeats.
@@ -83,7 +70,7 @@ func (n *nodeRun) playActor(ctx, events context.Context, node *corev1.Node, star
 				updates = append(updates, *steps[i].Update)
 			}
 			i--
-			podErr = cmp.Or(podErr, n.status.batch(ctx, events, start, updates))
+			podErr = cmp.Or(podErr, n.status.batch(ctx, start, updates))
 			continue
 		}
 		if err := poll.Sleep(ctx, clk, st.At-clk.Since(start)); err != nil {
@@ -94,7 +81,7 @@ func (n *nodeRun) playActor(ctx, events context.Context, node *corev1.Node, star
 			podErr = cmp.Or(podErr, n.writePod(ctx, start, st))
 			continue
 		}
-		if err := n.do(ctx, events, node, st, series); err != nil {
+		if err := n.do(ctx, node, st, series); err != nil {
 			return err
 		}
 	}
@@ -116,9 +103,8 @@ func (n *nodeRun) writePod(ctx context.Context, start time.Time, st Step) error 
 	}
 }
 
-// do sends one step of the node's actor, or a pod event (queued for the
-// session's event sender, on events).
-func (n *nodeRun) do(ctx, events context.Context, node *corev1.Node, st Step, series map[string]string) error {
+// do sends one step of the node's actor, or a pod event.
+func (n *nodeRun) do(ctx context.Context, node *corev1.Node, st Step, series map[string]string) error {
 	sess := n.sess
 	switch st.Action {
 	case ActionNodeStatus:
@@ -127,9 +113,9 @@ func (n *nodeRun) do(ctx, events context.Context, node *corev1.Node, st Step, se
 		}
 		return sess.patchNodeReady(ctx, st.Ready, st.Reason, st.Message)
 	case ActionNodeEvent:
-		return sess.event(events, node.UID, st.EventType, st.Reason, st.Message)
+		return sess.event(node.UID, st.EventType, st.Reason, st.Message)
 	case ActionPodEvent:
-		name, err := sess.podEvent(events, st.Pod, st.Container, series[st.Series], st.Count, st.EventType, st.Reason, st.Message)
+		name, err := sess.podEvent(st.Pod, st.Container, series[st.Series], st.Count, st.EventType, st.Reason, st.Message)
 		if err != nil {
 			return err
 		}

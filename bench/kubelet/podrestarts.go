@@ -1,7 +1,6 @@
 package kubelet
 
 import (
-	"context"
 	"slices"
 	"time"
 
@@ -71,8 +70,8 @@ func (n *nodeRun) restartPod(node *corev1.Node, p *corev1.Pod, jitters map[strin
 				s.Counters.ReadyFlipsDown.Add(1)
 			}
 			return changed
-		}, events: func(ctx context.Context) error {
-			_, err := sess.podEvent(ctx, p, "", "", 1, corev1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
+		}, events: func() error {
+			_, err := sess.podEvent(p, "", "", 1, corev1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
 			return err
 		}},
 		{at: sandbox, ns: ns, name: name, what: "sandbox ready", mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
@@ -91,7 +90,7 @@ func (n *nodeRun) restartPod(node *corev1.Node, p *corev1.Pod, jitters map[strin
 				s.Counters.ReadyFlipsUp.Add(1)
 			}
 			return changed
-		}, events: func(ctx context.Context) error { return containerEvents(ctx, sess, p, nil) }},
+		}, events: func() error { return containerEvents(sess, p, nil) }},
 	}
 	if ready >= 0 {
 		updates = append(updates, n.readyAtProbe(ns, name, ready))
@@ -195,7 +194,7 @@ func (n *nodeRun) replacePod(p *corev1.Pod, jitters map[string]time.Duration, go
 				s.Counters.ReadyFlipsUp.Add(1)
 			}
 			return changed
-		}, events: func(ctx context.Context) error { return containerEvents(ctx, sess, p, isGone) }},
+		}, events: func() error { return containerEvents(sess, p, isGone) }},
 	}
 	if ready >= 0 {
 		updates = append(updates, n.readyAtProbe(ns, name, ready))

@@ -115,7 +115,7 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 // at once. (Read from the source; the calibration has no rejection case.)
 func (n *nodeRun) rejectPod(ctx context.Context, p *corev1.Pod, reason, msg string) error {
 	s, sess := n.s, n.sess
-	if _, err := sess.podEvent(ctx, p, "", "", 1, corev1.EventTypeWarning, reason, msg); err != nil {
+	if _, err := sess.podEvent(p, "", "", 1, corev1.EventTypeWarning, reason, msg); err != nil {
 		return err
 	}
 	if _, err := n.status.sync(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
@@ -292,7 +292,7 @@ func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod) error {
 			if c.State.Running == nil {
 				continue
 			}
-			if _, err := sess.podEvent(ctx, pod, c.Name, "", 1, corev1.EventTypeNormal, "Killing", fmt.Sprintf("Stopping container %s", c.Name)); err != nil {
+			if _, err := sess.podEvent(pod, c.Name, "", 1, corev1.EventTypeNormal, "Killing", fmt.Sprintf("Stopping container %s", c.Name)); err != nil {
 				return err
 			}
 		}
@@ -358,7 +358,7 @@ func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod) error {
 // images/image_manager.go), Created and Started (kuberuntime_container.go
 // startContainer). With SandboxChanged (kuberuntime_manager.go SyncPod)
 // the measured 25 events of a 5-pod reboot, 5 of them the node's.
-func containerEvents(ctx context.Context, sess *session, p *corev1.Pod, which func(string) bool) error {
+func containerEvents(sess *session, p *corev1.Pod, which func(string) bool) error {
 	for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
 		if which != nil && !which(c.Name) {
 			continue
@@ -368,7 +368,7 @@ func containerEvents(ctx context.Context, sess *session, p *corev1.Pod, which fu
 			{"Created", "Container created"},
 			{"Started", "Container started"},
 		} {
-			if _, err := sess.podEvent(ctx, p, c.Name, "", 1, corev1.EventTypeNormal, e.reason, e.msg); err != nil {
+			if _, err := sess.podEvent(p, c.Name, "", 1, corev1.EventTypeNormal, e.reason, e.msg); err != nil {
 				return err
 			}
 		}

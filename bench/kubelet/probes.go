@@ -138,7 +138,7 @@ type statusUpdate struct {
 	// what names the status in a plan golden.
 	what   string
 	mutate func(st *corev1.PodStatus, now metav1.Time) bool
-	events func(ctx context.Context) error
+	events func() error
 }
 
 // planProbes plans the probe workers' and the status manager's writes

@@ -68,7 +68,7 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 		return err
 	}
 	s.record(r, storm.StepDown)
-	n, err := s.openSession(r)
+	n, err := s.openSession(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func (s *Simulator) runtimeRestart(ctx context.Context, r storm.Restart, node *c
 		Node:     r.Node,
 		Pods:     pods,
 	}, rng, s.rng(r.Node, 4))
-	if err := n.play(ctx, node, start, plan, 0, nil); err != nil {
+	if err := n.play(ctx, node, start, plan, nil); err != nil {
 		return err
 	}
 	return n.recover(ctx)

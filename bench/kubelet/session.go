@@ -96,10 +96,13 @@ type session struct {
 	// hold up the start-up sequence. eventQ is that queue (1,000 deep, as
 	// the broadcaster's; an event that finds it full is dropped).
 	events        corev1client.EventsGetter
-	eventQ        chan func()
+	eventQ        chan func(ctx context.Context)
 	eventsDone    chan struct{}
 	eventsClosed  sync.Once
 	eventsDropped *atomic.Int64
+	// eventsCtx is the restart's context, which the event sender sends
+	// on (eventsContext): set by openSession, before any event.
+	eventsCtx context.Context
 	// eventNano is the time stamp of the last pod event's name, kept
 	// increasing so that two events of one pod never share a name.
 	eventNano atomic.Int64

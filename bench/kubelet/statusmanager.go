@@ -81,8 +81,7 @@ func (m statusManager) busyAt(t time.Time) bool {
 // is not an error; the first other error is returned at the end. The
 // events of an update are sent when a batch first finds it due: on time
 // while the status manager keeps up, with the batch when it is behind.
-// The events go to the session's event sender on events (see play).
-func (m statusManager) batch(ctx, events context.Context, start time.Time, updates []statusUpdate) error {
+func (m statusManager) batch(ctx context.Context, start time.Time, updates []statusUpdate) error {
 	sort.SliceStable(updates, func(i, j int) bool { return updates[i].at < updates[j].at })
 	var firstErr error
 	for len(updates) > 0 {
@@ -105,7 +104,7 @@ func (m statusManager) batch(ctx, events context.Context, start time.Time, updat
 			}
 			due[k] = append(due[k], u)
 			if u.events != nil {
-				if err := u.events(events); err != nil && firstErr == nil {
+				if err := u.events(); err != nil && firstErr == nil {
 					firstErr = err
 				}
 			}

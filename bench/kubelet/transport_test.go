@@ -160,10 +160,10 @@ func TestEventQueue(t *testing.T) {
 	s.startEvents()
 	started, release := make(chan struct{}), make(chan struct{})
 	var sent []int
-	s.recordEvent(func() { close(started); <-release; sent = append(sent, 0) })
+	s.recordEvent(func(context.Context) { close(started); <-release; sent = append(sent, 0) })
 	<-started
 	for i := 1; i <= eventQueueLength+5; i++ {
-		s.recordEvent(func() { sent = append(sent, i) })
+		s.recordEvent(func(context.Context) { sent = append(sent, i) })
 	}
 	close(release)
 	s.flushEvents()
