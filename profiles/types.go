@@ -105,7 +105,8 @@ type Fleet struct {
 	// TolerationSeconds is the not-ready/unreachable NoExecute toleration
 	// put on workload pods; default 300, the API server's default.
 	TolerationSeconds *int64 `json:"tolerationSeconds,omitempty"`
-	// CreateParallelism bounds concurrent create requests; default 32.
+	// CreateParallelism bounds concurrent create requests; default
+	// DefaultCreateParallelism.
 	CreateParallelism int `json:"createParallelism,omitempty"`
 	// QPS is the harness client's QPS; default 500.
 	QPS float32 `json:"qps,omitempty"`
@@ -496,3 +497,7 @@ type Gates struct {
 	// gate off.
 	RecoveryP99 *metav1.Duration `json:"recoveryP99,omitempty"`
 }
+
+// DefaultCreateParallelism is fleet.createParallelism's default: 32
+// concurrent creates.
+const DefaultCreateParallelism = 32

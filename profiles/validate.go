@@ -60,7 +60,7 @@ func SetDefaults(p *Profile) {
 		f.TolerationSeconds = &v
 	}
 	if f.CreateParallelism == 0 {
-		f.CreateParallelism = 32
+		f.CreateParallelism = DefaultCreateParallelism
 	}
 	if f.QPS == 0 {
 		f.QPS = 500

@@ -19,6 +19,7 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/realnode"
+	"github.com/stormbench/stormbench/profiles"
 )
 
 // The calibration's nodes and pods: provisioning, the probes and pod features, and teardown.
@@ -28,7 +29,7 @@ import (
 // the real nodes' processes (startReal), each node's Deployment and
 // Service; then waits until everything is Ready and settled.
 func (c *calibration) provision(ctx context.Context) error {
-	f, err := fleet.FromPlan(c.o.Target.Client, c.fleetPlan(), fleet.Options{CreateParallelism: createParallelism, ReadyTimeout: 4 * time.Minute}, nil)
+	f, err := fleet.FromPlan(c.o.Target.Client, c.fleetPlan(), fleet.Options{CreateParallelism: profiles.DefaultCreateParallelism, ReadyTimeout: 4 * time.Minute}, nil)
 	if err != nil {
 		return err
 	}
@@ -39,10 +40,6 @@ func (c *calibration) provision(ctx context.Context) error {
 	}
 	return c.settle(ctx, 4*time.Minute)
 }
-
-// createParallelism bounds the calibration fleet's concurrent creates, as
-// a profile's fleet.createParallelism does (its default).
-const createParallelism = 32
 
 // fleetPlan is the calibration's fleet: K simulated KWOK nodes (the
 // fleet's first K names), 2K bystanders, K real nodes, and a Deployment and

@@ -78,7 +78,7 @@ func NewHost(o HostOptions) *Host {
 		o.Interval = time.Second
 	}
 	if o.ReadCPU == nil {
-		o.ReadCPU = readHostCPU
+		o.ReadCPU = hostCPUReader()
 	}
 	if o.ProcessCPU == nil {
 		o.ProcessCPU = procCPU
@@ -89,13 +89,14 @@ func NewHost(o HostOptions) *Host {
 	return &Host{opts: o}
 }
 
-// readHostCPU reads the host's CPU times from /proc/stat.
-func readHostCPU() (CPUTimes, error) {
+// hostCPUReader reads the host's CPU times from /proc/stat, through one
+// procfs handle for every sample.
+func hostCPUReader() func() (CPUTimes, error) {
 	fs, err := procfs.NewDefaultFS()
 	if err != nil {
-		return CPUTimes{}, err
+		return func() (CPUTimes, error) { return CPUTimes{}, err }
 	}
-	return ReadCPUTimes(fs)
+	return func() (CPUTimes, error) { return ReadCPUTimes(fs) }
 }
 
 // procCPU reads a process's user + system CPU from /proc/<pid>/stat.
