@@ -267,9 +267,12 @@ func (f *Fleet) createObjects(ctx context.Context) error {
 
 // existingObjects returns the keys (objectKey) of the run's workload
 // objects that exist, from one LIST per kind the plan holds, served from
-// the watch cache. Pods are not listed (a fleet's pods are mostly its
-// controllers'; the few standalone ones are created, 409 if they exist).
-// A kind whose LIST fails is simply not skipped.
+// the watch cache. Pods are listed too when the plan holds standalone
+// ones: without it an existing fleet's standalone pods were created again
+// and answered 409 (45 POST pods in a quick run on an existing fleet,
+// issue 45); the LIST returns the controllers' pods as well, one request
+// in place of one per standalone pod. A kind whose LIST fails is simply
+// not skipped.
 func (f *Fleet) existingObjects(ctx context.Context) map[string]bool {
 	out := map[string]bool{}
 	kinds := map[string]bool{}
@@ -305,6 +308,7 @@ func (f *Fleet) existingObjects(ctx context.Context) map[string]bool {
 	add("configmap", func() []string { return names(f.client.CoreV1().ConfigMaps(ns).List(ctx, opts)) })
 	add("secret", func() []string { return names(f.client.CoreV1().Secrets(ns).List(ctx, opts)) })
 	add("service", func() []string { return names(f.client.CoreV1().Services(ns).List(ctx, opts)) })
+	add("pod", func() []string { return names(f.client.CoreV1().Pods(ns).List(ctx, opts)) })
 	add("deployment", func() []string { return names(f.client.AppsV1().Deployments(ns).List(ctx, opts)) })
 	add("statefulset", func() []string { return names(f.client.AppsV1().StatefulSets(ns).List(ctx, opts)) })
 	add("daemonset", func() []string { return names(f.client.AppsV1().DaemonSets(ns).List(ctx, opts)) })
