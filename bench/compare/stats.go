@@ -195,3 +195,67 @@ func allOf(xs []float64, f func(float64) bool) bool {
 	}
 	return true
 }
+
+// Holm returns the Holm–Bonferroni adjusted p-values of a family of tests,
+// in the order given: the i-th smallest of m p-values becomes
+// max over j ≤ i of min(1, (m-j+1)·p(j)). Rejecting where the adjusted p is
+// at most α holds the family-wise error rate (the chance of any false
+// "significant" in the family) at α whatever the tests' dependence (Holm,
+// "A simple sequentially rejective multiple test procedure", 1979). It is
+// the correction for a verdict on the whole family, as a gate gives. A NaN
+// p-value (no test) stays NaN and is not counted in m.
+func Holm(ps []float64) []float64 {
+	adj, idx := adjustOrder(ps)
+	m := len(idx)
+	run := 0.0
+	for j, i := range idx {
+		run = max(run, min(1, float64(m-j)*ps[i]))
+		adj[i] = run
+	}
+	return adj
+}
+
+// BenjaminiHochberg returns the Benjamini–Hochberg adjusted p-values
+// (q-values) of a family of tests, in the order given: the i-th smallest of
+// m p-values becomes min over j ≥ i of min(1, m/j·p(j)). Rejecting where
+// the adjusted p is at most α holds the false discovery rate (the expected
+// share of false findings among those reported) at α for independent or
+// positively dependent tests (Benjamini & Hochberg, 1995). It is the
+// correction for a table that a reader scans row by row. A NaN p-value
+// stays NaN and is not counted in m.
+func BenjaminiHochberg(ps []float64) []float64 {
+	adj, idx := adjustOrder(ps)
+	m := len(idx)
+	run := 1.0
+	for j := m - 1; j >= 0; j-- {
+		i := idx[j]
+		run = min(run, float64(m)/float64(j+1)*ps[i])
+		adj[i] = run
+	}
+	return adj
+}
+
+// adjustOrder returns a result slice with every p-value's slot NaN and the
+// indexes of the non-NaN p-values sorted by p, ties in their given order.
+func adjustOrder(ps []float64) ([]float64, []int) {
+	adj := make([]float64, len(ps))
+	idx := make([]int, 0, len(ps))
+	for i, p := range ps {
+		adj[i] = math.NaN()
+		if !math.IsNaN(p) {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmpFloat(ps[a], ps[b]) })
+	return adj, idx
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

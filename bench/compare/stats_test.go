@@ -137,3 +137,70 @@ func TestShiftOrderAgreesWithUTest(t *testing.T) {
 		t.Errorf("got %+v, want an interval below 0", s)
 	}
 }
+
+// TestMultiplicityByHand checks Holm and Benjamini–Hochberg on families
+// adjusted by hand.
+func TestMultiplicityByHand(t *testing.T) {
+	nan := math.NaN()
+	tests := []struct {
+		name     string
+		ps       []float64
+		holm, bh []float64
+	}{{
+		// Sorted 0.01, 0.02, 0.03, 0.04 (m = 4).
+		// Holm: 4·0.01 = 0.04; 3·0.02 = 0.06; 2·0.03 = 0.06; 1·0.04 = 0.04 → max so far 0.06.
+		// BH: 4/1·0.01 = 0.04; 4/2·0.02 = 0.04; 4/3·0.03 = 0.04; 4/4·0.04 = 0.04.
+		name: "four, shuffled", ps: []float64{0.03, 0.01, 0.04, 0.02},
+		holm: []float64{0.06, 0.04, 0.06, 0.06},
+		bh:   []float64{0.04, 0.04, 0.04, 0.04},
+	}, {
+		// The A/A of issue 45 in small: two of five near 0.02.
+		// Sorted 0.016, 0.032, 0.4, 0.6, 0.9.
+		// Holm: 0.08, 4·0.032 = 0.128, 3·0.4 = 1 (capped), 1, 1.
+		// BH: from the top, 0.9; 5/4·0.6 = 0.75; 5/3·0.4 = 0.6667;
+		// 5/2·0.032 = 0.08; 5·0.016 = 0.08.
+		name: "aa", ps: []float64{0.4, 0.016, 0.9, 0.032, 0.6},
+		holm: []float64{1, 0.08, 1, 0.128, 1},
+		bh:   []float64{2.0 / 3, 0.08, 0.9, 0.08, 0.75},
+	}, {
+		// A NaN is no test: m = 2. Holm 2·0.01, max(0.02, 0.5);
+		// BH 2·0.01 = 0.02, min(1, 0.5).
+		name: "nan skipped", ps: []float64{nan, 0.5, 0.01},
+		holm: []float64{nan, 0.5, 0.02},
+		bh:   []float64{nan, 0.5, 0.02},
+	}, {
+		// Ties share one adjusted value. Holm: 3·0.01 = 0.03, then 2·0.01
+		// keeps 0.03, 1·0.2. BH: 3/3·0.2 = 0.2; 3/2·0.01 = 0.015 twice.
+		name: "ties", ps: []float64{0.01, 0.01, 0.2},
+		holm: []float64{0.03, 0.03, 0.2},
+		bh:   []float64{0.015, 0.015, 0.2},
+	}, {
+		name: "single", ps: []float64{0.03}, holm: []float64{0.03}, bh: []float64{0.03},
+	}, {
+		name: "empty", ps: nil, holm: []float64{}, bh: []float64{},
+	}}
+	same := func(a, b float64) bool {
+		if math.IsNaN(a) || math.IsNaN(b) {
+			return math.IsNaN(a) && math.IsNaN(b)
+		}
+		return math.Abs(a-b) <= 1e-12
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, c := range []struct {
+				name      string
+				got, want []float64
+			}{{"Holm", Holm(tc.ps), tc.holm}, {"BenjaminiHochberg", BenjaminiHochberg(tc.ps), tc.bh}} {
+				if len(c.got) != len(c.want) {
+					t.Fatalf("%s(%v) = %v, want %v", c.name, tc.ps, c.got, c.want)
+				}
+				for i := range c.got {
+					if !same(c.got[i], c.want[i]) {
+						t.Errorf("%s(%v) = %v, want %v", c.name, tc.ps, c.got, c.want)
+						break
+					}
+				}
+			}
+		})
+	}
+}
