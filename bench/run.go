@@ -229,6 +229,7 @@ func newResult(o Options) *result.Result {
 			Profile:   raw,
 			Isolation: o.Isolation,
 			GoRuntime: GoRuntimeSettings(),
+			Machine:   result.LocalMachine(),
 		},
 	}
 }

@@ -78,6 +78,11 @@ type Run struct {
 	// stormbench process ran with; nil in files written before it was
 	// recorded.
 	GoRuntime *GoRuntime `json:"goRuntime,omitempty"`
+	// Machine is the host stormbench ran on (see Machine); nil in files
+	// written before it was recorded. The run's other provenance is in
+	// GitRevision, Cluster.Versions, Cluster.ControlPlaneCPUs and each
+	// VariantRun's HostBound.
+	Machine *Machine `json:"machine,omitempty"`
 }
 
 // GoRuntime records the garbage-collector settings of the stormbench
