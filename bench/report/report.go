@@ -221,6 +221,7 @@ func runMeta(in compare.Input, prof runProfile) []MetaItem {
 		cl += ": " + strings.Join(vers, ", ")
 	}
 	add("Cluster", cl)
+	meta = append(meta, machineMeta(r)...)
 	s := r.Run.Cluster.Settings
 	add("Settings", fmt.Sprintf("node-monitor-grace-period %s, node lease %s, node status every %s, endpointslice-updates-batch-period %s",
 		time.Duration(s.NodeMonitorGracePeriod), time.Duration(s.NodeLeaseDuration), time.Duration(s.NodeStatusUpdateFrequency), time.Duration(s.EndpointSliceUpdatesBatchPeriod))+
