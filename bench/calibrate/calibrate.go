@@ -207,6 +207,9 @@ type calibration struct {
 	audit      *auditTail
 	// probe is the probe handler the pods have, or are rolling to.
 	probe string
+	// starts are each node's kubelet start in the case running
+	// (storm.Outcome.KubeletStart), for spanLastRequest.
+	starts map[string]time.Time
 }
 
 // Run provisions K real and K simulated nodes with identical pods, runs

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/realnode"
+	"github.com/stormbench/stormbench/profiles"
 )
 
 // The rows of one case: the requests and readiness flips of both sides
@@ -44,7 +45,7 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 	}
 	rows = append(rows, c.countRow(MetricSliceWrites, counts[slicesKey], "by kube-controller-manager, of the node's Service"))
 	rows = append(rows, c.flipRows(t0, end)...)
-	rows = append(rows, c.lastRequestRow(last, t0.Add(cs.Downtime)))
+	rows = append(rows, c.lastRequestRow(cs, last, t0.Add(cs.Downtime)))
 	return append(rows, costRows(real, simCPU, k)...)
 }
 
@@ -168,9 +169,60 @@ func (c *calibration) flipRows(t0, end time.Time) []Row {
 			Note: "a race in the real kubelet: its first node status beat its first PLEG relist; the node-lifecycle controller's taints and events follow"})
 	}
 	rd, sd := notReadyDurations(realPods, end), notReadyDurations(simPods, end)
+	quantileRow := func(metric string, q float64, note string) Row {
+		return c.timingRow(metric, RuleQuantile, spanNotReady, quantile(rd, q), quantile(sd, q), quantileSpread(rd, q), quantileSpread(sd, q), note)
+	}
+	maxRow := quantileRow(MetricNotReadyMax, 1, "reported, not checked: a maximum has no confidence interval; the KS and p90 rows judge the tail")
+	maxRow.Informational, maxRow.Agree = true, true
 	return append(rows,
-		c.spreadRow(MetricNotReadyP50, "s", quantile(rd, 0.5), quantile(sd, 0.5), quantileSpread(rd, 0.5), quantileSpread(sd, 0.5), fmt.Sprintf("%d vs %d not-ready periods", len(rd), len(sd))),
-		c.spreadRow(MetricNotReadyMax, "s", quantile(rd, 1), quantile(sd, 1), quantileSpread(rd, 1), quantileSpread(sd, 1), ""))
+		quantileRow(MetricNotReadyP50, 0.5, fmt.Sprintf("%d vs %d not-ready periods", len(rd), len(sd))),
+		quantileRow(MetricNotReadyP90, 0.9, "distribution-free 95 % interval of the p90 (29 periods at least)"),
+		c.timingRow(MetricNotReadyKS, RuleKS, spanNotReady, meanSeconds(rd), meanSeconds(sd), periodsSpread(rd), periodsSpread(sd),
+			"the periods' means; judged by a two-sample Kolmogorov–Smirnov test at 5 % after the model's periods are moved by at most the tolerance"),
+		maxRow)
+}
+
+// spanNotReady is what the not-ready rows measure: one pod's not-ready
+// period. Both ends are the harness's clock (measure.RecoveryTracker reads
+// it as its informer delivers the pod's update), so a period carries the
+// difference of two watch delays, not their sum: the API server's watch
+// fan-out and the informer's handler, a few milliseconds on an idle host
+// and more on a saturated one. Not measured here; each end is taken as
+// 0.05 s, which makes the rows' floor 0.1 s. (The pod's Ready condition's
+// lastTransitionTime would be the kubelet's own, but metav1.Time keeps
+// whole seconds: 1 s a side.)
+var spanNotReady = &Span{
+	From:           "the pod's Ready→NotReady, as the harness's watch delivered it (harness clock)",
+	FromResolution: 0.05,
+	To:             "its NotReady→Ready, as the harness's watch delivered it, or the case's end (harness clock)",
+	ToResolution:   0.05,
+}
+
+// meanSeconds is the mean of durations in seconds, 0 for none.
+func meanSeconds(d []time.Duration) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	var s time.Duration
+	for _, x := range d {
+		s += x
+	}
+	return s.Seconds() / float64(len(d))
+}
+
+// periodsSpread is the spread of the not-ready periods with their values,
+// sorted, for the KS row: their number, range and the t interval of their
+// mean.
+func periodsSpread(sorted []time.Duration) *Spread {
+	secs := make([]float64, len(sorted))
+	for i, d := range sorted {
+		secs[i] = d.Seconds()
+	}
+	s := spreadOf(secs)
+	if s != nil {
+		s.Of = "periods"
+	}
+	return s
 }
 
 // bySide splits flips into the real nodes' and the simulated ones'.
@@ -185,15 +237,21 @@ func (c *calibration) bySide(flips []measure.Transition) (real, sim []measure.Tr
 	return real, sim
 }
 
-// lastRequestRow is the time from the kubelet's start (start) to each
-// node's last request. Every restart has a value: a node that sent
+// lastRequestRow is the time from each node's kubelet start to its last
+// request (spanLastRequest). Every restart has a value: a node that sent
 // nothing but leases and events in the window (a runtime restart the
 // kubelet rode out) has 0, as a node whose last request came at its start.
-func (c *calibration) lastRequestRow(last map[string]time.Time, start time.Time) Row {
+// nominal is the case's start, t0 + downtime: a runtime case's, and any
+// node's whose restart recorded no kubelet start.
+func (c *calibration) lastRequestRow(cs Case, last map[string]time.Time, nominal time.Time) Row {
 	k := float64(c.o.Nodes)
 	since := func(nodes []string) []float64 {
 		out := make([]float64, 0, len(nodes))
 		for _, n := range nodes {
+			start := nominal
+			if s, ok := c.starts[n]; ok && !s.IsZero() && cs.Kind != profiles.StormRuntime {
+				start = s
+			}
 			d := time.Duration(0)
 			if t, ok := last[n]; ok && !t.Before(start) {
 				d = t.Sub(start)
@@ -203,7 +261,32 @@ func (c *calibration) lastRequestRow(last map[string]time.Time, start time.Time)
 		return out
 	}
 	rs, ss := since(c.real.nodes), since(c.sim.nodes)
-	return c.spreadRow(MetricLastRequest, "s", sum(rs)/k, sum(ss)/k, spreadOf(rs), spreadOf(ss), "mean over restarts, 0 for a node that sent none; leases and events left out")
+	return c.timingRow(MetricLastRequest, RuleMeanDifference, spanLastRequest, sum(rs)/k, sum(ss)/k, spreadOf(rs), spreadOf(ss), "mean over restarts, 0 for a node that sent none; leases and events left out")
+}
+
+// spanLastRequest is what "kubelet start → last request" measures, per
+// restart.
+//
+// From: the node's kubelet start as its restart recorded it
+// (storm.Outcome.KubeletStart, the harness's clock). For a real node that
+// is when realnode's restart returned, right after it exec'd the kubelet
+// (Node.StartKubelet: cmd.Start, which returns once the process runs;
+// after a reboot, after containerd is back first); for a simulated one
+// when the model's boot began (kubelet.Simulator.boot). Both are read
+// within a few milliseconds of the event; taken as 0.01 s. A runtime
+// case has no kubelet start: both sides count from t0 + downtime, when
+// the runtime came back (the real side's within the time to start it).
+// Tables before issue 46 counted every node from t0 + downtime, so the
+// real kubelet's time to stop (SIGTERM to exit) was in its figure.
+//
+// To: the API server's requestReceivedTimestamp of the node's last request
+// that is neither a lease renewal nor an event (audit.go), a
+// metav1.MicroTime: 1 µs.
+var spanLastRequest = &Span{
+	From:           "the node's kubelet start: the harness's clock as it exec'd the real kubelet or the model's boot began (t0 + downtime in a runtime case)",
+	FromResolution: 0.01,
+	To:             "the node's last request other than leases and events: the API server's requestReceivedTimestamp (audit log, µs)",
+	ToResolution:   1e-6,
 }
 
 // costRows are the informational rows of what a restart cost: the real
@@ -237,5 +320,14 @@ func (c *calibration) spreadRow(metric, unit string, real, sim float64, realSpre
 	r := c.row(metric, unit, real, sim, note)
 	r.RealSpread, r.SimulatedSpread = realSpread, simSpread
 	r.Agree = c.o.Tolerance.agreeSpread(unit, r.Real, r.Simulated, realSpread, simSpread)
+	return r
+}
+
+// timingRow is a timing's row (seconds): what it measures (span), each
+// side's values, judged by rule (judge.go).
+func (c *calibration) timingRow(metric, rule string, span *Span, real, sim float64, realSpread, simSpread *Spread, note string) Row {
+	r := c.row(metric, "s", real, sim, note)
+	r.RealSpread, r.SimulatedSpread, r.Rule, r.Span = realSpread, simSpread, rule, span
+	c.o.Tolerance.judge(&r)
 	return r
 }

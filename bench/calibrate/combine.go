@@ -201,7 +201,12 @@ func combineRow(m Row, h, c, ref *CaseResult, tol Tolerance, reference string) C
 	r := rowOf(ref, m)
 	row.Simulated, row.SimulatedSpread, row.Verdict = r.Simulated, r.SimulatedSpread, verdict(*r)
 	if row.Hollow != nil && row.Containerd != nil && !m.Informational {
-		row.RealSidesDiffer = !tol.agreeSpread(m.Unit, row.Containerd.Real, row.Hollow.Real, row.Containerd.RealSpread, row.Hollow.RealSpread)
+		// The two real sides, judged by the row's own rule: containerd
+		// in the real side's place, hollow in the model's.
+		sides := Row{Metric: m.Metric, Unit: m.Unit, Real: row.Containerd.Real, Simulated: row.Hollow.Real,
+			RealSpread: row.Containerd.RealSpread, SimulatedSpread: row.Hollow.RealSpread, Rule: m.Rule, Span: m.Span}
+		tol.judge(&sides)
+		row.RealSidesDiffer = !sides.Agree
 		// Where the two real backends disagree, the real kubelet on a
 		// real runtime is the arbiter: hollow is only its cheap stand-in
 		// (it has no DRA driver, and its fake runtime emits other events).
@@ -277,6 +282,15 @@ func refRow(cc CombinedCase, r CombinedRow) *Row {
 	return r.Hollow
 }
 
+// combinedVerdict is a row's verdict with the judging row's two-sample
+// test, if it has one.
+func combinedVerdict(cc CombinedCase, r CombinedRow) string {
+	if ref := refRow(cc, r); ref != nil && ref.Test != nil && r.Verdict != "info" {
+		return r.Verdict + " (" + ref.Test.String() + ")"
+	}
+	return r.Verdict
+}
+
 func realSides(r CombinedRow) string {
 	if r.RealSidesDiffer {
 		return "hollow≠containerd: judged by containerd"
@@ -298,7 +312,7 @@ func WriteCombinedText(w io.Writer, c *Combined) error {
 		fmt.Fprintln(tw, "METRIC\tUNIT\tSIMULATED\tHOLLOW\tCONTAINERD\tSIM/REF\t\t")
 		for _, r := range cc.Rows {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Metric, r.Unit, fmtSide(r.Simulated, r.SimulatedSpread), realCell(r.Hollow), realCell(r.Containerd),
-				ratioCell(r.Simulated, refRow(cc, r)), r.Verdict, realSides(r))
+				ratioCell(r.Simulated, refRow(cc, r)), combinedVerdict(cc, r), realSides(r))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -316,11 +330,15 @@ func WriteCombinedMarkdown(w io.Writer, c *Combined) error {
 	var b strings.Builder
 	b.WriteString("# Calibration: simulated kubelet against hollow and containerd-backed kubelets\n\n")
 	fmt.Fprintf(&b, "%s.\n\n", c.header())
-	fmt.Fprintf(&b, "Each case is judged against its reference column: containerd for runtime restarts and reboots (what a fake runtime cannot show), hollow for the rest. *hollow≠containerd* marks rows where the two real backends disagree beyond the tolerance (requests ±max(%g, %g %%), timings ±max(%g s, %g %%)); those rows are judged by containerd, the real kubelet on a real runtime. The simulated column and sim/ref are the judging run's. %s\n\n",
+	fmt.Fprintf(&b, "Each case is judged against its reference column: containerd for runtime restarts and reboots (what a fake runtime cannot show), hollow for the rest. *hollow≠containerd* marks rows where the two real backends disagree beyond the tolerance (requests ±max(%g, %g %%), timings ±max(the row's resolution ≤ %g s, %g %%)); those rows are judged by containerd, the real kubelet on a real runtime. The simulated column and sim/ref are the judging run's. %s\n\n",
 		c.Containerd.Tolerance.RequestsAbsolute, 100*c.Containerd.Tolerance.RequestsRelative, c.Containerd.Tolerance.SecondsAbsolute, 100*c.Containerd.Tolerance.SecondsRelative, judgedBy(append(slices.Clone(c.Hollow.Cases), c.Containerd.Cases...)))
 	for _, r := range []*Result{c.Hollow, c.Containerd} {
 		if r.Command != "" {
-			fmt.Fprintf(&b, "- %s: `%s` (%s)\n", backendOf(r), r.Command, r.Start.Format("2006-01-02 15:04 MST"))
+			fmt.Fprintf(&b, "- %s: `%s` (%s, %s)", backendOf(r), r.Command, r.Start.Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(1e9))
+			if r.ModelFingerprint != "" {
+				fmt.Fprintf(&b, "; model fingerprint %.12s", r.ModelFingerprint)
+			}
+			b.WriteString("\n")
 		}
 	}
 	for _, cc := range c.Cases {
@@ -328,7 +346,7 @@ func WriteCombinedMarkdown(w io.Writer, c *Combined) error {
 		b.WriteString("| metric | unit | simulated | hollow | containerd | sim/ref | | real sides |\n|---|---|--:|--:|--:|--:|---|---|\n")
 		for _, r := range cc.Rows {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Metric, r.Unit, fmtSide(r.Simulated, r.SimulatedSpread), realCell(r.Hollow), realCell(r.Containerd),
-				ratioCell(r.Simulated, refRow(cc, r)), r.Verdict, realSides(r))
+				ratioCell(r.Simulated, refRow(cc, r)), combinedVerdict(cc, r), realSides(r))
 		}
 		for _, e := range cc.Errors {
 			fmt.Fprintf(&b, "\nFailed restart: %s\n", e)
@@ -365,7 +383,7 @@ tr.DIFFERS td{background:#fde2e2}tr.info td{color:#666}th{background:#f3f3f3}td.
 			}
 			fmt.Fprintf(&b, `<tr class="%s"><td>%s</td><td>%s</td><td class="n">%s</td><td class="%s">%s</td><td class="%s">%s</td><td class="n">%s</td><td>%s</td><td>%s</td></tr>`,
 				e(r.Verdict), e(r.Metric), e(r.Unit), fmtSide(r.Simulated, r.SimulatedSpread), cls(BackendHollow), realCell(r.Hollow), cls(BackendContainerd), realCell(r.Containerd),
-				e(ratioCell(r.Simulated, refRow(cc, r))), e(r.Verdict), e(realSides(r)))
+				e(ratioCell(r.Simulated, refRow(cc, r))), e(combinedVerdict(cc, r)), e(realSides(r)))
 		}
 		b.WriteString("</table>")
 		for _, er := range cc.Errors {

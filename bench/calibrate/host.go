@@ -89,7 +89,7 @@ func judgeHostBound(rows []Row, tol Tolerance, h *CaseHost) {
 		if r.Unit != "s" || r.Informational || r.Agree {
 			continue
 		}
-		if tol.agreeBelow(r.Real, r.Simulated, r.RealSpread, r.SimulatedSpread, h.SaturatedSeconds) {
+		if tol.agreeBelow(*r, h.SaturatedSeconds) {
 			r.Agree, r.HostBound = true, true
 		}
 	}

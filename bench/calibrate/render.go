@@ -23,6 +23,15 @@ func verdict(r Row) string {
 	return "DIFFERS"
 }
 
+// verdictCell is a row's verdict with its two-sample test, if it has one:
+// "ok (KS D 0.12, p 0.81, shift +0.2 s of ±0.3)".
+func verdictCell(r Row) string {
+	if r.Test != nil && !r.Informational {
+		return verdict(r) + " (" + r.Test.String() + ")"
+	}
+	return verdict(r)
+}
+
 func fmtNum(v float64) string {
 	if v == math.Trunc(v) {
 		return fmt.Sprintf("%.0f", v)
@@ -57,6 +66,13 @@ func fmtSide(v float64, s *Spread) string {
 
 // judgedBy says how the rows were judged, for the tables' legends.
 func judgedBy(cases []CaseResult) string {
+	for _, c := range cases {
+		for _, r := range c.Rows {
+			if r.Rule != "" {
+				return "In brackets, a figure's interval where it is not a point: for a count or a time to the last request, Student's t 95 % interval of the mean of the n per-restart values (n is the case's restarts); for a quantile of the not-ready periods, the distribution-free 95 % interval between two order statistics of the periods, whose number follows (\"too few\" below 6 periods for the median, 29 for the p90: any value is compatible); for the KS row, the t interval of the periods' mean. A count agrees when the gap between the two sides' intervals, 0 where they overlap, is within the tolerance of the real figure. A timing's tolerance is ±max(10 %, the resolution of the row's two ends, at most the absolute figure given): the time to the last request agrees when Welch's 95 % interval of the difference of the means reaches into it, a quantile when the gap between its intervals is within it, and the not-ready periods as a distribution when a two-sample Kolmogorov–Smirnov test at 5 % cannot tell the real periods from the model's moved by at most the tolerance. The longest period is reported, not checked."
+			}
+		}
+	}
 	for _, c := range cases {
 		for _, r := range c.Rows {
 			if (r.RealSpread != nil && r.RealSpread.CI95 != nil) || (r.SimulatedSpread != nil && r.SimulatedSpread.CI95 != nil) {
@@ -94,7 +110,7 @@ func WriteText(w io.Writer, r *Result) error {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "METRIC\tUNIT\tREAL\tSIMULATED\tSIM/REAL\t")
 		for _, row := range c.Rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", row.Metric, row.Unit, fmtSide(row.Real, row.RealSpread), fmtSide(row.Simulated, row.SimulatedSpread), fmtRatio(row), verdict(row))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", row.Metric, row.Unit, fmtSide(row.Real, row.RealSpread), fmtSide(row.Simulated, row.SimulatedSpread), fmtRatio(row), verdictCell(row))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -107,7 +123,7 @@ func WriteText(w io.Writer, r *Result) error {
 		}
 	}
 	d := r.Disagreements()
-	fmt.Fprintf(w, "\n%d rows outside tolerance (requests ±max(%g, %g%%), timings ±max(%gs, %g%%)). %s\n",
+	fmt.Fprintf(w, "\n%d rows outside tolerance (requests ±max(%g, %g%%), timings ±max(the row's resolution ≤ %g s, %g %%)). %s\n",
 		len(d), r.Tolerance.RequestsAbsolute, 100*r.Tolerance.RequestsRelative, r.Tolerance.SecondsAbsolute, 100*r.Tolerance.SecondsRelative, judgedBy(r.Cases))
 	return nil
 }
@@ -130,7 +146,10 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	if r.Command != "" {
 		fmt.Fprintf(&b, "Made with `%s` (%s, %s).\n\n", r.Command, r.Start.Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(1e9))
 	}
-	fmt.Fprintf(&b, "Tolerance: requests ±max(%g, %g %%) per restart, timings ±max(%g s, %g %%). Figures are per restart (sum over the K nodes ÷ K) unless the unit says seconds. %s\n",
+	if r.ModelFingerprint != "" {
+		fmt.Fprintf(&b, "Model fingerprint %s (SHA-256 of %s).\n\n", r.ModelFingerprint, ModelGoldens)
+	}
+	fmt.Fprintf(&b, "Tolerance: requests ±max(%g, %g %%) per restart, timings ±max(the row's resolution ≤ %g s, %g %%). Figures are per restart (sum over the K nodes ÷ K) unless the unit says seconds. %s\n",
 		r.Tolerance.RequestsAbsolute, 100*r.Tolerance.RequestsRelative, r.Tolerance.SecondsAbsolute, 100*r.Tolerance.SecondsRelative, judgedBy(r.Cases))
 	if !r.Complete {
 		fmt.Fprintf(&b, "\n**Incomplete**: %s\n", strings.Join(r.Errors, "; "))
@@ -139,7 +158,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		fmt.Fprintf(&b, "\n## %s\n\n%s, down %s, watched %s after; restarts: real %d, simulated %d.\n\n", c.Name, c.Kind, c.Downtime, c.Observe, c.Restarts.Real, c.Restarts.Simulated)
 		b.WriteString("| metric | unit | real | simulated | sim/real | |\n|---|---|--:|--:|--:|---|\n")
 		for _, row := range c.Rows {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.Metric, row.Unit, fmtSide(row.Real, row.RealSpread), fmtSide(row.Simulated, row.SimulatedSpread), fmtRatio(row), verdict(row))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.Metric, row.Unit, fmtSide(row.Real, row.RealSpread), fmtSide(row.Simulated, row.SimulatedSpread), fmtRatio(row), verdictCell(row))
 		}
 		if c.Host != nil {
 			fmt.Fprintf(&b, "\n%s.\n", upperFirst(c.Host.String()))
@@ -175,7 +194,7 @@ tr.DIFFERS td{background:#fde2e2}tr.info td{color:#666}th{background:#f3f3f3}
 		for _, row := range c.Rows {
 			v := verdict(row)
 			fmt.Fprintf(&b, `<tr class="%s"><td>%s</td><td>%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td>%s</td></tr>`,
-				v, e(row.Metric), e(row.Unit), fmtSide(row.Real, row.RealSpread), fmtSide(row.Simulated, row.SimulatedSpread), e(fmtRatio(row)), v)
+				v, e(row.Metric), e(row.Unit), fmtSide(row.Real, row.RealSpread), fmtSide(row.Simulated, row.SimulatedSpread), e(fmtRatio(row)), e(verdictCell(row)))
 		}
 		b.WriteString("</table>")
 		if c.Host != nil {

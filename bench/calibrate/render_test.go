@@ -27,7 +27,8 @@ func sampleResult() *Result {
 			SimulatedSpread: &Spread{N: 2, Min: 2, Max: 2, CI95: &Interval{Lo: 2, Hi: 2}}},
 		// The longest not-ready period, judged by the periods' range, and
 		// a median of too few periods for an interval.
-		{Metric: MetricNotReadyMax, Unit: "s", Real: 3.98, Simulated: 0.19, Agree: true,
+		ksRow(tol),
+		{Metric: MetricNotReadyMax, Unit: "s", Real: 3.98, Simulated: 0.19, Agree: true, Informational: true,
 			RealSpread:      &Spread{N: 22, Min: 0.01, Max: 3.98, CI95: &Interval{Lo: 0.01, Hi: 3.98}, Of: "periods"},
 			SimulatedSpread: &Spread{N: 25, Min: 0.01, Max: 0.19, CI95: &Interval{Lo: 0.01, Hi: 0.19}, Of: "periods"}},
 		{Metric: MetricNotReadyP50 + " (exited)", Unit: "s", Real: 7.68, Simulated: 1.23, Agree: true,
@@ -50,6 +51,21 @@ func sampleResult() *Result {
 		Cases: []CaseResult{c, failed}}
 }
 
+// ksRow is a not-ready distribution judged by the KS test: the real
+// periods spread over the probe period, the model's all at its middle, the
+// same median.
+func ksRow(tol Tolerance) Row {
+	var rd, sd []time.Duration
+	for i := 0; i < 20; i++ {
+		rd = append(rd, time.Duration(i)*500*time.Millisecond)
+		sd = append(sd, 4750*time.Millisecond+time.Duration(i)*25*time.Millisecond)
+	}
+	r := Row{Metric: MetricNotReadyKS, Unit: "s", Rule: RuleKS, Span: spanNotReady, Real: round3(meanSeconds(rd)), Simulated: round3(meanSeconds(sd)),
+		RealSpread: periodsSpread(rd), SimulatedSpread: periodsSpread(sd)}
+	tol.judge(&r)
+	return r
+}
+
 // TestRenderGolden: the terminal, markdown and HTML tables of a fixed
 // result; rows outside tolerance are marked DIFFERS, cost rows info.
 func TestRenderGolden(t *testing.T) {
@@ -65,8 +81,8 @@ func TestRenderGolden(t *testing.T) {
 		}
 		testutil.Golden(t, name, b.Bytes())
 	}
-	if d := r.Disagreements(); len(d) != 4 || d[3] != "reboot: failed restarts" {
-		t.Errorf("disagreements %v, want get pods, create csinodes, the not-ready p50 and reboot's failed restarts", d)
+	if d := r.Disagreements(); len(d) != 5 || d[3] != "kubelet/legacy: "+MetricNotReadyKS || d[4] != "reboot: failed restarts" {
+		t.Errorf("disagreements %v, want get pods, create csinodes, the not-ready p50, the not-ready KS and reboot's failed restarts", d)
 	}
 }
 

@@ -88,7 +88,10 @@ func TestTolerance(t *testing.T) {
 		{"/restart", 0, 0, true},
 		{"/restart", 0, 0.6, false},
 		{"s", 0.4, 3.7, false}, // 1.36 legacy flip against the model's
-		{"s", 0.4, 1.3, true},
+		// Inside the 1 s floor before issue 46; 0.9 s apart is outside
+		// the 0.2 s cap of a timing's floor.
+		{"s", 0.4, 1.3, false},
+		{"s", 0.4, 0.6, true},
 		{"s", 10, 10.9, true},
 		{"s", 10, 11.1, false},
 		{"s", 20, 21.9, true},

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -160,6 +162,9 @@ func runCalibrate(ctx context.Context, env *cmdEnv, args []string) error {
 	if len(args) > 0 && args[0] == "combine" {
 		return runCalibrateCombine(env, args[1:])
 	}
+	if len(args) > 0 && args[0] == "rejudge" {
+		return runCalibrateRejudge(env, args[1:])
+	}
 	o := newCalibrateOptions()
 	fs := newFlagSet(env, "calibrate", "calibrate [flags]")
 	o.addFlags(fs)
@@ -218,6 +223,10 @@ func (o *calibrateOptions) run(ctx context.Context, env *cmdEnv, plan *calibrate
 	opts := plan.opts
 	opts.Target, opts.Embedded, opts.RunID, opts.Logf = target, emb, runID, logf
 	opts.KeepObjects = !o.keepCluster
+	fingerprint, err := modelFingerprint()
+	if err != nil {
+		logf("warning: the result will carry no model fingerprint: %v", err)
+	}
 	logf("Calibrating: %d real and %d simulated nodes, %d pods each; cases %s (about %s of storms)", o.nodes, o.nodes, o.pods, strings.Join(o.cases, ", "), plan.total)
 	res, runErr := calibrate.Run(ctx, opts)
 	if res == nil {
@@ -225,6 +234,7 @@ func (o *calibrateOptions) run(ctx context.Context, env *cmdEnv, plan *calibrate
 	}
 	res.Tool = bench.GitRevision
 	res.Command = strings.TrimSpace("stormbench calibrate " + strings.Join(args, " "))
+	res.ModelFingerprint = fingerprint
 	if runErr != nil {
 		res.Errors = append(res.Errors, runErr.Error())
 	}
@@ -408,4 +418,95 @@ Flags:
 		return gateError{fmt.Errorf("calibration: %d rows outside tolerance of their reference: %s", len(d), strings.Join(d, "; "))}
 	}
 	return nil
+}
+
+// modelFingerprint is calibrate.ModelFingerprint of the model's goldens in
+// the source tree stormbench runs from: the first directory, from the
+// working directory up and then from the executable's up, that holds
+// go.mod and calibrate.ModelGoldens (make calibrate runs bin/stormbench
+// from the checkout's root).
+func modelFingerprint() (string, error) {
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if exe, err := os.Executable(); err == nil {
+		starts = append(starts, filepath.Dir(exe))
+	}
+	for _, dir := range starts {
+		for {
+			goldens := filepath.Join(dir, filepath.FromSlash(calibrate.ModelGoldens))
+			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+				if st, err := os.Stat(goldens); err == nil && st.IsDir() {
+					return calibrate.ModelFingerprint(os.DirFS(goldens))
+				}
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			dir = parent
+		}
+	}
+	return "", fmt.Errorf("no source tree with %s above the working directory or the executable", calibrate.ModelGoldens)
+}
+
+// runCalibrateRejudge judges a calibration result's rows again by the
+// rules of this stormbench (calibrate.Result.Rejudge), with the file's
+// tolerance or the one given, and writes it anew.
+func runCalibrateRejudge(env *cmdEnv, args []string) error {
+	var (
+		markdown, htmlPath, resultPath, output string
+		force                                  bool
+		tol                                    calibrate.Tolerance
+	)
+	fs := newFlagSet(env, "calibrate rejudge", "calibrate rejudge RESULT.json [flags]")
+	fs.StringVar(&resultPath, "result", "", "Write the rejudged result document (JSON) here")
+	fs.StringVar(&markdown, "markdown", "", "Write its fidelity tables as markdown here")
+	fs.StringVar(&htmlPath, "html", "", "Write its fidelity tables as a self-contained HTML page here")
+	fs.StringVarP(&output, "output", "o", "text", "Summary on stdout: text, json or yaml")
+	fs.Float64Var(&tol.SecondsAbsolute, "tolerance-seconds", 0, "Cap of the timings' absolute tolerance, seconds (default: the file's)")
+	fs.Float64Var(&tol.SecondsRelative, "tolerance-seconds-relative", 0, "Relative tolerance of timings (default: the file's)")
+	fs.BoolVar(&force, "force", false, "Overwrite existing output files")
+	fs.Usage = func() {
+		fmt.Fprintf(env.stdout, `Usage: stormbench calibrate rejudge RESULT.json [flags]
+
+Judges the rows of a calibration result (stormbench calibrate --result)
+again, by this stormbench's rules and the file's tolerance (or the one
+given), without running anything: for a table made before its rules
+changed. Rows keep their figures. A timing row written before its rule
+existed is judged by its intervals' gap.
+Exit 0 when every row is within tolerance, 1 when one is not, 2 for bad
+input.
+
+Flags:
+%s`, flagUsages(fs))
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkFormat(output); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("calibrate rejudge takes one result file, got %d arguments", fs.NArg())
+	}
+	for _, p := range []string{resultPath, markdown, htmlPath} {
+		if err := checkWritable(p, force); err != nil {
+			return usageError{err}
+		}
+	}
+	res, err := calibrate.ReadFile(fs.Arg(0))
+	if err != nil {
+		return usageError{err}
+	}
+	if fs.Changed("tolerance-seconds") {
+		res.Tolerance.SecondsAbsolute = tol.SecondsAbsolute
+	}
+	if fs.Changed("tolerance-seconds-relative") {
+		res.Tolerance.SecondsRelative = tol.SecondsRelative
+	}
+	res.Rejudge()
+	o := &calibrateOptions{output: output, force: force, resultPath: resultPath, markdown: markdown, htmlPath: htmlPath}
+	return o.report(env, res, nil)
 }
