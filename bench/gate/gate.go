@@ -41,9 +41,16 @@ type Options struct {
 	// Variants restricts the gates to these variants of the current result;
 	// empty means all.
 	Variants []string
-	// Alpha is the significance level below which a relative regression
-	// between samples large enough to tell is taken as real; default 0.05.
+	// Alpha is the family-wise significance level (Holm) below which a
+	// relative regression between samples large enough to tell is taken as
+	// real; default 0.05.
 	Alpha float64
+	// Repetitions is the runs per variant the gate requires of both
+	// results: the repetitions of the profile named for the thresholds, or
+	// of the profile the baseline recorded (Request.Resolve); never taken
+	// from the result being judged. 0 takes the baseline's recorded
+	// profile's, else requires none beyond one.
+	Repetitions int
 	// Sources says where each threshold came from (ResolveThresholds); the
 	// report shows it.
 	Sources []ThresholdSource
@@ -122,6 +129,15 @@ type Check struct {
 	// Detail says by how much the gate passed or failed, or why it was
 	// skipped.
 	Detail string `json:"detail"`
+	// P is a regression gate's raw Mann–Whitney U p-value, and PAdjusted
+	// the same after Holm's correction over the variant's regression gates
+	// (the family whose verdict the gate gives); nil when not tested.
+	P         *float64 `json:"p,omitempty"`
+	PAdjusted *float64 `json:"pAdjusted,omitempty"`
+	// TooFew is set on a regression gate whose runs are too few for the
+	// corrected test to call any change significant: it was judged on the
+	// medians against the threshold alone.
+	TooFew bool `json:"tooFewRepetitions,omitempty"`
 	// Samples are a regression gate's current and baseline medians with
 	// their intervals and n (see withIntervals); nil for other gates.
 	Samples *Samples `json:"samples,omitempty"`
@@ -198,25 +214,34 @@ func Evaluate(baseline, current compare.Input, opts Options) (*Report, error) {
 	if baseline.Result != nil {
 		base = compare.GroupRuns([]compare.Input{baseline}, compare.GroupByVariant)
 	}
-	curWant, baseWant := profileRepetitions(current.Result), profileRepetitions(baseline.Result)
+	want := opts.Repetitions
+	if want == 0 {
+		want = profileRepetitions(baseline.Result)
+	}
 	for _, g := range cur {
-		rep.Results = append(rep.Results, completeGate(current.Result, g, curWant))
+		// The current result's own profile can only add a failure (a run
+		// that lost repetitions is incomplete), never lower want.
+		rep.Results = append(rep.Results, completeGate(current.Result, g, profileRepetitions(current.Result)))
 		rep.Results = append(rep.Results, sloGates(g, opts)...)
 		if baseline.Result == nil {
 			continue
 		}
 		i := slices.IndexFunc(base, func(b compare.Group) bool { return b.Name == g.Name })
 		if i < 0 {
-			rep.Results = append(rep.Results, variantGate(g.Name, len(g.VariantRuns()), -1, curWant, baseWant,
+			rep.Results = append(rep.Results, variantGate(g.Name, len(g.VariantRuns()), -1, want,
 				fmt.Sprintf("missing from the baseline %s (it has: %s)", baseline.Name, shortList(compare.GroupNames(base)))))
 			continue
 		}
 		bg := base[i]
-		vg := variantGate(g.Name, len(g.VariantRuns()), len(bg.VariantRuns()), curWant, baseWant, "")
-		rep.Results = append(rep.Results, vg)
+		rep.Results = append(rep.Results, variantGate(g.Name, len(g.VariantRuns()), len(bg.VariantRuns()), want, ""))
+		var family []Check
 		for _, rm := range regressions {
-			rep.Results = append(rep.Results, regressionGate(bg, g, rm, opts.Alpha))
+			family = append(family, regressionGate(bg, g, rm))
 		}
+		rep.Results = append(rep.Results, judgeRegressions(family, opts.Alpha)...)
+	}
+	if len(opts.Variants) == 0 {
+		rep.Results = append(rep.Results, profileVariantGates(current, cur)...)
 	}
 	// A variant the baseline has and the current result lacks fails: a
 	// current run that lost a variant must not pass on the others.
@@ -225,7 +250,7 @@ func Evaluate(baseline, current compare.Input, opts Options) (*Report, error) {
 			continue
 		}
 		if !slices.ContainsFunc(cur, func(g compare.Group) bool { return g.Name == bg.Name }) {
-			rep.Results = append(rep.Results, variantGate(bg.Name, -1, len(bg.VariantRuns()), curWant, baseWant,
+			rep.Results = append(rep.Results, variantGate(bg.Name, -1, len(bg.VariantRuns()), want,
 				fmt.Sprintf("in the baseline %s, missing from the current result %s", baseline.Name, current.Name)))
 		}
 	}
@@ -284,11 +309,11 @@ func profileRepetitions(r *result.Result) int {
 }
 
 // variantGate checks that a variant is on both sides (a count of -1 is
-// missing) with at least the repetitions each side's profile asked for; a
-// comparison of fewer runs than the profile asked for is not the
-// comparison the thresholds were set for.
-func variantGate(name string, curN, baseN, curWant, baseWant int, missing string) Check {
-	want := max(curWant, baseWant, 1)
+// missing) with at least the repetitions the gate requires (want, from the
+// baseline or the profile named; 0 requires one): a comparison of fewer
+// runs than the thresholds were set for is not that comparison.
+func variantGate(name string, curN, baseN, want int, missing string) Check {
+	want = max(want, 1)
 	gr := Check{Variant: name, Kind: KindVariant, Name: "in both, repetitions", Value: float64(max(curN, 0)),
 		Threshold: fmt.Sprintf("in both, ≥ %d each", want), Status: Pass}
 	if baseN >= 0 {
@@ -302,11 +327,11 @@ func variantGate(name string, curN, baseN, curWant, baseWant int, missing string
 		problems = append(problems, missing)
 	}
 	if curN >= 0 && baseN >= 0 {
-		if baseWant > 0 && baseN < baseWant {
-			problems = append(problems, fmt.Sprintf("the baseline has %d of the %d repetitions its profile asked for", baseN, baseWant))
+		if baseN < want {
+			problems = append(problems, fmt.Sprintf("the baseline has %d of the %d repetitions the gate requires", baseN, want))
 		}
-		if curWant > 0 && curN < curWant {
-			problems = append(problems, fmt.Sprintf("the current result has %d of the %d repetitions its profile asked for", curN, curWant))
+		if curN < want {
+			problems = append(problems, fmt.Sprintf("the current result has %d of the %d repetitions the gate requires", curN, want))
 		}
 	}
 	if len(problems) > 0 {
@@ -316,6 +341,34 @@ func variantGate(name string, curN, baseN, curWant, baseWant int, missing string
 	}
 	gr.Detail = fmt.Sprintf("n=%d+%d", baseN, curN)
 	return gr
+}
+
+// profileVariantGates fails every variant the current result's own
+// profile lists and the result lacks (a sweep's "<variant>/wave=<size>"
+// runs count as their variant's), with or without a baseline: a run that
+// lost a variant must not pass on the others.
+func profileVariantGates(current compare.Input, groups []compare.Group) []Check {
+	var p struct {
+		Variants []struct {
+			Name string `json:"name"`
+		} `json:"variants"`
+	}
+	if len(current.Result.Run.Profile) == 0 || json.Unmarshal(current.Result.Run.Profile, &p) != nil {
+		return nil
+	}
+	var out []Check
+	for _, v := range p.Variants {
+		if slices.ContainsFunc(groups, func(g compare.Group) bool {
+			return g.Name == v.Name || strings.HasPrefix(g.Name, v.Name+"/wave=")
+		}) {
+			continue
+		}
+		lim := 1.0
+		out = append(out, Check{Variant: v.Name, Kind: KindVariant, Name: "in its profile, ran", Limit: &lim,
+			Threshold: "every variant of the profile", Status: Fail,
+			Detail: fmt.Sprintf("listed by the profile recorded in %s, missing from its runs (it has: %s)", current.Name, shortList(compare.GroupNames(groups)))})
+	}
+	return out
 }
 
 // shortList joins names, at most five of them, so that a message stays
@@ -503,7 +556,11 @@ func judgeAbsolute(gr *Check, value, limit float64) {
 	gr.Detail = compare.FormatValue(-diff, gr.Unit) + " headroom"
 }
 
-func regressionGate(base, cur compare.Group, rm regressionMetric, alpha float64) Check {
+// regressionGate measures one metric's relative change of the medians from
+// the baseline's and the U test's p-value; judgeRegressions gives the
+// verdict once the variant's family of p-values is known. A gate left
+// without Status is pending.
+func regressionGate(base, cur compare.Group, rm regressionMetric) Check {
 	maxReg := rm.max
 	gr := Check{
 		Variant: cur.Name, Kind: KindRegression, Metric: rm.ID, Name: "regression " + rm.Label, Unit: rm.Unit,
@@ -524,9 +581,7 @@ func regressionGate(base, cur compare.Group, rm regressionMetric, alpha float64)
 		gr.Detail = "no baseline value"
 		return gr
 	}
-	thresholds := benchmath.DefaultThresholds
-	thresholds.CompareAlpha = alpha
-	bs, cs := benchmath.NewSample(bv, &thresholds), benchmath.NewSample(cv, &thresholds)
+	bs, cs := benchmath.NewSample(bv, &benchmath.DefaultThresholds), benchmath.NewSample(cv, &benchmath.DefaultThresholds)
 	bm := benchmath.AssumeNothing.Summary(bs, 0.95).Center
 	cm := benchmath.AssumeNothing.Summary(cs, 0.95).Center
 	gr.Value, gr.Baseline = cm, &bm
@@ -538,29 +593,72 @@ func regressionGate(base, cur compare.Group, rm regressionMetric, alpha float64)
 	if !math.IsInf(change, 0) {
 		gr.Change = &change
 	}
-	n := fmt.Sprintf("n=%d+%d", len(bv), len(cv))
-	if change <= rm.max {
-		gr.Status = Pass
-		gr.Detail = fmt.Sprintf("%s from %s", compare.FormatPercent(change), compare.FormatValue(bm, rm.Unit))
-		return gr
-	}
-	cmp := benchmath.AssumeNothing.Compare(bs, cs)
-	tooFew := compare.TooFewRepetitions(cmp.Warnings)
-	if !tooFew && cmp.P > cmp.Alpha {
-		// Enough runs to tell, and the U test cannot tell the samples
-		// apart: noise, not a regression.
-		gr.Status = Pass
-		gr.Detail = fmt.Sprintf("%s from %s, not significant (p=%.3f %s)", compare.FormatPercent(change), compare.FormatValue(bm, rm.Unit), cmp.P, n)
-		return gr
-	}
-	gr.Status = Fail
-	if math.IsInf(change, 1) {
-		gr.Detail = fmt.Sprintf("%s from 0 (any increase from 0 is a regression)", compare.FormatValue(cm, rm.Unit))
-	} else {
-		gr.Detail = fmt.Sprintf("%s from %s: %.1f points over the allowed %s", compare.FormatPercent(change), compare.FormatValue(bm, rm.Unit), (change-rm.max)*100, compare.FormatPercent(rm.max))
-	}
-	if !tooFew {
-		gr.Detail += fmt.Sprintf(" (p=%.3f %s)", cmp.P, n)
-	}
+	p := benchmath.AssumeNothing.Compare(bs, cs).P
+	gr.P = &p
 	return gr
+}
+
+// judgeRegressions gives the verdict of a variant's pending regression
+// gates as one family. A change within its threshold passes. A change
+// beyond it fails unless the U test, corrected for the family by Holm's
+// method (bounding the chance that any of the family's gates fails on
+// noise), finds it not significant; and the test may spare a change only
+// when the runs are enough for it to call one significant: when the
+// smallest p the runs allow (compare.MinUTestP), times the family's size,
+// is within alpha. With fewer runs (1 against 5: 0.333) the medians
+// against the threshold are the verdict, and the gate says so.
+func judgeRegressions(family []Check, alpha float64) []Check {
+	var ps []float64
+	var idx []int
+	for i, g := range family {
+		if g.P != nil {
+			ps, idx = append(ps, *g.P), append(idx, i)
+		}
+	}
+	adj := compare.Holm(ps)
+	for k, i := range idx {
+		a := adj[k]
+		family[i].PAdjusted = &a
+	}
+	m := len(ps)
+	for i := range family {
+		g := &family[i]
+		if g.Status != "" {
+			continue
+		}
+		n1, n2 := g.Samples.Baseline.N, g.Samples.Current.N
+		n := fmt.Sprintf("n=%d+%d", n1, n2)
+		from := compare.FormatValue(*g.Baseline, g.Unit)
+		change := math.Inf(1)
+		if g.Change != nil {
+			change = *g.Change
+		}
+		if change <= *g.MaxRegression {
+			g.Status = Pass
+			g.Detail = fmt.Sprintf("%s from %s", compare.FormatPercent(change), from)
+			continue
+		}
+		minP := compare.MinUTestP(n1, n2) * float64(m)
+		g.TooFew = minP > alpha
+		pText := fmt.Sprintf("p=%.3f, Holm-adjusted over %d gates %.3f, %s", *g.P, m, *g.PAdjusted, n)
+		if !g.TooFew && *g.PAdjusted > alpha {
+			// Enough runs to tell, and the corrected test cannot tell the
+			// samples apart: noise, not a regression.
+			g.Status = Pass
+			g.Detail = fmt.Sprintf("%s from %s, not significant (%s)", compare.FormatPercent(change), from, pText)
+			continue
+		}
+		g.Status = Fail
+		if g.Change == nil {
+			g.Detail = fmt.Sprintf("%s from 0 (any increase from 0 is a regression)", compare.FormatValue(g.Value, g.Unit))
+		} else {
+			g.Detail = fmt.Sprintf("%s from %s: %.1f points over the allowed %s", compare.FormatPercent(change), from, (change-*g.MaxRegression)*100, compare.FormatPercent(*g.MaxRegression))
+		}
+		if g.TooFew {
+			g.Detail += fmt.Sprintf(" (judged on the medians: %s is too few for the U test, whose smallest p is %.3f over %d gates, above α %.3g)", n, math.Min(1, minP), m, alpha)
+		} else {
+			g.Detail += " (" + pText + ")"
+		}
+	}
+	return family
 }

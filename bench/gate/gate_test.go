@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -161,9 +162,23 @@ func TestResolveThresholds(t *testing.T) {
 			flags: FlagThresholds{MaxRegression: map[string]float64{"*": 0.5, compare.MetricSliceWrites: 0}, MutatingP99: d(2 * time.Second)},
 			want: map[string]string{"mutatingP99": "≤ 2s (--max-mutating-p99)", "maxRegression[*]": "≤ +50.0% (--max-regression)",
 				"maxRegression[endpointSlices.slice_writes]": "≤ 0.0% (--max-regression)"}},
-		{name: "profile metric kept beside a flag's *", profile: prof(profiles.Gates{MaxRegression: map[string]string{"apiserver.requests": "30%"}}),
+		// Flags come last, threshold by threshold: the flag's * is every
+		// metric's, the profile's own metrics included.
+		{name: "a flag's * overrides the profile's metrics", profile: prof(profiles.Gates{MaxRegression: map[string]string{"apiserver.requests": "30%", "*": "50%"}}),
 			flags: FlagThresholds{MaxRegression: map[string]float64{"*": 0.1}},
-			want:  map[string]string{"maxRegression[apiserver.requests]": "≤ +30.0% (profile p)", "maxRegression[*]": "≤ +10.0% (--max-regression)"}},
+			want:  map[string]string{"maxRegression[apiserver.requests]": "", "maxRegression[*]": "≤ +10.0% (--max-regression)"}},
+		{name: "a flag's metric wins over the flag's *", profile: prof(profiles.Gates{MaxRegression: map[string]string{"apiserver.requests": "30%"}}),
+			flags: FlagThresholds{MaxRegression: map[string]float64{"*": 0.1, "apiserver.requests": 0.2}},
+			want:  map[string]string{"maxRegression[apiserver.requests]": "≤ +20.0% (--max-regression)", "maxRegression[*]": "≤ +10.0% (--max-regression)"}},
+		{name: "a flag's metric over the profile's *", profile: prof(profiles.Gates{MaxRegression: map[string]string{"*": "30%"}}),
+			flags: FlagThresholds{MaxRegression: map[string]float64{"apiserver.requests": 0.2}},
+			want:  map[string]string{"maxRegression[apiserver.requests]": "≤ +20.0% (--max-regression)", "maxRegression[*]": "≤ +30.0% (profile p)"}},
+		// One metric named by its ID and its former name in one layer is
+		// refused: one of the two would be dropped without a word.
+		{name: "ID and former name in a profile", profile: prof(profiles.Gates{MaxRegression: map[string]string{"storm.pod_status_patches": "1000%", "storm.podStatusPatches": "30%"}}),
+			err: "profile p: gates.maxRegression names storm.pod_status_patches twice, as storm.podStatusPatches and storm.pod_status_patches"},
+		{name: "ID and former name in the flags", flags: FlagThresholds{MaxRegression: map[string]float64{"storm.ready_flips_down": 10, "storm.readyFlipsDown": 0.3}},
+			err: "--max-regression names storm.ready_flips_down twice, as storm.readyFlipsDown and storm.ready_flips_down"},
 		// A figure's former name (schema 3) names today's metric, from a
 		// profile and from the flag.
 		{name: "former metric names", profile: prof(profiles.Gates{MaxRegression: map[string]string{"storm.podStatusPatches": "30%"}}),
@@ -243,8 +258,11 @@ func TestVariantsAndRepetitions(t *testing.T) {
 		{name: "current lost a repetition", base: withReps(synthetic(t, "b", map[string][]float64{"x": {1, 1, 1}}, "x"), 3), cur: withReps(synthetic(t, "c", map[string][]float64{"x": {1, 1}}, "x"), 3),
 			failed: []string{"x/run complete: 2 of the 3 repetitions its profile asked for", "x/in both, repetitions: the current result has 2 of the 3 repetitions"}},
 		{name: "baseline lost a repetition", base: withReps(synthetic(t, "b", map[string][]float64{"x": {1}}, "x"), 3), cur: withReps(synthetic(t, "c", map[string][]float64{"x": {1, 1, 1}}, "x"), 3),
-			failed: []string{"x/in both, repetitions: the baseline has 1 of the 3 repetitions its profile asked for"}},
-		{name: "fewer repetitions asked and run", base: withReps(synthetic(t, "b", map[string][]float64{"x": {1, 1, 1}}, "x"), 3), cur: withReps(synthetic(t, "c", map[string][]float64{"x": {1}}, "x"), 1)},
+			failed: []string{"x/in both, repetitions: the baseline has 1 of the 3 repetitions the gate requires"}},
+		// The repetitions required come from the baseline, never from the
+		// result judged: a current profile asking for fewer does not pass.
+		{name: "fewer repetitions asked and run", base: withReps(synthetic(t, "b", map[string][]float64{"x": {1, 1, 1}}, "x"), 3), cur: withReps(synthetic(t, "c", map[string][]float64{"x": {1}}, "x"), 1),
+			failed: []string{"x/in both, repetitions: the current result has 1 of the 3 repetitions the gate requires"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -364,5 +382,104 @@ func TestGateIntervalDisplay(t *testing.T) {
 	}
 	if got, want := gateBaseline(g), "10 [8…12] n=6"; got != want {
 		t.Errorf("baseline %q, want %q", got, want)
+	}
+}
+
+// TestRegressionVerdicts: a change beyond its threshold fails unless a
+// test with the runs to tell, corrected by Holm over the variant's family,
+// finds it not significant; with too few runs the medians decide.
+func TestRegressionVerdicts(t *testing.T) {
+	one := map[string]float64{compare.MetricSliceWrites: 0.3}
+	// all gates three measured metrics of the synthetic result: API
+	// requests, slice writes and outage seconds.
+	all := map[string]float64{AllMetrics: 0.1}
+	base5 := []float64{100, 101, 102, 103, 104}
+	tests := []struct {
+		name      string
+		base, cur []float64
+		maxReg    map[string]float64
+		status    Status
+		tooFew    bool
+		detail    string
+	}{
+		{"1 run with 5× the baseline's 5 fails on the medians", base5, []float64{510}, one, Fail, true, "judged on the medians: n=5+1 is too few for the U test, whose smallest p is 0.333"},
+		{"5+5 within the threshold", base5, []float64{110, 111, 112, 113, 114}, one, Pass, false, "+9.8% from 102"},
+		{"5+5 beyond the threshold and significant", base5, []float64{140, 141, 142, 143, 144}, one, Fail, false, "p=0.008, Holm-adjusted over 1 gates 0.008, n=5+5"},
+		{"5+5 beyond the threshold, not significant", []float64{100, 140, 90, 130, 95}, []float64{135, 92, 138, 99, 131}, one, Pass, false, "not significant"},
+		{"4+4 not significant with a family of one", []float64{100, 101, 102, 103}, []float64{99, 150, 150, 100}, map[string]float64{compare.MetricSliceWrites: 0.1}, Pass, false, "not significant"},
+		{"4+4 too few once a family of three is corrected", []float64{100, 101, 102, 103}, []float64{99, 150, 150, 100}, all, Fail, true, "smallest p is 0.086 over 3 gates"},
+		{"+29% under a 10% threshold, significant", base5, []float64{129, 130, 131, 132, 133}, all, Fail, false, "Holm-adjusted over 3 gates 0.024"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := synthetic(t, "b", map[string][]float64{"x": tt.base}, "x")
+			c := synthetic(t, "c", map[string][]float64{"x": tt.cur}, "x")
+			rep, err := Evaluate(compare.Input{Name: "b.json", Result: b}, compare.Input{Name: "c.json", Result: c},
+				Options{MaxRegression: tt.maxReg, Alpha: 0.05})
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(rep.Results, func(g Check) bool { return g.Metric == compare.MetricSliceWrites && g.Kind == KindRegression })
+			if i < 0 {
+				t.Fatalf("no slice-writes regression gate in %+v", rep.Results)
+			}
+			g := rep.Results[i]
+			if g.Status != tt.status || g.TooFew != tt.tooFew || !strings.Contains(g.Detail, tt.detail) {
+				t.Errorf("gate %s (too few %t): %s; want %s (too few %t) with %q", g.Status, g.TooFew, g.Detail, tt.status, tt.tooFew, tt.detail)
+			}
+		})
+	}
+}
+
+// TestProfileVariantMissing: a result lacking a variant its own profile
+// lists fails, with or without a baseline; a sweep's runs count as their
+// variant's.
+func TestProfileVariantMissing(t *testing.T) {
+	withVariants := func(r *result.Result, names ...string) *result.Result {
+		var vs []string
+		for _, n := range names {
+			vs = append(vs, fmt.Sprintf(`{"name":%q}`, n))
+		}
+		r.Run.Profile = json.RawMessage(`{"metadata":{"name":"synthetic"},"storm":{"kind":"kubelet"},"variants":[` + strings.Join(vs, ",") + `]}`)
+		return r
+	}
+	tests := []struct {
+		name   string
+		cur    *result.Result
+		base   *result.Result
+		failed []string
+	}{
+		{"all ran", withVariants(synthetic(t, "c", map[string][]float64{"x": {1}, "y": {1}}, "x", "y"), "x", "y"), nil, nil},
+		{"one lost, no baseline", withVariants(synthetic(t, "c", map[string][]float64{"x": {1}}, "x"), "x", "y"), nil,
+			[]string{"y/in its profile, ran: listed by the profile recorded in c.json, missing from its runs (it has: x)"}},
+		{"one lost, with a baseline of the same", withVariants(synthetic(t, "c", map[string][]float64{"x": {1}}, "x"), "x", "y"),
+			synthetic(t, "b", map[string][]float64{"x": {1}}, "x"), []string{"y/in its profile, ran"}},
+		{"sweep runs count as their variant", withVariants(synthetic(t, "c", map[string][]float64{"x/wave=5": {1}, "y/wave=5": {1}}, "x/wave=5", "y/wave=5"), "x", "y"), nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var base compare.Input
+			opts := Options{} // the synthetic runs have no latency histograms
+			if tt.base != nil {
+				base = compare.Input{Name: "b.json", Result: tt.base}
+				opts.MaxRegression = map[string]float64{compare.MetricSliceWrites: 0.1}
+			}
+			rep, err := Evaluate(base, compare.Input{Name: "c.json", Result: tt.cur}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var failed []string
+			for _, g := range rep.FailedGates() {
+				failed = append(failed, g.Variant+"/"+g.Name+": "+g.Detail)
+			}
+			if len(failed) != len(tt.failed) {
+				t.Fatalf("failed gates %q, want %q", failed, tt.failed)
+			}
+			for i, w := range tt.failed {
+				if !strings.Contains(failed[i], w) {
+					t.Errorf("failed gate %q, want %q", failed[i], w)
+				}
+			}
+		})
 	}
 }

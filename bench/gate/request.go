@@ -70,6 +70,13 @@ func (r Request) Resolve(base compare.Input) (Options, error) {
 		return Options{}, err
 	}
 	opts.Alpha, opts.Variants = r.Alpha, r.Variants
+	if tp == nil && base.Result != nil {
+		// No thresholds' profile named: the repetitions the baseline's
+		// recorded profile asked for, never the current result's.
+		if rec, err := RecordedThresholds(base); err == nil {
+			opts.Repetitions = rec.Repetitions
+		}
+	}
 	if len(opts.MaxRegression) > 0 && r.Baseline == "" {
 		return Options{}, errors.New("relative regression thresholds need --baseline")
 	}
@@ -109,5 +116,5 @@ func RecordedThresholds(base compare.Input) (*ThresholdProfile, error) {
 	if name == "" {
 		name = "(unnamed)"
 	}
-	return &ThresholdProfile{Source: fmt.Sprintf("profile %s recorded in the baseline %s", name, base.Name), Gates: rec.Gates}, nil
+	return &ThresholdProfile{Source: fmt.Sprintf("profile %s recorded in the baseline %s", name, base.Name), Gates: rec.Gates, Repetitions: rec.Repetitions}, nil
 }

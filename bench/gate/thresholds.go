@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,6 +39,9 @@ type ThresholdProfile struct {
 	Source string
 	// Gates is the section; nil sets nothing.
 	Gates *profiles.Gates
+	// Repetitions is the runs per variant the profile asks for; the gate
+	// requires as many of both results (0: none beyond one).
+	Repetitions int
 }
 
 // FlagThresholds are the thresholds given on the command line; a nil field
@@ -67,13 +71,43 @@ func ResolveThresholds(profile *ThresholdProfile, flags FlagThresholds) (Options
 	src := map[string]string{
 		thMutating: SourceDefault, thList: SourceDefault, thOutage: SourceDefault, thRecovery: SourceDefault,
 	}
-	errs := applyProfileThresholds(&o, src, profile)
+	var errs []error
+	if profile != nil && profile.Gates != nil {
+		errs = append(errs, checkNamedOnce(profile.Source+": gates.maxRegression", profile.Gates.MaxRegression))
+	}
+	errs = append(errs, checkNamedOnce("--max-regression", flags.MaxRegression))
+	if err := errors.Join(errs...); err != nil {
+		return Options{}, err
+	}
+	errs = applyProfileThresholds(&o, src, profile)
 	errs = append(errs, applyFlagThresholds(&o, src, flags)...)
 	if err := errors.Join(errs...); err != nil {
 		return Options{}, err
 	}
 	o.Sources = sources(o, src)
+	if profile != nil {
+		o.Repetitions = profile.Repetitions
+	}
 	return o, nil
+}
+
+// checkNamedOnce refuses a layer of regression thresholds that names one
+// metric twice, by its ID and by a former name (result.FigureAliases):
+// one of the two would be dropped without a word.
+func checkNamedOnce[V any](where string, m map[string]V) error {
+	byID := map[string][]string{}
+	for k := range m {
+		id := result.CanonicalMetricID(k)
+		byID[id] = append(byID[id], k)
+	}
+	var errs []error
+	for _, id := range slices.Sorted(maps.Keys(byID)) {
+		if names := byID[id]; len(names) > 1 {
+			slices.Sort(names)
+			errs = append(errs, fmt.Errorf("%s names %s twice, as %s: give it once", where, id, strings.Join(names, " and ")))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // applyProfileThresholds sets the thresholds the profile's gates section
@@ -125,6 +159,15 @@ func applyProfileThresholds(o *Options, src map[string]string, profile *Threshol
 // over the profile's, recording the flag as their source in src.
 func applyFlagThresholds(o *Options, src map[string]string, flags FlagThresholds) []error {
 	var errs []error
+	if _, ok := flags.MaxRegression[AllMetrics]; ok {
+		// --max-regression X% is every metric's threshold: it overrides
+		// the profile's, metric by metric, as the profile's own "*" would
+		// not; a metric's own flag still wins over it.
+		for k := range o.MaxRegression {
+			delete(o.MaxRegression, k)
+			delete(src, thRegression+"["+k+"]")
+		}
+	}
 	for _, k := range slices.Sorted(maps.Keys(flags.MaxRegression)) {
 		if err := profiles.CheckGateMetric(k); err != nil {
 			errs = append(errs, fmt.Errorf("--max-regression: %w", err))

@@ -46,6 +46,11 @@ type Options struct {
 	Stdout io.Writer
 	// Perm is a new file's permission bits (before the umask); 0 means 0644.
 	Perm os.FileMode
+	// NoWait refuses a FIFO that has no reader when it is opened, rather
+	// than waiting for one as the shell's > does: a command that opens its
+	// outputs before its work, and writes them after, must not run to the
+	// end and then block for ever.
+	NoWait bool
 }
 
 // Kind is how a path is written.
@@ -78,6 +83,8 @@ type Target struct {
 	// appendTo is set for a regular file reached through an open
 	// descriptor (/dev/fd/N).
 	appendTo bool
+	// fifo is a named pipe: Options.NoWait applies.
+	fifo bool
 }
 
 // ExistsError is returned for an existing regular file without Force.
@@ -150,7 +157,9 @@ func Resolve(path string, opts Options) (Target, error) {
 		t.Kind = Replace
 	case m.IsDir():
 		return t, fmt.Errorf("%s is a directory: name a file", path)
-	case m&fs.ModeNamedPipe != 0, m&fs.ModeCharDevice != 0:
+	case m&fs.ModeNamedPipe != 0:
+		t.Kind, t.fifo = Into, true
+	case m&fs.ModeCharDevice != 0:
 		t.Kind = Into
 	case m&fs.ModeDevice != 0:
 		return t, fmt.Errorf("%s is a block device: outputs go to files, character devices (such as /dev/null) or FIFOs", path)
@@ -281,7 +290,16 @@ func Create(path string, opts Options) (*File, error) {
 		if t.appendTo {
 			flags |= os.O_APPEND
 		}
+		if t.fifo && opts.NoWait {
+			// Opening a FIFO's write end without waiting fails with ENXIO
+			// when no reader has it open (fifo(7)); Go's poller then
+			// writes the descriptor as it would a blocking one.
+			flags |= syscall.O_NONBLOCK
+		}
 		f, err := os.OpenFile(path, flags, 0)
+		if errors.Is(err, syscall.ENXIO) {
+			return nil, fmt.Errorf("%s is a FIFO that nothing reads: start its reader first", path)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("writing %s: %v", path, plain(err))
 		}

@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math"
+		"math"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/gate"
+	"github.com/stormbench/stormbench/bench/outfile"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -161,6 +161,9 @@ func (o *gateOptions) validate(fs *pflag.FlagSet) error {
 	if err := checkWritable(o.junit, o.force); err != nil {
 		return usagef("--junit: %v", err)
 	}
+	if toStdout(o.junit) && o.output != "text" {
+		return usagef("--junit %s and -o %s would write two documents to stdout: write the JUnit XML to a file", o.junit, o.output)
+	}
 	if err := checkWritableDir(o.perfdash); err != nil {
 		return usagef("--perfdash: %v", err)
 	}
@@ -203,7 +206,7 @@ func (o *gateOptions) request(fs *pflag.FlagSet) (gate.Request, error) {
 			}
 			return r, usageError{err}
 		}
-		r.Profile = &gate.ThresholdProfile{Source: "profile " + p.Metadata.Name, Gates: p.Gates}
+		r.Profile = &gate.ThresholdProfile{Source: "profile " + p.Metadata.Name, Gates: p.Gates, Repetitions: p.Repetitions}
 	}
 	if err := r.Check(); err != nil {
 		return r, usageError{err}
@@ -231,43 +234,40 @@ func runGate(ctx context.Context, env *cmdEnv, args []string) error {
 // run reads the results, judges the current one and writes the verdict
 // and the exports.
 func (o *gateOptions) run(env *cmdEnv, req gate.Request) error {
-	var base compare.Input
-	var err error
-	if o.basePath != "" {
-		if base, err = readResult("--baseline", o.basePath); err != nil {
-			return err
+	// The JUnit output is opened before any work (a FIFO nothing reads is
+	// refused now, not after the gate ran) and written whatever the
+	// verdict: a failed gate is exactly when CI wants the file.
+	var junit *outfile.File
+	if o.junit != "" {
+		var err error
+		if junit, err = outfile.Create(o.junit, outfile.Options{Force: o.force, Stdout: env.stdout, NoWait: true}); err != nil {
+			return usagef("--junit: %v", err)
 		}
+		defer junit.Abort()
 	}
-	opts, err := req.Resolve(base)
-	if err != nil {
-		return usageError{err}
-	}
-	cur, err := readResult("--current", o.curPath)
+	rep, cur, err := o.evaluate(env, req)
 	if err != nil {
 		return err
 	}
-	if o.basePath != "" {
-		if err := checkComparable(env, []compare.Input{base, cur}, o.allowMismatch); err != nil {
-			return err
-		}
+	// With the JUnit XML on stdout, the text verdict goes to stderr: one
+	// document per stream.
+	text := env.stdout
+	if toStdout(o.junit) {
+		text = env.stderr
 	}
-	rep, err := gate.Evaluate(base, cur, opts)
-	if err != nil {
-		return usageError{err}
-	}
-	gate.CheckHostBound(rep, cur, o.allowHostBound)
 	if o.output == "json" || o.output == "yaml" {
 		err = printStructured(env.stdout, o.output, rep)
 	} else {
-		err = gate.WriteText(env.stdout, rep)
+		err = gate.WriteText(text, rep)
 	}
 	if err != nil {
 		return err
 	}
-	// The exports are written whatever the verdict: a failed gate is
-	// exactly when CI wants the JUnit file.
-	if o.junit != "" {
-		if err := writeOutput(env, o.junit, o.force, func(w io.Writer) error { return gate.WriteJUnit(w, rep) }); err != nil {
+	if junit != nil {
+		if err := gate.WriteJUnit(junit, rep); err != nil {
+			return fmt.Errorf("writing JUnit XML: %w", err)
+		}
+		if err := junit.Close(); err != nil {
 			return fmt.Errorf("writing JUnit XML: %w", err)
 		}
 	}
@@ -284,4 +284,34 @@ func (o *gateOptions) run(env *cmdEnv, req gate.Request) error {
 		return gateError{errors.New(gate.FailureSummary(rep))}
 	}
 	return nil
+}
+
+// evaluate reads the results and judges the current one.
+func (o *gateOptions) evaluate(env *cmdEnv, req gate.Request) (*gate.Report, compare.Input, error) {
+	var base compare.Input
+	var err error
+	if o.basePath != "" {
+		if base, err = readResult("--baseline", o.basePath); err != nil {
+			return nil, base, err
+		}
+	}
+	opts, err := req.Resolve(base)
+	if err != nil {
+		return nil, base, usageError{err}
+	}
+	cur, err := readResult("--current", o.curPath)
+	if err != nil {
+		return nil, cur, err
+	}
+	if o.basePath != "" {
+		if err := checkComparable(env, []compare.Input{base, cur}, o.allowMismatch); err != nil {
+			return nil, cur, err
+		}
+	}
+	rep, err := gate.Evaluate(base, cur, opts)
+	if err != nil {
+		return nil, cur, usageError{err}
+	}
+	gate.CheckHostBound(rep, cur, o.allowHostBound)
+	return rep, cur, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stormbench/stormbench/bench/measure"
@@ -155,6 +156,21 @@ func TestGateExitCodes(t *testing.T) {
 		{"unknown variant", []string{"--current", abFixture, "--variant", "nope"}, exitUsage, "", `no variant "nope"`},
 		{"bad profile", []string{"--current", abFixture, "--profile", writeProfile(t, dir, "maxRegression: {apiserver.p99: 5%}")}, exitUsage, "", "gates.maxRegression[apiserver.p99]"},
 		{"stray argument", []string{"--current", abFixture, abFixture}, exitUsage, "", "takes no arguments"},
+		// A run of 1 repetition with 5× the requests of the committed 5 + 5
+		// baseline fails on its regression row (judged on the medians), not
+		// only on repetitions: a 1-against-5 U test can never be significant.
+		{"1 run with 5× the baseline's requests", []string{"--baseline", committedBaseline, "--current", oneRunScaled(t, dir, committedBaseline, 5), "--thresholds-from-baseline", "--allow-host-bound"}, exitGateFail,
+			"judged on the medians: n=5+1 is too few for the U test", "legacy regression API requests (storm) (+400% from"},
+		// Flags come last, threshold by threshold: a flag's 10 % for every
+		// metric tightens the 30 % the baseline's profile gives one.
+		{"a flag's * over the profile's metric", []string{"--baseline", withRecordedGates(t, dir, abFixture, "35%"), "--current", regressed, "--thresholds-from-baseline", "--max-regression", "10%"}, exitGateFail,
+			"maxRegression[*] ≤ +10.0% --max-regression", "legacy regression API requests (storm)"},
+		{"ID and former name in the flags", []string{"--baseline", abFixture, "--current", abFixture, "--max-regression", "storm.pod_status_patches=1000%", "--max-regression", "storm.podStatusPatches=30%"}, exitUsage,
+			"", "names storm.pod_status_patches twice, as storm.podStatusPatches and storm.pod_status_patches"},
+		{"a variant of its own profile missing, no baseline", []string{"--current", dropVariant(t, dir, abFixture, "preserve")}, exitGateFail,
+			"preserve  in its profile, ran", "preserve in its profile, ran"},
+		{"--junit - with -o json", []string{"--current", abFixture, "--junit", "-", "-o", "json"}, exitUsage, "", "would write two documents to stdout"},
+		{"--junit a FIFO nothing reads", []string{"--current", abFixture, "--junit", mkfifo(t, dir)}, exitUsage, "", "is a FIFO that nothing reads"},
 		{"help", []string{"--help"}, exitOK, "--max-regression", ""},
 	}
 	for _, tt := range tests {
@@ -172,6 +188,49 @@ func TestGateExitCodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// committedBaseline is the gate A/B's committed result: 5 + 5 interleaved
+// runs of profile quick.
+const committedBaseline = "../../results/baselines/quick.json"
+
+// oneRunScaled writes the first repetition of each variant of the result
+// at path, its storm API requests multiplied by f, and returns the copy.
+func oneRunScaled(t *testing.T, dir, path string, f float64) string {
+	t.Helper()
+	r, err := result.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []result.VariantRun
+	for _, v := range r.Variants {
+		if v.Repetition != 0 {
+			continue
+		}
+		m := v.Measurement(measure.MeasurementAPIServer)
+		for j := range m.Values {
+			if x := &m.Values[j]; x.Name == measure.APIRequests && x.Window == result.WindowStorm && len(x.Labels) == 0 {
+				x.Value *= f
+			}
+		}
+		kept = append(kept, v)
+	}
+	r.Variants = kept
+	out := filepath.Join(dir, "one-run-scaled-"+filepath.Base(path))
+	if err := result.WriteFile(out, r, result.WriteOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// mkfifo makes a FIFO in dir that nothing reads.
+func mkfifo(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "junit.fifo")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // dropVariant writes the result at path without the runs of a variant and
