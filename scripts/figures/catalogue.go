@@ -1,0 +1,293 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+// renderCatalogue lists every JSON document under dir (a folder from the
+// repository's root): what it is, its profile, the commit and date it was
+// made at, its machine, its n, whether it was host-bound, the files beside
+// it and the documents that quote it (outside generated blocks).
+func renderCatalogue(root, doc, dir string) (string, error) {
+	var files []string
+	err := filepath.WalkDir(filepath.Join(root, filepath.FromSlash(dir)), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".json") {
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return err
+			}
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("listing %s: %w", dir, err)
+	}
+	slices.Sort(files)
+	quotes, err := quotations(root)
+	if err != nil {
+		return "", err
+	}
+	var w strings.Builder
+	w.WriteString("| file | what it is | profile | made by | date | machine | n | host-bound | beside it | quoted in |\n")
+	w.WriteString("|:---|:---|:---|:---|:---|:---|:---|:---|:---|:---|\n")
+	for _, f := range files {
+		e, err := describe(root, f)
+		if err != nil {
+			return "", err
+		}
+		var quoted []string
+		for _, q := range quotes {
+			// A file's own report (fleet-1k.md beside fleet-1k.json)
+			// names it; that is not a quotation.
+			if strings.TrimSuffix(q.path, ".md") != strings.TrimSuffix(f, ".json") && q.quotes(f) {
+				quoted = append(quoted, link(doc, q.path))
+			}
+		}
+		if len(quoted) == 0 {
+			quoted = []string{"nowhere"}
+		}
+		cells := []string{link(doc, f), e.what, e.profile, e.commit, e.date, e.machine, e.n, e.hostBound, companions(root, f), strings.Join(quoted, ", ")}
+		for i := 1; i < len(cells)-1; i++ {
+			cells[i] = mdEscape(cells[i])
+		}
+		fmt.Fprintf(&w, "| %s |\n", strings.Join(cells, " | "))
+	}
+	return w.String(), nil
+}
+
+// entry is one catalogue row, as text.
+type entry struct {
+	what, profile, commit, date, machine, n, hostBound string
+}
+
+// describe reads the document at f: a run's result, or a calibration
+// (stormbench calibrate --result), which is another kind of document.
+func describe(root, f string) (entry, error) {
+	path := filepath.Join(root, filepath.FromSlash(f))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return entry{}, err
+	}
+	var probe struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return entry{}, fmt.Errorf("reading %s: %w", f, err)
+	}
+	if probe.Kind == "CalibrationResult" {
+		return describeCalibration(f, data)
+	}
+	r, err := result.ReadFile(path)
+	if err != nil {
+		return entry{}, fmt.Errorf("reading %s: %w", f, err)
+	}
+	name, desc := profileOf(r)
+	e := entry{
+		what:    strings.TrimSuffix(desc, "."),
+		profile: name,
+		commit:  r.Run.GitRevision,
+		date:    r.Run.Start.UTC().Format("2006-01-02"),
+		machine: r.Run.Machine.String(),
+	}
+	if e.commit == "" || e.commit == "unknown" {
+		e.commit = "not recorded"
+	}
+	if !r.Complete {
+		e.what += " (INCOMPLETE)"
+	}
+	// n: the storms per variant, in the order the variants first ran.
+	var names []string
+	count := map[string]int{}
+	for i := range r.Variants {
+		v := &r.Variants[i]
+		if count[v.Variant] == 0 {
+			names = append(names, v.Variant)
+		}
+		count[v.Variant]++
+	}
+	var ns []string
+	for _, n := range names {
+		ns = append(ns, fmt.Sprintf("%s %d", n, count[n]))
+	}
+	e.n = strings.Join(ns, ", ")
+	e.hostBound = hostBound(r)
+	return e, nil
+}
+
+// hostBound says whether the host, not only the control plane, limited
+// the run's storms (result.VariantRun.HostBound): "no", "2 of 10 storms",
+// or "not measured" when no storm had the host measurement.
+func hostBound(r *result.Result) string {
+	measured, bound := false, 0
+	for i := range r.Variants {
+		v := &r.Variants[i]
+		if v.Measurement(measure.MeasurementHost) != nil {
+			measured = true
+		}
+		if v.HostBound {
+			bound++
+		}
+	}
+	switch {
+	case !measured:
+		return "not measured"
+	case bound == 0:
+		return "no"
+	}
+	return fmt.Sprintf("%d of %d storms", bound, len(r.Variants))
+}
+
+// describeCalibration reads the fields of a calibration document the
+// catalogue shows; it records no machine.
+func describeCalibration(f string, data []byte) (entry, error) {
+	var c struct {
+		Tool           string            `json:"tool"`
+		Start          time.Time         `json:"start"`
+		Complete       bool              `json:"complete"`
+		Backend        string            `json:"backend"`
+		Nodes          int               `json:"nodes"`
+		Cases          []json.RawMessage `json:"cases"`
+		RealNodes      []json.RawMessage `json:"realNodes"`
+		SimulatedNodes []json.RawMessage `json:"simulatedNodes"`
+		Machine        *result.Machine   `json:"machine"`
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return entry{}, fmt.Errorf("reading %s: %w", f, err)
+	}
+	backend := c.Backend
+	if backend == "" {
+		backend = "hollow"
+	}
+	e := entry{
+		what:      fmt.Sprintf("calibration against real kubelets (%s backend), %s", backend, plural(len(c.Cases), "case")),
+		profile:   "-",
+		commit:    c.Tool,
+		date:      c.Start.UTC().Format("2006-01-02"),
+		machine:   c.Machine.String(),
+		n:         fmt.Sprintf("%d real + %d simulated nodes", len(c.RealNodes), len(c.SimulatedNodes)),
+		hostBound: "-",
+	}
+	if e.commit == "" || e.commit == "unknown" {
+		e.commit = "not recorded"
+	}
+	if !c.Complete {
+		e.what += " (INCOMPLETE)"
+	}
+	return e, nil
+}
+
+// companions lists the files beside f with the same name and another
+// extension (its report, chart, profile), as extensions.
+func companions(root, f string) string {
+	stem := strings.TrimSuffix(f, ".json")
+	m, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(stem)) + ".*")
+	var out []string
+	for _, p := range m {
+		ext := strings.TrimPrefix(filepath.Base(p), filepath.Base(stem))
+		if ext != ".json" {
+			out = append(out, ext)
+		}
+	}
+	if len(out) == 0 {
+		return "-"
+	}
+	return strings.Join(out, ", ")
+}
+
+// quotation is a markdown document's text outside its generated blocks.
+type quotation struct {
+	path string // from the repository's root
+	text string
+}
+
+// quotes reports whether the document names file f (a path from the
+// repository's root): by that path, or by its path from the document's
+// folder, not as the tail of a longer path or name.
+func (q quotation) quotes(f string) bool {
+	names := []string{f}
+	if rel, err := filepath.Rel(filepath.Dir(q.path), f); err == nil && !strings.HasPrefix(rel, "..") {
+		names = append(names, filepath.ToSlash(rel))
+	}
+	for _, n := range names {
+		for i := 0; ; {
+			j := strings.Index(q.text[i:], n)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			if at == 0 || !strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-", rune(q.text[at-1])) {
+				return true
+			}
+			i = at + 1
+		}
+	}
+	return false
+}
+
+// quotations reads every markdown document of the repository, less its
+// generated blocks.
+func quotations(root string) ([]quotation, error) {
+	docs, err := markdownFiles(root)
+	if err != nil {
+		return nil, err
+	}
+	var out []quotation
+	for _, d := range docs {
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(d)))
+		if err != nil {
+			return nil, err
+		}
+		text := string(data)
+		if bs, err := parseBlocks(text); err == nil {
+			empty := make([]string, len(bs))
+			text = replaceBodies(text, bs, empty)
+		}
+		out = append(out, quotation{path: d, text: text})
+	}
+	return out, nil
+}
+
+// markdownFiles lists the markdown documents under root, from it, leaving
+// out .git, bin and testdata folders.
+func markdownFiles(root string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "bin" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return err
+			}
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// plural is "1 case" or "6 cases".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

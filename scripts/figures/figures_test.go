@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFiguresCurrent regenerates every figure block of every markdown
+// document of the repository and fails when one differs from what its
+// result file gives, names a missing file or cannot be made: a figure in a
+// README is what the committed result says (make figures rewrites them).
+func TestFiguresCurrent(t *testing.T) {
+	root := "../.."
+	docs, err := markdownFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, d := range docs {
+		stale, n, err := regenerate(root, d, false)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		total += n
+		for _, b := range stale {
+			t.Errorf("%s:%d: the %s block of %s differs from what its file gives: run make figures", d, b.Line, b.Kind, b.Source)
+		}
+	}
+	// The README's A/B table and results/README.md's catalogue at least.
+	if total < 2 {
+		t.Errorf("found %d figure blocks in the repository's documents, want the README's and the results catalogue", total)
+	}
+}
+
+// TestParseBlocks reads markers, their kinds and options, and refuses a
+// malformed document with the line at fault.
+func TestParseBlocks(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want []block // Line, Source, Kind, Options, Body
+		err  string
+	}{
+		{
+			name: "two blocks",
+			doc: "# x\n<!-- stormbench:figures results/a.json -->\nold\n<!-- /stormbench:figures -->\ntext\n" +
+				"<!-- stormbench:figures results/a.json ab metrics=x,y -->\n<!-- /stormbench:figures -->\n",
+			want: []block{
+				{Line: 2, Source: "results/a.json", Kind: "ab", Options: map[string]string{}, Body: "old\n"},
+				{Line: 6, Source: "results/a.json", Kind: "ab", Options: map[string]string{"metrics": "x,y"}, Body: ""},
+			},
+		},
+		{name: "catalogue", doc: "<!-- stormbench:figures results catalogue -->\n<!-- /stormbench:figures -->\n",
+			want: []block{{Line: 1, Source: "results", Kind: "catalogue", Options: map[string]string{}}}},
+		{name: "not closed", doc: "<!-- stormbench:figures results/a.json -->\nx\n", err: "line 1: block not closed"},
+		{name: "nested", doc: "<!-- stormbench:figures results/a.json -->\n<!-- stormbench:figures results/b.json -->\n", err: "line 2: a block opened inside the block of line 1"},
+		{name: "close alone", doc: "x\n<!-- /stormbench:figures -->\n", err: "line 2: <!-- /stormbench:figures --> without an opening marker"},
+		{name: "no source", doc: "<!-- stormbench:figures  -->\n", err: "line 1: marker names no source file"},
+		{name: "unknown kind", doc: "<!-- stormbench:figures results/a.json chart -->\n", err: `line 1: unknown kind "chart"`},
+		{name: "unknown option", doc: "<!-- stormbench:figures results/a.json machine metrics=x -->\n", err: `line 1: kind machine takes no option "metrics=x"`},
+		{name: "malformed", doc: "<!-- stormbench:figures results/a.json\n", err: "line 1: malformed marker"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseBlocks(tt.doc)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want one with %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("%d blocks, want %d", len(got), len(tt.want))
+			}
+			for i, w := range tt.want {
+				g := got[i]
+				if g.Line != w.Line || g.Source != w.Source || g.Kind != w.Kind || g.Body != w.Body || len(g.Options) != len(w.Options) {
+					t.Errorf("block %d = %+v, want %+v", i, g, w)
+				}
+				for k, v := range w.Options {
+					if g.Options[k] != v {
+						t.Errorf("block %d option %s = %q, want %q", i, k, g.Options[k], v)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestRegenerate makes a README's blocks from a copy of the committed
+// baseline, finds them current, then stale once the result changes, and
+// fails on a block that names a missing file.
+func TestRegenerate(t *testing.T) {
+	root := t.TempDir()
+	data, err := os.ReadFile("../../results/baselines/quick.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := filepath.Join(root, "results", "quick.json")
+	if err := os.MkdirAll(filepath.Dir(res), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(res, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc := "# x\n\n<!-- stormbench:figures results/quick.json ab metrics=apiserver.excess_requests_per_restart -->\n<!-- /stormbench:figures -->\n\n" +
+		"<!-- stormbench:figures results/quick.json machine -->\nhand-written\n<!-- /stormbench:figures -->\n"
+	if err := os.WriteFile(filepath.Join(root, "README.md"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run(&out, &errOut, []string{"-root", root}); code != 0 {
+		t.Fatalf("figures: exit %d: %s", code, errOut.String())
+	}
+	got, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"n = 5 + 5 storms",
+		"- **preserve vs legacy: API excess requests per restart -64.0% (95% CI -85.6%…-53.2%, n = 5 + 5, p = 0.008)**",
+		"| API excess requests per restart | 171 [132…172] ¹ | 61.7 [24.7…63.4] ¹ | -64.0% [-85.6%…-53.2%] (p = 0.008) |",
+		"[`results/quick.json`](results/quick.json) was made by stormbench dfc0644 on 2026-12-04: machine not recorded",
+	} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("README lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(string(got), "hand-written") {
+		t.Error("a block's old body survived")
+	}
+	if code := run(&out, &errOut, []string{"-root", root, "-check"}); code != 0 {
+		t.Fatalf("figures -check after figures: exit %d, want 0: %s", code, out.String())
+	}
+
+	// Another result under the same name: the blocks are stale.
+	changed := bytes.Replace(data, []byte(`"gitRevision":"dfc0644"`), []byte(`"gitRevision":"abc1234"`), 1)
+	if bytes.Equal(changed, data) {
+		t.Fatal("the fixture has no gitRevision dfc0644 to change")
+	}
+	if err := os.WriteFile(res, changed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := run(&out, &errOut, []string{"-root", root, "-check"}); code != 1 {
+		t.Fatalf("figures -check after the result changed: exit %d, want 1", code)
+	}
+	for _, want := range []string{"README.md:3: results/quick.json ab differs", "results/quick.json machine differs"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("figures -check said %q, want %q", out.String(), want)
+		}
+	}
+
+	// A block naming a file that is not there.
+	if err := os.Remove(res); err != nil {
+		t.Fatal(err)
+	}
+	errOut.Reset()
+	if code := run(&out, &errOut, []string{"-root", root, "-check"}); code != 2 {
+		t.Fatalf("figures -check with the result gone: exit %d, want 2", code)
+	}
+	if want := "README.md:3: ab block: names results/quick.json, which does not exist"; !strings.Contains(errOut.String(), want) {
+		t.Errorf("stderr %q, want %q", errOut.String(), want)
+	}
+}
+
+// TestQuotes: a document quotes a result by its path from the root or from
+// the document's folder, not as the tail of a longer name.
+func TestQuotes(t *testing.T) {
+	tests := []struct {
+		doc, text, file string
+		want            bool
+	}{
+		{"README.md", "see results/scale/fleet-1k.json", "results/scale/fleet-1k.json", true},
+		{"results/scale/README.md", "(`fleet-1k.json`)", "results/scale/fleet-1k.json", true},
+		{"results/scale/README.md", "fleet-1k-r3.json", "results/scale/fleet-1k.json", false},
+		{"results/scale/README.md", "old-fleet-1k.json", "results/scale/fleet-1k.json", false},
+		{"README.md", "fleet-1k.json", "results/scale/fleet-1k.json", false},
+		{"results/calibration/README.md", "2026-12-02/containerd.json", "results/calibration/containerd.json", false},
+		{"results/calibration/README.md", "2026-12-02/containerd.json", "results/calibration/2026-12-02/containerd.json", true},
+	}
+	for _, tt := range tests {
+		if got := (quotation{path: tt.doc, text: tt.text}).quotes(tt.file); got != tt.want {
+			t.Errorf("%s with %q quotes %s: %v, want %v", tt.doc, tt.text, tt.file, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/stormbench/stormbench/bench/compare"
+	"github.com/stormbench/stormbench/bench/report"
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+// render makes the body of block b of the document at doc (both paths from
+// the repository's root).
+func render(root, doc string, b block) (string, error) {
+	src := filepath.Join(root, filepath.FromSlash(b.Source))
+	if _, err := os.Stat(src); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("names %s, which does not exist", b.Source)
+		}
+		return "", err
+	}
+	if b.Kind == kindCatalogue {
+		return renderCatalogue(root, doc, b.Source)
+	}
+	r, err := result.ReadFile(src)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", b.Source, err)
+	}
+	switch b.Kind {
+	case kindAB:
+		return renderAB(doc, b, r)
+	case kindMachine:
+		return renderMachine(doc, b.Source, r), nil
+	case kindSummary:
+		var buf bytes.Buffer
+		if err := report.WriteSummary(&buf, r); err != nil {
+			return "", fmt.Errorf("summarising %s: %w", b.Source, err)
+		}
+		return sourceLine(doc, b.Source, r) + "\n```\n" + buf.String() + "```\n", nil
+	}
+	return "", fmt.Errorf("unknown kind %q", b.Kind)
+}
+
+// link is a markdown link from the document at doc to the file at path
+// (both from the repository's root), with the path as its text.
+func link(doc, path string) string {
+	rel, err := filepath.Rel(filepath.Dir(filepath.FromSlash(doc)), filepath.FromSlash(path))
+	if err != nil {
+		rel = path
+	}
+	return fmt.Sprintf("[`%s`](%s)", path, filepath.ToSlash(rel))
+}
+
+// sourceLine says which file a block was made from and where that file was
+// made: its run, commit, date and machine.
+func sourceLine(doc, path string, r *result.Result) string {
+	return fmt.Sprintf("From %s: run `%s`, %s, %s, machine %s.\n",
+		link(doc, path), r.Run.ID, commitOf(r), r.Run.Start.UTC().Format("2006-01-02"), r.Run.Machine)
+}
+
+// commitOf is the stormbench commit a result was made by, as a phrase.
+func commitOf(r *result.Result) string {
+	if rev := r.Run.GitRevision; rev != "" && rev != "unknown" {
+		return "stormbench " + rev
+	}
+	return "stormbench " + r.Run.ToolVersion + " (commit not recorded)"
+}
+
+// profileOf is the profile's name and description recorded in a result.
+func profileOf(r *result.Result) (name, description string) {
+	var p struct {
+		Metadata struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+		} `json:"metadata"`
+	}
+	if len(r.Run.Profile) > 0 && json.Unmarshal(r.Run.Profile, &p) == nil {
+		return p.Metadata.Name, p.Metadata.Description
+	}
+	return "", ""
+}
+
+// renderAB is a comparison of a result's variants, as compare makes it:
+// the headline sentences, then a table of the chosen metrics (option
+// metrics=ID,ID; default the key metrics) with each variant's median and
+// its interval, and the change from the baseline with its interval.
+func renderAB(doc string, b block, r *result.Result) (string, error) {
+	var opts compare.Options
+	if m := b.Options["metrics"]; m != "" {
+		ms, err := compare.LookupMetrics(strings.Split(m, ",")...)
+		if err != nil {
+			return "", err
+		}
+		opts.Metrics = ms
+	}
+	c, err := compare.Compare([]compare.Input{{Name: b.Source, Result: r}}, opts)
+	if err != nil {
+		return "", err
+	}
+	var w strings.Builder
+	name, desc := profileOf(r)
+	var ns []string
+	for _, g := range c.Groups {
+		ns = append(ns, fmt.Sprint(len(g.Runs)))
+	}
+	fmt.Fprintf(&w, "Profile `%s` (%s), n = %s storms.\n", name, strings.TrimSuffix(desc, "."), strings.Join(ns, " + "))
+	w.WriteString(sourceLine(doc, b.Source, r))
+	if hs := compare.Headlines(c); len(hs) > 0 {
+		w.WriteString("\n")
+		for _, h := range hs {
+			fmt.Fprintf(&w, "- **%s**\n", mdEscape(h))
+		}
+	}
+	w.WriteString("\n| figure |")
+	for gi, g := range c.Groups {
+		fmt.Fprintf(&w, " %s (%s) |", mdEscape(g.Name), runsWord(len(g.Runs)))
+		if gi > 0 {
+			fmt.Fprintf(&w, " change vs %s, %s CI |", mdEscape(c.Baseline), compare.FormatLevel(c.Confidence))
+		}
+	}
+	w.WriteString("\n|:---|")
+	for gi := range c.Groups {
+		w.WriteString("---:|")
+		if gi > 0 {
+			w.WriteString("---:|")
+		}
+	}
+	w.WriteString("\n")
+	for _, row := range c.Rows {
+		fmt.Fprintf(&w, "| %s |", mdEscape(row.Metric.Label))
+		for gi, cell := range row.Cells {
+			fmt.Fprintf(&w, " %s |", mdEscape(cellText(cell, row.Metric.Unit)))
+			if gi > 0 {
+				fmt.Fprintf(&w, " %s |", mdEscape(deltaText(cell.Delta)))
+			}
+		}
+		w.WriteString("\n")
+	}
+	if len(c.Notes) > 0 || len(c.Warnings) > 0 {
+		w.WriteString("\n")
+	}
+	for i, n := range c.Notes {
+		fmt.Fprintf(&w, "%s %s  \n", superscript(i+1), mdEscape(n))
+	}
+	for _, wn := range c.Warnings {
+		fmt.Fprintf(&w, "warning: %s  \n", mdEscape(wn))
+	}
+	return w.String(), nil
+}
+
+func runsWord(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
+}
+
+// cellText is a median with its interval and note marks, or "-".
+func cellText(c compare.Cell, unit string) string {
+	if c.N == 0 {
+		return "-"
+	}
+	s := compare.FormatValue(c.Median, unit)
+	if c.CI != "" {
+		s += " " + c.CI
+	}
+	return s + noteMarks(c.Notes)
+}
+
+// deltaText is a change with its interval ("~" when not significant), and
+// its p-value when it has one.
+func deltaText(d *compare.Delta) string {
+	if d == nil {
+		return "-"
+	}
+	s := d.Text
+	if d.CI != "" {
+		s += " " + d.CI
+	}
+	if !d.TooFew {
+		s += fmt.Sprintf(" (p = %.3f)", d.P)
+	}
+	return s + noteMarks(d.Notes)
+}
+
+func noteMarks(ns []int) string {
+	var s string
+	for _, n := range ns {
+		s += " " + superscript(n)
+	}
+	return s
+}
+
+func superscript(n int) string {
+	digits := []rune("⁰¹²³⁴⁵⁶⁷⁸⁹")
+	var out []rune
+	for _, c := range fmt.Sprint(n) {
+		out = append(out, digits[c-'0'])
+	}
+	return string(out)
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "<", "&lt;", "*", `\*`, "_", `\_`).Replace(s)
+}
+
+// renderMachine says where a result was made: the machine, the commit,
+// the component versions, the control plane's CPU budget and how many of
+// its storms were host-bound.
+func renderMachine(doc, path string, r *result.Result) string {
+	var vers []string
+	for _, k := range slices.Sorted(maps.Keys(r.Run.Cluster.Versions)) {
+		vers = append(vers, k+" "+r.Run.Cluster.Versions[k])
+	}
+	if len(vers) == 0 {
+		vers = []string{"not recorded"}
+	}
+	return fmt.Sprintf("%s was made by %s on %s: machine %s; components %s; control-plane CPU budget %s; host-bound: %s.\n",
+		link(doc, path), commitOf(r), r.Run.Start.UTC().Format("2006-01-02"), r.Run.Machine, strings.Join(vers, ", "),
+		compare.FormatBudget(r.Run.Cluster.ControlPlaneCPUs), hostBound(r))
+}
