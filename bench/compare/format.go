@@ -97,9 +97,8 @@ func FormatSeconds(s float64) string {
 
 // FormatChange formats a relative change as FormatPercent does, except
 // that a rise to ten times the base or more reads as a factor ("×13.2",
-// "×113410"),
-// not as "+11340944%": such a base is near zero and the percentage means
-// nothing.
+// "×113410"), not as "+11340944%": such a base is near zero and the
+// percentage means nothing.
 func FormatChange(f float64) string {
 	if f >= 9 && !math.IsInf(f, 1) {
 		if f < 99 {
@@ -111,12 +110,14 @@ func FormatChange(f float64) string {
 }
 
 // FormatPercent formats a fraction (0.123) as a signed percentage (+12.3%).
+// An infinite change is a change from 0 (RelChange), which no percentage
+// describes: it reads "up from 0" or "down from 0".
 func FormatPercent(f float64) string {
 	switch {
 	case math.IsInf(f, 1):
-		return "+∞%"
+		return "up from 0"
 	case math.IsInf(f, -1):
-		return "-∞%"
+		return "down from 0"
 	case math.IsNaN(f):
 		return "?"
 	}

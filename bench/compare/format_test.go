@@ -42,7 +42,7 @@ func TestFormatPercent(t *testing.T) {
 	for _, tt := range []struct {
 		f    float64
 		want string
-	}{{-1, "-100%"}, {-0.55, "-55.0%"}, {0.1, "+10.0%"}, {0, "0.0%"}, {0.0001, "0.0%"}, {2.5, "+250%"}, {math.Inf(1), "+∞%"}} {
+	}{{-1, "-100%"}, {-0.55, "-55.0%"}, {0.1, "+10.0%"}, {0, "0.0%"}, {0.0001, "0.0%"}, {2.5, "+250%"}, {math.Inf(1), "up from 0"}, {math.Inf(-1), "down from 0"}} {
 		if got := FormatPercent(tt.f); got != tt.want {
 			t.Errorf("FormatPercent(%v) = %q, want %q", tt.f, got, tt.want)
 		}
@@ -62,7 +62,8 @@ func TestFormatChange(t *testing.T) {
 		{9, "×10.0"},
 		{12.19, "×13.2"},
 		{113409.44, "×113410"},
-		{math.Inf(1), "+∞%"},
+		{math.Inf(1), "up from 0"},
+		{math.Inf(-1), "down from 0"},
 		{math.NaN(), "?"},
 	} {
 		if got := FormatChange(c.f); got != c.want {

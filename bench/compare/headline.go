@@ -37,9 +37,11 @@ func Headlines(c *Comparison) []string {
 
 // Headline is the sentence a reviewer can quote for row ri of group gi
 // against the baseline: "preserve vs legacy: API excess requests per
-// restart -80.3% (95% CI -81.0…-79.5%, n = 5 + 5, p = 0.008)". It says
-// when the difference is not significant, and when the runs are too few
-// for an interval or a test. It is empty when either sample is missing.
+// restart -80.3% (95% CI -81.0…-79.5%, n = 5 + 5, p = 0.008, adjusted
+// 0.012)": the p-value as tested and as adjusted for the table
+// (Comparison.Correction), whose verdict it gives. It says when the
+// difference is not significant, and when the runs are too few for an
+// interval or a test. It is empty when either sample is missing.
 func Headline(c *Comparison, ri, gi int) string {
 	r := c.Rows[ri]
 	d := r.Cells[gi].Delta
@@ -61,11 +63,21 @@ func Headline(c *Comparison, ri, gi int) string {
 	case d.TooFew || (d.Lo == nil && (d.N1 < need || d.N2 < need)):
 		return fmt.Sprintf("%s (%s: too few runs for an interval or a significance test; %d + %d needed)", head, n, need, need)
 	case d.Lo == nil:
-		return fmt.Sprintf("%s (%s, p = %.3f; too few runs for a %s interval)", head, n, d.P, level)
+		return fmt.Sprintf("%s (%s, %s; too few runs for a %s interval)", head, n, PText(d), level)
 	}
 	ci := fmt.Sprintf("%s CI %s…%s", level, FormatPercent(*d.Lo), FormatPercent(*d.Hi))
 	if !d.Significant {
-		return fmt.Sprintf("%s (%s, %s): no significant difference (p = %.3f)", head, ci, n, d.P)
+		return fmt.Sprintf("%s (%s, %s): no significant difference (%s)", head, ci, n, PText(d))
 	}
-	return fmt.Sprintf("%s (%s, %s, p = %.3f)", head, ci, n, d.P)
+	return fmt.Sprintf("%s (%s, %s, %s)", head, ci, n, PText(d))
+}
+
+// PText gives a delta's p-value as tested and as adjusted for the table:
+// "p = 0.008, adjusted 0.012", or only "p = 1.000" for samples with
+// nothing to test (Delta.Untested).
+func PText(d *Delta) string {
+	if d.Untested {
+		return fmt.Sprintf("p = %.3f", d.P)
+	}
+	return fmt.Sprintf("p = %.3f, adjusted %.3f", d.P, d.PAdjusted)
 }

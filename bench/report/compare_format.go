@@ -90,8 +90,10 @@ func cellText(c compare.Cell, unit string) string {
 }
 
 // deltaText renders a delta as benchstat does, with the change's
-// interval: "-55.0% [-60.2%…-50.1%] (p=0.008 n=5)", "~ [-3.0%…+2.1%]
-// (p=0.310 n=5)", or with too few runs "-55.0% (n=1)".
+// interval and its p-value as tested and as adjusted for the table:
+// "-55.0% [-60.2%…-50.1%] (p=0.008 adj=0.012 n=5)", "~ [-3.0%…+2.1%]
+// (p=0.310 adj=0.620 n=5)", "~ (p=1.000 n=5)" when every run of both had
+// one value (nothing to test), or with too few runs "-55.0% (n=1)".
 func deltaText(d *compare.Delta) string {
 	if d == nil {
 		return ""
@@ -100,8 +102,11 @@ func deltaText(d *compare.Delta) string {
 	if d.N1 != d.N2 {
 		n = fmt.Sprintf("n=%d+%d", d.N1, d.N2)
 	}
-	detail := fmt.Sprintf("(p=%.3f %s)", d.P, n)
-	if d.TooFew {
+	detail := fmt.Sprintf("(p=%.3f adj=%.3f %s)", d.P, d.PAdjusted, n)
+	switch {
+	case d.Untested:
+		detail = fmt.Sprintf("(p=%.3f %s)", d.P, n)
+	case d.TooFew:
 		detail = "(" + n + ")"
 	}
 	text := d.Text
@@ -111,9 +116,24 @@ func deltaText(d *compare.Delta) string {
 	return text + " " + detail + noteMarks(d.Notes)
 }
 
-// intervalLegend says what the brackets hold.
+// intervalLegend says what the brackets hold and how the verdicts are
+// corrected for the number of changes in the table.
 func intervalLegend(c *compare.Comparison) string {
-	return fmt.Sprintf("median [%s confidence interval]; change vs %s: Hodges-Lehmann estimate [its interval], Mann-Whitney p, ~ not significant at α=%.2f", compare.FormatLevel(c.Confidence), c.Baseline, c.Alpha)
+	if c.Tests == 0 {
+		return fmt.Sprintf("median [%s confidence interval]; change vs %s: Hodges-Lehmann estimate [its interval], Mann-Whitney p, ~ not significant at α=%.2f", compare.FormatLevel(c.Confidence), c.Baseline, c.Alpha)
+	}
+	return fmt.Sprintf("median [%s confidence interval]; change vs %s: Hodges-Lehmann estimate [its interval], Mann-Whitney p, and adj: p %s; ~ not significant at α=%.2f after adjustment", compare.FormatLevel(c.Confidence), c.Baseline, correctionText(c), c.Alpha)
+}
+
+// correctionText says how the table's p-values were adjusted.
+func correctionText(c *compare.Comparison) string {
+	switch c.Correction {
+	case compare.CorrectionBH:
+		return fmt.Sprintf("adjusted by Benjamini-Hochberg over the table's %d tests (false discovery rate)", c.Tests)
+	case "":
+		return "not adjusted (a comparison made before the correction)"
+	}
+	return "adjusted by " + c.Correction
 }
 
 // missingLegend explains "-" cells.
@@ -316,9 +336,9 @@ func deltaClass(d *compare.Delta) string {
 	switch {
 	case d == nil:
 		return "same"
-	case strings.HasPrefix(d.Text, "+"):
+	case strings.HasPrefix(d.Text, "+"), strings.HasPrefix(d.Text, "×"), strings.HasPrefix(d.Text, "up "):
 		cl = "worse"
-	case strings.HasPrefix(d.Text, "-"):
+	case strings.HasPrefix(d.Text, "-"), strings.HasPrefix(d.Text, "down "):
 		cl = "better"
 	default:
 		return "same"

@@ -18,7 +18,10 @@ group of variant runs, with each group's median (± its 95% confidence interval
 once there are enough repetitions) and its change from the baseline group.
 
 Changes are tested with the Mann-Whitney U test (golang.org/x/perf/benchmath,
-as benchstat does): "~" means no significant difference at --alpha, and a
+as benchstat does), and the p-values of the whole table are adjusted for
+their number by Benjamini-Hochberg (adj=): "~" means no significant
+difference at --alpha after the adjustment, so that a table of 30 metrics
+does not show differences between identical variants by chance. A
 note says when there are too few repetitions to tell (the change between the
 medians is then shown with "(n=1)" and that note). Every key metric is a
 cost: lower is better.
@@ -73,7 +76,7 @@ func (o *compareOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.baseline, "baseline-variant", "", "Group to compare the others against (a variant name, or a file/group name with --group-by file or file-variant); default the first")
 	fs.StringVar(&o.groupBy, "group-by", o.groupBy, "How runs form groups: auto, variant, file or file-variant (FILE/VARIANT)")
 	fs.StringSliceVar(&o.metrics, "metrics", nil, "Comma-separated metric IDs to show, in this order (default: every key metric; see --list-metrics)")
-	fs.Float64Var(&o.alpha, "alpha", o.alpha, "Significance level of the Mann-Whitney U test")
+	fs.Float64Var(&o.alpha, "alpha", o.alpha, "Significance level of the Mann-Whitney U test, applied to the p-values adjusted over the table (Benjamini-Hochberg)")
 	fs.Float64Var(&o.confidence, "confidence", o.confidence, "Confidence level of the medians' intervals")
 	fs.BoolVar(&o.listMetrics, "list-metrics", false, "List the key metrics (ID, unit, label) and exit")
 	fs.BoolVar(&o.allowMismatch, "allow-mismatch", false, "Compare results of different profiles, storm kinds, fleet sizes or Kubernetes versions")
@@ -94,11 +97,12 @@ func (o *compareOptions) validateFormat() error {
 
 // options checks the statistics flags and builds the comparison's options.
 func (o *compareOptions) options() (compare.Options, error) {
-	if o.alpha <= 0 || o.alpha >= 1 {
-		return compare.Options{}, usagef("--alpha %v: must be between 0 and 1", o.alpha)
+	// Written so that NaN fails too: every comparison with NaN is false.
+	if !(o.alpha > 0 && o.alpha < 1) {
+		return compare.Options{}, usagef("--alpha %v: must be a number between 0 and 1, both excluded (default 0.05)", o.alpha)
 	}
-	if o.confidence <= 0 || o.confidence >= 1 {
-		return compare.Options{}, usagef("--confidence %v: must be between 0 and 1", o.confidence)
+	if !(o.confidence > 0 && o.confidence < 1) {
+		return compare.Options{}, usagef("--confidence %v: must be a number between 0 and 1, both excluded (default 0.95)", o.confidence)
 	}
 	by, err := compare.ParseGroupBy(o.groupBy)
 	if err != nil {

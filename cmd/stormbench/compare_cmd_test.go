@@ -39,7 +39,26 @@ func TestCompareCommand(t *testing.T) {
 		{"unknown metric", []string{"--metrics", "x", abFixture}, exitUsage, `unknown metric "x"`},
 		{"bad grouping", []string{"--group-by", "files", abFixture}, exitUsage, "unknown grouping"},
 		{"help", []string{"--help"}, exitOK, "Mann-Whitney"},
+		{"help names the correction", []string{"--help"}, exitOK, "Benjamini-Hochberg"},
+		{"legend names the correction", []string{abFixture}, exitOK, "adjusted by Benjamini-Hochberg over the table's"},
 	}
+	// Levels out of (0, 1), NaN included, are refused before any file is read.
+	for _, flag := range []string{"--alpha", "--confidence"} {
+		for _, v := range []string{"NaN", "nan", "0", "1", "2", "-1", "+Inf"} {
+			tests = append(tests, struct {
+				name string
+				args []string
+				code int
+				want string
+			}{flag + " " + v, []string{flag, v, abFixture}, exitUsage, flag + " "})
+		}
+	}
+	tests = append(tests, struct {
+		name string
+		args []string
+		code int
+		want string
+	}{"NaN alpha says what is wanted", []string{"--alpha", "NaN", abFixture}, exitUsage, "--alpha NaN: must be a number between 0 and 1, both excluded"})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, append([]string{"compare"}, tt.args...)...)
@@ -63,8 +82,10 @@ func TestCompareCommandJSON(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var c struct {
-		Baseline string `json:"baseline"`
-		Rows     []struct {
+		Baseline   string `json:"baseline"`
+		Correction string `json:"correction"`
+		Tests      int    `json:"tests"`
+		Rows       []struct {
 			Metric struct {
 				ID string `json:"id"`
 			} `json:"metric"`
@@ -82,6 +103,9 @@ func TestCompareCommandJSON(t *testing.T) {
 	}
 	if c.Baseline != "legacy" || len(c.Rows) == 0 {
 		t.Fatalf("baseline %q, %d rows", c.Baseline, len(c.Rows))
+	}
+	if c.Correction != compare.CorrectionBH || c.Tests == 0 {
+		t.Errorf("correction %q over %d tests, want %s over the table's", c.Correction, c.Tests, compare.CorrectionBH)
 	}
 	for _, r := range c.Rows {
 		if r.Metric.ID == compare.MetricReadyFlips {
