@@ -655,7 +655,7 @@ func judgeRegressions(family []Check, alpha float64) []Check {
 			g.Detail = fmt.Sprintf("%s from %s: %.1f points over the allowed %s", compare.FormatPercent(change), from, (change-*g.MaxRegression)*100, compare.FormatPercent(*g.MaxRegression))
 		}
 		if g.TooFew {
-			g.Detail += fmt.Sprintf(" (judged on the medians: %s is too few for the U test, whose smallest p is %.3f over %d gates, above α %.3g)", n, math.Min(1, minP), m, alpha)
+			g.Detail += fmt.Sprintf(" (judged on the medians: %s is too few for the U test: its smallest p, %.3f, times %d gates (Holm) is above α %.3g)", n, compare.MinUTestP(n1, n2), m, alpha)
 		} else {
 			g.Detail += " (" + pText + ")"
 		}

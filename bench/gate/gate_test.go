@@ -402,12 +402,12 @@ func TestRegressionVerdicts(t *testing.T) {
 		tooFew    bool
 		detail    string
 	}{
-		{"1 run with 5× the baseline's 5 fails on the medians", base5, []float64{510}, one, Fail, true, "judged on the medians: n=5+1 is too few for the U test, whose smallest p is 0.333"},
+		{"1 run with 5× the baseline's 5 fails on the medians", base5, []float64{510}, one, Fail, true, "judged on the medians: n=5+1 is too few for the U test: its smallest p, 0.333, times 1 gates (Holm) is above α 0.05"},
 		{"5+5 within the threshold", base5, []float64{110, 111, 112, 113, 114}, one, Pass, false, "+9.8% from 102"},
 		{"5+5 beyond the threshold and significant", base5, []float64{140, 141, 142, 143, 144}, one, Fail, false, "p=0.008, Holm-adjusted over 1 gates 0.008, n=5+5"},
 		{"5+5 beyond the threshold, not significant", []float64{100, 140, 90, 130, 95}, []float64{135, 92, 138, 99, 131}, one, Pass, false, "not significant"},
 		{"4+4 not significant with a family of one", []float64{100, 101, 102, 103}, []float64{99, 150, 150, 100}, map[string]float64{compare.MetricSliceWrites: 0.1}, Pass, false, "not significant"},
-		{"4+4 too few once a family of three is corrected", []float64{100, 101, 102, 103}, []float64{99, 150, 150, 100}, all, Fail, true, "smallest p is 0.086 over 3 gates"},
+		{"4+4 too few once a family of three is corrected", []float64{100, 101, 102, 103}, []float64{99, 150, 150, 100}, all, Fail, true, "its smallest p, 0.029, times 3 gates (Holm) is above α 0.05"},
 		{"+29% under a 10% threshold, significant", base5, []float64{129, 130, 131, 132, 133}, all, Fail, false, "Holm-adjusted over 3 gates 0.024"},
 	}
 	for _, tt := range tests {
