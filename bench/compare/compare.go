@@ -326,9 +326,43 @@ func Compare(inputs []Input, opts Options) (*Comparison, error) {
 		}
 		c.Rows = append(c.Rows, row)
 	}
-	c.Tests = judge(c.Rows, opts.Alpha)
+	c.Tests = judge(c.Rows, opts.Alpha, notes)
 	c.Notes = notes.list
 	return c, nil
+}
+
+// correctedNote explains a change significant by its own p but not after
+// the adjustment. Benjamini-Hochberg multiplies the k-th smallest of m
+// p-values by m/k, so a change of p stands only when at least m·p/α
+// changes of the table are as clear; and the U test of n1 + n2 runs
+// cannot go below 2/C(n1+n2, n1) (0.008 for 5 + 5), so in a table of 30
+// no change stands alone whatever its size.
+func correctedNote(d *Delta, m int, alpha float64) string {
+	k := int(math.Ceil(float64(m) * d.P / alpha))
+	pMin := smallestP(d.N1, d.N2)
+	return fmt.Sprintf("p ≤ α before the adjustment but not after: over the table's %d tests, a change of this p stands only when at least %d are as clear (with %d + %d runs no p goes below %.4f); ask fewer questions (--metrics) or make more runs to tell", m, k, d.N1, d.N2, pMin)
+}
+
+// m0 counts the p-values of a family that are not NaN.
+func m0(ps []float64) int {
+	n := 0
+	for _, p := range ps {
+		if !math.IsNaN(p) {
+			n++
+		}
+	}
+	return n
+}
+
+// smallestP is the smallest two-sided p-value the Mann-Whitney U test can
+// give samples of n1 and n2 runs: 2/C(n1+n2, n1), when every run of one
+// lies beyond every run of the other.
+func smallestP(n1, n2 int) float64 {
+	if n1 <= 0 || n2 <= 0 {
+		return 1
+	}
+	lg := func(n int) float64 { v, _ := math.Lgamma(float64(n) + 1); return v }
+	return min(1, 2*math.Exp(lg(n1)+lg(n2)-lg(n1+n2)))
 }
 
 // CheckLevels refuses a significance level or a confidence level that is
@@ -348,8 +382,10 @@ func CheckLevels(alpha, confidence float64) error {
 // judge adjusts the p-values of the deltas of the rows together
 // (BenjaminiHochberg), sets each delta's verdict from its adjusted p and
 // returns how many were adjusted. A delta between samples whose runs all
-// have one value has no test: it keeps its p (1) and does not count.
-func judge(rows []Row, alpha float64) int {
+// have one value has no test: it keeps its p (1) and does not count. A
+// delta that the adjustment made "~" gets a note saying why
+// (correctedNote).
+func judge(rows []Row, alpha float64, notes *noteSet) int {
 	var ds []*Delta
 	var ps []float64
 	for ri := range rows {
@@ -364,15 +400,16 @@ func judge(rows []Row, alpha float64) int {
 		}
 	}
 	adj := BenjaminiHochberg(ps)
-	m := 0
+	m := m0(ps)
 	for i, d := range ds {
 		d.PAdjusted = adj[i]
 		if math.IsNaN(adj[i]) {
 			d.PAdjusted = d.P
-		} else {
-			m++
 		}
 		d.Significant = d.PAdjusted <= alpha
+		if !d.Untested && !d.TooFew && d.P <= alpha && !d.Significant {
+			d.Notes = append(d.Notes, notes.add(correctedNote(d, m, alpha)))
+		}
 		switch {
 		case d.TooFew && d.shown != 0:
 			d.Text = FormatChange(d.shown)
