@@ -69,7 +69,118 @@ const (
 	// seats from it. Everything else the harness sends lands in
 	// global-default, as any workload's would.
 	FlowSchemaObserver = "stormbench-observer"
+	// FlowSchemaHarness holds the rest of the harness's own requests
+	// (fleet creation, relabels, reads); not those it sends impersonating
+	// a node, which are the node's.
+	FlowSchemaHarness = "stormbench-harness"
+	// flowSchemaPrefix starts the name of each schema that only tells a
+	// flow apart: "stormbench-flow-<flow>", and for a component's leader
+	// election "stormbench-flow-<flow>-leader-election".
+	flowSchemaPrefix        = "stormbench-flow-"
+	leaderElectionSuffix    = "-leader-election"
+	suggestedKubeSystemSAs  = "kube-system-service-accounts"
+	suggestedSystemNodes    = "system-nodes"
+	suggestedSystemNodeHigh = "system-node-high"
+	suggestedControllerMgr  = "kube-controller-manager"
+	suggestedScheduler      = "kube-scheduler"
+	priorityLeaderElection  = "leader-election"
+	priorityWorkloadHigh    = "workload-high"
+	priorityGlobalDefault   = "global-default"
 )
+
+// Flows: who sent a request, as FlowOf names them from the flow schema
+// that APF classified it by (apiserver_flowcontrol_dispatched_requests_total
+// by flow_schema). Every controller of kube-controller-manager is a flow of
+// its own, named by its service account (ControllerServiceAccounts).
+const (
+	// FlowKubelet is every kubelet, real or simulated: the suggested
+	// system-node-high and system-nodes schemas (group system:nodes; the
+	// simulated kubelets impersonate system:node:<name>).
+	FlowKubelet = "kubelet"
+	// FlowKwok is the KWOK controller (FlowSchemaKwokHeartbeats,
+	// FlowSchemaKwok).
+	FlowKwok = "kwok"
+	// FlowHarness is stormbench's own requests: its scrapes
+	// (FlowSchemaObserver) and the rest (FlowSchemaHarness).
+	FlowHarness = "harness"
+	// FlowControllerManager is kube-controller-manager's own user: its
+	// leader election, and whatever it sends without a controller's
+	// service account.
+	FlowControllerManager = "kube-controller-manager"
+	// FlowScheduler is kube-scheduler.
+	FlowScheduler = "kube-scheduler"
+	// FlowControllers is the controllers that no schema of their own
+	// tells apart: a controller not in ControllerServiceAccounts, or every
+	// controller on a cluster stormbench did not create
+	// (kube-system-service-accounts).
+	FlowControllers = "controllers"
+	// FlowOther is everything else: the API server's own loopback
+	// requests (exempt), probes, and anything global-default or
+	// catch-all holds.
+	FlowOther = "other"
+)
+
+// ControllerServiceAccounts are the service accounts of
+// kube-controller-manager's controllers, the names its bootstrap RBAC
+// gives them (k8s.io/kubernetes v1.36.3,
+// plugin/pkg/auth/authorizer/rbac/bootstrappolicy/controller_policy.go).
+// With --use-service-account-credentials each controller calls as
+// system:serviceaccount:kube-system:<name>, and each is a flow of that name.
+var ControllerServiceAccounts = []string{
+	"attachdetach-controller", "certificate-controller", "clusterrole-aggregation-controller",
+	"cronjob-controller", "daemon-set-controller", "deployment-controller",
+	"device-taint-eviction-controller", "disruption-controller", "endpoint-controller",
+	"endpointslice-controller", "endpointslicemirroring-controller", "ephemeral-volume-controller",
+	"expand-controller", "generic-garbage-collector", "horizontal-pod-autoscaler", "job-controller",
+	"kube-apiserver-serving-clustertrustbundle-publisher", "legacy-service-account-token-cleaner",
+	"namespace-controller", "node-controller", "persistent-volume-binder", "pod-garbage-collector",
+	"podcertificaterequestcleaner", "podgroup-protection-controller", "pv-protection-controller",
+	"pvc-protection-controller", "replicaset-controller", "replication-controller",
+	"resource-claim-controller", "resourcepoolstatusrequest-controller", "resourcequota-controller",
+	"root-ca-cert-publisher", "route-controller", "selinux-warning-controller",
+	"service-account-controller", "service-cidrs-controller", "service-controller",
+	"statefulset-controller", "storage-version-garbage-collector",
+	"storage-version-migrator-controller", "ttl-after-finished-controller", "ttl-controller",
+	"validatingadmissionpolicy-status-controller", "volumeattributesclass-protection-controller",
+}
+
+// FlowOf names the flow of a request APF classified by the flow schema
+// named: stormbench's schemas name theirs, the suggested schemas that hold
+// one sender name it, and everything else is FlowOther.
+func FlowOf(flowSchema string) string {
+	switch flowSchema {
+	case suggestedSystemNodes, suggestedSystemNodeHigh:
+		return FlowKubelet
+	case FlowSchemaKwokHeartbeats, FlowSchemaKwok:
+		return FlowKwok
+	case FlowSchemaObserver, FlowSchemaHarness:
+		return FlowHarness
+	case suggestedControllerMgr:
+		return FlowControllerManager
+	case suggestedScheduler:
+		return FlowScheduler
+	case suggestedKubeSystemSAs:
+		return FlowControllers
+	}
+	if f, ok := strings.CutPrefix(flowSchema, flowSchemaPrefix); ok && f != "" {
+		return strings.TrimSuffix(f, leaderElectionSuffix)
+	}
+	return FlowOther
+}
+
+// Flows lists every flow name FlowOf can return, in a fixed order: the
+// kubelets, the control plane's components and controllers, the
+// simulation's own, and the rest.
+func Flows() []string {
+	out := []string{FlowKubelet, FlowControllerManager, FlowScheduler}
+	out = append(out, ControllerServiceAccounts...)
+	return append(out, FlowControllers, FlowKwok, FlowHarness, FlowOther)
+}
+
+// IsSimulationFlow reports whether a flow's requests are only the
+// simulation's: KWOK's and the harness's. A storm on real nodes with a
+// real cluster sends none of them.
+func IsSimulationFlow(flow string) bool { return flow == FlowKwok || flow == FlowHarness }
 
 // identity is one component's credentials.
 type identity struct {
@@ -225,7 +336,7 @@ func flowSchemas() []*flowcontrolv1.FlowSchema {
 	harness := []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindUser, User: &flowcontrolv1.UserSubject{Name: UserHarness}}}
 	byUser := &flowcontrolv1.FlowDistinguisherMethod{Type: flowcontrolv1.FlowDistinguisherMethodByUserType}
 	all := []string{flowcontrolv1.VerbAll}
-	return []*flowcontrolv1.FlowSchema{
+	return append([]*flowcontrolv1.FlowSchema{
 		{
 			ObjectMeta: metav1.ObjectMeta{Name: FlowSchemaKwokHeartbeats},
 			Spec: flowcontrolv1.FlowSchemaSpec{
@@ -268,7 +379,80 @@ func flowSchemas() []*flowcontrolv1.FlowSchema {
 				}},
 			},
 		},
+	}, attributionFlowSchemas()...)
+}
+
+// attributionFlowSchemas are the schemas that only tell flows apart
+// (FlowOf): a request keeps the priority level it would have had without
+// them. APF classifies a request by the matching schema of lowest
+// matchingPrecedence. Each schema here copies one suggested schema of
+// k8s.io/apiserver v0.36.3 (pkg/apis/flowcontrol/bootstrap/default.go):
+// its rules, priority level and distinguisher, with its subjects narrowed
+// to one sender and a precedence one below the original's:
+//
+//   - system-leader-election (100, leader-election: users
+//     system:kube-controller-manager and system:kube-scheduler, leases
+//     get/create/update) → 99, one per component;
+//   - kube-controller-manager and kube-scheduler (800, workload-high:
+//     everything their user sends) → 799;
+//   - kube-system-service-accounts (900, workload-high: everything a
+//     kube-system service account sends) → 899, one per controller
+//     (ControllerServiceAccounts);
+//   - global-default (9900, global-default: every authenticated user) →
+//     9899 for the harness.
+//
+// A request a copy matches matches the original; no schema, suggested or
+// stormbench's, sits between a copy's precedence and its original's; and
+// every schema before the copy is one the request would have met first
+// anyway. So a copy takes exactly the requests its original would have
+// taken, at the original's priority level: APF's seats, limits and
+// borrowing are unchanged. What changes is finer: a fair-queuing flow is
+// (schema, distinguisher), so each controller queues apart from the
+// others inside workload-high, which matters only when that level queues.
+// A controller's own lease writes still meet system-leader-election at
+// 100 first (FlowOther), as before. The cost is 49 more schemas for APF
+// to walk before global-default, string compares per request, and no
+// scrape more: apiserver_flowcontrol_dispatched_requests_total, scraped
+// already, carries the flow schema.
+func attributionFlowSchemas() []*flowcontrolv1.FlowSchema {
+	all := []string{flowcontrolv1.VerbAll}
+	everything := flowcontrolv1.PolicyRulesWithSubjects{
+		ResourceRules: []flowcontrolv1.ResourcePolicyRule{{Verbs: all, APIGroups: []string{flowcontrolv1.APIGroupAll},
+			Resources: []string{flowcontrolv1.ResourceAll}, ClusterScope: true, Namespaces: []string{flowcontrolv1.NamespaceEvery}}},
+		NonResourceRules: []flowcontrolv1.NonResourcePolicyRule{{Verbs: all, NonResourceURLs: []string{flowcontrolv1.NonResourceAll}}},
 	}
+	leases := flowcontrolv1.PolicyRulesWithSubjects{
+		ResourceRules: []flowcontrolv1.ResourcePolicyRule{{Verbs: []string{"get", "create", "update"}, APIGroups: []string{"coordination.k8s.io"},
+			Resources: []string{"leases"}, Namespaces: []string{flowcontrolv1.NamespaceEvery}}},
+	}
+	user := func(name string) []flowcontrolv1.Subject {
+		return []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindUser, User: &flowcontrolv1.UserSubject{Name: name}}}
+	}
+	copyOf := func(name string, precedence int32, level string, dist flowcontrolv1.FlowDistinguisherMethodType, rules flowcontrolv1.PolicyRulesWithSubjects, subjects []flowcontrolv1.Subject) *flowcontrolv1.FlowSchema {
+		rules.Subjects = subjects
+		return &flowcontrolv1.FlowSchema{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: flowcontrolv1.FlowSchemaSpec{
+				PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: level},
+				MatchingPrecedence:         precedence,
+				DistinguisherMethod:        &flowcontrolv1.FlowDistinguisherMethod{Type: dist},
+				Rules:                      []flowcontrolv1.PolicyRulesWithSubjects{rules},
+			},
+		}
+	}
+	byUser, byNamespace := flowcontrolv1.FlowDistinguisherMethodByUserType, flowcontrolv1.FlowDistinguisherMethodByNamespaceType
+	var out []*flowcontrolv1.FlowSchema
+	for _, c := range []struct{ flow, user string }{{FlowControllerManager, UserControllerManager}, {FlowScheduler, UserScheduler}} {
+		out = append(out,
+			copyOf(flowSchemaPrefix+c.flow+leaderElectionSuffix, 99, priorityLeaderElection, byUser, leases, user(c.user)),
+			copyOf(flowSchemaPrefix+c.flow, 799, priorityWorkloadHigh, byNamespace, everything, user(c.user)))
+	}
+	for _, sa := range ControllerServiceAccounts {
+		subject := []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindServiceAccount,
+			ServiceAccount: &flowcontrolv1.ServiceAccountSubject{Namespace: metav1.NamespaceSystem, Name: sa}}}
+		out = append(out, copyOf(flowSchemaPrefix+sa, 899, priorityWorkloadHigh, byNamespace, everything, subject))
+	}
+	return append(out, copyOf(FlowSchemaHarness, 9899, priorityGlobalDefault, byUser, everything, user(UserHarness)))
 }
 
 // applyIdentityObjects creates the KWOK controller's and the harness's RBAC

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
@@ -95,6 +96,8 @@ func KeyMetrics() []Metric {
 	return []Metric{
 		metric(MetricRequests, "API requests (storm)", result.UnitRequests, value(api, measure.APIRequests)),
 		metric(MetricRequestRatePeak, "API peak request rate", result.UnitRequestsPerSecond, value(api, measure.APIRequestRatePeak)),
+		// The excess the storm caused: the simulation's own flows (KWOK's,
+		// the harness's) taken out (METRICS.md); FlowMetric splits it.
 		metric(MetricExcessPerRestart, "API excess requests per restart", result.UnitRequests, value(api, measure.APIExcessPerRestart)),
 		metric(MetricBurstSeconds, "API burst seconds", result.UnitSeconds, value(api, measure.APIBurstSeconds)),
 		metric(MetricThrottled, "API 429 responses", result.UnitRequests, value(api, measure.APIThrottled)),
@@ -144,7 +147,7 @@ type source struct {
 // LookupMetrics returns the key metrics with the given IDs, in the given
 // order, or an error naming every unknown ID and listing the known ones.
 // An ID with a figure's former name (result.FigureAliases) names the
-// figure.
+// figure, and "excess.<flow>" a flow's metric (FlowMetric).
 func LookupMetrics(ids ...string) ([]Metric, error) {
 	all := KeyMetrics()
 	var out []Metric
@@ -153,15 +156,47 @@ func LookupMetrics(ids ...string) ([]Metric, error) {
 		canon := result.CanonicalMetricID(id)
 		i := slices.IndexFunc(all, func(m Metric) bool { return m.ID == canon })
 		if i < 0 {
+			if flow, ok := strings.CutPrefix(id, FlowMetricPrefix); ok && slices.Contains(cluster.Flows(), flow) {
+				out = append(out, FlowMetric(flow))
+				continue
+			}
 			unknown = append(unknown, id)
 			continue
 		}
 		out = append(out, all[i])
 	}
 	if len(unknown) > 0 {
-		return nil, fmt.Errorf("unknown metric %s (known: %s)", strings.Join(quoteAll(unknown), ", "), strings.Join(MetricIDs(), ", "))
+		return nil, fmt.Errorf("unknown metric %s (known: %s; and %s<flow> for a flow: %s)", strings.Join(quoteAll(unknown), ", "),
+			strings.Join(MetricIDs(), ", "), FlowMetricPrefix, strings.Join(cluster.Flows(), ", "))
 	}
 	return out, nil
+}
+
+// FlowMetricPrefix starts the ID of a flow's metric: "excess.kubelet",
+// "excess.endpointslice-controller".
+const FlowMetricPrefix = "excess."
+
+// FlowMetric is one flow's share of the key excess: the storm's API
+// excess requests per restart sent by the flow (cluster.Flows;
+// measure.APIExcessPerRestart labelled flow). It is not a key metric (a
+// table of every flow would be long); compare and gate take it by ID. A
+// run that measured flows but none of this one reads 0.
+func FlowMetric(flow string) Metric {
+	s := source{measurement: measure.MeasurementAPIServer, figure: measure.APIExcessPerRestart, labels: []string{result.LabelFlow, flow}}
+	s.extract = func(v *result.VariantRun) (float64, bool) {
+		m := v.Measurement(measure.MeasurementAPIServer)
+		if x, ok := m.Value(measure.APIExcessPerRestart, result.WindowStorm, result.LabelFlow, flow); ok {
+			return x, true
+		}
+		if m == nil {
+			return 0, false
+		}
+		measured := slices.ContainsFunc(m.Values, func(x result.Value) bool {
+			return x.Name == measure.APIExcessPerRestart && x.Window == result.WindowStorm && x.Labels[result.LabelFlow] != ""
+		})
+		return 0, measured
+	}
+	return metric(FlowMetricPrefix+flow, "API excess requests per restart: "+flow, result.UnitRequests, s)
 }
 
 // MetricIDs lists the IDs of the key metrics in display order.

@@ -99,3 +99,41 @@ func TestFigureNames(t *testing.T) {
 		t.Errorf("LookupMetrics of former names: %+v, %v", got, err)
 	}
 }
+
+// TestFlowMetrics: "excess.<flow>" names a flow's excess per restart for
+// compare and gate; a flow the run did not send reads 0 when the run
+// measured flows, and an unknown flow is refused.
+func TestFlowMetrics(t *testing.T) {
+	ms, err := LookupMetrics("excess.kubelet", MetricExcessPerRestart, "excess.endpointslice-controller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms[0].ID != "excess.kubelet" || ms[1].ID != MetricExcessPerRestart || ms[2].ID != "excess.endpointslice-controller" {
+		t.Errorf("looked up %s, %s, %s", ms[0].ID, ms[1].ID, ms[2].ID)
+	}
+	if _, err := LookupMetrics("excess.kubelets"); err == nil || !strings.Contains(err.Error(), "excess.<flow>") {
+		t.Errorf("an unknown flow: %v, want an error listing the flows", err)
+	}
+	flowValue := func(flow string, x float64) result.Value {
+		return result.Value{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Value: x, Labels: result.Labels(result.LabelFlow, flow)}
+	}
+	withFlows := &result.VariantRun{Measurements: []result.Measurement{{Name: measure.MeasurementAPIServer, Values: []result.Value{
+		{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Value: 50}, flowValue("kubelet", 42)}}}}
+	withoutFlows := &result.VariantRun{Measurements: []result.Measurement{{Name: measure.MeasurementAPIServer, Values: []result.Value{
+		{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Value: 50}}}}}
+	for _, tt := range []struct {
+		name   string
+		m      Metric
+		v      *result.VariantRun
+		want   float64
+		wantOK bool
+	}{
+		{"a flow measured", ms[0], withFlows, 42, true},
+		{"a flow that sent nothing", ms[2], withFlows, 0, true},
+		{"a run without flows", ms[0], withoutFlows, 0, false},
+	} {
+		if got, ok := tt.m.Extract(tt.v); got != tt.want || ok != tt.wantOK {
+			t.Errorf("%s: %v, %t; want %v, %t", tt.name, got, ok, tt.want, tt.wantOK)
+		}
+	}
+}

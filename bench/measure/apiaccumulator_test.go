@@ -109,9 +109,13 @@ func TestAPIAccumulator(t *testing.T) {
 			{name: APIRequestRatePeak, window: storm, v: 50},
 			{name: APIBurstThreshold, window: storm, v: 20}, // max(mean+3sd, 2·mean)
 			{name: APIBurstSeconds, window: storm, v: 3},
+			// No flow schema dispatched anything: nothing to take out.
 			{name: APIExcessRequests, window: storm, v: 120},
+			{name: APIRawExcessRequests, window: storm, v: 120},
 			{name: APIExcessPerRestart, window: storm, v: 60},
-			{name: APIExcessPerRestart, window: storm, labels: []string{result.LabelVerb, "GET", result.LabelResource, "pods", result.LabelSubresource, ""}, v: 60},
+			{name: APIRawExcessPerRestart, window: storm, v: 60},
+			{name: APIRawExcessPerRestart, window: storm, labels: []string{result.LabelVerb, "GET", result.LabelResource, "pods", result.LabelSubresource, ""}, v: 60},
+			{name: APIExcessPerRestart, window: storm, labels: []string{result.LabelVerb, "GET", result.LabelResource, "pods", result.LabelSubresource, ""}, absent: true},
 		},
 	}, {
 		name:  "no restarts: no excess per restart",
@@ -408,31 +412,157 @@ func TestAPISeriesBuild(t *testing.T) {
 	}
 }
 
-// TestFlowExcess: the simulation's excess of some flow schemas is their
-// storm count less their baseline count scaled to the storm, and absent
-// when no window dispatched through them.
-func TestFlowExcess(t *testing.T) {
-	disp := func(schema string) seriesKey { return seriesKey{fam: famFlowDispatched, a: "node-high", b: schema} }
-	base := map[seriesKey]float64{
-		disp("stormbench-kwok-heartbeats"): 40,
-		disp("stormbench-kwok"):            10,
-		disp("system-node-high"):           500,
-		{fam: famRequests, a: "GET"}:       1000,
+// flowScrapes are kube-apiserver samples a second apart from t=0, one per
+// element of steps plus the first: each step gives the requests each flow
+// schema dispatched in that second, and apiserver_request_total grows by
+// their sum (GET pods).
+func flowScrapes(steps []map[string]float64) []feed {
+	disp := func(schema string) seriesKey { return seriesKey{fam: famFlowDispatched, a: "some-level", b: schema} }
+	cum := map[seriesKey]float64{getPods: 0}
+	for _, st := range steps {
+		for schema := range st {
+			cum[disp(schema)] = 0
+		}
 	}
-	storm := map[seriesKey]float64{
-		disp("stormbench-kwok-heartbeats"): 30, // the simulated kubelets held some nodes
-		disp("stormbench-kwok"):            90, // hand-back pod syncs
-		disp("system-node-high"):           900,
-		{fam: famRequests, a: "GET"}:       5000,
+	out := []feed{scrapeAt(0, cum, nil)}
+	for i, st := range steps {
+		for schema, v := range st {
+			cum[disp(schema)] += v
+			cum[getPods] += v
+		}
+		out = append(out, scrapeAt(float64(i+1), cum, nil))
 	}
-	// Storm twice the baseline's length: 120 - 2*50.
-	if got, ok := flowExcess(base, storm, 2, KwokFlowSchemas); !ok || got != 20 {
-		t.Errorf("flowExcess = %v, %t; want 20, true", got, ok)
+	return out
+}
+
+// TestAPIAccumulatorFlows feeds synthetic flows through the accumulator
+// and checks the split by flow, the control (baseline) subtraction per
+// flow, the key figure without the simulation's flows, and burst seconds
+// that a lease burst of KWOK's in the baseline cannot decide.
+func TestAPIAccumulatorFlows(t *testing.T) {
+	const (
+		kubelet      = "system-node-high"
+		slices       = "stormbench-flow-endpointslice-controller"
+		kcmElection  = "stormbench-flow-kube-controller-manager-leader-election"
+		kwokBeats    = "stormbench-kwok-heartbeats"
+		observer     = "stormbench-observer"
+		harness      = "stormbench-harness"
+		exemptSchema = "exempt"
+	)
+	steps := []map[string]float64{
+		// Baseline, 3 s: KCM's leader election, the harness's scrapes,
+		// and a burst of 30 KWOK lease renewals in one second.
+		{kcmElection: 1, observer: 1},
+		{kcmElection: 1, observer: 1, kwokBeats: 30},
+		{kcmElection: 1, observer: 1},
+		// Storm, 6 s (twice the baseline): the kubelets and the
+		// EndpointSlice controller for 3 s, the harness's relabels,
+		// KWOK's few heartbeats, the API server's own requests.
+		{kcmElection: 1, observer: 1, kubelet: 40, slices: 10, harness: 8},
+		{kcmElection: 1, observer: 1, kubelet: 40, slices: 10, kwokBeats: 10},
+		{kcmElection: 1, observer: 1, kubelet: 40, slices: 10, exemptSchema: 4},
+		{kcmElection: 1, observer: 1},
+		{kcmElection: 1, observer: 1},
+		{kcmElection: 1, observer: 1},
 	}
-	if got, ok := flowExcess(base, storm, 2, []string{"stormbench-kwok-heartbeats"}); !ok || got != -50 {
-		t.Errorf("heartbeats only: flowExcess = %v, %t; want -50, true (fewer heartbeats in the storm)", got, ok)
+	feeds := flowScrapes(steps)
+	feeds = append(feeds[:4:4], append([]feed{markAt(3.5)}, feeds[4:]...)...)
+	var warnings caveats
+	acc := newAPIAccumulator(t0, 3*time.Second, time.Second, &warnings)
+	for _, f := range feeds {
+		if f.s == nil {
+			acc.MarkStormStart(f.mark)
+			continue
+		}
+		acc.Add(f.component, f.s)
 	}
-	if _, ok := flowExcess(base, storm, 2, []string{"no-such-schema"}); ok {
-		t.Error("a flow schema no window dispatched through has a figure")
+	const restarts = 3
+	out := acc.Close(restarts)
+	base, storm := result.WindowBaseline, result.WindowStorm
+	flow := func(f string) []string { return []string{result.LabelFlow, f} }
+	// Storm 184 requests less the baseline's 36 × 2: 112. Per flow, storm
+	// less baseline × 2: kubelet 120, endpointslice-controller 30,
+	// kube-controller-manager 6 − 6, other 4, kwok 10 − 60, harness 14 − 6.
+	for _, w := range []want{
+		{name: APIFlowRequests, window: base, labels: flow("kwok"), v: 30},
+		{name: APIFlowRequests, window: base, labels: flow("harness"), v: 3},
+		{name: APIFlowRequests, window: base, labels: flow("kube-controller-manager"), v: 3},
+		{name: APIFlowRequests, window: base, labels: flow("kubelet"), v: 0},
+		{name: APIFlowRequests, window: storm, labels: flow("kubelet"), v: 120},
+		{name: APIFlowRequests, window: storm, labels: flow("endpointslice-controller"), v: 30},
+		{name: APIFlowRequests, window: storm, labels: flow("kwok"), v: 10},
+		{name: APIFlowRequests, window: storm, labels: flow("harness"), v: 14},
+		{name: APIFlowRequests, window: storm, labels: flow("other"), v: 4},
+		{name: APIRawExcessRequests, window: storm, v: 112},
+		{name: APIRawExcessPerRestart, window: storm, v: 112.0 / 3},
+		// The simulation's own, −50 + 8, taken out: 112 + 42.
+		{name: APIExcessRequests, window: storm, v: 154},
+		{name: APIExcessPerRestart, window: storm, v: 154.0 / 3},
+		{name: APIExcessPerRestart, window: storm, labels: flow("kubelet"), v: 40},
+		{name: APIExcessPerRestart, window: storm, labels: flow("endpointslice-controller"), v: 10},
+		{name: APIExcessPerRestart, window: storm, labels: flow("kube-controller-manager"), v: 0},
+		{name: APIExcessPerRestart, window: storm, labels: flow("other"), v: 4.0 / 3},
+		{name: APIExcessPerRestart, window: storm, labels: flow("kwok"), v: -50.0 / 3},
+		{name: APIExcessPerRestart, window: storm, labels: flow("harness"), v: 8.0 / 3},
+		// The baseline's charged rate is KCM's 1/s (the lease burst is
+		// KWOK's): threshold max(1 + 0, 2), exceeded by the three seconds
+		// of kubelets. On all requests the burst (rates 2, 32, 2) would
+		// have set it at 54 and found none.
+		{name: APIBurstThreshold, window: storm, v: 2},
+		{name: APIBurstSeconds, window: storm, v: 3},
+	} {
+		v, ok := out.Value(w.name, w.window, w.labels...)
+		switch {
+		case w.absent && ok:
+			t.Errorf("%s %s %v = %v, want none", w.name, w.window, w.labels, v)
+		case !w.absent && !ok:
+			t.Errorf("%s %s %v missing, want %v", w.name, w.window, w.labels, w.v)
+		case !w.absent && !approx(v, w.v):
+			t.Errorf("%s %s %v = %v, want %v", w.name, w.window, w.labels, v, w.v)
+		}
+	}
+	// The split adds up: the flows' excess is the raw excess, and the
+	// flows not the simulation's are the key figure.
+	all, charged := 0.0, 0.0
+	for _, v := range out.Values {
+		if v.Name == APIExcessPerRestart && v.Labels[result.LabelFlow] != "" {
+			all += v.Value
+			if f := v.Labels[result.LabelFlow]; f != "kwok" && f != "harness" {
+				charged += v.Value
+			}
+		}
+	}
+	if !approx(all, 112.0/3) || !approx(charged, 154.0/3) {
+		t.Errorf("flows add up to %v (want the raw 37.33) and without the simulation to %v (want 51.33)", all, charged)
+	}
+	if got := append(warnings.close(), out.Warnings...); len(got) > 0 {
+		t.Errorf("warnings %q, want none", got)
+	}
+}
+
+// TestAPIAccumulatorFlowsUndistinguished: with APF exempt every request is
+// the exempt schema's; the key figure keeps the simulation's, and a
+// warning says so.
+func TestAPIAccumulatorFlowsUndistinguished(t *testing.T) {
+	steps := []map[string]float64{{"exempt": 2}, {"exempt": 2}, {"exempt": 2}, {"exempt": 10}, {"exempt": 10}}
+	feeds := flowScrapes(steps)
+	feeds = append(feeds[:4:4], append([]feed{markAt(3.5)}, feeds[4:]...)...)
+	var warnings caveats
+	acc := newAPIAccumulator(t0, 3*time.Second, time.Second, &warnings)
+	for _, f := range feeds {
+		if f.s == nil {
+			acc.MarkStormStart(f.mark)
+			continue
+		}
+		acc.Add(f.component, f.s)
+	}
+	out := acc.Close(2)
+	raw, _ := out.Value(APIRawExcessPerRestart, result.WindowStorm)
+	key, _ := out.Value(APIExcessPerRestart, result.WindowStorm)
+	if !approx(raw, 8) || !approx(key, raw) {
+		t.Errorf("excess per restart %v, raw %v; want both 8", key, raw)
+	}
+	if len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "were not told apart") {
+		t.Errorf("warnings %q, want one saying the simulation's requests were not told apart", out.Warnings)
 	}
 }

@@ -34,24 +34,31 @@ const (
 	APIRequestRateStdDev = "requests_per_second_stddev"
 	// APIRequestRatePeak: highest per-interval requests/s.
 	APIRequestRatePeak = "requests_per_second_peak"
-	// APIBurstThreshold: max(baseline mean + 3σ, 2 × baseline mean).
+	// APIBurstThreshold: max(baseline mean + 3σ, 2 × baseline mean) of
+	// the per-interval rate of the requests the storm is charged with
+	// (all requests less the simulation's flows).
 	APIBurstThreshold = "burst_threshold"
-	// APIBurstSeconds: storm-window seconds above the burst threshold.
+	// APIBurstSeconds: storm-window seconds whose rate of the requests
+	// the storm is charged with is above the burst threshold.
 	APIBurstSeconds = "burst_seconds"
-	// APIExcessRequests: storm requests minus baseline rate × storm length.
+	// APIExcessRequests: the excess the storm caused: storm requests less
+	// baseline rate × storm length (APIRawExcessRequests), less the same
+	// of the simulation's own flows (KWOK's and the harness's,
+	// cluster.IsSimulationFlow).
 	APIExcessRequests = "excess_requests"
-	// APIExcessPerRestart: excess requests per restarted node (also by
-	// verb/resource/subresource).
+	// APIExcessPerRestart: APIExcessRequests per restarted node; labelled
+	// flow, each flow's excess per restart (the simulation's included).
 	APIExcessPerRestart = "excess_requests_per_restart"
-	// APISimulationExcessPerRestart: the part of the excess per restart
-	// that only the simulation sends, labelled source: SourceKWOK, the
-	// KWOK controller's requests (its hand-back pod syncs and lease
-	// takeover, less the heartbeats it did not send while a simulated
-	// kubelet held the node), from APF's dispatched counts of its flow
-	// schemas (KwokFlowSchemas; realistic APF on the embedded cluster
-	// only). The harness's own requests are clientLatency's
-	// source=harness counts.
-	APISimulationExcessPerRestart = "simulation_excess_requests_per_restart"
+	// APIRawExcessRequests: storm requests minus baseline rate × storm
+	// length, whoever sent them.
+	APIRawExcessRequests = "raw_excess_requests"
+	// APIRawExcessPerRestart: APIRawExcessRequests per restarted node
+	// (also by verb/resource/subresource, where positive).
+	APIRawExcessPerRestart = "raw_excess_requests_per_restart"
+	// APIFlowRequests: APF-dispatched requests by flow (cluster.FlowOf of
+	// the flow schema), in each window: the storm's counts and the
+	// control's (baseline's) beside them.
+	APIFlowRequests = "flow_requests"
 	// APIThrottled: responses with code 429.
 	APIThrottled = "throttled_requests"
 	// APIFlowDispatched: apiserver_flowcontrol_dispatched_requests_total delta.
@@ -120,7 +127,7 @@ func apiServerMerge() result.MergeRule {
 	figures := map[string]result.Aggregation{}
 	for _, name := range []string{
 		APIRequests, APIRequestRateMean, APIRequestRateStdDev, APIRequestRatePeak, APIBurstThreshold,
-		APIBurstSeconds, APIExcessRequests, APIExcessPerRestart, APISimulationExcessPerRestart, APIThrottled, APIFlowDispatched,
+		APIBurstSeconds, APIExcessRequests, APIExcessPerRestart, APIRawExcessRequests, APIRawExcessPerRestart, APIFlowRequests, APIThrottled, APIFlowDispatched,
 		APIFlowRejected, APIFlowWait, APIFlowInqueueMax, APIInflightMax, APIWatchersMax, APIWatchEvents,
 		APICPUSeconds, APIRSSMax, APISliceControllerChanges, APIScrapes, APIScrapeFailures,
 		APIScrapesScheduled, APIScrapesSkipped, APIScrapeMaxGap, APIRequestDuration, APIEtcdRequestDuration,
@@ -133,29 +140,32 @@ func apiServerMerge() result.MergeRule {
 }
 
 // mergeExcessPerRestart turns the reference shard's per-restart excess
-// requests into per merged restart: the unlabelled figure as
-// excess_requests ÷ merged restarts, the per-kind figures scaled by the
-// reference's restarts ÷ merged restarts.
+// requests into per merged restart: the unlabelled figures as their total
+// (excess_requests, raw_excess_requests) ÷ merged restarts, the labelled
+// ones (per flow, per kind) scaled by the reference's restarts ÷ merged
+// restarts.
 func mergeExcessPerRestart(s *result.MergeShards, m *result.Measurement) error {
 	ref := s.Reference
 	if ref < 0 {
 		return nil
 	}
 	refRestarts := s.Variants[ref].Restarts
-	excess, hasExcess := m.Value(APIExcessRequests, result.WindowStorm)
+	totals := map[string]string{APIExcessPerRestart: APIExcessRequests, APIRawExcessPerRestart: APIRawExcessRequests}
 	kept := m.Values[:0]
 	dropped := 0
 	for _, v := range m.Values {
-		if v.Name != APIExcessPerRestart && v.Name != APISimulationExcessPerRestart {
+		totalName, perRestart := totals[v.Name]
+		if !perRestart {
 			kept = append(kept, v)
 			continue
 		}
+		total, hasTotal := m.Value(totalName, result.WindowStorm)
 		switch {
 		case s.Restarts == 0:
 			dropped++
 			continue
-		case len(v.Labels) == 0 && hasExcess && v.Window == result.WindowStorm:
-			v.Value = excess / float64(s.Restarts)
+		case len(v.Labels) == 0 && hasTotal && v.Window == result.WindowStorm:
+			v.Value = total / float64(s.Restarts)
 		case refRestarts > 0:
 			v.Value = v.Value * float64(refRestarts) / float64(s.Restarts)
 		default:

@@ -10,7 +10,6 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -22,15 +21,7 @@ const (
 	// SourceHarness marks stormbench's own requests (relabelling nodes,
 	// creating the fleet).
 	SourceHarness = "harness"
-	// SourceKWOK marks the KWOK controller's requests, which stand in for
-	// a simulated node's kubelet while no simulated kubelet holds it
-	// (APISimulationExcessPerRestart).
-	SourceKWOK = "kwok"
 )
-
-// KwokFlowSchemas are the embedded cluster's FlowSchemas that match only
-// the KWOK controller.
-var KwokFlowSchemas = []string{cluster.FlowSchemaKwokHeartbeats, cluster.FlowSchemaKwok}
 
 // RequestKey identifies one client-side latency histogram.
 type RequestKey struct {

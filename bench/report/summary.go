@@ -3,11 +3,14 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
@@ -65,7 +68,7 @@ func writeSummaryTable(w io.Writer, r *result.Result) error {
 		header = append(header, name)
 	}
 	writeRow(tw, header...)
-	for _, row := range summaryRows {
+	for _, row := range summaryTableRows(r) {
 		cells := []string{row.label}
 		for i := range r.Variants {
 			cells = append(cells, row.cell(&r.Variants[i]))
@@ -215,8 +218,9 @@ var summaryRows = []summaryRow{
 	{"API requests peak/s", summaryAPIValue(measure.APIRequestRatePeak, fmtRate)},
 	{"API burst seconds", summaryAPIValue(measure.APIBurstSeconds, fmtSeconds)},
 	{"API excess requests/restart", summaryAPIValue(measure.APIExcessPerRestart, fmtRate)},
+	// flowRowsAfter: one row per flow here (summaryTableRows).
 	{"  the simulation's own: harness / KWOK", simulationOwn},
-	{"  less the simulation's own", excessLessSimulation},
+	{"  raw: all requests, the simulation's included", summaryAPIValue(measure.APIRawExcessPerRestart, fmtRate)},
 	{"simulated kubelet requests/restart", kubeletRequests},
 	{"429s", summaryAPIValue(measure.APIThrottled, fmtCount)},
 	{"APF peak queued / worst wait p99", apfQueueing},
@@ -241,20 +245,113 @@ var summaryRows = []summaryRow{
 	{"stormbench RSS growth/restart", toolRSS},
 }
 
-// simulationRequests returns the requests per restart that only the
-// simulation sends: the harness's (clientLatency, source=harness: node
-// relabels and reads, all in the storm) and the KWOK controller's excess
-// over its baseline rate (APISimulationExcessPerRestart: hand-back pod
-// syncs and lease takeover, less the heartbeats it left to a simulated
-// kubelet). ok says each was measured.
-func simulationRequests(v *result.VariantRun) (harness, kwok float64, harnessOK, kwokOK bool) {
-	if v.Restarts == 0 {
-		return 0, 0, false, false
+// flowRowsAfter is the label of the row the per-flow rows follow.
+const flowRowsAfter = "API excess requests/restart"
+
+// summaryTableRows are summaryRows with, after the key excess figure, one
+// row per flow the storm is charged with (cluster.Flows' order, then any
+// other by name): the split of excess_requests_per_restart by who sent
+// the requests. Flows under half a request per restart in every column
+// share one row, so that the split still adds up.
+func summaryTableRows(r *result.Result) []summaryRow {
+	flows := map[string]bool{}
+	big := map[string]bool{}
+	for i := range r.Variants {
+		for f, x := range flowExcess(&r.Variants[i]) {
+			if cluster.IsSimulationFlow(f) {
+				continue
+			}
+			flows[f] = true
+			big[f] = big[f] || math.Abs(x) >= 0.5
+		}
 	}
-	harness, harnessOK = clientRequests(v, measure.SourceHarness)
-	harness /= float64(v.Restarts)
-	kwok, kwokOK = v.Measurement(measure.MeasurementAPIServer).Value(measure.APISimulationExcessPerRestart, result.WindowStorm, result.LabelSource, measure.SourceKWOK)
-	return harness, kwok, harnessOK, kwokOK
+	var order []string
+	for _, f := range cluster.Flows() {
+		if flows[f] {
+			order = append(order, f)
+			delete(flows, f)
+		}
+	}
+	order = append(order, slices.Sorted(maps.Keys(flows))...)
+	var flowRows []summaryRow
+	var small []string
+	for _, f := range order {
+		if !big[f] {
+			small = append(small, f)
+			continue
+		}
+		flowRows = append(flowRows, summaryRow{"    " + f, flowCell(f)})
+	}
+	if len(small) > 0 {
+		label := fmt.Sprintf("    %d flows under 0.5 each", len(small))
+		if len(small) == 1 {
+			label = "    " + small[0]
+		}
+		flowRows = append(flowRows, summaryRow{label, flowCell(small...)})
+	}
+	var out []summaryRow
+	for _, row := range summaryRows {
+		out = append(out, row)
+		if row.label == flowRowsAfter && len(flowRows) > 0 {
+			out = append(out, summaryRow{"  by flow:", func(*result.VariantRun) string { return "" }})
+			out = append(out, flowRows...)
+		}
+	}
+	return out
+}
+
+// flowExcess is a run's excess per restart by flow (the simulation's
+// flows included), nil when it was not measured.
+func flowExcess(v *result.VariantRun) map[string]float64 {
+	m := v.Measurement(measure.MeasurementAPIServer)
+	if m == nil {
+		return nil
+	}
+	var out map[string]float64
+	for _, x := range m.Values {
+		if x.Name == measure.APIExcessPerRestart && x.Window == result.WindowStorm && x.Labels[result.LabelFlow] != "" {
+			if out == nil {
+				out = map[string]float64{}
+			}
+			out[x.Labels[result.LabelFlow]] += x.Value
+		}
+	}
+	return out
+}
+
+// flowCell is the sum of the flows' excess per restart; a run without
+// the flow figures shows "-", and one without a flow 0 of it.
+func flowCell(flows ...string) func(*result.VariantRun) string {
+	return func(v *result.VariantRun) string {
+		byFlow := flowExcess(v)
+		if byFlow == nil {
+			return missing
+		}
+		sum := 0.0
+		for _, f := range flows {
+			sum += byFlow[f]
+		}
+		return fmtRate(sum)
+	}
+}
+
+// simulationOwn is the excess per restart of the harness's and KWOK's
+// flows: what the key figure leaves out. KWOK's is its hand-back pod
+// syncs and lease takeover, less the heartbeats it left to a simulated
+// kubelet, so it can be negative.
+func simulationOwn(v *result.VariantRun) string {
+	byFlow := flowExcess(v)
+	if byFlow == nil {
+		return missing
+	}
+	cell := func(f string) string {
+		x, ok := byFlow[f]
+		if !ok {
+			return missing
+		}
+		return fmtRate(x)
+	}
+	return cell(cluster.FlowHarness) + " / " + cell(cluster.FlowKwok)
 }
 
 // clientRequests sums clientLatency's requests of one source; ok is false
@@ -270,34 +367,6 @@ func clientRequests(v *result.VariantRun, source string) (n float64, ok bool) {
 		}
 	}
 	return n, true
-}
-
-// simulationOwn is the harness's and KWOK's requests per restart.
-func simulationOwn(v *result.VariantRun) string {
-	h, k, hok, kok := simulationRequests(v)
-	cell := func(x float64, ok bool) string {
-		if !ok {
-			return missing
-		}
-		return fmtRate(x)
-	}
-	if !hok && !kok {
-		return missing
-	}
-	return cell(h, hok) + " / " + cell(k, kok)
-}
-
-// excessLessSimulation is the API excess per restart without the
-// simulation's own requests: what the restarts cost the API server from
-// the kubelets and the controllers. Missing unless both parts were
-// measured (KWOK's needs the embedded cluster's realistic APF).
-func excessLessSimulation(v *result.VariantRun) string {
-	x, ok := v.Measurement(measure.MeasurementAPIServer).Value(measure.APIExcessPerRestart, result.WindowStorm)
-	h, k, hok, kok := simulationRequests(v)
-	if !ok || !hok || !kok {
-		return missing
-	}
-	return fmtRate(x - h - k)
 }
 
 // kubeletRequests is what the simulated kubelets sent per restart
@@ -411,7 +480,14 @@ func downstream(pairs ...string) func(*result.VariantRun) string {
 		m := v.Measurement(measure.MeasurementAPIServer)
 		total, seen := 0.0, false
 		for i := 0; i+1 < len(pairs); i += 2 {
-			if x, ok := m.Value(measure.APIExcessPerRestart, result.WindowStorm, result.LabelVerb, "PUT", result.LabelResource, pairs[i], result.LabelSubresource, pairs[i+1]); ok {
+			labels := []string{result.LabelVerb, "PUT", result.LabelResource, pairs[i], result.LabelSubresource, pairs[i+1]}
+			x, ok := m.Value(measure.APIRawExcessPerRestart, result.WindowStorm, labels...)
+			if !ok {
+				// A result before flows (issue 45) held them under the
+				// key figure's name, which then counted every request.
+				x, ok = m.Value(measure.APIExcessPerRestart, result.WindowStorm, labels...)
+			}
+			if ok {
 				total += x
 				seen = true
 			}

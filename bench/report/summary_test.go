@@ -35,7 +35,7 @@ func summaryFixture(t *testing.T) *result.Result {
 		for _, f := range []struct {
 			flow string
 			v    float64
-		}{{"kubelet", 61.5}, {"endpointslice-controller", 30}, {"node-controller", 4.5}, {"kube-controller-manager", 0.25}, {"other", 2}, {"kwok", -2.5}, {"harness", 13}} {
+		}{{"kubelet", 61.5}, {"endpointslice-controller", 30}, {"node-controller", 4.5}, {"kube-controller-manager", 0.25}, {"kube-scheduler", 0.1}, {"other", 1.9}, {"kwok", -2.5}, {"harness", 13}} {
 			m.Values = append(m.Values, result.Value{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: f.v, Labels: result.Labels(result.LabelFlow, f.flow)})
 		}
 		m.Values = append(m.Values, result.Value{Name: measure.APIRawExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 108.75})

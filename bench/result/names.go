@@ -46,6 +46,10 @@ const (
 	LabelDirection     = "direction"
 	// LabelKind qualifies recovery values: node, pod, service.
 	LabelKind = "kind"
+	// LabelFlow names who sent requests: a flow of the API server's APF
+	// classification (cluster.FlowOf: kubelet, endpointslice-controller,
+	// kwok, harness, ...).
+	LabelFlow = "flow"
 )
 
 // Figure names are snake_case (requests_per_second_peak, fleet_recovered,
