@@ -14,7 +14,7 @@ import (
 //	<!-- /stormbench:figures -->
 //
 // The source (results/baselines/quick.json) is a path from the repository's
-// root; the kind (ab, machine, summary, catalogue) says what is made from
+// root; the kind (ab, machine, summary, catalogue, file) says what is made from
 // it, and options tune the kind. Everything between the markers is
 // replaced when the blocks are regenerated.
 type block struct {
@@ -85,6 +85,7 @@ var kinds = map[string][]string{
 	kindMachine:   nil,
 	kindSummary:   nil,
 	kindCatalogue: nil,
+	kindFile:      nil,
 }
 
 const (
@@ -92,6 +93,10 @@ const (
 	kindMachine   = "machine"
 	kindSummary   = "summary"
 	kindCatalogue = "catalogue"
+	// kindFile quotes a text file whole, in a code block: a command's
+	// --help as its golden file keeps it (cmd/stormbench/testdata/help),
+	// which TestHelpGolden keeps equal to the CLI's.
+	kindFile = "file"
 )
 
 // parseSpec reads a marker's words: the source, then the kind (default
@@ -108,7 +113,7 @@ func parseSpec(s string) (block, error) {
 	}
 	opts, ok := kinds[b.Kind]
 	if !ok {
-		return block{}, fmt.Errorf("unknown kind %q: one of ab, machine, summary, catalogue", b.Kind)
+		return block{}, fmt.Errorf("unknown kind %q: one of ab, machine, summary, catalogue, file", b.Kind)
 	}
 	for _, w := range rest {
 		k, v, ok := strings.Cut(w, "=")

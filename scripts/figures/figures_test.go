@@ -56,6 +56,8 @@ func TestParseBlocks(t *testing.T) {
 		},
 		{name: "catalogue", doc: "<!-- stormbench:figures results catalogue -->\n<!-- /stormbench:figures -->\n",
 			want: []block{{Line: 1, Source: "results", Kind: "catalogue", Options: map[string]string{}}}},
+		{name: "file", doc: "<!-- stormbench:figures cmd/stormbench/testdata/help/run.golden file -->\n<!-- /stormbench:figures -->\n",
+			want: []block{{Line: 1, Source: "cmd/stormbench/testdata/help/run.golden", Kind: "file", Options: map[string]string{}}}},
 		{name: "not closed", doc: "<!-- stormbench:figures results/a.json -->\nx\n", err: "line 1: block not closed"},
 		{name: "nested", doc: "<!-- stormbench:figures results/a.json -->\n<!-- stormbench:figures results/b.json -->\n", err: "line 2: a block opened inside the block of line 1"},
 		{name: "close alone", doc: "x\n<!-- /stormbench:figures -->\n", err: "line 2: <!-- /stormbench:figures --> without an opening marker"},

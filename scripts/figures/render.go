@@ -27,8 +27,19 @@ func render(root, doc string, b block) (string, error) {
 		}
 		return "", err
 	}
-	if b.Kind == kindCatalogue {
+	switch b.Kind {
+	case kindCatalogue:
 		return renderCatalogue(root, doc, b.Source)
+	case kindFile:
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return "", err
+		}
+		text := string(data)
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		return "```text\n" + text + "```\n", nil
 	}
 	r, err := result.ReadFile(src)
 	if err != nil {
@@ -111,7 +122,7 @@ func renderAB(doc string, b block, r *result.Result) (string, error) {
 	for _, g := range c.Groups {
 		ns = append(ns, fmt.Sprint(len(g.Runs)))
 	}
-	fmt.Fprintf(&w, "Profile `%s` (%s), n = %s storms.\n", name, strings.TrimSuffix(desc, "."), strings.Join(ns, " + "))
+	fmt.Fprintf(&w, "Profile `%s` (%s), n = %s storms.  \n", name, strings.TrimSuffix(desc, "."), strings.Join(ns, " + "))
 	w.WriteString(sourceLine(doc, b.Source, r))
 	if hs := compare.Headlines(c); len(hs) > 0 {
 		w.WriteString("\n")
