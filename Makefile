@@ -223,3 +223,65 @@ gate: components build ## Run CI_PROFILE (GATE_REPETITIONS interleaved, about 25
 	$(BIN)/stormbench run --profile $(CI_PROFILE) --repetitions $(GATE_REPETITIONS) --bin-dir $(BIN) --result results/gate-current.json --force
 	$(BIN)/stormbench gate --baseline $(BASELINE) --current results/gate-current.json --thresholds-from-baseline \
 		$(if $(MAX_REGRESSION),--max-regression $(MAX_REGRESSION)) --junit results/gate-junit.xml --force --perfdash results/perfdash
+
+# ---------------------------------------------------------------------------
+# Published sets (issue 47): one target per set of results the READMEs
+# quote, each made again from the head, each saying its expected time (on 2
+# cores) before it starts. `make figures` afterwards regenerates every figure
+# block of the documentation from what they wrote; `make calibrate` is the
+# calibration's set on both backends. They run storms one at a time: each
+# starts its own embedded cluster on this machine.
+
+.PHONY: figures
+figures: ## Regenerate every figure block of the documentation (README.md, the folders' READMEs, results/README.md's catalogue) from the committed results they name.
+	$(GO) run ./scripts/figures
+
+.PHONY: figures-check
+figures-check: ## Fail when a figure block differs from what its result file gives, or names a missing file (as TestFiguresCurrent does).
+	$(GO) run ./scripts/figures -check
+
+.PHONY: published
+published: ## List the targets that remake each published set, with their expected times on 2 cores.
+	@echo "published-ab        the gate A/B: quick, $(REPETITIONS) + $(REPETITIONS) interleaved storms -> results/baselines/quick.json (about 20 minutes)"
+	@echo "published-aa        the A/A check: the same variant twice, $(REPETITIONS) + $(REPETITIONS) -> results/aa/quick-aa.json (about 20 minutes)"
+	@echo "calibrate           the model against real kubelets, hollow and containerd, one table -> results/calibration/ (about 20 minutes; root)"
+	@echo "published-host      the 300-node host pair, without and with a 0.85-core budget -> results/host/ (about 40 minutes; root for the budget)"
+	@echo "published-sweep     the capacity sweep: 150 nodes, wave sizes $(SWEEP_WAVES), 3 repetitions -> results/scale/sweep-150.json (about 30 minutes; root)"
+	@echo "published-fleet-1k  fleet-1k, both gates -> results/scale/fleet-1k.json (about 30 minutes)"
+	@echo "published-all       all of the above, one after the other (about 3 hours), then make figures"
+
+.PHONY: published-ab
+published-ab: components build ## The gate A/B (quick, 5 + 5 interleaved storms) into results/baselines/quick.json and its reports (about 20 minutes).
+	@echo "==> the gate A/B: quick, $(REPETITIONS) + $(REPETITIONS) interleaved storms (about 20 minutes on 2 cores)"
+	$(BIN)/stormbench run --profile quick --repetitions $(REPETITIONS) --bin-dir $(BIN) --result results/baselines/quick.json --force
+	$(BIN)/stormbench compare results/baselines/quick.json
+	$(BIN)/stormbench report results/baselines/quick.json --output-file results/compare-gates.html --force
+	$(BIN)/stormbench report results/baselines/quick.json --output-file results/compare-gates.md --force
+
+.PHONY: published-aa
+published-aa: components build ## The A/A check (results/aa/quick-aa.yaml: one variant twice, 5 + 5) into results/aa/quick-aa.json; its comparison should find no significant difference (about 20 minutes).
+	@echo "==> the A/A check: quick's storm, the same variant twice, $(REPETITIONS) + $(REPETITIONS) interleaved (about 20 minutes on 2 cores)"
+	$(BIN)/stormbench run --profile results/aa/quick-aa.yaml --repetitions $(REPETITIONS) --bin-dir $(BIN) --result results/aa/quick-aa.json --force
+	$(BIN)/stormbench compare results/aa/quick-aa.json
+
+.PHONY: published-host
+published-host: components build ## The 300-node host pair (results/host/host-300.yaml, and host-300-budget.yaml at 0.85 of a core) into results/host/*.json (about 40 minutes; the budget needs root).
+	@echo "==> the 300-node host pair: host-300, then host-300-budget (about 40 minutes on 2 cores)"
+	$(BIN)/stormbench run --profile results/host/host-300.yaml --bin-dir $(BIN) --result results/host/host-300.json --force
+	$(BIN)/stormbench run --profile results/host/host-300-budget.yaml --bin-dir $(BIN) --result results/host/host-300-budget.json --force
+
+SWEEP_WAVES ?= 50,100,150
+.PHONY: published-sweep
+published-sweep: components build ## The capacity sweep (results/scale/sweep-150.yaml: 150 nodes, SWEEP_WAVES, 3 repetitions, 0.85 of a core) into results/scale/sweep-150.json (about 30 minutes; root).
+	@echo "==> the capacity sweep: sweep-150, wave sizes $(SWEEP_WAVES) (about 30 minutes on 2 cores)"
+	$(BIN)/stormbench sweep --profile results/scale/sweep-150.yaml --wave-sizes $(SWEEP_WAVES) --bin-dir $(BIN) --result results/scale/sweep-150.json --force
+	$(BIN)/stormbench report results/scale/sweep-150.json --output-file results/scale/sweep-150.md --force
+
+.PHONY: published-fleet-1k
+published-fleet-1k: components build ## fleet-1k with both gates into results/scale/fleet-1k.json and its report (about 30 minutes).
+	@echo "==> fleet-1k: 1,000 nodes, both gates (about 30 minutes on 2 cores)"
+	$(BIN)/stormbench run --profile fleet-1k --bin-dir $(BIN) --result results/scale/fleet-1k.json --force
+	$(BIN)/stormbench report results/scale/fleet-1k.json --output-file results/scale/fleet-1k.md --force
+
+.PHONY: published-all
+published-all: published-ab published-aa calibrate published-host published-sweep published-fleet-1k figures ## Every published set, one after the other (about 3 hours), then the figures.
