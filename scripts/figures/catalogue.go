@@ -49,12 +49,24 @@ func renderCatalogue(root, doc, dir string) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		// A result is quoted when a document names it or a file made
+		// from it (its report beside it); its own report naming it is
+		// not a quotation.
+		names := []string{f}
+		stem := strings.TrimSuffix(f, ".json")
+		for _, ext := range companionList(root, f) {
+			names = append(names, stem+ext)
+		}
 		var quoted []string
 		for _, q := range quotes {
-			// A file's own report (fleet-1k.md beside fleet-1k.json)
-			// names it; that is not a quotation.
-			if strings.TrimSuffix(q.path, ".md") != strings.TrimSuffix(f, ".json") && q.quotes(f) {
-				quoted = append(quoted, link(doc, q.path))
+			if strings.TrimSuffix(q.path, ".md") == stem {
+				continue
+			}
+			for _, n := range names {
+				if q.quotes(n) {
+					quoted = append(quoted, link(doc, q.path))
+					break
+				}
 			}
 		}
 		if len(quoted) == 0 {
@@ -190,9 +202,9 @@ func describeCalibration(f string, data []byte) (entry, error) {
 	return e, nil
 }
 
-// companions lists the files beside f with the same name and another
+// companionList lists the files beside f with the same name and another
 // extension (its report, chart, profile), as extensions.
-func companions(root, f string) string {
+func companionList(root, f string) []string {
 	stem := strings.TrimSuffix(f, ".json")
 	m, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(stem)) + ".*")
 	var out []string
@@ -202,10 +214,15 @@ func companions(root, f string) string {
 			out = append(out, ext)
 		}
 	}
-	if len(out) == 0 {
-		return "-"
+	return out
+}
+
+// companions is companionList for a table cell: "-" for none.
+func companions(root, f string) string {
+	if c := companionList(root, f); len(c) > 0 {
+		return strings.Join(c, ", ")
 	}
-	return strings.Join(out, ", ")
+	return "-"
 }
 
 // quotation is a markdown document's text outside its generated blocks.
@@ -216,11 +233,19 @@ type quotation struct {
 
 // quotes reports whether the document names file f (a path from the
 // repository's root): by that path, or by its path from the document's
-// folder, not as the tail of a longer path or name.
+// folder, alone or with its siblings (name.*, name.{json,md}), not as the
+// tail of a longer path or name.
 func (q quotation) quotes(f string) bool {
-	names := []string{f}
+	paths := []string{f}
 	if rel, err := filepath.Rel(filepath.Dir(q.path), f); err == nil && !strings.HasPrefix(rel, "..") {
-		names = append(names, filepath.ToSlash(rel))
+		paths = append(paths, filepath.ToSlash(rel))
+	}
+	// A file is also named with its siblings: "fleet-1k.*",
+	// "busy-status-hollow.{json,md}".
+	var names []string
+	for _, p := range paths {
+		stem := strings.TrimSuffix(p, filepath.Ext(p))
+		names = append(names, p, stem+".*", stem+".{")
 	}
 	for _, n := range names {
 		for i := 0; ; {

@@ -127,7 +127,7 @@ func TestRegenerate(t *testing.T) {
 	}
 	for _, want := range []string{
 		"n = 5 + 5 storms",
-		"- **preserve vs legacy: API excess requests per restart -64.0% (95% CI -85.6%…-53.2%, n = 5 + 5, p = 0.008)**",
+		"- **preserve vs legacy: API excess requests per restart -64.0% (95% CI -85.6%…-53.2%, n = 5 + 5, p = 0.008",
 		"| API excess requests per restart | 171 [132…172] ¹ | 61.7 [24.7…63.4] ¹ | -64.0% [-85.6%…-53.2%] (p = 0.008) |",
 		"[`results/quick.json`](results/quick.json) was made by stormbench dfc0644 on 2026-12-04: machine not recorded",
 	} {
@@ -187,6 +187,9 @@ func TestQuotes(t *testing.T) {
 		{"README.md", "fleet-1k.json", "results/scale/fleet-1k.json", false},
 		{"results/calibration/README.md", "2026-12-02/containerd.json", "results/calibration/containerd.json", false},
 		{"results/calibration/README.md", "2026-12-02/containerd.json", "results/calibration/2026-12-02/containerd.json", true},
+		{"results/calibration/2026-12-02/README.md", "`final-hollow.*`", "results/calibration/2026-12-02/final-hollow.json", true},
+		{"results/calibration/2026-12-02/README.md", "`busy-status-hollow.{json,md}`", "results/calibration/2026-12-02/busy-status-hollow.json", true},
+		{"results/calibration/2026-12-02/README.md", "`busy-status-hollow-2.{json,md}`", "results/calibration/2026-12-02/busy-status-hollow.json", false},
 	}
 	for _, tt := range tests {
 		if got := (quotation{path: tt.doc, text: tt.text}).quotes(tt.file); got != tt.want {
