@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -194,6 +195,54 @@ func TestQuotes(t *testing.T) {
 	for _, tt := range tests {
 		if got := (quotation{path: tt.doc, text: tt.text}).quotes(tt.file); got != tt.want {
 			t.Errorf("%s with %q quotes %s: %v, want %v", tt.doc, tt.text, tt.file, got, tt.want)
+		}
+	}
+}
+
+// TestFrontDoor keeps the README a front door: at most 300 lines, and no
+// date or commit hash outside its generated blocks (a figure with its
+// provenance belongs in a block; reference belongs beside the code).
+func TestFrontDoor(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	if n := strings.Count(text, "\n"); n > 300 {
+		t.Errorf("README.md has %d lines, want at most 300", n)
+	}
+	blocks, err := parseBlocks(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := replaceBodies(text, blocks, make([]string, len(blocks)))
+	for i, line := range strings.Split(outside, "\n") {
+		if d := dateOrHash(line); d != "" {
+			t.Errorf("README.md, line %d outside the generated blocks: %q has a date or commit hash (%s)", i+1, line, d)
+		}
+	}
+}
+
+// dateOrHash finds an ISO date, or a hexadecimal word of 7 to 40 digits
+// with a letter and a digit in it (a short or full commit hash), in line.
+func dateOrHash(line string) string {
+	for _, w := range candidate.FindAllString(line, -1) {
+		if strings.Contains(w, "-") || (strings.ContainsAny(w, "abcdef") && strings.ContainsAny(w, "0123456789")) {
+			return w
+		}
+	}
+	return ""
+}
+
+var candidate = regexp.MustCompile(`\b(20\d\d-\d\d-\d\d|[0-9a-f]{7,40})\b`)
+
+func TestDateOrHash(t *testing.T) {
+	for s, want := range map[string]string{
+		"made on 2026-12-04": "2026-12-04", "commit dfc0644": "dfc0644", "at 0f2d1fb2 then": "0f2d1fb2",
+		"deadbeef": "", "1234567": "", "fleet-1k": "", "KEP-4781": "", "v1.36.3": "", "a1b2c3": "",
+	} {
+		if got := dateOrHash(s); got != want {
+			t.Errorf("dateOrHash(%q) = %q, want %q", s, got, want)
 		}
 	}
 }
