@@ -114,7 +114,8 @@ func TestRegenerate(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := "# x\n\n<!-- stormbench:figures results/quick.json ab metrics=apiserver.excess_requests_per_restart -->\n<!-- /stormbench:figures -->\n\n" +
-		"<!-- stormbench:figures results/quick.json machine -->\nhand-written\n<!-- /stormbench:figures -->\n"
+		"<!-- stormbench:figures results/quick.json machine -->\nhand-written\n<!-- /stormbench:figures -->\n" +
+		"<!-- stormbench:figures results/quick.json summary -->\n<!-- /stormbench:figures -->\n"
 	if err := os.WriteFile(filepath.Join(root, "README.md"), []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +132,7 @@ func TestRegenerate(t *testing.T) {
 		"- **preserve vs legacy: API excess requests per restart -64.0% (95% CI -85.6%…-53.2%, n = 5 + 5, p = 0.008",
 		"| API excess requests per restart | 171 [132…172] ¹ | 61.7 [24.7…63.4] ¹ | -64.0% [-85.6%…-53.2%] (p = 0.008) |",
 		"[`results/quick.json`](results/quick.json) was made by stormbench dfc0644 on 2026-12-04: machine not recorded",
+		"```\nstormbench 0.1.0  run quick-1204-113102  50 nodes  500 pods  45 services  seed 42  complete\n",
 	} {
 		if !strings.Contains(string(got), want) {
 			t.Errorf("README lacks %q:\n%s", want, got)
