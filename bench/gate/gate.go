@@ -413,6 +413,22 @@ func regressionMetrics(m map[string]float64) ([]regressionMetric, error) {
 			out = append(out, regressionMetric{km, f, false})
 		}
 	}
+	// A flow's metric ("excess.<flow>", compare.FlowMetric) is no key
+	// metric: it is gated when named, after them, by ID.
+	var flows []string
+	for k := range m {
+		if strings.HasPrefix(k, compare.FlowMetricPrefix) {
+			flows = append(flows, k)
+		}
+	}
+	slices.Sort(flows)
+	fms, err := compare.LookupMetrics(flows...)
+	if err != nil {
+		return nil, err
+	}
+	for _, fm := range fms {
+		out = append(out, regressionMetric{fm, m[fm.ID], true})
+	}
 	return out, nil
 }
 
