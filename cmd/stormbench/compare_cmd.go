@@ -200,6 +200,11 @@ func readResult(flag, path string) (compare.Input, error) {
 // checkComparable refuses results whose setups differ (exit 2), or with
 // allow warns on stderr and goes on.
 func checkComparable(env *cmdEnv, inputs []compare.Input, allow bool) error {
+	// Runs on different machines are compared, with a warning: the
+	// embedded control plane shares stormbench's machine.
+	for _, d := range compare.MachineMismatches(inputs) {
+		fmt.Fprintf(env.stderr, "warning: %s\n", d)
+	}
 	m := compare.Mismatches(inputs)
 	if len(m) == 0 {
 		return nil
