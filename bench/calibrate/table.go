@@ -362,9 +362,12 @@ const (
 	// MetricStartFlashes counts a node's Ready→NotReady at kubelet start
 	// for want of a first PLEG relist: reported, not checked (see
 	// plegStartRace).
-	MetricStartFlashes   = "node NotReady at kubelet start (PLEG race)"
-	MetricSliceWrites    = "EndpointSlice writes"
-	MetricLastRequest    = "kubelet start → last request"
+	MetricStartFlashes = "node NotReady at kubelet start (PLEG race)"
+	MetricSliceWrites  = "EndpointSlice writes"
+	MetricLastRequest  = "kubelet start → last request"
+	// MetricFirstRequest is reported, not checked: how much of the last
+	// request's time passed before the kubelet sent anything.
+	MetricFirstRequest   = "kubelet start → first request"
 	MetricKubeletCPU     = "CPU-s per restart"
 	MetricKubeletPeakRSS = "peak RSS MiB"
 	// MetricResourcesOnly counts the kubelet's PATCHes of pods/status that
