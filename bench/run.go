@@ -242,6 +242,10 @@ type stormStep struct {
 	sched   *storm.Schedule
 	// restarts are this shard's share of sched.Restarts.
 	restarts []storm.Restart
+	// seed is the seed sched was drawn from and the simulated kubelets
+	// draw their jitter from: the profile's, or with repetitions.seeds:
+	// vary the block's (profiles.BlockSeed).
+	seed int64
 	// stage orders the steps of a block: steps of a lower stage run
 	// first, and only steps of one stage are shuffled among themselves.
 	// A run's variants are one stage; a sweep's steps each their own, so
@@ -299,17 +303,15 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, re
 		infos = append(infos, storm.NodeInfo{Name: n.Name, Labels: n.Labels})
 	}
 	steps := stormSteps(o)
-	for i := range steps {
-		s := &steps[i]
-		if s.sched, err = storm.NewSchedule(s.storm, p.Seed, infos); err != nil {
-			return fmt.Errorf("computing storm schedule: %w", err)
-		}
-		s.restarts = s.sched.Restarts
-		if o.ShardCount > 1 {
-			s.restarts = s.sched.Shard(o.ShardIndex, o.ShardCount)
-		}
+	seeds := BlockSeeds(p)
+	res.Run.Seeds = &result.Seeds{Mode: p.Repetitions.Mode()}
+	if p.Repetitions.Vary() {
+		res.Run.Seeds.Blocks = seeds
 	}
-	blocks := blockOrder(steps, p.Repetitions, p.Seed)
+	if err := scheduleSteps(o, steps, seeds[0], infos); err != nil {
+		return err
+	}
+	blocks := blockOrder(steps, p.Repetitions.Count, p.Seed)
 	res.Run.Order = make([][]string, len(blocks))
 	for b, order := range blocks {
 		for _, i := range order {
@@ -319,7 +321,15 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, re
 	if len(blocks) > 1 {
 		o.Logf("Storm order, %d blocks: %v", len(blocks), res.Run.Order)
 	}
+	if p.Repetitions.Vary() && len(blocks) > 1 {
+		o.Logf("Seeds vary: the blocks play the schedules of seeds %v", seeds)
+	}
 	for rep, order := range blocks {
+		if rep > 0 && seeds[rep] != seeds[rep-1] {
+			if err := scheduleSteps(o, steps, seeds[rep], infos); err != nil {
+				return err
+			}
+		}
 		for _, i := range order {
 			s := steps[i]
 			if ctx.Err() != nil {
@@ -351,7 +361,39 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, re
 // Storms is how many storms a run of the profile plays: every variant
 // (at every sweep wave size) times the repetitions.
 func Storms(p *profiles.Profile, sweepWaveSizes int) int {
-	return len(p.ResolvedVariants()) * max(1, sweepWaveSizes) * p.Repetitions
+	return len(p.ResolvedVariants()) * max(1, sweepWaveSizes) * p.Repetitions.Count
+}
+
+// BlockSeeds returns the seed of every block of the profile's repetitions:
+// the profile's seed in each, or with repetitions.seeds: vary each block's
+// own (profiles.BlockSeed), so that each block plays its own schedule.
+func BlockSeeds(p *profiles.Profile) []int64 {
+	seeds := make([]int64, max(1, p.Repetitions.Count))
+	for b := range seeds {
+		seeds[b] = p.Seed
+		if p.Repetitions.Vary() {
+			seeds[b] = profiles.BlockSeed(p.Seed, b)
+		}
+	}
+	return seeds
+}
+
+// scheduleSteps draws every step's schedule from seed and keeps this
+// shard's share of its restarts.
+func scheduleSteps(o Options, steps []stormStep, seed int64, infos []storm.NodeInfo) error {
+	for i := range steps {
+		s := &steps[i]
+		var err error
+		if s.sched, err = storm.NewSchedule(s.storm, seed, infos); err != nil {
+			return fmt.Errorf("computing storm schedule (seed %d): %w", seed, err)
+		}
+		s.seed = seed
+		s.restarts = s.sched.Restarts
+		if o.ShardCount > 1 {
+			s.restarts = s.sched.Shard(o.ShardIndex, o.ShardCount)
+		}
+	}
+	return nil
 }
 
 // stormSteps lists the profile's variants, or for a capacity sweep each
@@ -474,7 +516,7 @@ func newSimulator(o Options, s stormStep, gates map[string]bool, cl *measure.Cli
 		Base: o.Target.Config, Harness: harness, Wrap: wrapKubelet, RunID: o.RunID,
 		Kind: st.Kind, Gates: gates, InitDuration: st.InitDuration.Duration,
 		CloseWatchesAfterSync: profiles.EffectiveCloseWatches(st, &s.variant), NodeChanges: st.NodeChanges,
-		Planned: st.Planned, RuntimeMode: st.RuntimeMode, Seed: o.Profile.Seed, Clock: o.Clock,
+		Planned: st.Planned, RuntimeMode: st.RuntimeMode, Seed: s.seed, Clock: o.Clock,
 		RecoveryTimeout: st.RecoveryTimeout.Duration, Lifecycle: lifecycle,
 	})
 }

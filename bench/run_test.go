@@ -134,3 +134,64 @@ func TestBlockOrderTwoVariants(t *testing.T) {
 		t.Errorf("seed 42: %v, want %v", got, want)
 	}
 }
+
+// TestBlockSeedsVary: with repetitions.seeds: vary each block draws its
+// own schedule (other nodes restart, with other downtimes), the first the
+// profile's; with fixed every block replays the profile's. The simulated
+// kubelets draw from the same seed as the schedule.
+func TestBlockSeedsVary(t *testing.T) {
+	p, err := profiles.Load("aa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Repetitions.Vary() || p.Repetitions.Count != 5 {
+		t.Fatalf("aa repetitions %+v, want 5, vary", p.Repetitions)
+	}
+	var nodes []storm.NodeInfo
+	for i := range p.Fleet.Nodes {
+		nodes = append(nodes, storm.NodeInfo{Name: fmt.Sprintf("node-%03d", i)})
+	}
+	o := Options{Profile: p, Clock: testingclock.NewFakeClock(time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)), Logf: t.Logf}
+	plan := func(seed int64) string {
+		steps := stormSteps(o)
+		if err := scheduleSteps(o, steps, seed, nodes); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range steps {
+			if s.seed != seed {
+				t.Errorf("%s: step seed %d, want %d", s.variant.Name, s.seed, seed)
+			}
+			for _, r := range s.restarts {
+				out = append(out, fmt.Sprintf("%s@%s+%s", r.Node, r.Offset, r.Downtime))
+			}
+		}
+		// Both variants of a block play the same schedule.
+		if half := len(out) / 2; !slices.Equal(out[:half], out[half:]) {
+			t.Errorf("seed %d: the variants of a block play different schedules", seed)
+		}
+		return fmt.Sprint(out)
+	}
+	seeds := BlockSeeds(p)
+	if len(seeds) != 5 || seeds[0] != p.Seed {
+		t.Fatalf("vary seeds %v, want 5 from %d", seeds, p.Seed)
+	}
+	seen := map[string]int{}
+	for b, s := range seeds {
+		sched := plan(s)
+		if prev, ok := seen[sched]; ok {
+			t.Errorf("blocks %d and %d play the same schedule", prev, b)
+		}
+		seen[sched] = b
+	}
+	if again := BlockSeeds(p); !slices.Equal(again, seeds) {
+		t.Errorf("seeds %v then %v: not deterministic", seeds, again)
+	}
+
+	p.Repetitions.Seeds = profiles.SeedsFixed
+	for b, s := range BlockSeeds(p) {
+		if s != p.Seed {
+			t.Errorf("fixed: block %d seed %d, want %d", b, s, p.Seed)
+		}
+	}
+}

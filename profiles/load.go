@@ -175,7 +175,7 @@ func decodeStrict(j []byte, p *Profile) field.ErrorList {
 			waves["size"] = n.String()
 		}
 	}
-	var errs field.ErrorList
+	errs := checkRepetitions(doc)
 	for range 100 {
 		b, err := json.Marshal(doc)
 		if err != nil {
@@ -207,6 +207,49 @@ func decodeStrict(j []byte, p *Profile) field.ErrorList {
 		errs = append(errs, field.Invalid(pathOf(m[2]), field.OmitValueType{}, fmt.Sprintf("must be %s, got %s", kindOf(m[3]), strings.Fields(m[1])[0])))
 	}
 	return errs
+}
+
+// repetitionsMapping is the mapping form of repetitions, as checked member
+// by member before decoding.
+type repetitionsMapping struct {
+	Count int    `json:"count"`
+	Seeds string `json:"seeds"`
+}
+
+// checkRepetitions checks repetitions in the generic document: a count, or
+// a mapping whose members are checked one by one with their paths (an
+// unknown member, a count that is not an integer), each misfit reported
+// and dropped so that the rest decodes. Repetitions decodes itself, so the
+// strict decoder could only say that the whole value is wrong.
+func checkRepetitions(doc any) field.ErrorList {
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return nil
+	}
+	wrong := field.ErrorList{field.Invalid(field.NewPath("repetitions"), field.OmitValueType{}, "must be a count such as 5, or a mapping such as {count: 5, seeds: vary}")}
+	switch r := m["repetitions"].(type) {
+	case nil:
+		return nil
+	case json.Number:
+		if _, err := strconv.ParseInt(r.String(), 10, 32); err != nil {
+			delete(m, "repetitions")
+			return wrong
+		}
+		return nil
+	case map[string]any:
+		var errs field.ErrorList
+		for range len(r) {
+			key, msg, ok := decodeerror.Misfit(r, reflect.TypeFor[repetitionsMapping](), nil)
+			if !ok || key == "" {
+				break
+			}
+			errs = append(errs, field.Invalid(field.NewPath("repetitions", key), field.OmitValueType{}, msg))
+			delete(r, key)
+		}
+		return errs
+	}
+	delete(m, "repetitions")
+	return wrong
 }
 
 // kindOf names a Go type in YAML terms.

@@ -137,6 +137,7 @@ var badProfiles = []struct {
 	{"several-errors", "every type error and unknown field at once, with its path (a bare wave size is a count)", []string{
 		"fleet.nodes: Invalid value: must be an integer", "fleet.podsPerNode: Invalid value: must be an integer, got true",
 		`storm.waves.interval: Invalid value: must be a duration such as "50s" or "1m30s", got the number 10`, "fleet.colour: Invalid value: unknown field"}},
+	{"bad-repetitions", "a repetitions mapping with a fractional count and an unknown member", []string{"repetitions.count: Invalid value: must be an integer, got the number 2.5", "repetitions.seed: Invalid value: unknown field"}},
 	{"empty", "an empty document", []string{"apiVersion:"}},
 	{"malformed", "malformed YAML", []string{"did not find expected node content"}},
 }

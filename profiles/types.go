@@ -1,6 +1,10 @@
 package profiles
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -69,8 +73,10 @@ type Profile struct {
 	// same fleet with the same seed. Without variants, one variant named
 	// "default" runs with the storm's feature gates.
 	Variants []Variant `json:"variants,omitempty"`
-	// Repetitions repeats every variant; default 1.
-	Repetitions int `json:"repetitions,omitempty"`
+	// Repetitions repeats every variant (default once), and says whether
+	// the repetitions replay one schedule or each block draws its own:
+	// "repetitions: 5", or "repetitions: {count: 5, seeds: vary}".
+	Repetitions Repetitions `json:"repetitions,omitzero"`
 	// Measurements enables and configures measurements by name.
 	Measurements Measurements `json:"measurements,omitempty"`
 	// Gates are CI thresholds checked by `stormbench gate`.
@@ -501,3 +507,85 @@ type Gates struct {
 // DefaultCreateParallelism is fleet.createParallelism's default: 32
 // concurrent creates.
 const DefaultCreateParallelism = 32
+
+// Ways for the blocks of repetitions to choose their schedule
+// (Repetitions.Seeds).
+const (
+	// SeedsFixed replays the profile's seed in every block: every
+	// repetition restarts the same nodes at the same offsets, so the
+	// intervals cover run-to-run noise only, for one schedule.
+	SeedsFixed = "fixed"
+	// SeedsVary gives each block its own seed, derived from the profile's
+	// (BlockSeed): the nodes and offsets change from block to block, so the
+	// intervals cover the schedule too.
+	SeedsVary = "vary"
+)
+
+// Repetitions is how many times every variant runs, in blocks of one storm
+// per variant, and which schedule each block plays. In a profile it is a
+// count ("repetitions: 5") or a mapping ("repetitions: {count: 5, seeds:
+// vary}"); it is written back as a count when the seeds are fixed, so that
+// profiles and results of before the mapping read the same.
+type Repetitions struct {
+	// Count is the number of runs of every variant; default 1.
+	Count int `json:"count,omitempty"`
+	// Seeds is SeedsFixed (the default when empty) or SeedsVary.
+	Seeds string `json:"seeds,omitempty"`
+}
+
+// Vary reports whether each block draws its own schedule.
+func (r Repetitions) Vary() bool { return r.Seeds == SeedsVary }
+
+// Mode is Seeds with its default: SeedsFixed or SeedsVary.
+func (r Repetitions) Mode() string {
+	if r.Seeds == "" {
+		return SeedsFixed
+	}
+	return r.Seeds
+}
+
+// MarshalJSON writes a count alone unless the seeds vary.
+func (r Repetitions) MarshalJSON() ([]byte, error) {
+	if r.Seeds == "" || r.Seeds == SeedsFixed {
+		return json.Marshal(r.Count)
+	}
+	type plain Repetitions
+	return json.Marshal(plain(r))
+}
+
+// UnmarshalJSON reads a count or a mapping {count, seeds}, strictly: an
+// unknown key of the mapping is an error.
+func (r *Repetitions) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] != '{' {
+		*r = Repetitions{}
+		return json.Unmarshal(b, &r.Count)
+	}
+	type plain Repetitions
+	var p plain
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return fmt.Errorf("repetitions: %w", err)
+	}
+	*r = Repetitions(p)
+	return nil
+}
+
+// BlockSeed is the seed of block b of a run whose profile has the given
+// seed, with SeedsVary: block 0 keeps the profile's seed (its schedule is
+// the one a fixed run plays), and every later block a seed mixed from both
+// by SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number
+// generators", 2014), so that nearby blocks and nearby seeds give unrelated
+// schedules. The same seed gives the same seeds.
+func BlockSeed(seed int64, b int) int64 {
+	if b == 0 {
+		return seed
+	}
+	z := uint64(seed) + uint64(b)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	// Non-negative, as a profile's seed is written.
+	return int64(z >> 1)
+}

@@ -100,8 +100,8 @@ func SetDefaults(p *Profile) {
 		}
 		setDur(&s.RecoveryTimeout, 10*time.Minute)
 	}
-	if p.Repetitions == 0 {
-		p.Repetitions = 1
+	if p.Repetitions.Count == 0 {
+		p.Repetitions.Count = 1
 	}
 	if m := p.Measurements.APIServer; m != nil {
 		setDur(&m.Interval, time.Second)
@@ -158,8 +158,13 @@ func Validate(p *Profile) field.ErrorList {
 	if len(p.Variants) > 0 && p.Storm == nil {
 		errs = append(errs, field.Required(field.NewPath("storm"), "variants need a storm"))
 	}
-	if p.Repetitions < 1 || p.Repetitions > 100 {
-		errs = append(errs, field.Invalid(field.NewPath("repetitions"), p.Repetitions, "must be between 1 and 100"))
+	if n := p.Repetitions.Count; n < 1 || n > 100 {
+		errs = append(errs, field.Invalid(field.NewPath("repetitions"), n, "must be between 1 and 100"))
+	}
+	switch p.Repetitions.Seeds {
+	case "", SeedsFixed, SeedsVary:
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("repetitions", "seeds"), truncate(p.Repetitions.Seeds), []string{SeedsFixed, SeedsVary}))
 	}
 	if m := p.Measurements.EndpointSlices; m != nil && (m.Watchers < 0 || m.Watchers > 10000) {
 		errs = append(errs, field.Invalid(field.NewPath("measurements", "endpointSlices", "watchers"), m.Watchers, "must be between 0 and 10000"))

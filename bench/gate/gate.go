@@ -300,12 +300,13 @@ func profileRepetitions(r *result.Result) int {
 		return 0
 	}
 	var p struct {
-		Repetitions int `json:"repetitions"`
+		// A count, or since repetitions.seeds a mapping {count, seeds}.
+		Repetitions profiles.Repetitions `json:"repetitions"`
 	}
 	if json.Unmarshal(r.Run.Profile, &p) != nil {
 		return 0
 	}
-	return p.Repetitions
+	return p.Repetitions.Count
 }
 
 // variantGate checks that a variant is on both sides (a count of -1 is

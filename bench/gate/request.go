@@ -116,5 +116,5 @@ func RecordedThresholds(base compare.Input) (*ThresholdProfile, error) {
 	if name == "" {
 		name = "(unnamed)"
 	}
-	return &ThresholdProfile{Source: fmt.Sprintf("profile %s recorded in the baseline %s", name, base.Name), Gates: rec.Gates, Repetitions: rec.Repetitions}, nil
+	return &ThresholdProfile{Source: fmt.Sprintf("profile %s recorded in the baseline %s", name, base.Name), Gates: rec.Gates, Repetitions: rec.Repetitions.Count}, nil
 }

@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/stormbench/stormbench/bench/cluster"
@@ -181,12 +180,10 @@ func writeSummaryStats(w *summaryWriter, r *result.Result) error {
 // started from the same fleet.
 func isolationNotes(r *result.Result) []string {
 	var out []string
-	if len(r.Run.Order) > 1 {
-		var blocks []string
-		for _, b := range r.Run.Order {
-			blocks = append(blocks, strings.Join(b, " "))
+	for _, note := range []string{orderNote(r), scheduleNote(r)} {
+		if note != "" {
+			out = append(out, note)
 		}
-		out = append(out, fmt.Sprintf("order: %d blocks, every variant once per block, shuffled by the seed: %s", len(r.Run.Order), strings.Join(blocks, " | ")))
 	}
 	switch r.Run.Isolation {
 	case result.IsolationRestored:

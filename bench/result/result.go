@@ -70,6 +70,11 @@ type Run struct {
 	// every variant once per block, shuffled per block from the seed
 	// (repetitions: N). Empty in files written before it was recorded.
 	Order [][]string `json:"order,omitempty"`
+	// Seeds says which schedule the blocks of Order played: one, the
+	// seed's, in every block (the intervals then cover run-to-run noise
+	// only), or each block its own. Nil in files written before it was
+	// recorded, which all replayed one schedule.
+	Seeds *Seeds `json:"seeds,omitempty"`
 	// Isolation says how the storms were kept from inheriting each other's
 	// state: IsolationRestored or IsolationNone; empty for a single storm
 	// and in files written before it was recorded.
@@ -97,6 +102,20 @@ type GoRuntime struct {
 	// GOMAXPROCS is the number of CPUs Go code ran on at once.
 	GOMAXPROCS int `json:"gomaxprocs"`
 }
+
+// Seeds is how the blocks of a run's repetitions chose their schedules
+// (the profile's repetitions.seeds).
+type Seeds struct {
+	// Mode is "fixed" (every block replayed the run's seed) or "vary" (each
+	// block drew its own schedule).
+	Mode string `json:"mode"`
+	// Blocks are the seeds of the blocks, in order, with Mode "vary".
+	Blocks []int64 `json:"blocks,omitempty"`
+}
+
+// Vary reports whether each block of s drew its own schedule; false for
+// nil (files written before it was recorded).
+func (s *Seeds) Vary() bool { return s != nil && s.Mode == "vary" }
 
 // Shard is one share of a sharded run: the restarts of the run's schedule
 // that storm.Schedule.Shard gives shard Index of Count.

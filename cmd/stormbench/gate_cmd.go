@@ -206,7 +206,7 @@ func (o *gateOptions) request(fs *pflag.FlagSet) (gate.Request, error) {
 			}
 			return r, usageError{err}
 		}
-		r.Profile = &gate.ThresholdProfile{Source: "profile " + p.Metadata.Name, Gates: p.Gates, Repetitions: p.Repetitions}
+		r.Profile = &gate.ThresholdProfile{Source: "profile " + p.Metadata.Name, Gates: p.Gates, Repetitions: p.Repetitions.Count}
 	}
 	if err := r.Check(); err != nil {
 		return r, usageError{err}

@@ -46,7 +46,7 @@ func writePlan(w io.Writer, p *profiles.Profile, runID string, sizes []int, shar
 		}
 	}
 	fmt.Fprintf(w, "Plan: %d nodes × %d pods (run %s), %s storm, seed %d, %d repetition(s) per variant:\n",
-		p.Fleet.Nodes, p.Fleet.PodsPerNode, runID, p.Storm.Kind, p.Seed, p.Repetitions)
+		p.Fleet.Nodes, p.Fleet.PodsPerNode, runID, p.Storm.Kind, p.Seed, p.Repetitions.Count)
 	for _, s := range steps {
 		sched, err := storm.NewSchedule(s.st, p.Seed, infos)
 		if err != nil {

@@ -101,6 +101,7 @@ type runOptions struct {
 	shard, startAt, waveSizes, fromSnapshot string
 	restoreEach, noRestore                  bool
 	repetitions                             int
+	seeds                                   string
 	cpuProfile, memProfile                  string
 	keepCluster, keepFleet, dryRun, force   bool
 	seed                                    int64
@@ -179,6 +180,7 @@ Examples:
 	fs.BoolVar(&o.restoreEach, "restore-each", false, "With --from-snapshot: restore the snapshot again before every variant and repetition after the first, so each starts from the identical fleet (the result records each restore's time); the default with more than one storm")
 	fs.BoolVar(&o.noRestore, "no-restore", false, "Embedded cluster: run every storm on the state the previous one left, instead of restoring the fleet snapshot taken after provisioning before each")
 	fs.IntVar(&o.repetitions, "repetitions", 0, "Run every variant this many times (1 to 100; overrides the profile's repetitions), in blocks of one storm per variant, shuffled per block from the seed")
+	fs.StringVar(&o.seeds, "seeds", "", "Which schedule the blocks of repetitions play (overrides the profile's repetitions.seeds): fixed, the seed's in every block (the intervals cover run-to-run noise only), or vary, each block its own seed derived from the seed (the intervals cover the schedule too)")
 	return fs
 }
 
@@ -201,7 +203,15 @@ func (o *runOptions) resolve(seedSet bool) (*runPlan, error) {
 		if o.repetitions < 1 || o.repetitions > 100 {
 			add(usagef("--repetitions %d: must be between 1 and 100", o.repetitions))
 		} else {
-			p.Repetitions = o.repetitions
+			p.Repetitions.Count = o.repetitions
+		}
+	}
+	if p != nil && o.seeds != "" {
+		switch o.seeds {
+		case profiles.SeedsFixed, profiles.SeedsVary:
+			p.Repetitions.Seeds = o.seeds
+		default:
+			add(usagef("--seeds %q: one of %s (every block replays the seed's schedule) or %s (each block draws its own)", decodeerror.Shorten(o.seeds, 40), profiles.SeedsFixed, profiles.SeedsVary))
 		}
 	}
 	if o.restoreEach && o.noRestore {
