@@ -192,6 +192,17 @@ compare-gates: components build ## Run the gate A/B profile (quick), 5 interleav
 	$(BIN)/stormbench report results/compare-gates.json --output-file results/compare-gates.html --force
 	$(BIN)/stormbench report results/compare-gates.json --output-file results/compare-gates.md --force
 
+# The A/A self-check of the ruler: the aa profile (quick's fleet and storm,
+# the legacy gate twice as legacy-a and legacy-b, each block on its own
+# schedule) 5 + 5 interleaved. Every key figure must read "~" after the
+# table's Benjamini-Hochberg correction: a difference between identical
+# variants is a defect of the ruler. About 20 minutes on 2 cores.
+.PHONY: aa
+aa: components build ## Run the A/A self-check (profile aa: the same variant twice, 5 + 5, schedules varying per block) and write results/aa.{json,md}.
+	$(BIN)/stormbench run --profile aa --repetitions $(REPETITIONS) --bin-dir $(BIN) --result results/aa.json --force
+	$(BIN)/stormbench compare results/aa.json
+	$(BIN)/stormbench report results/aa.json --output-file results/aa.md --force
+
 # The calibration of the model against real kubelets on both backends, at
 # the current head: every case on hollow kubelets, the cases a containerd
 # node has on the kubelet itself, and both in one table. calibrate exits 1
