@@ -179,7 +179,7 @@ Examples:
 	fs.StringVar(&o.fromSnapshot, "from-snapshot", "", "Start the embedded cluster from this fleet snapshot (stormbench fleet snapshot save) instead of provisioning; the run id is the snapshot's")
 	fs.BoolVar(&o.restoreEach, "restore-each", false, "With --from-snapshot: restore the snapshot again before every variant and repetition after the first, so each starts from the identical fleet (the result records each restore's time); the default with more than one storm")
 	fs.BoolVar(&o.noRestore, "no-restore", false, "Embedded cluster: run every storm on the state the previous one left, instead of restoring the fleet snapshot taken after provisioning before each")
-	fs.IntVar(&o.repetitions, "repetitions", 0, "Run every variant this many times (1 to 100; overrides the profile's repetitions), in blocks of one storm per variant, shuffled per block from the seed")
+	fs.IntVar(&o.repetitions, "repetitions", 0, "Run every variant this many times (1 to 100; overrides the profile's repetitions), in blocks of one storm per variant, shuffled per block from the seed (a sweep keeps its wave sizes growing in every block)")
 	fs.StringVar(&o.seeds, "seeds", "", "Which schedule the blocks of repetitions play (overrides the profile's repetitions.seeds): fixed, the seed's in every block (the intervals cover run-to-run noise only), or vary, each block its own seed derived from the seed (the intervals cover the schedule too)")
 	return fs
 }
