@@ -505,10 +505,11 @@ func TestAPIAccumulatorFlows(t *testing.T) {
 		{name: APIExcessPerRestart, window: storm, labels: flow("kwok"), v: -50.0 / 3},
 		{name: APIExcessPerRestart, window: storm, labels: flow("harness"), v: 8.0 / 3},
 		// The baseline's charged rate is KCM's 1/s (the lease burst is
-		// KWOK's): threshold max(1 + 0, 2), exceeded by the three seconds
-		// of kubelets. On all requests the burst (rates 2, 32, 2) would
+		// KWOK's), with a Poisson count's σ of 1: threshold 1 + 3·1,
+		// exceeded by the three seconds of kubelets, not by the idle
+		// tail's 1/s. On all requests the burst (rates 2, 32, 2) would
 		// have set it at 54 and found none.
-		{name: APIBurstThreshold, window: storm, v: 2},
+		{name: APIBurstThreshold, window: storm, v: 4},
 		{name: APIBurstSeconds, window: storm, v: 3},
 	} {
 		v, ok := out.Value(w.name, w.window, w.labels...)
