@@ -68,65 +68,23 @@ func (r *Readiness) String() string {
 
 // Readiness lists the run's nodes and pods and counts what is Ready.
 func (f *Fleet) Readiness(ctx context.Context) (*Readiness, error) {
-	r := &Readiness{ExpectedPods: f.plan.ExpectedPods, PodReasons: map[string]int{}}
 	sel := metav1.ListOptions{LabelSelector: f.RunSelector(), ResourceVersion: "0"}
 	nodes, err := f.client.CoreV1().Nodes().List(ctx, sel)
 	if err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
-	r.Nodes = len(nodes.Items)
-	if r.Nodes < f.plan.Nodes {
-		r.Nodes = f.plan.Nodes
-	}
-	for i := range nodes.Items {
-		if NodeReady(&nodes.Items[i]) {
-			r.ReadyNodes++
-		} else if len(r.NotReadyNodes) < 5 {
-			r.NotReadyNodes = append(r.NotReadyNodes, nodes.Items[i].Name)
-		}
-	}
 	pods, err := f.client.CoreV1().Pods(f.plan.Namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
-	ptrs := make([]*corev1.Pod, len(pods.Items))
+	t := newReadinessTally(f.plan)
+	for i := range nodes.Items {
+		t.setNode(&nodes.Items[i])
+	}
 	for i := range pods.Items {
-		ptrs[i] = &pods.Items[i]
+		t.setPod(&pods.Items[i])
 	}
-	r.count(f.plan, ptrs, nil, nil)
-	return r, nil
-}
-
-// count adds the pods to r; exists says whether a standalone pod of the
-// plan still exists (nil: among pods); notReady, when set, sees every live
-// pod that is not Ready.
-func (r *Readiness) count(plan *Plan, pods []*corev1.Pod, exists func(name string) bool, notReady func(*corev1.Pod)) {
-	if exists == nil {
-		present := make(map[string]bool, len(pods))
-		for _, p := range pods {
-			present[p.Name] = true
-		}
-		exists = func(name string) bool { return present[name] }
-	}
-	for _, name := range plan.StandalonePods {
-		if !exists(name) {
-			r.LostPods++
-		}
-	}
-	for _, p := range pods {
-		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		r.Pods++
-		if PodReady(p) {
-			r.ReadyPods++
-			continue
-		}
-		r.PodReasons[podReason(p)]++
-		if notReady != nil {
-			notReady(p)
-		}
-	}
+	return t.read(f.plan, nil), nil
 }
 
 func podReason(p *corev1.Pod) string {

@@ -1,65 +1,199 @@
 package fleet
 
 import (
+	"encoding/json"
 	"fmt"
+	"runtime"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 )
 
-// readinessFleet is fleet-5k's pod population: 50,000 Ready pods, 5,000 of
-// them standalone, one of those lost.
-func readinessFleet() (*Plan, []*corev1.Pod, cache.Store) {
-	plan := &Plan{Namespace: "ns"}
-	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
-	var pods []*corev1.Pod
-	for i := range 50000 {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("pod-%05d", i)},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
+// benchFleet is a steady fleet of n nodes × 10 pods, every one Ready, one
+// pod in ten standalone and one of those lost, held as the readiness
+// wait's caches hold it, with the tally fed from the same events.
+type benchFleet struct {
+	rig *tallyRig
+	// ready and notReady are each pod as Ready and as marked not Ready by
+	// the node-lifecycle controller; nodes are the nodes (a heartbeat is
+	// an update that changes nothing readiness reads).
+	ready, notReady []*corev1.Pod
+	nodes           []*corev1.Node
+}
+
+var benchSizes = []int{1000, 5000, 10000}
+
+func newBenchFleet(b *testing.B, nodes int) *benchFleet {
+	plan := &Plan{Namespace: "ns", Nodes: nodes, ExpectedPods: 10 * nodes}
+	f := &benchFleet{}
+	for i := range nodes {
+		f.nodes = append(f.nodes, node(NodeName("bench", i), true))
+	}
+	for i := range 10 * nodes {
+		p := pod(fmt.Sprintf("pod-%06d", i), NodeName("bench", i/10), true)
 		if i%10 == 0 {
 			plan.StandalonePods = append(plan.StandalonePods, p.Name)
 		}
-		if i == 0 {
-			continue // lost
+		f.ready = append(f.ready, p)
+		f.notReady = append(f.notReady, pod(p.Name, p.Spec.NodeName, false))
+	}
+	f.rig = newTallyRig(b, plan)
+	for _, n := range f.nodes {
+		f.rig.nodes.set(n)
+	}
+	for _, p := range f.ready[1:] { // pod 0, standalone, is lost
+		f.rig.pods.set(p)
+	}
+	return f
+}
+
+// BenchmarkReadinessRead is one read of the fleet's readiness, as the
+// readiness wait does every second: a recount of every node and pod in the
+// caches (impl=recount, before the tally), or the tally's counters
+// (impl=tally).
+func BenchmarkReadinessRead(b *testing.B) {
+	for _, n := range benchSizes {
+		f := newBenchFleet(b, n)
+		now := f.rig.now
+		for _, impl := range []string{"recount", "tally"} {
+			b.Run(fmt.Sprintf("nodes=%d/impl=%s", n, impl), func(b *testing.B) {
+				b.ReportAllocs()
+				var r *Readiness
+				for b.Loop() {
+					var stale []*corev1.Pod
+					if impl == "recount" {
+						r, stale = recount(f.rig.plan, f.rig.nodes.store, f.rig.pods.store, now)
+					} else {
+						r = f.rig.tally.read(f.rig.plan, staleCandidates(f.rig.plan, now, &stale))
+					}
+					_ = stale
+				}
+				if r.ReadyPods != 10*n-1 || r.LostPods != 1 || r.ReadyNodes != n {
+					b.Fatalf("read %+v", *r)
+				}
+			})
 		}
-		pods = append(pods, p)
-		_ = store.Add(p)
-	}
-	return plan, pods, store
-}
-
-// TestReadinessCountLookup: the cache lookup and the name index count the
-// same lost pods.
-func TestReadinessCountLookup(t *testing.T) {
-	plan, pods, store := readinessFleet()
-	var byIndex, byLookup Readiness
-	byIndex.PodReasons, byLookup.PodReasons = map[string]int{}, map[string]int{}
-	byIndex.count(plan, pods, nil, nil)
-	byLookup.count(plan, pods, func(name string) bool { _, ok, _ := store.GetByKey("ns/" + name); return ok }, nil)
-	if byIndex.LostPods != 1 || byLookup.LostPods != 1 || byIndex.ReadyPods != len(pods) || byLookup.ReadyPods != len(pods) {
-		t.Errorf("lost %d / %d, ready %d / %d; want 1 lost and %d ready both ways", byIndex.LostPods, byLookup.LostPods, byIndex.ReadyPods, byLookup.ReadyPods, len(pods))
 	}
 }
 
-// BenchmarkReadinessCount is one readiness count of fleet-5k's pods, as the
-// readiness wait does every second: the standalone pods found by indexing
-// every pod's name (index), or looked up in the informer's store (lookup).
-func BenchmarkReadinessCount(b *testing.B) {
-	plan, pods, store := readinessFleet()
-	for _, bc := range []struct {
-		name   string
-		exists func(string) bool
+// BenchmarkReadinessEvent is the cost of one informer event in the
+// readiness wait's caches: a pod marked not Ready, the same pod Ready again,
+// and a node heartbeat, in turn over the fleet. impl=store is the cache's
+// own update, all an event cost before the tally; impl=tally adds the
+// tally's handler, which is what keeping the counts costs.
+func BenchmarkReadinessEvent(b *testing.B) {
+	for _, n := range benchSizes {
+		f := newBenchFleet(b, n)
+		for _, impl := range []string{"store", "tally"} {
+			b.Run(fmt.Sprintf("nodes=%d/impl=%s", n, impl), func(b *testing.B) {
+				pods, nodes := f.rig.pods, f.rig.nodes
+				h := f.rig.tally.podHandler()
+				nh := f.rig.tally.nodeHandler()
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					p := 1 + (i/3)%(len(f.ready)-1)
+					var old, obj any
+					var store cache.Store
+					var handler cache.ResourceEventHandler
+					switch i % 3 {
+					case 0:
+						old, obj, store, handler = f.ready[p], f.notReady[p], pods.store, h
+					case 1:
+						old, obj, store, handler = f.notReady[p], f.ready[p], pods.store, h
+					default:
+						nd := f.nodes[(i/3)%len(f.nodes)]
+						old, obj, store, handler = nd, nd, nodes.store, nh
+					}
+					_ = store.Update(obj)
+					if impl == "tally" {
+						handler.OnUpdate(old, obj)
+					}
+					i++
+				}
+				b.StopTimer()
+				// Leave the fleet steady for the next run.
+				for p := range f.ready[1:] {
+					f.rig.pods.set(f.ready[p+1])
+				}
+				if r := f.rig.tally.read(f.rig.plan, nil); impl == "tally" && (r.ReadyPods != 10*n-1 || r.ReadyNodes != n) {
+					b.Fatalf("after the events: %+v", *r)
+				}
+			})
+		}
+	}
+}
+
+// kwokNode is one of the fleet's KWOK nodes as the node cache holds it
+// before SlimNode: what BuildNode creates, with the status KWOK's node
+// stages write (conditions with heartbeats, addresses, node info, daemon
+// endpoint; kwok's default node-initialize and node-heartbeat stages).
+// Synthetic: it is not read from a cluster, and managedFields are already
+// dropped.
+func kwokNode(b *testing.B) *corev1.Node {
+	n, err := BuildNode(NodeSpec{RunID: "fleet-5k", Index: 4242, CPU: "32", Memory: "256Gi", Pods: 110})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hb := metav1.NewTime(time.Unix(1_780_000_000, 0))
+	for _, c := range []struct {
+		t      corev1.NodeConditionType
+		s      corev1.ConditionStatus
+		reason string
 	}{
-		{"index", nil},
-		{"lookup", func(name string) bool { _, ok, _ := store.GetByKey("ns/" + name); return ok }},
+		{corev1.NodeReady, corev1.ConditionTrue, "KubeletReady"},
+		{corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory"},
+		{corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure"},
+		{corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID"},
+		{corev1.NodeNetworkUnavailable, corev1.ConditionFalse, "RouteCreated"},
 	} {
+		n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: c.t, Status: c.s, Reason: c.reason,
+			Message: "kubelet is posting ready status", LastHeartbeatTime: hb, LastTransitionTime: hb})
+	}
+	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.144.146.1"}, {Type: corev1.NodeHostName, Address: n.Name}}
+	n.Status.DaemonEndpoints.KubeletEndpoint.Port = 10250
+	n.Status.NodeInfo = corev1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux", KubeletVersion: "fake",
+		KubeProxyVersion: "fake", ContainerRuntimeVersion: "kwok-v0.8.0", OSImage: "kwok", KernelVersion: "kwok",
+		MachineID: "", SystemUUID: "", BootID: ""}
+	n.Status.Phase = corev1.NodeRunning
+	n.ResourceVersion, n.UID = "123456789", "6f1c2a9e-1d2b-4c3d-8e4f-5a6b7c8d9e0f"
+	return n
+}
+
+// BenchmarkNodeCacheBytes reports the heap a cache of the fleet's nodes
+// holds per node, managedFields dropped (the node cache before SlimNode)
+// and slim. Memory, not time, is the figure: run with -benchtime=1x.
+func BenchmarkNodeCacheBytes(b *testing.B) {
+	raw, err := json.Marshal(kwokNode(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 5000
+	for _, bc := range []struct {
+		name      string
+		transform func(any) (any, error)
+	}{{"managedFields-stripped", StripManagedFields}, {"slim", SlimNode}} {
 		b.Run(bc.name, func(b *testing.B) {
-			b.ReportAllocs()
 			for b.Loop() {
-				r := Readiness{PodReasons: map[string]int{}}
-				r.count(plan, pods, bc.exists, nil)
+				keep := make([]any, 0, n)
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				for range n {
+					nd := &corev1.Node{}
+					if err := json.Unmarshal(raw, nd); err != nil {
+						b.Fatal(err)
+					}
+					o, _ := bc.transform(nd)
+					keep = append(keep, o)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heapB/node")
+				runtime.KeepAlive(keep)
 			}
 		})
 	}

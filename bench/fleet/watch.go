@@ -93,30 +93,40 @@ const staleAfter = 5 * time.Second
 
 // readinessWatch holds informer caches of the run's nodes and pods, so that
 // waiting for readiness costs the API server one watch each instead of a
-// LIST of every pod per poll.
+// LIST of every pod per poll, and a tally their handlers keep, so that a
+// poll reads counters instead of recounting the caches.
 type readinessWatch struct {
 	nodes, pods cache.SharedIndexInformer
+	tally       *readinessTally
 	stop        chan struct{}
 }
 
 func (f *Fleet) watchReadiness(ctx context.Context) (*readinessWatch, error) {
-	w := &readinessWatch{stop: make(chan struct{})}
-	// managedFields are a large share of every object and nothing here
-	// reads them: the caches of a 20,000-pod fleet keep them out.
-	strip := informers.WithTransform(StripManagedFields)
-	nf := informers.NewSharedInformerFactoryWithOptions(f.client, 0, strip, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+	w := &readinessWatch{stop: make(chan struct{}), tally: newReadinessTally(f.plan)}
+	// The caches hold every node and pod of the fleet while the wait
+	// lasts; they keep only what readiness and the stale-readiness fixer
+	// read (SlimNode, SlimPod).
+	nf := informers.NewSharedInformerFactoryWithOptions(f.client, 0, informers.WithTransform(SlimNode), informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.LabelSelector = f.RunSelector()
 	}))
-	// The pod cache holds every pod of the fleet for the whole run; it keeps
-	// only what readiness and the stale-readiness fixer read (SlimPod).
 	pf := informers.NewSharedInformerFactoryWithOptions(f.client, 0, informers.WithTransform(SlimPod), informers.WithNamespace(f.plan.Namespace))
 	w.nodes = nf.Core().V1().Nodes().Informer()
 	w.pods = pf.Core().V1().Pods().Informer()
+	nreg, err := w.nodes.AddEventHandler(w.tally.nodeHandler())
+	if err != nil {
+		return nil, fmt.Errorf("watching the fleet's nodes: %w", err)
+	}
+	preg, err := w.pods.AddEventHandler(w.tally.podHandler())
+	if err != nil {
+		return nil, fmt.Errorf("watching the fleet's pods: %w", err)
+	}
 	nf.Start(w.stop)
 	pf.Start(w.stop)
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if !cache.WaitForCacheSync(sctx.Done(), w.nodes.HasSynced, w.pods.HasSynced) {
+	// The handlers' sync, not only the caches': the tally has counted the
+	// initial lists before the first poll reads it.
+	if !cache.WaitForCacheSync(sctx.Done(), w.nodes.HasSynced, w.pods.HasSynced, nreg.HasSynced, preg.HasSynced) {
 		close(w.stop)
 		return nil, fmt.Errorf("watching the fleet's nodes and pods: caches did not sync: %w", sctx.Err())
 	}
@@ -125,42 +135,11 @@ func (f *Fleet) watchReadiness(ctx context.Context) (*readinessWatch, error) {
 
 func (w *readinessWatch) close() { close(w.stop) }
 
-// snapshot computes readiness from the caches, and returns the pods whose
+// snapshot reads readiness from the tally, and returns the pods whose
 // readiness looks stale (see StaleReadinessFixer).
 func (w *readinessWatch) snapshot(f *Fleet) (*Readiness, []*corev1.Pod) {
-	r := &Readiness{ExpectedPods: f.plan.ExpectedPods, PodReasons: map[string]int{}}
-	readyNodes := map[string]bool{}
-	for _, o := range w.nodes.GetStore().List() {
-		n := o.(*corev1.Node)
-		r.Nodes++
-		if NodeReady(n) {
-			r.ReadyNodes++
-			readyNodes[n.Name] = true
-		} else if len(r.NotReadyNodes) < 5 {
-			r.NotReadyNodes = append(r.NotReadyNodes, n.Name)
-		}
-	}
-	r.Nodes = max(r.Nodes, f.plan.Nodes)
-	var pods []*corev1.Pod
-	for _, o := range w.pods.GetStore().List() {
-		pods = append(pods, o.(*corev1.Pod))
-	}
 	var stale []*corev1.Pod
-	// Lost standalone pods are looked up in the cache (a few thousand
-	// lookups) rather than found by indexing every pod's name each second
-	// (50,000 map inserts a second at fleet-5k: the top of its profile).
-	store := w.pods.GetStore()
-	exists := func(name string) bool {
-		_, ok, _ := store.GetByKey(f.plan.Namespace + "/" + name)
-		return ok
-	}
-	r.count(f.plan, pods, exists, func(p *corev1.Pod) {
-		// A real kubelet's pods are its own to fix (the fixer stands in
-		// for KWOK, kwok#1464).
-		if readyNodes[p.Spec.NodeName] && !f.plan.IsReal(p.Spec.NodeName) && staleNotReady(p, f.clock.Now()) {
-			stale = append(stale, p)
-		}
-	})
+	r := w.tally.read(f.plan, staleCandidates(f.plan, f.clock.Now(), &stale))
 	return r, stale
 }
 
@@ -241,6 +220,29 @@ func SlimPod(obj any) (any, error) {
 		}
 	}
 	return slim, nil
+}
+
+// SlimNode is an informer transform for the readiness wait's node cache,
+// which holds every node of the fleet and reads only a node's name and its
+// Ready condition. A KWOK node's status (capacity, allocatable, addresses,
+// node info, images) and its labels and annotations are dropped after
+// decoding, so the request on the wire does not change. Other objects only
+// lose their managedFields.
+func SlimNode(obj any) (any, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return StripManagedFields(obj)
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              n.Name,
+			UID:               n.UID,
+			ResourceVersion:   n.ResourceVersion,
+			CreationTimestamp: n.CreationTimestamp,
+			DeletionTimestamp: n.DeletionTimestamp,
+		},
+		Status: corev1.NodeStatus{Conditions: n.Status.Conditions},
+	}, nil
 }
 
 // StripManagedFields is an informer transform that drops managedFields from
