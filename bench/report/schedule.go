@@ -26,6 +26,8 @@ func orderNote(r *result.Result) string {
 	}
 	how := "shuffled by the seed"
 	switch {
+	case same && len(order[0]) == 1:
+		return fmt.Sprintf("order: %d blocks of one storm each: %s", len(order), strings.Join(blocks, " | "))
 	case same && len(Sweep(r)) > 0:
 		how = "in the same order in every block, not shuffled (a sweep keeps its wave sizes growing)"
 	case same:

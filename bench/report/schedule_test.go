@@ -55,6 +55,14 @@ func TestOrderAndScheduleNotes(t *testing.T) {
 		sched1:   "schedules: each block its own (repetitions.seeds: vary, 2 seeds derived from seed 42), so the intervals cover run-to-run noise and the schedule",
 		notSc:    "noise only",
 	}, {
+		name:     "one variant",
+		order:    [][]string{{"legacy"}, {"legacy"}},
+		variants: runs("legacy"),
+		seeds:    &result.Seeds{Mode: "vary", Blocks: []int64{42, 6839728766377637706}},
+		order1:   "order: 2 blocks of one storm each: legacy | legacy",
+		notOrder: "shuffle",
+		sched1:   "noise and the schedule",
+	}, {
 		name:     "one block",
 		order:    [][]string{{"legacy", "preserve"}},
 		variants: runs("legacy", "preserve"),
