@@ -102,6 +102,14 @@ func podReason(p *corev1.Pod) string {
 		phase = "Pending"
 	}
 	if p.Spec.NodeName != "" {
+		// The common reasons are constants: the tally computes a reason
+		// on every event of a not-Ready pod.
+		switch phase {
+		case "Running":
+			return "Running (not ready)"
+		case "Pending":
+			return "Pending (not ready)"
+		}
 		return phase + " (not ready)"
 	}
 	return phase

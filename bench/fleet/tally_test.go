@@ -327,3 +327,43 @@ func TestFirstNames(t *testing.T) {
 		t.Errorf("firstNames of nothing = %v", got)
 	}
 }
+
+// TestSlimNode: what the readiness wait reads from a node (its name and
+// Ready condition) is the same after the transform, for a node Ready, not
+// Ready and without the condition; the rest of the node is gone.
+func TestSlimNode(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		node *corev1.Node
+	}{
+		{"ready", node("n1", true)},
+		{"not ready", node("n1", false)},
+		{"no Ready condition yet", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			full := tc.node.DeepCopy()
+			full.Labels = map[string]string{RunLabel: "r"}
+			full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kwok"}}
+			full.Spec.PodCIDR = "10.128.0.0/24"
+			full.Status.Conditions = append([]corev1.NodeCondition{{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse}}, full.Status.Conditions...)
+			full.Status.NodeInfo.KubeletVersion = "fake"
+			out, err := SlimNode(full.DeepCopy())
+			if err != nil {
+				t.Fatal(err)
+			}
+			slim := out.(*corev1.Node)
+			if slim.Name != full.Name || NodeReady(slim) != NodeReady(full) ||
+				!reflect.DeepEqual(NodeReadyCondition(slim), NodeReadyCondition(full)) {
+				t.Errorf("slim node reads differently: %+v", slim)
+			}
+			if slim.Labels != nil || slim.ManagedFields != nil || slim.Spec.PodCIDR != "" || slim.Status.NodeInfo.KubeletVersion != "" ||
+				len(slim.Status.Conditions) > 1 {
+				t.Errorf("the slim node keeps what nobody reads: %+v", slim)
+			}
+		})
+	}
+	// A tombstone or another object passes through.
+	if out, err := SlimNode("not an object"); err != nil || out != "not an object" {
+		t.Errorf("non-object: %v, %v", out, err)
+	}
+}

@@ -224,8 +224,9 @@ func SlimPod(obj any) (any, error) {
 
 // SlimNode is an informer transform for the readiness wait's node cache,
 // which holds every node of the fleet and reads only a node's name and its
-// Ready condition. A KWOK node's status (capacity, allocatable, addresses,
-// node info, images) and its labels and annotations are dropped after
+// Ready condition. A KWOK node's status (its other conditions, capacity,
+// allocatable, addresses, node info, images), spec, labels and annotations
+// are dropped after
 // decoding, so the request on the wire does not change. Other objects only
 // lose their managedFields.
 func SlimNode(obj any) (any, error) {
@@ -233,7 +234,7 @@ func SlimNode(obj any) (any, error) {
 	if !ok {
 		return StripManagedFields(obj)
 	}
-	return &corev1.Node{
+	slim := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:              n.Name,
 			UID:               n.UID,
@@ -241,8 +242,13 @@ func SlimNode(obj any) (any, error) {
 			CreationTimestamp: n.CreationTimestamp,
 			DeletionTimestamp: n.DeletionTimestamp,
 		},
-		Status: corev1.NodeStatus{Conditions: n.Status.Conditions},
-	}, nil
+	}
+	// The Ready condition alone, copied: the others (and their messages)
+	// would stay alive through a shared slice.
+	if c := NodeReadyCondition(n); c != nil {
+		slim.Status.Conditions = []corev1.NodeCondition{*c}
+	}
+	return slim, nil
 }
 
 // StripManagedFields is an informer transform that drops managedFields from
