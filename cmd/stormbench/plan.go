@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/profiles"
@@ -47,6 +48,9 @@ func writePlan(w io.Writer, p *profiles.Profile, runID string, sizes []int, shar
 	}
 	fmt.Fprintf(w, "Plan: %d nodes × %d pods (run %s), %s storm, seed %d, %d repetition(s) per variant:\n",
 		p.Fleet.Nodes, p.Fleet.PodsPerNode, runID, p.Storm.Kind, p.Seed, p.Repetitions.Count)
+	if p.Repetitions.Vary() && p.Repetitions.Count > 1 {
+		fmt.Fprintf(w, "  (repetitions.seeds: vary: each block plays its own schedule, from seeds %v; below, the first block's)\n", bench.BlockSeeds(p))
+	}
 	for _, s := range steps {
 		sched, err := storm.NewSchedule(s.st, p.Seed, infos)
 		if err != nil {
