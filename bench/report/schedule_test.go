@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -91,5 +92,27 @@ func TestOrderAndScheduleNotes(t *testing.T) {
 				t.Errorf("isolation notes %q lack the order or schedule note", all)
 			}
 		})
+	}
+}
+
+// TestDeltaClass: a rise reads worse however it is written (+12%, a factor,
+// up from 0), a fall better, "~" the same; too few runs mute the colour.
+func TestDeltaClass(t *testing.T) {
+	for _, tc := range []struct {
+		d    *compare.Delta
+		want string
+	}{
+		{nil, "same"},
+		{&compare.Delta{Text: "~"}, "same"},
+		{&compare.Delta{Text: "+12.0%"}, "worse"},
+		{&compare.Delta{Text: "×13.2"}, "worse"},
+		{&compare.Delta{Text: "up from 0"}, "worse"},
+		{&compare.Delta{Text: "-55.0%"}, "better"},
+		{&compare.Delta{Text: "down from 0"}, "better"},
+		{&compare.Delta{Text: "up from 0", TooFew: true}, "worse unsure"},
+	} {
+		if got := deltaClass(tc.d); got != tc.want {
+			t.Errorf("deltaClass(%+v) = %q, want %q", tc.d, got, tc.want)
+		}
 	}
 }
