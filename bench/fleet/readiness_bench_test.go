@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -195,6 +197,46 @@ func BenchmarkNodeCacheBytes(b *testing.B) {
 				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heapB/node")
 				runtime.KeepAlive(keep)
 			}
+		})
+	}
+}
+
+// BenchmarkPodEventDecode is the rest of a pod event's cost in the fleet's
+// pod caches: decoding fleet-5k's Running pod (testdata/fleet-pod.json,
+// managedFields included) as the harness client receives it, JSON today or
+// protobuf, and SlimPod. Beside BenchmarkReadinessEvent it shows how small
+// the tally's share of an event is.
+func BenchmarkPodEventDecode(b *testing.B) {
+	pod := fleetPod(b)
+	js, err := k8sruntime.Encode(scheme.Codecs.LegacyCodec(corev1.SchemeGroupVersion), pod)
+	if err != nil {
+		b.Fatal(err)
+	}
+	info, ok := k8sruntime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), k8sruntime.ContentTypeProtobuf)
+	if !ok {
+		b.Fatal("no protobuf serializer")
+	}
+	pb, err := k8sruntime.Encode(scheme.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion), pod)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dec := scheme.Codecs.UniversalDeserializer()
+	for _, bc := range []struct {
+		name string
+		data []byte
+	}{{"json", js}, {"protobuf", pb}} {
+		b.Run("codec="+bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				obj, _, err := dec.Decode(bc.data, nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := SlimPod(obj); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(bc.data)), "wireB")
 		})
 	}
 }
