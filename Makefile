@@ -186,19 +186,21 @@ MAX_REGRESSION ?=
 REPETITIONS    ?= 5
 
 .PHONY: compare-gates
-compare-gates: components build ## Run the gate A/B profile (quick), 5 interleaved repetitions per variant, and write results/compare-gates.{json,html,md}.
-	$(BIN)/stormbench run --profile quick --repetitions $(REPETITIONS) --bin-dir $(BIN) --result results/compare-gates.json --force
-	$(BIN)/stormbench compare results/compare-gates.json
-	$(BIN)/stormbench report results/compare-gates.json --output-file results/compare-gates.html --force
-	$(BIN)/stormbench report results/compare-gates.json --output-file results/compare-gates.md --force
+compare-gates: components build ## The gate A/B: quick, REPETITIONS + REPETITIONS interleaved storms, into results/baselines/quick.json (the gate's baseline, the README's answer) and results/compare-gates.{html,md} (about 35 minutes on 2 cores).
+	@echo "==> the gate A/B: quick, $(REPETITIONS) + $(REPETITIONS) interleaved storms (about 35 minutes on 2 cores)"
+	$(BIN)/stormbench run --profile quick --repetitions $(REPETITIONS) --bin-dir $(BIN) --result results/baselines/quick.json --force
+	$(BIN)/stormbench compare results/baselines/quick.json
+	$(BIN)/stormbench report results/baselines/quick.json --output-file results/compare-gates.html --force
+	$(BIN)/stormbench report results/baselines/quick.json --output-file results/compare-gates.md --force
 
 # The A/A self-check of the ruler: the aa profile (quick's fleet and storm,
 # the legacy gate twice as legacy-a and legacy-b, each block on its own
 # schedule) 5 + 5 interleaved. Every key figure must read "~" after the
 # table's Benjamini-Hochberg correction: a difference between identical
-# variants is a defect of the ruler. About 20 minutes on 2 cores.
+# variants is a defect of the ruler.
 .PHONY: aa
-aa: components build ## Run the A/A self-check (profile aa: the same variant twice, 5 + 5, schedules varying per block) and write results/aa.{json,md}.
+aa: components build ## The A/A self-check (profile aa: the same variant twice, REPETITIONS + REPETITIONS, schedules varying per block) into results/aa.{json,md} (about 35 minutes on 2 cores).
+	@echo "==> the A/A check: profile aa, $(REPETITIONS) + $(REPETITIONS) interleaved storms (about 35 minutes on 2 cores)"
 	$(BIN)/stormbench run --profile aa --repetitions $(REPETITIONS) --bin-dir $(BIN) --result results/aa.json --force
 	$(BIN)/stormbench compare results/aa.json
 	$(BIN)/stormbench report results/aa.json --output-file results/aa.md --force
@@ -253,27 +255,13 @@ figures-check: ## Fail when a figure block differs from what its result file giv
 
 .PHONY: published
 published: ## List the targets that remake each published set, with their expected times on 2 cores.
-	@echo "published-ab        the gate A/B: quick, $(REPETITIONS) + $(REPETITIONS) interleaved storms -> results/baselines/quick.json (about 20 minutes)"
-	@echo "published-aa        the A/A check: the same variant twice, $(REPETITIONS) + $(REPETITIONS) -> results/aa/quick-aa.json (about 20 minutes)"
+	@echo "compare-gates       the gate A/B: quick, $(REPETITIONS) + $(REPETITIONS) interleaved storms -> results/baselines/quick.json (about 35 minutes)"
+	@echo "aa                  the A/A check: the same variant twice, $(REPETITIONS) + $(REPETITIONS) -> results/aa.json (about 35 minutes)"
 	@echo "calibrate           the model against real kubelets, hollow and containerd, one table -> results/calibration/ (about 20 minutes; root)"
 	@echo "published-host      the 300-node host pair, without and with a 0.85-core budget -> results/host/ (about 40 minutes; root for the budget)"
 	@echo "published-sweep     the capacity sweep: 150 nodes, wave sizes $(SWEEP_WAVES), 3 repetitions -> results/scale/sweep-150.json (about 30 minutes; root)"
 	@echo "published-fleet-1k  fleet-1k, both gates -> results/scale/fleet-1k.json (about 30 minutes)"
 	@echo "published-all       all of the above, one after the other (about 3 hours), then make figures"
-
-.PHONY: published-ab
-published-ab: components build ## The gate A/B (quick, 5 + 5 interleaved storms) into results/baselines/quick.json and its reports (about 20 minutes).
-	@echo "==> the gate A/B: quick, $(REPETITIONS) + $(REPETITIONS) interleaved storms (about 20 minutes on 2 cores)"
-	$(BIN)/stormbench run --profile quick --repetitions $(REPETITIONS) --bin-dir $(BIN) --result results/baselines/quick.json --force
-	$(BIN)/stormbench compare results/baselines/quick.json
-	$(BIN)/stormbench report results/baselines/quick.json --output-file results/compare-gates.html --force
-	$(BIN)/stormbench report results/baselines/quick.json --output-file results/compare-gates.md --force
-
-.PHONY: published-aa
-published-aa: components build ## The A/A check (results/aa/quick-aa.yaml: one variant twice, 5 + 5) into results/aa/quick-aa.json; its comparison should find no significant difference (about 20 minutes).
-	@echo "==> the A/A check: quick's storm, the same variant twice, $(REPETITIONS) + $(REPETITIONS) interleaved (about 20 minutes on 2 cores)"
-	$(BIN)/stormbench run --profile results/aa/quick-aa.yaml --repetitions $(REPETITIONS) --bin-dir $(BIN) --result results/aa/quick-aa.json --force
-	$(BIN)/stormbench compare results/aa/quick-aa.json
 
 .PHONY: published-host
 published-host: components build ## The 300-node host pair (results/host/host-300.yaml, and host-300-budget.yaml at 0.85 of a core) into results/host/*.json (about 40 minutes; the budget needs root).
@@ -295,4 +283,4 @@ published-fleet-1k: components build ## fleet-1k with both gates into results/sc
 	$(BIN)/stormbench report results/scale/fleet-1k.json --output-file results/scale/fleet-1k.md --force
 
 .PHONY: published-all
-published-all: published-ab published-aa calibrate published-host published-sweep published-fleet-1k figures ## Every published set, one after the other (about 3 hours), then the figures.
+published-all: compare-gates aa calibrate published-host published-sweep published-fleet-1k figures ## Every published set, one after the other (about 3 hours), then the figures.
