@@ -460,16 +460,6 @@ func FormatInterval(lo, hi float64, unit string) string {
 	return FormatValue(lo, unit) + "…" + FormatValue(hi, unit)
 }
 
-// tooFewMarker is how benchmath says that the samples are too small for the
-// U test to reach the significance level whatever the values.
-const tooFewMarker = "samples to detect a difference"
-
-// TooFewRepetitions reports whether a benchmath comparison's warnings say
-// that the samples are too small for any difference to be significant.
-func TooFewRepetitions(warnings []error) bool {
-	return slices.ContainsFunc(warnings, func(e error) bool { return strings.Contains(e.Error(), tooFewMarker) })
-}
-
 func compareSamples(base, cur *benchmath.Sample, baseMedian, curMedian, confidence float64, notes *noteSet) *Delta {
 	cmp := benchmath.AssumeNothing.Compare(base, cur)
 	d := &Delta{P: cmp.P, N1: cmp.N1, N2: cmp.N2}
@@ -490,22 +480,27 @@ func compareSamples(base, cur *benchmath.Sample, baseMedian, curMedian, confiden
 			d.CI = "[" + FormatPercent(lo) + "…" + FormatPercent(hi) + "]"
 		}
 	}
-	for _, w := range cmp.Warnings {
-		msg := w.Error()
-		switch {
-		case strings.Contains(msg, tooFewMarker):
-			d.TooFew = true
-			d.Notes = append(d.Notes, notes.add(fmt.Sprintf("too few repetitions to tell whether a difference is significant: %s; the change shown has no interval (%d + %d runs needed)", msg, ShiftRuns(confidence), ShiftRuns(confidence))))
-		case strings.Contains(msg, "all samples are equal"):
-			// Identical samples: "~" says it all.
-			d.Untested = true
-		default:
-			d.Notes = append(d.Notes, notes.add(msg))
-		}
+	// Read from the samples, not from benchmath's warnings: it warns of
+	// too few runs only when both samples are small (5 + 1 passes
+	// unwarned), and its wording is no contract.
+	switch {
+	case allEqual(base.Values, cur.Values):
+		// Identical samples: "~" says it all.
+		d.Untested = true
+	case MinUTestP(d.N1, d.N2) > cmp.Alpha:
+		d.TooFew = true
+		d.Notes = append(d.Notes, notes.add(fmt.Sprintf("too few repetitions to tell whether a difference is significant: %d + %d runs allow no p below %.3f (α %.3g); the change shown has no interval (%d + %d runs needed)",
+			d.N1, d.N2, MinUTestP(d.N1, d.N2), cmp.Alpha, ShiftRuns(confidence), ShiftRuns(confidence))))
 	}
 	// The verdict and its text wait for the whole table (judge).
 	d.shown = shown
 	return d
+}
+
+// allEqual reports whether every value of both samples is the same.
+func allEqual(a, b []float64) bool {
+	all := append(slices.Clone(a), b...)
+	return len(all) > 0 && slices.Min(all) == slices.Max(all)
 }
 
 // noteSet numbers footnotes in order of first use.
