@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-		"math"
+	"math"
 	"strconv"
 	"strings"
 	"time"
