@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -164,24 +165,111 @@ func staleNotReady(p *corev1.Pod, now time.Time) bool {
 
 // WaitEndpointsReady waits until every endpoint in the run's EndpointSlices
 // is ready, that is until the EndpointSlice controller has caught up with
-// the pods' readiness: the last step of a full recovery.
+// the pods' readiness: the last step of a full recovery. The not-ready
+// endpoints are counted from an informer's events (endpointTally), so a
+// poll reads a counter instead of listing every slice of the fleet.
 func (f *Fleet) WaitEndpointsReady(ctx context.Context, timeout time.Duration) error {
+	stop := make(chan struct{})
+	defer close(stop)
+	t := &endpointTally{bySlice: map[podKey]int{}}
+	factory := informers.NewSharedInformerFactoryWithOptions(f.client, 0, informers.WithNamespace(f.plan.Namespace), informers.WithTransform(SlimEndpointSlice))
+	inf := factory.Discovery().V1().EndpointSlices().Informer()
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    t.set,
+		UpdateFunc: func(_, obj any) { t.set(obj) },
+		DeleteFunc: t.delete,
+	})
+	if err != nil {
+		return fmt.Errorf("watching the EndpointSlices: %w", err)
+	}
+	factory.Start(stop)
 	w := poll.Wait{Clock: f.clock, Interval: time.Second, Timeout: timeout, What: "waiting for the EndpointSlices to catch up"}
 	return w.Until(ctx, func(ctx context.Context) (bool, string, error) {
-		slices, err := f.client.DiscoveryV1().EndpointSlices(f.plan.Namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		if err != nil {
-			return false, "listing EndpointSlices: " + err.Error(), nil
+		if !inf.HasSynced() || !reg.HasSynced() {
+			return false, "the EndpointSlices not listed yet", nil
 		}
-		notReady := 0
-		for _, s := range slices.Items {
-			for _, ep := range s.Endpoints {
-				if ep.Conditions.Ready == nil || !*ep.Conditions.Ready {
-					notReady++
-				}
-			}
-		}
+		notReady := t.read()
 		return notReady == 0, fmt.Sprintf("%d endpoints not ready", notReady), nil
 	})
+}
+
+// endpointTally counts the not-ready endpoints of EndpointSlices by slice,
+// from an informer's events: an event sets its slice's count, so duplicate
+// events count once.
+type endpointTally struct {
+	mu       sync.Mutex
+	bySlice  map[podKey]int
+	notReady int
+}
+
+func (t *endpointTally) set(obj any) {
+	s, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok {
+		return
+	}
+	n := notReadyEndpoints(s)
+	k := podKey{s.Namespace, s.Name}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.notReady += n - t.bySlice[k]
+	t.bySlice[k] = n
+}
+
+func (t *endpointTally) delete(obj any) {
+	var k podKey
+	switch o := obj.(type) {
+	case *discoveryv1.EndpointSlice:
+		k = podKey{o.Namespace, o.Name}
+	case cache.DeletedFinalStateUnknown:
+		ns, name, err := cache.SplitMetaNamespaceKey(o.Key)
+		if err != nil {
+			return
+		}
+		k = podKey{ns, name}
+	default:
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.notReady -= t.bySlice[k]
+	delete(t.bySlice, k)
+}
+
+func (t *endpointTally) read() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.notReady
+}
+
+// notReadyEndpoints counts a slice's endpoints whose Ready condition is not
+// true (unset counts as not ready, as the wait always did).
+func notReadyEndpoints(s *discoveryv1.EndpointSlice) int {
+	n := 0
+	for _, ep := range s.Endpoints {
+		if ep.Conditions.Ready == nil || !*ep.Conditions.Ready {
+			n++
+		}
+	}
+	return n
+}
+
+// SlimEndpointSlice is an informer transform for the EndpointSlice wait's
+// cache, which reads only a slice's identity and its endpoints' conditions:
+// addresses, target references, node names, zones, hints, ports and labels
+// are dropped after decoding. Other objects only lose their managedFields.
+func SlimEndpointSlice(obj any) (any, error) {
+	s, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok {
+		return StripManagedFields(obj)
+	}
+	slim := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, UID: s.UID, ResourceVersion: s.ResourceVersion},
+		Endpoints:  make([]discoveryv1.Endpoint, len(s.Endpoints)),
+	}
+	for i, ep := range s.Endpoints {
+		slim.Endpoints[i].Conditions = ep.Conditions
+	}
+	return slim, nil
 }
 
 // SlimPod is an informer transform for stormbench's fleet-wide pod caches
