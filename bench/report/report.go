@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
@@ -34,6 +35,10 @@ type Report struct {
 	Variants []VariantInfo
 	// Comparison holds the key metrics, variants against the baseline.
 	Comparison *compare.Comparison
+	// Flows splits the API excess requests per restart by who sent them
+	// (compare.FlowMetric), variants against the baseline; nil when the
+	// run has no flow figures.
+	Flows *compare.Comparison
 	// Highlights are the largest changes against the baseline, as sentences.
 	Highlights []string
 	// Coverage warns, per repetition, that its API figures rest on few
@@ -85,6 +90,31 @@ type SweepSection struct {
 	Charts []Chart
 }
 
+// flowIntro says what the flow table splits.
+const flowIntro = "Who sent the storm's API excess requests per restart, by the APF flow schema that classified them: the kubelets (real or simulated), each controller of kube-controller-manager by its service account, the scheduler, and the simulation's own (kwok, harness), which the key figure leaves out. Each flow is measured against its own requests in the baseline window."
+
+// flowMetrics are the flow metrics of the flows any run of r measured, in
+// cluster.Flows' order, then any other flow by name.
+func flowMetrics(r *result.Result) []compare.Metric {
+	seen := map[string]bool{}
+	for i := range r.Variants {
+		for f := range flowExcess(&r.Variants[i]) {
+			seen[f] = true
+		}
+	}
+	var out []compare.Metric
+	for _, f := range cluster.Flows() {
+		if seen[f] {
+			out = append(out, compare.FlowMetric(f))
+			delete(seen, f)
+		}
+	}
+	for _, f := range slices.Sorted(maps.Keys(seen)) {
+		out = append(out, compare.FlowMetric(f))
+	}
+	return out
+}
+
 // notModelled are the parts of a real kubelet restart the simulation leaves
 // out; their API traffic and delays come on top of the figures.
 var notModelled = []string{
@@ -122,6 +152,11 @@ func Build(in compare.Input, opts Options) (*Report, error) {
 		}
 		rep.Comparison = c
 		rep.Highlights = highlights(c)
+		if ms := flowMetrics(r); len(ms) > 0 {
+			if rep.Flows, err = compare.Compare([]compare.Input{in}, compare.Options{GroupBy: compare.GroupByVariant, Baseline: c.Baseline, Metrics: ms}); err != nil {
+				return nil, err
+			}
+		}
 		// The charts and the kubelet table follow the comparison's column
 		// order, baseline first.
 		ordered := make([]compare.Group, 0, len(groups))

@@ -93,7 +93,7 @@ var reportPage = template.Must(template.New("report").Parse(compareTableTemplate
 <table class="meta">
 {{range .R.Meta}}<tr><th class="text">{{.Label}}</th><td class="text">{{.Value}}</td></tr>
 {{end}}</table>
-<nav>{{if .R.Sweep}}<a href="#capacity-sweep">Capacity sweep</a> · {{end}}<a href="#variants">Variants</a>{{if .R.Comparison}} · <a href="#key-metrics">Key metrics</a>{{end}}{{range .Sections}} · <a href="#{{.ID}}">{{.Title}}</a>{{end}}{{if .Kubelet.Rows}} · <a href="#kubelet">Requests per restart</a>{{end}} · <a href="#not-modelled">Not modelled</a></nav>
+<nav>{{if .R.Sweep}}<a href="#capacity-sweep">Capacity sweep</a> · {{end}}<a href="#variants">Variants</a>{{if .R.Comparison}} · <a href="#key-metrics">Key metrics</a>{{end}}{{if .R.Flows}} · <a href="#flows">By flow</a>{{end}}{{range .Sections}} · <a href="#{{.ID}}">{{.Title}}</a>{{end}}{{if .Kubelet.Rows}} · <a href="#kubelet">Requests per restart</a>{{end}} · <a href="#not-modelled">Not modelled</a></nav>
 {{if .R.Sweep}}<h2 id="capacity-sweep">Capacity sweep</h2>
 <p>{{.SweepIntro}}</p>
 <ul class="highlights">{{range .Sweep.Verdicts}}<li>{{.}}</li>{{end}}</ul>
@@ -118,6 +118,9 @@ var reportPage = template.Must(template.New("report").Parse(compareTableTemplate
 {{if .R.Comparison}}<h2 id="key-metrics">Key metrics</h2>
 {{range .R.Coverage}}<p class="warning">warning: {{.}}</p>
 {{end}}{{template "compare" .Table}}{{end}}
+{{if .R.Flows}}<h2 id="flows">API excess requests per restart, by flow</h2>
+<p>{{.FlowIntro}}</p>
+{{template "compare" .FlowTable}}{{end}}
 {{range .Sections}}<h2 id="{{.ID}}">{{.Title}}</h2>
 <p>{{.Intro}}</p>
 {{range .Charts}}<figure id="{{.ID}}">
@@ -159,7 +162,12 @@ func WriteHTML(w io.Writer, r *Report) error {
 		KubeletIntro string
 		Sweep        sweepView
 		SweepIntro   string
-	}{R: r, Kubelet: newKubeletView(r.Kubelet), KubeletIntro: kubeletIntro, SweepIntro: sweepIntro}
+		FlowTable    compareTable
+		FlowIntro    string
+	}{R: r, Kubelet: newKubeletView(r.Kubelet), KubeletIntro: kubeletIntro, SweepIntro: sweepIntro, FlowIntro: flowIntro}
+	if r.Flows != nil {
+		data.FlowTable = newCompareTable(r.Flows, false)
+	}
 	if r.Sweep != nil {
 		data.Sweep = newSweepView(r.Sweep)
 	}
@@ -216,6 +224,12 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			ew.printf("> **warning:** %s\n\n", mdEscape(c))
 		}
 		if err := writeComparisonMarkdown(ew, r.Comparison, 0); err != nil {
+			return err
+		}
+	}
+	if r.Flows != nil {
+		ew.printf("\n### API excess requests per restart, by flow\n\n%s\n\n", mdEscape(flowIntro))
+		if err := writeComparisonMarkdown(ew, r.Flows, 0); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/stormbench/stormbench/bench/compare"
+	"github.com/stormbench/stormbench/bench/internal/resulttest"
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 
 	"github.com/stormbench/stormbench/bench/testutil"
@@ -299,5 +301,55 @@ func TestReportEvictionRate(t *testing.T) {
 		} else if !strings.Contains(md, tc.want) {
 			t.Errorf("flags %v: report lacks %q", tc.flags, tc.want)
 		}
+	}
+}
+
+// TestReportFlows: a run with flow figures gets the by-flow table, its
+// rows in cluster.Flows' order and the simulation's flows included; one
+// without gets none.
+func TestReportFlows(t *testing.T) {
+	r := resulttest.Synthetic(t, "f", map[string][]float64{"legacy": {1, 2, 3, 4}, "preserve": {1, 2, 3, 4}}, "legacy", "preserve")
+	for i := range r.Variants {
+		v := &r.Variants[i]
+		m := v.Measurement(measure.MeasurementAPIServer)
+		scale := 1.0
+		if v.Variant == "preserve" {
+			scale = 0.5
+		}
+		for _, f := range []struct {
+			flow string
+			x    float64
+		}{{"kwok", -20}, {"endpointslice-controller", 11}, {"kubelet", 80}} {
+			m.Values = append(m.Values, result.Value{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests,
+				Value: f.x*scale + float64(v.Repetition), Labels: map[string]string{result.LabelFlow: f.flow}})
+		}
+	}
+	rep, err := Build(compare.Input{Name: "f.json", Result: r}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Flows == nil {
+		t.Fatal("no flow table")
+	}
+	var ids []string
+	for _, row := range rep.Flows.Rows {
+		ids = append(ids, row.Metric.ID)
+	}
+	if got, want := strings.Join(ids, " "), "excess.kubelet excess.endpointslice-controller excess.kwok"; got != want {
+		t.Errorf("flow rows %s, want %s", got, want)
+	}
+	var md strings.Builder
+	if err := WriteMarkdown(&md, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "### API excess requests per restart, by flow") || !strings.Contains(md.String(), "| API excess requests per restart: kubelet | 81.5") {
+		t.Errorf("markdown lacks the flow table:\n%s", md.String())
+	}
+	plain, err := Build(compare.Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Flows != nil {
+		t.Errorf("a run without flow figures has a flow table: %+v", plain.Flows.Rows)
 	}
 }
