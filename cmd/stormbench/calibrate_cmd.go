@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/stormbench/stormbench/bench"
@@ -70,9 +71,7 @@ func (o *calibrateOptions) addFlags(fs *pflag.FlagSet) {
 	o.cluster.addFlags(fs, false)
 }
 
-const calibrateUsage = `Usage: stormbench calibrate [flags]
-
-Runs the same storm on K real kubelets (hollow kubelets: the v1.36.3 kubelet
+const calibrateHelp = `Runs the same storm on K real kubelets (hollow kubelets: the v1.36.3 kubelet
 code with a fake CRI runtime in a process of its own) and K simulated ones
 carrying identical pods, on an embedded cluster of its own with an audit log,
 and prints a fidelity table per case: what each side sent to the API server
@@ -83,16 +82,12 @@ Exit 0 when every row is within tolerance, 1 when one is not, 2 for bad input,
 
   stormbench calibrate combine HOLLOW.json CONTAINERD.json
 
-puts a hollow and a containerd calibration into one table (see its --help).
+puts a hollow and a containerd calibration into one table (see its --help).`
 
-Examples:
-  stormbench calibrate --list-cases
+const calibrateExamples = `  stormbench calibrate --list-cases
   stormbench calibrate --cases kubelet/legacy,kubelet/preserve --result cal.json --markdown cal.md
   stormbench calibrate --backend containerd --cases kubelet/legacy,reboot --result ctd.json
-  stormbench calibrate combine cal.json ctd.json --markdown combined.md
-
-Flags:
-%s`
+  stormbench calibrate combine cal.json ctd.json --markdown combined.md`
 
 // calibratePlan is what validate resolved: the cases, the calibration's
 // options (without its cluster) and the component binaries.
@@ -155,33 +150,34 @@ func (o *calibrateOptions) validate(env *cmdEnv, fs *pflag.FlagSet) (*calibrateP
 	return plan, nil
 }
 
-// runCalibrate measures the simulated kubelet against real ones (hollow
+// newCalibrateCmd measures the simulated kubelet against real ones (hollow
 // kubelets) on an embedded cluster of its own, and exits 1 when a row of
 // the fidelity table is outside its tolerance.
-func runCalibrate(ctx context.Context, env *cmdEnv, args []string) error {
-	if len(args) > 0 && args[0] == "combine" {
-		return runCalibrateCombine(env, args[1:])
-	}
-	if len(args) > 0 && args[0] == "rejudge" {
-		return runCalibrateRejudge(env, args[1:])
-	}
+func newCalibrateCmd(env *cmdEnv) *cobra.Command {
 	o := newCalibrateOptions()
-	fs := newFlagSet(env, "calibrate", "calibrate [flags]")
-	o.addFlags(fs)
-	fs.Usage = func() { fmt.Fprintf(env.stdout, calibrateUsage, flagUsages(fs)) }
-	if err := parse(fs, args); err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:     "calibrate [flags]",
+		Short:   "Measure the simulated kubelet against real kubelets (hollow, or on containerd): a fidelity table; exit 1 when a row disagrees",
+		Long:    calibrateHelp,
+		Example: calibrateExamples,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			plan, err := o.validate(env, cmd.Flags())
+			if err != nil || plan == nil {
+				return err
+			}
+			if o.dryRun {
+				fmt.Fprintf(env.stdout, "Would calibrate %d real and %d simulated nodes, %d pods each, cases %s (storm time about %s, plus start-up and settling).\n",
+					o.nodes, o.nodes, o.pods, strings.Join(o.cases, ", "), plan.total)
+				return nil
+			}
+			return o.run(cmd.Context(), env, plan, env.args)
+		},
 	}
-	plan, err := o.validate(env, fs)
-	if err != nil || plan == nil {
-		return err
-	}
-	if o.dryRun {
-		fmt.Fprintf(env.stdout, "Would calibrate %d real and %d simulated nodes, %d pods each, cases %s (storm time about %s, plus start-up and settling).\n",
-			o.nodes, o.nodes, o.pods, strings.Join(o.cases, ", "), plan.total)
-		return nil
-	}
-	return o.run(ctx, env, plan, args)
+	o.addFlags(cmd.Flags())
+	completeValues(cmd, "output", "text", "json", "yaml")
+	completeValues(cmd, "backend", calibrate.BackendHollow, calibrate.BackendContainerd)
+	cmd.AddCommand(newCalibrateCombineCmd(env), newCalibrateRejudgeCmd(env))
+	return cmd
 }
 
 // run starts the calibration's embedded cluster, calibrates, writes the
@@ -233,7 +229,7 @@ func (o *calibrateOptions) run(ctx context.Context, env *cmdEnv, plan *calibrate
 		return runErr
 	}
 	res.Tool = bench.GitRevision
-	res.Command = strings.TrimSpace("stormbench calibrate " + strings.Join(args, " "))
+	res.Command = strings.TrimSpace("stormbench " + strings.Join(args, " "))
 	res.ModelFingerprint = fingerprint
 	if runErr != nil {
 		res.Errors = append(res.Errors, runErr.Error())
@@ -346,78 +342,78 @@ func combineFiles(hollow, containerd string) (*calibrate.Combined, error) {
 	return c, nil
 }
 
-func runCalibrateCombine(env *cmdEnv, args []string) error {
+// newCalibrateCombineCmd puts a hollow and a containerd calibration into
+// one fidelity table per case.
+func newCalibrateCombineCmd(env *cmdEnv) *cobra.Command {
 	var (
 		markdown, htmlPath, resultPath, output string
 		force                                  bool
 	)
-	fs := newFlagSet(env, "calibrate combine", "calibrate combine HOLLOW.json CONTAINERD.json [flags]")
-	fs.StringVar(&resultPath, "result", "", "Write the combined document (JSON: both results and the combined rows) here")
-	fs.StringVar(&markdown, "markdown", "", "Write the combined table as markdown here")
-	fs.StringVar(&htmlPath, "html", "", "Write the combined table as a self-contained HTML page here")
-	fs.StringVarP(&output, "output", "o", "text", "Table on stdout: text, json or yaml")
-	fs.BoolVar(&force, "force", false, "Overwrite existing output files")
-	fs.Usage = func() {
-		fmt.Fprintf(env.stdout, `Usage: stormbench calibrate combine HOLLOW.json CONTAINERD.json [flags]
-
-Puts two calibration results (stormbench calibrate --result), one against
+	cmd := &cobra.Command{
+		Use:   "combine HOLLOW.json CONTAINERD.json [flags]",
+		Short: "Put a hollow and a containerd calibration into one fidelity table",
+		Long: `Puts two calibration results (stormbench calibrate --result), one against
 hollow kubelets and one against kubelets on containerd, into one fidelity
 table per case: the simulated figure beside both real ones. Runtime restarts
 and reboots are judged against containerd, which keeps or kills real
 containers; everything else against hollow, the cheap reference. Rows where
 the two real backends disagree are marked hollow≠containerd.
 Exit 0 when every row is within tolerance of its reference, 1 when one is
-not, 2 for bad input.
-
-Flags:
-%s`, flagUsages(fs))
+not, 2 for bad input.`,
 	}
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := checkFormat(output); err != nil {
-		return err
-	}
-	if fs.NArg() != 2 {
-		return usagef("calibrate combine takes two result files, hollow then containerd; got %d arguments", fs.NArg())
-	}
-	for _, p := range []string{resultPath, markdown, htmlPath} {
-		if err := checkWritable(p, force); err != nil {
-			return usageError{err}
-		}
-	}
-	c, err := combineFiles(fs.Arg(0), fs.Arg(1))
-	if err != nil {
-		return err
-	}
-	errs := &outputs{env: env, force: force}
-	write := errs.write
-	write(resultPath, func(w io.Writer) error {
-		out, err := json.MarshalIndent(c, "", " ")
-		if err == nil {
-			_, err = w.Write(append(out, '\n'))
-		}
-		return err
-	})
-	write(markdown, func(w io.Writer) error { return calibrate.WriteCombinedMarkdown(w, c) })
-	write(htmlPath, func(w io.Writer) error { return calibrate.WriteCombinedHTML(w, c) })
-	if err := errors.Join(errs.errs...); err != nil {
-		return err
-	}
-	switch output {
-	case "json", "yaml":
-		if err := printStructured(env.stdout, output, c); err != nil {
+	fs := cmd.Flags()
+	fs.StringVar(&resultPath, "result", "", "Write the combined document (JSON: both results and the combined rows) here")
+	fs.StringVar(&markdown, "markdown", "", "Write the combined table as markdown here")
+	fs.StringVar(&htmlPath, "html", "", "Write the combined table as a self-contained HTML page here")
+	fs.StringVarP(&output, "output", "o", "text", "Table on stdout: text, json or yaml")
+	fs.BoolVar(&force, "force", false, "Overwrite existing output files")
+	completeValues(cmd, "output", "text", "json", "yaml")
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		if err := checkFormat(output); err != nil {
 			return err
 		}
-	default:
-		if err := calibrate.WriteCombinedText(env.stdout, c); err != nil {
+		if fs.NArg() != 2 {
+			return usagef("calibrate combine takes two result files, hollow then containerd; got %d arguments", fs.NArg())
+		}
+		for _, p := range []string{resultPath, markdown, htmlPath} {
+			if err := checkWritable(p, force); err != nil {
+				return usageError{err}
+			}
+		}
+		c, err := combineFiles(fs.Arg(0), fs.Arg(1))
+		if err != nil {
 			return err
 		}
+		errs := &outputs{env: env, force: force}
+		write := errs.write
+		write(resultPath, func(w io.Writer) error {
+			out, err := json.MarshalIndent(c, "", " ")
+			if err == nil {
+				_, err = w.Write(append(out, '\n'))
+			}
+			return err
+		})
+		write(markdown, func(w io.Writer) error { return calibrate.WriteCombinedMarkdown(w, c) })
+		write(htmlPath, func(w io.Writer) error { return calibrate.WriteCombinedHTML(w, c) })
+		if err := errors.Join(errs.errs...); err != nil {
+			return err
+		}
+		switch output {
+		case "json", "yaml":
+			if err := printStructured(env.stdout, output, c); err != nil {
+				return err
+			}
+		default:
+			if err := calibrate.WriteCombinedText(env.stdout, c); err != nil {
+				return err
+			}
+		}
+		if d := c.Disagreements(); len(d) > 0 {
+			return gateError{fmt.Errorf("calibration: %d rows outside tolerance of their reference: %s", len(d), strings.Join(d, "; "))}
+		}
+		return nil
 	}
-	if d := c.Disagreements(); len(d) > 0 {
-		return gateError{fmt.Errorf("calibration: %d rows outside tolerance of their reference: %s", len(d), strings.Join(d, "; "))}
-	}
-	return nil
+	return cmd
 }
 
 // modelFingerprint is calibrate.ModelFingerprint of the model's goldens in
@@ -451,16 +447,27 @@ func modelFingerprint() (string, error) {
 	return "", fmt.Errorf("no source tree with %s above the working directory or the executable", calibrate.ModelGoldens)
 }
 
-// runCalibrateRejudge judges a calibration result's rows again by the
+// newCalibrateRejudgeCmd judges a calibration result's rows again by the
 // rules of this stormbench (calibrate.Result.Rejudge), with the file's
 // tolerance or the one given, and writes it anew.
-func runCalibrateRejudge(env *cmdEnv, args []string) error {
+func newCalibrateRejudgeCmd(env *cmdEnv) *cobra.Command {
 	var (
 		markdown, htmlPath, resultPath, output string
 		force                                  bool
 		tol                                    calibrate.Tolerance
 	)
-	fs := newFlagSet(env, "calibrate rejudge", "calibrate rejudge RESULT.json [flags]")
+	cmd := &cobra.Command{
+		Use:   "rejudge RESULT.json [flags]",
+		Short: "Judge a calibration result's rows again by this stormbench's rules",
+		Long: `Judges the rows of a calibration result (stormbench calibrate --result)
+again, by this stormbench's rules and the file's tolerance (or the one
+given), without running anything: for a table made before its rules
+changed. Rows keep their figures. A timing row written before its rule
+existed is judged by its intervals' gap.
+Exit 0 when every row is within tolerance, 1 when one is not, 2 for bad
+input.`,
+	}
+	fs := cmd.Flags()
 	fs.StringVar(&resultPath, "result", "", "Write the rejudged result document (JSON) here")
 	fs.StringVar(&markdown, "markdown", "", "Write its fidelity tables as markdown here")
 	fs.StringVar(&htmlPath, "html", "", "Write its fidelity tables as a self-contained HTML page here")
@@ -468,45 +475,32 @@ func runCalibrateRejudge(env *cmdEnv, args []string) error {
 	fs.Float64Var(&tol.SecondsAbsolute, "tolerance-seconds", 0, "Cap of the timings' absolute tolerance, seconds (default: the file's)")
 	fs.Float64Var(&tol.SecondsRelative, "tolerance-seconds-relative", 0, "Relative tolerance of timings (default: the file's)")
 	fs.BoolVar(&force, "force", false, "Overwrite existing output files")
-	fs.Usage = func() {
-		fmt.Fprintf(env.stdout, `Usage: stormbench calibrate rejudge RESULT.json [flags]
-
-Judges the rows of a calibration result (stormbench calibrate --result)
-again, by this stormbench's rules and the file's tolerance (or the one
-given), without running anything: for a table made before its rules
-changed. Rows keep their figures. A timing row written before its rule
-existed is judged by its intervals' gap.
-Exit 0 when every row is within tolerance, 1 when one is not, 2 for bad
-input.
-
-Flags:
-%s`, flagUsages(fs))
-	}
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := checkFormat(output); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return usagef("calibrate rejudge takes one result file, got %d arguments", fs.NArg())
-	}
-	for _, p := range []string{resultPath, markdown, htmlPath} {
-		if err := checkWritable(p, force); err != nil {
+	completeValues(cmd, "output", "text", "json", "yaml")
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		if err := checkFormat(output); err != nil {
+			return err
+		}
+		if fs.NArg() != 1 {
+			return usagef("calibrate rejudge takes one result file, got %d arguments", fs.NArg())
+		}
+		for _, p := range []string{resultPath, markdown, htmlPath} {
+			if err := checkWritable(p, force); err != nil {
+				return usageError{err}
+			}
+		}
+		res, err := calibrate.ReadFile(fs.Arg(0))
+		if err != nil {
 			return usageError{err}
 		}
+		if fs.Changed("tolerance-seconds") {
+			res.Tolerance.SecondsAbsolute = tol.SecondsAbsolute
+		}
+		if fs.Changed("tolerance-seconds-relative") {
+			res.Tolerance.SecondsRelative = tol.SecondsRelative
+		}
+		res.Rejudge()
+		o := &calibrateOptions{output: output, force: force, resultPath: resultPath, markdown: markdown, htmlPath: htmlPath}
+		return o.report(env, res, nil)
 	}
-	res, err := calibrate.ReadFile(fs.Arg(0))
-	if err != nil {
-		return usageError{err}
-	}
-	if fs.Changed("tolerance-seconds") {
-		res.Tolerance.SecondsAbsolute = tol.SecondsAbsolute
-	}
-	if fs.Changed("tolerance-seconds-relative") {
-		res.Tolerance.SecondsRelative = tol.SecondsRelative
-	}
-	res.Rejudge()
-	o := &calibrateOptions{output: output, force: force, resultPath: resultPath, markdown: markdown, htmlPath: htmlPath}
-	return o.report(env, res, nil)
+	return cmd
 }

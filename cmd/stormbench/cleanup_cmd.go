@@ -6,31 +6,36 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/stormbench/stormbench/bench/fleet"
 )
 
-func runCleanup(ctx context.Context, env *cmdEnv, args []string) error {
+func newCleanupCmd(env *cmdEnv) *cobra.Command {
 	o := &cleanupOptions{output: "text", timeout: 10 * time.Minute}
-	fs := newFlagSet(env, "cleanup", `cleanup (--run-id ID | --all | --list) [flags]
-
-Removes what runs left behind: nodes, namespaces and workloads carrying a
+	cmd := &cobra.Command{
+		Use:   "cleanup (--run-id ID | --all | --list) [flags]",
+		Short: "Remove what runs left behind: --run-id ID, --all, or --list",
+		Long: `Removes what runs left behind: nodes, namespaces and workloads carrying a
 run's label. --all removes every run's, including other users' on a shared
-cluster.
-
-Examples:
-  stormbench cleanup --list
+cluster.`,
+		Example: `  stormbench cleanup --list
   stormbench cleanup --run-id quick-1201-120000
-  stormbench cleanup --run-id big-storm --kubeconfig ~/.kube/config --context staging --yes`)
-	o.addFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
+  stormbench cleanup --run-id big-storm --kubeconfig ~/.kube/config --context staging --yes`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("cleanup takes no arguments (got %q)", args)
+			}
+			if err := o.validate(); err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), env)
+		},
 	}
-	if err := o.validate(); err != nil {
-		return err
-	}
-	return o.run(ctx, env)
+	o.addFlags(cmd.Flags())
+	completeValues(cmd, "output", "text", "json", "yaml")
+	return cmd
 }
 
 // cleanupOptions are the flags of cleanup.

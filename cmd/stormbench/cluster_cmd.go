@@ -7,48 +7,60 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/profiles"
 )
 
-func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
-	sub, rest, err := subcommand(args, "up", "down", "status")
-	if err != nil {
-		return err
-	}
-	if sub == "help" {
-		fmt.Fprint(env.stdout, `Usage: stormbench cluster up|down|status [flags]
-
-  up      start the embedded control plane (kwokctl binary runtime, 127.0.0.1 only) and
-          wait until it serves (--wait, default 2m; 0 does not wait): kube-apiserver
-          /readyz, kube-controller-manager and kube-scheduler /healthz and leader leases,
-          kwok-controller /healthz, and every component's /metrics as status checks them
-  down    stop it and delete its files
-  status  show each component's health, version and the kubeconfig path; exit 0
-          when every component serves, 3 when the cluster is not running ("not
-          running") or a component is unhealthy. Needs no binaries (-o json|yaml)
-
-Examples:
-  stormbench cluster up
+func newClusterCmd(env *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Manage the embedded control plane: up, down, status",
+		Example: `  stormbench cluster up
   stormbench cluster up --name big --profile fleet-5k   # timing and tuning from the profile
   stormbench cluster up --wait 5m                       # a slow machine
   stormbench cluster status --name big
-  stormbench cluster down --name big
-`)
-		return nil
+  stormbench cluster down --name big`,
+		RunE: needsSubcommand,
 	}
-	o := &clusterCmdOptions{sub: sub, wait: 2 * time.Minute, output: "text"}
-	fs := newFlagSet(env, "cluster "+sub, "cluster "+sub+" [flags]")
-	o.addFlags(fs)
-	if err := parse(fs, rest); err != nil {
-		return err
+	sub := func(name, short, long string) *cobra.Command {
+		o := &clusterCmdOptions{sub: name, wait: 2 * time.Minute, output: "text"}
+		c := &cobra.Command{
+			Use:   name + " [flags]",
+			Short: short,
+			Long:  long,
+			RunE: func(c *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return usagef("cluster %s takes no arguments (got %q)", name, args)
+				}
+				if err := o.validate(); err != nil {
+					return err
+				}
+				return o.run(c.Context(), env)
+			},
+		}
+		o.addFlags(c.Flags())
+		if name == "up" {
+			completeProfile(c)
+		}
+		if name == "status" {
+			completeValues(c, "output", "text", "json", "yaml")
+		}
+		return c
 	}
-	if err := o.validate(); err != nil {
-		return err
-	}
-	return o.run(ctx, env)
+	cmd.AddCommand(
+		sub("up", "Start the embedded control plane and wait until it serves", `Starts the embedded control plane (kwokctl binary runtime, 127.0.0.1 only) and
+waits until it serves (--wait, default 2m; 0 does not wait): kube-apiserver
+/readyz, kube-controller-manager and kube-scheduler /healthz and leader leases,
+kwok-controller /healthz, and every component's /metrics as status checks them.`),
+		sub("down", "Stop the embedded control plane and delete its files", ""),
+		sub("status", "Show each component's health, version and the kubeconfig path", `Shows each component's health, version and the kubeconfig path; exit 0
+when every component serves, 3 when the cluster is not running ("not
+running") or a component is unhealthy. Needs no binaries (-o json|yaml).`),
+	)
+	return cmd
 }
 
 // clusterCmdOptions are the flags of cluster up, down and status.
@@ -68,7 +80,7 @@ func (o *clusterCmdOptions) addFlags(fs *pflag.FlagSet) {
 	o.cluster.addFlags(fs, false)
 	if o.sub == "up" {
 		fs.StringVar(&o.profile, "profile", "", "Take timing and control-plane tuning from this profile (name or file)")
-		fs.DurationVar(&o.wait, "wait", o.wait, "Wait up to this long until every component serves (see cluster --help); 0 returns once kwokctl has created the cluster")
+		fs.DurationVar(&o.wait, "wait", o.wait, "Wait up to this long until every component serves (see cluster up --help); 0 returns once kwokctl has created the cluster")
 	}
 	if o.sub == "status" {
 		fs.StringVarP(&o.output, "output", "o", o.output, "Output format: text, json or yaml")

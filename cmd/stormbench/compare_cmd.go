@@ -1,11 +1,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/stormbench/stormbench/bench/compare"
@@ -30,36 +30,42 @@ Groups: by default every repetition of a variant name forms one group, across
 all files, so one A/B result file compares its variants (legacy vs preserve)
 and several files of the same profile pool their repetitions. When that gives
 a single group from several files (two runs of one profile, as for two
-commits), each file becomes a group instead. --group-by overrides.
+commits), each file becomes a group instead. --group-by overrides.`
 
-Examples:
-  stormbench compare results/quick-ab.json
+const compareExamples = `  stormbench compare results/quick-ab.json
   stormbench compare --baseline-variant preserve -o markdown results/quick-ab.json
   stormbench compare old.json new.json
-  stormbench compare --group-by file-variant old.json new.json
-`
+  stormbench compare --group-by file-variant old.json new.json`
 
-func runCompare(ctx context.Context, env *cmdEnv, args []string) error {
+func newCompareCmd(env *cmdEnv) *cobra.Command {
 	o := &compareOptions{format: report.FormatText, groupBy: "auto", alpha: 0.05, confidence: 0.95}
-	fs := newFlagSet(env, "compare", "compare RESULT.json [RESULT.json ...] [flags]\n\n"+compareHelp)
-	o.addFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:     "compare RESULT.json [RESULT.json ...] [flags]",
+		Short:   "Compare result files or the variants of one: medians, deltas, significance",
+		Long:    compareHelp,
+		Example: compareExamples,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validateFormat(); err != nil {
+				return err
+			}
+			if o.listMetrics {
+				return printMetrics(env, o.format)
+			}
+			if len(args) == 0 {
+				return usagef("compare needs at least one result file")
+			}
+			opts, err := o.options()
+			if err != nil {
+				return err
+			}
+			return o.run(env, args, opts)
+		},
 	}
-	if err := o.validateFormat(); err != nil {
-		return err
-	}
-	if o.listMetrics {
-		return printMetrics(env, o.format)
-	}
-	if fs.NArg() == 0 {
-		return usagef("compare needs at least one result file")
-	}
-	opts, err := o.options()
-	if err != nil {
-		return err
-	}
-	return o.run(env, fs.Args(), opts)
+	o.addFlags(cmd.Flags())
+	completeValues(cmd, "output", "text", "markdown", "html", "json", "yaml")
+	completeValues(cmd, "group-by", "auto", "variant", "file", "file-variant")
+	_ = cmd.RegisterFlagCompletionFunc("baseline-variant", completeVariants(func(args []string) []string { return args }))
+	return cmd
 }
 
 // compareOptions are the flags of compare.

@@ -1,56 +1,83 @@
 package main
 
 import (
-	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stormbench/stormbench/profiles"
 )
 
-// TestBashCompletion sources the generated bash script in bash and asks it
-// to complete a command, a flag and a subcommand, as a shell would.
-func TestBashCompletion(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("no bash")
-	}
-	code, script, stderr := runCLI(t, "completion", "bash")
-	if code != exitOK {
-		t.Fatalf("completion bash: exit %d: %s", code, stderr)
-	}
+// TestCompletion asks cobra's __complete, as the shell scripts do, for
+// commands, subcommands, flags and flag values: the built-in profile
+// names, output formats and a result's variants.
+func TestCompletion(t *testing.T) {
+	quick := "../../results/baselines/quick.json"
 	for _, tc := range []struct {
-		words string
-		cword int
-		want  string
+		words []string
+		want  []string
+		not   []string
 	}{
-		{"stormbench cal", 1, "calibrate"},
-		{"stormbench run --pro", 2, "--profile"},
-		{"stormbench gate --allow-m", 2, "--allow-mismatch"},
-		{"stormbench profiles val", 2, "validate"},
-		{"stormbench help rep", 2, "report"},
+		{[]string{"run", "--profile", ""}, profiles.Names(), nil},
+		{[]string{"fleet", "up", "--profile", "qu"}, []string{"quick"}, nil},
+		{[]string{"profiles", "show", ""}, profiles.Names(), nil},
+		{[]string{"cal"}, []string{"calibrate"}, nil},
+		{[]string{"run", "--pro"}, []string{"--profile"}, nil},
+		{[]string{"gate", "--allow-m"}, []string{"--allow-mismatch"}, nil},
+		{[]string{"profiles", "val"}, []string{"validate"}, nil},
+		{[]string{"help", "rep"}, []string{"report"}, nil},
 		// A subcommand's subcommand, and a flag only it has.
-		{"stormbench fleet snapshot sa", 3, "save"},
-		{"stormbench fleet snapshot save --fi", 4, "--file"},
-		// A flag of a subcommand other than the first (cluster status).
-		{"stormbench cluster status --out", 3, "--output"},
+		{[]string{"fleet", "snapshot", "sa"}, []string{"save"}, nil},
+		{[]string{"fleet", "snapshot", "save", "--fi"}, []string{"--file"}, nil},
+		{[]string{"cluster", "status", "--out"}, []string{"--output"}, nil},
 		// Deprecated flags are not offered (cleanup --run is --run-id's
 		// former name).
-		{"stormbench cleanup --run", 2, "--run-id"},
+		{[]string{"cleanup", "--run"}, []string{"--run-id"}, []string{"--run"}},
+		{[]string{"run", "-o", ""}, []string{"text", "json", "yaml"}, nil},
+		{[]string{"report", "--output", ""}, []string{"html", "markdown"}, []string{"json"}},
+		{[]string{"run", "--seeds", ""}, []string{"fixed", "vary"}, nil},
+		{[]string{"completion", ""}, []string{"bash", "zsh", "fish", "powershell"}, nil},
+		{[]string{"gate", "--current", quick, "--variant", ""}, []string{"legacy", "preserve"}, nil},
+		{[]string{"compare", quick, "--baseline-variant", ""}, []string{"legacy", "preserve"}, nil},
 	} {
-		prog := script + "\nCOMP_WORDS=(" + tc.words + "); COMP_CWORD=" + string(rune('0'+tc.cword)) + "; _stormbench; echo \"${COMPREPLY[*]}\"\n"
-		out, err := exec.Command(bash, "-c", prog).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: bash: %v\n%s", tc.words, err, out)
+		code, stdout, stderr := runCLI(t, append([]string{"__complete"}, tc.words...)...)
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		var got []string
+		for _, l := range lines[:len(lines)-1] { // the last is ":directive"
+			got = append(got, strings.SplitN(l, "\t", 2)[0])
 		}
-		if got := strings.TrimSpace(string(out)); got != tc.want {
-			t.Errorf("%q completes to %q, want %q", tc.words, got, tc.want)
+		if code != exitOK || !strings.HasPrefix(lines[len(lines)-1], ":") {
+			t.Errorf("__complete %q: exit %d, stdout %q, stderr %q", tc.words, code, stdout, stderr)
+			continue
+		}
+		for _, w := range tc.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("__complete %q = %q, lacks %q", tc.words, got, w)
+			}
+		}
+		for _, w := range tc.not {
+			if slices.Contains(got, w) {
+				t.Errorf("__complete %q = %q, offers %q", tc.words, got, w)
+			}
 		}
 	}
-	for _, shell := range []string{"zsh", "fish"} {
-		if code, out, _ := runCLI(t, "completion", shell); code != exitOK || !strings.Contains(out, "stormbench") {
-			t.Errorf("completion %s: exit %d", shell, code)
+	if len(profiles.Names()) < 3 {
+		t.Errorf("profiles.Names() = %q: the profile completion test proves little", profiles.Names())
+	}
+}
+
+// TestCompletionScripts: every shell's script calls __complete; a shell
+// stormbench has no script for is bad usage.
+func TestCompletionScripts(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
+		code, out, stderr := runCLI(t, "completion", shell)
+		if code != exitOK || !strings.Contains(out, "stormbench __complete") && !strings.Contains(out, "__complete") {
+			t.Errorf("completion %s: exit %d, %.200s %s", shell, code, out, stderr)
 		}
 	}
-	if code, _, _ := runCLI(t, "completion", "powershell"); code != exitUsage {
-		t.Errorf("completion powershell: exit %d, want %d", code, exitUsage)
+	for _, args := range [][]string{{"completion", "tcsh"}, {"completion"}, {"completion", "bash", "zsh"}} {
+		if code, out, _ := runCLI(t, args...); code != exitUsage || out != "" {
+			t.Errorf("%q: exit %d, stdout %.100q; want %d and nothing", args, code, out, exitUsage)
+		}
 	}
 }

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/stormbench/stormbench/bench/report"
@@ -19,34 +19,38 @@ const exportHelp = `Writes result files in a format other tools read.
 
 benchstat: go install golang.org/x/perf/cmd/benchstat@latest
 
--o names the format; the output goes to stdout, or to --output-file.
+-o names the format; the output goes to stdout, or to --output-file.`
 
-Examples:
-  stormbench export -o benchfmt results/compare-gates.json > gates.txt
+const exportExamples = `  stormbench export -o benchfmt results/compare-gates.json > gates.txt
   stormbench export --output-file gates.txt results/compare-gates.json
   benchstat -col /variant gates.txt
   stormbench export old.json > old.txt; stormbench export new.json > new.txt
-  benchstat old.txt new.txt
-`
+  benchstat old.txt new.txt`
 
-func runExport(ctx context.Context, env *cmdEnv, args []string) error {
+func newExportCmd(env *cmdEnv) *cobra.Command {
 	o := &exportOptions{format: "benchfmt"}
-	fs := newFlagSet(env, "export", "export [-o benchfmt] [--output-file FILE] RESULT.json... [flags]\n\n"+exportHelp+"\n"+outputRules+"\n")
-	o.addFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:     "export [-o benchfmt] [--output-file FILE] RESULT.json... [flags]",
+		Short:   "Write results in another tool's format: --format benchfmt (for benchstat)",
+		Long:    exportHelp + "\n\n" + outputRules,
+		Example: exportExamples,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validate(len(args)); err != nil {
+				return err
+			}
+			inputs, err := readResults(args)
+			if err != nil {
+				return err
+			}
+			if err := writeOutput(env, o.out, o.force, func(w io.Writer) error { return report.WriteBenchfmt(w, inputs) }); err != nil {
+				return fmt.Errorf("export: %w", err)
+			}
+			return nil
+		},
 	}
-	if err := o.validate(fs.NArg()); err != nil {
-		return err
-	}
-	inputs, err := readResults(fs.Args())
-	if err != nil {
-		return err
-	}
-	if err := writeOutput(env, o.out, o.force, func(w io.Writer) error { return report.WriteBenchfmt(w, inputs) }); err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	return nil
+	o.addFlags(cmd.Flags())
+	completeValues(cmd, "output", "benchfmt")
+	return cmd
 }
 
 // exportOptions are the flags of export.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/stormbench/stormbench/bench/fleet"
@@ -13,47 +14,48 @@ import (
 	"github.com/stormbench/stormbench/profiles"
 )
 
-func runFleet(ctx context.Context, env *cmdEnv, args []string) error {
-	sub, rest, err := subcommand(args, "up", "down", "snapshot")
-	if err != nil {
-		return err
+func newFleetCmd(env *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "fleet",
+		Short: "Provision or remove a fleet of KWOK nodes and workloads: up, down",
+		Example: `  stormbench fleet up --run-id f1 --profile quick
+  stormbench fleet snapshot save --run-id f1 --profile quick --file f1.snap
+  stormbench fleet down --run-id f1`,
+		RunE: needsSubcommand,
 	}
-	if sub == "help" {
-		fmt.Fprint(env.stdout, "Usage: stormbench fleet up|down|snapshot [flags]\n\n  up        create the profile's KWOK nodes and workloads (continues a previous partial run) and wait until all are Ready\n  down      delete every object carrying the run label and wait until it is gone\n  snapshot  save or restore the embedded cluster's etcd with a provisioned fleet (stormbench fleet snapshot --help)\n\nExamples:\n  stormbench fleet up --run-id f1 --profile quick\n  stormbench fleet snapshot save --run-id f1 --profile quick --file f1.snap\n  stormbench fleet down --run-id f1\n")
-		return nil
+	sub := func(name, short, long, example string) *cobra.Command {
+		o := newFleetOptions(name)
+		c := &cobra.Command{
+			Use:     name + " [flags]",
+			Short:   short,
+			Long:    long,
+			Example: example,
+			RunE: func(c *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return usagef("fleet %s takes no arguments (got %q)", name, args)
+				}
+				if err := o.validate(c.Flags()); err != nil {
+					return err
+				}
+				currentRunID.Store(o.runID)
+				return o.run(c.Context(), env)
+			},
+		}
+		o.addFlags(c.Flags())
+		completeProfile(c)
+		return c
 	}
-	if sub == "snapshot" {
-		return runFleetSnapshot(ctx, env, rest)
-	}
-	usage := map[string]string{
-		"up": `fleet up [flags]
-
-Creates the profile's KWOK nodes and workloads, labelled with the run id, and
+	cmd.AddCommand(
+		sub("up", "Create the profile's KWOK nodes and workloads and wait until all are Ready", `Creates the profile's KWOK nodes and workloads, labelled with the run id, and
 waits until every node and pod is Ready; run again, it continues a partial
-fleet.
-
-Examples:
-  stormbench fleet up --run-id f1 --profile quick
-  stormbench fleet up --run-id f1k --profile fleet-1k --nodes 1000 --pods-per-node 10`,
-		"down": `fleet down [flags]
-
-Deletes every object carrying the run id's label and waits until it is gone.
-
-Examples:
-  stormbench fleet down --run-id f1
-  stormbench fleet down --run-id f1k --kubeconfig ~/.kube/config --context big --yes`,
-	}[sub]
-	o := newFleetOptions(sub)
-	fs := newFlagSet(env, "fleet "+sub, usage)
-	o.addFlags(fs)
-	if err := parse(fs, rest); err != nil {
-		return err
-	}
-	if err := o.validate(fs); err != nil {
-		return err
-	}
-	currentRunID.Store(o.runID)
-	return o.run(ctx, env)
+fleet.`, `  stormbench fleet up --run-id f1 --profile quick
+  stormbench fleet up --run-id f1k --profile fleet-1k --nodes 1000 --pods-per-node 10`),
+		sub("down", "Delete every object carrying the run label and wait until it is gone", `Deletes every object carrying the run id's label and waits until it is gone.`,
+			`  stormbench fleet down --run-id f1
+  stormbench fleet down --run-id f1k --kubeconfig ~/.kube/config --context big --yes`),
+		newFleetSnapshotCmd(env),
+	)
+	return cmd
 }
 
 // fleetOptions are the flags of fleet up and fleet down.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/stormbench/stormbench/bench/compare"
@@ -43,14 +43,12 @@ turns that gate off, NaN and Inf are refused. Metric IDs are listed by
 
 Exit codes: 0 every gate passed, 1 a gate failed (a variant on one side only
 or repetitions missing included), 2 bad usage or input (an unreadable or
-invalid result file, an unknown metric, a bad threshold).
+invalid result file, an unknown metric, a bad threshold).`
 
-Examples:
-  stormbench gate --baseline results/baselines/ci.json --current results/ci.json --max-regression 10%
+const gateExamples = `  stormbench gate --baseline results/baselines/ci.json --current results/ci.json --max-regression 10%
   stormbench gate --baseline base.json --current cur.json --thresholds-from-baseline
   stormbench gate --baseline base.json --current cur.json --profile ci \
-      --max-regression apiserver.requests=5% --junit gate.xml --perfdash perfdash/
-`
+      --max-regression apiserver.requests=5% --junit gate.xml --perfdash perfdash/`
 
 // regressionFlag collects --max-regression values: "10%" for every key
 // metric, "METRIC=10%" for one, read by profiles.ParseRegression as a
@@ -214,21 +212,30 @@ func (o *gateOptions) request(fs *pflag.FlagSet) (gate.Request, error) {
 	return r, nil
 }
 
-func runGate(ctx context.Context, env *cmdEnv, args []string) error {
+func newGateCmd(env *cmdEnv) *cobra.Command {
 	o := newGateOptions()
-	fs := newFlagSet(env, "gate", "gate --current RESULT.json [--baseline BASE.json] [flags]\n\n"+gateHelp)
-	o.addFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:     "gate --current RESULT.json [--baseline BASE.json] [flags]",
+		Short:   "Check a result against SLOs and a baseline for CI: exit 1 when a gate fails",
+		Long:    gateHelp,
+		Example: gateExamples,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fs := cmd.Flags()
+			if err := o.validate(fs); err != nil {
+				return err
+			}
+			req, err := o.request(fs)
+			if err != nil {
+				return err
+			}
+			return o.run(env, req)
+		},
 	}
-	if err := o.validate(fs); err != nil {
-		return err
-	}
-	req, err := o.request(fs)
-	if err != nil {
-		return err
-	}
-	return o.run(env, req)
+	o.addFlags(cmd.Flags())
+	completeProfile(cmd)
+	completeValues(cmd, "output", "text", "json", "yaml")
+	_ = cmd.RegisterFlagCompletionFunc("variant", completeVariants(func([]string) []string { return []string{o.curPath} }))
+	return cmd
 }
 
 // run reads the results, judges the current one and writes the verdict

@@ -3,31 +3,50 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stormbench/stormbench/bench/testutil"
 )
 
-// TestHelpGolden keeps every command's --help in testdata/help/: a change to
-// a flag, a default or an example shows in review (go test -update rewrites
-// them). The cache directory is fixed so that --workdir's default does not
-// depend on the machine.
+// commandPaths lists every command and subcommand of stormbench, as its
+// words after "stormbench" (cobra's own help and __complete left out).
+func commandPaths() [][]string {
+	var paths [][]string
+	walk(newRootCmd(&cmdEnv{stdout: io.Discard, stderr: io.Discard}), func(c *cobra.Command) {
+		if c.HasParent() && c.IsAvailableCommand() {
+			paths = append(paths, strings.Fields(strings.TrimPrefix(c.CommandPath(), "stormbench ")))
+		}
+	})
+	return paths
+}
+
+// TestHelpGolden keeps every command's and subcommand's --help, and
+// stormbench's own, in testdata/help/ (run.golden, cluster_up.golden): a
+// change to a flag, a default or an example shows in review (go test
+// -update rewrites them). The cache directory is fixed so that --workdir's
+// default does not depend on the machine.
 func TestHelpGolden(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", "/home/user/.cache")
 	t.Setenv("HOME", "/home/user")
-	for _, c := range commands() {
-		code, stdout, stderr := runCLI(t, c.name, "--help")
+	for _, p := range append(commandPaths(), nil) {
+		name := strings.Join(p, "_")
+		if name == "" {
+			name = "stormbench"
+		}
+		code, stdout, stderr := runCLI(t, append(p, "--help")...)
 		if code != exitOK {
-			t.Errorf("%s --help: exit %d: %s", c.name, code, stderr)
+			t.Errorf("%s --help: exit %d: %s", name, code, stderr)
 			continue
 		}
-		testutil.Golden(t, "help/"+c.name+".golden", []byte(stdout))
+		testutil.Golden(t, "help/"+name+".golden", []byte(stdout))
 	}
 }
 
@@ -52,39 +71,33 @@ func TestOutputContract(t *testing.T) {
 		args []string
 		code int
 	}{
-		"version":            {nil, exitOK},
-		"profiles list":      {nil, exitOK},
-		"profiles show":      {[]string{"quick"}, exitOK},
-		"profiles validate":  {[]string{"../../profiles/quick.yaml"}, exitOK},
-		"compare":            {[]string{quick}, exitOK},
-		"compare/list":       {[]string{"--list-metrics"}, exitOK},
-		"gate":               {[]string{"--current", quick}, -1}, // 0 or 1: the verdict is not this test's
-		"merge":              {[]string{"--output-file", filepath.Join(dir, "merged-FORMAT.json"), a, b}, exitOK},
-		"run":                {[]string{"--profile", "quick", "--dry-run"}, exitOK},
-		"sweep":              {[]string{"--profile", "quick", "--dry-run", "--wave-sizes", "5,10"}, exitOK},
-		"cluster status":     {[]string{"--name", "nosuch", "--workdir", dir, "--bin-dir", dir}, exitFailed},
-		"calibrate combine":  {nil, -2}, // needs two calibrations: only the unknown format
-		"calibrate":          {nil, -2},
-		"cleanup":            {[]string{"--list", "--workdir", dir, "--bin-dir", dir}, -2},
-		"preflight":          {[]string{"--workdir", dir, "--bin-dir", dir}, -2},
-		"report":             {[]string{quick}, -2}, // html|markdown, tested in report_cmd_test.go
-		"export":             {[]string{quick}, -2}, // benchfmt
-		"fleet snapshot":     {nil, -2},
-		"fleet up":           {nil, -2},
-		"fleet down":         {nil, -2},
-		"cluster up":         {nil, -2},
-		"cluster down":       {nil, -2},
-		"completion":         {nil, -2},
-		"fleet snapshot/any": {nil, -2},
+		"version":           {nil, exitOK},
+		"profiles list":     {nil, exitOK},
+		"profiles show":     {[]string{"quick"}, exitOK},
+		"profiles validate": {[]string{"../../profiles/quick.yaml"}, exitOK},
+		"compare":           {[]string{quick}, exitOK},
+		"compare/list":      {[]string{"--list-metrics"}, exitOK},
+		"gate":              {[]string{"--current", quick}, -1}, // 0 or 1: the verdict is not this test's
+		"merge":             {[]string{"--output-file", filepath.Join(dir, "merged-FORMAT.json"), a, b}, exitOK},
+		"run":               {[]string{"--profile", "quick", "--dry-run"}, exitOK},
+		"sweep":             {[]string{"--profile", "quick", "--dry-run", "--wave-sizes", "5,10"}, exitOK},
+		"cluster status":    {[]string{"--name", "nosuch", "--workdir", dir, "--bin-dir", dir}, exitFailed},
+		"calibrate combine": {nil, -2}, // needs two calibrations: only the unknown format
+		"calibrate":         {nil, -2},
+		"calibrate rejudge": {nil, -2},
+		"cleanup":           {[]string{"--list", "--workdir", dir, "--bin-dir", dir}, -2},
+		"preflight":         {[]string{"--workdir", dir, "--bin-dir", dir}, -2},
+		"report":            {[]string{quick}, -2}, // html|markdown, tested in report_cmd_test.go
+		"export":            {[]string{quick}, -2}, // benchfmt
+		"fleet snapshot":    {nil, -2},
+		"fleet up":          {nil, -2},
+		"fleet down":        {nil, -2},
+		"cluster up":        {nil, -2},
+		"cluster down":      {nil, -2},
+		"completion":        {nil, -2},
 	}
 	notData := map[string]bool{"report": true, "export": true}
-	var paths [][]string
-	for _, c := range commands() {
-		paths = append(paths, []string{c.name})
-		for _, s := range subcommands[c.name] {
-			paths = append(paths, []string{c.name, s})
-		}
-	}
+	paths := commandPaths()
 	paths = append(paths, []string{"compare/list"})
 	withOutput := 0
 	for _, p := range paths {
@@ -95,7 +108,7 @@ func TestOutputContract(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			code, help, stderr := runCLI(t, append(slices.Clone(cmdArgs), "--help")...)
-			if code != exitOK || !strings.Contains(help, "Usage: stormbench "+cmdArgs[0]) {
+			if code != exitOK || !strings.Contains(help, "Usage:\n  stormbench "+strings.Join(cmdArgs, " ")) {
 				t.Fatalf("--help: exit %d, stdout %q, stderr %q", code, help, stderr)
 			}
 			m := outputFlag.FindStringSubmatch(help)

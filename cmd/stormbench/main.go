@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -8,12 +9,15 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
 	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
@@ -82,71 +86,146 @@ type gateError struct{ err error }
 func (e gateError) Error() string { return e.err.Error() }
 func (e gateError) Unwrap() error { return e.err }
 
-type command struct {
-	name  string
-	short string
-	run   func(ctx context.Context, env *cmdEnv, args []string) error
-}
-
 // cmdEnv carries the writers a command prints to.
 type cmdEnv struct {
 	stdout, stderr io.Writer
-	// flagSet, when set, receives each flag set the command builds
-	// (newFlagSet): the completion scripts list the flags from them.
-	flagSet func(*pflag.FlagSet)
+	// args is the command line after "stormbench", as given (a
+	// calibration records it).
+	args []string
+	// flagNotes holds what the flag parser says while parsing (a
+	// deprecated flag's note), printed once -q/--quiet is known.
+	flagNotes bytes.Buffer
 }
 
-func commands() []command {
-	return []command{
-		{"run", "Provision a fleet, run a storm profile, print the summary and write the result", runRun},
-		{"sweep", "Capacity sweep: the storm at growing wave sizes; the max safe restart wave", runSweep},
-		{"cluster", "Manage the embedded control plane: up, down, status", runCluster},
-		{"fleet", "Provision or remove a fleet of KWOK nodes and workloads: up, down", runFleet},
-		{"profiles", "List, show or validate storm profiles: list, show NAME, validate FILE...", runProfiles},
-		{"preflight", "Read-only checks of a cluster: permissions, KWOK label selector, heartbeat timing", runPreflight},
-		{"cleanup", "Remove what runs left behind: --run-id ID, --all, or --list", runCleanup},
-		{"version", "Print the stormbench version", runVersion},
-		{"completion", "Print a shell completion script: bash, zsh or fish", runCompletion},
-		{"compare", "Compare result files or the variants of one: medians, deltas, significance", runCompare},
-		{"report", "Write a self-contained HTML report (charts) or a markdown summary of a result", runReport},
-		{"gate", "Check a result against SLOs and a baseline for CI: exit 1 when a gate fails", runGate},
-		{"calibrate", "Measure the simulated kubelet against real kubelets (hollow, or on containerd): a fidelity table; exit 1 when a row disagrees", runCalibrate},
-		{"export", "Write results in another tool's format: --format benchfmt (for benchstat)", runExport},
-		{"merge", "Combine the result files of a sharded run (run --shard i/n) into one result", runMerge},
+// globalOptions are the flags every command accepts: -v/--v N (klog
+// verbosity for client-go and the apimachinery libraries, logged to
+// stderr; 0, the default, discards klog) and -q/--quiet (no progress or
+// warnings on stderr; errors still print), and the root's --version.
+type globalOptions struct {
+	verbosity int
+	quiet     bool
+	version   bool
+}
+
+// apply takes effect once the flags are parsed, before a command runs.
+func (g *globalOptions) apply(env *cmdEnv) error {
+	if g.verbosity < 0 || g.verbosity > 10 {
+		return usagef("-v %d: the verbosity level is a number from 0 to 10", g.verbosity)
+	}
+	if g.quiet {
+		// Errors are printed by exitCode, to the real stderr.
+		env.stderr = io.Discard
+	}
+	_, _ = env.flagNotes.WriteTo(env.stderr)
+	if g.verbosity > 0 {
+		setVerbosity(env.stderr, g.verbosity)
+	}
+	return nil
+}
+
+// newRootCmd builds stormbench's command tree, every command printing to
+// env.
+func newRootCmd(env *cmdEnv) *cobra.Command {
+	g := &globalOptions{}
+	root := &cobra.Command{
+		Use:   "stormbench",
+		Short: "Restart storms of simulated nodes against a real control plane, measured",
+		Long: `stormbench drives thousands of KWOK-simulated nodes through coordinated kubelet
+restarts, container-runtime restarts and node reboots against a real
+kube-apiserver, etcd and kube-controller-manager, and measures API-server
+request bursts, EndpointSlice churn and recovery latency.
+
+Exit codes: 0 ok, 1 a gate failed, 2 bad usage or input, 3 the run failed,
+130 a second interrupt (exit at once; the message names the cleanup).`,
+		Example: `  stormbench run --profile quick
+  stormbench help run
+  stormbench --version`,
+		Args:              cobra.ArbitraryArgs,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		DisableAutoGenTag: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error { return g.apply(env) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if g.version {
+				return printVersion(env, "")
+			}
+			if len(args) == 0 {
+				_ = cmd.Help()
+			}
+			return needsSubcommand(cmd, args)
+		},
+	}
+	root.PersistentFlags().IntVarP(&g.verbosity, "v", "v", 0, "klog verbosity of client-go and the apimachinery libraries, on stderr (0 to 10; 0 discards it)")
+	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "No progress or warnings on stderr; errors still print")
+	root.Flags().BoolVar(&g.version, "version", false, "Print the version (as stormbench version does)")
+	root.AddCommand(
+		newRunCmd(env), newSweepCmd(env), newClusterCmd(env), newFleetCmd(env),
+		newProfilesCmd(env), newPreflightCmd(env), newCleanupCmd(env), newVersionCmd(env),
+		newCompletionCmd(env), newCompareCmd(env), newReportCmd(env), newGateCmd(env),
+		newCalibrateCmd(env), newExportCmd(env), newMergeCmd(env),
+	)
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetOut(env.stdout)
+	root.SetErr(env.stderr)
+	root.SetFlagErrorFunc(flagError)
+	// Bool flags read as kubectl writes them, "--yes", not pflag 1.1's
+	// "--yes[=true|false]".
+	templateFuncs.Do(func() { cobra.AddTemplateFunc("flagUsages", flagUsages) })
+	root.SetUsageTemplate(strings.NewReplacer(
+		".LocalFlags.FlagUsages", "flagUsages .LocalFlags",
+		".InheritedFlags.FlagUsages", "flagUsages .InheritedFlags",
+	).Replace(root.UsageTemplate()))
+	walk(root, func(c *cobra.Command) {
+		c.Flags().SortFlags = false
+		c.SuggestionsMinimumDistance = 2
+		c.Flags().SetOutput(&env.flagNotes)
+	})
+	return root
+}
+
+// templateFuncs adds flagUsages to cobra's template functions, a map of
+// cobra's own, once.
+var templateFuncs sync.Once
+
+// walk calls f on c and every command below it.
+func walk(c *cobra.Command, f func(*cobra.Command)) {
+	f(c)
+	for _, sub := range c.Commands() {
+		walk(sub, f)
 	}
 }
 
-// globalFlags takes the flags every command accepts out of args, before a
-// "--": -v/--v N (klog verbosity for client-go and the apimachinery
-// libraries, logged to stderr; 0, the default, discards klog) and
-// -q/--quiet (no progress or warnings on stderr; errors still print).
-func globalFlags(args []string) (rest []string, verbosity int, quiet bool, err error) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			return append(rest, args[i:]...), verbosity, quiet, nil
+// needsSubcommand is the run of a command that only holds subcommands:
+// bad usage, naming them, or the nearest to an unknown one (cobra's
+// suggestions).
+func needsSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		hint := ""
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			hint = fmt.Sprintf(" (did you mean %q?)", s[0])
 		}
-		switch {
-		case a == "-q" || a == "--quiet":
-			quiet = true
-		case a == "-v" || a == "--v":
-			if i+1 >= len(args) {
-				return nil, 0, false, usagef("%s needs a verbosity level (0 to 10)", a)
-			}
-			i++
-			a = "-v=" + args[i]
-			fallthrough
-		case strings.HasPrefix(a, "-v=") || strings.HasPrefix(a, "--v="):
-			n, perr := strconv.Atoi(a[strings.IndexByte(a, '=')+1:])
-			if perr != nil || n < 0 || n > 10 {
-				return nil, 0, false, usagef("%s: the verbosity level is a number from 0 to 10", a)
-			}
-			verbosity = n
-		default:
-			rest = append(rest, a)
+		return usagef("unknown command %q for %q%s", args[0], cmd.CommandPath(), hint)
+	}
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
 		}
 	}
-	return rest, verbosity, quiet, nil
+	return usagef("%s needs a command: one of %s", cmd.CommandPath(), strings.Join(names, ", "))
+}
+
+// flagError makes a flag parse error bad usage (exit 2); an unknown flag
+// close to a known one is suggested.
+func flagError(cmd *cobra.Command, err error) error {
+	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+		var names []string
+		cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		if hint := didYouMean(name, names); hint != "" {
+			return usageError{fmt.Errorf("%w%s", err, strings.Replace(hint, `"`, `"--`, 1))}
+		}
+	}
+	return usageError{err}
 }
 
 // setVerbosity sends klog to stderr at level v (0 discards it).
@@ -164,48 +243,15 @@ func setVerbosity(stderr io.Writer, v int) {
 }
 
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
-	args, verbosity, quiet, err := globalFlags(args)
-	if err != nil {
-		return exitCode(stderr, err)
-	}
-	if verbosity > 0 {
-		setVerbosity(stderr, verbosity)
-		defer setVerbosity(stderr, 0)
-	}
-	env := &cmdEnv{stdout: stdout, stderr: stderr}
-	if quiet {
-		// Errors are printed by exitCode, to the real stderr.
-		env.stderr = io.Discard
-	}
-	if len(args) > 0 && args[0] == "--version" {
-		args = []string{"version"}
-	}
-	// "help CMD" is "CMD --help".
-	if len(args) > 1 && args[0] == "help" {
-		args = []string{args[1], "--help"}
-	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		printUsage(stdout)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
-	}
-	var names []string
-	for _, c := range commands() {
-		if c.name == args[0] {
-			err := c.run(ctx, env, args[1:])
-			return exitCode(stderr, err)
-		}
-		names = append(names, c.name)
-	}
-	fmt.Fprintf(stderr, "stormbench: unknown command %q%s\n\n", args[0], didYouMean(args[0], names))
-	printUsage(stderr)
-	return exitUsage
+	root := newRootCmd(&cmdEnv{stdout: stdout, stderr: stderr, args: args})
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	setVerbosity(stderr, 0)
+	return exitCode(stderr, err)
 }
 
 // didYouMean suggests the closest of names to what was typed, when it is
-// close enough to be a typo: ` (did you mean "run"?)`, or "".
+// close enough to be a typo: ` (did you mean "output"?)`, or "".
 func didYouMean(typed string, names []string) string {
 	best, bestD := "", max(2, len(typed)/3)+1
 	for _, n := range names {
@@ -312,83 +358,35 @@ func exitCode(stderr io.Writer, err error) int {
 	}
 }
 
-func printUsage(w io.Writer) {
-	fmt.Fprint(w, `stormbench drives thousands of KWOK-simulated nodes through coordinated kubelet
-restarts, container-runtime restarts and node reboots against a real
-kube-apiserver, etcd and kube-controller-manager, and measures API-server
-request bursts, EndpointSlice churn and recovery latency.
-
-Usage:
-  stormbench <command> [flags]
-
-Commands:
-`)
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.short)
-	}
-	fmt.Fprint(w, `
-Run 'stormbench <command> --help' (or 'stormbench help <command>') for a
-command's flags; 'stormbench --version' prints the version.
-
-Every command takes -v N (klog verbosity of client-go, to stderr) and
--q/--quiet (no progress or warnings; errors still print).
-
-Exit codes: 0 ok, 1 a gate failed, 2 bad usage or input, 3 the run failed,
-130 a second interrupt (exit at once; the message names the cleanup).
-`)
-}
-
-// newFlagSet returns a pflag set that reports errors instead of exiting.
-func newFlagSet(env *cmdEnv, name, usage string) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.SortFlags = false
-	fs.Usage = func() {
-		fmt.Fprintf(env.stdout, "Usage: stormbench %s\n\nFlags:\n%s", usage, flagUsages(fs))
-	}
-	if env.flagSet != nil {
-		env.flagSet(fs)
-	}
-	return fs
-}
-
-// parse parses flags, turning errors into usage errors; an unknown flag
-// close to a known one is suggested.
-func parse(fs *pflag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return err
-		}
-		if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
-			var names []string
-			fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-			if hint := didYouMean(name, names); hint != "" {
-				return usageError{fmt.Errorf("%w%s", err, strings.Replace(hint, `"`, `"--`, 1))}
-			}
-		}
-		return usageError{err}
-	}
-	return nil
-}
-
-func subcommand(args []string, allowed ...string) (string, []string, error) {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			return "help", nil, nil
-		}
-		return "", nil, usagef("missing subcommand: one of %s", strings.Join(allowed, ", "))
-	}
-	for _, a := range allowed {
-		if a == args[0] {
-			return a, args[1:], nil
-		}
-	}
-	return "", nil, usagef("unknown subcommand %q: one of %s", args[0], strings.Join(allowed, ", "))
-}
-
 // flagUsages is pflag's flag table with bool flags written as kubectl
 // writes them, "--yes", not "--yes[=true|false]" (pflag 1.1 adds the
-// suffix; blanks of its width keep the columns aligned).
+// suffix), the usage column aligned again without it.
 func flagUsages(fs *pflag.FlagSet) string {
-	return strings.ReplaceAll(fs.FlagUsages(), "[=true|false]", strings.Repeat(" ", len("[=true|false]")))
+	var rows [][]string
+	width := 0
+	for _, l := range strings.Split(strings.ReplaceAll(fs.FlagUsages(), "[=true|false]", ""), "\n") {
+		m := flagRow.FindStringSubmatch(l)
+		if m == nil {
+			rows = append(rows, []string{l})
+			continue
+		}
+		rows = append(rows, m[1:])
+		width = max(width, len(m[1]))
+	}
+	var b strings.Builder
+	for i, r := range rows {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if len(r) == 1 {
+			b.WriteString(r[0])
+			continue
+		}
+		fmt.Fprintf(&b, "%-*s   %s", width, r[0], r[1])
+	}
+	return b.String()
 }
+
+// flagRow splits a line of pflag's flag table into the flag and its usage,
+// at the first run of two or more blanks after the flag.
+var flagRow = regexp.MustCompile(`^(\s*\S.*?)\s{2,}(\S.*)$`)

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/stormbench/stormbench/bench/measure"
@@ -40,25 +40,29 @@ writes the merged result marked incomplete, with the reason in its errors.
 
 The merged file goes in --output-file ("-": stdout, the summary then goes to
 stderr); -o names the summary's format: text, json or yaml. (-o FILE, the
-spelling before 0.3, is refused with a hint.)
+spelling before 0.3, is refused with a hint.)`
 
-Examples:
-  stormbench merge --output-file results/big.json results/big-0.json results/big-1.json
+const mergeExamples = `  stormbench merge --output-file results/big.json results/big-0.json results/big-1.json
   stormbench merge --force --output-file merged.json shard-*.json
-  stormbench merge -o json --output-file merged.json shard-*.json | jq .variants
-`
+  stormbench merge -o json --output-file merged.json shard-*.json | jq .variants`
 
-func runMerge(_ context.Context, env *cmdEnv, args []string) error {
+func newMergeCmd(env *cmdEnv) *cobra.Command {
 	o := &mergeOptions{format: "text"}
-	fs := newFlagSet(env, "merge", "merge --output-file MERGED.json [--force] SHARD.json...\n\n"+mergeHelp+"\n"+outputRules+"\n")
-	o.addFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:     "merge --output-file MERGED.json [--force] SHARD.json...",
+		Short:   "Combine the result files of a sharded run (run --shard i/n) into one result",
+		Long:    mergeHelp + "\n\n" + outputRules,
+		Example: mergeExamples,
+		RunE: func(_ *cobra.Command, args []string) error {
+			if err := o.validate(args); err != nil {
+				return err
+			}
+			return o.run(env, args)
+		},
 	}
-	if err := o.validate(fs.Args()); err != nil {
-		return err
-	}
-	return o.run(env, fs.Args())
+	o.addFlags(cmd.Flags())
+	completeValues(cmd, "output", "text", "json", "yaml")
+	return cmd
 }
 
 // mergeOptions are the flags of merge.

@@ -6,35 +6,41 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/profiles"
 )
 
-func runPreflight(ctx context.Context, env *cmdEnv, args []string) error {
+func newPreflightCmd(env *cmdEnv) *cobra.Command {
 	o := &preflightOptions{profile: "quick", output: "text", timeout: 2 * time.Minute}
-	fs := newFlagSet(env, "preflight", `preflight [--kubeconfig F --context C] [--profile P] [flags]
-
-Read-only checks of a cluster before a run: the permissions a run needs,
+	cmd := &cobra.Command{
+		Use:   "preflight [--kubeconfig F --context C] [--profile P] [flags]",
+		Short: "Read-only checks of a cluster: permissions, KWOK label selector, heartbeat timing",
+		Long: `Read-only checks of a cluster before a run: the permissions a run needs,
 a KWOK controller that manages nodes by stormbench's label, and heartbeat
 timing against the profile's. Exit 3 when a check fails, or when the API
-server does not answer within --timeout.
-
-Examples:
-  stormbench preflight                                   # the embedded cluster
-  stormbench preflight --kubeconfig ~/.kube/config --context staging --profile fleet-1k -o json`)
-	o.addFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
+server does not answer within --timeout.`,
+		Example: `  stormbench preflight                                   # the embedded cluster
+  stormbench preflight --kubeconfig ~/.kube/config --context staging --profile fleet-1k -o json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("preflight takes no arguments (got %q)", args)
+			}
+			if err := checkFormat(o.output); err != nil {
+				return err
+			}
+			if o.timeout <= 0 {
+				return usagef("--timeout %s: give a duration above 0, such as 30s", o.timeout)
+			}
+			return o.run(cmd.Context(), env)
+		},
 	}
-	if err := checkFormat(o.output); err != nil {
-		return err
-	}
-	if o.timeout <= 0 {
-		return usagef("--timeout %s: give a duration above 0, such as 30s", o.timeout)
-	}
-	return o.run(ctx, env)
+	o.addFlags(cmd.Flags())
+	completeProfile(cmd)
+	completeValues(cmd, "output", "text", "json", "yaml")
+	return cmd
 }
 
 // preflightOptions are the flags of preflight.

@@ -1,61 +1,71 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"text/tabwriter"
+
+	"github.com/spf13/cobra"
 
 	"github.com/stormbench/stormbench/profiles"
 )
 
-func runProfiles(ctx context.Context, env *cmdEnv, args []string) error {
-	sub, rest, err := subcommand(args, "list", "show", "validate")
-	if err != nil {
-		return err
-	}
-	if sub == "help" {
-		fmt.Fprint(env.stdout, `Usage: stormbench profiles list|show|validate [flags]
-
-  list                 list the built-in profiles
-  show NAME|FILE       print a profile resolved with its defaults (validated)
-  validate FILE...     check profiles: every type error, unknown field and
-                       bad value with its field path; exit 0 when all are
-                       valid, 2 when one is not (for CI and pre-commit)
-
-Examples:
-  stormbench profiles list
+func newProfilesCmd(env *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "profiles",
+		Short: "List, show or validate storm profiles: list, show NAME, validate FILE...",
+		Example: `  stormbench profiles list
   stormbench profiles show quick -o json
-  stormbench profiles validate profiles/*.yaml my-storm.yaml
-`)
-		return nil
+  stormbench profiles validate profiles/*.yaml my-storm.yaml`,
+		RunE: needsSubcommand,
 	}
-	o := &profilesOptions{}
-	use := map[string]string{"list": "profiles list [flags]", "show": "profiles show NAME|FILE [flags]", "validate": "profiles validate FILE... [flags]"}[sub]
-	fs := newFlagSet(env, "profiles "+sub, use)
-	fs.StringVarP(&o.output, "output", "o", "", "Output format: text, yaml or json (show: yaml unless json)")
-	if err := parse(fs, rest); err != nil {
-		return err
-	}
-	if err := checkFormat(o.output); err != nil {
-		return err
-	}
-	switch sub {
-	case "list":
-		if fs.NArg() != 0 {
-			return usagef("profiles list takes no arguments")
+	sub := func(use, short string, run func(o *profilesOptions, args []string) error) *cobra.Command {
+		o := &profilesOptions{}
+		c := &cobra.Command{
+			Use:   use,
+			Short: short,
+			RunE: func(_ *cobra.Command, args []string) error {
+				if err := checkFormat(o.output); err != nil {
+					return err
+				}
+				return run(o, args)
+			},
 		}
-		return o.list(env)
-	case "validate":
-		if fs.NArg() == 0 {
-			return usagef("profiles validate needs at least one profile file or name")
-		}
-		return o.validate(env, fs.Args())
-	default:
-		if fs.NArg() != 1 {
+		c.Flags().StringVarP(&o.output, "output", "o", "", "Output format: text, yaml or json (show: yaml unless json)")
+		completeValues(c, "output", "text", "json", "yaml")
+		return c
+	}
+	show := sub("show NAME|FILE [flags]", "Print a profile resolved with its defaults (validated)", func(o *profilesOptions, args []string) error {
+		if len(args) != 1 {
 			return usagef("profiles show takes one profile name or file")
 		}
-		return o.show(env, fs.Arg(0))
+		return o.show(env, args[0])
+	})
+	show.ValidArgsFunction = func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return profiles.Names(), cobra.ShellCompDirectiveDefault
 	}
+	validate := sub("validate FILE... [flags]", "Check profiles, every error with its field path", func(o *profilesOptions, args []string) error {
+		if len(args) == 0 {
+			return usagef("profiles validate needs at least one profile file or name")
+		}
+		return o.validate(env, args)
+	})
+	validate.Long = `Checks profiles: every type error, unknown field and bad value with its
+field path; exit 0 when all are valid, 2 when one is not (for CI and
+pre-commit).`
+	cmd.AddCommand(
+		sub("list [flags]", "List the built-in profiles", func(o *profilesOptions, args []string) error {
+			if len(args) != 0 {
+				return usagef("profiles list takes no arguments")
+			}
+			return o.list(env)
+		}),
+		show,
+		validate,
+	)
+	return cmd
 }
 
 // profilesOptions are the flags of profiles list, show and validate.

@@ -2,12 +2,12 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/stormbench/stormbench/bench/report"
@@ -33,29 +33,34 @@ As in kubectl, -o names the format; the file goes in --output-file, whose
 extension picks the format when -o is not given. An existing file is
 replaced only with --force; a device or FIFO (/dev/null, /dev/stdout) is
 written into, never replaced. (-o FILE, the spelling before 0.2, still works
-and says it is deprecated.)
+and says it is deprecated.)`
 
-Examples:
-  stormbench report results/quick-ab.json --output-file report.html
+const reportExamples = `  stormbench report results/quick-ab.json --output-file report.html
   stormbench report results/quick-ab.json --output-file report.md --force
   stormbench report results/quick-ab.json > comment.md
-  stormbench report results/quick-ab.json -o html > report.html
-`
+  stormbench report results/quick-ab.json -o html > report.html`
 
-func runReport(ctx context.Context, env *cmdEnv, args []string) error {
+func newReportCmd(env *cmdEnv) *cobra.Command {
 	o := &reportOptions{}
-	fs := newFlagSet(env, "report", "report RESULT.json [--output-file report.html|report.md] [flags]\n\n"+reportHelp+"\n"+outputRules+"\n")
-	o.addFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:     "report RESULT.json [--output-file report.html|report.md] [flags]",
+		Short:   "Write a self-contained HTML report (charts) or a markdown summary of a result",
+		Long:    reportHelp + "\n\n" + outputRules,
+		Example: reportExamples,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("report takes exactly one result file (got %d)", len(args))
+			}
+			if err := o.validate(env); err != nil {
+				return err
+			}
+			return o.run(env, args[0])
+		},
 	}
-	if fs.NArg() != 1 {
-		return usagef("report takes exactly one result file (got %d)", fs.NArg())
-	}
-	if err := o.validate(env); err != nil {
-		return err
-	}
-	return o.run(env, fs.Arg(0))
+	o.addFlags(cmd.Flags())
+	completeValues(cmd, "output", "html", "markdown")
+	_ = cmd.RegisterFlagCompletionFunc("baseline-variant", completeVariants(func(args []string) []string { return args }))
+	return cmd
 }
 
 // reportOptions are the flags of report.

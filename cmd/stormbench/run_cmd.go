@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/stormbench/stormbench/bench"
@@ -22,23 +23,48 @@ import (
 	"github.com/stormbench/stormbench/profiles"
 )
 
-func runRun(ctx context.Context, env *cmdEnv, args []string) error {
-	return runStorm(ctx, env, args, false)
+func newRunCmd(env *cmdEnv) *cobra.Command {
+	return newStormCmd(env, &runOptions{}, "run [--profile NAME|FILE] [flags]",
+		"Provision a fleet, run a storm profile, print the summary and write the result", `Provisions the profile's fleet (what exists is kept), runs every variant and
+repetition of its storm, prints the summary and writes the result file.
+Without --kubeconfig it uses the embedded cluster, starting it if needed.`, `  stormbench run --profile quick
+  stormbench run --profile quick --dry-run                  # the plan, nothing started
+  stormbench run --profile fleet-1k --result results/f1k.json --cpuprofile cpu.pprof
+  stormbench run --profile my-storm.yaml --kubeconfig ~/.kube/config --context staging --yes
+  stormbench run --profile big.yaml --shard 0/4 --start-at 2026-12-01T12:00:00Z --keep-fleet ...
+  stormbench run --profile fleet-1k --from-snapshot f1k.snap --restore-each   # every variant from the same fleet`)
 }
 
-// runSweep runs a capacity sweep: the profile's storm, all at once, at
+// newSweepCmd runs a capacity sweep: the profile's storm, all at once, at
 // growing wave sizes on one fleet, and reports the largest wave that keeps
 // mutating API p99 ≤ 1s, zero 429s and zero service-outage seconds.
-func runSweep(ctx context.Context, env *cmdEnv, args []string) error {
-	return runStorm(ctx, env, args, true)
+func newSweepCmd(env *cmdEnv) *cobra.Command {
+	return newStormCmd(env, &runOptions{sweep: true}, "sweep --profile NAME|FILE --wave-sizes 50,100,200 [flags]",
+		"Capacity sweep: the storm at growing wave sizes; the max safe restart wave", `Runs the profile's storm all at once at each wave size, on one fleet, and
+prints per size the mutating p99, 429s, outage seconds and peak request
+rate, and the largest size for which every SLO held.`, `  stormbench sweep --profile fleet-1k --wave-sizes 50,100,200,400
+  stormbench sweep --profile quick --wave-sizes 5,10,20 --dry-run`)
 }
 
-func runStorm(ctx context.Context, env *cmdEnv, args []string, sweep bool) error {
-	o := &runOptions{sweep: sweep}
-	fs := o.flagSet(env)
-	if err := parse(fs, args); err != nil {
-		return err
+func newStormCmd(env *cmdEnv, o *runOptions, use, short, long, example string) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Long:    long,
+		Example: example,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context(), env, cmd.Flags())
+		},
 	}
+	o.addFlags(cmd.Flags())
+	completeProfile(cmd)
+	completeValues(cmd, "output", "text", "json", "yaml")
+	completeValues(cmd, "seeds", "fixed", "vary")
+	return cmd
+}
+
+// run runs the storm (or sweep) the parsed flags fs describe.
+func (o *runOptions) run(ctx context.Context, env *cmdEnv, fs *pflag.FlagSet) error {
 	if fs.NArg() > 0 {
 		return usagef("run takes no arguments (got %q)", fs.Args())
 	}
@@ -132,32 +158,8 @@ type runPlan struct {
 	snapshot       cluster.SnapshotMeta
 }
 
-func (o *runOptions) flagSet(env *cmdEnv) *pflag.FlagSet {
-	name, usage := "run", `run [--profile NAME|FILE] [flags]
-
-Provisions the profile's fleet (what exists is kept), runs every variant and
-repetition of its storm, prints the summary and writes the result file.
-Without --kubeconfig it uses the embedded cluster, starting it if needed.
-
-Examples:
-  stormbench run --profile quick
-  stormbench run --profile quick --dry-run                  # the plan, nothing started
-  stormbench run --profile fleet-1k --result results/f1k.json --cpuprofile cpu.pprof
-  stormbench run --profile my-storm.yaml --kubeconfig ~/.kube/config --context staging --yes
-  stormbench run --profile big.yaml --shard 0/4 --start-at 2026-12-01T12:00:00Z --keep-fleet ...
-  stormbench run --profile fleet-1k --from-snapshot f1k.snap --restore-each   # every variant from the same fleet`
-	if o.sweep {
-		name, usage = "sweep", `sweep --profile NAME|FILE --wave-sizes 50,100,200 [flags]
-
-Runs the profile's storm all at once at each wave size, on one fleet, and
-prints per size the mutating p99, 429s, outage seconds and peak request
-rate, and the largest size for which every SLO held.
-
-Examples:
-  stormbench sweep --profile fleet-1k --wave-sizes 50,100,200,400
-  stormbench sweep --profile quick --wave-sizes 5,10,20 --dry-run`
-	}
-	fs := newFlagSet(env, name, usage)
+// addFlags declares run's (and sweep's) flags on fs.
+func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	if o.sweep {
 		fs.StringVar(&o.waveSizes, "wave-sizes", "", "Comma-separated wave sizes (nodes restarted at once), smallest first")
 	}
@@ -181,7 +183,6 @@ Examples:
 	fs.BoolVar(&o.noRestore, "no-restore", false, "Embedded cluster: run every storm on the state the previous one left, instead of restoring the fleet snapshot taken after provisioning before each")
 	fs.IntVar(&o.repetitions, "repetitions", 0, "Run every variant this many times (1 to 100; overrides the profile's repetitions), in blocks of one storm per variant, shuffled per block from the seed (a sweep keeps its wave sizes growing in every block)")
 	fs.StringVar(&o.seeds, "seeds", "", "Which schedule the blocks of repetitions play (overrides the profile's repetitions.seeds): fixed, the seed's in every block (the intervals cover run-to-run noise only), or vary, each block its own seed derived from the seed (the intervals cover the schedule too)")
-	return fs
 }
 
 // resolve checks the flags and loads the profile, everything a run checks

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
@@ -22,19 +23,6 @@ import (
 	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/profiles"
 )
-
-const snapshotUsage = `Usage: stormbench fleet snapshot save|restore [flags]
-
-  save     write the embedded cluster's etcd, holding a provisioned fleet, to --file
-  restore  start the embedded cluster --name if it is not running, replace its etcd
-           with --file and wait until the fleet is Ready again
-
-A snapshot records the stormbench and Kubernetes versions, the profile and a
-digest of its fleet section; restore (and run --from-snapshot) refuse one made
-by another version or for another fleet. Provisioning a large fleet is bounded
-by the control plane (fleet-1k: about 15 minutes here); restoring skips it.
-Embedded cluster only.
-`
 
 // fleetDigest identifies a profile's fleet: the SHA-256 of its resolved
 // fleet section.
@@ -49,21 +37,46 @@ func snapshotWant(p *profiles.Profile) cluster.SnapshotMeta {
 	return cluster.SnapshotMeta{ToolVersion: bench.Version, Profile: p.Metadata.Name, FleetDigest: fleetDigest(p)}
 }
 
-func runFleetSnapshot(ctx context.Context, env *cmdEnv, args []string) error {
-	sub, rest, err := subcommand(args, "save", "restore")
-	if err != nil {
-		return err
+func newFleetSnapshotCmd(env *cmdEnv) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "snapshot",
+		Short: "Save or restore the embedded cluster's etcd with a provisioned fleet",
+		Long: `Saves or restores the embedded cluster's etcd with a provisioned fleet.
+
+A snapshot records the stormbench and Kubernetes versions, the profile and a
+digest of its fleet section; restore (and run --from-snapshot) refuse one made
+by another version or for another fleet. Provisioning a large fleet is bounded
+by the control plane (fleet-1k: about 15 minutes here); restoring skips it.
+Embedded cluster only.`,
+		Example: `  stormbench fleet snapshot save --run-id f1 --profile quick --file f1.snap
+  stormbench fleet snapshot restore --profile quick --file f1.snap`,
+		RunE: needsSubcommand,
 	}
-	if sub == "help" {
-		fmt.Fprint(env.stdout, snapshotUsage)
-		return nil
+	sub := func(name, short string) *cobra.Command {
+		o := &snapshotOptions{sub: name, profile: "quick", runID: "fleet"}
+		c := &cobra.Command{
+			Use:   name + " --file FILE [flags]",
+			Short: short,
+			RunE: func(c *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return usagef("fleet snapshot %s takes no arguments (got %q)", name, args)
+				}
+				return o.run(c.Context(), env)
+			},
+		}
+		o.addFlags(c.Flags())
+		completeProfile(c)
+		return c
 	}
-	o := &snapshotOptions{sub: sub, profile: "quick", runID: "fleet"}
-	fs := newFlagSet(env, "fleet snapshot "+sub, "fleet snapshot "+sub+" --file FILE [flags]")
-	o.addFlags(fs)
-	if err := parse(fs, rest); err != nil {
-		return err
-	}
+	cmd.AddCommand(
+		sub("save", "Write the embedded cluster's etcd, holding a provisioned fleet, to --file"),
+		sub("restore", "Start the embedded cluster --name if it is not running, replace its etcd with --file and wait until the fleet is Ready again"),
+	)
+	return cmd
+}
+
+// run saves or restores a snapshot.
+func (o *snapshotOptions) run(ctx context.Context, env *cmdEnv) error {
 	if o.file == "" {
 		return usagef("--file is required")
 	}
@@ -75,7 +88,7 @@ func runFleetSnapshot(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	if sub == "save" {
+	if o.sub == "save" {
 		return o.save(ctx, env, emb, p)
 	}
 	meta, restore, settle, err := restoreSnapshot(ctx, env, &o.cluster, emb, p, o.file)

@@ -1,27 +1,38 @@
 package main
 
 import (
-	"context"
 	"fmt"
+
+	"github.com/spf13/cobra"
 
 	"github.com/stormbench/stormbench/bench"
 )
 
-func runVersion(ctx context.Context, env *cmdEnv, args []string) error {
+func newVersionCmd(env *cmdEnv) *cobra.Command {
 	var output string
-	fs := newFlagSet(env, "version", `version [-o json|yaml]
-
-Prints stormbench's version, git revision and the Kubernetes version it
-builds and simulates.
-
-Examples:
-  stormbench version
+	cmd := &cobra.Command{
+		Use:   "version [-o json|yaml]",
+		Short: "Print the stormbench version",
+		Long: `Prints stormbench's version, git revision and the Kubernetes version it
+builds and simulates.`,
+		Example: `  stormbench version
   stormbench --version
-  stormbench version -o json`)
-	fs.StringVarP(&output, "output", "o", "", "Output format: text, json or yaml")
-	if err := parse(fs, args); err != nil {
-		return err
+  stormbench version -o json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("version takes no arguments (got %q)", args)
+			}
+			return printVersion(env, output)
+		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "Output format: text, json or yaml")
+	completeValues(cmd, "output", "text", "json", "yaml")
+	return cmd
+}
+
+// printVersion prints the version in the format of -o; an error when
+// stdout cannot be written.
+func printVersion(env *cmdEnv, output string) error {
 	if err := checkFormat(output); err != nil {
 		return err
 	}
@@ -29,6 +40,8 @@ Examples:
 	if output == "json" || output == "yaml" {
 		return printStructured(env.stdout, output, v)
 	}
-	fmt.Fprintf(env.stdout, "stormbench %s (git %s), built for Kubernetes %s\n", bench.Version, bench.GitRevision, "v1.36.3")
+	if _, err := fmt.Fprintf(env.stdout, "stormbench %s (git %s), built for Kubernetes %s\n", bench.Version, bench.GitRevision, "v1.36.3"); err != nil {
+		return fmt.Errorf("writing the version: %w", err)
+	}
 	return nil
 }
