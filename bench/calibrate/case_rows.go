@@ -273,9 +273,9 @@ func (c *calibration) startRows(cs Case, times map[string][]time.Time, nominal t
 		return out
 	}
 	rs, ss := since(c.real.nodes, true), since(c.sim.nodes, true)
-	lastRow := c.timingRow(MetricLastRequest, RuleMeanDifference, spanLastRequest, sum(rs)/k, sum(ss)/k, spreadOf(rs), spreadOf(ss), "mean over restarts, 0 for a node that sent none; leases and events left out")
+	lastRow := c.timingRow(MetricLastRequest, RuleShift, spanLastRequest, sum(rs)/k, sum(ss)/k, spreadOf(rs), spreadOf(ss), "mean over restarts, 0 for a node that sent none; leases and events left out")
 	rf, sf := since(c.real.nodes, false), since(c.sim.nodes, false)
-	firstRow := c.timingRow(MetricFirstRequest, RuleMeanDifference, spanLastRequest, sum(rf)/k, sum(sf)/k, spreadOf(rf), spreadOf(sf),
+	firstRow := c.timingRow(MetricFirstRequest, RuleShift, spanLastRequest, sum(rf)/k, sum(sf)/k, spreadOf(rf), spreadOf(sf),
 		"reported, not checked: the part of the last request's time before the kubelet's first request (the real kubelet's process start-up)")
 	firstRow.Informational, firstRow.Agree = true, true
 	return []Row{lastRow, firstRow}

@@ -285,8 +285,13 @@ func refRow(cc CombinedCase, r CombinedRow) *Row {
 // combinedVerdict is a row's verdict with the judging row's two-sample
 // test, if it has one.
 func combinedVerdict(cc CombinedCase, r CombinedRow) string {
-	if ref := refRow(cc, r); ref != nil && ref.Test != nil && r.Verdict != "info" {
-		return r.Verdict + " (" + ref.Test.String() + ")"
+	if ref := refRow(cc, r); ref != nil && r.Verdict != "info" {
+		switch {
+		case ref.Test != nil:
+			return r.Verdict + " (" + ref.Test.String() + ")"
+		case ref.Shift != nil:
+			return r.Verdict + " (" + ref.Shift.String() + ")"
+		}
 	}
 	return r.Verdict
 }

@@ -26,8 +26,12 @@ func verdict(r Row) string {
 // verdictCell is a row's verdict with its two-sample test, if it has one:
 // "ok (KS D 0.12, p 0.81, shift +0.2 s of ±0.3)".
 func verdictCell(r Row) string {
-	if r.Test != nil && !r.Informational {
+	switch {
+	case r.Informational:
+	case r.Test != nil:
 		return verdict(r) + " (" + r.Test.String() + ")"
+	case r.Shift != nil:
+		return verdict(r) + " (" + r.Shift.String() + ")"
 	}
 	return verdict(r)
 }
@@ -69,7 +73,7 @@ func judgedBy(cases []CaseResult) string {
 	for _, c := range cases {
 		for _, r := range c.Rows {
 			if r.Rule != "" {
-				return "In brackets, a figure's interval where it is not a point: for a count or a time to the last request, Student's t 95 % interval of the mean of the n per-restart values (n is the case's restarts); for a quantile of the not-ready periods, the distribution-free 95 % interval between two order statistics of the periods, whose number follows (\"too few\" below 6 periods for the median, 29 for the p90: any value is compatible); for the KS row, the t interval of the periods' mean. A count agrees when the gap between the two sides' intervals, 0 where they overlap, is within the tolerance of the real figure. A timing's tolerance is ±max(10 %, the resolution of the row's two ends, at most the absolute figure given): the time to the last request agrees when Welch's 95 % interval of the difference of the means reaches into it, a quantile when the gap between its intervals is within it, and the not-ready periods as a distribution when a two-sample Kolmogorov–Smirnov test at 5 % cannot tell the real periods from the model's moved by at most the tolerance. The longest period is reported, not checked."
+				return "In brackets, a figure's interval where it is not a point: for a count or a time to the last request, Student's t 95 % interval of the mean of the n per-restart values (n is the case's restarts); for a quantile of the not-ready periods, the distribution-free 95 % interval between two order statistics of the periods, whose number follows (\"too few\" below 6 periods for the median, 29 for the p90: any value is compatible); for the KS row, the t interval of the periods' mean. A count agrees when the gap between the two sides' intervals, 0 where they overlap, is within the tolerance of the real figure. A timing's tolerance is ±max(10 %, the resolution of the row's two ends, at most the absolute figure given): the time to the last request agrees when the 95 % interval of the Hodges–Lehmann shift of the model's per-restart values from the real ones (the median of their pairwise differences; the tolerance's 10 % of the real median) reaches into it, a quantile when the gap between its intervals is within it, and the not-ready periods as a distribution when a two-sample Kolmogorov–Smirnov test at 5 % cannot tell the real periods from the model's moved by at most the tolerance. The longest period is reported, not checked."
 			}
 		}
 	}

@@ -116,8 +116,8 @@ type Row struct {
 	HostBound bool `json:"hostBound,omitempty"`
 	// Note explains the row.
 	Note string `json:"note,omitempty"`
-	// Rule is how a timing row is judged (RuleMeanDifference,
-	// RuleQuantile, RuleKS); empty for a count, and in files written
+	// Rule is how a timing row is judged (RuleShift, RuleQuantile,
+	// RuleKS; RuleMeanDifference in the first tables of issue 46); empty for a count, and in files written
 	// before rules, judged by its intervals' gap.
 	Rule string `json:"rule,omitempty"`
 	// Span is what a timing row measures, from and to, and the
@@ -125,6 +125,8 @@ type Row struct {
 	Span *Span `json:"span,omitempty"`
 	// Test is the two-sample test of a RuleKS row.
 	Test *TwoSample `json:"test,omitempty"`
+	// Shift is the Hodges–Lehmann shift of a RuleShift row.
+	Shift *ShiftInterval `json:"shift,omitempty"`
 	// RealSpread and SimulatedSpread are the per-restart values behind
 	// Real and Simulated (one restart per node): their number and range.
 	// Nil for a figure that is not a mean over restarts (a quantile, a
