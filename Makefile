@@ -219,7 +219,7 @@ CAL_DIR          ?= results/calibration
 CAL_NODES        ?= 10
 CONTAINERD_CASES ?= kubelet/legacy,kubelet/preserve,runtime/refused,reboot,kubelet/deleted,kubelet/exited,kubelet/legacy+http,kubelet/preserve+http,runtime/refused+http,reboot+http,kubelet/legacy+tcp,kubelet/preserve+tcp,runtime/refused+tcp,reboot+tcp
 .PHONY: calibrate
-calibrate: components build real-node-deps ## Calibrate the model against real kubelets (hollow: every exec case; containerd: its cases and the +http and +tcp ones) and write CAL_DIR/{hollow,containerd,combined}.* (about 20 minutes).
+calibrate: components build real-node-deps ## Calibrate the model against real kubelets (hollow: every exec case; containerd: its cases and the +http and +tcp ones) and write CAL_DIR/{hollow,containerd,combined}.* (about 25 minutes at CAL_NODES=10 on 2 cores: hollow 7, containerd 16).
 	$(BIN)/stormbench calibrate --bin-dir $(BIN) --nodes $(CAL_NODES) --result $(CAL_DIR)/hollow.json --markdown $(CAL_DIR)/hollow.md --force || [ $$? = 1 ]
 	$(BIN)/stormbench calibrate --bin-dir $(BIN) --nodes $(CAL_NODES) --backend containerd --cases $(CONTAINERD_CASES) \
 		--result $(CAL_DIR)/containerd.json --markdown $(CAL_DIR)/containerd.md --force || [ $$? = 1 ]

@@ -67,3 +67,38 @@ func TestCalibrateBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestCalibrateRejudge: a table judged "ok" by an older rule is judged
+// again by this one and exits 1 naming the row; bad input exits 2.
+func TestCalibrateRejudge(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "old.json")
+	// kubelet/preserve's last request: the model 0.7 s before the real
+	// kubelet on every restart, once read "ok".
+	doc := `{"apiVersion": "stormbench.io/v1alpha1", "kind": "CalibrationResult", "schemaVersion": 1,
+ "start": "2026-12-05T20:33:06Z", "end": "2026-12-05T20:40:31Z", "complete": true, "kubeVersion": "v1.36.3",
+ "nodes": 4, "podsPerNode": 5, "probePeriod": "10s", "initDuration": "0s",
+ "tolerance": {"requestsAbsolute": 0.5, "requestsRelative": 0.1, "secondsAbsolute": 0.2, "secondsRelative": 0.1},
+ "realNodes": ["r0", "r1", "r2", "r3"], "simulatedNodes": ["s0", "s1", "s2", "s3"],
+ "cases": [{"name": "kubelet/preserve", "kind": "kubelet", "downtime": 5000000000, "observe": 25000000000,
+  "restarts": {"real": 4, "simulated": 4},
+  "rows": [{"metric": "kubelet start → last request", "unit": "s", "real": 1.88, "simulated": 1.15, "agree": true, "rule": "shift",
+   "realSpread": {"n": 4, "min": 1.87, "max": 1.89, "values": [1.87, 1.88, 1.88, 1.89]},
+   "simulatedSpread": {"n": 4, "min": 1.14, "max": 1.16, "values": [1.14, 1.15, 1.15, 1.16]}}]}]}`
+	if err := os.WriteFile(in, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "new.json")
+	code, stdout, stderr := runCLI(t, "calibrate", "rejudge", in, "--result", out)
+	if code != 1 || !strings.Contains(stdout, "DIFFERS (shift -0.73 s") || !strings.Contains(stderr, "kubelet/preserve: kubelet start → last request") {
+		t.Errorf("exit %d, want 1 naming the row\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("rejudged result not written: %v", err)
+	}
+	for _, args := range [][]string{{}, {in, in}, {filepath.Join(dir, "missing.json")}} {
+		if code, _, stderr := runCLI(t, append([]string{"calibrate", "rejudge"}, args...)...); code != 2 {
+			t.Errorf("rejudge %q: exit %d, want 2 (%s)", args, code, stderr)
+		}
+	}
+}
