@@ -5,10 +5,14 @@
 // PerfData for perf-dash ([BuildPerfData], [WritePerfData]).
 //
 // The thresholds ([Options]) come from the Kubernetes scalability SLOs
-// ([DefaultOptions]), a profile's gates section ([Options.ApplyProfile]) and
-// the gate command's flags. Figures are the key metrics of bench/compare,
-// and a regression must also be significant by its Mann-Whitney U test
-// when the samples are large enough to tell.
+// ([DefaultOptions]), then a profile's gates section the user named, then
+// the gate command's flags ([ResolveThresholds]), never from the result
+// judged. Figures are the key metrics of bench/compare. A regression beyond
+// its threshold fails unless the Mann-Whitney U test, corrected by Holm over
+// the variant's regression gates, finds it not significant, and the test
+// may spare it only when the runs allow a significant p at all
+// (compare.MinUTestP times the family's size within alpha); otherwise the
+// medians decide ([judgeRegressions]).
 //
 // Like every bench package, gate never parses flags, prints to stdout or
 // exits; cmd/stormbench wires it.
