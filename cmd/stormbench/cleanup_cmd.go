@@ -23,10 +23,8 @@ cluster.`,
 		Example: `  stormbench cleanup --list
   stormbench cleanup --run-id quick-1201-120000
   stormbench cleanup --run-id big-storm --kubeconfig ~/.kube/config --context staging --yes`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("cleanup takes no arguments (got %q)", args)
-			}
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {
 				return err
 			}

@@ -31,10 +31,8 @@ func newClusterCmd(env *cmdEnv) *cobra.Command {
 			Use:   name + " [flags]",
 			Short: short,
 			Long:  long,
-			RunE: func(c *cobra.Command, args []string) error {
-				if len(args) > 0 {
-					return usagef("cluster %s takes no arguments (got %q)", name, args)
-				}
+			Args:  noArgs,
+			RunE: func(c *cobra.Command, _ []string) error {
 				if err := o.validate(); err != nil {
 					return err
 				}

@@ -30,10 +30,8 @@ func newFleetCmd(env *cmdEnv) *cobra.Command {
 			Short:   short,
 			Long:    long,
 			Example: example,
-			RunE: func(c *cobra.Command, args []string) error {
-				if len(args) > 0 {
-					return usagef("fleet %s takes no arguments (got %q)", name, args)
-				}
+			Args:    noArgs,
+			RunE: func(c *cobra.Command, _ []string) error {
 				if err := o.validate(c.Flags()); err != nil {
 					return err
 				}

@@ -215,6 +215,14 @@ func needsSubcommand(cmd *cobra.Command, args []string) error {
 	return usagef("%s needs a command: one of %s", cmd.CommandPath(), strings.Join(names, ", "))
 }
 
+// noArgs is the Args of a command that takes no arguments: bad usage.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s takes no arguments (got %q)", cmd.CommandPath(), args)
+	}
+	return nil
+}
+
 // flagError makes a flag parse error bad usage (exit 2); an unknown flag
 // close to a known one is suggested.
 func flagError(cmd *cobra.Command, err error) error {

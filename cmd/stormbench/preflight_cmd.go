@@ -24,10 +24,8 @@ timing against the profile's. Exit 3 when a check fails, or when the API
 server does not answer within --timeout.`,
 		Example: `  stormbench preflight                                   # the embedded cluster
   stormbench preflight --kubeconfig ~/.kube/config --context staging --profile fleet-1k -o json`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("preflight takes no arguments (got %q)", args)
-			}
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkFormat(o.output); err != nil {
 				return err
 			}

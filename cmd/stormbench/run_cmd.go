@@ -52,9 +52,8 @@ func newStormCmd(env *cmdEnv, o *runOptions, use, short, long, example string) *
 		Short:   short,
 		Long:    long,
 		Example: example,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), env, cmd.Flags())
-		},
+		Args:    noArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), env, cmd.Flags()) },
 	}
 	o.addFlags(cmd.Flags())
 	completeProfile(cmd)
@@ -65,9 +64,6 @@ func newStormCmd(env *cmdEnv, o *runOptions, use, short, long, example string) *
 
 // run runs the storm (or sweep) the parsed flags fs describe.
 func (o *runOptions) run(ctx context.Context, env *cmdEnv, fs *pflag.FlagSet) error {
-	if fs.NArg() > 0 {
-		return usagef("run takes no arguments (got %q)", fs.Args())
-	}
 	rp, err := o.resolve(fs.Changed("seed"))
 	if err != nil {
 		return err

@@ -57,12 +57,8 @@ Embedded cluster only.`,
 		c := &cobra.Command{
 			Use:   name + " --file FILE [flags]",
 			Short: short,
-			RunE: func(c *cobra.Command, args []string) error {
-				if len(args) > 0 {
-					return usagef("fleet snapshot %s takes no arguments (got %q)", name, args)
-				}
-				return o.run(c.Context(), env)
-			},
+			Args:  noArgs,
+			RunE:  func(c *cobra.Command, _ []string) error { return o.run(c.Context(), env) },
 		}
 		o.addFlags(c.Flags())
 		completeProfile(c)

@@ -18,12 +18,8 @@ builds and simulates.`,
 		Example: `  stormbench version
   stormbench --version
   stormbench version -o json`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("version takes no arguments (got %q)", args)
-			}
-			return printVersion(env, output)
-		},
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error { return printVersion(env, output) },
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "Output format: text, json or yaml")
 	completeValues(cmd, "output", "text", "json", "yaml")
