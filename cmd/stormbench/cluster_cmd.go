@@ -130,6 +130,10 @@ func (o *clusterCmdOptions) run(ctx context.Context, env *cmdEnv) error {
 }
 
 func (o *clusterCmdOptions) up(ctx context.Context, env *cmdEnv, e *cluster.Embedded) error {
+	if e.Exists() {
+		// Bad input, not a failed start: nothing was tried.
+		return usagef("embedded cluster %q already exists in %s: see `stormbench cluster status --name %s`, or remove it with `stormbench cluster down --name %s`", e.Name(), o.cluster.workDir, e.Name(), e.Name())
+	}
 	fmt.Fprintf(env.stderr, "Starting embedded cluster %q (Kubernetes %s, 127.0.0.1 only)...\n", e.Name(), "v1.36.3")
 	if err := e.Up(ctx); err != nil {
 		return err

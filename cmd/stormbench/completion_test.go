@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -78,6 +81,25 @@ func TestCompletionScripts(t *testing.T) {
 	for _, args := range [][]string{{"completion", "tcsh"}, {"completion"}, {"completion", "bash", "zsh"}} {
 		if code, out, _ := runCLI(t, args...); code != exitUsage || out != "" {
 			t.Errorf("%q: exit %d, stdout %.100q; want %d and nothing", args, code, out, exitUsage)
+		}
+	}
+}
+
+// failingWriter fails every write, as a full disk or a closed pipe does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestUnwritableStdout: version and completion fail (exit 3, naming the
+// cause) when their output cannot be written, instead of exiting 0.
+func TestUnwritableStdout(t *testing.T) {
+	for _, args := range [][]string{
+		{"version"}, {"version", "-o", "json"}, {"version", "-o", "yaml"}, {"--version"},
+		{"completion", "bash"}, {"completion", "zsh"}, {"completion", "fish"}, {"completion", "powershell"},
+	} {
+		var stderr bytes.Buffer
+		if code := run(context.Background(), failingWriter{}, &stderr, args); code != exitFailed || !strings.Contains(stderr.String(), "no space left on device") {
+			t.Errorf("%q into a failing stdout: exit %d, stderr %q; want %d naming the cause", args, code, stderr.String(), exitFailed)
 		}
 	}
 }

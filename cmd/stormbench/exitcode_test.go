@@ -240,3 +240,30 @@ func TestIsTTY(t *testing.T) {
 		t.Error("a null device counts as a terminal")
 	}
 }
+
+// TestInterruptNote: only a command with a run (run, sweep, fleet) says it
+// brings nodes back on Ctrl-C; a read-only command says it stops.
+func TestInterruptNote(t *testing.T) {
+	if got := interruptNote(""); strings.Contains(got, "bringing nodes back") || !strings.Contains(got, "stopping") {
+		t.Errorf("without a run: %q", got)
+	}
+	if got := interruptNote("quick-1"); !strings.Contains(got, "bringing nodes back and cleaning up") {
+		t.Errorf("with a run: %q", got)
+	}
+}
+
+// TestClusterUpExisting: cluster up on a cluster that exists is bad input
+// (exit 2), found before anything starts, and names what to do instead.
+func TestClusterUpExisting(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "clusters", "busy"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "clusters", "busy", "kwok.yaml"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "cluster", "up", "--name", "busy", "--workdir", dir, "--bin-dir", fakeBinDir(t, cluster.AllBinaries...))
+	if code != exitUsage || !strings.Contains(stderr, `embedded cluster "busy" already exists`) || !strings.Contains(stderr, "cluster down --name busy") || strings.Contains(stderr, "Starting") {
+		t.Errorf("exit %d, stderr %q; want %d naming cluster status and down", code, stderr, exitUsage)
+	}
+}

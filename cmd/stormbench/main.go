@@ -54,7 +54,8 @@ func signalContext() (context.Context, func()) {
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ch
-		fmt.Fprintln(os.Stderr, "\nstormbench: interrupted: stopping, bringing nodes back and cleaning up (interrupt again to exit now)")
+		id, _ := currentRunID.Load().(string)
+		fmt.Fprintln(os.Stderr, "\n"+interruptNote(id))
 		cancel()
 		<-ch
 		// Never --all: on a shared cluster it removes other runs' leftovers.
@@ -66,6 +67,16 @@ func signalContext() (context.Context, func()) {
 		os.Exit(130)
 	}()
 	return ctx, func() { signal.Stop(ch); cancel() }
+}
+
+// interruptNote is what the first interrupt prints: a command that has a
+// run (its id known: run, sweep, fleet) brings nodes back and cleans up;
+// any other only stops.
+func interruptNote(runID string) string {
+	if runID == "" {
+		return "stormbench: interrupted: stopping (interrupt again to exit now)"
+	}
+	return "stormbench: interrupted: stopping, bringing nodes back and cleaning up (interrupt again to exit now)"
 }
 
 // currentRunID is the run id of the command in progress, once known, for

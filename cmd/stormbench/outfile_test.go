@@ -260,3 +260,29 @@ func TestSnapshotFileRefused(t *testing.T) {
 		t.Errorf("existing file now holds %q", b)
 	}
 }
+
+// TestSnapshotFileBeforeBinaries: fleet snapshot save and restore read
+// --file (where a save goes, what a restore holds) before they look for the
+// component binaries, so bad input is named as such without them.
+func TestSnapshotFileBeforeBinaries(t *testing.T) {
+	dir, noBin := t.TempDir(), t.TempDir()
+	garbage := filepath.Join(dir, "garbage.snap")
+	if err := os.WriteFile(garbage, []byte("not a snapshot"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"restore", "--file", filepath.Join(dir, "missing.snap")}, "no such file"},
+		{[]string{"restore", "--file", garbage}, "garbage.snap"},
+		{[]string{"save", "--file", dir}, "--file"},
+		{[]string{"save", "--file", filepath.Join(dir, "x.snap"), "--run-id", "Not/A/Label"}, "Not/A/Label"},
+	} {
+		args := append([]string{"fleet", "snapshot"}, append(tc.args, "--workdir", dir, "--bin-dir", noBin)...)
+		code, _, stderr := runCLI(t, args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "components are missing") {
+			t.Errorf("%q: exit %d, stderr %q; want %d naming %q, not the binaries", tc.args, code, stderr, exitUsage, tc.want)
+		}
+	}
+}

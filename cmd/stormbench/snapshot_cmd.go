@@ -80,12 +80,25 @@ func (o *snapshotOptions) run(ctx context.Context, env *cmdEnv) error {
 	if err != nil {
 		return err
 	}
+	// --file is checked before the binaries are looked for: where a save
+	// goes, what a restore holds.
+	var dest outfile.Target
+	if o.sub == "save" {
+		if err := validateRunID(o.runID); err != nil {
+			return err
+		}
+		if dest, err = o.saveDest(); err != nil {
+			return err
+		}
+	} else if _, err := checkSnapshot(o.file, p); err != nil {
+		return err
+	}
 	emb, err := o.cluster.embedded(p, nil)
 	if err != nil {
 		return err
 	}
 	if o.sub == "save" {
-		return o.save(ctx, env, emb, p)
+		return o.save(ctx, env, emb, p, dest)
 	}
 	meta, restore, settle, err := restoreSnapshot(ctx, env, &o.cluster, emb, p, o.file)
 	if err != nil {
@@ -137,15 +150,9 @@ func (o *snapshotOptions) saveDest() (outfile.Target, error) {
 	return dest, nil
 }
 
-// save saves the running embedded cluster's etcd with the fleet of runID.
-func (o *snapshotOptions) save(ctx context.Context, env *cmdEnv, emb *cluster.Embedded, p *profiles.Profile) error {
-	if err := validateRunID(o.runID); err != nil {
-		return err
-	}
-	dest, err := o.saveDest()
-	if err != nil {
-		return err
-	}
+// save saves the running embedded cluster's etcd with the fleet of runID
+// to dest (saveDest).
+func (o *snapshotOptions) save(ctx context.Context, env *cmdEnv, emb *cluster.Embedded, p *profiles.Profile, dest outfile.Target) error {
 	if !emb.Exists() {
 		return usagef("the embedded cluster %q is not running (start it with `stormbench cluster up`, provision with `stormbench fleet up`)", o.cluster.name)
 	}
@@ -181,17 +188,27 @@ func (o *snapshotOptions) save(ctx context.Context, env *cmdEnv, emb *cluster.Em
 	return nil
 }
 
-// restoreSnapshot starts the embedded cluster if needed, restores file into
-// it and waits until the fleet the snapshot holds is Ready again.
-func restoreSnapshot(ctx context.Context, env *cmdEnv, o *clusterOptions, emb *cluster.Embedded, p *profiles.Profile, file string) (meta cluster.SnapshotMeta, restore, settle time.Duration, err error) {
-	// Refuse a mismatched snapshot before starting anything.
-	if meta, err = cluster.ReadSnapshotMeta(file); err != nil {
-		return meta, 0, 0, usagef("%v", err)
+// checkSnapshot reads a snapshot's metadata and refuses one made by another
+// version or for another fleet than p's (bad input).
+func checkSnapshot(file string, p *profiles.Profile) (cluster.SnapshotMeta, error) {
+	meta, err := cluster.ReadSnapshotMeta(file)
+	if err != nil {
+		return meta, usagef("%v", err)
 	}
 	want := snapshotWant(p)
 	want.KubeVersion = cluster.KubeVersion
 	if err := meta.Check(want); err != nil {
-		return meta, 0, 0, usagef("refusing snapshot %s: %v", file, err)
+		return meta, usagef("refusing snapshot %s: %v", file, err)
+	}
+	return meta, nil
+}
+
+// restoreSnapshot starts the embedded cluster if needed, restores file into
+// it and waits until the fleet the snapshot holds is Ready again.
+func restoreSnapshot(ctx context.Context, env *cmdEnv, o *clusterOptions, emb *cluster.Embedded, p *profiles.Profile, file string) (meta cluster.SnapshotMeta, restore, settle time.Duration, err error) {
+	// Refuse a mismatched snapshot before starting anything.
+	if meta, err = checkSnapshot(file, p); err != nil {
+		return meta, 0, 0, err
 	}
 	if !emb.Exists() {
 		fmt.Fprintf(env.stderr, "Starting embedded cluster %q (Kubernetes %s, 127.0.0.1 only)...\n", o.name, cluster.KubeVersion)
