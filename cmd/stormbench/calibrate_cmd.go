@@ -174,7 +174,6 @@ func newCalibrateCmd(env *cmdEnv) *cobra.Command {
 		},
 	}
 	o.addFlags(cmd.Flags())
-	completeValues(cmd, "output", "text", "json", "yaml")
 	completeValues(cmd, "backend", calibrate.BackendHollow, calibrate.BackendContainerd)
 	cmd.AddCommand(newCalibrateCombineCmd(env), newCalibrateRejudgeCmd(env))
 	return cmd
@@ -367,7 +366,6 @@ not, 2 for bad input.`,
 	fs.StringVar(&htmlPath, "html", "", "Write the combined table as a self-contained HTML page here")
 	fs.StringVarP(&output, "output", "o", "text", "Table on stdout: text, json or yaml")
 	fs.BoolVar(&force, "force", false, "Overwrite existing output files")
-	completeValues(cmd, "output", "text", "json", "yaml")
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		if err := checkFormat(output); err != nil {
 			return err
@@ -475,7 +473,6 @@ input.`,
 	fs.Float64Var(&tol.SecondsAbsolute, "tolerance-seconds", 0, "Cap of the timings' absolute tolerance, seconds (default: the file's)")
 	fs.Float64Var(&tol.SecondsRelative, "tolerance-seconds-relative", 0, "Relative tolerance of timings (default: the file's)")
 	fs.BoolVar(&force, "force", false, "Overwrite existing output files")
-	completeValues(cmd, "output", "text", "json", "yaml")
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		if err := checkFormat(output); err != nil {
 			return err

@@ -32,7 +32,6 @@ cluster.`,
 		},
 	}
 	o.addFlags(cmd.Flags())
-	completeValues(cmd, "output", "text", "json", "yaml")
 	return cmd
 }
 

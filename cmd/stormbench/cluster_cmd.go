@@ -40,12 +40,6 @@ func newClusterCmd(env *cmdEnv) *cobra.Command {
 			},
 		}
 		o.addFlags(c.Flags())
-		if name == "up" {
-			completeProfile(c)
-		}
-		if name == "status" {
-			completeValues(c, "output", "text", "json", "yaml")
-		}
 		return c
 	}
 	cmd.AddCommand(

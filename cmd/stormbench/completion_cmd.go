@@ -52,11 +52,20 @@ func completeValues(cmd *cobra.Command, name string, values ...string) {
 	_ = cmd.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 }
 
-// completeProfile completes cmd's --profile with the built-in profiles'
-// names, and files (a profile may be a YAML file).
-func completeProfile(cmd *cobra.Command) {
-	_ = cmd.RegisterFlagCompletionFunc("profile", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return profiles.Names(), cobra.ShellCompDirectiveDefault
+// completeFlagValues completes, on every command below root, the values
+// of the flags that mean the same everywhere: --profile with the built-in
+// profiles' names (and files, a profile may be a YAML file), and -o with
+// text, json and yaml where the command has not registered other formats.
+func completeFlagValues(root *cobra.Command) {
+	walk(root, func(c *cobra.Command) {
+		if c.Flags().Lookup("profile") != nil {
+			_ = c.RegisterFlagCompletionFunc("profile", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+				return profiles.Names(), cobra.ShellCompDirectiveDefault
+			})
+		}
+		if _, ok := c.GetFlagCompletionFunc("output"); !ok && c.Flags().Lookup("output") != nil {
+			completeValues(c, "output", "text", "json", "yaml")
+		}
 	})
 }
 

@@ -40,7 +40,6 @@ func newFleetCmd(env *cmdEnv) *cobra.Command {
 			},
 		}
 		o.addFlags(c.Flags())
-		completeProfile(c)
 		return c
 	}
 	cmd.AddCommand(

@@ -232,8 +232,6 @@ func newGateCmd(env *cmdEnv) *cobra.Command {
 		},
 	}
 	o.addFlags(cmd.Flags())
-	completeProfile(cmd)
-	completeValues(cmd, "output", "text", "json", "yaml")
 	_ = cmd.RegisterFlagCompletionFunc("variant", completeVariants(func([]string) []string { return []string{o.curPath} }))
 	return cmd
 }

@@ -186,6 +186,7 @@ Exit codes: 0 ok, 1 a gate failed, 2 bad usage or input, 3 the run failed,
 		".LocalFlags.FlagUsages", "flagUsages .LocalFlags",
 		".InheritedFlags.FlagUsages", "flagUsages .InheritedFlags",
 	).Replace(root.UsageTemplate()))
+	completeFlagValues(root)
 	walk(root, func(c *cobra.Command) {
 		c.Flags().SortFlags = false
 		c.SuggestionsMinimumDistance = 2
@@ -361,7 +362,7 @@ func boundMessage(msg string, max int) string {
 }
 
 func exitCode(stderr io.Writer, err error) int {
-	if err == nil || errors.Is(err, pflag.ErrHelp) {
+	if err == nil {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "stormbench: %s\n", boundMessages(err.Error()))
@@ -381,29 +382,19 @@ func exitCode(stderr io.Writer, err error) int {
 // writes them, "--yes", not "--yes[=true|false]" (pflag 1.1 adds the
 // suffix), the usage column aligned again without it.
 func flagUsages(fs *pflag.FlagSet) string {
-	var rows [][]string
+	lines := strings.Split(strings.ReplaceAll(fs.FlagUsages(), "[=true|false]", ""), "\n")
 	width := 0
-	for _, l := range strings.Split(strings.ReplaceAll(fs.FlagUsages(), "[=true|false]", ""), "\n") {
-		m := flagRow.FindStringSubmatch(l)
-		if m == nil {
-			rows = append(rows, []string{l})
-			continue
+	for _, l := range lines {
+		if m := flagRow.FindStringSubmatch(l); m != nil {
+			width = max(width, len(m[1]))
 		}
-		rows = append(rows, m[1:])
-		width = max(width, len(m[1]))
 	}
-	var b strings.Builder
-	for i, r := range rows {
-		if i > 0 {
-			b.WriteByte('\n')
+	for i, l := range lines {
+		if m := flagRow.FindStringSubmatch(l); m != nil {
+			lines[i] = fmt.Sprintf("%-*s   %s", width, m[1], m[2])
 		}
-		if len(r) == 1 {
-			b.WriteString(r[0])
-			continue
-		}
-		fmt.Fprintf(&b, "%-*s   %s", width, r[0], r[1])
 	}
-	return b.String()
+	return strings.Join(lines, "\n")
 }
 
 // flagRow splits a line of pflag's flag table into the flag and its usage,

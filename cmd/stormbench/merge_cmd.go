@@ -61,7 +61,6 @@ func newMergeCmd(env *cmdEnv) *cobra.Command {
 		},
 	}
 	o.addFlags(cmd.Flags())
-	completeValues(cmd, "output", "text", "json", "yaml")
 	return cmd
 }
 

@@ -36,8 +36,6 @@ server does not answer within --timeout.`,
 		},
 	}
 	o.addFlags(cmd.Flags())
-	completeProfile(cmd)
-	completeValues(cmd, "output", "text", "json", "yaml")
 	return cmd
 }
 

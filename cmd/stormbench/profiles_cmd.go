@@ -31,7 +31,6 @@ func newProfilesCmd(env *cmdEnv) *cobra.Command {
 			},
 		}
 		c.Flags().StringVarP(&o.output, "output", "o", "", "Output format: text, yaml or json (show: yaml unless json)")
-		completeValues(c, "output", "text", "json", "yaml")
 		return c
 	}
 	show := sub("show NAME|FILE [flags]", "Print a profile resolved with its defaults (validated)", func(o *profilesOptions, args []string) error {

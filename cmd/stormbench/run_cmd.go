@@ -56,8 +56,6 @@ func newStormCmd(env *cmdEnv, o *runOptions, use, short, long, example string) *
 		RunE:    func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), env, cmd.Flags()) },
 	}
 	o.addFlags(cmd.Flags())
-	completeProfile(cmd)
-	completeValues(cmd, "output", "text", "json", "yaml")
 	completeValues(cmd, "seeds", "fixed", "vary")
 	return cmd
 }

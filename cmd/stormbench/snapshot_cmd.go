@@ -61,7 +61,6 @@ Embedded cluster only.`,
 			RunE:  func(c *cobra.Command, _ []string) error { return o.run(c.Context(), env) },
 		}
 		o.addFlags(c.Flags())
-		completeProfile(c)
 		return c
 	}
 	cmd.AddCommand(

@@ -22,7 +22,6 @@ builds and simulates.`,
 		RunE: func(*cobra.Command, []string) error { return printVersion(env, output) },
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "Output format: text, json or yaml")
-	completeValues(cmd, "output", "text", "json", "yaml")
 	return cmd
 }
 
