@@ -121,6 +121,14 @@ func TestDidYouMean(t *testing.T) {
 	if code, stdout, _ := runCLI(t, "--version"); code != exitOK || !strings.HasPrefix(stdout, "stormbench ") {
 		t.Errorf("--version: exit %d, %q", code, stdout)
 	}
+	for _, args := range [][]string{{"help", "nosuch"}, {"help", "cluster", "nosuch"}} {
+		if code, stdout, stderr := runCLI(t, args...); code != exitUsage || stdout != "" || !strings.Contains(stderr, "no such command") {
+			t.Errorf("%q: exit %d, stdout %.80q, stderr %q; want %d", args, code, stdout, stderr, exitUsage)
+		}
+	}
+	if code, stdout, _ := runCLI(t, "help", "cluster", "up"); code != exitOK || !strings.Contains(stdout, "stormbench cluster up [flags]") {
+		t.Errorf("help cluster up: exit %d, %q", code, stdout)
+	}
 	if code, stdout, _ := runCLI(t, "help", "merge"); code != exitOK || !strings.Contains(stdout, "Usage:\n  stormbench merge --output-file") {
 		t.Errorf("help merge: exit %d, %q", code, stdout)
 	}

@@ -175,6 +175,7 @@ Exit codes: 0 ok, 1 a gate failed, 2 bad usage or input, 3 the run failed,
 		newCompletionCmd(env), newCompareCmd(env), newReportCmd(env), newGateCmd(env),
 		newCalibrateCmd(env), newExportCmd(env), newMergeCmd(env),
 	)
+	root.SetHelpCommand(newHelpCmd())
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetOut(env.stdout)
 	root.SetErr(env.stderr)
@@ -193,6 +194,34 @@ Exit codes: 0 ok, 1 a gate failed, 2 bad usage or input, 3 the run failed,
 		c.Flags().SetOutput(&env.flagNotes)
 	})
 	return root
+}
+
+// newHelpCmd is "stormbench help [command]": the command's --help, and bad
+// usage for a command that does not exist (cobra's own help command shows
+// stormbench's help for it and exits 0).
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		ValidArgsFunction: func(c *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			var names []string
+			if cmd, rest, err := c.Root().Find(args); err == nil && len(rest) == 0 {
+				for _, sub := range cmd.Commands() {
+					if sub.IsAvailableCommand() {
+						names = append(names, sub.Name())
+					}
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return usagef("no help for %q: no such command (stormbench --help lists them)", strings.Join(args, " "))
+			}
+			return cmd.Help()
+		},
+	}
 }
 
 // templateFuncs adds flagUsages to cobra's template functions, a map of
