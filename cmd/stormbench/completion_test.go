@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -100,6 +103,47 @@ func TestUnwritableStdout(t *testing.T) {
 		var stderr bytes.Buffer
 		if code := run(context.Background(), failingWriter{}, &stderr, args); code != exitFailed || !strings.Contains(stderr.String(), "no space left on device") {
 			t.Errorf("%q into a failing stdout: exit %d, stderr %q; want %d naming the cause", args, code, stderr.String(), exitFailed)
+		}
+	}
+}
+
+// TestBashCompletion sources the bash script in bash and completes as a
+// shell would: the script asks `stormbench __complete` (this test binary,
+// standing in for stormbench) and fills COMPREPLY. bash-completion's
+// _get_comp_words_by_ref is stubbed with what it gives for these words,
+// and compopt, which works only under complete.
+func TestBashCompletion(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, script, stderr := runCLI(t, "completion", "bash")
+	if code != exitOK {
+		t.Fatalf("completion bash: exit %d: %s", code, stderr)
+	}
+	for _, tc := range []struct{ words, want string }{
+		{"stormbench cal", "calibrate"},
+		{"stormbench run --profile qui", "quick"},
+		{"stormbench fleet snapshot sa", "save"},
+		{"stormbench cluster status --out", "--output"},
+		{"stormbench report -o mark", "markdown"},
+	} {
+		prog := fmt.Sprintf(`stormbench() { STORMBENCH_TEST_AS_CLI=1 %q "$@"; }
+compopt() { :; }
+_get_comp_words_by_ref() { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
+%s
+COMP_WORDS=(%s); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); __start_stormbench; echo "${COMPREPLY[*]}"
+`, exe, script, tc.words)
+		out, err := exec.Command(bash, "-c", prog).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: bash: %v\n%s", tc.words, err, out)
+		}
+		if got := strings.TrimSpace(string(out)); got != tc.want {
+			t.Errorf("%q completes to %q, want %q", tc.words, got, tc.want)
 		}
 	}
 }

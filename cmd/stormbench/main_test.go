@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -48,6 +49,11 @@ func stormbenchBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	// The test binary is stormbench itself for a shell that runs it
+	// (TestBashCompletion).
+	if os.Getenv("STORMBENCH_TEST_AS_CLI") == "1" {
+		os.Exit(run(context.Background(), os.Stdout, os.Stderr, os.Args[1:]))
+	}
 	code := clustertest.Finish(m.Run())
 	if cliDir != "" {
 		_ = os.RemoveAll(cliDir)
