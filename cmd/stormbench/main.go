@@ -265,13 +265,15 @@ func noArgs(cmd *cobra.Command, args []string) error {
 }
 
 // flagError makes a flag parse error bad usage (exit 2); an unknown flag
-// close to a known one is suggested.
+// close to a known one is suggested, by cobra's rule for commands.
 func flagError(cmd *cobra.Command, err error) error {
 	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
-		var names []string
-		cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-		if hint := didYouMean(name, names); hint != "" {
-			return usageError{fmt.Errorf("%w%s", err, strings.Replace(hint, `"`, `"--`, 1))}
+		flags := &cobra.Command{SuggestionsMinimumDistance: 2}
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			flags.AddCommand(&cobra.Command{Use: f.Name, Hidden: f.Hidden || f.Deprecated != "", Run: func(*cobra.Command, []string) {}})
+		})
+		if s := flags.SuggestionsFor(name); len(s) > 0 {
+			return usageError{fmt.Errorf("%w (did you mean \"--%s\"?)", err, s[0])}
 		}
 	}
 	return usageError{err}
@@ -297,42 +299,6 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	err := root.ExecuteContext(ctx)
 	setVerbosity(stderr, 0)
 	return exitCode(stderr, err)
-}
-
-// didYouMean suggests the closest of names to what was typed, when it is
-// close enough to be a typo: ` (did you mean "output"?)`, or "".
-func didYouMean(typed string, names []string) string {
-	best, bestD := "", max(2, len(typed)/3)+1
-	for _, n := range names {
-		if d := editDistance(typed, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // maxMessageLen is the most characters an error message printed by
