@@ -1,0 +1,42 @@
+package calibrate
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestCommittedCalibrationFollowsModel: the committed calibration
+// (results/calibration/*.json) is of the model at the head. A change of
+// the simulated kubelet's behaviour changes its request or plan goldens
+// (ModelGoldens), so their fingerprint; the change lands with its
+// calibration, made again by RemakeCommand.
+func TestCommittedCalibrationFollowsModel(t *testing.T) {
+	head, err := ModelFingerprint(os.DirFS(filepath.Join("..", "kubelet", "testdata")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join("..", "..", "results", "calibration", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no committed calibration in results/calibration: run `%s` and commit results/calibration", RemakeCommand)
+	}
+	for _, f := range files {
+		r, err := ReadFile(f)
+		if err != nil {
+			t.Errorf("committed calibration: %v", err)
+			continue
+		}
+		name := filepath.ToSlash(filepath.Join("results", "calibration", filepath.Base(f)))
+		switch r.ModelFingerprint {
+		case head:
+		case "":
+			t.Errorf("%s has no model fingerprint: it was made before calibrations followed the model; run `%s` and commit results/calibration", name, RemakeCommand)
+		default:
+			t.Errorf("%s is of model %.12s, the head's goldens (%s) are of %.12s: the simulated kubelet changed since its calibration; run `%s` and commit results/calibration with the change",
+				name, r.ModelFingerprint, ModelGoldens, head, RemakeCommand)
+		}
+	}
+}
