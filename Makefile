@@ -199,11 +199,11 @@ compare-gates: components build ## The gate A/B: quick, REPETITIONS + REPETITION
 # table's Benjamini-Hochberg correction: a difference between identical
 # variants is a defect of the ruler.
 .PHONY: aa
-aa: components build ## The A/A self-check (profile aa: the same variant twice, REPETITIONS + REPETITIONS, schedules varying per block) into results/aa.{json,md} (about 35 minutes on 2 cores).
+aa: components build ## The A/A self-check (profile aa: the same variant twice, REPETITIONS + REPETITIONS, schedules varying per block) into results/aa/aa.{json,md} (about 35 minutes on 2 cores).
 	@echo "==> the A/A check: profile aa, $(REPETITIONS) + $(REPETITIONS) interleaved storms (about 35 minutes on 2 cores)"
-	$(BIN)/stormbench run --profile aa --repetitions $(REPETITIONS) --bin-dir $(BIN) --result results/aa.json --force
-	$(BIN)/stormbench compare results/aa.json
-	$(BIN)/stormbench report results/aa.json --output-file results/aa.md --force
+	$(BIN)/stormbench run --profile aa --repetitions $(REPETITIONS) --bin-dir $(BIN) --result results/aa/aa.json --force
+	$(BIN)/stormbench compare results/aa/aa.json
+	$(BIN)/stormbench report results/aa/aa.json --output-file results/aa/aa.md --force
 
 # The calibration of the model against real kubelets on both backends, at
 # the current head: every case on hollow kubelets, the cases a containerd
@@ -256,7 +256,7 @@ figures-check: ## Fail when a figure block differs from what its result file giv
 .PHONY: published
 published: ## List the targets that remake each published set, with their expected times on 2 cores.
 	@echo "compare-gates       the gate A/B: quick, $(REPETITIONS) + $(REPETITIONS) interleaved storms -> results/baselines/quick.json (about 35 minutes)"
-	@echo "aa                  the A/A check: the same variant twice, $(REPETITIONS) + $(REPETITIONS) -> results/aa.json (about 35 minutes)"
+	@echo "aa                  the A/A check: the same variant twice, $(REPETITIONS) + $(REPETITIONS) -> results/aa/aa.json (about 35 minutes)"
 	@echo "calibrate           the model against real kubelets, hollow and containerd, one table -> results/calibration/ (about 20 minutes; root)"
 	@echo "published-host      the 300-node host pair, without and with a 0.85-core budget -> results/host/ (about 40 minutes; root for the budget)"
 	@echo "published-sweep     the capacity sweep: 150 nodes, wave sizes $(SWEEP_WAVES), 3 repetitions -> results/scale/sweep-150.json (about 30 minutes; root)"

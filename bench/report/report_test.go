@@ -353,3 +353,14 @@ func TestReportFlows(t *testing.T) {
 		t.Errorf("a run without flow figures has a flow table: %+v", plain.Flows.Rows)
 	}
 }
+
+// TestReportVaryingSeedsProfile: a result whose profile recorded
+// repetitions as {count, seeds: vary} (profiles.Repetitions) is reported;
+// reading it as a bare count refused every A/A result.
+func TestReportVaryingSeedsProfile(t *testing.T) {
+	r := resulttest.Synthetic(t, "v", map[string][]float64{"a": {1, 2}, "b": {1, 2}}, "a", "b")
+	r.Run.Profile = []byte(`{"metadata":{"name":"aa"},"storm":{"kind":"kubelet"},"repetitions":{"count":2,"seeds":"vary"}}`)
+	if _, err := Build(compare.Input{Name: "v.json", Result: r}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+}

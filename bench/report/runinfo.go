@@ -23,8 +23,8 @@ type runProfile struct {
 			Interval result.Duration `json:"interval"`
 		} `json:"waves"`
 	} `json:"storm"`
-	Repetitions int             `json:"repetitions"`
-	Gates       *profiles.Gates `json:"gates"`
+	Repetitions profiles.Repetitions `json:"repetitions"`
+	Gates       *profiles.Gates      `json:"gates"`
 }
 
 func decodeProfile(r *result.Result) (runProfile, error) {
