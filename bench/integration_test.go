@@ -288,19 +288,20 @@ func TestKubeletRestartGateAB(t *testing.T) {
 	// Realistic APF (the default): the components have identities of
 	// their own, so APF classifies them as in a kubeadm cluster, not as
 	// exempt system:masters. The legacy storm makes the EndpointSlice and
-	// Endpoints controllers write (their service accounts: workload-high),
-	// and KWOK renews leases throughout (stormbench-kwok-heartbeats:
-	// node-high).
+	// Endpoints controllers write (their service accounts: workload-high,
+	// each in the flow schema that tells its flow apart), and KWOK renews
+	// leases throughout (stormbench-kwok-heartbeats: node-high).
+	const endpointSliceSchema = "stormbench-flow-endpointslice-controller"
 	apf := func(schema, level string) float64 {
 		return value(t, legacy, measure.MeasurementAPIServer, measure.APIFlowDispatched, result.WindowStorm, result.LabelFlowSchema, schema, result.LabelPriorityLevel, level)
 	}
 	for _, fl := range [][2]string{
-		{"kube-system-service-accounts", "workload-high"},
+		{endpointSliceSchema, "workload-high"},
 		{cluster.FlowSchemaKwokHeartbeats, "node-high"},
 		{"system-node-high", "node-high"},
 		{"system-nodes", "system"},
-		{"global-default", "global-default"},   // the harness's own requests
-		{cluster.FlowSchemaObserver, "exempt"}, // its /metrics scrapes
+		{cluster.FlowSchemaHarness, "global-default"}, // the harness's own requests
+		{cluster.FlowSchemaObserver, "exempt"},        // its /metrics scrapes
 	} {
 		if apf(fl[0], fl[1]) == 0 {
 			t.Errorf("legacy: no requests in flow schema %s (priority level %s)", fl[0], fl[1])
@@ -308,7 +309,7 @@ func TestKubeletRestartGateAB(t *testing.T) {
 	}
 	// What is left exempt is the API server's own loopback client: a few
 	// requests a second at most, where every component's were thousands.
-	if ex, all := apf("exempt", "exempt"), apf("kube-system-service-accounts", "workload-high"); ex >= all {
+	if ex, all := apf("exempt", "exempt"), apf(endpointSliceSchema, "workload-high"); ex >= all {
 		t.Errorf("legacy: %v exempt requests against %v from the controllers: components still run as system:masters?", ex, all)
 	}
 	lw := value(t, legacy, measure.MeasurementEndpointSlices, measure.SliceWrites, result.WindowStorm)
