@@ -184,6 +184,7 @@ MAX_REGRESSION ?=
 # which a Hodges-Lehmann 95 % interval and a significant U test exist with
 # a run to spare (4 + 4 at the least).
 REPETITIONS    ?= 5
+AA_REPETITIONS ?= 6
 
 .PHONY: compare-gates
 compare-gates: components build ## The gate A/B: quick, REPETITIONS + REPETITIONS interleaved storms, into results/baselines/quick.json (the gate's baseline, the README's answer) and results/compare-gates.{html,md} (about 35 minutes on 2 cores).
@@ -195,13 +196,14 @@ compare-gates: components build ## The gate A/B: quick, REPETITIONS + REPETITION
 
 # The A/A self-check of the ruler: the aa profile (quick's fleet and storm,
 # the legacy gate twice as legacy-a and legacy-b, each block on its own
-# schedule) 5 + 5 interleaved. Every key figure must read "~" after the
+# schedule) AA_REPETITIONS + AA_REPETITIONS interleaved, compared block by
+# block (6: the fewest blocks whose signed-rank test can reach p < 0.05). Every key figure must read "~" after the
 # table's Benjamini-Hochberg correction: a difference between identical
 # variants is a defect of the ruler.
 .PHONY: aa
-aa: components build ## The A/A self-check (profile aa: the same variant twice, REPETITIONS + REPETITIONS, schedules varying per block) into results/aa/aa.{json,md} (about 35 minutes on 2 cores).
-	@echo "==> the A/A check: profile aa, $(REPETITIONS) + $(REPETITIONS) interleaved storms (about 35 minutes on 2 cores)"
-	$(BIN)/stormbench run --profile aa --repetitions $(REPETITIONS) --bin-dir $(BIN) --result results/aa/aa.json --force
+aa: components build ## The A/A self-check (profile aa: the same variant twice, AA_REPETITIONS + AA_REPETITIONS, schedules varying per block) into results/aa/aa.{json,md} (about 35 minutes on 2 cores).
+	@echo "==> the A/A check: profile aa, $(AA_REPETITIONS) + $(AA_REPETITIONS) interleaved storms (about 35 minutes on 2 cores)"
+	$(BIN)/stormbench run --profile aa --repetitions $(AA_REPETITIONS) --bin-dir $(BIN) --result results/aa/aa.json --force
 	$(BIN)/stormbench compare results/aa/aa.json
 	$(BIN)/stormbench report results/aa/aa.json --output-file results/aa/aa.md --force
 
@@ -256,7 +258,7 @@ figures-check: ## Fail when a figure block differs from what its result file giv
 .PHONY: published
 published: ## List the targets that remake each published set, with their expected times on 2 cores.
 	@echo "compare-gates       the gate A/B: quick, $(REPETITIONS) + $(REPETITIONS) interleaved storms -> results/baselines/quick.json (about 35 minutes)"
-	@echo "aa                  the A/A check: the same variant twice, $(REPETITIONS) + $(REPETITIONS) -> results/aa/aa.json (about 35 minutes)"
+	@echo "aa                  the A/A check: the same variant twice, $(AA_REPETITIONS) + $(AA_REPETITIONS) -> results/aa/aa.json (about 35 minutes)"
 	@echo "calibrate           the model against real kubelets, hollow and containerd, one table -> results/calibration/ (about 20 minutes; root)"
 	@echo "published-host      the 300-node host pair, without and with a 0.85-core budget -> results/host/ (about 40 minutes; root for the budget)"
 	@echo "published-sweep     the capacity sweep: 150 nodes, wave sizes $(SWEEP_WAVES), 3 repetitions -> results/scale/sweep-150.json (about 30 minutes; root)"

@@ -110,6 +110,14 @@ type Comparison struct {
 	// Tests is the number of p-values the correction adjusted over: every
 	// delta of the table.
 	Tests int `json:"tests"`
+	// Paired is set when the deltas compare the runs block by block: one
+	// result whose blocks each drew their own schedule (repetitions.seeds:
+	// vary), grouped by variant. A block's runs shared a schedule, so each
+	// change is estimated from the blocks' own ratios (PairedShift) and
+	// tested by Wilcoxon's signed-rank test (SignedRankP) instead of the
+	// pooled runs' U test, which would count the schedules' spread as noise
+	// (paired.go).
+	Paired bool `json:"paired,omitempty"`
 }
 
 // InputInfo describes one compared document.
@@ -218,12 +226,14 @@ type Delta struct {
 	// CI is the estimate's interval for people ("[-60.1…-50.2%]"); empty
 	// without one.
 	CI string `json:"ci,omitempty"`
-	// P is the Mann-Whitney U test's p-value, unadjusted.
+	// P is the test's p-value, unadjusted: the Mann-Whitney U test's, or
+	// the signed-rank test's when the comparison is Paired.
 	P float64 `json:"p"`
 	// PAdjusted is P adjusted for the table's number of tests
 	// (Comparison.Correction); the verdict uses it.
 	PAdjusted float64 `json:"pAdjusted"`
-	// N1 and N2 are the baseline's and this sample's sizes.
+	// N1 and N2 are the baseline's and this sample's sizes: both the
+	// number of blocks when the comparison is Paired.
 	N1 int `json:"n1"`
 	N2 int `json:"n2"`
 	// Significant is true when PAdjusted ≤ Alpha.
@@ -241,6 +251,8 @@ type Delta struct {
 
 	// shown is the change Text shows when it shows one.
 	shown float64
+	// paired is set by comparePaired: N1 = N2 blocks.
+	paired bool
 }
 
 // Compare groups the variant runs of the inputs, summarises every metric
@@ -298,6 +310,7 @@ func Compare(inputs []Input, opts Options) (*Comparison, error) {
 		c.Groups = slices.Insert(c.Groups, 0, g)
 	}
 	c.Baseline = c.Groups[0].Name
+	c.Paired = len(inputs) == 1 && c.GroupBy == GroupByVariant && inputs[0].Result.Run.Seeds.Vary()
 
 	thresholds := benchmath.DefaultThresholds
 	thresholds.CompareAlpha = opts.Alpha
@@ -322,6 +335,11 @@ func Compare(inputs []Input, opts Options) (*Comparison, error) {
 			if samples[0] == nil || samples[gi] == nil {
 				continue
 			}
+			if c.Paired {
+				b, g := blockPairs(c.Groups[0], c.Groups[gi], m)
+				row.Cells[gi].Delta = comparePaired(b, g, row.Cells[0].Median, row.Cells[gi].Median, opts, notes)
+				continue
+			}
 			row.Cells[gi].Delta = compareSamples(samples[0], samples[gi], row.Cells[0].Median, row.Cells[gi].Median, opts.Confidence, notes)
 		}
 		c.Rows = append(c.Rows, row)
@@ -339,8 +357,11 @@ func Compare(inputs []Input, opts Options) (*Comparison, error) {
 // no change stands alone whatever its size.
 func correctedNote(d *Delta, m int, alpha float64) string {
 	k := int(math.Ceil(float64(m) * d.P / alpha))
-	pMin := smallestP(d.N1, d.N2)
-	return fmt.Sprintf("p ≤ α before the adjustment but not after: over the table's %d tests, a change of this p stands only when at least %d are as clear (with %d + %d runs no p goes below %.4f); ask fewer questions (--metrics) or make more runs to tell", m, k, d.N1, d.N2, pMin)
+	runs, pMin := fmt.Sprintf("%d + %d runs", d.N1, d.N2), MinUTestP(d.N1, d.N2)
+	if d.paired {
+		runs, pMin = fmt.Sprintf("%d blocks", d.N1), MinSignedRankP(d.N1)
+	}
+	return fmt.Sprintf("p ≤ α before the adjustment but not after: over the table's %d tests, a change of this p stands only when at least %d are as clear (with %s no p goes below %.4f); ask fewer questions (--metrics) or make more runs to tell", m, k, runs, pMin)
 }
 
 // m0 counts the p-values of a family that are not NaN.
@@ -352,17 +373,6 @@ func m0(ps []float64) int {
 		}
 	}
 	return n
-}
-
-// smallestP is the smallest two-sided p-value the Mann-Whitney U test can
-// give samples of n1 and n2 runs: 2/C(n1+n2, n1), when every run of one
-// lies beyond every run of the other.
-func smallestP(n1, n2 int) float64 {
-	if n1 <= 0 || n2 <= 0 {
-		return 1
-	}
-	lg := func(n int) float64 { v, _ := math.Lgamma(float64(n) + 1); return v }
-	return min(1, 2*math.Exp(lg(n1)+lg(n2)-lg(n1+n2)))
 }
 
 // CheckLevels refuses a significance level or a confidence level that is
@@ -463,23 +473,7 @@ func FormatInterval(lo, hi float64, unit string) string {
 func compareSamples(base, cur *benchmath.Sample, baseMedian, curMedian, confidence float64, notes *noteSet) *Delta {
 	cmp := benchmath.AssumeNothing.Compare(base, cur)
 	d := &Delta{P: cmp.P, N1: cmp.N1, N2: cmp.N2}
-	change := RelChange(baseMedian, curMedian)
-	if !math.IsInf(change, 0) {
-		d.Change = &change
-	}
-	shown := change
-	sh := RelativeShift(base.Values, cur.Values, confidence)
-	if !math.IsInf(sh.Estimate, 0) && !math.IsNaN(sh.Estimate) {
-		est := sh.Estimate
-		d.Estimate, shown = &est, est
-	}
-	if sh.Bounded {
-		lo, hi := sh.Lo, sh.Hi
-		d.Lo, d.Hi, d.Confidence = &lo, &hi, sh.Confidence
-		if lo != hi {
-			d.CI = "[" + FormatPercent(lo) + "…" + FormatPercent(hi) + "]"
-		}
-	}
+	d.setShift(RelativeShift(base.Values, cur.Values, confidence), baseMedian, curMedian)
 	// Read from the samples, not from benchmath's warnings: it warns of
 	// too few runs only when both samples are small (5 + 1 passes
 	// unwarned), and its wording is no contract.
@@ -493,8 +487,100 @@ func compareSamples(base, cur *benchmath.Sample, baseMedian, curMedian, confiden
 			d.N1, d.N2, MinUTestP(d.N1, d.N2), cmp.Alpha, ShiftRuns(confidence), ShiftRuns(confidence))))
 	}
 	// The verdict and its text wait for the whole table (judge).
-	d.shown = shown
 	return d
+}
+
+// setShift sets the change of the medians, and the estimate and interval
+// of sh; shown is the estimate, or the medians' change without one.
+func (d *Delta) setShift(sh Shift, baseMedian, curMedian float64) {
+	change := RelChange(baseMedian, curMedian)
+	if !math.IsInf(change, 0) {
+		d.Change = &change
+	}
+	d.shown = change
+	if !math.IsInf(sh.Estimate, 0) && !math.IsNaN(sh.Estimate) {
+		est := sh.Estimate
+		d.Estimate, d.shown = &est, est
+	}
+	if sh.Bounded {
+		lo, hi := sh.Lo, sh.Hi
+		d.Lo, d.Hi, d.Confidence = &lo, &hi, sh.Confidence
+		if lo != hi {
+			d.CI = "[" + FormatPercent(lo) + "…" + FormatPercent(hi) + "]"
+		}
+	}
+}
+
+// comparePaired compares two groups block by block: b[i] and g[i] are the
+// runs of block i (blockPairs).
+func comparePaired(b, g []float64, baseMedian, curMedian float64, opts Options, notes *noteSet) *Delta {
+	n := len(b)
+	d := &Delta{N1: n, N2: n, paired: true}
+	sh := PairedShift(b, g, opts.Confidence)
+	d.setShift(sh, baseMedian, curMedian)
+	diffs := make([]float64, n)
+	for i := range n {
+		diffs[i] = g[i] - b[i]
+		if sh.Ratio {
+			diffs[i] = math.Log(g[i]) - math.Log(b[i])
+		}
+	}
+	d.P = SignedRankP(diffs)
+	switch {
+	case allEqual(b, g):
+		d.Untested = true
+	case MinSignedRankP(n) > opts.Alpha:
+		d.TooFew = true
+		d.Notes = append(d.Notes, notes.add(fmt.Sprintf("too few blocks to tell whether a difference is significant: %d blocks allow no signed-rank p below %.4f (α %.3g); %d are needed",
+			n, MinSignedRankP(n), opts.Alpha, signedRankBlocks(opts.Alpha))))
+	}
+	if sh.Reduced && sh.Bounded && d.CI != "" {
+		d.Notes = append(d.Notes, notes.add(fmt.Sprintf("%d blocks: the interval is the range of the blocks' changes, which holds the change with %s confidence; %s needs %d blocks",
+			n, FormatLevel(sh.Confidence), FormatLevel(opts.Confidence), pairedBlocks(opts.Confidence))))
+	}
+	return d
+}
+
+// blockPairs returns the metric's values of the runs of a and b that
+// played the same block (repetition), in a's order.
+func blockPairs(a, b Group, m Metric) (x, y []float64) {
+	for _, ra := range a.runs {
+		va, ok := m.Extract(ra)
+		if !ok {
+			continue
+		}
+		for _, rb := range b.runs {
+			if rb.Repetition != ra.Repetition {
+				continue
+			}
+			if vb, ok := m.Extract(rb); ok {
+				x, y = append(x, va), append(y, vb)
+			}
+			break
+		}
+	}
+	return x, y
+}
+
+// signedRankBlocks is the fewest blocks whose signed-rank test can reach
+// p ≤ alpha (6 at 0.05).
+func signedRankBlocks(alpha float64) int {
+	n := 1
+	for MinSignedRankP(n) > alpha && n < 64 {
+		n++
+	}
+	return n
+}
+
+// pairedBlocks is the fewest blocks for which PairedShift has an interval
+// at the level (6 at 95 %).
+func pairedBlocks(confidence float64) int {
+	for n := 2; n < 64; n++ {
+		if k, _ := signedRankOrder(n, confidence); k > 0 {
+			return n
+		}
+	}
+	return 64
 }
 
 // allEqual reports whether every value of both samples is the same.

@@ -59,6 +59,9 @@ func Headline(c *Comparison, ri, gi int) string {
 	n := fmt.Sprintf("n = %d + %d", d.N1, d.N2)
 	level := FormatLevel(c.Confidence)
 	need := ShiftRuns(c.Confidence)
+	if d.paired {
+		return pairedHeadline(c, d, head)
+	}
 	switch {
 	case d.TooFew || (d.Lo == nil && (d.N1 < need || d.N2 < need)):
 		return fmt.Sprintf("%s (%s: too few runs for an interval or a significance test; %d + %d needed)", head, n, need, need)
@@ -70,6 +73,24 @@ func Headline(c *Comparison, ri, gi int) string {
 		return fmt.Sprintf("%s (%s, %s): no significant difference (%s)", head, ci, n, PText(d))
 	}
 	return fmt.Sprintf("%s (%s, %s, %s)", head, ci, n, PText(d))
+}
+
+// pairedHeadline is Headline's sentence for a comparison block by block:
+// "legacy-b vs legacy-a: API excess requests per restart +1.2% (93.8% CI
+// -0.1%…+2.4%, n = 5 blocks: too few for a significance test; 6 needed)".
+func pairedHeadline(c *Comparison, d *Delta, head string) string {
+	n := fmt.Sprintf("n = %d blocks", d.N1)
+	ci := ""
+	if d.Lo != nil {
+		ci = fmt.Sprintf("%s CI %s…%s, ", FormatLevel(d.Confidence), FormatPercent(*d.Lo), FormatPercent(*d.Hi))
+	}
+	switch {
+	case d.TooFew:
+		return fmt.Sprintf("%s (%s%s: too few for a significance test; %d needed)", head, ci, n, signedRankBlocks(c.Alpha))
+	case !d.Significant:
+		return fmt.Sprintf("%s (%s%s): no significant difference (%s)", head, ci, n, PText(d))
+	}
+	return fmt.Sprintf("%s (%s%s, %s)", head, ci, n, PText(d))
 }
 
 // PText gives a delta's p-value as tested and as adjusted for the table:

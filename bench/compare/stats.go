@@ -93,6 +93,13 @@ type Shift struct {
 	// ratios (cur/base - 1, computed on logarithms); otherwise they are
 	// differences divided by the baseline's median.
 	Ratio bool
+	// Paired is set for PairedShift: the samples are blocks' pairs, N1 = N2
+	// blocks, and the interval inverts the signed-rank test.
+	Paired bool
+	// Reduced is set when the blocks are too few for the level asked for
+	// (PairedShift): the interval is then the range of the blocks' changes,
+	// and Confidence its lower coverage.
+	Reduced bool
 }
 
 // RelativeShift estimates the relative change from base to cur with its

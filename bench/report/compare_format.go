@@ -119,10 +119,14 @@ func deltaText(d *compare.Delta) string {
 // intervalLegend says what the brackets hold and how the verdicts are
 // corrected for the number of changes in the table.
 func intervalLegend(c *compare.Comparison) string {
-	if c.Tests == 0 {
-		return fmt.Sprintf("median [%s confidence interval]; change vs %s: Hodges-Lehmann estimate [its interval], Mann-Whitney p, ~ not significant at α=%.2f", compare.FormatLevel(c.Confidence), c.Baseline, c.Alpha)
+	change := fmt.Sprintf("change vs %s: Hodges-Lehmann estimate [its interval], Mann-Whitney p", c.Baseline)
+	if c.Paired {
+		change = fmt.Sprintf("change vs %s, block by block (each block played its own schedule, the same for both variants; repetitions.seeds: vary): Hodges-Lehmann estimate of the blocks' changes [its interval], Wilcoxon signed-rank p", c.Baseline)
 	}
-	return fmt.Sprintf("median [%s confidence interval]; change vs %s: Hodges-Lehmann estimate [its interval], Mann-Whitney p, and adj: p %s; ~ not significant at α=%.2f after adjustment", compare.FormatLevel(c.Confidence), c.Baseline, correctionText(c), c.Alpha)
+	if c.Tests == 0 {
+		return fmt.Sprintf("median [%s confidence interval]; %s, ~ not significant at α=%.2f", compare.FormatLevel(c.Confidence), change, c.Alpha)
+	}
+	return fmt.Sprintf("median [%s confidence interval]; %s, and adj: p %s; ~ not significant at α=%.2f after adjustment", compare.FormatLevel(c.Confidence), change, correctionText(c), c.Alpha)
 }
 
 // correctionText says how the table's p-values were adjusted.
