@@ -36,7 +36,8 @@ func WriteComparison(w io.Writer, c *compare.Comparison, format string) error {
 	return fmt.Errorf("unknown comparison format %q: one of text, markdown, html, json", format)
 }
 
-func runsWord(n int) string {
+// RunsWord is a number of runs in words: "1 run", "5 runs".
+func RunsWord(n int) string {
 	if n == 1 {
 		return "1 run"
 	}
@@ -44,7 +45,7 @@ func runsWord(n int) string {
 }
 
 func groupLine(g compare.Group) string {
-	s := fmt.Sprintf("%s: %s", g.Name, runsWord(len(g.Runs)))
+	s := fmt.Sprintf("%s: %s", g.Name, RunsWord(len(g.Runs)))
 	if len(g.FeatureGates) > 0 {
 		var gates []string
 		for _, k := range slices.Sorted(maps.Keys(g.FeatureGates)) {
@@ -55,8 +56,8 @@ func groupLine(g compare.Group) string {
 	return s
 }
 
-// superscript returns the footnote marker for note n (1-based): ¹ ² ³ ...
-func superscript(n int) string {
+// Superscript is the footnote mark of note n (1-based): ¹ ² ³ ... ¹⁰.
+func Superscript(n int) string {
 	digits := []rune("⁰¹²³⁴⁵⁶⁷⁸⁹")
 	s := strconv.Itoa(n)
 	out := make([]rune, 0, len(s))
@@ -66,19 +67,22 @@ func superscript(n int) string {
 	return string(out)
 }
 
-func noteMarks(ns []int) string {
+// NoteMarks are the footnote marks of notes ns after a figure: a space,
+// then the marks side by side (" ¹³"); empty for none.
+func NoteMarks(ns []int) string {
 	if len(ns) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	for _, n := range ns {
-		b.WriteString(superscript(n))
+		b.WriteString(Superscript(n))
 	}
 	return " " + b.String()
 }
 
-// cellText renders a group's median, its interval and note marks.
-func cellText(c compare.Cell, unit string) string {
+// CellText is a group's median, its interval and its note marks
+// ("148 [146…149] ¹"), or "-" when the group has no value.
+func CellText(c compare.Cell, unit string) string {
 	if c.N == 0 {
 		return "-"
 	}
@@ -86,7 +90,7 @@ func cellText(c compare.Cell, unit string) string {
 	if c.CI != "" {
 		s += " " + c.CI
 	}
-	return s + noteMarks(c.Notes)
+	return s + NoteMarks(c.Notes)
 }
 
 // deltaText renders a delta as benchstat does, with the change's
@@ -113,7 +117,7 @@ func deltaText(d *compare.Delta) string {
 	if d.CI != "" {
 		text += " " + d.CI
 	}
-	return text + " " + detail + noteMarks(d.Notes)
+	return text + " " + detail + NoteMarks(d.Notes)
 }
 
 // intervalLegend says what the brackets hold and how the verdicts are
@@ -163,9 +167,9 @@ func headerCells(c *compare.Comparison) []string {
 }
 
 func rowCells(c *compare.Comparison, r compare.Row) []string {
-	cells := []string{r.Metric.Label, cellText(r.Cells[0], r.Metric.Unit)}
+	cells := []string{r.Metric.Label, CellText(r.Cells[0], r.Metric.Unit)}
 	for gi := 1; gi < len(c.Groups); gi++ {
-		cells = append(cells, cellText(r.Cells[gi], r.Metric.Unit), deltaText(r.Cells[gi].Delta))
+		cells = append(cells, CellText(r.Cells[gi], r.Metric.Unit), deltaText(r.Cells[gi].Delta))
 	}
 	return cells
 }
@@ -204,7 +208,7 @@ func writeComparisonText(w io.Writer, c *compare.Comparison) error {
 		ew.printf("%s\n", missingLegend)
 	}
 	for i, n := range c.Notes {
-		ew.printf("%s %s\n", superscript(i+1), n)
+		ew.printf("%s %s\n", Superscript(i+1), n)
 	}
 	for _, wn := range c.Warnings {
 		ew.printf("warning: %s\n", wn)
@@ -221,16 +225,16 @@ func writeComparisonMarkdown(w io.Writer, c *compare.Comparison, level int) erro
 		ew.printf("%s Key metrics: %s vs %s\n\n", strings.Repeat("#", level), strings.Join(compare.GroupNames(c.Groups[1:]), ", "), c.Baseline)
 	}
 	for _, in := range c.Inputs {
-		ew.printf("- %s\n", mdEscape(in.String()))
+		ew.printf("- %s\n", EscapeMarkdown(in.String()))
 	}
 	for _, g := range c.Groups {
-		ew.printf("- %s\n", mdEscape(groupLine(g)))
+		ew.printf("- %s\n", EscapeMarkdown(groupLine(g)))
 	}
-	ew.printf("- %s\n", mdEscape(intervalLegend(c)))
+	ew.printf("- %s\n", EscapeMarkdown(intervalLegend(c)))
 	if hs := compare.Headlines(c); len(hs) > 0 && level > 0 {
 		ew.printf("\n")
 		for _, h := range hs {
-			ew.printf("**%s**  \n", mdEscape(h))
+			ew.printf("**%s**  \n", EscapeMarkdown(h))
 		}
 	}
 	ew.printf("\n")
@@ -257,25 +261,27 @@ func writeComparisonMarkdown(w io.Writer, c *compare.Comparison, level int) erro
 		ew.printf("\n")
 	}
 	if hasMissing(c) {
-		ew.printf("%s  \n", mdEscape(`\`+missingLegend))
+		ew.printf("%s  \n", EscapeMarkdown(`\`+missingLegend))
 	}
 	for i, n := range c.Notes {
-		ew.printf("%s %s  \n", superscript(i+1), mdEscape(n))
+		ew.printf("%s %s  \n", Superscript(i+1), EscapeMarkdown(n))
 	}
 	for _, wn := range c.Warnings {
-		ew.printf("**warning**: %s  \n", mdEscape(wn))
+		ew.printf("**warning**: %s  \n", EscapeMarkdown(wn))
 	}
 	return ew.err
 }
 
-func mdEscape(s string) string {
+// EscapeMarkdown escapes what markdown would read as a table's cell
+// separator, HTML or emphasis.
+func EscapeMarkdown(s string) string {
 	return strings.NewReplacer("|", `\|`, "<", "&lt;", "*", `\*`, "_", `\_`).Replace(s)
 }
 
 func mdEscapeAll(s []string) []string {
 	out := make([]string, len(s))
 	for i, x := range s {
-		out[i] = mdEscape(x)
+		out[i] = EscapeMarkdown(x)
 	}
 	return out
 }
@@ -314,7 +320,7 @@ func newCompareTable(c *compare.Comparison, headlines bool) compareTable {
 		t.Notes = append(t.Notes, missingLegend)
 	}
 	for i, n := range c.Notes {
-		t.Notes = append(t.Notes, superscript(i+1)+" "+n)
+		t.Notes = append(t.Notes, Superscript(i+1)+" "+n)
 	}
 	for _, r := range c.Rows {
 		cells := rowCells(c, r)

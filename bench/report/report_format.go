@@ -189,16 +189,16 @@ func WriteHTML(w io.Writer, r *Report) error {
 // no charts.
 func WriteMarkdown(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
-	ew.printf("## %s\n\n", mdEscape(r.Title))
+	ew.printf("## %s\n\n", EscapeMarkdown(r.Title))
 	ew.printf("| | |\n|:---|:---|\n")
 	for _, m := range r.Meta {
-		ew.printf("| %s | %s |\n", mdEscape(m.Label), mdEscape(m.Value))
+		ew.printf("| %s | %s |\n", EscapeMarkdown(m.Label), EscapeMarkdown(m.Value))
 	}
 	if r.Sweep != nil {
 		v := newSweepView(r.Sweep)
-		ew.printf("\n### Capacity sweep\n\n%s\n\n", mdEscape(sweepIntro))
+		ew.printf("\n### Capacity sweep\n\n%s\n\n", EscapeMarkdown(sweepIntro))
 		for _, vd := range v.Verdicts {
-			ew.printf("- %s\n", mdEscape(vd))
+			ew.printf("- %s\n", EscapeMarkdown(vd))
 		}
 		ew.printf("\n| %s |\n|:---|%s:---|\n", strings.Join(mdEscapeAll(v.Header), " | "), strings.Repeat("---:|", len(v.Header)-2))
 		for _, row := range v.Rows {
@@ -207,12 +207,12 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	}
 	ew.printf("\n### Variants\n\n| variant | feature gates | repetitions | restarts | complete |\n|:---|:---|---:|---:|:---|\n")
 	for _, v := range r.Variants {
-		ew.printf("| %s | %s | %d | %d | %s |\n", mdEscape(v.Name), mdEscape(v.FeatureGates), v.Repetitions, v.Restarts, yesNo(v.Complete))
+		ew.printf("| %s | %s | %d | %d | %s |\n", EscapeMarkdown(v.Name), EscapeMarkdown(v.FeatureGates), v.Repetitions, v.Restarts, yesNo(v.Complete))
 	}
 	if len(r.Highlights) > 0 {
 		ew.printf("\n### Highlights\n\n")
 		for _, h := range r.Highlights {
-			ew.printf("- %s\n", mdEscape(h))
+			ew.printf("- %s\n", EscapeMarkdown(h))
 		}
 	}
 	if ew.err != nil {
@@ -221,21 +221,21 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if r.Comparison != nil {
 		ew.printf("\n### Key metrics\n\n")
 		for _, c := range r.Coverage {
-			ew.printf("> **warning:** %s\n\n", mdEscape(c))
+			ew.printf("> **warning:** %s\n\n", EscapeMarkdown(c))
 		}
 		if err := writeComparisonMarkdown(ew, r.Comparison, 0); err != nil {
 			return err
 		}
 	}
 	if r.Flows != nil {
-		ew.printf("\n### API excess requests per restart, by flow\n\n%s\n\n", mdEscape(flowIntro))
+		ew.printf("\n### API excess requests per restart, by flow\n\n%s\n\n", EscapeMarkdown(flowIntro))
 		if err := writeComparisonMarkdown(ew, r.Flows, 0); err != nil {
 			return err
 		}
 	}
 	if len(r.Kubelet.Rows) > 0 {
 		v := newKubeletView(r.Kubelet)
-		ew.printf("\n### Requests per restarted node, against the kubelet start pattern\n\n%s\n\n", mdEscape(kubeletIntro))
+		ew.printf("\n### Requests per restarted node, against the kubelet start pattern\n\n%s\n\n", EscapeMarkdown(kubeletIntro))
 		ew.printf("| %s |\n|:---|%s:---|\n", strings.Join(mdEscapeAll(v.Header), " | "), strings.Repeat("---:|", len(v.Header)-2))
 		for _, row := range v.Rows {
 			ew.printf("| %s |\n", strings.Join(mdEscapeAll(row), " | "))
@@ -243,12 +243,12 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	}
 	ew.printf("\n### Not modelled\n\n")
 	for _, n := range r.NotModelled {
-		ew.printf("- %s\n", mdEscape(n))
+		ew.printf("- %s\n", EscapeMarkdown(n))
 	}
 	if len(r.Warnings) > 0 {
 		ew.printf("\n### Warnings\n\n")
 		for _, wn := range r.Warnings {
-			ew.printf("- %s\n", mdEscape(wn))
+			ew.printf("- %s\n", EscapeMarkdown(wn))
 		}
 	}
 	return ew.err

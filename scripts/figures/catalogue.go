@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/report"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -74,7 +75,7 @@ func renderCatalogue(root, doc, dir string) (string, error) {
 		}
 		cells := []string{link(doc, f), e.what, e.profile, e.commit, e.date, e.machine, e.n, e.hostBound, companions(root, f), strings.Join(quoted, ", ")}
 		for i := 1; i < len(cells)-1; i++ {
-			cells[i] = mdEscape(cells[i])
+			cells[i] = report.EscapeMarkdown(cells[i])
 		}
 		fmt.Fprintf(&w, "| %s |\n", strings.Join(cells, " | "))
 	}

@@ -127,14 +127,14 @@ func renderAB(doc string, b block, r *result.Result) (string, error) {
 	if hs := compare.Headlines(c); len(hs) > 0 {
 		w.WriteString("\n")
 		for _, h := range hs {
-			fmt.Fprintf(&w, "- **%s**\n", mdEscape(h))
+			fmt.Fprintf(&w, "- **%s**\n", report.EscapeMarkdown(h))
 		}
 	}
 	w.WriteString("\n| figure |")
 	for gi, g := range c.Groups {
-		fmt.Fprintf(&w, " %s (%s) |", mdEscape(g.Name), runsWord(len(g.Runs)))
+		fmt.Fprintf(&w, " %s (%s) |", report.EscapeMarkdown(g.Name), report.RunsWord(len(g.Runs)))
 		if gi > 0 {
-			fmt.Fprintf(&w, " change vs %s, %s CI |", mdEscape(c.Baseline), compare.FormatLevel(c.Confidence))
+			fmt.Fprintf(&w, " change vs %s, %s CI |", report.EscapeMarkdown(c.Baseline), compare.FormatLevel(c.Confidence))
 		}
 	}
 	w.WriteString("\n|:---|")
@@ -146,11 +146,11 @@ func renderAB(doc string, b block, r *result.Result) (string, error) {
 	}
 	w.WriteString("\n")
 	for _, row := range c.Rows {
-		fmt.Fprintf(&w, "| %s |", mdEscape(row.Metric.Label))
+		fmt.Fprintf(&w, "| %s |", report.EscapeMarkdown(row.Metric.Label))
 		for gi, cell := range row.Cells {
-			fmt.Fprintf(&w, " %s |", mdEscape(cellText(cell, row.Metric.Unit)))
+			fmt.Fprintf(&w, " %s |", report.EscapeMarkdown(report.CellText(cell, row.Metric.Unit)))
 			if gi > 0 {
-				fmt.Fprintf(&w, " %s |", mdEscape(deltaText(cell.Delta)))
+				fmt.Fprintf(&w, " %s |", report.EscapeMarkdown(deltaText(cell.Delta)))
 			}
 		}
 		w.WriteString("\n")
@@ -159,31 +159,12 @@ func renderAB(doc string, b block, r *result.Result) (string, error) {
 		w.WriteString("\n")
 	}
 	for i, n := range c.Notes {
-		fmt.Fprintf(&w, "%s %s  \n", superscript(i+1), mdEscape(n))
+		fmt.Fprintf(&w, "%s %s  \n", report.Superscript(i+1), report.EscapeMarkdown(n))
 	}
 	for _, wn := range c.Warnings {
-		fmt.Fprintf(&w, "warning: %s  \n", mdEscape(wn))
+		fmt.Fprintf(&w, "warning: %s  \n", report.EscapeMarkdown(wn))
 	}
 	return w.String(), nil
-}
-
-func runsWord(n int) string {
-	if n == 1 {
-		return "1 run"
-	}
-	return fmt.Sprintf("%d runs", n)
-}
-
-// cellText is a median with its interval and note marks, or "-".
-func cellText(c compare.Cell, unit string) string {
-	if c.N == 0 {
-		return "-"
-	}
-	s := compare.FormatValue(c.Median, unit)
-	if c.CI != "" {
-		s += " " + c.CI
-	}
-	return s + noteMarks(c.Notes)
 }
 
 // deltaText is a change with its interval ("~" when not significant), and
@@ -199,28 +180,7 @@ func deltaText(d *compare.Delta) string {
 	if !d.TooFew {
 		s += fmt.Sprintf(" (p = %.3f)", d.P)
 	}
-	return s + noteMarks(d.Notes)
-}
-
-func noteMarks(ns []int) string {
-	var s string
-	for _, n := range ns {
-		s += " " + superscript(n)
-	}
-	return s
-}
-
-func superscript(n int) string {
-	digits := []rune("⁰¹²³⁴⁵⁶⁷⁸⁹")
-	var out []rune
-	for _, c := range fmt.Sprint(n) {
-		out = append(out, digits[c-'0'])
-	}
-	return string(out)
-}
-
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "<", "&lt;", "*", `\*`, "_", `\_`).Replace(s)
+	return s + report.NoteMarks(d.Notes)
 }
 
 // renderMachine says where a result was made: the machine, the commit,
