@@ -246,6 +246,8 @@ type stormStep struct {
 	// draw their jitter from: the profile's, or with repetitions.seeds:
 	// vary the block's (profiles.BlockSeed).
 	seed int64
+	// sweep is the capacity sweep step, nil outside a sweep.
+	sweep *result.SweepStep
 	// stage orders the steps of a block: steps of a lower stage run
 	// first, and only steps of one stage are shuffled among themselves.
 	// A run's variants are one stage; a sweep's steps each their own, so
@@ -413,10 +415,10 @@ func stormSteps(o Options) []stormStep {
 			st.Select = profiles.Selection{Count: size, LabelSelector: p.Storm.Select.LabelSelector}
 			st.Waves = profiles.Waves{}
 			sv := v
-			sv.Name = fmt.Sprintf("%s/wave=%d", v.Name, size)
+			sv.Name = result.SweepVariantName(v.Name, size)
 			// Each its own stage: a sweep keeps its order, the wave
 			// sizes growing.
-			steps = append(steps, stormStep{variant: sv, storm: &st, stage: len(steps)})
+			steps = append(steps, stormStep{variant: sv, storm: &st, stage: len(steps), sweep: &result.SweepStep{Variant: v.Name, WaveSize: size}})
 		}
 	}
 	return steps
@@ -484,7 +486,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 func newVariantRun(o Options, s stormStep, rep int) result.VariantRun {
 	v, st := s.variant, s.storm
 	vr := result.VariantRun{Variant: v.Name, Repetition: rep, FeatureGates: profiles.EffectiveGates(st, &v), Start: o.Clock.Now(),
-		WatchesClosedAfterSync: profiles.EffectiveCloseWatches(st, &v)}
+		WatchesClosedAfterSync: profiles.EffectiveCloseWatches(st, &v), Sweep: s.sweep}
 	for _, w := range s.sched.WaveStarts {
 		vr.WaveStarts = append(vr.WaveStarts, w.Seconds())
 	}

@@ -5,8 +5,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/gate"
@@ -19,10 +17,6 @@ import (
 // default
 // (https://github.com/kubernetes/community/blob/master/sig-scalability/slos/api_call_latency.md).
 var SweepMaxMutatingP99 = gate.DefaultOptions().MutatingP99
-
-// sweepMarker separates a capacity sweep variant's base name from its wave
-// size: bench.Run names them "<variant>/wave=<size>".
-const sweepMarker = "/wave="
 
 // sweepCriteria says, in the verdicts, what safe means.
 const sweepCriteria = "mutating p99 ≤ 1s, no 429s, no service outage"
@@ -78,14 +72,11 @@ func Sweep(r *result.Result) []SweepSeries {
 	runs := map[string]map[int][]*result.VariantRun{}
 	for i := range r.Variants {
 		v := &r.Variants[i]
-		base, sizeStr, ok := strings.Cut(v.Variant, sweepMarker)
+		step, ok := v.SweepOf()
 		if !ok {
 			continue
 		}
-		size, err := strconv.Atoi(sizeStr)
-		if err != nil || size < 1 {
-			continue
-		}
+		base, size := step.Variant, step.WaveSize
 		if runs[base] == nil {
 			runs[base] = map[int][]*result.VariantRun{}
 			out = append(out, SweepSeries{Variant: base})

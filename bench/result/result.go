@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -223,6 +224,11 @@ type VariantRun struct {
 	// snapshot restore and the wait until the fleet was Ready and the
 	// request rate steady); 0 when there was none.
 	ResetSeconds float64 `json:"resetSeconds,omitempty"`
+	// Sweep is the capacity sweep step this run played (stormbench sweep):
+	// its base variant and wave size. Nil outside a sweep, and in files
+	// written before it was recorded, whose sweep variants SweepOf reads
+	// from the name.
+	Sweep *SweepStep `json:"sweep,omitempty"`
 	// HostBound says the machine, not only the control plane, was the
 	// limit: the host was at least 90 % busy for more than 10 % of the storm
 	// window (measure.IsHostBound, from the "host" measurement).
@@ -231,6 +237,41 @@ type VariantRun struct {
 	Measurements []Measurement `json:"measurements"`
 	// Errors are this repetition's failures outside any one measurement.
 	Errors []string `json:"errors,omitempty"`
+}
+
+// SweepStep is one step of a capacity sweep: a base variant's storm with
+// every restart in one wave of WaveSize nodes. The run's variant is named
+// SweepVariantName(Variant, WaveSize).
+type SweepStep struct {
+	// Variant is the profile's variant the step played.
+	Variant string `json:"variant"`
+	// WaveSize is the number of nodes restarted at once.
+	WaveSize int `json:"waveSize"`
+}
+
+// SweepVariantName names a sweep step's variant runs: "<variant>/wave=<size>".
+func SweepVariantName(variant string, waveSize int) string {
+	return fmt.Sprintf("%s%s%d", variant, sweepMarker, waveSize)
+}
+
+const sweepMarker = "/wave="
+
+// SweepOf returns the sweep step v played: v.Sweep, or for a file written
+// before it was recorded, the step its name says ("<variant>/wave=<size>").
+// ok is false outside a sweep.
+func (v *VariantRun) SweepOf() (SweepStep, bool) {
+	if v.Sweep != nil {
+		return *v.Sweep, true
+	}
+	base, size, ok := strings.Cut(v.Variant, sweepMarker)
+	if !ok {
+		return SweepStep{}, false
+	}
+	n, err := strconv.Atoi(size)
+	if err != nil || n < 1 {
+		return SweepStep{}, false
+	}
+	return SweepStep{Variant: base, WaveSize: n}, true
 }
 
 // Measurement is what one measurement gathered. Figures are tagged with a

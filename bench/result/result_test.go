@@ -300,3 +300,26 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("invalid document left a file: %v", err)
 	}
 }
+
+func TestSweepOf(t *testing.T) {
+	for _, tc := range []struct {
+		run  result.VariantRun
+		want result.SweepStep
+		ok   bool
+	}{
+		{result.VariantRun{Variant: "legacy/wave=50", Sweep: &result.SweepStep{Variant: "legacy", WaveSize: 50}}, result.SweepStep{"legacy", 50}, true},
+		{result.VariantRun{Variant: "legacy/wave=50"}, result.SweepStep{"legacy", 50}, true}, // written before Sweep
+		{result.VariantRun{Variant: "a/b/wave=7"}, result.SweepStep{"a/b", 7}, true},
+		{result.VariantRun{Variant: "legacy"}, result.SweepStep{}, false},
+		{result.VariantRun{Variant: "legacy/wave=0"}, result.SweepStep{}, false},
+		{result.VariantRun{Variant: "legacy/wave=x"}, result.SweepStep{}, false},
+	} {
+		got, ok := tc.run.SweepOf()
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("SweepOf(%q) = %+v, %t; want %+v, %t", tc.run.Variant, got, ok, tc.want, tc.ok)
+		}
+		if ok && result.SweepVariantName(got.Variant, got.WaveSize) != tc.run.Variant {
+			t.Errorf("result.SweepVariantName(%+v) = %q, want %q", got, result.SweepVariantName(got.Variant, got.WaveSize), tc.run.Variant)
+		}
+	}
+}

@@ -67,6 +67,13 @@ func validateFigures(r *Result) field.ErrorList {
 			errs = append(errs, field.Invalid(vp.Child("restarts"), v.Restarts, "must not be negative"))
 		}
 		errs = append(errs, nonNegative(vp.Child("resetSeconds"), v.ResetSeconds)...)
+		if sw := v.Sweep; sw != nil {
+			if sw.WaveSize < 1 {
+				errs = append(errs, field.Invalid(vp.Child("sweep", "waveSize"), sw.WaveSize, "must be at least 1"))
+			} else if want := SweepVariantName(sw.Variant, sw.WaveSize); v.Variant != want {
+				errs = append(errs, field.Invalid(vp.Child("sweep"), short(v.Variant), fmt.Sprintf("a sweep step's variant is named %q", short(want))))
+			}
+		}
 		for j, w := range v.WaveStarts {
 			errs = append(errs, nonNegative(vp.Child("waveStarts").Index(j), w)...)
 		}

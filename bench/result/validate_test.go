@@ -59,6 +59,16 @@ func TestValidateOnRead(t *testing.T) {
 			want: `variants[0].measurements[0].histograms[0].summary.p99: Invalid value: "-1e+308": must not be negative`},
 		{name: "negative count", change: func(d map[string]any) { at(d, append(api, "histograms", 0, "summary")...)["count"] = -5 },
 			want: "summary.count"},
+		{name: "sweep step", change: func(d map[string]any) {
+			at(d, "variants", 0)["variant"] = "legacy/wave=5"
+			at(d, "variants", 0)["sweep"] = map[string]any{"variant": "legacy", "waveSize": 5}
+		}},
+		{name: "sweep step of another name", change: func(d map[string]any) {
+			at(d, "variants", 0)["sweep"] = map[string]any{"variant": "legacy", "waveSize": 5}
+		}, want: `variants[0].sweep: Invalid value: "legacy": a sweep step's variant is named "legacy/wave=5"`},
+		{name: "sweep wave of 0", change: func(d map[string]any) {
+			at(d, "variants", 0)["sweep"] = map[string]any{"variant": "legacy", "waveSize": 0}
+		}, want: "variants[0].sweep.waveSize: Invalid value: 0: must be at least 1"},
 		{name: "negative restarts", change: func(d map[string]any) { at(d, "variants", 0)["restarts"] = -1 },
 			want: "variants[0].restarts: Invalid value: -1: must not be negative"},
 		{name: "negative value", change: func(d map[string]any) { at(d, append(api, "values", 0)...)["value"] = -3 },

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -43,7 +44,7 @@ func writePlan(w io.Writer, p *profiles.Profile, runID string, sizes []int, shar
 			st := *p.Storm
 			st.Select = profiles.Selection{Count: size, LabelSelector: p.Storm.Select.LabelSelector}
 			st.Waves = profiles.Waves{}
-			steps = append(steps, step{fmt.Sprintf("%s/wave=%d", v.Name, size), &st})
+			steps = append(steps, step{result.SweepVariantName(v.Name, size), &st})
 		}
 	}
 	fmt.Fprintf(w, "Plan: %d nodes × %d pods (run %s), %s storm, seed %d, %d repetition(s) per variant:\n",
