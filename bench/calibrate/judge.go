@@ -30,15 +30,6 @@ const (
 	// it widened a t interval of the mean by seconds and made a 40 % gap
 	// read "ok".
 	RuleShift = "shift"
-	// RuleMeanDifference judges a mean over restarts (kubelet start →
-	// last request) by Welch's 95 % interval of the difference of the two
-	// means: the row agrees when that interval reaches into ±tolerance,
-	// that is, when the data do not show the model off by more than the
-	// tolerance. It is narrower than the gap between the two sides' own
-	// intervals (their half-widths add; Welch's add in quadrature).
-	// Tables of issue 46's first runs used it for the time to the last
-	// request; RuleShift replaced it.
-	RuleMeanDifference = "mean-difference"
 	// RuleQuantile judges a quantile of the not-ready periods by the gap
 	// between the two sides' distribution-free intervals of it
 	// (quantileSpread).
@@ -125,13 +116,6 @@ func (t Tolerance) judge(r *Row) {
 		}
 		sh.Tolerance = round3(tol)
 		r.Shift, r.Agree = &sh, sh.Lo <= tol && sh.Hi >= -tol
-	case RuleMeanDifference:
-		lo, hi, ok := welchInterval(values(r.RealSpread), values(r.SimulatedSpread))
-		if !ok {
-			r.Agree = t.agreeSpread(r.Unit, r.Real, r.Simulated, r.RealSpread, r.SimulatedSpread)
-			return
-		}
-		r.Agree = lo <= tol && hi >= -tol
 	case RuleKS:
 		rv, sv := values(r.RealSpread), values(r.SimulatedSpread)
 		if len(rv) < 2 || len(sv) < 2 {
@@ -142,7 +126,11 @@ func (t Tolerance) judge(r *Row) {
 		}
 		ts := ksShifted(rv, sv, tol)
 		r.Test, r.Agree = &ts, ts.P >= ksLevel
-	default: // RuleQuantile
+	default:
+		// RuleQuantile, and a rule no longer made ("mean-difference":
+		// Welch's interval of the difference of the means, by which
+		// issue 46's first tables judged the time to the last request),
+		// judged by the gap between the intervals.
 		rlo, rhi := interval(r.Real, r.RealSpread)
 		slo, shi := interval(r.Simulated, r.SimulatedSpread)
 		for _, s := range []*Spread{r.RealSpread, r.SimulatedSpread} {
@@ -216,40 +204,6 @@ func values(s *Spread) []float64 {
 		return nil
 	}
 	return s.Values
-}
-
-// welchInterval is Welch's 95 % interval of mean(sim) − mean(real): the
-// difference ± t(ν) × √(s²r/nr + s²s/ns), with the Welch–Satterthwaite ν
-// rounded down (a wider interval). ok is false with fewer than 2 values on
-// a side.
-func welchInterval(real, sim []float64) (lo, hi float64, ok bool) {
-	if len(real) < 2 || len(sim) < 2 {
-		return 0, 0, false
-	}
-	mr, vr := meanVar(real)
-	ms, vs := meanVar(sim)
-	nr, ns := float64(len(real)), float64(len(sim))
-	d := ms - mr
-	ar, as := vr/nr, vs/ns
-	se := math.Sqrt(ar + as)
-	if se == 0 {
-		return d, d, true
-	}
-	nu := (ar + as) * (ar + as) / (ar*ar/(nr-1) + as*as/(ns-1))
-	half := tCritical(max(1, int(nu+1e-9))) * se
-	return d - half, d + half, true
-}
-
-// meanVar is the mean and the sample variance of v (len ≥ 2).
-func meanVar(v []float64) (mean, variance float64) {
-	for _, x := range v {
-		mean += x
-	}
-	mean /= float64(len(v))
-	for _, x := range v {
-		variance += (x - mean) * (x - mean)
-	}
-	return mean, variance / float64(len(v)-1)
 }
 
 // ksShifted is the two-sample KS test of real against sim moved by the

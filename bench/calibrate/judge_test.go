@@ -239,22 +239,6 @@ func TestHodgesLehmann(t *testing.T) {
 	}
 }
 
-// TestWelchInterval: the difference of two means and its 95 % interval.
-func TestWelchInterval(t *testing.T) {
-	// Equal variances 0.025 and n = 5: se = √(2 × 0.025/5) = 0.1, ν = 8,
-	// t(8) = 2.306.
-	lo, hi, ok := welchInterval([]float64{1.8, 1.9, 2, 2.1, 2.2}, []float64{2.3, 2.4, 2.5, 2.6, 2.7})
-	if !ok || math.Abs(lo-(0.5-0.2306)) > 1e-9 || math.Abs(hi-(0.5+0.2306)) > 1e-9 {
-		t.Errorf("interval [%v, %v] %t, want 0.5 ± 0.2306", lo, hi, ok)
-	}
-	if lo, hi, ok := welchInterval([]float64{1, 1}, []float64{2, 2}); !ok || lo != 1 || hi != 1 {
-		t.Errorf("points: [%v, %v] %t, want [1, 1]", lo, hi, ok)
-	}
-	if _, _, ok := welchInterval([]float64{1}, []float64{2, 2}); ok {
-		t.Error("an interval from one value")
-	}
-}
-
 // TestRejudge: a table judged by the old rule, judged again.
 func TestRejudge(t *testing.T) {
 	row := Row{Metric: MetricLastRequest, Unit: "s", Rule: RuleShift, Span: spanLastRequest, Real: 1, Simulated: 1.5,

@@ -117,8 +117,8 @@ type Row struct {
 	// Note explains the row.
 	Note string `json:"note,omitempty"`
 	// Rule is how a timing row is judged (RuleShift, RuleQuantile,
-	// RuleKS; RuleMeanDifference in the first tables of issue 46); empty for a count, and in files written
-	// before rules, judged by its intervals' gap.
+	// RuleKS); empty for a count, and in files written before rules,
+	// judged by its intervals' gap.
 	Rule string `json:"rule,omitempty"`
 	// Span is what a timing row measures, from and to, and the
 	// resolution of both ends, which set its floor.
@@ -153,9 +153,9 @@ type Spread struct {
 	// quantile row's not-ready periods.
 	Of string `json:"of,omitempty"`
 	// Values are the values themselves, per restart in the nodes' order
-	// or the periods sorted, where a rule needs them (RuleMeanDifference,
-	// RuleKS) or to judge the row again (Result.Rejudge); absent in files
-	// written before them.
+	// or the periods sorted, where a rule needs them (RuleShift, RuleKS)
+	// or to judge the row again (Result.Rejudge); absent in files written
+	// before them.
 	Values []float64 `json:"values,omitempty"`
 }
 
