@@ -145,3 +145,34 @@ func TestLoadKubeconfig(t *testing.T) {
 		})
 	}
 }
+
+// TestConnectSpeaksProtobuf: the harness's clients ask for protobuf, with
+// JSON as the fallback, and write built-in objects in protobuf.
+func TestConnectSpeaksProtobuf(t *testing.T) {
+	got := make(chan http.Header, 1)
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/version" {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"major":"1","minor":"36","gitVersion":"v1.36.3"}`)
+			return
+		}
+		select {
+		case got <- r.Header.Clone():
+		default:
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(s.Close)
+	tg, err := Connect(context.Background(), ConnectOptions{Kubeconfig: writeKubeconfig(t, s.URL, "one")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = tg.Client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{})
+	h := <-got
+	if accept := h.Get("Accept"); accept != "application/vnd.kubernetes.protobuf,application/json" {
+		t.Errorf("Accept %q, want protobuf then JSON", accept)
+	}
+	if tg.Config.ContentType != "application/vnd.kubernetes.protobuf" {
+		t.Errorf("ContentType %q, want protobuf", tg.Config.ContentType)
+	}
+}
