@@ -13,21 +13,23 @@
 //
 // Simulator.Restart (model.go) takes the node from KWOK (harness.go) and
 // runs the restart's kind: runtimeRestart (runtime.go), or kubeletRestart
-// and reboot, which end in boot (boot.go). What a restart does after its
-// start-up is decided apart from doing it:
+// and reboot, which end in boot (boot.go). What a restart does is decided
+// apart from doing it, but for what hangs on the API server's answers
+// (below):
 //
 //   - a planner decides, touching nothing: planRuntimeOutage (runtime.go)
-//     for a runtime outage; planNodeStart (boot.go) for a starting
-//     kubelet's node-level start-up once its informers have synced (first
-//     node status, CSINode, ResourceSlice wipe, start-up events);
-//     planProbes (probes.go) for the probe workers' and the status
-//     manager's writes after a kubelet's start, from the pods' first sync
-//     (pods.go startPods, podrestarts.go). A plan (plan.go) is a list of
-//     typed Steps: when (At), which of the kubelet's loops (Actor: the node
-//     status loop or the pods' workers and status manager) and what
-//     (Action, a closed set: node status, node event, pod event, pod
-//     status, startup step, first probe, legacy flip, CSINode, ResourceSlice
-//     wipe, wait);
+//     for a runtime outage; planProcessStart (boot.go) for a starting
+//     kubelet's process start-up, from its exec to its first request;
+//     planNodeStart (boot.go) for its node-level start-up once its
+//     informers have synced (first node status, CSINode, ResourceSlice
+//     wipe, start-up events); planProbes (probes.go) for the probe
+//     workers' and the status manager's writes after a kubelet's start,
+//     from the pods' first sync (pods.go startPods, podrestarts.go). A
+//     plan (plan.go) is a list of typed Steps: when (At), which of the
+//     kubelet's loops (Actor: the node status loop or the pods' workers
+//     and status manager) and what (Action, a closed set: node status,
+//     node event, pod event, pod status, startup step, first probe, legacy
+//     flip, CSINode, ResourceSlice wipe, wait);
 //   - the executor (play.go) plays a plan on the kubelet's session: each
 //     actor in a goroutine of its own, sleeping on the injected clock until
 //     a step is due, sending it with the session's retries and counting
@@ -42,12 +44,12 @@
 //     between them that the request goldens, measured on the real
 //     kubelet, do not have.
 //
-// What a start sends before that depends on the API server's answers and
-// is played as it is decided: registration (the node GET decides whether
-// to create it), the informers' lists and watches (they decide the pods),
-// volume reconstruction, the Secret and ConfigMap watches and tokens of
-// the pods listed, and each pod's first sync, whose GET decides a legacy
-// flip (boot.go startNode, session.go, informers.go, pods.go).
+// The rest of a start hangs on the API server's answers and is played as
+// it is decided: registration (the node GET decides whether to create
+// it), the informers' lists and watches (they decide the pods), volume
+// reconstruction, the Secret and ConfigMap watches and tokens of the pods
+// listed, and each pod's first sync, whose GET decides a legacy flip
+// (boot.go startNode, session.go, informers.go, pods.go).
 // testdata/plan holds the plans' goldens (TestPlanGolden,
 // TestNodeStartPlanGolden, TestProbePlanGolden), testdata/restart every
 // request a restart sends on a fake API server (TestRestartGolden).

@@ -1,0 +1,84 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+
+	"github.com/stormbench/stormbench/bench/storm"
+	"github.com/stormbench/stormbench/profiles"
+)
+
+// TestProcessStartPlan: a kubelet's process start-up is one wait of the
+// node actor, the same for a node and seed every time, within its bounds,
+// and spread over them across nodes with the measured median (0.70 s).
+func TestProcessStartPlan(t *testing.T) {
+	s := &Simulator{cfg: Config{Seed: 7}}
+	var waits []time.Duration
+	for i := range 1000 {
+		node := fmt.Sprintf("node-%05d", i)
+		plan := planProcessStart(s.rng(node, 7))
+		if len(plan) != 1 || plan[0].Actor != ActorNode || plan[0].Action != ActionWait {
+			t.Fatalf("%s: want one wait of the node actor, got:\n%s", node, plan)
+		}
+		if again := planProcessStart(s.rng(node, 7)); again[0].At != plan[0].At {
+			t.Fatalf("%s: %v, then %v: not decided by the seed", node, plan[0].At, again[0].At)
+		}
+		at := plan[0].At
+		if at < processStartMin || at >= processStartMin+processStartSpread {
+			t.Errorf("%s: start-up %v outside [%v, %v)", node, at, processStartMin, processStartMin+processStartSpread)
+		}
+		waits = append(waits, at)
+	}
+	slices.Sort(waits)
+	if med := waits[len(waits)/2]; med < 650*time.Millisecond || med > 750*time.Millisecond {
+		t.Errorf("median start-up %v, want about 0.70 s", med)
+	}
+}
+
+// TestProcessStartCancelled: a run interrupted during a kubelet's process
+// start-up returns at once, saying so, and the kubelet has sent nothing.
+func TestProcessStartCancelled(t *testing.T) {
+	for _, kind := range []string{profiles.StormKubelet, profiles.StormReboot} {
+		t.Run(kind, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newRestartFixture(time.Now())
+				api := newFakeAPI(f.t0, f.objects()...)
+				sim, err := NewSimulator(Config{
+					Base: &rest.Config{Host: "https://fake.invalid"}, Harness: api.client("harness"),
+					RunID: f.runID, Kind: kind, Seed: 7, Clock: clock.RealClock{},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sim.sessions = api.sessions(sim.cfg.Clock)
+				const down = 30 * time.Second
+				// Cut short within the start-up, which lasts at least
+				// processStartMin.
+				ctx, cancel := context.WithTimeout(context.Background(), down+processStartMin/2)
+				defer cancel()
+				out := sim.Restart(ctx, storm.Restart{Node: f.node, Downtime: down})
+				if out.Err == nil || !strings.Contains(out.Err.Error(), "process start-up") {
+					t.Fatalf("restart returned %v, want the process start-up's interruption", out.Err)
+				}
+				if took := out.End.Sub(f.t0); took > down+processStartMin {
+					t.Errorf("the restart ended %v after it began, want at the interruption (%v)", took, down+processStartMin/2)
+				}
+				api.mu.Lock()
+				defer api.mu.Unlock()
+				for _, c := range api.calls {
+					if c.client != "harness" {
+						t.Errorf("the %s client sent %q during the start-up", c.client, c.text)
+					}
+				}
+			})
+		})
+	}
+}
