@@ -6,25 +6,54 @@ SHELL       := /bin/bash
 GO          ?= go
 BIN         := $(CURDIR)/bin
 PROFILE     ?= quick
-KUBE_VERSION := v1.36.3
+# Kubernetes versions: `make components KUBE_VERSION=v1.37.2` builds that
+# version's kube-apiserver, kube-controller-manager, kube-scheduler, kubectl,
+# kubelet and (up to 1.37, while kubemark exists) hollow-kubelet and fake-cri.
+# The default is built into bin/ from scripts/components/go.mod; any other
+# into bin/VERSION/ from its own pinned module set,
+# scripts/components/VERSION/go.mod and go.sum (written by `make kube-pin`),
+# with the build tag k8s_1_MINOR for the oracle's per-version source. etcd,
+# kwok, kwokctl and stormbench-pause are shared by every version: bin/, from
+# the default set. `stormbench ... --kube-version V` runs them.
+KUBE_VERSIONS := v1.34.4 v1.35.4 v1.36.3 v1.37.2
+KUBE_DEFAULT  := v1.36.3
+KUBE_VERSION  := $(KUBE_DEFAULT)
+ifeq ($(filter $(KUBE_VERSION),$(KUBE_VERSIONS)),)
+$(error KUBE_VERSION=$(KUBE_VERSION) is not a version stormbench builds: one of $(KUBE_VERSIONS))
+endif
+KUBE_MINOR  := $(word 2,$(subst ., ,$(KUBE_VERSION)))
 KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
                 -X k8s.io/component-base/version.gitMajor=1 \
-                -X k8s.io/component-base/version.gitMinor=36 \
+                -X k8s.io/component-base/version.gitMinor=$(KUBE_MINOR) \
                 -X k8s.io/component-base/version.gitTreeState=clean
 GIT_REV     := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS     := -X github.com/stormbench/stormbench/bench.GitRevision=$(GIT_REV)
 COMPONENTS_DIR := scripts/components
-KUBE_BINS   := $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kube-scheduler $(BIN)/kubectl
-KWOK_BINS   := $(BIN)/kwok $(BIN)/kwokctl
-# The real-kubelet oracle: the v1.36.3 kubelet code (kubemark's hollow
-# kubelet) and a fake CRI runtime that persists its containers.
-ORACLE_BINS := $(BIN)/hollow-kubelet $(BIN)/fake-cri
-# Containerd-backed real nodes: the v1.36.3 kubelet itself, and the static
-# multi-call binary their container image is built from.
-REALNODE_BINS := $(BIN)/kubelet $(BIN)/stormbench-pause
-COMPONENTS  := $(KUBE_BINS) $(KWOK_BINS) $(BIN)/etcd $(ORACLE_BINS) $(REALNODE_BINS)
 # Components are rebuilt only when the pinned versions change.
 COMPONENT_DEPS := $(COMPONENTS_DIR)/go.mod $(COMPONENTS_DIR)/go.sum
+ifeq ($(KUBE_VERSION),$(KUBE_DEFAULT))
+KUBE_BIN      := $(BIN)
+KUBE_GOFLAGS  :=
+KUBE_MOD_DEPS := $(COMPONENT_DEPS)
+else
+KUBE_BIN      := $(BIN)/$(KUBE_VERSION)
+KUBE_GOFLAGS  := -modfile=$(KUBE_VERSION)/go.mod -tags k8s_1_$(KUBE_MINOR)
+KUBE_MOD_DEPS := $(COMPONENTS_DIR)/$(KUBE_VERSION)/go.mod $(COMPONENTS_DIR)/$(KUBE_VERSION)/go.sum
+endif
+# KUBE_DIR names KUBE_BIN in messages: bin/ or bin/v1.37.2/.
+KUBE_DIR    := $(patsubst $(CURDIR)/%,%,$(KUBE_BIN))/
+KUBE_BINS   := $(KUBE_BIN)/kube-apiserver $(KUBE_BIN)/kube-controller-manager $(KUBE_BIN)/kube-scheduler $(KUBE_BIN)/kubectl
+KWOK_BINS   := $(BIN)/kwok $(BIN)/kwokctl
+# The real-kubelet oracle: the version's kubelet code (kubemark's hollow
+# kubelet) and a fake CRI runtime that persists its containers. kubemark is
+# removed in 1.38.0-alpha.2.
+ORACLE_BINS := $(if $(shell [ $(KUBE_MINOR) -le 37 ] && echo yes),$(KUBE_BIN)/hollow-kubelet $(KUBE_BIN)/fake-cri)
+# Containerd-backed real nodes: the version's kubelet itself, and the static
+# multi-call binary their container image is built from.
+REALNODE_BINS := $(KUBE_BIN)/kubelet $(BIN)/stormbench-pause
+COMPONENTS  := $(KUBE_BINS) $(KWOK_BINS) $(BIN)/etcd $(ORACLE_BINS) $(REALNODE_BINS)
+# --kube-version for the commands below when KUBE_VERSION is not the default.
+KUBE_FLAG   := $(if $(filter-out $(KUBE_DEFAULT),$(KUBE_VERSION)),--kube-version $(KUBE_VERSION))
 
 .PHONY: help
 help: ## List the targets.
@@ -38,12 +67,12 @@ $(BIN)/stormbench:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/stormbench ./cmd/stormbench
 
 .PHONY: components
-components: $(COMPONENTS) ## Build kube-apiserver, KCM, scheduler, kubectl (v1.36.3), etcd, kwok, kwokctl, hollow-kubelet, fake-cri, kubelet and stormbench-pause into bin/.
+components: $(COMPONENTS) ## Build kube-apiserver, KCM, scheduler, kubectl (KUBE_VERSION, default v1.36.3), etcd, kwok, kwokctl, hollow-kubelet, fake-cri, kubelet and stormbench-pause into bin/ (another KUBE_VERSION's into bin/KUBE_VERSION/).
 
-$(KUBE_BINS) &: $(COMPONENT_DEPS)
-	@mkdir -p $(BIN)
-	@echo "==> bin/: kube-apiserver, kube-controller-manager, kube-scheduler, kubectl v1.36.3 (the longest step: about 20 minutes from an empty module cache)"
-	cd $(COMPONENTS_DIR) && $(GO) build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(BIN)/ \
+$(KUBE_BINS) &: $(KUBE_MOD_DEPS)
+	@mkdir -p $(KUBE_BIN)
+	@echo "==> $(KUBE_DIR): kube-apiserver, kube-controller-manager, kube-scheduler, kubectl $(KUBE_VERSION) (the longest step: about 20 minutes from an empty module cache)"
+	cd $(COMPONENTS_DIR) && $(GO) build $(KUBE_GOFLAGS) -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(KUBE_BIN)/ \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
 		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
 	@touch $(KUBE_BINS)
@@ -56,16 +85,23 @@ $(KWOK_BINS) &: $(COMPONENT_DEPS)
 	cd $(COMPONENTS_DIR) && CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl
 	@touch $(KWOK_BINS)
 
-$(ORACLE_BINS) &: $(COMPONENT_DEPS) $(wildcard $(COMPONENTS_DIR)/cmd/*/*.go)
-	@mkdir -p $(BIN)
-	@echo "==> bin/: hollow-kubelet, fake-cri (the real-kubelet oracle)"
-	cd $(COMPONENTS_DIR) && $(GO) build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(BIN)/ ./cmd/hollow-kubelet ./cmd/fake-cri
+ifneq ($(ORACLE_BINS),)
+$(ORACLE_BINS) &: $(KUBE_MOD_DEPS) $(wildcard $(COMPONENTS_DIR)/cmd/*/*.go)
+	@mkdir -p $(KUBE_BIN)
+	@echo "==> $(KUBE_DIR): hollow-kubelet, fake-cri $(KUBE_VERSION) (the real-kubelet oracle)"
+	cd $(COMPONENTS_DIR) && $(GO) build $(KUBE_GOFLAGS) -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(KUBE_BIN)/ ./cmd/hollow-kubelet ./cmd/fake-cri
 	@touch $(ORACLE_BINS)
+endif
 
-$(BIN)/kubelet: $(COMPONENT_DEPS)
-	@mkdir -p $(BIN)
-	@echo "==> bin/: kubelet v1.36.3 (containerd-backed real nodes)"
-	cd $(COMPONENTS_DIR) && $(GO) build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(BIN)/kubelet k8s.io/kubernetes/cmd/kubelet
+$(KUBE_BIN)/kubelet: $(KUBE_MOD_DEPS)
+	@mkdir -p $(KUBE_BIN)
+	@echo "==> $(KUBE_DIR): kubelet $(KUBE_VERSION) (containerd-backed real nodes)"
+	cd $(COMPONENTS_DIR) && $(GO) build $(KUBE_GOFLAGS) -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(KUBE_BIN)/kubelet k8s.io/kubernetes/cmd/kubelet
+
+.PHONY: kube-pin
+kube-pin: ## Write scripts/components/KUBE_VERSION/go.mod and go.sum, the module set make components builds a non-default KUBE_VERSION from (downloads modules, compiles nothing).
+	@[ "$(KUBE_VERSION)" != "$(KUBE_DEFAULT)" ] || { echo "kube-pin: $(KUBE_DEFAULT) is pinned by $(COMPONENTS_DIR)/go.mod itself" >&2; exit 2; }
+	GO=$(GO) $(COMPONENTS_DIR)/pin-version.sh $(KUBE_VERSION)
 
 $(BIN)/stormbench-pause: $(wildcard cmd/stormbench-pause/*.go)
 	@mkdir -p $(BIN)
@@ -103,8 +139,8 @@ $(BIN)/etcd: $(COMPONENT_DEPS)
 	cd $(COMPONENTS_DIR) && $(GO) build -trimpath -o $(BIN)/etcd go.etcd.io/etcd/server/v3
 
 .PHONY: run
-run: components build ## Start the embedded cluster, run PROFILE (default quick), print the summary, write results/.
-	$(BIN)/stormbench run --profile $(PROFILE) --bin-dir $(BIN) --output-dir results
+run: components build ## Start the embedded cluster (KUBE_VERSION's control plane), run PROFILE (default quick), print the summary, write results/.
+	$(BIN)/stormbench run --profile $(PROFILE) --bin-dir $(BIN) $(KUBE_FLAG) --output-dir results
 
 .PHONY: readme-examples
 readme-examples: components build ## Run the README's cluster examples (cluster up/status/down, fleet up/down, preflight, cleanup --list) on a small fleet.

@@ -1,5 +1,8 @@
-// Command hollow-kubelet runs the real v1.36.3 kubelet code (kubemark's hollow
-// kubelet, pkg/kubemark) against a CRI runtime served by a separate process
+// Command hollow-kubelet runs the real kubelet code (kubemark's hollow
+// kubelet, pkg/kubemark) of the Kubernetes version it is built from (v1.36.3
+// by default; kubeapi*.go and cadvisor_*.go hold what differs between
+// versions, chosen by the build tag k8s_1_MINOR that make components passes
+// for another version) against a CRI runtime served by a separate process
 // (--runtime-endpoint), so that restarting this process leaves the containers
 // running, as restarting a real kubelet does. It is the oracle for kubelet
 // restart behaviour.
@@ -52,8 +55,7 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/logs"
 	logsapi "k8s.io/component-base/logs/api/v1"
-	_ "k8s.io/component-base/logs/json/register" // as cmd/kubelet: JSON log format
-	metricsfeatures "k8s.io/component-base/metrics/features"
+	_ "k8s.io/component-base/logs/json/register"          // as cmd/kubelet: JSON log format
 	_ "k8s.io/component-base/metrics/prometheus/clientgo" // as cmd/kubelet: client metrics
 	_ "k8s.io/component-base/metrics/prometheus/version"  // as cmd/kubelet: version metric
 	"k8s.io/component-base/tracing"
@@ -384,7 +386,7 @@ func start(ctx context.Context, o *cliOptions, kc *kubeletconfig.KubeletConfigur
 	if err := validate(s); err != nil {
 		return usageError{err}
 	}
-	metricsfeatures.ApplyFeatureGates(utilfeature.DefaultFeatureGate)
+	applyMetricsFeatureGates()
 
 	c, err := newClients(o.kubeconfig, kc)
 	if err != nil {
@@ -410,7 +412,7 @@ func start(ctx context.Context, o *cliOptions, kc *kubeletconfig.KubeletConfigur
 
 	// The CRI clients, as run() makes them: RuntimeRequestTimeout (2m) as
 	// the connection and call timeout, CRIListStreaming from the gates.
-	if err := kubelet.PreInitRuntimeService(ctx, &s.KubeletConfiguration, d); err != nil {
+	if err := preInitRuntimeService(ctx, &s.KubeletConfiguration, d); err != nil {
 		return fmt.Errorf("CRI runtime at %s: %w", o.runtimeEndpoint, err)
 	}
 	if err := cgroupDriverFromCRI(ctx, s, d); err != nil {
