@@ -86,7 +86,25 @@ const (
 	MetricPodStatusPatches = stormPrefix + kubelet.CounterPodStatusPatches
 	MetricReadyFlipsDown   = stormPrefix + kubelet.CounterReadyFlipsDown
 	MetricStormCPUSeconds  = stormPrefix + measure.StormCPUSeconds
+	// MetricStandingCPU and MetricMarginalCPUPerRestart split
+	// MetricStormCPUSeconds into stormbench's standing cost (baseline
+	// window) and its marginal cost per restart (SelfCostMetrics).
+	MetricStandingCPU           = stormPrefix + measure.StormStandingCPU
+	MetricMarginalCPUPerRestart = stormPrefix + measure.StormMarginalCPUPerRestart
 )
+
+// SelfCostMetrics are stormbench's own CPU split in two: not key metrics
+// (a key metric adds a test to every comparison's multiplicity and a row to
+// every table); compare takes them by ID.
+func SelfCostMetrics() []Metric {
+	standing := source{measurement: measure.MeasurementStorm, figure: measure.StormStandingCPU, extract: func(v *result.VariantRun) (float64, bool) {
+		return v.Measurement(measure.MeasurementStorm).Value(measure.StormStandingCPU, result.WindowBaseline)
+	}}
+	return []Metric{
+		metric(MetricStandingCPU, "stormbench standing CPU per 1,000 nodes", result.UnitCores, standing),
+		metric(MetricMarginalCPUPerRestart, "stormbench marginal CPU per restart", result.UnitSeconds, value(measure.MeasurementStorm, measure.StormMarginalCPUPerRestart)),
+	}
+}
 
 // KeyMetrics returns the fixed list of figures that compare, gate and the
 // report show, in display order. The definitions of the underlying figures
@@ -144,12 +162,13 @@ type source struct {
 	extract   func(v *result.VariantRun) (float64, bool)
 }
 
-// LookupMetrics returns the key metrics with the given IDs, in the given
-// order, or an error naming every unknown ID and listing the known ones.
+// LookupMetrics returns the key metrics and SelfCostMetrics with the given
+// IDs, in the given order, or an error naming every unknown ID and listing
+// the known ones.
 // An ID with a figure's former name (result.FigureAliases) names the
 // figure, and "excess.<flow>" a flow's metric (FlowMetric).
 func LookupMetrics(ids ...string) ([]Metric, error) {
-	all := KeyMetrics()
+	all := append(KeyMetrics(), SelfCostMetrics()...)
 	var out []Metric
 	var unknown []string
 	for _, id := range ids {

@@ -9,7 +9,7 @@
 //	set.Add(measure.NewSelfCost(...), measure.NewSimulator(...)) // the run's own
 //	cl := set.ClientLatency()                          // install on the simulated kubelets:
 //	kubeletConfig.Wrap(cl.Wrapper(measure.SourceKubelet))
-//	err = set.Start(ctx, env)      // scrapers start, watches open and sync
+//	err = set.Start(ctx, env)      // scrapers start, watches open and sync; then MarkBaselineStart
 //	wait(set.BaselineWait())       // a full baseline window before the storm
 //	set.MarkStormStart(clock.Now())
 //	... storm, then the recovery wait ...

@@ -98,6 +98,16 @@ type StormEndMarker interface {
 	MarkStormEnd(ctx context.Context, t time.Time)
 }
 
+// BaselineStartMarker is implemented by measurements that take a control
+// from the fleet at rest: Set.Start calls MarkBaselineStart once every
+// measurement of the set has started (its watches synced, its first scrape
+// taken), so the window from there to the storm's start holds what keeps
+// running while a steady fleet is watched and none of the start-up.
+type BaselineStartMarker interface {
+	// MarkBaselineStart records when every measurement was observing.
+	MarkBaselineStart(t time.Time)
+}
+
 // ErrNoStorm is returned by Gather of a measurement that observes only the
 // storm when the storm did not start (the run stopped during the baseline);
 // Set.Gather leaves such a measurement out of the result.
@@ -273,6 +283,15 @@ func (s *Set) Start(ctx context.Context, env *Env) error {
 		})
 	}
 	wg.Wait()
+	now := env.Clock.Now()
+	for _, m := range s.ms {
+		s.mu.Lock()
+		failed := s.startErrs[m] != nil
+		s.mu.Unlock()
+		if b, ok := m.(BaselineStartMarker); ok && !failed {
+			b.MarkBaselineStart(now)
+		}
+	}
 	return errors.Join(errs...)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,8 +104,15 @@ func mergeShard(t *testing.T, idx int) *result.Result {
 	}
 	stormM := result.Measurement{
 		Name:    MeasurementStorm,
-		Windows: []result.Window{{Name: result.WindowStorm, Start: storm, End: end}},
+		Windows: []result.Window{{Name: result.WindowBaseline, Start: storm.Add(-20 * time.Second), End: storm}, {Name: result.WindowStorm, Start: storm, End: end}},
 		Values: []result.Value{
+			// Each shard: 0.2 s of CPU in a 20 s baseline (10 ms/s over
+			// 12 nodes), and 1.5 s in a storm of 60 s (0.6 s standing) or
+			// 65 s (0.65 s).
+			{Name: StormCPUSeconds, Window: result.WindowBaseline, Unit: result.UnitSeconds, Value: 0.2},
+			{Name: StormStandingCPU, Window: result.WindowBaseline, Unit: result.UnitCores, Value: 0.01 / 0.012},
+			{Name: StormMarginalCPU, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 0.9 - 0.05*f},
+			{Name: StormMarginalCPUPerRestart, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: (0.9 - 0.05*f) / float64(restarts)},
 			{Name: StormRestarts, Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(restarts)},
 			{Name: kubelet.CounterTokenRequests, Window: result.WindowStorm, Unit: result.UnitCount, Value: 10 + f},
 			{Name: StormPodsLost, Window: result.WindowStorm, Unit: result.UnitCount, Value: 1 + f},
@@ -203,6 +211,10 @@ func TestMergeFigures(t *testing.T) {
 		{"storm tokenRequests", value(MeasurementStorm, kubelet.CounterTokenRequests, result.WindowStorm), 21},
 		{"storm CPU", value(MeasurementStorm, StormCPUSeconds, result.WindowStorm), 3},
 		{"storm RSS peak summed", value(MeasurementStorm, StormRSSPeak, result.WindowStorm), 207 << 20},
+		{"baseline CPU summed", value(MeasurementStorm, StormCPUSeconds, result.WindowBaseline), 0.4},
+		{"standing CPU summed: two processes", value(MeasurementStorm, StormStandingCPU, result.WindowBaseline), 2 * 0.01 / 0.012},
+		{"marginal CPU summed", value(MeasurementStorm, StormMarginalCPU, result.WindowStorm), 1.75},
+		{"marginal CPU per restart recomputed", value(MeasurementStorm, StormMarginalCPUPerRestart, result.WindowStorm), 1.75 / 7},
 		{"storm RSS growth recomputed", value(MeasurementStorm, StormRSSGrowthPerRestart, result.WindowStorm), 1 << 20},
 		{"storm podsLost max", value(MeasurementStorm, StormPodsLost, result.WindowStorm), 2},
 		{"recovery node samples", float64(hist(MeasurementRecovery, RecoveryNode, result.WindowStorm).Count), 7},
@@ -388,6 +400,37 @@ func TestMergeOneShard(t *testing.T) {
 	if got, _ := m.Variants[0].Measurement(MeasurementAPIServer).Value(APIExcessPerRestart, result.WindowStorm); got != 200 {
 		t.Errorf("excess per restart %v, want 200", got)
 	}
+}
+
+// A shard that could not split its CPU (no baseline window) leaves the
+// merged run without the split: sums over the other shards would pass for
+// the whole tool's.
+func TestMergePartialSelfCostSplit(t *testing.T) {
+	a, b := mergeShard(t, 0), mergeShard(t, 1)
+	st := b.Variants[0].Measurement(MeasurementStorm)
+	st.Values = slices.DeleteFunc(st.Values, func(v result.Value) bool {
+		return v.Window == result.WindowBaseline || v.Name == StormMarginalCPU || v.Name == StormMarginalCPUPerRestart
+	})
+	m, err := result.Merge(MergeRules(), a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.Variants[0].Measurement(MeasurementStorm)
+	for _, f := range []struct{ name, window string }{
+		{StormCPUSeconds, result.WindowBaseline}, {StormStandingCPU, result.WindowBaseline},
+		{StormMarginalCPU, result.WindowStorm}, {StormMarginalCPUPerRestart, result.WindowStorm},
+	} {
+		if x, ok := got.Value(f.name, f.window); ok {
+			t.Errorf("%s (%s) = %v merged from one shard of two, want none", f.name, f.window, x)
+		}
+	}
+	if x, ok := got.Value(StormCPUSeconds, result.WindowStorm); !ok || x != 3 {
+		t.Errorf("storm CPU %v, %v; want both shards' 3 s", x, ok)
+	}
+	if notes := strings.Join(result.MergeNotes(m), "\n"); !strings.Contains(notes, "1 of 2 shards had no baseline window") {
+		t.Errorf("no note of the missing split:\n%s", notes)
+	}
+	encodeResult(t, m)
 }
 
 func TestMergeStormSpread(t *testing.T) {

@@ -3,8 +3,10 @@ package measure
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,8 +23,16 @@ type fakeProcess struct {
 	mu             sync.Mutex
 	rss, peak      int64
 	cpu            time.Duration
+	freeCPU        time.Duration // the CPU FreeOSMemory's collection costs
 	freed, rssRead int
 	log            []string // "free", "rss": the order of calls
+}
+
+// addCPU adds d to the CPU used so far.
+func (p *fakeProcess) addCPU(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cpu += d
 }
 
 func (p *fakeProcess) set(rss int64, cpu time.Duration) {
@@ -47,6 +57,7 @@ func (p *fakeProcess) FreeOSMemory() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.freed++
+	p.cpu += p.freeCPU
 	p.log = append(p.log, "free")
 }
 
@@ -132,6 +143,118 @@ func TestSelfCost(t *testing.T) {
 	}
 	m.Dispose()
 	m.Dispose()
+}
+
+// TestSelfCostSplit feeds a SelfCost, started by a Set as the run starts
+// it, the CPU of a baseline and of a storm window, and checks stormbench's
+// standing cost (CPU per second of the baseline per 1,000 nodes) and its
+// marginal cost (the storm's CPU less the standing rate over the storm's
+// length), in total and per restart.
+func TestSelfCostSplit(t *testing.T) {
+	type figure struct{ name, window string }
+	var (
+		baselineCPU = figure{StormCPUSeconds, result.WindowBaseline}
+		standing    = figure{StormStandingCPU, result.WindowBaseline}
+		marginal    = figure{StormMarginalCPU, result.WindowStorm}
+		perRestart  = figure{StormMarginalCPUPerRestart, result.WindowStorm}
+		split       = []figure{baselineCPU, standing, marginal, perRestart}
+	)
+	for _, tc := range []struct {
+		name                  string
+		baseline, stormLength time.Duration
+		baselineCPU, stormCPU time.Duration
+		gcCPU                 time.Duration // FreeOSMemory's collection at the storm's start
+		nodes, restarts       int
+		want                  map[figure]float64 // and no other split figure
+		warning               string             // a warning holding it; "" none
+	}{{
+		// 10 ms/s at rest over 300 nodes: 33.3 ms/s per 1,000 nodes; the
+		// storm's 1.4 s less 40 s × 10 ms/s is 1 s over 10 restarts.
+		name: "60 s baseline", baseline: 60 * time.Second, stormLength: 40 * time.Second,
+		baselineCPU: 600 * time.Millisecond, stormCPU: 1400 * time.Millisecond, nodes: 300, restarts: 10,
+		want: map[figure]float64{baselineCPU: 0.6, standing: 0.01 / 0.3, marginal: 1, perRestart: 0.1},
+	}, {
+		name: "the collection at the storm's start is in neither window", baseline: 60 * time.Second, stormLength: 40 * time.Second,
+		baselineCPU: 600 * time.Millisecond, stormCPU: 1400 * time.Millisecond, gcCPU: 5 * time.Second, nodes: 300, restarts: 10,
+		want: map[figure]float64{baselineCPU: 0.6, standing: 0.01 / 0.3, marginal: 1, perRestart: 0.1},
+	}, {
+		// The standing cost grows with the fleet: the same rate over 3,000
+		// nodes is a tenth per 1,000.
+		name: "ten times the fleet", baseline: 60 * time.Second, stormLength: 40 * time.Second,
+		baselineCPU: 600 * time.Millisecond, stormCPU: 1400 * time.Millisecond, nodes: 3000, restarts: 10,
+		want: map[figure]float64{baselineCPU: 0.6, standing: 0.01 / 3, marginal: 1, perRestart: 0.1},
+	}, {
+		name: "a storm that cost less than the rest", baseline: 60 * time.Second, stormLength: 40 * time.Second,
+		baselineCPU: 600 * time.Millisecond, stormCPU: 300 * time.Millisecond, nodes: 300, restarts: 10,
+		want: map[figure]float64{baselineCPU: 0.6, standing: 0.01 / 0.3, marginal: -0.1, perRestart: -0.01},
+	}, {
+		name: "10 s baseline: coarse", baseline: 10 * time.Second, stormLength: 40 * time.Second,
+		baselineCPU: 200 * time.Millisecond, stormCPU: 1800 * time.Millisecond, nodes: 1000, restarts: 50,
+		want:    map[figure]float64{baselineCPU: 0.2, standing: 0.02, marginal: 1, perRestart: 0.02},
+		warning: "standing cost is taken over a 10s baseline window, under 30s: a coarse figure",
+	}, {
+		name: "no restart", baseline: 60 * time.Second, stormLength: 40 * time.Second,
+		baselineCPU: 600 * time.Millisecond, stormCPU: 1400 * time.Millisecond, nodes: 300,
+		want: map[figure]float64{baselineCPU: 0.6, standing: 0.01 / 0.3, marginal: 1},
+	}, {
+		name: "fleet size unknown", baseline: 60 * time.Second, stormLength: 40 * time.Second,
+		baselineCPU: 600 * time.Millisecond, stormCPU: 1400 * time.Millisecond, restarts: 10,
+		want: map[figure]float64{baselineCPU: 0.6, marginal: 1, perRestart: 0.1},
+	}, {
+		// A profile without an apiserver baseline starts the storm as
+		// soon as the measurements have.
+		name: "no baseline", stormLength: 40 * time.Second,
+		stormCPU: 1400 * time.Millisecond, nodes: 300, restarts: 10,
+		warning: "not split into its standing and marginal costs: its baseline window was 0s, under 1s",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(t0)
+			proc := &fakeProcess{cpu: 7 * time.Second, freeCPU: tc.gcCPU} // the run's CPU before the measurements
+			events := &storm.Outcomes{}
+			env := &Env{Client: fake.NewClientset(), Clock: clk, Outcomes: events, Nodes: tc.nodes}
+			set := &Set{startErrs: map[Measurement]error{}}
+			set.Add(NewSelfCost(SelfCostOptions{Process: proc}))
+			if err := set.Start(context.Background(), env); err != nil {
+				t.Fatal(err)
+			}
+			clk.Step(tc.baseline)
+			proc.addCPU(tc.baselineCPU)
+			stormStart := clk.Now()
+			set.MarkStormStart(stormStart)
+			for i := range tc.restarts {
+				events.Add(storm.Outcome{Restart: storm.Restart{Node: fmt.Sprintf("n%d", i)}, Down: clk.Now()})
+			}
+			clk.Step(tc.stormLength)
+			proc.addCPU(tc.stormCPU)
+			set.MarkStormEnd(context.Background(), clk.Now())
+			out := set.Gather(context.Background())
+			set.Dispose()
+			if len(out) != 1 {
+				t.Fatalf("gathered %d measurements, want 1", len(out))
+			}
+			got := &out[0]
+			for _, f := range split {
+				x, ok := got.Value(f.name, f.window)
+				want, wanted := tc.want[f]
+				switch {
+				case ok != wanted:
+					t.Errorf("%s (%s): present %t, want %t", f.name, f.window, ok, wanted)
+				case ok && !approx(x, want):
+					t.Errorf("%s (%s) = %v, want %v", f.name, f.window, x, want)
+				}
+			}
+			if x := value(t, got, StormCPUSeconds, result.WindowStorm); !approx(x, tc.stormCPU.Seconds()) {
+				t.Errorf("storm CPU = %v, want %v", x, tc.stormCPU.Seconds())
+			}
+			if w, ok := got.Window(result.WindowBaseline); !ok || !w.Start.Equal(t0) || !w.End.Equal(stormStart) {
+				t.Errorf("baseline window = %+v, %t; want %s–%s", w, ok, t0, stormStart)
+			}
+			warnings := strings.Join(got.Warnings, "\n")
+			if tc.warning == "" && warnings != "" || !strings.Contains(warnings, tc.warning) {
+				t.Errorf("warnings %q, want %q", warnings, tc.warning)
+			}
+		})
+	}
 }
 
 func TestSelfCostWithoutStorm(t *testing.T) {

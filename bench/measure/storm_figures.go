@@ -1,6 +1,10 @@
 package measure
 
-import "github.com/stormbench/stormbench/bench/result"
+import (
+	"slices"
+
+	"github.com/stormbench/stormbench/bench/result"
+)
 
 // MeasurementStorm is the result measurement with what the simulated
 // kubelets did (Simulator: their counters, named by bench/kubelet's Counter
@@ -10,12 +14,25 @@ import "github.com/stormbench/stormbench/bench/result"
 // reader and the merge share one vocabulary.
 const MeasurementStorm = "storm"
 
-// Figures of MeasurementStorm besides the simulator's counters, all in its
-// storm window.
+// Figures of MeasurementStorm besides the simulator's counters, in its
+// storm window unless said.
 const (
 	// StormCPUSeconds is stormbench's user + system CPU between the storm's
-	// start and its end (full recovery) (SelfCost).
+	// start and its end (full recovery); in the baseline window, from the
+	// moment every measurement observed to the storm's start (SelfCost).
 	StormCPUSeconds = "stormbench_cpu_seconds"
+	// StormStandingCPU is stormbench's standing cost: its CPU per second of
+	// the baseline window, a steady fleet watched with no restart, per
+	// 1,000 nodes of the fleet (cores per 1,000 nodes), in the baseline
+	// window (SelfCost, selfCostSplit).
+	StormStandingCPU = "stormbench_standing_cpu_per_1k_nodes"
+	// StormMarginalCPU is the CPU the storm added to the standing cost:
+	// StormCPUSeconds − the baseline's CPU per second × the storm window's
+	// length (SelfCost, selfCostSplit). It can be negative.
+	StormMarginalCPU = "stormbench_marginal_cpu_seconds"
+	// StormMarginalCPUPerRestart is StormMarginalCPU ÷ restarts: stormbench's
+	// marginal cost of one restart (SelfCost).
+	StormMarginalCPUPerRestart = "stormbench_marginal_cpu_seconds_per_restart"
 	// StormPeakRSS is stormbench's process peak RSS over its life so far
 	// (VmHWM) (SelfCost).
 	StormPeakRSS = "stormbench_peak_rss_bytes"
@@ -48,20 +65,67 @@ const (
 // and so are the restarts (each shard's own restarts) and stormbench's CPU
 // seconds and RSS figures (start, peak, process peak): the shards are
 // separate processes, so the sum is the tool's total cost (an upper bound
-// for the peaks, which need not coincide). podsLost is a fleet-wide count
-// every shard observed, so the maximum is kept.
-// stormbenchRSSGrowthPerRestartBytes is recomputed by mergeRSSGrowth.
+// for the peaks, which need not coincide). The standing cost sums too:
+// each shard's rate is over the whole fleet's nodes, and the rates of
+// separate processes add; so does the marginal CPU. podsLost is a
+// fleet-wide count every shard observed, so the maximum is kept. The
+// figures per restart are recomputed by mergePerRestart.
 func stormMerge() result.MergeRule {
 	return result.MergeRule{Scope: result.PerShard, Figures: map[string]result.Aggregation{
-		StormCPUSeconds:          result.Sum,
-		StormPeakRSS:             result.Sum,
-		StormRSSStart:            result.Sum,
-		StormRSSPeak:             result.Sum,
-		StormRSSGrowthPerRestart: result.Recompute,
-		StormRestarts:            result.Sum,
-		StormPodsLost:            result.Max,
-		StormStaleReadinessFixed: result.Sum,
-	}, Finish: mergeRSSGrowth}
+		StormCPUSeconds:            result.Sum,
+		StormStandingCPU:           result.Sum,
+		StormMarginalCPU:           result.Sum,
+		StormMarginalCPUPerRestart: result.Recompute,
+		StormPeakRSS:               result.Sum,
+		StormRSSStart:              result.Sum,
+		StormRSSPeak:               result.Sum,
+		StormRSSGrowthPerRestart:   result.Recompute,
+		StormRestarts:              result.Sum,
+		StormPodsLost:              result.Max,
+		StormStaleReadinessFixed:   result.Sum,
+	}, Finish: mergePerRestart}
+}
+
+// mergePerRestart recomputes the storm measurement's figures per restart
+// over the merged restarts (mergeRSSGrowth, mergeMarginalCPU).
+func mergePerRestart(s *result.MergeShards, m *result.Measurement) error {
+	if err := mergeRSSGrowth(s, m); err != nil {
+		return err
+	}
+	return mergeMarginalCPU(s, m)
+}
+
+// mergeMarginalCPU sets the marginal CPU per restart as Σ marginal CPU ÷
+// merged restarts. The split holds only when every shard made it: with a
+// shard that had no baseline to take its standing cost from, the sums would
+// leave that process out, so the split figures are dropped, with a note.
+func mergeMarginalCPU(s *result.MergeShards, m *result.Measurement) error {
+	present, split := 0, 0
+	for _, x := range s.Measurements {
+		if x == nil {
+			continue
+		}
+		present++
+		if _, ok := x.Value(StormMarginalCPU, result.WindowStorm); ok {
+			split++
+		}
+	}
+	switch {
+	case split == 0:
+		return nil
+	case split < present:
+		m.Values = slices.DeleteFunc(m.Values, func(v result.Value) bool {
+			return v.Name == StormStandingCPU || v.Name == StormMarginalCPU || v.Window == result.WindowBaseline && v.Name == StormCPUSeconds
+		})
+		s.Note("stormbench's CPU is not split into its standing and marginal costs: %d of %d shards had no baseline window to split it by", present-split, present)
+		return nil
+	case s.Restarts == 0:
+		return nil
+	}
+	marginal, _ := m.Value(StormMarginalCPU, result.WindowStorm)
+	m.Values = append(m.Values, result.Value{Name: StormMarginalCPUPerRestart, Window: result.WindowStorm, Unit: result.UnitSeconds,
+		Value: marginal / float64(s.Restarts)})
+	return nil
 }
 
 // mergeRSSGrowth sets the storm measurement's RSS growth per restart as

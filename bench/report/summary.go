@@ -238,6 +238,7 @@ var summaryRows = []summaryRow{
 	{"healthy nodes: late lease / NotReady; pods", cascade},
 	{"apiserver scrapes landed, longest gap", scrapeCoverage},
 	{"stormbench CPU ÷ apiserver CPU", toolCPU},
+	{"stormbench CPU standing/1k nodes; per restart", toolCPUSplit},
 	{"host CPU busy p50 / max; saturated seconds", hostCPU},
 	{"stormbench RSS growth/restart", toolRSS},
 }
@@ -385,6 +386,26 @@ func toolCPU(v *result.VariantRun) string {
 		return missing
 	}
 	return fmt.Sprintf("%.2f (%.1fs / %.1fs)", tool/api, tool, api)
+}
+
+// toolCPUSplit is stormbench's CPU split in two: its standing cost, per
+// second of the baseline per 1,000 nodes, and the marginal cost of one
+// restart, the storm's CPU less the standing rate over its length
+// (measure.selfCostSplit). Results before the split show "-".
+func toolCPUSplit(v *result.VariantRun) string {
+	m := v.Measurement(measure.MeasurementStorm)
+	standing, ok1 := m.Value(measure.StormStandingCPU, result.WindowBaseline)
+	perRestart, ok2 := m.Value(measure.StormMarginalCPUPerRestart, result.WindowStorm)
+	if !ok1 && !ok2 {
+		return missing
+	}
+	cell := func(x float64, ok bool, unit string) string {
+		if !ok {
+			return missing
+		}
+		return strconv.FormatFloat(x*1000, 'f', 1, 64) + " " + unit
+	}
+	return cell(standing, ok1, "ms/s") + "; " + cell(perRestart, ok2, "ms")
 }
 
 // toolRSS is the growth of stormbench's RSS during the storm per restart.
