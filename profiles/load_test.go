@@ -138,6 +138,9 @@ var badProfiles = []struct {
 		"fleet.nodes: Invalid value: must be an integer", "fleet.podsPerNode: Invalid value: must be an integer, got true",
 		`storm.waves.interval: Invalid value: must be a duration such as "50s" or "1m30s", got the number 10`, "fleet.colour: Invalid value: unknown field"}},
 	{"bad-repetitions", "a repetitions mapping with a fractional count and an unknown member", []string{"repetitions.count: Invalid value: must be an integer, got the number 2.5", "repetitions.seed: Invalid value: unknown field"}},
+	{"bad-kubernetes-version", "a Kubernetes version stormbench does not run", []string{`kubernetes.version: Invalid value: "1.33": Kubernetes 1.33 is not supported: stormbench runs 1.34.4, 1.35.4, 1.36.3 (the default) and 1.37.2`}},
+	{"kubernetes-gates", "a gate setting the version's kubelet cannot have (1.34 has no ChangeContainerStatusOnKubeletRestart)", []string{"variants[1].featureGates[ChangeContainerStatusOnKubeletRestart]: Invalid value: false: Kubernetes 1.34.4's kubelet has no such gate: it always behaves as true"}},
+	{"kubernetes-fields", "a version given as a number and an unknown member of kubernetes", []string{"kubernetes.version: Invalid value: must be a string, got the number 1.37", "kubernetes.release: Invalid value: unknown field"}},
 	{"empty", "an empty document", []string{"apiVersion:"}},
 	{"malformed", "malformed YAML", []string{"did not find expected node content"}},
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stormbench/stormbench/bench/kubeversion"
 )
 
 // APIVersion and Kind identify a StormProfile document.
@@ -33,16 +35,19 @@ const (
 // GateChangeContainerStatusOnKubeletRestart is KEP-4781's feature gate. When
 // true (the legacy behaviour before 1.35), a restarting kubelet resets the
 // readiness of every probed container; when false it preserves it.
-const GateChangeContainerStatusOnKubeletRestart = "ChangeContainerStatusOnKubeletRestart"
+// It has no such gate before 1.35, whose kubelet always resets readiness.
+const GateChangeContainerStatusOnKubeletRestart = kubeversion.GateChangeContainerStatusOnKubeletRestart
 
 // GateWatchListClient is client-go's gate for streaming watch-lists
 // (KEP-3157), on by default since 1.35: an informer's initial sync is one
 // WATCH with sendInitialEvents=true instead of a LIST and a WATCH. It is a
 // variant axis next to GateChangeContainerStatusOnKubeletRestart: the
 // relist cost of a restart storm either way.
-const GateWatchListClient = "WatchListClient"
+const GateWatchListClient = kubeversion.GateWatchListClient
 
-// KnownGates lists the feature gates a profile may set, with their 1.36 defaults.
+// KnownGates lists the feature gates a profile may set, with their 1.36
+// defaults (kubeversion.Default's). Another kubernetes.version has its own
+// (kubeversion.Version.Gate, EffectiveGatesAt).
 var KnownGates = map[string]bool{
 	GateChangeContainerStatusOnKubeletRestart: false,
 	GateWatchListClient:                       true,
@@ -62,6 +67,8 @@ type Profile struct {
 	Seed int64 `json:"seed,omitempty"`
 	// Fleet describes the simulated nodes and the workloads on them.
 	Fleet Fleet `json:"fleet"`
+	// Kubernetes chooses the Kubernetes version the run is of.
+	Kubernetes Kubernetes `json:"kubernetes,omitzero"`
 	// Timing holds heartbeat and node-lifecycle timing of the control plane.
 	Timing Timing `json:"timing,omitempty"`
 	// ControlPlane tunes the embedded control plane; ignored with --kubeconfig.
@@ -83,12 +90,48 @@ type Profile struct {
 	Gates *Gates `json:"gates,omitempty"`
 }
 
+// StormKind is the storm's kind, "" for a profile without a storm.
+func (p *Profile) StormKind() string {
+	if p.Storm == nil {
+		return ""
+	}
+	return p.Storm.Kind
+}
+
 // Metadata names a profile.
 type Metadata struct {
 	// Name is the profile's name, a DNS label.
 	Name string `json:"name"`
 	// Description says what the profile is for.
 	Description string `json:"description,omitempty"`
+}
+
+// Kubernetes chooses the Kubernetes release a run is of.
+type Kubernetes struct {
+	// Version is the Kubernetes version: the embedded control plane runs
+	// its kube-apiserver, kube-controller-manager and kube-scheduler, real
+	// kubelets (fleet.realKubelets, calibrate) are its kubelet, and the
+	// simulated kubelets take its feature-gate defaults. "1.37.2",
+	// "v1.37.2", or "1.37" for its supported patch release; one of 1.34.4,
+	// 1.35.4, 1.36.3 and 1.37.2 (kubeversion.Supported). Empty is 1.36.3,
+	// the default. Any other version needs its components built first
+	// (`make components KUBE_VERSION=v1.37.2`). `--kube-version` overrides
+	// it.
+	Version string `json:"version,omitempty"`
+}
+
+// KubeVersion is the profile's Kubernetes version: kubernetes.version, or
+// kubeversion.Default when it is not set. On a profile that did not
+// validate, an unsupported version gives the default too.
+func (p *Profile) KubeVersion() kubeversion.Version {
+	if p.Kubernetes.Version == "" {
+		return kubeversion.Default
+	}
+	v, err := kubeversion.Parse(p.Kubernetes.Version)
+	if err != nil {
+		return kubeversion.Default
+	}
+	return v
 }
 
 // Fleet describes the KWOK nodes and the workload mix.

@@ -2,7 +2,9 @@ package profiles
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/workloads"
 )
 
@@ -35,8 +38,16 @@ var DefaultWorkloads = []WorkloadShare{
 	{Template: "daemonset"},
 }
 
-// SetDefaults fills unset fields with their documented defaults.
+// SetDefaults fills unset fields with their documented defaults. A
+// kubernetes.version that names a supported version is written as its
+// release tag ("1.37" becomes "v1.37.2"); an unset one stays unset (the
+// default).
 func SetDefaults(p *Profile) {
+	if p.Kubernetes.Version != "" {
+		if v, err := kubeversion.Parse(p.Kubernetes.Version); err == nil {
+			p.Kubernetes.Version = v.String()
+		}
+	}
 	f := &p.Fleet
 	if len(f.Workloads) == 0 {
 		f.Workloads = append([]WorkloadShare(nil), DefaultWorkloads...)
@@ -135,6 +146,7 @@ func Validate(p *Profile) field.ErrorList {
 			errs = append(errs, field.Invalid(mp, p.Metadata.Name, msg))
 		}
 	}
+	errs = append(errs, validateKubernetes(p)...)
 	errs = append(errs, validateFleet(&p.Fleet, field.NewPath("fleet"))...)
 	errs = append(errs, validateTiming(&p.Timing, field.NewPath("timing"))...)
 	errs = append(errs, validateControlPlane(&p.ControlPlane, field.NewPath("controlPlane"))...)
@@ -487,6 +499,50 @@ func validateDistribution(d *Distribution, dp *field.Path) field.ErrorList {
 	return errs
 }
 
+// validateKubernetes checks kubernetes.version, and that no feature gate
+// of the storm or a variant asks for a behaviour its kubelet does not have
+// (ChangeContainerStatusOnKubeletRestart false on 1.34, which has no such
+// gate and always resets readiness).
+func validateKubernetes(p *Profile) field.ErrorList {
+	if p.Kubernetes.Version == "" {
+		return validateGatesAt(p, kubeversion.Default)
+	}
+	v, err := kubeversion.Parse(p.Kubernetes.Version)
+	if err != nil {
+		return field.ErrorList{field.Invalid(field.NewPath("kubernetes", "version"), truncate(p.Kubernetes.Version), err.Error())}
+	}
+	return validateGatesAt(p, v)
+}
+
+// validateGatesAt checks the profile's gate settings against version v's
+// kubelet: a gate v has no such gate for (kubeversion.Gate.Fixed) may only
+// be set to the behaviour v's kubelet always has.
+func validateGatesAt(p *Profile, v kubeversion.Version) field.ErrorList {
+	var errs field.ErrorList
+	check := func(g map[string]bool, gp *field.Path) {
+		for _, k := range slices.Sorted(maps.Keys(g)) {
+			if kg, ok := v.Gate(k); ok && kg.Fixed && g[k] != kg.Default {
+				errs = append(errs, field.Invalid(gp.Key(k), g[k], fmt.Sprintf("Kubernetes %s's kubelet has no such gate: it always behaves as %t", v.Short(), kg.Default)))
+			}
+		}
+	}
+	if p.Storm != nil {
+		check(p.Storm.FeatureGates, field.NewPath("storm", "featureGates"))
+	}
+	for i, vr := range p.Variants {
+		check(vr.FeatureGates, field.NewPath("variants").Index(i).Child("featureGates"))
+	}
+	return errs
+}
+
+// SetKubeVersion makes v the profile's Kubernetes version (a
+// --kube-version flag's override) and checks the profile's gates against
+// it, returning every problem with its field path.
+func (p *Profile) SetKubeVersion(v kubeversion.Version) field.ErrorList {
+	p.Kubernetes.Version = v.String()
+	return validateGatesAt(p, v)
+}
+
 func validateGates(g map[string]bool, gp *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	keys := make([]string, 0, len(g))
@@ -523,10 +579,20 @@ func ParseCountOrPercent(s string) (n int, percent bool, err error) {
 	return v, false, nil
 }
 
-// EffectiveGates returns the storm's gates overlaid with a variant's.
+// EffectiveGates returns the storm's gates overlaid with a variant's, over
+// the default version's defaults (KnownGates).
 func EffectiveGates(s *Storm, v *Variant) map[string]bool {
+	return EffectiveGatesAt(kubeversion.Default, s, v)
+}
+
+// EffectiveGatesAt returns the storm's gates overlaid with a variant's,
+// over Kubernetes version kv's defaults of every known gate.
+func EffectiveGatesAt(kv kubeversion.Version, s *Storm, v *Variant) map[string]bool {
 	out := map[string]bool{}
 	for k, d := range KnownGates {
+		if g, ok := kv.Gate(k); ok {
+			d = g.Default
+		}
 		out[k] = d
 	}
 	if s != nil {
