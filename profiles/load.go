@@ -108,7 +108,6 @@ func Load(ref string) (*Profile, error) {
 // defaults and validates it, returning a *ValidationError listing every
 // problem at once.
 func Parse(source string, data []byte) (*Profile, error) {
-	var p Profile
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &ValidationError{Source: source, Errs: field.ErrorList{field.Required(field.NewPath("apiVersion"), "empty document")}}
 	}
@@ -119,11 +118,25 @@ func Parse(source string, data []byte) (*Profile, error) {
 	if err != nil {
 		return nil, &ValidationError{Source: source, Errs: field.ErrorList{documentError(decodeMessage(err))}}
 	}
-	if errs := decodeStrict(j, &p); len(errs) > 0 {
+	p, err := Decode(source, j)
+	if err != nil {
+		return nil, err
+	}
+	SetDefaults(p)
+	if errs := Validate(p); len(errs) > 0 {
 		return nil, &ValidationError{Source: source, Errs: errs}
 	}
-	SetDefaults(&p)
-	if errs := Validate(&p); len(errs) > 0 {
+	return p, nil
+}
+
+// Decode decodes a profile's JSON strictly, as Parse does (an unknown
+// field, a value of the wrong type: every error with its path, in a
+// *ValidationError), without defaulting or validating it: for the resolved
+// profile a result records (run.profile), which was valid when it ran and
+// must not become unreadable when a rule is added.
+func Decode(source string, data []byte) (*Profile, error) {
+	var p Profile
+	if errs := decodeStrict(data, &p); len(errs) > 0 {
 		return nil, &ValidationError{Source: source, Errs: errs}
 	}
 	return &p, nil

@@ -1,30 +1,32 @@
 package compare
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/profiles"
 )
 
 // Mismatches lists what makes the inputs' results incomparable with the
 // first's: another profile, storm kind, fleet size or Kubernetes version.
 // A comparison across them measures the difference in setup, not in the
-// change under test. Each entry names the inputs and both values.
-func Mismatches(inputs []Input) []string {
-	if len(inputs) < 2 {
-		return nil
-	}
+// change under test. Each entry names the inputs and both values. The
+// error is a recorded profile that does not decode (RecordedProfile),
+// checked for every input, the first and a lone one too.
+func Mismatches(inputs []Input) ([]string, error) {
 	type facts struct{ profile, kind, nodes, pods, kube string }
-	of := func(in Input) facts {
-		name, kind := ProfileOf(in.Result)
+	var all []facts
+	for _, in := range inputs {
+		p, err := RecordedProfile(in)
+		if err != nil {
+			return nil, err
+		}
 		r := in.Result.Run
-		return facts{name, kind, fmt.Sprint(r.Fleet.Nodes), fmt.Sprint(r.Fleet.Pods), r.Cluster.Versions["kube-apiserver"]}
+		all = append(all, facts{p.Metadata.Name, p.StormKind(), fmt.Sprint(r.Fleet.Nodes), fmt.Sprint(r.Fleet.Pods), r.Cluster.Versions["kube-apiserver"]})
 	}
-	first := of(inputs[0])
 	var out []string
-	for _, in := range inputs[1:] {
-		f := of(in)
+	for i := 1; i < len(all); i++ {
+		first, f := all[0], all[i]
 		for _, d := range []struct{ what, a, b string }{
 			{"profile", first.profile, f.profile},
 			{"storm kind", first.kind, f.kind},
@@ -33,23 +35,34 @@ func Mismatches(inputs []Input) []string {
 			{"kube-apiserver version", first.kube, f.kube},
 		} {
 			if d.a != d.b {
-				out = append(out, fmt.Sprintf("%s: %s has %q, %s has %q", d.what, inputs[0].Name, d.a, in.Name, d.b))
+				out = append(out, fmt.Sprintf("%s: %s has %q, %s has %q", d.what, inputs[0].Name, d.a, inputs[i].Name, d.b))
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
-// ProfileOf reads the profile name and storm kind the run recorded.
-func ProfileOf(r *result.Result) (name, kind string) {
-	var p struct {
-		Metadata struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
-		Storm struct {
-			Kind string `json:"kind"`
-		} `json:"storm"`
+// RecordedProfile is the profile in's result recorded (run.profile, with
+// its defaults applied), decoded strictly by profiles.Decode: an unknown
+// field or a value of the wrong type is an error that names the input and
+// the field. A result that recorded none (a document of before profiles
+// were recorded, a test's) has the zero profile.
+func RecordedProfile(in Input) (*profiles.Profile, error) {
+	if len(in.Result.Run.Profile) == 0 {
+		return &profiles.Profile{}, nil
 	}
-	_ = json.Unmarshal(r.Run.Profile, &p)
-	return p.Metadata.Name, p.Storm.Kind
+	return profiles.Decode("recorded in "+in.Name, in.Result.Run.Profile)
+}
+
+// ProfileOf is the profile name and storm kind r recorded, both "" when
+// its profile does not decode.
+//
+// Deprecated: use RecordedProfile, which says what does not decode.
+// Describe is the last caller.
+func ProfileOf(r *result.Result) (name, kind string) {
+	p, err := RecordedProfile(Input{Result: r})
+	if err != nil {
+		return "", ""
+	}
+	return p.Metadata.Name, p.StormKind()
 }

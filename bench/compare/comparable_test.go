@@ -27,7 +27,10 @@ func TestMismatches(t *testing.T) {
 		{"other Kubernetes", mk("quick", "kubelet", 50, "v1.35.0"), []string{"kube-apiserver version"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Mismatches([]Input{base, tc.in})
+			got, err := Mismatches([]Input{base, tc.in})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if len(got) != len(tc.want) {
 				t.Fatalf("mismatches %q, want %d like %q", got, len(tc.want), tc.want)
 			}
@@ -38,7 +41,58 @@ func TestMismatches(t *testing.T) {
 			}
 		})
 	}
-	if got := Mismatches([]Input{base}); got != nil {
-		t.Errorf("one input: %q", got)
+	if got, err := Mismatches([]Input{base}); got != nil || err != nil {
+		t.Errorf("one input: %q, %v", got, err)
+	}
+	bad := mk("quick", "kubelet", 50, "v1.36.3")
+	bad.Name, bad.Result.Run.Profile = "bad.json", []byte(`{"metadata":{"name":"quick"},"rate":5}`)
+	if _, err := Mismatches([]Input{base, bad}); err == nil || !strings.Contains(err.Error(), "bad.json") {
+		t.Errorf("a profile that does not decode: %v, want an error naming bad.json", err)
+	}
+}
+
+// TestRecordedProfile: the profile a result recorded, decoded strictly,
+// or an error naming the result and the field.
+func TestRecordedProfile(t *testing.T) {
+	for _, tc := range []struct {
+		name, profile string
+		// wantName, wantKind and wantReps are the decoded profile's;
+		// wantErr the parts of the error, nil for none.
+		wantName, wantKind string
+		wantReps           int
+		wantErr            []string
+	}{
+		{name: "good", profile: `{"apiVersion":"stormbench.io/v1alpha1","kind":"StormProfile","metadata":{"name":"quick"},"storm":{"kind":"kubelet","waves":{"size":"10%","interval":"5s"}},"repetitions":{"count":5,"seeds":"vary"}}`,
+			wantName: "quick", wantKind: "kubelet", wantReps: 5},
+		{name: "repetitions as a count", profile: `{"metadata":{"name":"quick"},"repetitions":5}`, wantName: "quick", wantReps: 5},
+		{name: "missing"},
+		{name: "unknown field", profile: `{"metadata":{"name":"quick"},"storm":{"kind":"kubelet","rate":5}}`,
+			wantErr: []string{"recorded in r.json", "storm.rate", "unknown field"}},
+		{name: "wrong type", profile: `{"metadata":{"name":"quick"},"repetitions":"five"}`,
+			wantErr: []string{"recorded in r.json", "repetitions", "must be a count"}},
+		{name: "not JSON", profile: `{"metadata":`, wantErr: []string{"recorded in r.json"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &result.Result{}
+			r.Run.Profile = []byte(tc.profile)
+			p, err := RecordedProfile(Input{Name: "r.json", Result: r})
+			if tc.wantErr != nil {
+				if err == nil {
+					t.Fatalf("decoded %+v, want an error", p)
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not say %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Metadata.Name != tc.wantName || p.StormKind() != tc.wantKind || p.Repetitions.Count != tc.wantReps {
+				t.Errorf("profile %q of kind %q, %d repetitions; want %q of kind %q, %d", p.Metadata.Name, p.StormKind(), p.Repetitions.Count, tc.wantName, tc.wantKind, tc.wantReps)
+			}
+		})
 	}
 }

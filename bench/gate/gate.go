@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -182,7 +181,7 @@ func (r *Report) FailedGates() []Check {
 // (which may be nil when no regression is configured). A variant on one
 // side only is a failed gate, not an error. Evaluate returns an error only
 // for unusable input: an unknown metric, an unknown --variant, a regression
-// gate without a baseline.
+// gate without a baseline, a recorded profile that does not decode.
 func Evaluate(baseline, current compare.Input, opts Options) (*Report, error) {
 	if current.Result == nil {
 		return nil, errors.New("gating: no current result")
@@ -196,6 +195,12 @@ func Evaluate(baseline, current compare.Input, opts Options) (*Report, error) {
 	}
 	if len(regressions) > 0 && baseline.Result == nil {
 		return nil, errors.New("gating: relative regression thresholds need a baseline result")
+	}
+	// The current result's own profile can only add failures (a run that
+	// lost repetitions or variants), never lower what the gate requires.
+	own, err := compare.RecordedProfile(current)
+	if err != nil {
+		return nil, fmt.Errorf("gating: %w", err)
 	}
 	rep := &Report{Current: compare.Describe(current), Thresholds: opts.Sources}
 	rep.Warnings = compare.InputWarnings(current)
@@ -215,13 +220,15 @@ func Evaluate(baseline, current compare.Input, opts Options) (*Report, error) {
 		base = compare.GroupRuns([]compare.Input{baseline}, compare.GroupByVariant)
 	}
 	want := opts.Repetitions
-	if want == 0 {
-		want = profileRepetitions(baseline.Result)
+	if want == 0 && baseline.Result != nil {
+		p, err := compare.RecordedProfile(baseline)
+		if err != nil {
+			return nil, fmt.Errorf("gating: %w", err)
+		}
+		want = p.Repetitions.Count
 	}
 	for _, g := range cur {
-		// The current result's own profile can only add a failure (a run
-		// that lost repetitions is incomplete), never lower want.
-		rep.Results = append(rep.Results, completeGate(current.Result, g, profileRepetitions(current.Result)))
+		rep.Results = append(rep.Results, completeGate(current.Result, g, own.Repetitions.Count))
 		rep.Results = append(rep.Results, sloGates(g, opts)...)
 		if baseline.Result == nil {
 			continue
@@ -241,7 +248,7 @@ func Evaluate(baseline, current compare.Input, opts Options) (*Report, error) {
 		rep.Results = append(rep.Results, judgeRegressions(family, opts.Alpha)...)
 	}
 	if len(opts.Variants) == 0 {
-		rep.Results = append(rep.Results, profileVariantGates(current, cur)...)
+		rep.Results = append(rep.Results, profileVariantGates(current.Name, own, cur)...)
 	}
 	// A variant the baseline has and the current result lacks fails: a
 	// current run that lost a variant must not pass on the others.
@@ -293,22 +300,6 @@ func (rep *Report) count() {
 	}
 }
 
-// profileRepetitions is the repetitions the profile recorded in r asked
-// for; 0 when r is nil or recorded none.
-func profileRepetitions(r *result.Result) int {
-	if r == nil || len(r.Run.Profile) == 0 {
-		return 0
-	}
-	var p struct {
-		// A count, or since repetitions.seeds a mapping {count, seeds}.
-		Repetitions profiles.Repetitions `json:"repetitions"`
-	}
-	if json.Unmarshal(r.Run.Profile, &p) != nil {
-		return 0
-	}
-	return p.Repetitions.Count
-}
-
 // variantGate checks that a variant is on both sides (a count of -1 is
 // missing) with at least the repetitions the gate requires (want, from the
 // baseline or the profile named; 0 requires one): a comparison of fewer
@@ -345,18 +336,11 @@ func variantGate(name string, curN, baseN, want int, missing string) Check {
 }
 
 // profileVariantGates fails every variant the current result's own
-// profile lists and the result lacks (a sweep's "<variant>/wave=<size>"
-// runs count as their variant's), with or without a baseline: a run that
-// lost a variant must not pass on the others.
-func profileVariantGates(current compare.Input, groups []compare.Group) []Check {
-	var p struct {
-		Variants []struct {
-			Name string `json:"name"`
-		} `json:"variants"`
-	}
-	if len(current.Result.Run.Profile) == 0 || json.Unmarshal(current.Result.Run.Profile, &p) != nil {
-		return nil
-	}
+// profile (p, recorded in the result named current) lists and the result
+// lacks (a sweep's "<variant>/wave=<size>" runs count as their variant's),
+// with or without a baseline: a run that lost a variant must not pass on
+// the others.
+func profileVariantGates(current string, p *profiles.Profile, groups []compare.Group) []Check {
 	var out []Check
 	for _, v := range p.Variants {
 		if slices.ContainsFunc(groups, func(g compare.Group) bool {
@@ -367,7 +351,7 @@ func profileVariantGates(current compare.Input, groups []compare.Group) []Check 
 		lim := 1.0
 		out = append(out, Check{Variant: v.Name, Kind: KindVariant, Name: "in its profile, ran", Limit: &lim,
 			Threshold: "every variant of the profile", Status: Fail,
-			Detail: fmt.Sprintf("listed by the profile recorded in %s, missing from its runs (it has: %s)", current.Name, shortList(compare.GroupNames(groups)))})
+			Detail: fmt.Sprintf("listed by the profile recorded in %s, missing from its runs (it has: %s)", current, shortList(compare.GroupNames(groups)))})
 	}
 	return out
 }

@@ -483,3 +483,33 @@ func TestProfileVariantMissing(t *testing.T) {
 		})
 	}
 }
+
+// TestEvaluateUndecodableProfile: a recorded profile that does not decode
+// is an error naming its result, not a profile without repetitions or
+// variants.
+func TestEvaluateUndecodableProfile(t *testing.T) {
+	bad := func(r *result.Result) *result.Result {
+		r.Run.Profile = json.RawMessage(`{"metadata":{"name":"synthetic"},"variants":[{"nmae":"x"}]}`)
+		return r
+	}
+	good := func() *result.Result { return synthetic(t, "r", map[string][]float64{"x": {1}}, "x") }
+	for _, tt := range []struct {
+		name       string
+		base, cur  *result.Result
+		wantErrFor string
+	}{
+		{"current", nil, bad(good()), "c.json"},
+		{"baseline", bad(good()), good(), "b.json"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var base compare.Input
+			if tt.base != nil {
+				base = compare.Input{Name: "b.json", Result: tt.base}
+			}
+			_, err := Evaluate(base, compare.Input{Name: "c.json", Result: tt.cur}, Options{})
+			if want := "invalid profile recorded in " + tt.wantErrFor; err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "variants[0].nmae") {
+				t.Errorf("Evaluate = %v, want an error with %q and the field", err, want)
+			}
+		})
+	}
+}

@@ -54,7 +54,11 @@ type PerfFile struct {
 // variant.
 func BuildPerfData(r *result.Result) ([]PerfFile, error) {
 	groups := compare.GroupRuns([]compare.Input{{Name: r.Run.ID, Result: r}}, compare.GroupByVariant)
-	suffix, _ := compare.ProfileOf(r)
+	p, err := compare.RecordedProfile(compare.Input{Name: "run " + r.Run.ID, Result: r})
+	if err != nil {
+		return nil, fmt.Errorf("exporting PerfData: %w", err)
+	}
+	suffix := p.Metadata.Name
 	if suffix == "" {
 		suffix = "stormbench"
 	}

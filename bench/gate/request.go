@@ -1,14 +1,12 @@
 package gate
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stormbench/stormbench/bench/compare"
-	"github.com/stormbench/stormbench/profiles"
 )
 
 // Request is what a gate was asked for, before anything is read: where its
@@ -70,13 +68,6 @@ func (r Request) Resolve(base compare.Input) (Options, error) {
 		return Options{}, err
 	}
 	opts.Alpha, opts.Variants = r.Alpha, r.Variants
-	if tp == nil && base.Result != nil {
-		// No thresholds' profile named: the repetitions the baseline's
-		// recorded profile asked for, never the current result's.
-		if rec, err := RecordedThresholds(base); err == nil {
-			opts.Repetitions = rec.Repetitions
-		}
-	}
 	if len(opts.MaxRegression) > 0 && r.Baseline == "" {
 		return Options{}, errors.New("relative regression thresholds need --baseline")
 	}
@@ -93,13 +84,12 @@ func RecordedThresholds(base compare.Input) (*ThresholdProfile, error) {
 	if base.Result == nil {
 		return nil, errors.New("--thresholds-from-baseline needs --baseline")
 	}
-	raw := base.Result.Run.Profile
-	if len(raw) == 0 {
+	if len(base.Result.Run.Profile) == 0 {
 		return nil, fmt.Errorf("--thresholds-from-baseline: the baseline %s recorded no profile", base.Name)
 	}
-	var rec profiles.Profile
-	if err := json.Unmarshal(raw, &rec); err != nil {
-		return nil, fmt.Errorf("--thresholds-from-baseline: the profile recorded in %s: %v", base.Name, err)
+	rec, err := compare.RecordedProfile(base)
+	if err != nil {
+		return nil, fmt.Errorf("--thresholds-from-baseline: %w", err)
 	}
 	// Until gates' SLOs became optional fields, every recorded profile
 	// with a gates section held "0s" for an SLO it left unset: a recorded

@@ -37,6 +37,8 @@ func TestRequestResolve(t *testing.T) {
 		{name: "regression without a baseline", req: Request{Alpha: 0.05, Flags: FlagThresholds{MaxRegression: tenPct}}, wantErr: "relative regression thresholds need --baseline"},
 		{name: "baseline without regression", req: Request{Alpha: 0.05, Baseline: "results/b.json"}, base: withGates, wantErr: "--baseline results/b.json without regression thresholds would compare nothing"},
 		{name: "baseline that recorded no profile", req: Request{Alpha: 0.05, Baseline: "b.json", FromBaseline: true}, base: recorded("b.json", ""), wantErr: "the baseline b.json recorded no profile"},
+		{name: "baseline whose profile does not decode", req: Request{Alpha: 0.05, Baseline: "b.json", FromBaseline: true},
+			base: recorded("b.json", `{"metadata":{"name":"ci"},"gates":{"maxRegresion":{"*":"25%"}}}`), wantErr: "invalid profile recorded in b.json: 1 error(s):\n  gates.maxRegresion: Invalid value: unknown field"},
 		{
 			name: "defaults", req: Request{Alpha: 0.05},
 			wantMutating: time.Second, wantList: 30 * time.Second,

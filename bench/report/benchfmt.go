@@ -26,10 +26,13 @@ func WriteBenchfmt(w io.Writer, inputs []compare.Input) error {
 	metrics := compare.KeyMetrics()
 	for _, in := range inputs {
 		r := in.Result
-		name, kind := compare.ProfileOf(r)
+		p, err := compare.RecordedProfile(in)
+		if err != nil {
+			return err
+		}
 		config := []benchfmt.Config{
-			{Key: "profile", Value: []byte(name), File: true},
-			{Key: "storm", Value: []byte(kind), File: true},
+			{Key: "profile", Value: []byte(p.Metadata.Name), File: true},
+			{Key: "storm", Value: []byte(p.StormKind()), File: true},
 			{Key: "nodes", Value: []byte(strconv.Itoa(r.Run.Fleet.Nodes)), File: true},
 			{Key: "pods", Value: []byte(strconv.Itoa(r.Run.Fleet.Pods)), File: true},
 			{Key: "kubernetes", Value: []byte(r.Run.Cluster.Versions["kube-apiserver"]), File: true},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/profiles"
 )
 
 // TestProvenance pins the machine line the summary and the report print:
@@ -42,7 +43,7 @@ func TestProvenance(t *testing.T) {
 			if has := strings.Contains(buf.String(), line); has != (tt.want != "") {
 				t.Errorf("summary has the machine line: %v, want %v:\n%s", has, tt.want != "", buf.String())
 			}
-			meta := runMeta(compare.Input{Name: "r.json", Result: r}, runProfile{})
+			meta := runMeta(compare.Input{Name: "r.json", Result: r}, &profiles.Profile{})
 			found := ""
 			for _, it := range meta {
 				if it.Label == "Machine" {

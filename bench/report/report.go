@@ -126,9 +126,9 @@ var notModelled = []string{
 // Build turns a result into a report.
 func Build(in compare.Input, opts Options) (*Report, error) {
 	r := in.Result
-	prof, err := decodeProfile(r)
+	prof, err := compare.RecordedProfile(in)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reporting: %w", err)
 	}
 	rep := &Report{NotModelled: notModelled}
 	rep.Title = "stormbench report: run " + r.Run.ID
@@ -215,7 +215,7 @@ func gateList(g map[string]bool) string {
 	return strings.Join(out, ", ")
 }
 
-func runMeta(in compare.Input, prof runProfile) []MetaItem {
+func runMeta(in compare.Input, prof *profiles.Profile) []MetaItem {
 	r := in.Result
 	var meta []MetaItem
 	add := func(l, v string) { meta = append(meta, MetaItem{l, v}) }
@@ -231,8 +231,8 @@ func runMeta(in compare.Input, prof runProfile) []MetaItem {
 		}
 		add("Profile", p)
 	}
-	if prof.Storm != nil && prof.Storm.Kind != "" {
-		add("Storm", prof.Storm.Kind+" restart")
+	if k := prof.StormKind(); k != "" {
+		add("Storm", k+" restart")
 	}
 	tool := "stormbench " + r.Run.ToolVersion
 	if r.Run.GitRevision != "" && r.Run.GitRevision != "unknown" {
@@ -336,11 +336,11 @@ func highlights(c *compare.Comparison) []string {
 // written before it was recorded, derived from the profile as bench/storm
 // schedules them: waves of waves.size of the selected nodes (here: the
 // restarts), waves.interval apart.
-func waveStarts(prof runProfile, v *result.VariantRun) []float64 {
+func waveStarts(prof *profiles.Profile, v *result.VariantRun) []float64 {
 	if len(v.WaveStarts) > 0 {
 		return v.WaveStarts[1:]
 	}
-	if prof.Storm == nil || prof.Storm.Waves.Interval <= 0 || prof.Storm.Waves.Size == "" || v.Restarts == 0 {
+	if prof.Storm == nil || prof.Storm.Waves.Interval.Duration <= 0 || prof.Storm.Waves.Size == "" || v.Restarts == 0 {
 		return nil
 	}
 	n, pct, err := profiles.ParseCountOrPercent(prof.Storm.Waves.Size)
@@ -352,7 +352,7 @@ func waveStarts(prof runProfile, v *result.VariantRun) []float64 {
 	}
 	n = min(n, v.Restarts)
 	var out []float64
-	interval := time.Duration(prof.Storm.Waves.Interval).Seconds()
+	interval := prof.Storm.Waves.Interval.Seconds()
 	for k := 1; k < (v.Restarts+n-1)/n; k++ {
 		out = append(out, float64(k)*interval)
 	}

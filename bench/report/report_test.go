@@ -148,7 +148,7 @@ func TestReportBaseline(t *testing.T) {
 
 func TestWaveStarts(t *testing.T) {
 	rep := readFixture(t)
-	prof, err := decodeProfile(rep)
+	prof, err := compare.RecordedProfile(compare.Input{Name: "quick-ab.json", Result: rep})
 	if err != nil {
 		t.Fatal(err)
 	}

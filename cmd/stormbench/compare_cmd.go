@@ -204,14 +204,18 @@ func readResult(flag, path string) (compare.Input, error) {
 }
 
 // checkComparable refuses results whose setups differ (exit 2), or with
-// allow warns on stderr and goes on.
+// allow warns on stderr and goes on. A result whose recorded profile does
+// not decode is refused whatever allow says.
 func checkComparable(env *cmdEnv, inputs []compare.Input, allow bool) error {
 	// Runs on different machines are compared, with a warning: the
 	// embedded control plane shares stormbench's machine.
 	for _, d := range compare.MachineMismatches(inputs) {
 		fmt.Fprintf(env.stderr, "warning: %s\n", d)
 	}
-	m := compare.Mismatches(inputs)
+	m, err := compare.Mismatches(inputs)
+	if err != nil {
+		return usageError{err}
+	}
 	if len(m) == 0 {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/report"
 	"github.com/stormbench/stormbench/bench/result"
@@ -108,10 +109,13 @@ func describe(root, f string) (entry, error) {
 	if err != nil {
 		return entry{}, fmt.Errorf("reading %s: %w", f, err)
 	}
-	name, desc := profileOf(r)
+	p, err := compare.RecordedProfile(compare.Input{Name: f, Result: r})
+	if err != nil {
+		return entry{}, err
+	}
 	e := entry{
-		what:    strings.TrimSuffix(desc, "."),
-		profile: name,
+		what:    strings.TrimSuffix(p.Metadata.Description, "."),
+		profile: p.Metadata.Name,
 		commit:  r.Run.GitRevision,
 		date:    r.Run.Start.UTC().Format("2006-01-02"),
 		machine: r.Run.Machine.String(),

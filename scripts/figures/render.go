@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -85,20 +84,6 @@ func commitOf(r *result.Result) string {
 	return "stormbench " + r.Run.ToolVersion + " (commit not recorded)"
 }
 
-// profileOf is the profile's name and description recorded in a result.
-func profileOf(r *result.Result) (name, description string) {
-	var p struct {
-		Metadata struct {
-			Name        string `json:"name"`
-			Description string `json:"description"`
-		} `json:"metadata"`
-	}
-	if len(r.Run.Profile) > 0 && json.Unmarshal(r.Run.Profile, &p) == nil {
-		return p.Metadata.Name, p.Metadata.Description
-	}
-	return "", ""
-}
-
 // renderAB is a comparison of a result's variants, as compare makes it:
 // the headline sentences, then a table of the chosen metrics (option
 // metrics=ID,ID; default the key metrics) with each variant's median and
@@ -117,12 +102,15 @@ func renderAB(doc string, b block, r *result.Result) (string, error) {
 		return "", err
 	}
 	var w strings.Builder
-	name, desc := profileOf(r)
+	p, err := compare.RecordedProfile(compare.Input{Name: b.Source, Result: r})
+	if err != nil {
+		return "", err
+	}
 	var ns []string
 	for _, g := range c.Groups {
 		ns = append(ns, fmt.Sprint(len(g.Runs)))
 	}
-	fmt.Fprintf(&w, "Profile `%s` (%s), n = %s storms.  \n", name, strings.TrimSuffix(desc, "."), strings.Join(ns, " + "))
+	fmt.Fprintf(&w, "Profile `%s` (%s), n = %s storms.  \n", p.Metadata.Name, strings.TrimSuffix(p.Metadata.Description, "."), strings.Join(ns, " + "))
 	w.WriteString(sourceLine(doc, b.Source, r))
 	if hs := compare.Headlines(c); len(hs) > 0 {
 		w.WriteString("\n")
