@@ -3,7 +3,6 @@ package compare
 import (
 	"fmt"
 
-	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -54,15 +53,3 @@ func RecordedProfile(in Input) (*profiles.Profile, error) {
 	return profiles.Decode("recorded in "+in.Name, in.Result.Run.Profile)
 }
 
-// ProfileOf is the profile name and storm kind r recorded, both "" when
-// its profile does not decode.
-//
-// Deprecated: use RecordedProfile, which says what does not decode.
-// Describe is the last caller.
-func ProfileOf(r *result.Result) (name, kind string) {
-	p, err := RecordedProfile(Input{Result: r})
-	if err != nil {
-		return "", ""
-	}
-	return p.Metadata.Name, p.StormKind()
-}

@@ -96,3 +96,14 @@ func TestRecordedProfile(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareRefusesUndecodableProfile: a result whose recorded profile
+// does not decode is refused, naming the file, not described as profile-less.
+func TestCompareRefusesUndecodableProfile(t *testing.T) {
+	r := synthetic(t, "bad", map[string][]float64{"a": {1, 2}}, "a")
+	r.Run.Profile = []byte(`{"metadata":{"name":"x"},"gates":{"maxRegresion":{}}}`)
+	_, err := Compare([]Input{{Name: "bad.json", Result: r}}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "bad.json") {
+		t.Fatalf("Compare: %v, want an error naming bad.json", err)
+	}
+}

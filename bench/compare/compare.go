@@ -282,7 +282,11 @@ func Compare(inputs []Input, opts Options) (*Comparison, error) {
 			return nil, fmt.Errorf("comparing: two inputs are named %q", in.Name)
 		}
 		seen[in.Name] = true
-		c.Inputs = append(c.Inputs, Describe(in))
+		info, err := Describe(in)
+		if err != nil {
+			return nil, fmt.Errorf("comparing: %w", err)
+		}
+		c.Inputs = append(c.Inputs, info)
 		c.Warnings = append(c.Warnings, InputWarnings(in)...)
 	}
 	c.GroupBy = opts.GroupBy
@@ -640,19 +644,22 @@ func GroupNames(gs []Group) []string {
 
 // Describe summarises a document for the heading of a comparison or a gate
 // report.
-func Describe(in Input) InputInfo {
+func Describe(in Input) (InputInfo, error) {
 	r := in.Result
-	profile, _ := ProfileOf(r)
+	p, err := RecordedProfile(in)
+	if err != nil {
+		return InputInfo{}, err
+	}
 	return InputInfo{
 		Name:        in.Name,
 		RunID:       r.Run.ID,
-		Profile:     profile,
+		Profile:     p.Metadata.Name,
 		ToolVersion: r.Run.ToolVersion,
 		Nodes:       r.Run.Fleet.Nodes,
 		Pods:        r.Run.Fleet.Pods,
 		Services:    r.Run.Fleet.Services,
 		Complete:    r.Complete,
-	}
+	}, nil
 }
 
 // InputWarnings lists what makes a document's figures less trustworthy:

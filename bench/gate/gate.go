@@ -202,10 +202,17 @@ func Evaluate(baseline, current compare.Input, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gating: %w", err)
 	}
-	rep := &Report{Current: compare.Describe(current), Thresholds: opts.Sources}
+	curInfo, err := compare.Describe(current)
+	if err != nil {
+		return nil, fmt.Errorf("gating: %w", err)
+	}
+	rep := &Report{Current: curInfo, Thresholds: opts.Sources}
 	rep.Warnings = compare.InputWarnings(current)
 	if baseline.Result != nil {
-		b := compare.Describe(baseline)
+		b, err := compare.Describe(baseline)
+		if err != nil {
+			return nil, fmt.Errorf("gating: %w", err)
+		}
 		rep.Baseline = &b
 		if !baseline.Result.Complete {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("baseline %s is incomplete", baseline.Name))

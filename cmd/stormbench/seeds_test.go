@@ -21,8 +21,8 @@ func TestRunSeedsFlag(t *testing.T) {
 		without string // not in stdout
 	}{
 		{"vary", []string{"--profile", "quick", "--seeds", "vary", "--repetitions", "3"}, exitOK, []string{"repetitions:\n  count: 3\n  seeds: vary\n"}, "", ""},
-		{"fixed over aa's vary", []string{"--profile", "aa", "--seeds", "fixed"}, exitOK, []string{"repetitions: 5\n"}, "", "seeds: vary"},
-		{"aa varies", []string{"--profile", "aa"}, exitOK, []string{"name: legacy-a", "name: legacy-b", "repetitions:\n  count: 5\n  seeds: vary\n"}, "(repetitions.seeds: vary: each block plays its own schedule, from seeds [42 6839728766377637706 ", ""},
+		{"fixed over aa's vary", []string{"--profile", "aa", "--seeds", "fixed"}, exitOK, []string{"repetitions: 6\n"}, "", "seeds: vary"},
+		{"aa varies", []string{"--profile", "aa"}, exitOK, []string{"name: legacy-a", "name: legacy-b", "repetitions:\n  count: 6\n  seeds: vary\n"}, "(repetitions.seeds: vary: each block plays its own schedule, from seeds [42 6839728766377637706 ", ""},
 		{"quick stays a count", []string{"--profile", "quick"}, exitOK, []string{"repetitions: 1\n"}, "", "seeds:"},
 		{"unknown mode", []string{"--profile", "quick", "--seeds", "sometimes"}, exitUsage, nil, `--seeds "sometimes": one of fixed`, ""},
 	}
