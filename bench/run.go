@@ -17,6 +17,7 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/bench/result"
@@ -210,9 +211,10 @@ func newResult(o Options) *result.Result {
 			GitRevision: GitRevision,
 			Start:       o.Clock.Now(),
 			Cluster: result.Cluster{
-				Embedded:         o.Embedded != nil,
-				ControlPlaneCPUs: cpuBudget(o),
-				Versions:         versions,
+				Embedded:          o.Embedded != nil,
+				KubernetesVersion: p.KubeVersion().String(),
+				ControlPlaneCPUs:  cpuBudget(o),
+				Versions:          versions,
 				Settings: result.Settings{
 					NodeMonitorGracePeriod:    result.Duration(time.Duration(float64(p.Timing.NodeMonitorGracePeriod.Duration) * p.Timing.HeartbeatFactor)),
 					NodeLeaseDuration:         result.Duration(time.Duration(float64(p.Timing.NodeLeaseDurationSeconds)*p.Timing.HeartbeatFactor) * time.Second),
@@ -239,6 +241,10 @@ func newResult(o Options) *result.Result {
 type stormStep struct {
 	variant profiles.Variant
 	storm   *profiles.Storm
+	// version is the Kubernetes version the step's kubelets are of: their
+	// feature-gate defaults (profiles.EffectiveGatesAt), and what the
+	// kubelet model is to branch on (kubeversion's tables).
+	version kubeversion.Version
 	sched   *storm.Schedule
 	// restarts are this shard's share of sched.Restarts.
 	restarts []storm.Restart
@@ -405,7 +411,7 @@ func stormSteps(o Options) []stormStep {
 	var steps []stormStep
 	if len(o.SweepWaveSizes) == 0 {
 		for _, v := range p.ResolvedVariants() {
-			steps = append(steps, stormStep{variant: v, storm: p.Storm})
+			steps = append(steps, stormStep{variant: v, storm: p.Storm, version: p.KubeVersion()})
 		}
 		return steps
 	}
@@ -418,7 +424,7 @@ func stormSteps(o Options) []stormStep {
 			sv.Name = result.SweepVariantName(v.Name, size)
 			// Each its own stage: a sweep keeps its order, the wave
 			// sizes growing.
-			steps = append(steps, stormStep{variant: sv, storm: &st, stage: len(steps), sweep: &result.SweepStep{Variant: v.Name, WaveSize: size}})
+			steps = append(steps, stormStep{variant: sv, storm: &st, version: p.KubeVersion(), stage: len(steps), sweep: &result.SweepStep{Variant: v.Name, WaveSize: size}})
 		}
 	}
 	return steps
@@ -485,7 +491,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 // wave starts, and logs what is about to run.
 func newVariantRun(o Options, s stormStep, rep int) result.VariantRun {
 	v, st := s.variant, s.storm
-	vr := result.VariantRun{Variant: v.Name, Repetition: rep, FeatureGates: profiles.EffectiveGates(st, &v), Start: o.Clock.Now(),
+	vr := result.VariantRun{Variant: v.Name, Repetition: rep, FeatureGates: profiles.EffectiveGatesAt(s.version, st, &v), Start: o.Clock.Now(),
 		WatchesClosedAfterSync: profiles.EffectiveCloseWatches(st, &v), Sweep: s.sweep}
 	for _, w := range s.sched.WaveStarts {
 		vr.WaveStarts = append(vr.WaveStarts, w.Seconds())
@@ -494,14 +500,17 @@ func newVariantRun(o Options, s stormStep, rep int) result.VariantRun {
 	if vr.WatchesClosedAfterSync {
 		watches = "closed after sync"
 	}
-	o.Logf("Variant %s (repetition %d): %s storm of %d nodes in %d wave(s), gates %v, watches %s", v.Name, rep, st.Kind, len(s.restarts), s.sched.Waves, vr.FeatureGates, watches)
+	o.Logf("Variant %s (repetition %d): %s storm of %d nodes in %d wave(s), Kubernetes %s, gates %v, watches %s", v.Name, rep, st.Kind, len(s.restarts), s.sched.Waves, s.version.Short(), vr.FeatureGates, watches)
 	return vr
 }
 
 // newSimulator builds the simulated kubelets of a step. Their requests, and
 // the harness's, are timed by the client-latency measurement cl when the
 // set has it; lifecycle (the steady watches) is told when a node goes down
-// and when it is back.
+// and when it is back. gates are the version's defaults overlaid with the
+// step's settings; s.version is the step's Kubernetes version, for the
+// kubelet model's per-version plans (kubelet.Config has no field for it
+// yet: bench/kubelet takes it when its planners branch on version data).
 func newSimulator(o Options, s stormStep, gates map[string]bool, cl *measure.ClientLatency, lifecycle kubelet.NodeLifecycle) (*kubelet.Simulator, error) {
 	var wrapKubelet func(http.RoundTripper) http.RoundTripper
 	harnessCfg := rest.CopyConfig(o.Target.Config)

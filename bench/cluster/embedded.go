@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -29,7 +30,9 @@ const (
 	KubeletDown  = "down"
 )
 
-// KubeVersion is the Kubernetes version `make components` builds.
+// KubeVersion is the default Kubernetes version, the one `make components`
+// builds into bin/ itself (kubeversion.Default); an embedded cluster runs
+// its Components' version (Embedded.KubeVersion).
 const KubeVersion = "v1.36.3"
 
 // EmbeddedOptions configures an embedded cluster.
@@ -82,6 +85,10 @@ func NewEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 
 // Name returns the cluster name.
 func (e *Embedded) Name() string { return e.opts.Name }
+
+// KubeVersion is the Kubernetes version of the cluster's control plane:
+// its Components' version.
+func (e *Embedded) KubeVersion() kubeversion.Version { return e.opts.Components.KubeVersion() }
 
 // Dir is kwokctl's directory for this cluster (logs, pids, pki).
 func (e *Embedded) Dir() string { return filepath.Join(e.opts.WorkDir, "clusters", e.opts.Name) }
@@ -348,12 +355,17 @@ func (e *Embedded) Down(ctx context.Context) error {
 
 func (e *Embedded) kwokctl(ctx context.Context, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, e.opts.Components.Path(BinKwokctl), args...)
-	// bin/ first on PATH: kwokctl looks kubectl up there before its
-	// configured binary, and must get the v1.36.3 one we built.
+	// The version's directory and bin/ first on PATH: kwokctl looks
+	// kubectl up there before its configured binary, and must get the one
+	// of the version we built.
+	path := e.opts.Components.Dir + string(os.PathListSeparator) + os.Getenv("PATH")
+	if kd := e.opts.Components.KubeDir(); kd != e.opts.Components.Dir {
+		path = kd + string(os.PathListSeparator) + path
+	}
 	cmd.Env = append(os.Environ(),
-		"PATH="+e.opts.Components.Dir+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"PATH="+path,
 		"KWOK_WORKDIR="+e.opts.WorkDir,
-		"KWOK_KUBE_VERSION="+KubeVersion,
+		"KWOK_KUBE_VERSION="+e.KubeVersion().String(),
 		"KWOK_RUNTIME=binary",
 	)
 	if args[0] == "start" {

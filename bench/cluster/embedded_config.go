@@ -66,7 +66,7 @@ func (e *Embedded) Config() ([]byte, error) {
 		Options: kwokv1alpha1.KwokctlConfigurationOptions{
 			Runtime:     "binary",
 			BindAddress: "127.0.0.1",
-			KubeVersion: KubeVersion,
+			KubeVersion: e.KubeVersion().String(),
 			// Timing is scaled here, so kwokctl must not scale it again.
 			HeartbeatFactor:                                         ptr.To(1.0),
 			NodeLeaseDurationSeconds:                                uint(float64(t.NodeLeaseDurationSeconds) * f),

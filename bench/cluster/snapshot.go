@@ -87,7 +87,7 @@ func (e *Embedded) SaveSnapshot(ctx context.Context, path string, meta SnapshotM
 	if !e.Exists() {
 		return fmt.Errorf("embedded cluster %q does not exist in %s", e.opts.Name, e.opts.WorkDir)
 	}
-	meta.Kind, meta.SchemaVersion, meta.KubeVersion = SnapshotKind, SnapshotSchemaVersion, KubeVersion
+	meta.Kind, meta.SchemaVersion, meta.KubeVersion = SnapshotKind, SnapshotSchemaVersion, e.KubeVersion().String()
 	if meta.Created.IsZero() {
 		meta.Created = time.Now().UTC()
 	}
@@ -208,7 +208,7 @@ func (e *Embedded) RestoreSnapshot(ctx context.Context, path string, want Snapsh
 	if err != nil {
 		return meta, err
 	}
-	want.KubeVersion = KubeVersion
+	want.KubeVersion = e.KubeVersion().String()
 	if err := meta.Check(want); err != nil {
 		return meta, fmt.Errorf("refusing snapshot %s: %w", path, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -209,4 +210,35 @@ func ExistingClusters(workDir string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// versionedComponents are the components whose binaries are the cluster's
+// Kubernetes version's (Components.Path); etcd and kwok are shared.
+var versionedComponents = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"}
+
+// CheckVersions checks that kube-apiserver, kube-controller-manager and
+// kube-scheduler report the cluster's Kubernetes version in their build
+// info: binaries of another version in the version's directory would make
+// a run of one version measure another. A component that does not answer
+// is not judged (Status and WaitHealthy say so).
+func (e *Embedded) CheckVersions(ctx context.Context) error {
+	st, err := e.Status(ctx)
+	if err != nil {
+		return err
+	}
+	return checkVersions(st, e.KubeVersion().String(), e.KubeVersion().MakeTarget())
+}
+
+// checkVersions is CheckVersions on a status.
+func checkVersions(st []ComponentStatus, want, makeTarget string) error {
+	var wrong []string
+	for _, c := range st {
+		if slices.Contains(versionedComponents, c.Name) && c.Healthy && c.Version != want {
+			wrong = append(wrong, fmt.Sprintf("%s reports %q", c.Name, c.Version))
+		}
+	}
+	if len(wrong) > 0 {
+		return fmt.Errorf("%s, not the %s asked for: its binaries are of another version (rebuild them with `%s`)", strings.Join(wrong, ", "), want, makeTarget)
+	}
+	return nil
 }

@@ -148,6 +148,15 @@ type Cluster struct {
 	// Versions maps a component (kube-apiserver, kube-controller-manager,
 	// etcd, kwok) to its version.
 	Versions map[string]string `json:"versions,omitempty"`
+	// KubernetesVersion is the Kubernetes version the run was of (the
+	// profile's kubernetes.version or --kube-version, default v1.36.3):
+	// the embedded control plane's, whose API server reported exactly it
+	// (Versions["kube-apiserver"]), the real kubelets' and the simulated
+	// kubelets' (their feature-gate defaults). On a cluster of its own
+	// (--kubeconfig) it is the simulated kubelets' version, and the
+	// cluster's minor release was checked against it when the profile or
+	// the flag named one. Empty in files written before it was recorded.
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 	// Settings are the component settings that shape a restart storm.
 	Settings Settings `json:"settings"`
 	// ControlPlaneCPUs is the CPU quota, in cores, kube-apiserver and etcd

@@ -69,14 +69,16 @@ func (o *calibrateOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.keepCluster, "keep-cluster", false, "Leave the embedded cluster running at the end")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "Validate the flags and the machine (binaries, memory), print the plan, start nothing")
 	o.cluster.addFlags(fs, false)
+	o.cluster.addKubeVersionFlag(fs, false)
 }
 
-const calibrateHelp = `Runs the same storm on K real kubelets (hollow kubelets: the v1.36.3 kubelet
-code with a fake CRI runtime in a process of its own) and K simulated ones
-carrying identical pods, on an embedded cluster of its own with an audit log,
-and prints a fidelity table per case: what each side sent to the API server
-per restart, by verb and resource, what the controllers wrote in reply, pod
-not-ready time per flip, node Ready transitions and the cost of a restart.
+const calibrateHelp = `Runs the same storm on K real kubelets (hollow kubelets: the kubelet code of
+--kube-version, default 1.36.3, with a fake CRI runtime in a process of its
+own) and K simulated ones carrying identical pods, on an embedded cluster of
+that version with an audit log, and prints a fidelity table per case: what
+each side sent to the API server per restart, by verb and resource, what the
+controllers wrote in reply, pod not-ready time per flip, node Ready
+transitions and the cost of a restart.
 Exit 0 when every row is within tolerance, 1 when one is not, 2 for bad input,
 3 when the run failed.
 
@@ -131,7 +133,10 @@ func (o *calibrateOptions) validate(env *cmdEnv, fs *pflag.FlagSet) (*calibrateP
 			return nil, usageError{err}
 		}
 	}
-	comps, err := cluster.FindComponents(o.cluster.binDir)
+	if err := o.cluster.resolveKubeVersion(nil, ""); err != nil {
+		return nil, err
+	}
+	comps, err := cluster.FindComponentsFor(o.cluster.binDir, o.cluster.version)
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -166,8 +171,8 @@ func newCalibrateCmd(env *cmdEnv) *cobra.Command {
 				return err
 			}
 			if o.dryRun {
-				fmt.Fprintf(env.stdout, "Would calibrate %d real and %d simulated nodes, %d pods each, cases %s (storm time about %s, plus start-up and settling).\n",
-					o.nodes, o.nodes, o.pods, strings.Join(o.cases, ", "), plan.total)
+				fmt.Fprintf(env.stdout, "Would calibrate %d real and %d simulated nodes on Kubernetes %s, %d pods each, cases %s (storm time about %s, plus start-up and settling).\n",
+					o.nodes, o.nodes, plan.comps.KubeVersion().Short(), o.pods, strings.Join(o.cases, ", "), plan.total)
 				return nil
 			}
 			return o.run(cmd.Context(), env, plan, env.args)
@@ -197,7 +202,7 @@ func (o *calibrateOptions) run(ctx context.Context, env *cmdEnv, plan *calibrate
 	if err != nil {
 		return err
 	}
-	logf("Starting embedded cluster %s with an audit log (Kubernetes %s, 127.0.0.1 only)", name, cluster.KubeVersion)
+	logf("Starting embedded cluster %s with an audit log (Kubernetes %s, 127.0.0.1 only)", name, emb.KubeVersion())
 	if err := emb.Up(ctx); err != nil {
 		return err
 	}
@@ -215,6 +220,9 @@ func (o *calibrateOptions) run(ctx context.Context, env *cmdEnv, plan *calibrate
 	if err != nil {
 		return err
 	}
+	if err := checkServerVersion(emb.KubeVersion(), target.ServerVersion, true, true); err != nil {
+		return err
+	}
 	opts := plan.opts
 	opts.Target, opts.Embedded, opts.RunID, opts.Logf = target, emb, runID, logf
 	opts.KeepObjects = !o.keepCluster
@@ -228,6 +236,9 @@ func (o *calibrateOptions) run(ctx context.Context, env *cmdEnv, plan *calibrate
 		return runErr
 	}
 	res.Tool = bench.GitRevision
+	// The real kubelets' version is the embedded cluster's, from the same
+	// folder (bin/ or bin/VERSION/).
+	res.KubeVersion = emb.KubeVersion().String()
 	res.Command = strings.TrimSpace("stormbench " + strings.Join(args, " "))
 	res.ModelFingerprint = fingerprint
 	if runErr != nil {

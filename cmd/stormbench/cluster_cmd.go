@@ -21,6 +21,7 @@ func newClusterCmd(env *cmdEnv) *cobra.Command {
 		Example: `  stormbench cluster up
   stormbench cluster up --name big --profile fleet-5k   # timing and tuning from the profile
   stormbench cluster up --wait 5m                       # a slow machine
+  stormbench cluster up --kube-version 1.37             # make components KUBE_VERSION=v1.37.2 first
   stormbench cluster status --name big
   stormbench cluster down --name big`,
 		RunE: needsSubcommand,
@@ -71,7 +72,8 @@ type clusterCmdOptions struct {
 func (o *clusterCmdOptions) addFlags(fs *pflag.FlagSet) {
 	o.cluster.addFlags(fs, false)
 	if o.sub == "up" {
-		fs.StringVar(&o.profile, "profile", "", "Take timing and control-plane tuning from this profile (name or file)")
+		fs.StringVar(&o.profile, "profile", "", "Take timing, control-plane tuning and the Kubernetes version from this profile (name or file)")
+		o.cluster.addKubeVersionFlag(fs, true)
 		fs.DurationVar(&o.wait, "wait", o.wait, "Wait up to this long until every component serves (see cluster up --help); 0 returns once kwokctl has created the cluster")
 	}
 	if o.sub == "status" {
@@ -94,6 +96,11 @@ func (o *clusterCmdOptions) run(ctx context.Context, env *cmdEnv) error {
 	if o.profile != "" {
 		var err error
 		if p, err = profiles.Load(o.profile); err != nil {
+			return err
+		}
+	}
+	if o.sub == "up" {
+		if err := o.cluster.resolveKubeVersion(p, o.profile); err != nil {
 			return err
 		}
 	}
@@ -128,13 +135,18 @@ func (o *clusterCmdOptions) up(ctx context.Context, env *cmdEnv, e *cluster.Embe
 		// Bad input, not a failed start: nothing was tried.
 		return usagef("embedded cluster %q already exists in %s: see `stormbench cluster status --name %s`, or remove it with `stormbench cluster down --name %s`", e.Name(), o.cluster.workDir, e.Name(), e.Name())
 	}
-	fmt.Fprintf(env.stderr, "Starting embedded cluster %q (Kubernetes %s, 127.0.0.1 only)...\n", e.Name(), "v1.36.3")
+	fmt.Fprintf(env.stderr, "Starting embedded cluster %q (Kubernetes %s, 127.0.0.1 only)...\n", e.Name(), e.KubeVersion())
 	if err := e.Up(ctx); err != nil {
 		return err
 	}
 	if o.wait > 0 {
 		if err := e.WaitHealthy(ctx, cluster.WaitOptions{Timeout: o.wait, Progress: waitProgress(env)}); err != nil {
 			return err
+		}
+		// What the components report, once they serve: binaries of
+		// another version in the version's directory are bad input.
+		if err := e.CheckVersions(ctx); err != nil {
+			return usagef("embedded cluster %q is up, but %v; remove it with `stormbench cluster down --name %s`", e.Name(), err, e.Name())
 		}
 	}
 	fmt.Fprintf(env.stdout, "Embedded cluster %q is up.\nkubeconfig: %s\nAPF:        %s%s\n", e.Name(), e.Kubeconfig(), e.APFMode(), apfNote(e))

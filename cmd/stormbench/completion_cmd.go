@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -54,8 +55,9 @@ func completeValues(cmd *cobra.Command, name string, values ...string) {
 
 // completeFlagValues completes, on every command below root, the values
 // of the flags that mean the same everywhere: --profile with the built-in
-// profiles' names (and files, a profile may be a YAML file), and -o with
-// text, json and yaml where the command has not registered other formats.
+// profiles' names (and files, a profile may be a YAML file), -o with text,
+// json and yaml where the command has not registered other formats, and
+// --kube-version with the supported versions.
 func completeFlagValues(root *cobra.Command) {
 	walk(root, func(c *cobra.Command) {
 		if c.Flags().Lookup("profile") != nil {
@@ -65,6 +67,13 @@ func completeFlagValues(root *cobra.Command) {
 		}
 		if _, ok := c.GetFlagCompletionFunc("output"); !ok && c.Flags().Lookup("output") != nil {
 			completeValues(c, "output", "text", "json", "yaml")
+		}
+		if c.Flags().Lookup("kube-version") != nil {
+			var versions []string
+			for _, v := range kubeversion.Supported() {
+				versions = append(versions, v.Short())
+			}
+			completeValues(c, "kube-version", versions...)
 		}
 	})
 }

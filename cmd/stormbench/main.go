@@ -364,7 +364,7 @@ func exitCode(stderr io.Writer, err error) int {
 	var ue usageError
 	var ge gateError
 	switch {
-	case errors.As(err, &ue), profiles.IsValidation(err), profiles.IsLoadError(err), cluster.IsConfigError(err):
+	case errors.As(err, &ue), profiles.IsValidation(err), profiles.IsLoadError(err), cluster.IsConfigError(err), cluster.IsVersionNotBuilt(err):
 		return exitUsage
 	case errors.As(err, &ge):
 		return exitGateFail

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -26,6 +27,82 @@ type clusterOptions struct {
 	binDir     string
 	name       string
 	yes        bool
+	// kubeVersion is --kube-version as given (run, sweep, cluster up,
+	// calibrate); version is what it, a profile's kubernetes.version or
+	// the default resolved to (resolveKubeVersion), zero before.
+	kubeVersion string
+	version     kubeversion.Version
+}
+
+// addKubeVersionFlag declares --kube-version; withProfile says the command
+// takes a profile, whose kubernetes.version it overrides.
+func (o *clusterOptions) addKubeVersionFlag(fs *pflag.FlagSet, withProfile bool) {
+	var names []string
+	for _, v := range kubeversion.Supported() {
+		names = append(names, v.Short())
+	}
+	usage := "Kubernetes version of the embedded control plane and of the real and simulated kubelets: " +
+		strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1] + ", or its minor release (1.37); default " + kubeversion.Default.Short()
+	if withProfile {
+		usage += " or the profile's kubernetes.version"
+	}
+	usage += ". Another version needs its components first: make components KUBE_VERSION=v1.37.2"
+	fs.StringVar(&o.kubeVersion, "kube-version", "", usage)
+}
+
+// resolveKubeVersion resolves the Kubernetes version: --kube-version, set
+// into the profile p when there is one (and p's feature gates checked
+// against that version's kubelet), else p's kubernetes.version, else the
+// default. source names p in a validation error. A version that is not
+// supported is bad usage, a gate the version's kubelet lacks a profile
+// validation error: both exit 2.
+func (o *clusterOptions) resolveKubeVersion(p *profiles.Profile, source string) error {
+	if o.kubeVersion == "" {
+		o.version = kubeversion.Default
+		if p != nil {
+			o.version = p.KubeVersion()
+		}
+		return nil
+	}
+	v, err := kubeversion.Parse(o.kubeVersion)
+	if err != nil {
+		return usagef("--kube-version: %v", err)
+	}
+	o.version = v
+	if p != nil {
+		if errs := p.SetKubeVersion(v); len(errs) > 0 {
+			return &profiles.ValidationError{Source: source + " with --kube-version " + v.Short(), Errs: errs}
+		}
+	}
+	return nil
+}
+
+// versionFor is the Kubernetes version of an embedded cluster for profile
+// p (nil for none): the resolved one, else p's, else the default.
+func (o *clusterOptions) versionFor(p *profiles.Profile) kubeversion.Version {
+	switch {
+	case !o.version.IsZero():
+		return o.version
+	case p != nil:
+		return p.KubeVersion()
+	}
+	return kubeversion.Default
+}
+
+// checkServerVersion checks the Kubernetes version an API server reports
+// against v: exactly on an embedded cluster, whose binaries are v's; on a
+// cluster of its own its minor release, when asked (a profile's
+// kubernetes.version or --kube-version). A mismatch is bad input (exit 2):
+// the binaries in the version's directory, or the cluster, are not what
+// the run says it is of.
+func checkServerVersion(v kubeversion.Version, reported string, embedded, asked bool) error {
+	if !embedded && !asked {
+		return nil
+	}
+	if err := v.CheckServer(reported, embedded); err != nil {
+		return usageError{err}
+	}
+	return nil
 }
 
 func (o *clusterOptions) addFlags(fs *pflag.FlagSet, withTarget bool) {
@@ -48,7 +125,7 @@ func defaultWorkDir() string {
 
 // embedded returns a handle on the named embedded cluster.
 func (o *clusterOptions) embedded(p *profiles.Profile, log io.Writer) (*cluster.Embedded, error) {
-	comps, err := cluster.FindComponents(o.binDir)
+	comps, err := cluster.FindComponentsFor(o.binDir, o.versionFor(p))
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +137,7 @@ func (o *clusterOptions) embedded(p *profiles.Profile, log io.Writer) (*cluster.
 // preflight, connecting to it), which works without the control-plane
 // binaries.
 func (o *clusterOptions) embeddedReadOnly(p *profiles.Profile) (*cluster.Embedded, error) {
-	comps, err := cluster.FindComponents(o.binDir)
+	comps, err := cluster.FindComponentsFor(o.binDir, o.versionFor(p))
 	if err != nil && !errors.Is(err, cluster.ErrComponentsMissing) {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ import (
 // selector is matched against those labels.
 func writePlan(w io.Writer, p *profiles.Profile, runID string, sizes []int, shardI, shardN int) error {
 	if p.Storm == nil {
-		fmt.Fprintf(w, "Plan: provision %d nodes × %d pods (run %s); the profile has no storm.\n", p.Fleet.Nodes, p.Fleet.PodsPerNode, runID)
+		fmt.Fprintf(w, "Plan: provision %d nodes × %d pods (run %s), Kubernetes %s; the profile has no storm.\n", p.Fleet.Nodes, p.Fleet.PodsPerNode, runID, p.KubeVersion().Short())
 		return nil
 	}
 	infos := make([]storm.NodeInfo, 0, p.Fleet.Nodes)
@@ -47,8 +47,8 @@ func writePlan(w io.Writer, p *profiles.Profile, runID string, sizes []int, shar
 			steps = append(steps, step{result.SweepVariantName(v.Name, size), &st})
 		}
 	}
-	fmt.Fprintf(w, "Plan: %d nodes × %d pods (run %s), %s storm, seed %d, %d repetition(s) per variant:\n",
-		p.Fleet.Nodes, p.Fleet.PodsPerNode, runID, p.Storm.Kind, p.Seed, p.Repetitions.Count)
+	fmt.Fprintf(w, "Plan: %d nodes × %d pods (run %s), Kubernetes %s, %s storm, seed %d, %d repetition(s) per variant:\n",
+		p.Fleet.Nodes, p.Fleet.PodsPerNode, runID, p.KubeVersion().Short(), p.Storm.Kind, p.Seed, p.Repetitions.Count)
 	if p.Repetitions.Vary() && p.Repetitions.Count > 1 {
 		fmt.Fprintf(w, "  (repetitions.seeds: vary: each block plays its own schedule, from seeds %v; below, the first block's)\n", bench.BlockSeeds(p))
 	}

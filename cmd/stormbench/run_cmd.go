@@ -90,6 +90,9 @@ func (o *runOptions) run(ctx context.Context, env *cmdEnv, fs *pflag.FlagSet) er
 		return err
 	}
 	logf("Target %s (Kubernetes %s), run %s, result %s", target.Host, target.ServerVersion, rp.runID, rp.path)
+	if err := checkServerVersion(rp.p.KubeVersion(), target.ServerVersion, emb != nil, rp.p.Kubernetes.Version != ""); err != nil {
+		return err
+	}
 	iso, err := o.isolate(env, rp, emb, logf)
 	if err != nil {
 		return err
@@ -159,6 +162,7 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	}
 	fs.StringVar(&o.profile, "profile", "quick", "Storm profile: a built-in name (see: stormbench profiles list) or a YAML file")
 	o.cluster.addFlags(fs, true)
+	o.cluster.addKubeVersionFlag(fs, true)
 	fs.StringVar(&o.runID, "run-id", "", "Run id, the stormbench.io/run label value (default: <profile>-<timestamp>)")
 	fs.Int64Var(&o.seed, "seed", 0, "Override the profile's seed")
 	fs.StringVar(&o.outDir, "output-dir", "results", "Directory for the result file <run-id>.json")
@@ -193,6 +197,8 @@ func (o *runOptions) resolve(seedSet bool) (*runPlan, error) {
 	add(checkFormat(o.output))
 	p, err := profiles.Load(o.profile)
 	add(err)
+	// --kube-version is checked whether or not the profile loaded.
+	add(o.cluster.resolveKubeVersion(p, o.profile))
 	rp := &runPlan{p: p, runID: o.runID}
 	if p != nil && o.repetitions != 0 {
 		if o.repetitions < 1 || o.repetitions > 100 {
@@ -298,8 +304,10 @@ func joinProblems(problems []error) error {
 // checkEnvironment checks what the run would touch before it touches a
 // cluster: --start-at not in the past, the kubeconfig and its context, the
 // outputs writable (nothing is written: a file that exists is checked as
-// it is, one that does not by its directory) and, with --dry-run, the
-// component binaries of an embedded cluster. It returns every problem.
+// it is, one that does not by its directory), the component binaries of
+// an embedded cluster of a version other than the default (a version that
+// is not built names the make command that builds it) and, with
+// --dry-run, of any version. It returns every problem.
 func (o *runOptions) checkEnvironment(rp *runPlan, now time.Time) []error {
 	var problems []error
 	if !rp.at.IsZero() && !rp.at.After(now) {
@@ -312,8 +320,11 @@ func (o *runOptions) checkEnvironment(rp *runPlan, now time.Time) []error {
 		} else if _, _, err := cluster.LoadKubeconfig(kc, o.cluster.context); err != nil {
 			problems = append(problems, usageError{err})
 		}
-	} else if o.dryRun {
-		if _, err := cluster.FindComponents(o.cluster.binDir); err != nil {
+	} else if _, err := cluster.FindComponentsFor(o.cluster.binDir, o.cluster.versionFor(rp.p)); err != nil {
+		switch {
+		case cluster.IsVersionNotBuilt(err):
+			problems = append(problems, err)
+		case o.dryRun:
 			problems = append(problems, usagef("the embedded cluster needs the component binaries: %v", err))
 		}
 	}
@@ -343,7 +354,7 @@ func (o *runOptions) checkSnapshot(rp *runPlan) error {
 		return usagef("--from-snapshot: %v", err)
 	}
 	want := snapshotWant(rp.p)
-	want.KubeVersion = cluster.KubeVersion
+	want.KubeVersion = rp.p.KubeVersion().String()
 	if err := meta.Check(want); err != nil {
 		return usagef("--from-snapshot %s: %v", o.fromSnapshot, err)
 	}
@@ -432,7 +443,7 @@ func (o *runOptions) startEmbedded(ctx context.Context, env *cmdEnv, rp *runPlan
 	if emb, err = o.cluster.embedded(rp.p, nil); err != nil {
 		return nil, stop, err
 	}
-	logf("Starting embedded cluster %s (Kubernetes %s, 127.0.0.1 only)", o.cluster.name, cluster.KubeVersion)
+	logf("Starting embedded cluster %s (Kubernetes %s, 127.0.0.1 only)", o.cluster.name, emb.KubeVersion())
 	if err := emb.Up(ctx); err != nil {
 		return nil, stop, err
 	}

@@ -195,7 +195,7 @@ func checkSnapshot(file string, p *profiles.Profile) (cluster.SnapshotMeta, erro
 		return meta, usagef("%v", err)
 	}
 	want := snapshotWant(p)
-	want.KubeVersion = cluster.KubeVersion
+	want.KubeVersion = p.KubeVersion().String()
 	if err := meta.Check(want); err != nil {
 		return meta, usagef("refusing snapshot %s: %v", file, err)
 	}
@@ -210,7 +210,7 @@ func restoreSnapshot(ctx context.Context, env *cmdEnv, o *clusterOptions, emb *c
 		return meta, 0, 0, err
 	}
 	if !emb.Exists() {
-		fmt.Fprintf(env.stderr, "Starting embedded cluster %q (Kubernetes %s, 127.0.0.1 only)...\n", o.name, cluster.KubeVersion)
+		fmt.Fprintf(env.stderr, "Starting embedded cluster %q (Kubernetes %s, 127.0.0.1 only)...\n", o.name, emb.KubeVersion())
 		if err := emb.Up(ctx); err != nil {
 			return meta, 0, 0, err
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stormbench/stormbench/bench"
+	"github.com/stormbench/stormbench/bench/kubeversion"
 )
 
 func newVersionCmd(env *cmdEnv) *cobra.Command {
@@ -31,11 +32,15 @@ func printVersion(env *cmdEnv, output string) error {
 	if err := checkFormat(output); err != nil {
 		return err
 	}
-	v := map[string]string{"version": bench.Version, "gitRevision": bench.GitRevision, "kubernetes": "v1.36.3"}
+	var supported []string
+	for _, kv := range kubeversion.Supported() {
+		supported = append(supported, kv.String())
+	}
+	v := map[string]any{"version": bench.Version, "gitRevision": bench.GitRevision, "kubernetes": kubeversion.Default.String(), "kubernetesSupported": supported}
 	if output == "json" || output == "yaml" {
 		return printStructured(env.stdout, output, v)
 	}
-	if _, err := fmt.Fprintf(env.stdout, "stormbench %s (git %s), built for Kubernetes %s\n", bench.Version, bench.GitRevision, "v1.36.3"); err != nil {
+	if _, err := fmt.Fprintf(env.stdout, "stormbench %s (git %s), for Kubernetes %s\n", bench.Version, bench.GitRevision, kubeversion.SupportedList()); err != nil {
 		return fmt.Errorf("writing the version: %w", err)
 	}
 	return nil
