@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
@@ -36,10 +35,10 @@ func TestKubeletRestartLongDowntime(t *testing.T) {
 	if flips == 0 {
 		t.Error("no endpoint went not ready although the downtime outlasted the grace period")
 	}
-	if got := value(t, v, measure.MeasurementStorm, kubelet.CounterReadyFlipsUp, result.WindowStorm); got == 0 {
+	if got := value(t, v, measure.MeasurementStorm, measure.StormReadyFlipsUp, result.WindowStorm); got == 0 {
 		t.Error("the simulated prober restored no pod")
 	}
-	if got := value(t, v, measure.MeasurementStorm, kubelet.CounterReadyFlipsDown, result.WindowStorm); got != 0 {
+	if got := value(t, v, measure.MeasurementStorm, measure.StormReadyFlipsDown, result.WindowStorm); got != 0 {
 		t.Errorf("the kubelet itself flipped %v pods with preservation on", got)
 	}
 }
@@ -77,9 +76,9 @@ func TestReboot(t *testing.T) {
 			name     string
 			positive bool
 		}{
-			{kubelet.CounterContainerRestarts, true},
-			{kubelet.CounterMemoryEmptyDirsLost, true},
-			{kubelet.CounterPodsDeleted, false},
+			{measure.StormContainerRestarts, true},
+			{measure.StormMemoryEmptyDirsLost, true},
+			{measure.StormPodsDeleted, false},
 			{measure.StormPodsLost, false},
 		} {
 			got := value(t, v, measure.MeasurementStorm, tc.name, result.WindowStorm)
@@ -91,7 +90,7 @@ func TestReboot(t *testing.T) {
 	t.Run("evicted", func(t *testing.T) {
 		res, pods := runKeep(t, c, evicted, "reboot-evicted")
 		v := &res.Variants[0]
-		for _, name := range []string{measure.StormPodsLost, kubelet.CounterPodsDeleted} {
+		for _, name := range []string{measure.StormPodsLost, measure.StormPodsDeleted} {
 			if got := value(t, v, measure.MeasurementStorm, name, result.WindowStorm); got == 0 {
 				t.Errorf("%s = 0, want > 0", name)
 			}

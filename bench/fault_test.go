@@ -15,7 +15,6 @@ import (
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
-	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
@@ -104,7 +103,7 @@ measurements:
 	if got, _ := v.Measurement(measure.MeasurementAPIServer).Value(measure.APIScrapeFailures, "", result.LabelComponent, "kube-apiserver"); got == 0 {
 		t.Error("no failed API server scrape recorded for the gap")
 	}
-	if got, _ := v.Measurement(measure.MeasurementStorm).Value(kubelet.CounterRetries, result.WindowStorm); got == 0 {
+	if got, _ := v.Measurement(measure.MeasurementStorm).Value(measure.StormRetries, result.WindowStorm); got == 0 {
 		t.Log("no kubelet request needed a retry (the API server was away between requests)")
 	}
 }

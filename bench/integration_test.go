@@ -17,7 +17,6 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
-	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
@@ -276,13 +275,13 @@ func TestKubeletRestartGateAB(t *testing.T) {
 			t.Errorf("%s: no requests classified as system-nodes", v.Variant)
 		}
 	}
-	if got := value(t, legacy, measure.MeasurementStorm, kubelet.CounterReadyFlipsDown, result.WindowStorm); got == 0 {
+	if got := value(t, legacy, measure.MeasurementStorm, measure.StormReadyFlipsDown, result.WindowStorm); got == 0 {
 		t.Error("legacy: no pod went not ready")
 	}
-	if got := value(t, preserve, measure.MeasurementStorm, kubelet.CounterReadyFlipsDown, result.WindowStorm); got != 0 {
+	if got := value(t, preserve, measure.MeasurementStorm, measure.StormReadyFlipsDown, result.WindowStorm); got != 0 {
 		t.Errorf("preserve: %v pods went not ready, want 0", got)
 	}
-	if got := value(t, preserve, measure.MeasurementStorm, kubelet.CounterPodStatusPatches, result.WindowStorm); got != 0 {
+	if got := value(t, preserve, measure.MeasurementStorm, measure.StormPodStatusPatches, result.WindowStorm); got != 0 {
 		t.Errorf("preserve: %v pod status patches, want 0", got)
 	}
 	// Realistic APF (the default): the components have identities of

@@ -13,7 +13,6 @@ import (
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
-	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
@@ -61,7 +60,7 @@ func TestRuntimeRestart(t *testing.T) {
 	p := mustProfile(t, fmt.Sprintf(stormProfile, "runtime", "runtime", "10s", ""))
 	res, pods := runKeep(t, c, p, "runtime")
 	v := &res.Variants[0]
-	for _, counter := range []string{kubelet.CounterReadyFlipsDown, kubelet.CounterReadyFlipsUp, kubelet.CounterContainerRestarts, kubelet.CounterPodStatusPatches} {
+	for _, counter := range []string{measure.StormReadyFlipsDown, measure.StormReadyFlipsUp, measure.StormContainerRestarts, measure.StormPodStatusPatches} {
 		if got := value(t, v, measure.MeasurementStorm, counter, result.WindowStorm); got != 0 {
 			t.Errorf("%s = %v during a refused-socket outage, want 0", counter, got)
 		}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
-	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
@@ -65,7 +64,7 @@ measurements:
 	if onReal == 0 {
 		t.Error("no pod was scheduled onto the real kubelets")
 	}
-	if got := value(t, v, measure.MeasurementStorm, kubelet.CounterErrors, result.WindowStorm); got != 0 {
+	if got := value(t, v, measure.MeasurementStorm, measure.StormErrors, result.WindowStorm); got != 0 {
 		t.Errorf("%v failed restarts: %v", got, v.Errors)
 	}
 	// The run stopped its real kubelets (their pid files are gone).

@@ -442,7 +442,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 	}
 	defer set.Dispose()
 	outcomes := &storm.Outcomes{}
-	sim, err := newSimulator(o, s, vr.FeatureGates, set.ClientLatency(), steady.Lifecycle())
+	sim, err := newSimulator(o, s, vr.FeatureGates, set.ClientLatency(), steady)
 	if err != nil {
 		return vr, err
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/stormbench/stormbench/bench/cluster"
-	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
@@ -35,10 +34,10 @@ type Metric struct {
 // percentile or one label value of a figure, name is compare's own, built on
 // the figure's or the label value's name. Measurement, figure and label
 // names are constants of the measurement that emits them
-// (bench/measure/*_figures.go, bench/kubelet/counter_names.go). The IDs are
-// stable: profiles, --max-regression flags, committed baselines and perfdash
-// files name them (the gate's perfdash golden and the resolved quick
-// profile pin them), so renaming a figure renames its key metric.
+// (bench/measure/*_figures.go). The IDs are stable: profiles,
+// --max-regression flags, committed baselines and perfdash files name them
+// (the gate's perfdash golden and the resolved quick profile pin them), so
+// renaming a figure renames its key metric.
 const (
 	apiPrefix      = measure.MeasurementAPIServer + "."
 	slicePrefix    = measure.MeasurementEndpointSlices + "."
@@ -83,8 +82,8 @@ const (
 	// MetricFleetRecovered is the maximum of measure.RecoveryFleetRecovered.
 	MetricFleetRecovered = recoveryPrefix + measure.RecoveryFleetRecovered
 
-	MetricPodStatusPatches = stormPrefix + kubelet.CounterPodStatusPatches
-	MetricReadyFlipsDown   = stormPrefix + kubelet.CounterReadyFlipsDown
+	MetricPodStatusPatches = stormPrefix + measure.StormPodStatusPatches
+	MetricReadyFlipsDown   = stormPrefix + measure.StormReadyFlipsDown
 	MetricStormCPUSeconds  = stormPrefix + measure.StormCPUSeconds
 	// MetricStandingCPU and MetricMarginalCPUPerRestart split
 	// MetricStormCPUSeconds into stormbench's standing cost (baseline
@@ -140,8 +139,8 @@ func KeyMetrics() []Metric {
 		metric(MetricServiceReadyP50, "Service recovery p50", result.UnitSeconds, quantile(recovery, measure.RecoveryService, 50)),
 		metric(MetricServiceReadyP99, "Service recovery p99", result.UnitSeconds, quantile(recovery, measure.RecoveryService, 99)),
 		metric(MetricFleetRecovered, "Fleet recovered after", result.UnitSeconds, quantile(recovery, measure.RecoveryFleetRecovered, 100)),
-		metric(MetricPodStatusPatches, "Pod status patches (simulator)", result.UnitCount, value(measure.MeasurementStorm, kubelet.CounterPodStatusPatches)),
-		metric(MetricReadyFlipsDown, "Pod ready flips down (simulator)", result.UnitCount, value(measure.MeasurementStorm, kubelet.CounterReadyFlipsDown)),
+		metric(MetricPodStatusPatches, "Pod status patches (simulator)", result.UnitCount, value(measure.MeasurementStorm, measure.StormPodStatusPatches)),
+		metric(MetricReadyFlipsDown, "Pod ready flips down (simulator)", result.UnitCount, value(measure.MeasurementStorm, measure.StormReadyFlipsDown)),
 		metric(MetricStormCPUSeconds, "stormbench CPU seconds", result.UnitSeconds, value(measure.MeasurementStorm, measure.StormCPUSeconds)),
 	}
 }

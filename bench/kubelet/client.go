@@ -19,42 +19,11 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 )
 
-// A simulated kubelet's API clients: its identity, client settings, transport and the clients of each API group.
+// A simulated kubelet's API clients: its transport and the clients of each
+// API group. Its identity and client settings are cluster.KubeletClientConfig.
 
-// Client settings of a kubelet (pkg/kubelet/apis/config/v1beta1/defaults.go:
-// KubeAPIQPS 50, KubeAPIBurst 100, ContentType application/vnd.kubernetes.protobuf).
-const (
-	kubeletQPS         = 50
-	kubeletBurst       = 100
-	kubeletContentType = "application/vnd.kubernetes.protobuf"
-	// nodeLeaseNamespace holds node leases (pkg/kubelet/kubelet.go).
-	nodeLeaseNamespace = corev1.NamespaceNodeLease
-)
-
-// NodeUser returns the user name a node's kubelet authenticates as.
-func NodeUser(node string) string { return "system:node:" + node }
-
-// ClientConfig returns the rest.Config of node's simulated kubelet: the
-// harness's credentials impersonating system:node:<node> in group
-// system:nodes, with the kubelet's QPS, burst and protobuf content type.
-// wrap, when set, records every request.
-func ClientConfig(base *rest.Config, node string, wrap func(http.RoundTripper) http.RoundTripper) *rest.Config {
-	cfg := rest.CopyConfig(base)
-	cfg.Impersonate = rest.ImpersonationConfig{
-		UserName: NodeUser(node),
-		Groups:   []string{"system:nodes", "system:authenticated"},
-	}
-	cfg.QPS = kubeletQPS
-	cfg.Burst = kubeletBurst
-	cfg.ContentType = kubeletContentType
-	cfg.AcceptContentTypes = kubeletContentType + ",application/json"
-	cfg.UserAgent = "kubelet/v1.36.3 (linux/amd64) stormbench"
-	cfg.WrapTransport = nil
-	if wrap != nil {
-		cfg.Wrap(wrap)
-	}
-	return cfg
-}
+// nodeLeaseNamespace holds node leases (pkg/kubelet/kubelet.go).
+const nodeLeaseNamespace = corev1.NamespaceNodeLease
 
 // kubeletClient is the part of a clientset a simulated kubelet uses: core
 // (pods, nodes, services, events, tokens, secrets, configmaps), storage

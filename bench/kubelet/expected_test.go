@@ -14,17 +14,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 
-	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 )
 
-// TestExpectedStartRequestsShape checks the table's own consistency: every
+// TestKubeletStartRequestsShape checks the table's own consistency: every
 // row names a resource and verbs, says what it expects, and has bounds that
 // make sense; no request is counted by two rows (the report sums each
 // request into one row).
-func TestExpectedStartRequestsShape(t *testing.T) {
+func TestKubeletStartRequestsShape(t *testing.T) {
 	seen := map[string]int{}
-	for i, e := range kubelet.ExpectedStartRequests() {
+	for i, e := range measure.KubeletStartRequests() {
 		if e.Resource == "" || len(e.Verbs) == 0 || e.Expected == "" {
 			t.Errorf("row %d %+v: resource, verbs and expectation are required", i, e)
 		}
@@ -40,21 +39,21 @@ func TestExpectedStartRequestsShape(t *testing.T) {
 		}
 	}
 	// The table is a fresh copy: a caller cannot change the next one.
-	a := kubelet.ExpectedStartRequests()
+	a := measure.KubeletStartRequests()
 	a[0].Verbs[0] = "CHANGED"
-	if b := kubelet.ExpectedStartRequests(); b[0].Verbs[0] == "CHANGED" {
-		t.Error("ExpectedStartRequests shares its rows between calls")
+	if b := measure.KubeletStartRequests(); b[0].Verbs[0] == "CHANGED" {
+		t.Error("KubeletStartRequests shares its rows between calls")
 	}
 }
 
-// TestExpectedStartRequestsClassify checks that every request the table
+// TestKubeletStartRequestsClassify checks that every request the table
 // lists is one the request classification can produce, spelled as it
 // spells it: the clientLatency measurement labels the model's requests with
 // measure.ParseRequest, and the report finds a row's count only under
 // those labels. The resource must be a type client-go knows.
-func TestExpectedStartRequestsClassify(t *testing.T) {
+func TestKubeletStartRequestsClassify(t *testing.T) {
 	known := knownResources()
-	for _, e := range kubelet.ExpectedStartRequests() {
+	for _, e := range measure.KubeletStartRequests() {
 		gv, ok := known[e.Resource]
 		if !ok {
 			t.Errorf("%s: no API type has the resource %q", e.Expected, e.Resource)
@@ -75,17 +74,17 @@ func TestExpectedStartRequestsClassify(t *testing.T) {
 	}
 }
 
-// TestExpectedStartRequestsAgreeWithREQUESTS checks the table against the
+// TestKubeletStartRequestsAgreeWithREQUESTS checks the table against the
 // documented pattern in REQUESTS.md, both ways: a request the table expects
 // at every start is documented, with a documented verb; every documented
 // verb has a row; and a documented count per start lies within the row's
 // bounds. Disagreements known when the table moved here are listed in
 // knownDisagreements; the test fails when one of them is resolved (remove
 // it) or a new one appears.
-func TestExpectedStartRequestsAgreeWithREQUESTS(t *testing.T) {
+func TestKubeletStartRequestsAgreeWithREQUESTS(t *testing.T) {
 	doc := readRequestsDoc(t)
 	var got []string
-	table := kubelet.ExpectedStartRequests()
+	table := measure.KubeletStartRequests()
 	for _, e := range table {
 		key := requestKey(e.Resource, e.Subresource, "")
 		var rows []docRow
@@ -114,7 +113,7 @@ func TestExpectedStartRequestsAgreeWithREQUESTS(t *testing.T) {
 	for _, d := range doc {
 		for _, r := range d.resources {
 			for _, v := range d.verbs {
-				if !slices.ContainsFunc(table, func(e kubelet.ExpectedRequest) bool {
+				if !slices.ContainsFunc(table, func(e measure.ExpectedRequest) bool {
 					return requestKey(e.Resource, e.Subresource, "") == r && slices.Contains(e.Verbs, v)
 				}) {
 					got = append(got, fmt.Sprintf("%s %s: documented, no row", r, v))

@@ -100,7 +100,7 @@ func (s *Simulator) down(ctx context.Context, r storm.Restart, node *corev1.Node
 		return err
 	}
 	s.record(r, storm.StepDown)
-	s.cfg.Lifecycle.down(r.Node)
+	s.nodeDown(r.Node)
 	if err := s.applyNodeChanges(ctx, node); err != nil {
 		return err
 	}

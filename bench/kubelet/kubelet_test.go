@@ -11,24 +11,19 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
+
+	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/result"
 )
 
-func TestClientConfig(t *testing.T) {
-	base := &rest.Config{Host: "https://127.0.0.1:6443", QPS: 500, Burst: 1000}
-	cfg := ClientConfig(base, "n1", nil)
-	if cfg.Impersonate.UserName != "system:node:n1" {
-		t.Errorf("user %q", cfg.Impersonate.UserName)
-	}
-	if len(cfg.Impersonate.Groups) == 0 || cfg.Impersonate.Groups[0] != "system:nodes" {
-		t.Errorf("groups %v", cfg.Impersonate.Groups)
-	}
-	// pkg/kubelet/apis/config/v1beta1/defaults.go
-	if cfg.QPS != 50 || cfg.Burst != 100 || cfg.ContentType != "application/vnd.kubernetes.protobuf" {
-		t.Errorf("qps %v burst %v content type %q", cfg.QPS, cfg.Burst, cfg.ContentType)
-	}
-	if base.Impersonate.UserName != "" || base.QPS != 500 {
-		t.Error("ClientConfig modified its base config")
+// TestCountersMergeBySum: every counter is per-shard work, so the storm
+// measurement's merge rule sums it (by default, or by naming it Sum).
+func TestCountersMergeBySum(t *testing.T) {
+	rule := measure.MergeRules()[measure.MeasurementStorm]
+	for name := range (&Counters{}).Snapshot() {
+		if a, named := rule.Figures[name]; named && a != result.Sum {
+			t.Errorf("counter %s aggregates by %v, want Sum", name, a)
+		}
 	}
 }
 

@@ -27,16 +27,15 @@ type lifecycleLog struct {
 	harness *fake.Clientset
 }
 
-func (l *lifecycleLog) hooks() NodeLifecycle {
-	rec := func(what string) func(string) {
-		return func(node string) {
-			n, _ := l.harness.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			l.calls = append(l.calls, what+" "+node+" label="+n.Labels[cluster.KubeletLabel])
-		}
-	}
-	return NodeLifecycle{NodeDown: rec("down"), NodeUp: rec("up")}
+func (l *lifecycleLog) NodeDown(node string) { l.record("down", node) }
+
+func (l *lifecycleLog) NodeUp(node string) { l.record("up", node) }
+
+func (l *lifecycleLog) record(what, node string) {
+	n, _ := l.harness.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, what+" "+node+" label="+n.Labels[cluster.KubeletLabel])
 }
 
 // TestLifecycleHooks: an interrupted restart of each kind tells the
@@ -59,7 +58,7 @@ func TestLifecycleHooks(t *testing.T) {
 			log := &lifecycleLog{harness: harness}
 			sim, err := NewSimulator(Config{
 				Base: &rest.Config{Host: "https://127.0.0.1:1"}, Harness: harness, RunID: "r", Kind: tc.kind,
-				Clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), Lifecycle: log.hooks(),
+				Clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), Lifecycle: log,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -92,7 +91,7 @@ func TestLifecycleHandBack(t *testing.T) {
 	harness := fake.NewSimpleClientset(node)
 	log := &lifecycleLog{harness: harness}
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	s := &Simulator{cfg: Config{Harness: harness, Clock: clk, Lifecycle: log.hooks()}}
+	s := &Simulator{cfg: Config{Harness: harness, Clock: clk, Lifecycle: log}}
 	if err := (&nodeRun{s: s, r: storm.Restart{Node: "n1"}, sess: &session{node: "n1", clk: clk}, stopLease: func() {}}).handBack(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +99,7 @@ func TestLifecycleHandBack(t *testing.T) {
 		t.Errorf("lifecycle calls %q, want %q", log.calls, want)
 	}
 	// Without hooks nothing is called.
-	s.cfg.Lifecycle = NodeLifecycle{}
+	s.cfg.Lifecycle = nil
 	if err := (&nodeRun{s: s, r: storm.Restart{Node: "n1"}, sess: &session{node: "n1", clk: clk}, stopLease: func() {}}).handBack(context.Background()); err != nil {
 		t.Fatal(err)
 	}

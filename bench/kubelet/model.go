@@ -21,6 +21,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/profiles"
@@ -117,25 +118,26 @@ type Counters struct {
 	StatusSyncsDropped atomic.Int64
 }
 
-// Snapshot returns the counters as a map.
+// Snapshot returns the counters by their figure names in the storm
+// measurement (measure.StormPodStatusPatches, ...).
 func (c *Counters) Snapshot() map[string]int64 {
 	return map[string]int64{
-		CounterPodStatusPatches:       c.PodStatusPatches.Load(),
-		CounterReadyFlipsDown:         c.ReadyFlipsDown.Load(),
-		CounterReadyFlipsUp:           c.ReadyFlipsUp.Load(),
-		CounterReadyFlipsCoalesced:    c.ReadyFlipsCoalesced.Load(),
-		CounterStatusUpdatesCoalesced: c.StatusUpdatesCoalesced.Load(),
-		CounterTokenRequests:          c.TokenRequests.Load(),
-		CounterObjectWatches:          c.ObjectWatches.Load(),
-		CounterContainerRestarts:      c.ContainerRestarts.Load(),
-		CounterMemoryEmptyDirsLost:    c.MemoryEmptyDirsLost.Load(),
-		CounterPodsRejected:           c.PodsRejected.Load(),
-		CounterPodsDeleted:            c.PodsDeleted.Load(),
-		CounterPodsDrained:            c.PodsDrained.Load(),
-		CounterErrors:                 c.Errors.Load(),
-		CounterRetries:                c.Retries.Load(),
-		CounterEventsDropped:          c.EventsDropped.Load(),
-		CounterStatusSyncsDropped:     c.StatusSyncsDropped.Load(),
+		measure.StormPodStatusPatches:       c.PodStatusPatches.Load(),
+		measure.StormReadyFlipsDown:         c.ReadyFlipsDown.Load(),
+		measure.StormReadyFlipsUp:           c.ReadyFlipsUp.Load(),
+		measure.StormReadyFlipsCoalesced:    c.ReadyFlipsCoalesced.Load(),
+		measure.StormStatusUpdatesCoalesced: c.StatusUpdatesCoalesced.Load(),
+		measure.StormTokenRequests:          c.TokenRequests.Load(),
+		measure.StormObjectWatches:          c.ObjectWatches.Load(),
+		measure.StormContainerRestarts:      c.ContainerRestarts.Load(),
+		measure.StormMemoryEmptyDirsLost:    c.MemoryEmptyDirsLost.Load(),
+		measure.StormPodsRejected:           c.PodsRejected.Load(),
+		measure.StormPodsDeleted:            c.PodsDeleted.Load(),
+		measure.StormPodsDrained:            c.PodsDrained.Load(),
+		measure.StormErrors:                 c.Errors.Load(),
+		measure.StormRetries:                c.Retries.Load(),
+		measure.StormEventsDropped:          c.EventsDropped.Load(),
+		measure.StormStatusSyncsDropped:     c.StatusSyncsDropped.Load(),
 	}
 }
 
@@ -296,7 +298,7 @@ func (s *Simulator) restart(ctx context.Context, r storm.Restart) (err error) {
 		if herr := s.setKubeletLabel(bctx, r.Node, cluster.KubeletUp); herr != nil && err == nil {
 			err = herr
 		} else if herr == nil {
-			s.cfg.Lifecycle.up(r.Node)
+			s.nodeUp(r.Node)
 		}
 	}()
 	switch s.cfg.Kind {
@@ -477,6 +479,6 @@ func (n *nodeRun) handBack(ctx context.Context) error {
 		return err
 	}
 	s.handedBack.Store(node, true)
-	s.cfg.Lifecycle.up(node)
+	s.nodeUp(node)
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
+	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
 )
 
@@ -113,7 +114,7 @@ type session struct {
 type apiLimits struct{ qps, burst int }
 
 func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) http.RoundTripper, clk clock.Clock, limits apiLimits) (*session, error) {
-	cfg := ClientConfig(base, node, wrap)
+	cfg := cluster.KubeletClientConfig(base, node, wrap)
 	if limits.qps > 0 {
 		cfg.QPS = float32(limits.qps)
 	}

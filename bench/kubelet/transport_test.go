@@ -118,8 +118,9 @@ func TestSessionClients(t *testing.T) {
 	if main == nil {
 		t.Fatal("main client has no rate limiter")
 	}
-	if main.QPS() != kubeletQPS {
-		t.Errorf("main QPS %v, want the kubelet default %v", main.QPS(), kubeletQPS)
+	// pkg/kubelet/apis/config/v1beta1/defaults.go: KubeAPIQPS 50.
+	if main.QPS() != 50 {
+		t.Errorf("main QPS %v, want the kubelet default 50", main.QPS())
 	}
 	// kubeAPIQPS set (Config.KubeAPIQPS): the main client takes it, the
 	// event client keeps its own.

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/result"
 
 	"github.com/stormbench/stormbench/bench/testutil"
@@ -114,7 +113,7 @@ func mergeShard(t *testing.T, idx int) *result.Result {
 			{Name: StormMarginalCPU, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 0.9 - 0.05*f},
 			{Name: StormMarginalCPUPerRestart, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: (0.9 - 0.05*f) / float64(restarts)},
 			{Name: StormRestarts, Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(restarts)},
-			{Name: kubelet.CounterTokenRequests, Window: result.WindowStorm, Unit: result.UnitCount, Value: 10 + f},
+			{Name: StormTokenRequests, Window: result.WindowStorm, Unit: result.UnitCount, Value: 10 + f},
 			{Name: StormPodsLost, Window: result.WindowStorm, Unit: result.UnitCount, Value: 1 + f},
 			{Name: StormCPUSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 1.5},
 			{Name: StormRSSStart, Window: result.WindowStorm, Unit: result.UnitBytes, Value: 100 << 20},
@@ -208,7 +207,7 @@ func TestMergeFigures(t *testing.T) {
 		{"client latency samples", float64(hist(MeasurementClientLatency, ClientRequestLatency, "", kubeletLabels("GET", "nodes", "")...).Count), 7},
 		{"client latency max (ms)", math.Round(hist(MeasurementClientLatency, ClientRequestLatency, "", kubeletLabels("GET", "nodes", "")...).Max * 1000), 8},
 		{"storm restarts", value(MeasurementStorm, StormRestarts, result.WindowStorm), 7},
-		{"storm tokenRequests", value(MeasurementStorm, kubelet.CounterTokenRequests, result.WindowStorm), 21},
+		{"storm tokenRequests", value(MeasurementStorm, StormTokenRequests, result.WindowStorm), 21},
 		{"storm CPU", value(MeasurementStorm, StormCPUSeconds, result.WindowStorm), 3},
 		{"storm RSS peak summed", value(MeasurementStorm, StormRSSPeak, result.WindowStorm), 207 << 20},
 		{"baseline CPU summed", value(MeasurementStorm, StormCPUSeconds, result.WindowBaseline), 0.4},

@@ -7,12 +7,36 @@ import (
 )
 
 // MeasurementStorm is the result measurement with what the simulated
-// kubelets did (Simulator: their counters, named by bench/kubelet's Counter
-// constants, and the restarts) and what stormbench itself cost (SelfCost)
-// during the storm. It is not a profile section: the run adds both
-// measurements to every storm. Its figures are named here so that every
-// reader and the merge share one vocabulary.
+// kubelets did (Simulator: their counters and the restarts) and what
+// stormbench itself cost (SelfCost) during the storm. It is not a profile
+// section: the run adds both measurements to every storm. Its figures are
+// named here, the simulator's counters too, so that the simulator writing
+// them and every reader and the merge share one vocabulary.
 const MeasurementStorm = "storm"
+
+// The simulated kubelets' counters, figures of MeasurementStorm in its
+// storm window: each is the field of kubelet.Counters that it snapshots,
+// in snake_case, and that field's comment says what it counts. The
+// restarts are not a counter: the restarts' outcomes count them
+// (StormRestarts).
+const (
+	StormPodStatusPatches       = "pod_status_patches"
+	StormReadyFlipsDown         = "ready_flips_down"
+	StormReadyFlipsUp           = "ready_flips_up"
+	StormReadyFlipsCoalesced    = "ready_flips_coalesced"
+	StormStatusUpdatesCoalesced = "status_updates_coalesced"
+	StormTokenRequests          = "token_requests"
+	StormObjectWatches          = "object_watches"
+	StormContainerRestarts      = "container_restarts"
+	StormMemoryEmptyDirsLost    = "memory_empty_dirs_lost"
+	StormPodsRejected           = "pods_rejected"
+	StormPodsDeleted            = "pods_deleted"
+	StormPodsDrained            = "pods_drained"
+	StormErrors                 = "errors"
+	StormRetries                = "retries"
+	StormEventsDropped          = "events_dropped"
+	StormStatusSyncsDropped     = "status_syncs_dropped"
+)
 
 // Figures of MeasurementStorm besides the simulator's counters, in its
 // storm window unless said.

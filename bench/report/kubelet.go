@@ -6,14 +6,13 @@ import (
 	"strings"
 
 	"github.com/stormbench/stormbench/bench/compare"
-	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
 // KubeletTable compares the requests a restarted node's simulated kubelet
 // sent, per restart, with the reference pattern of a real kubelet start
-// (kubelet.ExpectedStartRequests).
+// (measure.KubeletStartRequests).
 type KubeletTable struct {
 	// Variants are the columns.
 	Variants []string
@@ -62,7 +61,7 @@ func buildKubeletTable(groups []compare.Group) (KubeletTable, bool) {
 		return t, false
 	}
 	used := map[requestKey]bool{}
-	for _, e := range kubelet.ExpectedStartRequests() {
+	for _, e := range measure.KubeletStartRequests() {
 		row := KubeletRow{Source: "kubelet", Request: requestName(e.Resource, e.Subresource, e.Verbs), Expected: e.Expected}
 		seen := false
 		for gi := range groups {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/compare"
-	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
@@ -535,7 +534,7 @@ func flips(v *result.VariantRun) string {
 	out := fmtCount(down) + " / " + fmtCount(up)
 	// Flips that a busy status manager wrote as one status never reached
 	// the endpoints (kubelet.Counters.ReadyFlipsCoalesced); said when any.
-	if n, ok := v.Measurement(measure.MeasurementStorm).Value(kubelet.CounterReadyFlipsCoalesced, result.WindowStorm); ok && n > 0 {
+	if n, ok := v.Measurement(measure.MeasurementStorm).Value(measure.StormReadyFlipsCoalesced, result.WindowStorm); ok && n > 0 {
 		out += " (" + fmtCount(n) + " coalesced)"
 	}
 	return out

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/compare"
-	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/testutil"
@@ -130,7 +129,7 @@ func TestSummaryCoalescedFlips(t *testing.T) {
 			if m == nil {
 				t.Fatalf("fixture variant %d has no storm measurement", i)
 			}
-			m.Values = append(m.Values, result.Value{Name: kubelet.CounterReadyFlipsCoalesced, Window: result.WindowStorm, Unit: result.UnitCount, Value: tc.coalesced})
+			m.Values = append(m.Values, result.Value{Name: measure.StormReadyFlipsCoalesced, Window: result.WindowStorm, Unit: result.UnitCount, Value: tc.coalesced})
 		}
 		var buf bytes.Buffer
 		if err := WriteSummary(&buf, r); err != nil {

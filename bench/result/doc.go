@@ -12,9 +12,8 @@
 // [Series], each optionally tagged with a window ("baseline", "storm") and
 // labels. Compare, gate and export code can therefore treat every figure the
 // same way. The names consumed by code are constants of each figure's owner
-// (bench/measure/*_figures.go, and bench/kubelet for the simulator's
-// counters); names.go holds only the shared vocabulary of windows, units and
-// label keys.
+// (bench/measure/*_figures.go, the simulator's counters too); names.go holds
+// only the shared vocabulary of windows, units and label keys.
 //
 // Histograms are stored twice: as a percentile [Summary] for people, and as
 // an encoded HdrHistogram (the standard V2 compressed, base64 format) so that

@@ -4,7 +4,7 @@ import "strings"
 
 // The schema's shared vocabulary: window names, units and label keys. The
 // names of figures and measurements are constants of their owners
-// (bench/measure, and bench/kubelet for the simulator's counters).
+// (bench/measure, the simulator's counters too).
 
 // Window names.
 const (

@@ -8,7 +8,7 @@
 // frame by frame without decoding its objects (frames.go), so that it costs
 // the API server what a real watcher costs it and stormbench little. The
 // population follows the storm through the simulator's node lifecycle
-// (kubelet.NodeLifecycle):
+// (NodeDown and NodeUp, the simulator's kubelet.NodeLifecycle):
 //
 //	storm kind   kubelet watches                  kube-proxy watches
 //	kubelet      closed from down to handback     held

@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
-	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/bench/result"
@@ -218,15 +218,6 @@ func (p *Population) With(ctors map[string]measure.Constructor) map[string]measu
 	return ctors
 }
 
-// Lifecycle returns the simulator hooks that close and reopen the watches
-// of restarted nodes; none when the population is disabled.
-func (p *Population) Lifecycle() kubelet.NodeLifecycle {
-	if !p.Enabled() {
-		return kubelet.NodeLifecycle{}
-	}
-	return kubelet.NodeLifecycle{NodeDown: p.NodeDown, NodeUp: p.NodeUp}
-}
-
 // Name implements measure.Measurement.
 func (p *Population) Name() string { return Name }
 
@@ -244,7 +235,8 @@ func goesDown(component, kind string) bool {
 	return false
 }
 
-// NodeDown closes the watches of node's components that its restart stops.
+// NodeDown closes the watches of node's components that its restart stops
+// (kubelet.NodeLifecycle, as NodeUp).
 func (p *Population) NodeDown(node string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -365,10 +357,10 @@ func (p *Population) openNow() int64 {
 }
 
 // clientConfig is component's identity on node: the simulated kubelet's
-// (system:node:<node>, kubelet.ClientConfig), or kube-proxy's.
+// (system:node:<node>, cluster.KubeletClientConfig), or kube-proxy's.
 func (p *Population) clientConfig(component, node string) *rest.Config {
 	if component == ComponentKubelet {
-		return kubelet.ClientConfig(p.base, node, nil)
+		return cluster.KubeletClientConfig(p.base, node, nil)
 	}
 	cfg := rest.CopyConfig(p.base)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: kubeProxyUser, Groups: []string{"system:authenticated"}}

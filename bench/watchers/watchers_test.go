@@ -96,10 +96,9 @@ func TestLifecycle(t *testing.T) {
 			rec := &recorder{}
 			p := New(Options{Watches: tc.watches, StormKind: tc.kind})
 			p.open = rec.open
-			lc := p.Lifecycle()
 			// Hooks before the population starts do nothing.
-			lc.NodeDown("n1")
-			lc.NodeUp("n1")
+			p.NodeDown("n1")
+			p.NodeUp("n1")
 			p.begin([]string{"n1", "n2"})
 			var want []string
 			for _, c := range p.components {
@@ -114,17 +113,17 @@ func TestLifecycle(t *testing.T) {
 			for i, s := range tc.steps {
 				switch s.call {
 				case "down":
-					lc.NodeDown("n1")
+					p.NodeDown("n1")
 				case "up":
-					lc.NodeUp("n1")
+					p.NodeUp("n1")
 				}
 				if got := rec.take(); !slices.Equal(got, s.want) {
 					t.Errorf("step %d (%s): %q, want %q", i, s.call, got, s.want)
 				}
 			}
 			// A node outside the population is ignored.
-			lc.NodeDown("other")
-			lc.NodeUp("other")
+			p.NodeDown("other")
+			p.NodeUp("other")
 			if got := rec.take(); len(got) != 0 {
 				t.Errorf("hooks for a node outside the population: %q", got)
 			}
@@ -133,7 +132,7 @@ func TestLifecycle(t *testing.T) {
 			if len(closes) != 2*len(p.components) {
 				t.Errorf("Dispose closed %q, want every open group", closes)
 			}
-			lc.NodeUp("n1")
+			p.NodeUp("n1")
 			if got := rec.take(); len(got) != 0 {
 				t.Errorf("hooks after Dispose: %q", got)
 			}
@@ -147,8 +146,12 @@ func TestDisabled(t *testing.T) {
 		if p.Enabled() {
 			t.Errorf("%+v: enabled", w)
 		}
-		if lc := p.Lifecycle(); lc.NodeDown != nil || lc.NodeUp != nil {
-			t.Errorf("%+v: lifecycle hooks set", w)
+		rec := &recorder{}
+		p.open = rec.open
+		p.NodeDown("n1")
+		p.NodeUp("n1")
+		if got := rec.take(); len(got) != 0 {
+			t.Errorf("%+v: lifecycle hooks acted: %q", w, got)
 		}
 		if ctors := p.With(map[string]measure.Constructor{}); len(ctors) != 0 {
 			t.Errorf("%+v: With added %d measurements", w, len(ctors))

@@ -10,7 +10,6 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
@@ -132,8 +131,8 @@ func TestMergeCommandWrites(t *testing.T) {
 		}
 		// The simulator's counters (measure.MeasurementStorm) add up: the
 		// name this package and bench/result agree on.
-		got, ok := v.Measurement(measure.MeasurementStorm).Value(kubelet.CounterTokenRequests, result.WindowStorm)
-		want, _ := s.Measurement(measure.MeasurementStorm).Value(kubelet.CounterTokenRequests, result.WindowStorm)
+		got, ok := v.Measurement(measure.MeasurementStorm).Value(measure.StormTokenRequests, result.WindowStorm)
+		want, _ := s.Measurement(measure.MeasurementStorm).Value(measure.StormTokenRequests, result.WindowStorm)
 		if !ok || got != 2*want {
 			t.Errorf("%s: storm tokenRequests %v, want %v", v.Variant, got, 2*want)
 		}

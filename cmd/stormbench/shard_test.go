@@ -30,7 +30,6 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
-	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
@@ -62,14 +61,14 @@ const shardRunID = "shardtest"
 // stormCounters are the simulator's counters that must add up across
 // shards to the unsharded run's (the flip and patch counters once the
 // coalesced flips are added back: coalescedFlipsAddBack).
-var stormCounters = []string{measure.StormRestarts, kubelet.CounterPodStatusPatches, kubelet.CounterReadyFlipsDown,
-	kubelet.CounterReadyFlipsUp, kubelet.CounterTokenRequests, kubelet.CounterObjectWatches, kubelet.CounterContainerRestarts,
-	kubelet.CounterPodsRejected, kubelet.CounterPodsDeleted, kubelet.CounterErrors}
+var stormCounters = []string{measure.StormRestarts, measure.StormPodStatusPatches, measure.StormReadyFlipsDown,
+	measure.StormReadyFlipsUp, measure.StormTokenRequests, measure.StormObjectWatches, measure.StormContainerRestarts,
+	measure.StormPodsRejected, measure.StormPodsDeleted, measure.StormErrors}
 
 // coalescedFlipsAddBack are the request rows and counters one coalesced
 // flip lowers by one (checkShardedMatchesUnsharded).
 var coalescedFlipsAddBack = []string{"GET pods", "PATCH pods/status",
-	kubelet.CounterPodStatusPatches, kubelet.CounterReadyFlipsDown, kubelet.CounterReadyFlipsUp}
+	measure.StormPodStatusPatches, measure.StormReadyFlipsDown, measure.StormReadyFlipsUp}
 
 // TestShardedRunMatchesUnsharded runs one storm as two shard processes
 // against one embedded cluster, merges their results, and checks the
@@ -200,7 +199,7 @@ func checkShardedMatchesUnsharded(t *testing.T, startAt time.Time, shardPaths []
 	// two runs may differ there; with the coalesced flips added back, every
 	// figure must match exactly.
 	coalesced := func(v *result.VariantRun) float64 {
-		n, _ := v.Measurement(measure.MeasurementStorm).Value(kubelet.CounterReadyFlipsCoalesced, result.WindowStorm)
+		n, _ := v.Measurement(measure.MeasurementStorm).Value(measure.StormReadyFlipsCoalesced, result.WindowStorm)
 		return n
 	}
 	mCo, sCo := coalesced(mv), coalesced(sv)

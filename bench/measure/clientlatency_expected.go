@@ -1,12 +1,13 @@
-package kubelet
+package measure
 
 // ExpectedRequest is what a starting kubelet sends for one resource, from
-// REQUESTS.md (Kubernetes 1.36, pkg/kubelet: kubelet.go NewMainKubelet and
-// Run, config/apiserver.go, util/manager/watch_based_manager.go,
-// kubelet_node_status.go, token/token_manager.go). client-go 1.36
-// informers use the streaming watch-list (KEP-3157, WatchListClient), so
-// an informer's initial LIST is a WATCH with sendInitialEvents=true and
-// counts as one WATCH here.
+// bench/kubelet/REQUESTS.md (Kubernetes 1.36, pkg/kubelet: kubelet.go
+// NewMainKubelet and Run, config/apiserver.go,
+// util/manager/watch_based_manager.go, kubelet_node_status.go,
+// token/token_manager.go), in the vocabulary of the clientLatency
+// measurement's labels (ParseRequest). client-go 1.36 informers use the
+// streaming watch-list (KEP-3157, WatchListClient), so an informer's initial
+// LIST is a WATCH with sendInitialEvents=true and counts as one WATCH here.
 type ExpectedRequest struct {
 	// Resource is the plural resource, as the API server's metrics label
 	// it ("pods").
@@ -23,11 +24,12 @@ type ExpectedRequest struct {
 	Min, Max float64
 }
 
-// ExpectedStartRequests returns the requests a real kubelet sends per
+// KubeletStartRequests returns the requests a real kubelet sends per
 // start, in the order a report lists them: informers, registration,
-// heartbeats, pod status, then the rest. It is what the model replays on a
-// restart and what the report holds the simulated kubelets' counts to.
-func ExpectedStartRequests() []ExpectedRequest {
+// heartbeats, pod status, then the rest. It is what the simulated kubelets
+// replay on a restart and what the report holds their requests
+// (SourceKubelet) to; bench/kubelet's tests hold it to REQUESTS.md.
+func KubeletStartRequests() []ExpectedRequest {
 	return []ExpectedRequest{
 		{"nodes", "", []string{"WATCH"}, "1 (informer on its own Node)", 1, 1},
 		{"pods", "", []string{"WATCH"}, "1 (informer on spec.nodeName)", 1, 1},
