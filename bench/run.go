@@ -571,7 +571,8 @@ func play(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s storm
 	o.Progress.Start(fmt.Sprintf("variant %s: nodes restarted and recovered", s.variant.Name), len(s.restarts))
 	// One driver for simulated and real nodes; their outcomes go to the
 	// report, whose restarts and failures runVariant counts.
-	restarter := storm.ByNode(f.Plan().IsReal, rn.restarter(st, vr.FeatureGates), sim)
+	// Real kubelets of the version take only the gates they have.
+	restarter := storm.ByNode(f.Plan().IsReal, rn.restarter(st, s.version.KubeletGates(vr.FeatureGates)), sim)
 	err := storm.Play(ctx, o.Clock, s.restarts, vr.StormStart, func(ctx context.Context, r storm.Restart) {
 		outcomes.Add(restarter.Restart(ctx, r))
 		o.Progress.Add(1)

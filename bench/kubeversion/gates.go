@@ -104,3 +104,18 @@ func (v Version) GateDefaults() map[string]bool {
 	}
 	return out
 }
+
+// KubeletGates is g without the gates v's kubelet does not have (Fixed):
+// what a real kubelet of v takes on its command line, which refuses a gate
+// it does not know. Validation has made sure g asks nothing of such a gate
+// but the behaviour v's kubelet always has.
+func (v Version) KubeletGates(g map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(g))
+	for name, val := range g {
+		if kg, ok := v.Gate(name); ok && kg.Fixed {
+			continue
+		}
+		out[name] = val
+	}
+	return out
+}

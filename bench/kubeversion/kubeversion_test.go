@@ -150,3 +150,17 @@ func TestGateDefaults(t *testing.T) {
 		t.Error("the zero Version's gates are not the default's")
 	}
 }
+
+func TestKubeletGates(t *testing.T) {
+	g := map[string]bool{GateChangeContainerStatusOnKubeletRestart: true, GateWatchListClient: false, "Other": true}
+	got := V1_34.KubeletGates(g)
+	if _, ok := got[GateChangeContainerStatusOnKubeletRestart]; ok || len(got) != 2 || got[GateWatchListClient] || !got["Other"] {
+		t.Errorf("1.34 kubelet gates %v: want ChangeContainerStatusOnKubeletRestart dropped, the rest kept", got)
+	}
+	if got := V1_35.KubeletGates(g); len(got) != 3 {
+		t.Errorf("1.35 kubelet gates %v: want all three", got)
+	}
+	if len(g) != 3 {
+		t.Errorf("KubeletGates changed its argument: %v", g)
+	}
+}
