@@ -144,8 +144,8 @@ func TestBlockSeedsVary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.Repetitions.Vary() || p.Repetitions.Count != 5 {
-		t.Fatalf("aa repetitions %+v, want 5, vary", p.Repetitions)
+	if !p.Repetitions.Vary() || p.Repetitions.Count != 6 {
+		t.Fatalf("aa repetitions %+v, want 6, vary", p.Repetitions)
 	}
 	var nodes []storm.NodeInfo
 	for i := range p.Fleet.Nodes {
@@ -173,8 +173,8 @@ func TestBlockSeedsVary(t *testing.T) {
 		return fmt.Sprint(out)
 	}
 	seeds := BlockSeeds(p)
-	if len(seeds) != 5 || seeds[0] != p.Seed {
-		t.Fatalf("vary seeds %v, want 5 from %d", seeds, p.Seed)
+	if len(seeds) != 6 || seeds[0] != p.Seed {
+		t.Fatalf("vary seeds %v, want 6 from %d", seeds, p.Seed)
 	}
 	seen := map[string]int{}
 	for b, s := range seeds {
