@@ -45,9 +45,7 @@ func gateValue(g Check) string {
 		return "yes"
 	case g.Kind == KindComplete:
 		return "no"
-	case g.Kind == KindVariant && strings.HasPrefix(g.Detail, "in the baseline"):
-		return "-"
-	case g.Status == Skip || strings.HasPrefix(g.Detail, "not measured"):
+	case g.Status == Skip || g.NoValue:
 		return "-"
 	}
 	if g.Samples != nil {

@@ -113,6 +113,9 @@ type Check struct {
 	// Value is the current figure: the worst repetition for an SLO, the
 	// median for a regression.
 	Value float64 `json:"value"`
+	// NoValue is set when the current result holds no figure for the gate
+	// (not measured, or its variant missing); Value is then 0, shown as "-".
+	NoValue bool `json:"noValue,omitempty"`
 	// Baseline is the baseline median of a regression gate.
 	Baseline *float64 `json:"baseline,omitempty"`
 	// Change is the relative change from the baseline; nil when infinite.
@@ -313,7 +316,7 @@ func (rep *Report) count() {
 // runs than the thresholds were set for is not that comparison.
 func variantGate(name string, curN, baseN, want int, missing string) Check {
 	want = max(want, 1)
-	gr := Check{Variant: name, Kind: KindVariant, Name: "in both, repetitions", Value: float64(max(curN, 0)),
+	gr := Check{Variant: name, Kind: KindVariant, Name: "in both, repetitions", Value: float64(max(curN, 0)), NoValue: curN < 0,
 		Threshold: fmt.Sprintf("in both, ≥ %d each", want), Status: Pass}
 	if baseN >= 0 {
 		b := float64(baseN)
@@ -543,7 +546,7 @@ func valueSLO(g compare.Group, m compare.Metric, name string, lim float64, zeroD
 }
 
 func notMeasured(gr Check, v *result.VariantRun) Check {
-	gr.Status = Fail
+	gr.Status, gr.NoValue = Fail, true
 	gr.Detail = fmt.Sprintf("not measured in repetition #%d (is its measurement enabled?)", v.Repetition)
 	return gr
 }
@@ -570,11 +573,11 @@ func judgeAbsolute(gr *Check, value, limit float64) {
 // without Status is pending.
 func regressionGate(base, cur compare.Group, rm regressionMetric) Check {
 	maxReg := rm.max
+	bv, cv := base.Values(rm.Metric), cur.Values(rm.Metric)
 	gr := Check{
 		Variant: cur.Name, Kind: KindRegression, Metric: rm.ID, Name: "regression " + rm.Label, Unit: rm.Unit,
-		MaxRegression: &maxReg, Threshold: "≤ " + compare.FormatPercent(rm.max),
+		MaxRegression: &maxReg, Threshold: "≤ " + compare.FormatPercent(rm.max), NoValue: len(cv) == 0,
 	}
-	bv, cv := base.Values(rm.Metric), cur.Values(rm.Metric)
 	switch {
 	case len(cv) == 0 && rm.explicit && len(bv) > 0:
 		gr.Status = Fail

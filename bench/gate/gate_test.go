@@ -385,6 +385,24 @@ func TestGateIntervalDisplay(t *testing.T) {
 	}
 }
 
+// TestGateValueNoValue: a gate without a current figure (a variant missing
+// from the current result, a figure not measured) shows "-"; the renderer
+// goes by NoValue, not by what Detail says.
+func TestGateValueNoValue(t *testing.T) {
+	for _, g := range []Check{
+		variantGate("x", -1, 1, 1, "missing"),
+		notMeasured(Check{Kind: KindSLO, Unit: result.UnitSeconds}, &result.VariantRun{Repetition: 2}),
+	} {
+		if got := gateValue(g); !g.NoValue || got != "-" {
+			t.Errorf("%s %q: NoValue %t, value %q, want \"-\"", g.Kind, g.Detail, g.NoValue, got)
+		}
+	}
+	g := Check{Kind: KindVariant, Status: Fail, Detail: "in the baseline b.json, not measured"}
+	if got := gateValue(g); got != "0" {
+		t.Errorf("a gate with a figure of 0 shows %q, want \"0\"", got)
+	}
+}
+
 // TestRegressionVerdicts: a change beyond its threshold fails unless a
 // test with the runs to tell, corrected by Holm over the variant's family,
 // finds it not significant; with too few runs the medians decide.
