@@ -6,14 +6,6 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// Client settings of a kubelet (pkg/kubelet/apis/config/v1beta1/defaults.go:
-// KubeAPIQPS 50, KubeAPIBurst 100, ContentType application/vnd.kubernetes.protobuf).
-const (
-	kubeletQPS         = 50
-	kubeletBurst       = 100
-	kubeletContentType = "application/vnd.kubernetes.protobuf"
-)
-
 // KubeletClientConfig returns the rest.Config of node's kubelet as
 // stormbench stands in for it (the simulated kubelet, and the steady
 // watches of a node's kubelet): base's credentials impersonating
@@ -26,10 +18,11 @@ func KubeletClientConfig(base *rest.Config, node string, wrap func(http.RoundTri
 		UserName: "system:node:" + node,
 		Groups:   []string{"system:nodes", "system:authenticated"},
 	}
-	cfg.QPS = kubeletQPS
-	cfg.Burst = kubeletBurst
-	cfg.ContentType = kubeletContentType
-	cfg.AcceptContentTypes = kubeletContentType + ",application/json"
+	// pkg/kubelet/apis/config/v1beta1/defaults.go: KubeAPIQPS 50,
+	// KubeAPIBurst 100, ContentType application/vnd.kubernetes.protobuf.
+	cfg.QPS, cfg.Burst = 50, 100
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = cfg.ContentType + ",application/json"
 	cfg.UserAgent = "kubelet/v1.36.3 (linux/amd64) stormbench"
 	cfg.WrapTransport = nil
 	if wrap != nil {
