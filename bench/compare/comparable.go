@@ -52,4 +52,3 @@ func RecordedProfile(in Input) (*profiles.Profile, error) {
 	}
 	return profiles.Decode("recorded in "+in.Name, in.Result.Run.Profile)
 }
-
