@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stormbench/stormbench/bench/kubeversion"
 )
 
 // TestCommittedCalibrationFollowsModel: the committed calibration
@@ -11,11 +13,11 @@ import (
 // the simulated kubelet's behaviour changes its request or plan goldens
 // (ModelGoldens), so their fingerprint; the change lands with its
 // calibration, made again by RemakeCommand.
+//
+// A calibration of another Kubernetes version than the default is of that
+// version's model (ModelFingerprintAt).
 func TestCommittedCalibrationFollowsModel(t *testing.T) {
-	head, err := ModelFingerprint(os.DirFS(filepath.Join("..", "kubelet", "testdata")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	goldens := os.DirFS(filepath.Join("..", "kubelet", "testdata"))
 	files, err := filepath.Glob(filepath.Join("..", "..", "results", "calibration", "*.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -30,13 +32,25 @@ func TestCommittedCalibrationFollowsModel(t *testing.T) {
 			continue
 		}
 		name := filepath.ToSlash(filepath.Join("results", "calibration", filepath.Base(f)))
+		var v kubeversion.Version // the default, for a result that names none
+		if r.KubeVersion != "" {
+			if v, err = kubeversion.Parse(r.KubeVersion); err != nil {
+				t.Errorf("%s: %v", name, err)
+				continue
+			}
+		}
+		head, err := ModelFingerprintAt(goldens, v)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
 		switch r.ModelFingerprint {
 		case head:
 		case "":
 			t.Errorf("%s has no model fingerprint: it was made before calibrations followed the model; run `%s` and commit results/calibration", name, RemakeCommand)
 		default:
 			t.Errorf("%s is of model %.12s, the head's goldens (%s) are of %.12s: the simulated kubelet changed since its calibration; run `%s` and commit results/calibration with the change",
-				name, r.ModelFingerprint, ModelGoldens, head, RemakeCommand)
+				name, r.ModelFingerprint, ModelGoldensAt(v), head, RemakeCommand)
 		}
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"path"
 	"sort"
 	"strconv"
+
+	"github.com/stormbench/stormbench/bench/kubeversion"
 )
 
 // ModelGoldens is where the simulated kubelet's behaviour is written down,
@@ -17,18 +20,66 @@ import (
 // behaviour a calibration measured.
 const ModelGoldens = "bench/kubelet/testdata"
 
+// VersionGoldens is where, under ModelGoldens, the goldens of the simulated
+// kubelet of each Kubernetes version other than kubeversion.Default are:
+// versions/<version>/ (v1.37.2), in the layout of ModelGoldens
+// (bench/kubelet TestRestartGolden's version cases). The default version's
+// are ModelGoldens without this folder.
+const VersionGoldens = "versions"
+
+// ModelGoldensAt is where the goldens of version v's simulated kubelet
+// are, relative to the module's root: ModelGoldens for the default
+// version (without VersionGoldens), ModelGoldens/versions/<v> for another.
+func ModelGoldensAt(v kubeversion.Version) string {
+	if v.IsDefault() {
+		return ModelGoldens
+	}
+	return path.Join(ModelGoldens, VersionGoldens, v.String())
+}
+
 // RemakeCommand is the command that makes the committed calibration again.
 const RemakeCommand = "make calibrate"
 
-// ModelFingerprint is the SHA-256, in hex, of every regular file of fsys
-// (ModelGoldens), in the order of their paths: each file's path, its
-// length and its bytes. A file added, removed, renamed or changed changes
-// it; nothing else does (not the files' times or modes).
+// ModelFingerprint is the fingerprint of the default version's simulated
+// kubelet: the SHA-256, in hex, of every regular file of fsys
+// (ModelGoldens) but those under VersionGoldens, in the order of their
+// paths: each file's path, its length and its bytes. A file added, removed,
+// renamed or changed changes it; nothing else does (not the files' times or
+// modes, nor another version's goldens).
 func ModelFingerprint(fsys fs.FS) (string, error) {
+	return fingerprint(fsys, ModelGoldens, VersionGoldens)
+}
+
+// ModelFingerprintAt is the fingerprint of version v's simulated kubelet,
+// which a calibration of v records: ModelFingerprint for the default
+// version; for another, the same hash of the files under
+// VersionGoldens/<v> of fsys (ModelGoldens), with paths relative to that
+// folder. A version's goldens are its kubelet restarts' requests; a
+// change of the model that only the default version's goldens show (its
+// plans, its other restart kinds) leaves the other versions' fingerprints
+// as they were.
+func ModelFingerprintAt(fsys fs.FS, v kubeversion.Version) (string, error) {
+	if v.IsDefault() {
+		return ModelFingerprint(fsys)
+	}
+	dir := path.Join(VersionGoldens, v.String())
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		return "", fmt.Errorf("the model's goldens of Kubernetes %s: %w", v, err)
+	}
+	return fingerprint(sub, ModelGoldensAt(v), "")
+}
+
+// fingerprint hashes the regular files of fsys (named where for errors),
+// skipping the folder skip at its root when set.
+func fingerprint(fsys fs.FS, where, skip string) (string, error) {
 	var paths []string
 	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if skip != "" && d.IsDir() && path == skip {
+			return fs.SkipDir
 		}
 		if d.Type().IsRegular() {
 			paths = append(paths, path)
@@ -36,10 +87,10 @@ func ModelFingerprint(fsys fs.FS) (string, error) {
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("listing the model's goldens: %w", err)
+		return "", fmt.Errorf("listing the model's goldens in %s: %w", where, err)
 	}
 	if len(paths) == 0 {
-		return "", fmt.Errorf("no model goldens: %s is empty", ModelGoldens)
+		return "", fmt.Errorf("no model goldens: %s is empty", where)
 	}
 	sort.Strings(paths)
 	h := sha256.New()
@@ -54,4 +105,12 @@ func ModelFingerprint(fsys fs.FS) (string, error) {
 		h.Write(b)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// modelGoldens is where the goldens of r's model fingerprint are: those of
+// its kubelet version (ModelGoldensAt; the default's when it names none or
+// one stormbench does not know).
+func (r *Result) modelGoldens() string {
+	v, _ := kubeversion.Parse(r.KubeVersion)
+	return ModelGoldensAt(v)
 }

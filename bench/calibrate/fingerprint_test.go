@@ -3,6 +3,8 @@ package calibrate
 import (
 	"testing"
 	"testing/fstest"
+
+	"github.com/stormbench/stormbench/bench/kubeversion"
 )
 
 // TestModelFingerprint: the fingerprint follows the goldens' paths and
@@ -53,5 +55,59 @@ func TestModelFingerprint(t *testing.T) {
 	}
 	if _, err := ModelFingerprint(fstest.MapFS{}); err == nil {
 		t.Error("no goldens: no error")
+	}
+}
+
+// TestModelFingerprintAt: the default version's fingerprint leaves out the
+// other versions' goldens (a calibration of the default made before they
+// existed stays of the head's model), and another version's hashes its own
+// folder only.
+func TestModelFingerprintAt(t *testing.T) {
+	def := fstest.MapFS{
+		"restart/kubelet-legacy.golden": {Data: []byte("GET pods\nPATCH pods/status\n")},
+		"plan/reboot.golden":            {Data: []byte("start\n")},
+	}
+	want, err := ModelFingerprint(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withVersions := fstest.MapFS{
+		"versions/v1.37.2/restart/kubelet-legacy.golden": {Data: []byte("GET pods\nWATCH podcertificaterequests\n")},
+		"versions/v1.34.4/restart/kubelet-legacy.golden": {Data: []byte("LIST pods\nWATCH pods\n")},
+	}
+	for p, f := range def {
+		withVersions[p] = f
+	}
+	for _, v := range []kubeversion.Version{{}, kubeversion.Default} {
+		got, err := ModelFingerprintAt(withVersions, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("ModelFingerprintAt(%q) = %.12s with other versions' goldens, want the default's %.12s", v, got, want)
+		}
+	}
+	if got, _ := ModelFingerprint(withVersions); got != want {
+		t.Errorf("ModelFingerprint = %.12s with other versions' goldens, want %.12s", got, want)
+	}
+	v137, err := ModelFingerprintAt(withVersions, kubeversion.V1_37)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := ModelFingerprint(fstest.MapFS{"restart/kubelet-legacy.golden": withVersions["versions/v1.37.2/restart/kubelet-legacy.golden"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v137 != alone {
+		t.Errorf("v1.37.2: %.12s, want the hash of its folder %.12s", v137, alone)
+	}
+	if v134, _ := ModelFingerprintAt(withVersions, kubeversion.V1_34); v134 == v137 || v134 == want {
+		t.Errorf("v1.34.4's fingerprint %.12s is another version's", v134)
+	}
+	if _, err := ModelFingerprintAt(withVersions, kubeversion.V1_35); err == nil {
+		t.Error("v1.35.4 without goldens: no error")
+	}
+	if got, want := ModelGoldensAt(kubeversion.V1_37), "bench/kubelet/testdata/versions/v1.37.2"; got != want {
+		t.Errorf("ModelGoldensAt(v1.37.2) = %q, want %q", got, want)
 	}
 }

@@ -151,7 +151,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		fmt.Fprintf(&b, "Made with `%s` (%s, %s).\n\n", r.Command, r.Start.Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(1e9))
 	}
 	if r.ModelFingerprint != "" {
-		fmt.Fprintf(&b, "Model fingerprint %s (SHA-256 of %s).\n\n", r.ModelFingerprint, ModelGoldens)
+		fmt.Fprintf(&b, "Model fingerprint %s (SHA-256 of %s).\n\n", r.ModelFingerprint, r.modelGoldens())
 	}
 	fmt.Fprintf(&b, "Tolerance: requests ±max(%g, %g %%) per restart, timings ±max(the row's resolution ≤ %g s, %g %%). Figures are per restart (sum over the K nodes ÷ K) unless the unit says seconds. %s\n",
 		r.Tolerance.RequestsAbsolute, 100*r.Tolerance.RequestsRelative, r.Tolerance.SecondsAbsolute, 100*r.Tolerance.SecondsRelative, judgedBy(r.Cases))

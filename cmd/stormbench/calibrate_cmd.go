@@ -17,6 +17,7 @@ import (
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/calibrate"
 	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/realnode"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -226,7 +227,7 @@ func (o *calibrateOptions) run(ctx context.Context, env *cmdEnv, plan *calibrate
 	opts := plan.opts
 	opts.Target, opts.Embedded, opts.RunID, opts.Logf = target, emb, runID, logf
 	opts.KeepObjects = !o.keepCluster
-	fingerprint, err := modelFingerprint()
+	fingerprint, err := modelFingerprint(emb.KubeVersion())
 	if err != nil {
 		logf("warning: the result will carry no model fingerprint: %v", err)
 	}
@@ -425,12 +426,12 @@ not, 2 for bad input.`,
 	return cmd
 }
 
-// modelFingerprint is calibrate.ModelFingerprint of the model's goldens in
-// the source tree stormbench runs from: the first directory, from the
-// working directory up and then from the executable's up, that holds
-// go.mod and calibrate.ModelGoldens (make calibrate runs bin/stormbench
-// from the checkout's root).
-func modelFingerprint() (string, error) {
+// modelFingerprint is calibrate.ModelFingerprintAt of version v, of the
+// model's goldens in the source tree stormbench runs from: the first
+// directory, from the working directory up and then from the executable's
+// up, that holds go.mod and calibrate.ModelGoldens (make calibrate runs
+// bin/stormbench from the checkout's root).
+func modelFingerprint(v kubeversion.Version) (string, error) {
 	var starts []string
 	if wd, err := os.Getwd(); err == nil {
 		starts = append(starts, wd)
@@ -443,7 +444,7 @@ func modelFingerprint() (string, error) {
 			goldens := filepath.Join(dir, filepath.FromSlash(calibrate.ModelGoldens))
 			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 				if st, err := os.Stat(goldens); err == nil && st.IsDir() {
-					return calibrate.ModelFingerprint(os.DirFS(goldens))
+					return calibrate.ModelFingerprintAt(os.DirFS(goldens), v)
 				}
 			}
 			parent := filepath.Dir(dir)
