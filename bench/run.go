@@ -242,8 +242,8 @@ type stormStep struct {
 	variant profiles.Variant
 	storm   *profiles.Storm
 	// version is the Kubernetes version the step's kubelets are of: their
-	// feature-gate defaults (profiles.EffectiveGatesAt), and what the
-	// kubelet model is to branch on (kubeversion's tables).
+	// feature-gate defaults (profiles.EffectiveGatesAt), and the simulated
+	// kubelets' version (kubelet.Config.Version).
 	version kubeversion.Version
 	sched   *storm.Schedule
 	// restarts are this shard's share of sched.Restarts.
@@ -508,9 +508,9 @@ func newVariantRun(o Options, s stormStep, rep int) result.VariantRun {
 // the harness's, are timed by the client-latency measurement cl when the
 // set has it; lifecycle (the steady watches) is told when a node goes down
 // and when it is back. gates are the version's defaults overlaid with the
-// step's settings; s.version is the step's Kubernetes version, for the
-// kubelet model's per-version plans (kubelet.Config has no field for it
-// yet: bench/kubelet takes it when its planners branch on version data).
+// step's settings; s.version is the step's Kubernetes version, what the
+// simulated kubelets are of (their informers, user agent and start-up
+// differences: kubelet.Config.Version).
 func newSimulator(o Options, s stormStep, gates map[string]bool, cl *measure.ClientLatency, lifecycle kubelet.NodeLifecycle) (*kubelet.Simulator, error) {
 	var wrapKubelet func(http.RoundTripper) http.RoundTripper
 	harnessCfg := rest.CopyConfig(o.Target.Config)
@@ -525,7 +525,7 @@ func newSimulator(o Options, s stormStep, gates map[string]bool, cl *measure.Cli
 	st := s.storm
 	return kubelet.NewSimulator(kubelet.Config{
 		Base: o.Target.Config, Harness: harness, Wrap: wrapKubelet, RunID: o.RunID,
-		Kind: st.Kind, Gates: gates, InitDuration: st.InitDuration.Duration,
+		Kind: st.Kind, Version: s.version, Gates: gates, InitDuration: st.InitDuration.Duration,
 		CloseWatchesAfterSync: profiles.EffectiveCloseWatches(st, &s.variant), NodeChanges: st.NodeChanges,
 		Planned: st.Planned, RuntimeMode: st.RuntimeMode, Seed: s.seed, Clock: o.Clock,
 		RecoveryTimeout: st.RecoveryTimeout.Duration, Lifecycle: lifecycle,

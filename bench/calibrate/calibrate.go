@@ -241,7 +241,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	res = &Result{
 		APIVersion: profiles.APIVersion, Kind: ResultKind, SchemaVersion: SchemaVersion,
-		Start: o.Clock.Now().UTC(), KubeVersion: cluster.KubeVersion, ServerVersion: o.Target.ServerVersion,
+		Start: o.Clock.Now().UTC(), KubeVersion: o.Embedded.KubeVersion().String(), ServerVersion: o.Target.ServerVersion,
 		Nodes: o.Nodes, PodsPerNode: o.PodsPerNode, Bystanders: len(c.bystanders), ProbePeriod: o.ProbePeriod.String(), InitDuration: o.InitDuration.String(),
 		PodFeatures: o.PodFeatures, KubeAPIQPS: o.KubeAPIQPS, KubeAPIBurst: o.KubeAPIBurst,
 		Tolerance: o.Tolerance, RealNodes: c.real.nodes, SimulatedNodes: c.sim.nodes, Backend: o.Backend,

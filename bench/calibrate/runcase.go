@@ -26,8 +26,12 @@ import (
 // for the downtime plus the case's observation time, and builds its rows.
 func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err error) {
 	cr = CaseResult{Case: cs}
+	// The simulated kubelets are of the real ones' version: the embedded
+	// cluster's (--kube-version; the default unless it says otherwise),
+	// whose folder the real kubelets come from.
 	sim, err := kubelet.NewSimulator(kubelet.Config{
-		Base: c.o.Target.Config, Harness: c.o.Target.Client, RunID: c.o.RunID, Kind: cs.Kind, Gates: cs.Gates, RuntimeMode: cs.RuntimeMode,
+		Base: c.o.Target.Config, Harness: c.o.Target.Client, RunID: c.o.RunID, Kind: cs.Kind,
+		Version: c.o.Embedded.KubeVersion(), Gates: cs.Gates, RuntimeMode: cs.RuntimeMode,
 		InitDuration: c.o.InitDuration, Seed: c.o.Seed, RecoveryTimeout: 5 * time.Minute,
 		KubeAPIQPS: c.o.KubeAPIQPS, KubeAPIBurst: c.o.KubeAPIBurst,
 	})

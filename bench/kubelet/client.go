@@ -2,12 +2,18 @@ package kubelet
 
 import (
 	"crypto/tls"
+	"fmt"
 	"net"
 	"net/http"
 	"sync"
 	"time"
 
+	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes/scheme"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
@@ -112,6 +118,42 @@ func serviceClient(cfg *rest.Config, httpClient *http.Client) (rest.Interface, e
 	c.NegotiatedSerializer = serviceIdentitySerializer
 	return rest.RESTClientForConfigAndClient(c, httpClient)
 }
+
+// podCertificateClient is the REST client of the kubelet's
+// PodCertificateRequest informer: certificates.k8s.io at version (v1alpha1,
+// v1beta1 or v1: release.podCertificateAPI), same connection and rate
+// limiter as the main client. The API types stormbench is built with
+// (k8s.io/api v0.36) have the PodCertificateRequest of v1beta1 only; its
+// protobuf message is v1's with two more fields (pkixPublicKey 9,
+// proofOfPossession 10: k8s.io/api v0.37.2 certificates/v1 and v1beta1
+// generated.proto), so podCertificateSchemes registers it as the kind of
+// whichever version the kubelet of the release lists. Nothing reads the
+// objects (sinkStore); the fleet has none.
+func podCertificateClient(cfg *rest.Config, httpClient *http.Client, version string) (rest.Interface, error) {
+	c := rest.CopyConfig(cfg)
+	gv := schema.GroupVersion{Group: certificatesv1beta1.GroupName, Version: version}
+	c.GroupVersion = &gv
+	c.APIPath = "/apis"
+	c.NegotiatedSerializer = podCertificateSchemes[version]
+	if c.NegotiatedSerializer == nil {
+		return nil, fmt.Errorf("no PodCertificateRequest API version %q", version)
+	}
+	return rest.RESTClientForConfigAndClient(c, httpClient)
+}
+
+// podCertificateSchemes are the serializers of podCertificateClient, one
+// per API version, built once and shared by every session.
+var podCertificateSchemes = func() map[string]runtime.NegotiatedSerializer {
+	out := map[string]runtime.NegotiatedSerializer{}
+	for _, v := range []string{"v1alpha1", "v1beta1", "v1"} {
+		gv := schema.GroupVersion{Group: certificatesv1beta1.GroupName, Version: v}
+		s := runtime.NewScheme()
+		s.AddKnownTypes(gv, &certificatesv1beta1.PodCertificateRequest{}, &certificatesv1beta1.PodCertificateRequestList{})
+		metav1.AddToGroupVersion(s, gv)
+		out[v] = serializer.NewCodecFactory(s).WithoutConversion()
+	}
+	return out
+}()
 
 // serviceIdentitySerializer is the core/v1 client serializer with Services
 // decoded to their identity; built once, shared by every session.

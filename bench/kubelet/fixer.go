@@ -39,7 +39,7 @@ func StaleReadinessFixer(base *rest.Config, wrap func(http.RoundTripper) http.Ro
 		defer mu.Unlock()
 		ns := sessions[node]
 		if ns == nil {
-			s, err := newSession(base, node, wrap, clock.RealClock{}, apiLimits{})
+			s, err := newSession(base, node, wrap, clock.RealClock{}, sessionOptions{})
 			if err != nil {
 				return nil, err
 			}

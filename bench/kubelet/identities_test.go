@@ -186,7 +186,7 @@ func TestServiceInformerIdentities(t *testing.T) {
 	create("b", false)
 	create("headless", true)
 
-	s, err := newSession(c.Target.Config, "identities-node", nil, clock.RealClock{}, apiLimits{})
+	s, err := newSession(c.Target.Config, "identities-node", nil, clock.RealClock{}, sessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -58,8 +59,8 @@ func (s *session) listWatch(resource, namespace string, selector fields.Selector
 // RESTClient() cannot serve cache.NewListWatchFromClient.
 type listWatchSource interface {
 	// listWatch returns the list-watch of resource (pods, nodes, services,
-	// csidrivers, runtimeclasses, secrets or configmaps) in namespace,
-	// filtered by the field selector.
+	// csidrivers, runtimeclasses, secrets, configmaps or
+	// podcertificaterequests) in namespace, filtered by the field selector.
 	listWatch(resource, namespace string, selector fields.Selector) cache.ListerWatcher
 }
 
@@ -67,9 +68,10 @@ type listWatchSource interface {
 // kubelet's main client, as client-go's informers do
 // (cache.NewListWatchFromClient): core/v1 for pods, nodes, Secrets and
 // ConfigMaps, the Service client for Services (serviceClient), storage/v1
-// for CSIDrivers and node/v1 for RuntimeClasses.
+// for CSIDrivers, node/v1 for RuntimeClasses and, when the session has one,
+// the PodCertificateRequest client (podCertificateClient).
 type restListWatches struct {
-	core, services, storage, node cache.Getter
+	core, services, storage, node, certificates cache.Getter
 }
 
 // listThenWatch makes a reflector list and then watch, whatever the
@@ -93,9 +95,10 @@ func newInformer(lw cache.ListerWatcher, obj runtime.Object) cache.SharedIndexIn
 // startInformers replays the kubelet's informers (kubelet.go NewMainKubelet):
 // its own Node by metadata.name; Services with spec.clusterIP!=None
 // (kubelet.go: headless services are not needed for env vars); CSIDrivers
-// (volume plugin manager) and RuntimeClasses (runtimeclass.NewManager); then,
-// once the node has synced, its pods by spec.nodeName in all namespaces
-// (config/apiserver.go NewSourceApiserver).
+// (volume plugin manager) and RuntimeClasses (runtimeclass.NewManager);
+// with the PodCertificateRequest gate, the node's PodCertificateRequests;
+// then, once the node has synced, its pods by spec.nodeName in all
+// namespaces (config/apiserver.go NewSourceApiserver).
 func (s *session) startInformers(ctx context.Context) error {
 	s.nodeInf = newInformer(s.listWatch("nodes", metav1.NamespaceAll,
 		fields.OneTermEqualSelector(metav1.ObjectNameField, s.node)), &corev1.Node{})
@@ -114,6 +117,17 @@ func (s *session) startInformers(ctx context.Context) error {
 		sink := &sinkStore{}
 		sinks = append(sinks, sink)
 		s.run(cache.NewReflector(r.lw, r.obj, sink, 0).Run)
+	}
+	if s.podCertificates {
+		// The podcertificate manager's informer (kubelet.go
+		// NewMainKubelet, when the PodCertificateRequest gate is on: an
+		// informer factory whose list options select spec.nodeName=<node>,
+		// all namespaces, resync 0, started there with the others). Nothing
+		// waits for it here: only the podcertificate manager's Run does
+		// (podcertificate/podcertificatemanager.go), and it holds up no pod
+		// that projects no pod certificate.
+		s.run(cache.NewReflector(s.listWatch("podcertificaterequests", metav1.NamespaceAll,
+			fields.OneTermEqualSelector("spec.nodeName", s.node)), &certificatesv1beta1.PodCertificateRequest{}, &sinkStore{}, 0).Run)
 	}
 	// The pod source starts once the node informer has synced, checking
 	// every WaitForAPIServerSyncPeriod (1 s; config/apiserver.go

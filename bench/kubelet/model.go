@@ -21,6 +21,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/bench/storm"
@@ -46,7 +47,14 @@ type Config struct {
 	RunID string
 	// Kind is kubelet, runtime or reboot.
 	Kind string
-	// Gates are the simulated kubelets' feature gates.
+	// Version is the Kubernetes release of the simulated kubelets: the
+	// defaults of their feature gates (kubeversion.Version.Gate) and what
+	// else their start-up does differently (release); zero is
+	// kubeversion.Default.
+	Version kubeversion.Version
+	// Gates are the simulated kubelets' feature gates, over Version's
+	// defaults. A gate Version's kubelet does not have keeps the behaviour
+	// that kubelet always has, whatever Gates says.
 	Gates map[string]bool
 	// InitDuration, when above 0, is how long a started kubelet reports
 	// NotReady (the flash of kubernetes#124397); 0 keeps a Ready node
@@ -213,15 +221,33 @@ func NewSimulator(cfg Config) (*Simulator, error) {
 	if cfg.RecoveryTimeout == 0 {
 		cfg.RecoveryTimeout = 10 * time.Minute
 	}
+	cfg.Version = cfg.Version.Or(kubeversion.Default)
+	if !slices.Contains(kubeversion.Supported(), cfg.Version) {
+		errs = append(errs, fmt.Errorf("kubelet simulator: Kubernetes %s is not supported (stormbench runs %s)", cfg.Version, kubeversion.SupportedList()))
+	}
 	if cfg.KubeAPIQPS < 0 || cfg.KubeAPIBurst < 0 {
 		errs = append(errs, fmt.Errorf("kube API QPS %d and burst %d: must not be negative", cfg.KubeAPIQPS, cfg.KubeAPIBurst))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return &Simulator{cfg: cfg, sessions: func(node string) (*session, error) {
-		return newSession(cfg.Base, node, cfg.Wrap, cfg.Clock, apiLimits{cfg.KubeAPIQPS, cfg.KubeAPIBurst})
-	}}, nil
+	s := &Simulator{cfg: cfg}
+	s.sessions = func(node string) (*session, error) {
+		return newSession(cfg.Base, node, cfg.Wrap, cfg.Clock, s.sessionOptions())
+	}
+	return s, nil
+}
+
+// sessionOptions are the clients' settings of this simulator's kubelets:
+// their rate limit, their version's user agent, and the client of the
+// PodCertificateRequest informer when its gate is on.
+func (s *Simulator) sessionOptions() sessionOptions {
+	rel := releaseOf(s.cfg.Version)
+	o := sessionOptions{limits: apiLimits{s.cfg.KubeAPIQPS, s.cfg.KubeAPIBurst}, userAgent: rel.userAgent()}
+	if s.gate(kubeversion.GatePodCertificateRequest) {
+		o.podCertificateAPI = rel.podCertificateAPI
+	}
+	return o
 }
 
 // statusSyncGaveUp records a pod status sync dropped after its retries.
@@ -232,9 +258,22 @@ func (s *Simulator) statusSyncGaveUp(r storm.Restart) func(pod string, err error
 	}
 }
 
+// gate is the simulated kubelets' value of a feature gate: Config.Gates',
+// over the version's default (kubeversion.Version.Gate). A gate the
+// version's kubelet does not have (Fixed) is what that kubelet always does:
+// v1.34.4 has no ChangeContainerStatusOnKubeletRestart and always resets
+// readiness (pkg/kubelet/prober/worker.go), whatever a calibration case or a
+// test sets.
 func (s *Simulator) gate(name string) bool {
+	g, known := s.cfg.Version.Gate(name)
+	if known && g.Fixed {
+		return g.Default
+	}
 	if v, ok := s.cfg.Gates[name]; ok {
 		return v
+	}
+	if known {
+		return g.Default
 	}
 	return profiles.KnownGates[name]
 }
@@ -336,8 +375,10 @@ type nodeRun struct {
 
 // openSession opens the connection and clients of the kubelet of r's node
 // as this simulator's kubelets run: the recovery timeout bounds its syncs
-// and retries, the WatchListClient gate picks its relist, and its retries
-// and dropped status syncs are counted. Close the run when it is over.
+// and retries, the WatchListClient gate picks its relist, the
+// PodCertificateRequest gate adds that informer, the release says how its
+// CSI plugin starts, and its retries and dropped status syncs are counted.
+// Close the run when it is over.
 func (s *Simulator) openSession(ctx context.Context, r storm.Restart) (*nodeRun, error) {
 	sess, err := s.sessions(r.Node)
 	if err != nil {
@@ -346,6 +387,8 @@ func (s *Simulator) openSession(ctx context.Context, r storm.Restart) (*nodeRun,
 	sess.eventsCtx = ctx
 	sess.syncTimeout = s.cfg.RecoveryTimeout
 	sess.noWatchList = !s.gate(profiles.GateWatchListClient)
+	sess.podCertificates = s.gate(kubeversion.GatePodCertificateRequest)
+	sess.csiNodeGetsNode = releaseOf(s.cfg.Version).csiNodeGetsNode
 	sess.retries = &s.Counters.Retries
 	sess.eventsDropped = &s.Counters.EventsDropped
 	sess.gaveUp = s.statusSyncGaveUp(r)

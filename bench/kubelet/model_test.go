@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	certificatesv1beta1client "k8s.io/client-go/kubernetes/typed/certificates/v1beta1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -35,6 +36,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/bench/testutil"
 	"github.com/stormbench/stormbench/profiles"
@@ -56,21 +58,12 @@ import (
 // same way every run. It serves watch-list (sendInitialEvents) as the API
 // server does, so the WatchListClient gate shows: one WATCH per informer
 // with the gate on, a LIST and a WATCH with it off.
+//
+// A case of another Kubernetes version than the default (versionCases) is
+// the same restart by a kubelet of that version, in
+// testdata/versions/<version>/restart/<case>.golden.
 func TestRestartGolden(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		cfg  func(*Config)
-		// mutate changes the seeded objects.
-		mutate func(*restartFixture)
-		down   time.Duration
-		// podLatency delays the kubelet's pod GETs and status PATCHes.
-		podLatency time.Duration
-		// eventLatency delays the kubelet's event creates and patches.
-		eventLatency time.Duration
-		// exited are "ns/pod/container"s that exit while the kubelet is
-		// down (Simulator.ExitContainer).
-		exited []string
-	}{
+	cases := []restartCase{
 		{name: "kubelet-preserve", cfg: func(c *Config) { c.Kind = profiles.StormKubelet }},
 		{name: "kubelet-legacy", cfg: func(c *Config) {
 			c.Kind = profiles.StormKubelet
@@ -166,41 +159,106 @@ func TestRestartGolden(t *testing.T) {
 			c.Kind = profiles.StormReboot
 			c.InitDuration = 5 * time.Second
 		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	}
+	for _, tc := range append(cases, versionCases()...) {
+		golden, sub := "restart/"+tc.name+".golden", tc.name
+		if !tc.version.IsZero() {
+			golden = "versions/" + tc.version.String() + "/" + golden
+			sub = tc.version.String() + "/" + tc.name
+		}
+		t.Run(sub, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				f := newRestartFixture(time.Now())
-				if tc.mutate != nil {
-					tc.mutate(f)
-				}
-				api := newFakeAPI(f.t0, f.objects()...)
-				api.podLatency, api.eventLatency = tc.podLatency, tc.eventLatency
-				cfg := Config{
-					Base:    &rest.Config{Host: "https://fake.invalid"},
-					Harness: api.client("harness"),
-					RunID:   f.runID,
-					Seed:    7,
-					Clock:   clock.RealClock{},
-				}
-				tc.cfg(&cfg)
-				sim, err := NewSimulator(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sim.sessions = api.sessions(cfg.Clock)
-				for _, e := range tc.exited {
-					parts := strings.Split(e, "/")
-					sim.ExitContainer(f.node, parts[0], parts[1], parts[2])
-				}
-				down := tc.down
-				if down == 0 {
-					down = 30 * time.Second
-				}
-				out := sim.Restart(context.Background(), storm.Restart{Node: f.node, Downtime: down})
-				testutil.Golden(t, "restart/"+tc.name+".golden", api.render(tc.name, cfg, down, out, sim))
+				api, cfg, down, out, sim := tc.run(t)
+				testutil.Golden(t, golden, api.render(tc.name, cfg, down, out, sim))
 			})
 		})
 	}
+}
+
+// restartCase is one restart on the fake API server (TestRestartGolden).
+type restartCase struct {
+	name string
+	// version is the simulated kubelet's Kubernetes version; zero is the
+	// default.
+	version kubeversion.Version
+	cfg     func(*Config)
+	// mutate changes the seeded objects.
+	mutate func(*restartFixture)
+	down   time.Duration
+	// podLatency delays the kubelet's pod GETs and status PATCHes.
+	podLatency time.Duration
+	// eventLatency delays the kubelet's event creates and patches.
+	eventLatency time.Duration
+	// exited are "ns/pod/container"s that exit while the kubelet is
+	// down (Simulator.ExitContainer).
+	exited []string
+}
+
+// versionCases are the restart goldens of the versions other than the
+// default: a kubelet restart with each readiness behaviour the version's
+// kubelet has, preserve (the gate's default from 1.35) and legacy (the gate
+// set, or v1.34.4, which has no gate and is always legacy). The gate is
+// set only where it differs from the version's default.
+func versionCases() []restartCase {
+	var out []restartCase
+	for _, v := range kubeversion.Supported() {
+		if v.IsDefault() {
+			continue
+		}
+		g, _ := v.Gate(kubeversion.GateChangeContainerStatusOnKubeletRestart)
+		for _, legacy := range []bool{true, false} {
+			if g.Fixed && legacy != g.Default {
+				continue
+			}
+			name := "kubelet-preserve"
+			if legacy {
+				name = "kubelet-legacy"
+			}
+			out = append(out, restartCase{name: name, version: v, cfg: func(c *Config) {
+				c.Kind = profiles.StormKubelet
+				if legacy != g.Default {
+					c.Gates = map[string]bool{kubeversion.GateChangeContainerStatusOnKubeletRestart: legacy}
+				}
+			}})
+		}
+	}
+	return out
+}
+
+// run restarts the fixture's node as tc says, in a synctest bubble, and
+// returns the fake API server and what the restart was and did.
+func (tc restartCase) run(t *testing.T) (*fakeAPI, Config, time.Duration, storm.Outcome, *Simulator) {
+	t.Helper()
+	f := newRestartFixture(time.Now())
+	if tc.mutate != nil {
+		tc.mutate(f)
+	}
+	api := newFakeAPI(f.t0, f.objects()...)
+	api.podLatency, api.eventLatency = tc.podLatency, tc.eventLatency
+	cfg := Config{
+		Base:    &rest.Config{Host: "https://fake.invalid"},
+		Harness: api.client("harness"),
+		RunID:   f.runID,
+		Seed:    7,
+		Clock:   clock.RealClock{},
+		Version: tc.version,
+	}
+	tc.cfg(&cfg)
+	sim, err := NewSimulator(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.sessions = api.sessions(cfg.Clock)
+	for _, e := range tc.exited {
+		parts := strings.Split(e, "/")
+		sim.ExitContainer(f.node, parts[0], parts[1], parts[2])
+	}
+	down := tc.down
+	if down == 0 {
+		down = 30 * time.Second
+	}
+	out := sim.Restart(context.Background(), storm.Restart{Node: f.node, Downtime: down})
+	return api, cfg, down, out, sim
 }
 
 // restartFixture is the cluster a restart starts from: one node of the
@@ -393,7 +451,8 @@ func (f *fakeAPI) client(name string) *fake.Clientset {
 
 // listKinds are the kinds of the resources the kubelet's informers watch.
 var listKinds = map[string]string{"pods": "Pod", "nodes": "Node", "services": "Service", "secrets": "Secret",
-	"configmaps": "ConfigMap", "csidrivers": "CSIDriver", "runtimeclasses": "RuntimeClass"}
+	"configmaps": "ConfigMap", "csidrivers": "CSIDriver", "runtimeclasses": "RuntimeClass",
+	"podcertificaterequests": "PodCertificateRequest"}
 
 // initialEvents serves a watch-list (sendInitialEvents=true): an ADDED event
 // for every object, then the bookmark that ends them
@@ -439,7 +498,7 @@ func (f *fakeAPI) sessions(clk clock.Clock) sessionFactory {
 			client:    main,
 			heartbeat: f.client("heartbeat"),
 			events:    ctxEvents{f.client("events").CoreV1()},
-			lists:     typedListWatches{main},
+			lists:     typedListWatches{main, main.CertificatesV1beta1()},
 		}, clk), nil
 	}
 }
@@ -670,6 +729,9 @@ func (f *fakeAPI) render(name string, cfg Config, down time.Duration, out storm.
 	})
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s: kind %s, downtime %s", name, cfg.Kind, down)
+	if !cfg.Version.IsZero() {
+		fmt.Fprintf(&b, ", Kubernetes %s", cfg.Version)
+	}
 	if cfg.RuntimeMode != "" {
 		fmt.Fprintf(&b, ", runtime %s", cfg.RuntimeMode)
 	}
@@ -740,9 +802,13 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // typedListWatches lists and watches through a kubeletClient's typed
-// clients, which a fake clientset serves; its answers come watchLatency
-// after the request.
-type typedListWatches struct{ c kubeletClient }
+// clients, which a fake clientset serves, and PodCertificateRequests
+// through certs (the fake's v1beta1 client: the golden shows the resource,
+// not its version); its answers come watchLatency after the request.
+type typedListWatches struct {
+	c     kubeletClient
+	certs certificatesv1beta1client.CertificatesV1beta1Interface
+}
 
 var _ listWatchSource = typedListWatches{}
 
@@ -788,6 +854,8 @@ func (t typedListWatches) list(ctx context.Context, resource, ns string, o metav
 		return t.c.StorageV1().CSIDrivers().List(ctx, o)
 	case "runtimeclasses":
 		return t.c.NodeV1().RuntimeClasses().List(ctx, o)
+	case "podcertificaterequests":
+		return t.certs.PodCertificateRequests(ns).List(ctx, o)
 	}
 	return nil, fmt.Errorf("typedListWatches: no list of %s", resource)
 }
@@ -808,6 +876,8 @@ func (t typedListWatches) watch(ctx context.Context, resource, ns string, o meta
 		return t.c.StorageV1().CSIDrivers().Watch(ctx, o)
 	case "runtimeclasses":
 		return t.c.NodeV1().RuntimeClasses().Watch(ctx, o)
+	case "podcertificaterequests":
+		return t.certs.PodCertificateRequests(ns).Watch(ctx, o)
 	}
 	return nil, fmt.Errorf("typedListWatches: no watch of %s", resource)
 }

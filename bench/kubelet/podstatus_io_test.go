@@ -153,7 +153,7 @@ func TestPodStatusRequestsAsTyped(t *testing.T) {
 		BearerToken:     "harness-token",
 		TLSClientConfig: rest.TLSClientConfig{CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})},
 	}
-	s, err := newSession(base, "n1", nil, clock.RealClock{}, apiLimits{})
+	s, err := newSession(base, "n1", nil, clock.RealClock{}, sessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

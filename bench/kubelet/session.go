@@ -69,6 +69,12 @@ type session struct {
 	// (client-go tools/cache/reflector.go: the gate, read when a reflector
 	// is made, picks watch-list or list-then-watch).
 	noWatchList bool
+	// podCertificates starts the PodCertificateRequest informer with the
+	// others (the PodCertificateRequest gate; session.startInformers).
+	podCertificates bool
+	// csiNodeGetsNode makes the CSI plugin's start GET the node between
+	// its CSINode reads (release.csiNodeGetsNode).
+	csiNodeGetsNode bool
 
 	// leaseRenewed is when the lease controller last renewed the lease
 	// (UnixNano; 0 before the first renewal), and leaseInterval its renew
@@ -113,13 +119,31 @@ type session struct {
 // keeps the kubelet's default.
 type apiLimits struct{ qps, burst int }
 
-func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) http.RoundTripper, clk clock.Clock, limits apiLimits) (*session, error) {
+// sessionOptions are what a simulated kubelet's configuration, version and
+// gates make of its clients (Simulator.sessionOptions).
+type sessionOptions struct {
+	// limits is the main client's rate limit.
+	limits apiLimits
+	// userAgent, when set, is the clients' user agent (release.userAgent);
+	// otherwise cluster.KubeletClientConfig's.
+	userAgent string
+	// podCertificateAPI, when set, is the certificates.k8s.io version of
+	// the PodCertificateRequest informer's client (podCertificateClient);
+	// unset, the session has no such client.
+	podCertificateAPI string
+}
+
+func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) http.RoundTripper, clk clock.Clock, opts sessionOptions) (*session, error) {
 	cfg := cluster.KubeletClientConfig(base, node, wrap)
+	limits := opts.limits
 	if limits.qps > 0 {
 		cfg.QPS = float32(limits.qps)
 	}
 	if limits.burst > 0 {
 		cfg.Burst = limits.burst
+	}
+	if opts.userAgent != "" {
+		cfg.UserAgent = opts.userAgent
 	}
 	t, err := nodeTransport(base, cfg)
 	if err != nil {
@@ -141,6 +165,12 @@ func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) htt
 	services, err := serviceClient(main, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet Service client for %s: %w", node, err)
+	}
+	var certificates cache.Getter
+	if opts.podCertificateAPI != "" {
+		if certificates, err = podCertificateClient(main, httpClient, opts.podCertificateAPI); err != nil {
+			return nil, fmt.Errorf("kubelet PodCertificateRequest client for %s: %w", node, err)
+		}
 	}
 	// The heartbeat client: no rate limit, a timeout
 	// (cmd/kubelet/app/server.go heartbeatClientConfig).
@@ -166,10 +196,11 @@ func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) htt
 		heartbeat: hb,
 		events:    events,
 		lists: restListWatches{
-			core:     client.core.RESTClient(),
-			services: services,
-			storage:  client.storage.RESTClient(),
-			node:     client.node.RESTClient(),
+			core:         client.core.RESTClient(),
+			services:     services,
+			storage:      client.storage.RESTClient(),
+			node:         client.node.RESTClient(),
+			certificates: certificates,
 		},
 		transport: t,
 	}, clk), nil
@@ -246,6 +277,8 @@ func (r restListWatches) listWatch(resource, namespace string, selector fields.S
 		c = r.storage
 	case "runtimeclasses":
 		c = r.node
+	case "podcertificaterequests":
+		c = r.certificates
 	}
 	return cache.NewListWatchFromClient(c, resource, namespace, selector)
 }
@@ -385,20 +418,29 @@ func (s *session) csiNode(ctx context.Context, nodeUID types.UID) error {
 
 // csiNodeOnce replays the CSI plugin's start: waitForAPIServerForever GETs
 // the CSINode from the watch cache (volume/csi/csi_plugin.go), then
-// nodeinfomanager's tryInitializeCSINodeWithAnnotation GETs the node and
-// the CSINode and creates it only when it is missing (measured on the
-// hollow kubelet: 2 GETs of csinodes and 1 of nodes besides
-// registration's, no write).
+// nodeinfomanager's tryInitializeCSINodeWithAnnotation GETs the node (from
+// v1.35.4: csiNodeGetsNode) and the CSINode and creates it only when it is
+// missing (measured on the hollow 1.36 kubelet: 2 GETs of csinodes and 1
+// of nodes besides registration's, no write). v1.34.4's GETs the node only
+// to create a missing CSINode (CreateCSINode).
 func (s *session) csiNodeOnce(ctx context.Context, nodeUID types.UID) error {
 	_, err := s.client.StorageV1().CSINodes().Get(ctx, s.node, metav1.GetOptions{ResourceVersion: "0"})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("kubelet %s: CSINode: %w", s.node, err)
 	}
-	if _, err := s.client.CoreV1().Nodes().Get(ctx, s.node, metav1.GetOptions{}); err != nil {
-		return fmt.Errorf("kubelet %s: CSINode: getting its node: %w", s.node, err)
+	if s.csiNodeGetsNode {
+		if _, err := s.client.CoreV1().Nodes().Get(ctx, s.node, metav1.GetOptions{}); err != nil {
+			return fmt.Errorf("kubelet %s: CSINode: getting its node: %w", s.node, err)
+		}
 	}
 	_, err = s.client.StorageV1().CSINodes().Get(ctx, s.node, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
+		if !s.csiNodeGetsNode {
+			// CreateCSINode GETs the node for its owner reference.
+			if _, err := s.client.CoreV1().Nodes().Get(ctx, s.node, metav1.GetOptions{}); err != nil {
+				return fmt.Errorf("kubelet %s: CSINode: getting its node: %w", s.node, err)
+			}
+		}
 		_, err = s.client.StorageV1().CSINodes().Create(ctx, fleet.CSINode(s.node, nodeUID), metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			err = nil

@@ -67,7 +67,7 @@ func TestSessionOwnConnection(t *testing.T) {
 	ctx := context.Background()
 	var sessions []*session
 	for _, node := range []string{"n1", "n2", "n3"} {
-		s, err := newSession(base, node, nil, clock.RealClock{}, apiLimits{})
+		s, err := newSession(base, node, nil, clock.RealClock{}, sessionOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestSessionOwnConnection(t *testing.T) {
 // timeout, the event client a rate limiter of its own, as the kubelet's
 // (cmd/kubelet/app/server.go).
 func TestSessionClients(t *testing.T) {
-	s, err := newSession(&rest.Config{Host: "https://127.0.0.1:1"}, "n1", nil, clock.RealClock{}, apiLimits{})
+	s, err := newSession(&rest.Config{Host: "https://127.0.0.1:1"}, "n1", nil, clock.RealClock{}, sessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestSessionClients(t *testing.T) {
 	}
 	// kubeAPIQPS set (Config.KubeAPIQPS): the main client takes it, the
 	// event client keeps its own.
-	slow, err := newSession(&rest.Config{Host: "https://127.0.0.1:1"}, "n2", nil, clock.RealClock{}, apiLimits{qps: 2, burst: 4})
+	slow, err := newSession(&rest.Config{Host: "https://127.0.0.1:1"}, "n2", nil, clock.RealClock{}, sessionOptions{limits: apiLimits{qps: 2, burst: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
