@@ -7,7 +7,10 @@
 //
 // The request pattern follows the kubelet in k8s.io/kubernetes v1.36.3,
 // pkg/kubelet; REQUESTS.md lists it with its sources and what the oracle
-// measured.
+// measured. A kubelet of another supported version (Config.Version) differs
+// as data: its feature gates' defaults (bench/kubeversion) and what else its
+// start-up does differently (release.go); testdata/versions/<version> holds
+// its request goldens.
 //
 // # Shape
 //
