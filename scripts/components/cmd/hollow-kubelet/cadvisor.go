@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/google/uuid"
 
 	cadvisortest "k8s.io/kubernetes/pkg/kubelet/cadvisor/testing"
@@ -40,4 +42,55 @@ func newFakeCadvisor(nodeName string, numCores int, memory uint64, bootID string
 		machineID:  id,
 		systemUUID: uuid.NewSHA1(uuid.NameSpaceOID, []byte("hollow-kubelet/"+nodeName)).String(),
 	}
+}
+
+// machine is the fake's MachineInfo: --cpu cores, --memory bytes,
+// --boot-id, and a machine ID and system UUID derived from the node name
+// (stable across restarts).
+func (c *fakeCadvisor) machine(mi *machineInfo, err error) (*machineInfo, error) {
+	if err != nil {
+		return nil, err
+	}
+	mi.NumCores = c.numCores
+	mi.NumPhysicalCores = c.numCores
+	mi.NumSockets = 1
+	mi.MemoryCapacity = c.memory
+	mi.BootID = c.bootID
+	mi.MachineID = c.machineID
+	mi.SystemUUID = c.systemUUID
+	return mi, nil
+}
+
+func fakeFsInfo(mountpoint string) fsInfo {
+	inodes, free := uint64(fakeFsInodes), uint64(fakeFsInodes-fakeFsInodesUse)
+	return fsInfo{
+		Device:     "/dev/hollow",
+		Mountpoint: mountpoint,
+		Capacity:   fakeFsCapacity,
+		Available:  fakeFsAvailable,
+		Usage:      fakeFsCapacity - fakeFsAvailable,
+		Inodes:     &inodes,
+		InodesFree: &free,
+	}
+}
+
+// ImagesFsInfo reports a 100Gi filesystem.
+func (c *fakeCadvisor) ImagesFsInfo(context.Context) (fsInfo, error) {
+	return fakeFsInfo("/"), nil
+}
+
+// RootFsInfo reports a 100Gi filesystem.
+func (c *fakeCadvisor) RootFsInfo() (fsInfo, error) {
+	return fakeFsInfo("/"), nil
+}
+
+// ContainerFsInfo reports a 100Gi filesystem.
+func (c *fakeCadvisor) ContainerFsInfo(context.Context) (fsInfo, error) {
+	return fakeFsInfo("/"), nil
+}
+
+// GetDirFsInfo reports a 100Gi filesystem for any path (the CRI stats
+// provider asks it for the mountpoint of the runtime's image filesystem).
+func (c *fakeCadvisor) GetDirFsInfo(path string) (fsInfo, error) {
+	return fakeFsInfo(path), nil
 }

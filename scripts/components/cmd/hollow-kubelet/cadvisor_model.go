@@ -3,63 +3,20 @@
 package main
 
 import (
-	"context"
-
 	cadvisorapi "github.com/google/cadvisor/lib/model"
 	"k8s.io/klog/v2"
 )
 
 // The cadvisor.Interface of k8s.io/kubernetes v1.37
 // (pkg/kubelet/cadvisor/types.go): github.com/google/cadvisor/lib's model
-// types, and MachineInfo takes a logger. The same fake as cadvisor_info.go.
+// types, and MachineInfo takes a logger; the fake's bodies are in
+// cadvisor.go.
+type (
+	machineInfo = cadvisorapi.MachineInfo
+	fsInfo      = cadvisorapi.FsInfo
+)
 
-// MachineInfo reports --cpu cores, --memory bytes, --boot-id, and a machine
-// ID and system UUID derived from the node name (stable across restarts).
-func (c *fakeCadvisor) MachineInfo(logger klog.Logger) (*cadvisorapi.MachineInfo, error) {
-	mi, err := c.Fake.MachineInfo(logger)
-	if err != nil {
-		return nil, err
-	}
-	mi.NumCores = c.numCores
-	mi.NumPhysicalCores = c.numCores
-	mi.NumSockets = 1
-	mi.MemoryCapacity = c.memory
-	mi.BootID = c.bootID
-	mi.MachineID = c.machineID
-	mi.SystemUUID = c.systemUUID
-	return mi, nil
-}
-
-func fakeFsInfo(mountpoint string) cadvisorapi.FsInfo {
-	inodes, free := uint64(fakeFsInodes), uint64(fakeFsInodes-fakeFsInodesUse)
-	return cadvisorapi.FsInfo{
-		Device:     "/dev/hollow",
-		Mountpoint: mountpoint,
-		Capacity:   fakeFsCapacity,
-		Available:  fakeFsAvailable,
-		Usage:      fakeFsCapacity - fakeFsAvailable,
-		Inodes:     &inodes,
-		InodesFree: &free,
-	}
-}
-
-// ImagesFsInfo reports a 100Gi filesystem.
-func (c *fakeCadvisor) ImagesFsInfo(context.Context) (cadvisorapi.FsInfo, error) {
-	return fakeFsInfo("/"), nil
-}
-
-// RootFsInfo reports a 100Gi filesystem.
-func (c *fakeCadvisor) RootFsInfo() (cadvisorapi.FsInfo, error) {
-	return fakeFsInfo("/"), nil
-}
-
-// ContainerFsInfo reports a 100Gi filesystem.
-func (c *fakeCadvisor) ContainerFsInfo(context.Context) (cadvisorapi.FsInfo, error) {
-	return fakeFsInfo("/"), nil
-}
-
-// GetDirFsInfo reports a 100Gi filesystem for any path (the CRI stats
-// provider asks it for the mountpoint of the runtime's image filesystem).
-func (c *fakeCadvisor) GetDirFsInfo(path string) (cadvisorapi.FsInfo, error) {
-	return fakeFsInfo(path), nil
+// MachineInfo reports the node's machine (machine).
+func (c *fakeCadvisor) MachineInfo(logger klog.Logger) (*machineInfo, error) {
+	return c.machine(c.Fake.MachineInfo(logger))
 }
