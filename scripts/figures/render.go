@@ -121,7 +121,11 @@ func renderAB(doc string, b block, r *result.Result) (string, error) {
 	w.WriteString("\n| figure |")
 	for gi, g := range c.Groups {
 		fmt.Fprintf(&w, " %s (%s) |", report.EscapeMarkdown(g.Name), report.RunsWord(len(g.Runs)))
-		if gi > 0 {
+		switch {
+		case gi > 0 && c.Paired:
+			// A paired interval's coverage is the blocks' (96.9 % for 6).
+			fmt.Fprintf(&w, " change vs %s, block by block, CI |", report.EscapeMarkdown(c.Baseline))
+		case gi > 0:
 			fmt.Fprintf(&w, " change vs %s, %s CI |", report.EscapeMarkdown(c.Baseline), compare.FormatLevel(c.Confidence))
 		}
 	}
