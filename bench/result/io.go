@@ -238,11 +238,14 @@ func validateMeasurement(p *field.Path, m *Measurement) field.ErrorList {
 }
 
 // mayBeNegative says a figure is a difference that can go below zero: an
-// excess over the baseline, or a growth. Counts, rates, durations, sizes
+// excess over the baseline, a growth, or a marginal cost. Counts, rates,
+// durations, sizes
 // and ratios cannot.
 func mayBeNegative(name string) bool {
 	n := strings.ToLower(name)
-	return strings.Contains(n, "excess") || strings.Contains(n, "growth")
+	// A marginal cost is a storm's cost less the standing rate over its
+	// window: a storm cheaper than the steady fleet's noise is below 0.
+	return strings.Contains(n, "excess") || strings.Contains(n, "growth") || strings.Contains(n, "marginal")
 }
 
 func validateHistogram(p *field.Path, h *Histogram) field.ErrorList {

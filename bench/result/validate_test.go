@@ -69,6 +69,10 @@ func TestValidateOnRead(t *testing.T) {
 		{name: "sweep wave of 0", change: func(d map[string]any) {
 			at(d, "variants", 0)["sweep"] = map[string]any{"variant": "legacy", "waveSize": 0}
 		}, want: "variants[0].sweep.waveSize: Invalid value: 0: must be at least 1"},
+		{name: "negative marginal cost", change: func(d map[string]any) {
+			v := at(d, append(api, "values", 0)...)
+			v["name"], v["value"] = "stormbench_marginal_cpu_seconds", -0.08
+		}},
 		{name: "negative restarts", change: func(d map[string]any) { at(d, "variants", 0)["restarts"] = -1 },
 			want: "variants[0].restarts: Invalid value: -1: must not be negative"},
 		{name: "negative value", change: func(d map[string]any) { at(d, append(api, "values", 0)...)["value"] = -3 },
