@@ -343,6 +343,9 @@ func WriteCombinedMarkdown(w io.Writer, c *Combined) error {
 			if r.ModelFingerprint != "" {
 				fmt.Fprintf(&b, "; model fingerprint %.12s", r.ModelFingerprint)
 			}
+			if r.Machine != nil {
+				fmt.Fprintf(&b, "; machine: %s", r.Machine)
+			}
 			b.WriteString("\n")
 		}
 	}

@@ -14,6 +14,8 @@ import (
 // (ModelGoldens), so their fingerprint; the change lands with its
 // calibration, made again by RemakeCommand.
 //
+// It records the machine it was made on: its timings are that machine's.
+//
 // A calibration of another Kubernetes version than the default is of that
 // version's model (ModelFingerprintAt).
 func TestCommittedCalibrationFollowsModel(t *testing.T) {
@@ -32,6 +34,9 @@ func TestCommittedCalibrationFollowsModel(t *testing.T) {
 			continue
 		}
 		name := filepath.ToSlash(filepath.Join("results", "calibration", filepath.Base(f)))
+		if r.Machine == nil {
+			t.Errorf("%s does not record the machine it was made on; run `%s` and commit results/calibration", name, RemakeCommand)
+		}
 		var v kubeversion.Version // the default, for a result that names none
 		if r.KubeVersion != "" {
 			if v, err = kubeversion.Parse(r.KubeVersion); err != nil {

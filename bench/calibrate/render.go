@@ -150,6 +150,9 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	if r.Command != "" {
 		fmt.Fprintf(&b, "Made with `%s` (%s, %s).\n\n", r.Command, r.Start.Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(1e9))
 	}
+	if r.Machine != nil {
+		fmt.Fprintf(&b, "Machine: %s.\n\n", r.Machine)
+	}
 	if r.ModelFingerprint != "" {
 		fmt.Fprintf(&b, "Model fingerprint %s (SHA-256 of %s).\n\n", r.ModelFingerprint, r.modelGoldens())
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/realnode"
+	"github.com/stormbench/stormbench/bench/result"
 )
 
 // Result document identity.
@@ -64,6 +65,10 @@ type Result struct {
 	// when the goldens were not found). The committed table must have the
 	// head's (TestCommittedCalibrationFollowsModel).
 	ModelFingerprint string `json:"modelFingerprint,omitempty"`
+	// Machine is the host both sides ran on (absent in files written
+	// before it was recorded): the real kubelets, the simulated ones and
+	// the control plane share it, so its timings are this machine's.
+	Machine *result.Machine `json:"machine,omitempty"`
 	// Backend is the real nodes' kind: hollow (empty in files written
 	// before containerd nodes existed) or containerd.
 	Backend string `json:"backend,omitempty"`

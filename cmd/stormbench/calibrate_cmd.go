@@ -19,6 +19,7 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/realnode"
+	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -242,6 +243,7 @@ func (o *calibrateOptions) run(ctx context.Context, env *cmdEnv, plan *calibrate
 	res.KubeVersion = emb.KubeVersion().String()
 	res.Command = strings.TrimSpace("stormbench " + strings.Join(args, " "))
 	res.ModelFingerprint = fingerprint
+	res.Machine = result.LocalMachine()
 	if runErr != nil {
 		res.Errors = append(res.Errors, runErr.Error())
 	}
