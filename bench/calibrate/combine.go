@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // Combined is one fidelity table for the simulated kubelet against both
@@ -361,6 +362,49 @@ func WriteCombinedMarkdown(w io.Writer, c *Combined) error {
 		}
 	}
 	fmt.Fprintf(&b, "\n%d rows outside tolerance of their reference; %d rows where hollow and containerd disagree.\n", len(c.Disagreements()), c.RealSidesDiffer())
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteOutsideMarkdown writes what a reader of the calibration needs first:
+// which two runs the table is of (commit, date, machine, model, n), and
+// every row outside tolerance of its judge, as a markdown table. It is the
+// generated verdict of results/calibration/README.md.
+func WriteOutsideMarkdown(w io.Writer, c *Combined) error {
+	var b strings.Builder
+	for _, r := range []*Result{c.Hollow, c.Containerd} {
+		tool, model := r.Tool, r.ModelFingerprint
+		if tool == "" {
+			tool = "(commit not recorded)"
+		}
+		if model == "" {
+			model = "not recorded"
+		}
+		fmt.Fprintf(&b, "- %s: stormbench %s, %s, %s, %d real + %d simulated nodes, %d pods each; model %.12s; machine %s\n",
+			backendOf(r), tool, r.Start.UTC().Format("2006-01-02"), r.End.Sub(r.Start).Round(time.Second), r.Nodes, r.Nodes, r.PodsPerNode, model, r.Machine)
+	}
+	d := c.Disagreements()
+	fmt.Fprintf(&b, "\n**%d rows outside tolerance of their reference**; %d rows where hollow and containerd disagree.\n", len(d), c.RealSidesDiffer())
+	if len(d) == 0 {
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	b.WriteString("\n| case | row | judged by | real | simulated | verdict |\n|---|---|---|--:|--:|---|\n")
+	for _, cc := range c.Cases {
+		for _, e := range cc.Errors {
+			fmt.Fprintf(&b, "| %s | failed restart | – | – | – | %s |\n", cc.Name, e)
+		}
+		for _, r := range cc.Rows {
+			if r.Verdict != "DIFFERS" {
+				continue
+			}
+			judge := r.Judge
+			if judge == "" {
+				judge = cc.Reference
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cc.Name, r.Metric, judge, realCell(refRow(cc, r)), fmtSide(r.Simulated, r.SimulatedSpread), combinedVerdict(cc, r))
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -131,6 +131,7 @@ func TestCombineRenderGolden(t *testing.T) {
 		"combined.txt.golden":  func(b *bytes.Buffer) error { return WriteCombinedText(b, got) },
 		"combined.md.golden":   func(b *bytes.Buffer) error { return WriteCombinedMarkdown(b, got) },
 		"combined.html.golden": func(b *bytes.Buffer) error { return WriteCombinedHTML(b, got) },
+		"outside.md.golden":    func(b *bytes.Buffer) error { return WriteOutsideMarkdown(b, got) },
 	} {
 		var b bytes.Buffer
 		if err := render(&b); err != nil {

@@ -81,11 +81,12 @@ func parseBlocks(doc string) ([]block, error) {
 
 // kinds are the kinds of block and the options each takes.
 var kinds = map[string][]string{
-	kindAB:        {"metrics"},
-	kindMachine:   nil,
-	kindSummary:   nil,
-	kindCatalogue: nil,
-	kindFile:      nil,
+	kindAB:          {"metrics"},
+	kindMachine:     nil,
+	kindSummary:     nil,
+	kindCatalogue:   nil,
+	kindFile:        nil,
+	kindCalibration: nil,
 }
 
 const (
@@ -97,6 +98,10 @@ const (
 	// --help as its golden file keeps it (cmd/stormbench/testdata/help),
 	// which TestHelpGolden keeps equal to the CLI's.
 	kindFile = "file"
+	// kindCalibration is the verdict of a calibration folder (its
+	// hollow.json and containerd.json combined): the two runs and every
+	// row outside tolerance.
+	kindCalibration = "calibration"
 )
 
 // parseSpec reads a marker's words: the source, then the kind (default
@@ -113,7 +118,7 @@ func parseSpec(s string) (block, error) {
 	}
 	opts, ok := kinds[b.Kind]
 	if !ok {
-		return block{}, fmt.Errorf("unknown kind %q: one of ab, machine, summary, catalogue, file", b.Kind)
+		return block{}, fmt.Errorf("unknown kind %q: one of ab, machine, summary, catalogue, file, calibration", b.Kind)
 	}
 	for _, w := range rest {
 		k, v, ok := strings.Cut(w, "=")

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -259,5 +260,74 @@ func TestDateOrHash(t *testing.T) {
 		if got := dateOrHash(s); got != want {
 			t.Errorf("dateOrHash(%q) = %q, want %q", s, got, want)
 		}
+	}
+}
+
+// TestCalibrationBlock: a calibration block is the committed calibration's
+// verdict, one line per row outside tolerance; it goes stale when a row's
+// verdict changes, and names a missing file.
+func TestCalibrationBlock(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "results", "calibration")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"hollow.json", "containerd.json"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "results", "calibration", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doc := filepath.Join(dir, "README.md")
+	if err := os.WriteFile(doc, []byte("# c\n\n<!-- stormbench:figures results/calibration calibration -->\n<!-- /stormbench:figures -->\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run(&out, &errOut, []string{"-root", root}); code != 0 {
+		t.Fatalf("figures: exit %d: %s", code, errOut.String())
+	}
+	got, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`\*\*(\d+) rows outside tolerance of their reference\*\*`).FindSubmatch(got)
+	if m == nil {
+		t.Fatalf("block lacks the count of rows outside:\n%s", got)
+	}
+	if n, rows := string(m[1]), strings.Count(string(got), "| DIFFERS"); n != fmt.Sprint(rows) {
+		t.Errorf("block says %s rows outside and lists %d:\n%s", n, rows, got)
+	}
+	for _, want := range []string{"- hollow: stormbench ", "- containerd: stormbench ", "real + "} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("block lacks %q:\n%s", want, got)
+		}
+	}
+	// Another calibration under the same name: the block is stale.
+	cont := filepath.Join(dir, "containerd.json")
+	data, err := os.ReadFile(cont)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := regexp.MustCompile(`"tool": ?"[^"]*"`)
+	changed := tool.ReplaceAll(data, []byte(`"tool": "0000000"`))
+	if bytes.Equal(changed, data) {
+		t.Fatal("the committed containerd.json names no tool revision to change")
+	}
+	if err := os.WriteFile(cont, changed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := run(&out, &errOut, []string{"-root", root, "-check"}); code != 1 {
+		t.Errorf("figures -check after a verdict changed: exit %d, want 1 (%s)", code, out.String())
+	}
+	if err := os.Remove(cont); err != nil {
+		t.Fatal(err)
+	}
+	errOut.Reset()
+	if code := run(&out, &errOut, []string{"-root", root, "-check"}); code != 2 || !strings.Contains(errOut.String(), "containerd.json") {
+		t.Errorf("figures -check with containerd.json gone: exit %d, want 2 naming it: %s", code, errOut.String())
 	}
 }

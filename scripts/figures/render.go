@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stormbench/stormbench/bench/calibrate"
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/report"
 	"github.com/stormbench/stormbench/bench/result"
@@ -29,6 +30,8 @@ func render(root, doc string, b block) (string, error) {
 	switch b.Kind {
 	case kindCatalogue:
 		return renderCatalogue(root, doc, b.Source)
+	case kindCalibration:
+		return renderCalibration(src)
 	case kindFile:
 		data, err := os.ReadFile(src)
 		if err != nil {
@@ -189,4 +192,27 @@ func renderMachine(doc, path string, r *result.Result) string {
 	return fmt.Sprintf("%s was made by %s on %s: machine %s; components %s; control-plane CPU budget %s; host-bound: %s.\n",
 		link(doc, path), commitOf(r), r.Run.Start.UTC().Format("2006-01-02"), r.Run.Machine, strings.Join(vers, ", "),
 		compare.FormatBudget(r.Run.Cluster.ControlPlaneCPUs), hostBound(r))
+}
+
+// renderCalibration is the verdict of the calibration in folder dir: its
+// hollow.json and containerd.json, combined as `stormbench calibrate
+// combine` combines them.
+func renderCalibration(dir string) (string, error) {
+	var rs [2]*calibrate.Result
+	for i, name := range []string{"hollow.json", "containerd.json"} {
+		r, err := calibrate.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return "", err
+		}
+		rs[i] = r
+	}
+	c, err := calibrate.Combine(rs[0], rs[1])
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := calibrate.WriteOutsideMarkdown(&b, c); err != nil {
+		return "", err
+	}
+	return b.String(), nil
 }
