@@ -93,7 +93,7 @@ func TestHTMLReportInBrowser(t *testing.T) {
 		palHex = append(palHex, fmt.Sprintf("%q", fmt.Sprintf("#%02X%02X%02X", c.R, c.G, c.B)))
 	}
 	script := strings.Replace(layoutCheck, "PALETTE", "["+strings.Join(palHex, ",")+"]", 1)
-	for _, file := range []string{"../../results/baselines/quick.json", "../../results/scale/fleet-1k.json"} {
+	for _, file := range []string{"../../results/baselines/quick.json", "../../results/aa/aa.json"} {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			r, err := result.ReadFile(file)
 			if err != nil {

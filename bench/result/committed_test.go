@@ -18,7 +18,7 @@ import (
 // what the committed runs say.
 func TestCommittedResults(t *testing.T) {
 	var files []string
-	for _, pattern := range []string{"../../results/baselines/*.json", "../../results/scale/*.json"} {
+	for _, pattern := range []string{"../../results/baselines/*.json", "../../results/aa/*.json", "../../results/scale/*.json", "../../results/host/*.json"} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)
@@ -26,7 +26,7 @@ func TestCommittedResults(t *testing.T) {
 		files = append(files, m...)
 	}
 	if len(files) < 2 {
-		t.Fatalf("found %d committed result files, want the baseline and the scale runs", len(files))
+		t.Fatalf("found %d committed result files, want the baseline and the A/A check at least", len(files))
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

@@ -32,9 +32,9 @@ current-context: ctx
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// Committed results of two setups: quick (50 nodes) and a 1,000-node
-	// burst.
-	quick, other := "../../results/baselines/quick.json", "../../results/scale/burst1k-closed.json"
+	// Committed results of two profiles: quick's gate A/B and the A/A
+	// check (profile aa).
+	quick, other := "../../results/baselines/quick.json", "../../results/aa/aa.json"
 	for _, tc := range []struct {
 		name string
 		args []string
