@@ -46,7 +46,7 @@ func newFleetSnapshotCmd(env *cmdEnv) *cobra.Command {
 A snapshot records the stormbench and Kubernetes versions, the profile and a
 digest of its fleet section; restore (and run --from-snapshot) refuse one made
 by another version or for another fleet. Provisioning a large fleet is bounded
-by the control plane (fleet-1k: about 15 minutes here); restoring skips it.
+by the control plane, and is most of a large run's time; restoring skips it.
 Embedded cluster only.`,
 		Example: `  stormbench fleet snapshot save --run-id f1 --profile quick --file f1.snap
   stormbench fleet snapshot restore --profile quick --file f1.snap`,
