@@ -173,17 +173,8 @@ func validateCIGates(g *Gates, gp *field.Path) field.ErrorList {
 	return errs
 }
 
-// VariantNamePattern is what a variant's name may be: it names the variant
-// in results and in the benchfmt export (BenchmarkStorm/variant=NAME), where
-// a space, a '/' or an '=' would break the line or its keys.
-const VariantNamePattern = `^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$`
-
-var variantNameRE = regexp.MustCompile(VariantNamePattern)
+// VariantNamePattern is what a variant's name may be (result.VariantNamePattern).
+const VariantNamePattern = result.VariantNamePattern
 
 // CheckVariantName checks a variant's name against VariantNamePattern.
-func CheckVariantName(name string) error {
-	if !variantNameRE.MatchString(name) {
-		return fmt.Errorf("must be 1 to 63 letters, digits, '.', '_' or '-', starting and ending with a letter or digit (%s)", VariantNamePattern)
-	}
-	return nil
-}
+func CheckVariantName(name string) error { return result.CheckVariantName(name) }

@@ -30,7 +30,7 @@ func layoutFixture() *result.Result {
 	return &result.Result{SchemaVersion: result.SchemaVersion, Complete: true,
 		Run: result.Run{ID: "r", ToolVersion: "v0", Start: start, End: start.Add(time.Minute), Seed: 9007199254740993,
 			Profile: json.RawMessage(`{"apiVersion":"stormbench.io/v1alpha1","rate":0.123456789}`)},
-		Variants: []result.VariantRun{{Variant: "default", Start: start, Complete: true, Restarts: 1000,
+		Variants: []result.VariantRun{{Variant: "default", Start: start, StormStart: start, Complete: true, Restarts: 1000,
 			WaveStarts:   []float64{0, 12.3456789, 1e-9, 123456789.123},
 			ResetSeconds: 1.0 / 3,
 			Measurements: []result.Measurement{{Name: measure.MeasurementAPIServer,

@@ -32,7 +32,7 @@ func TestSparseRoundTrip(t *testing.T) {
 	}
 	r := &result.Result{SchemaVersion: result.SchemaVersion, Complete: true,
 		Run: result.Run{ID: "r", ToolVersion: "v0", Start: start, End: start.Add(time.Minute)},
-		Variants: []result.VariantRun{{Variant: "default", Start: start, Complete: true,
+		Variants: []result.VariantRun{{Variant: "default", Start: start, StormStart: start, Complete: true,
 			Measurements: []result.Measurement{{Name: measure.MeasurementAPIServer, Series: series}}}}}
 	want := make([]result.Series, len(series))
 	for i, s := range series {

@@ -151,6 +151,9 @@ func Validate(r *Result) error {
 	if len(r.Run.Profile) > 0 && !json.Valid(r.Run.Profile) {
 		errs = append(errs, field.Invalid(run.Child("profile"), "", "not valid JSON"))
 	}
+	if sh := r.Run.Shard; sh != nil && (sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count) {
+		errs = append(errs, field.Invalid(run.Child("shard"), sh.String(), "a shard i/n has 0 <= i < n"))
+	}
 	for i := range r.Variants {
 		errs = append(errs, validateVariant(field.NewPath("variants").Index(i), &r.Variants[i])...)
 	}
@@ -165,6 +168,8 @@ func validateVariant(p *field.Path, v *VariantRun) field.ErrorList {
 	var errs field.ErrorList
 	if v.Variant == "" {
 		errs = append(errs, field.Required(p.Child("variant"), ""))
+	} else if err := checkRunName(v); err != nil {
+		errs = append(errs, field.Invalid(p.Child("variant"), short(v.Variant), err.Error()))
 	}
 	if v.Repetition < 0 {
 		errs = append(errs, field.Invalid(p.Child("repetition"), v.Repetition, "must be at least 0"))
@@ -232,6 +237,10 @@ func validateMeasurement(p *field.Path, m *Measurement) field.ErrorList {
 				errs = append(errs, field.Invalid(sp.Child("points").Index(j), pt.V, "must be finite"))
 				break
 			}
+			if pt.V < 0 && !mayBeNegative(s.Name) {
+				errs = append(errs, field.Invalid(sp.Child("points").Index(j), pt.V, "cannot be negative"))
+				break
+			}
 		}
 	}
 	return errs
@@ -258,6 +267,9 @@ func validateHistogram(p *field.Path, h *Histogram) field.ErrorList {
 	}
 	if h.HDR != "" && len(h.Buckets) > 0 {
 		errs = append(errs, field.Forbidden(p.Child("buckets"), "a histogram is either hdr or buckets"))
+	}
+	if h.HDRUnit != "" && h.HDRUnit != UnitMicroseconds {
+		errs = append(errs, field.NotSupported(p.Child("hdrUnit"), short(h.HDRUnit), []string{UnitMicroseconds}))
 	}
 	if h.HDR != "" {
 		if h.HDRUnit == "" {

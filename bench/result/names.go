@@ -1,6 +1,10 @@
 package result
 
-import "strings"
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
 
 // The schema's shared vocabulary: window names, units and label keys. The
 // names of figures and measurements are constants of their owners
@@ -143,4 +147,30 @@ func renameFigures(r *Result, version int) {
 			}
 		}
 	}
+}
+
+// VariantNamePattern is what a variant's name may be: it names the variant
+// in results and in the benchfmt export (BenchmarkStorm/variant=NAME), where
+// a space, a '/' or an '=' would break the line or its keys. A sweep step's
+// runs add "/wave=<size>" to it (SweepVariantName).
+const VariantNamePattern = `^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$`
+
+var variantNameRE = regexp.MustCompile(VariantNamePattern)
+
+// CheckVariantName checks a variant's name against VariantNamePattern.
+func CheckVariantName(name string) error {
+	if !variantNameRE.MatchString(name) {
+		return fmt.Errorf("must be 1 to 63 letters, digits, '.', '_' or '-', starting and ending with a letter or digit (%s)", VariantNamePattern)
+	}
+	return nil
+}
+
+// checkRunName checks a variant run's name: a variant's name, or a sweep
+// step's, the variant's name and "/wave=<size>".
+func checkRunName(v *VariantRun) error {
+	name := v.Variant
+	if step, ok := v.SweepOf(); ok && name == SweepVariantName(step.Variant, step.WaveSize) {
+		name = step.Variant
+	}
+	return CheckVariantName(name)
 }

@@ -83,6 +83,14 @@ func validateFigures(r *Result) field.ErrorList {
 		if !v.End.IsZero() && v.End.Before(v.Start) {
 			errs = append(errs, field.Invalid(vp.Child("end"), v.End.Format(time.RFC3339), "before start"))
 		}
+		switch {
+		case v.StormStart.IsZero() && (v.Complete || v.Restarts > 0):
+			// Every storm window, excess and recovery time is counted
+			// from it; only a run stopped before its storm has none.
+			errs = append(errs, field.Required(vp.Child("stormStart"), "a storm that ran (complete, or with restarts) has a start"))
+		case !v.StormStart.IsZero() && v.StormStart.Before(v.Start):
+			errs = append(errs, field.Invalid(vp.Child("stormStart"), v.StormStart.Format(time.RFC3339), "before start"))
+		}
 		for j := range v.Measurements {
 			errs = append(errs, validateMeasurementFigures(vp.Child("measurements").Index(j), &v.Measurements[j], lo, hi)...)
 		}

@@ -102,6 +102,32 @@ func TestValidateOnRead(t *testing.T) {
 			pts[len(pts)-1] = []any{5000, 1}
 		}},
 		{name: "negative fleet", change: func(d map[string]any) { at(d, "run", "fleet")["nodes"] = -1 }, want: "run.fleet.nodes"},
+		{name: "shard 5/2", change: func(d map[string]any) { at(d, "run")["shard"] = map[string]any{"index": 5, "count": 2} },
+			want: `run.shard: Invalid value: "5/2": a shard i/n has 0 <= i < n`},
+		{name: "shard 1/2", change: func(d map[string]any) { at(d, "run")["shard"] = map[string]any{"index": 1, "count": 2} }},
+		{name: "negative series value", change: func(d map[string]any) {
+			at(d, append(api, "series", 0)...)["points"].([]any)[1] = []any{2, -4}
+		}, want: "variants[0].measurements[0].series[0].points[1]: Invalid value: -4: cannot be negative"},
+		{name: "no stormStart", change: func(d map[string]any) { delete(at(d, "variants", 0), "stormStart") },
+			want: "variants[0].stormStart: Required value: a storm that ran (complete, or with restarts) has a start"},
+		{name: "stormStart before start", change: func(d map[string]any) { at(d, "variants", 0)["stormStart"] = "2026-03-01T11:59:00Z" },
+			want: `variants[0].stormStart: Invalid value: "2026-03-01T11:59:00Z": before start`},
+		// A run stopped in its baseline records the variant without a storm.
+		{name: "stopped before the storm", change: func(d map[string]any) {
+			d["complete"] = false
+			v := at(d, "variants", 0)
+			delete(v, "stormStart")
+			v["complete"], v["restarts"] = false, 0
+		}},
+		{name: "unknown hdrUnit", change: func(d map[string]any) { at(d, append(api, "histograms", 0)...)["hdrUnit"] = "furlongs" },
+			want: `variants[0].measurements[0].histograms[0].hdrUnit: Unsupported value: "furlongs": supported values: "microseconds"`},
+		{name: "variant legacy run/1", change: func(d map[string]any) { at(d, "variants", 0)["variant"] = "legacy run/1" },
+			want: `variants[0].variant: Invalid value: "legacy run/1": must be 1 to 63 letters, digits`},
+		{name: "old sweep step's name", change: func(d map[string]any) { at(d, "variants", 0)["variant"] = "legacy/wave=5" }},
+		{name: "sweep step of a bad name", change: func(d map[string]any) {
+			at(d, "variants", 0)["variant"] = "a b/wave=5"
+			at(d, "variants", 0)["sweep"] = map[string]any{"variant": "a b", "waveSize": 5}
+		}, want: `variants[0].variant: Invalid value: "a b/wave=5": must be 1 to 63`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -63,15 +63,20 @@ func TestBadInputMessages(t *testing.T) {
 		{"compare: huge list for a number", []string{"compare", edit("h.json", func(m map[string]any) { values(m)[1].(map[string]any)["value"] = huge })}, "variants[0].measurements[0].values[1].value"},
 		{"gate: bad time", []string{"gate", "--max-regression", "10%", "--baseline", abFixture, "--current", edit("t.json", func(m map[string]any) { m["run"].(map[string]any)["start"] = "3 Dec 2026" })}, "run.start: must be a time in RFC 3339, e.g. 2026-12-03T18:00:00Z"},
 		{"merge: huge list of variants", []string{"merge", "--output-file", filepath.Join(dir, "out.json"), abFixture, edit("v.json", func(m map[string]any) { m["variants"] = huge })}, "variants[0]: must be an object"},
+		// benchfmt would take "legacy run/1" as a name, a space and a value.
+		{"export: variant legacy run/1", []string{"export", edit("r.json", func(m map[string]any) { m["variants"].([]any)[0].(map[string]any)["variant"] = "legacy run/1" })}, `variants[0].variant: Invalid value: "legacy run/1"`},
 		{"export: negative counter", []string{"export", edit("n.json", func(m map[string]any) { values(m)[0].(map[string]any)["value"] = -1 })}, "variants[0].measurements[0].values[0].value"},
 		{"profiles validate: huge list for a duration", []string{"profiles", "validate", writeProfile("d.yaml", "interval: 5s", "interval: "+hugeList)}, "storm.waves.interval: Invalid value: must be a duration"},
 		{"profiles validate: bad duration", []string{"profiles", "validate", writeProfile("b.yaml", "min: 3s", "min: soon")}, "storm.downtime.min"},
 		{"run --dry-run: bad start", []string{"run", "--profile", "quick", "--dry-run", "--start-at", "2026-12-03 18:00"}, "--start-at: \"2026-12-03 18:00\" is not a time in RFC 3339, e.g. 2026-12-03T18:00:00Z"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			code, _, stderr := runCLI(t, c.args...)
+			code, stdout, stderr := runCLI(t, c.args...)
 			if code != exitUsage {
 				t.Errorf("exit %d, want %d; stderr:\n%.600s", code, exitUsage, stderr)
+			}
+			if c.args[0] == "export" && stdout != "" {
+				t.Errorf("export wrote lines from a refused result:\n%s", stdout)
 			}
 			msg := strings.TrimSuffix(strings.TrimPrefix(stderr, "stormbench: "), "\n")
 			if n := utf8.RuneCountInString(msg); n > maxMessageLen {
