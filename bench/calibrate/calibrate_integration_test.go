@@ -35,7 +35,7 @@ var knownDivergent = map[string]string{
 
 // knownDivergentContainerd are the rows where the simulated kubelet is
 // known to differ from the kubelet on containerd (real containers, real
-// cAdvisor, real exec probes), measured in results/calibration/2026-12-02/containerd.md.
+// cAdvisor, real exec probes), measured in results/calibration/2026-12-02/containerd.md (in git history).
 var knownDivergentContainerd = map[string]string{
 	"*: kubelet: create leases":                   knownDivergent["*: kubelet: create leases"],
 	"*: kubelet: patch events":                    knownDivergent["*: kubelet: patch events"],

@@ -48,8 +48,8 @@ func sampleResult() *Result {
 	failed.Restarts.Real, failed.Restarts.Simulated = 1, 2
 	return &Result{APIVersion: "stormbench.io/v1alpha1", Kind: ResultKind, SchemaVersion: SchemaVersion,
 		Command: "stormbench calibrate --cases kubelet/legacy,reboot", Start: start, End: start.Add(3 * time.Minute), Complete: true,
-		Machine:     &result.Machine{CPUModel: "AMD EPYC 7B13", CPUs: 2, MemoryBytes: 24 << 30, Kernel: "6.1.0", CgroupVersion: 1, GoVersion: "go1.26.0", OS: "linux", Arch: "amd64"},
-		Tool: "0123abc", ModelFingerprint: "811c30492429aaaa",
+		Machine: &result.Machine{CPUModel: "AMD EPYC 7B13", CPUs: 2, MemoryBytes: 24 << 30, Kernel: "6.1.0", CgroupVersion: 1, GoVersion: "go1.26.0", OS: "linux", Arch: "amd64"},
+		Tool:    "0123abc", ModelFingerprint: "811c30492429aaaa",
 		KubeVersion: "v1.36.3", Nodes: 2, PodsPerNode: 5, ProbePeriod: "10s", InitDuration: "0s", Tolerance: tol,
 		Cases: []CaseResult{c, failed}}
 }

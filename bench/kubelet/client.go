@@ -171,7 +171,7 @@ var serviceIdentitySerializer = serviceIdentities{rest.CodecFactoryForGeneratedC
 // HTTP/2 client then dials a burst of extra connections whenever every
 // connection is full. Measured on a 300-node all-at-once storm: 1,108
 // connections (and TLS handshakes) with the shared transport; see
-// results/scale/PROFILE.md.
+// results/scale/PROFILE.md (in git history).
 //
 // cfg's TLS settings (base's, parsed once: see baseTLS) move into the
 // transport; its auth, impersonation and

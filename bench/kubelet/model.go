@@ -464,7 +464,7 @@ func (n *nodeRun) recoverPlaying(ctx context.Context, node *corev1.Node, start t
 // (pkg/utils/heap Push) keeps one index per item: the stale entry stays at
 // the top of the queue with no index, cannot be removed, and no other
 // node's lease is renewed again. Two fleet-1k legacy storms stalled that
-// way (results/apf/README.md): after 8 minutes of storm, 999 of 1,000
+// way (results/apf/README.md, in git history): after 8 minutes of storm, 999 of 1,000
 // leases KWOK held were not renewed for 22 minutes, while it renewed one
 // node's over and over. Handing back no sooner than this after the
 // relabel lets the stale entry fire while the node is still unmanaged,

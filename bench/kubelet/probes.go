@@ -69,7 +69,7 @@ type statusStep struct {
 // pod is also written Ready for a moment in between (below), a second
 // flip. Measured on the hollow kubelet (2 nodes × 5 pods, periods 10 s):
 // 7 and 7.5 flips and 21 status writes per restart of 5 pods, ready
-// 10–20 ms after it was started (results/calibration/2026-12-02/startup-probe.md).
+// 10–20 ms after it was started (results/calibration/2026-12-02/startup-probe.md, in git history).
 func startupSteps(container string, s0, startupPeriod, r0, readinessPeriod time.Duration) []statusStep {
 	hasReadiness := readinessPeriod > 0
 	down, started := s0, s0+startupPeriod

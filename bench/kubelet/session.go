@@ -369,7 +369,7 @@ func (s *session) requestTokens(ctx context.Context, pods []*corev1.Pod) (int, e
 // kubelet's node lister, one DELETE of the node's ResourceSlices by field
 // selector, whatever exists. DynamicResourceAllocation is on by default
 // since 1.34. Measured on the kubelet on containerd: one deletecollection
-// resourceslices per start (results/calibration/2026-12-02/containerd.md); the hollow
+// resourceslices per start (results/calibration/2026-12-02/containerd.md, in git history); the hollow
 // kubelet's stub container manager has no DRA manager and sends none.
 // Errors are dropped (see below).
 func (s *session) wipeResourceSlices(ctx context.Context) {
@@ -390,7 +390,7 @@ func (s *session) wipeResourceSlices(ctx context.Context) {
 // once to take the device paths from node.status.volumesAttached. A node
 // whose pods have no volumes sends nothing. Measured on the hollow kubelet:
 // 3 GETs of nodes per restart with pods carrying a projected token, ConfigMap
-// and Secret volumes, 2 without volumes (results/calibration/2026-12-02/pod-features.md).
+// and Secret volumes, 2 without volumes (results/calibration/2026-12-02/pod-features.md, in git history).
 // The directories are those of every pod the kubelet had started (a start
 // time or a phase past Pending), deleted ones included (kubelet_volumes.go
 // cleanupOrphanedPodDirs removes them only after the pod is gone). The

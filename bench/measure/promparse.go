@@ -249,7 +249,7 @@ func decodePath(body []byte, contentType string) (decoding, expfmt.Format) {
 // stormbench uses are decoded: a busy API server exposes tens of thousands
 // of series stormbench never looks at (watch cache, etcd, admission, Go
 // runtime ...), and decoding them all cost a 1,000-node run a fifth of
-// stormbench's allocations (results/scale/PROFILE.md).
+// stormbench's allocations (results/scale/PROFILE.md, in git history).
 func (s *sample) addProtoDelimited(body []byte) error {
 	for len(body) > 0 {
 		l, n := protowire.ConsumeVarint(body)
