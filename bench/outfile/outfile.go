@@ -123,7 +123,8 @@ func Resolve(path string, opts Options) (Target, error) {
 		return t, nil
 	}
 	lst, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		// A path under a file (ENOTDIR) is new: newPath names the file.
 		return newPath(t, opts)
 	}
 	if err != nil {

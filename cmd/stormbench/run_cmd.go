@@ -303,8 +303,8 @@ func joinProblems(problems []error) error {
 
 // checkEnvironment checks what the run would touch before it touches a
 // cluster: --start-at not in the past, the kubeconfig and its context, the
-// outputs writable (nothing is written: a file that exists is checked as
-// it is, one that does not by its directory), the component binaries of
+// outputs writable (by the checks the run's writers make, which leave
+// nothing behind), the component binaries of
 // an embedded cluster of a version other than the default (a version that
 // is not built names the make command that builds it) and, with
 // --dry-run, of any version. It returns every problem.
@@ -329,13 +329,13 @@ func (o *runOptions) checkEnvironment(rp *runPlan, now time.Time) []error {
 		}
 	}
 	if rp.runID != "" {
-		if err := checkOutput("--result", rp.path, true, o.force); err != nil {
+		if err := checkResult(rp.path, o.force); err != nil {
 			problems = append(problems, err)
 		}
 	}
 	for _, f := range []struct{ flag, path string }{{"--cpuprofile", o.cpuProfile}, {"--memprofile", o.memProfile}} {
 		if f.path != "" {
-			if err := checkOutput(f.flag, f.path, false, true); err != nil {
+			if err := checkProfileOutput(f.flag, f.path, o.force); err != nil {
 				problems = append(problems, err)
 			}
 		}
@@ -409,9 +409,9 @@ func (o *runOptions) startProfiling(env *cmdEnv) (heap *measure.PeakHeapProfile,
 		})
 	}
 	if o.memProfile != "" {
-		if err := outfile.Check(o.memProfile, outfile.Options{Force: o.force}); err != nil {
+		if err := checkProfileOutput("--memprofile", o.memProfile, o.force); err != nil {
 			stop()
-			return nil, nil, usagef("--memprofile: %v", err)
+			return nil, nil, err
 		}
 		heap = &measure.PeakHeapProfile{Path: o.memProfile}
 		stops = append(stops, func() {

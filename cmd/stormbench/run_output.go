@@ -7,10 +7,8 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/stormbench/stormbench/bench/outfile"
@@ -21,44 +19,27 @@ import (
 
 // Where a run's result goes: the result file, the sweep table, and the output checks.
 
-// checkOutput checks, without writing anything, that path can be written:
-// not a directory, not an existing file unless force, and in a directory
-// that exists (or, with mkdir, that can be made: the nearest existing
-// parent) and is writable.
-func checkOutput(flag, path string, mkdir, force bool) error {
-	if st, err := os.Stat(path); err == nil {
-		if st.IsDir() {
-			return usagef("%s %s is a directory; give a file", flag, path)
-		}
-		if !force {
-			return usagef("%s %s exists; use --force to overwrite it or choose another --run-id", flag, path)
-		}
+// checkResult is the one check of --result, run --dry-run's and the run's:
+// the rules of every output (bench/outfile), a new file's directories made
+// as needed. It writes nothing that stays.
+func checkResult(path string, force bool) error {
+	err := outfile.Check(path, outfile.Options{Force: force, MakeDirs: true})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, os.ErrExist):
+		return usagef("--result %s exists; use --force to overwrite it or choose another --run-id", path)
+	default:
+		return usagef("--result: %v", err)
 	}
-	dir := filepath.Dir(path)
-	for {
-		st, err := os.Stat(dir)
-		if err == nil {
-			if !st.IsDir() {
-				return usagef("%s %s: %s is not a directory", flag, path, dir)
-			}
-			break
-		}
-		if !errors.Is(err, os.ErrNotExist) {
-			return usagef("%s %s: %v", flag, path, err)
-		}
-		if !mkdir {
-			return usagef("%s %s: directory %s does not exist", flag, path, dir)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
-	}
-	// access(2) asks the kernel without creating anything; it also says
-	// no on a read-only file system, even to root.
-	if err := syscall.Access(dir, 2 /* W_OK */); err != nil {
-		return usagef("%s %s: directory %s is not writable: %v", flag, path, dir, err)
+}
+
+// checkProfileOutput is the one check of --cpuprofile and --memprofile,
+// run --dry-run's and the run's: the rules of every output, in a directory
+// that exists.
+func checkProfileOutput(flag, path string, force bool) error {
+	if err := outfile.Check(path, outfile.Options{Force: force}); err != nil {
+		return usagef("%s: %v", flag, err)
 	}
 	return nil
 }
@@ -77,14 +58,11 @@ type resultFile struct {
 // refuse (an existing file without --force, a directory, a dangling link;
 // see bench/outfile); the file's directory is created when written.
 func newResultFile(path string, force bool) (*resultFile, error) {
+	if err := checkResult(path, force); err != nil {
+		return nil, err
+	}
 	t, err := outfile.Resolve(path, outfile.Options{Force: force, MakeDirs: true})
 	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return nil, usagef("result file %s exists; use --force to overwrite or choose another --run-id", path)
-		}
-		return nil, usagef("--result: %v", err)
-	}
-	if err := outfile.Check(path, outfile.Options{Force: force, MakeDirs: true}); err != nil {
 		return nil, usagef("--result: %v", err)
 	}
 	return &resultFile{path: path, force: force, into: t.Kind == outfile.Into}, nil
