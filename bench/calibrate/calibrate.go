@@ -210,6 +210,11 @@ type calibration struct {
 	// starts are each node's kubelet start in the case running
 	// (storm.Outcome.KubeletStart), for spanLastRequest.
 	starts map[string]time.Time
+	// downs are when each node went down in the case running
+	// (storm.Outcome.Down): a real kubelet killed, a simulated node
+	// relabelled away from KWOK. countRequests counts KWOK's heartbeats of
+	// a simulated node from then on only.
+	downs map[string]time.Time
 }
 
 // Run provisions K real and K simulated nodes with identical pods, runs

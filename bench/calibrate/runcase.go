@@ -101,14 +101,14 @@ func (c *calibration) restartAll(ctx context.Context, cs Case, sim *kubelet.Simu
 		return rec.Outcome(nil)
 	}), sim)
 	var mu sync.Mutex
-	c.starts = map[string]time.Time{}
+	c.starts, c.downs = map[string]time.Time{}, map[string]time.Time{}
 	g, gctx := errgroup.WithContext(ctx)
 	for i, node := range c.allNodes() {
 		g.Go(func() error {
 			o := restarter.Restart(gctx, storm.Restart{Node: node, Downtime: cs.Downtime, Index: i})
 			mu.Lock()
 			defer mu.Unlock()
-			c.starts[node] = o.KubeletStart
+			c.starts[node], c.downs[node] = o.KubeletStart, o.Down
 			switch {
 			case o.Err != nil && o.Real:
 				cr.Errors = append(cr.Errors, fmt.Sprintf("real node %s: %v", node, o.Err))

@@ -360,3 +360,32 @@ func sameSpread(got *Spread, want Spread) bool {
 	}
 	return got.CI95 == nil || *got.CI95 == *want.CI95
 }
+
+// TestKWOKHeartbeatsCountFromDown: KWOK's lease renewals of a simulated
+// node count on the simulated side from the node's Down (its relabel) on,
+// not between t0 and the relabel, when KWOK is still the node's kubelet
+// before its restart.
+func TestKWOKHeartbeatsCountFromDown(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 2, 52, 55, 0, time.UTC)
+	c := &calibration{
+		o:       Options{Nodes: 1, Tolerance: DefaultTolerance()},
+		real:    side{nodes: []string{"r0"}},
+		sim:     side{nodes: []string{"s0"}},
+		tracker: measure.NewRecoveryTracker(clock.RealClock{}),
+		downs:   map[string]time.Time{"r0": t0.Add(5 * time.Millisecond), "s0": t0.Add(1100 * time.Millisecond)},
+	}
+	kwok := "kwok-controller/v0.8.0 (linux/amd64) kubernetes/abc"
+	reqs := []Request{
+		// KWOK's renewal 0.7 s after t0, before the relabel: not counted.
+		{Time: t0.Add(700 * time.Millisecond), User: "stormbench:kwok-controller", UserAgent: kwok, Verb: "update", Resource: "leases", Namespace: "kube-node-lease", Name: "s0"},
+		{Time: t0.Add(6 * time.Second), User: "system:node:s0", Verb: "update", Resource: "leases", Namespace: "kube-node-lease", Name: "s0"},
+		// KWOK's renewal once the node is handed back: counted.
+		{Time: t0.Add(27 * time.Second), User: "stormbench:kwok-controller", UserAgent: kwok, Verb: "update", Resource: "leases", Namespace: "kube-node-lease", Name: "s0"},
+		{Time: t0.Add(6 * time.Second), User: "system:node:r0", Verb: "update", Resource: "leases", Namespace: "kube-node-lease", Name: "r0"},
+	}
+	counts, _ := c.countRequests(reqs, t0, t0.Add(30*time.Second))
+	got := counts[kubeletPrefix+"update leases"]
+	if got["s0"] != 2 || got["r0"] != 1 {
+		t.Errorf("update leases by node %v, want s0 2 (its own and KWOK's after the hand-back), r0 1", got)
+	}
+}
