@@ -28,6 +28,11 @@ import (
 // their managed fields and specs, was the largest part of a simulated
 // restart's allocations (BenchmarkKubeletReplay).
 //
+// The typed calls' empty GetOptions and PatchOptions encode to no query
+// parameters, so the two requests leave VersionedParams out: it converts
+// the options by reflection on every request, for nothing
+// (TestPodStatusRequestURLs).
+//
 // A client without a REST client (the fake clientsets of the model's
 // tests) takes the typed calls.
 
@@ -49,7 +54,6 @@ func (s *session) getPodStatus(ctx context.Context, ns, name string) (*corev1.Po
 		Namespace(ns).
 		Resource("pods").
 		Name(name).
-		VersionedParams(&metav1.GetOptions{}, scheme.ParameterCodec).
 		Do(ctx).
 		Raw()
 	if err != nil {
@@ -78,7 +82,6 @@ func (s *session) patchPodStatus(ctx context.Context, ns, name string, patch []b
 		Resource("pods").
 		Name(name).
 		SubResource("status").
-		VersionedParams(&metav1.PatchOptions{}, scheme.ParameterCodec).
 		Body(patch).
 		Do(ctx).
 		Error()

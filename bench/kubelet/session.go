@@ -149,6 +149,7 @@ func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) htt
 	if err != nil {
 		return nil, fmt.Errorf("kubelet transport for %s: %w", node, err)
 	}
+	mergeHeaderWrappers(cfg)
 	// The main client's group clients share one rate limiter, as a
 	// clientset's do (kubernetes.NewForConfig); the Service client below
 	// shares it too. The heartbeat client has its own, as the kubelet's.
