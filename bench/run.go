@@ -98,10 +98,12 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 	if o.ShardCount == 0 {
 		o.ShardCount = 1
 	}
-	logLeftovers(ctx, o)
 	p := o.Profile
 	res := newResult(o)
 	res.Run.Shard = shard
+	if err := logLeftovers(ctx, o); err != nil {
+		return res, err
+	}
 	if err := checkRealNodes(o); err != nil {
 		return res, err
 	}
@@ -178,17 +180,26 @@ func saveFleet(ctx context.Context, o Options, took *time.Duration) error {
 }
 
 // logLeftovers names other runs' nodes and namespaces on the cluster: they
-// load it as this run does. A failed listing is not the run's failure.
-func logLeftovers(ctx context.Context, o Options) {
+// load it as this run does. A listing refused is not the run's failure
+// (it is said, and the run goes on); one the API server did not answer,
+// or that the run's end cut short, is: every later request would wait as
+// long, and this is the failure to name.
+func logLeftovers(ctx context.Context, o Options) error {
 	runs, err := fleet.ListRuns(ctx, o.Target.Client)
-	if err != nil {
-		return
+	switch {
+	case err == nil:
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("listing other runs' leftovers: %w", err)
+	default:
+		o.Logf("Warning: listing other runs' leftovers: %v", err)
+		return nil
 	}
 	for _, r := range runs {
 		if r.RunID != o.RunID {
 			o.Logf("Leftovers of run %s: %d nodes (%d not handed back to KWOK), %d namespaces; remove them with `stormbench cleanup --run-id %s`", r.RunID, r.Nodes, r.DownNodes, r.Namespaces, r.RunID)
 		}
 	}
+	return nil
 }
 
 func newResult(o Options) *result.Result {

@@ -69,6 +69,25 @@ func (o *runOptions) run(ctx context.Context, env *cmdEnv, fs *pflag.FlagSet) er
 	if o.dryRun {
 		return o.printDryRun(env, rp)
 	}
+	if o.timeout <= 0 {
+		return o.runPlan(ctx, env, rp, nil)
+	}
+	// The run stops at the deadline as it does on Ctrl-C: nodes brought
+	// back, the fleet deleted, what was measured written.
+	timedOut := fmt.Errorf("not done within --timeout %s: %w", o.timeout, context.DeadlineExceeded)
+	ctx, cancel := context.WithTimeoutCause(ctx, o.timeout, timedOut)
+	defer cancel()
+	return o.runPlan(ctx, env, rp, timedOut)
+}
+
+// runPlan runs rp; timedOut is the cause of ctx's end when --timeout
+// passes, which the error then names.
+func (o *runOptions) runPlan(ctx context.Context, env *cmdEnv, rp *runPlan, timedOut error) (err error) {
+	defer func() {
+		if err != nil && timedOut != nil && context.Cause(ctx) == timedOut {
+			err = fmt.Errorf("run stopped at --timeout %s: %w", o.timeout, err)
+		}
+	}()
 	currentRunID.Store(rp.runID)
 	file, err := newResultFile(rp.path, o.force)
 	if err != nil {
@@ -111,7 +130,7 @@ func (o *runOptions) run(ctx context.Context, env *cmdEnv, fs *pflag.FlagSet) er
 	if err := o.printResult(env, res, rp.path); err != nil {
 		return err
 	}
-	return file.runError(runErr)
+	return file.runError(runErr, context.Cause(ctx) == timedOut && timedOut != nil)
 }
 
 // runOptions are the flags of run and sweep.
@@ -128,6 +147,7 @@ type runOptions struct {
 	cpuProfile, memProfile                  string
 	keepCluster, keepFleet, dryRun, force   bool
 	seed                                    int64
+	timeout                                 time.Duration
 }
 
 // skipFleetDelete says the fleet is left in place at the end: with
@@ -172,6 +192,7 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.keepCluster, "keep-cluster", false, "Leave the embedded cluster running at the end")
 	fs.BoolVar(&o.keepFleet, "keep-fleet", false, "Leave the fleet (nodes, workloads) in place at the end")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "Check what the run would check before touching a cluster (flags, profile, kubeconfig and context, outputs, binaries, --start-at), print every problem, or the plan and start time (stderr) and the resolved profile (stdout), and exit")
+	fs.DurationVar(&o.timeout, "timeout", 0, "Stop the run after this long, as Ctrl-C does (nodes brought back, the fleet deleted, a partial result written), and exit 3 naming what failed (0: no limit)")
 	fs.StringVar(&o.shard, "shard", "", "Run only shard i of n (\"i/n\") of the restarts; the schedule is computed from the whole fleet")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "Write a pprof CPU profile of stormbench itself to this file")
 	fs.StringVar(&o.memProfile, "memprofile", "", "Write a pprof heap profile of stormbench itself, taken at its peak RSS during the storms, to this file")
@@ -214,6 +235,9 @@ func (o *runOptions) resolve(seedSet bool) (*runPlan, error) {
 		default:
 			add(usagef("--seeds %q: one of %s (every block replays the seed's schedule) or %s (each block draws its own)", decodeerror.Shorten(o.seeds, 40), profiles.SeedsFixed, profiles.SeedsVary))
 		}
+	}
+	if o.timeout < 0 {
+		add(usagef("--timeout %s: give a duration, such as 30m, or 0 for no limit", o.timeout))
 	}
 	if o.restoreEach && o.noRestore {
 		add(usagef("--restore-each and --no-restore: give one"))

@@ -89,11 +89,16 @@ func (f *resultFile) flush() error {
 	return result.WriteFile(f.path, f.last, result.WriteOptions{Force: true})
 }
 
-// runError says what a failed run left behind.
-func (f *resultFile) runError(runErr error) error {
+// runError says what a failed run left behind; timedOut says the run's
+// --timeout stopped it (runPlan names it).
+func (f *resultFile) runError(runErr error, timedOut bool) error {
 	switch {
 	case runErr == nil:
 		return nil
+	case timedOut && !f.written:
+		return fmt.Errorf("no variant finished, no result written: %w", runErr)
+	case timedOut:
+		return fmt.Errorf("partial result in %s: %w", f.path, runErr)
 	case errors.Is(runErr, context.Canceled) && !f.written:
 		// Interrupted before any variant finished (provisioning, for
 		// example): there is no file to point at.

@@ -162,3 +162,38 @@ func TestCleanupInterrupted(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want %d and interrupted", code, stderr, exitFailed)
 	}
 }
+
+// TestRunTimeout: run --timeout bounds a run against an API server that
+// takes requests and never answers: it stops at the deadline, exits 3 and
+// names the first request that went unanswered, rather than waiting 70 s
+// for each request and dropping the first failure.
+func TestRunTimeout(t *testing.T) {
+	s := newStallingServer(t)
+	dir := t.TempDir()
+	res := filepath.Join(dir, "r.json")
+	for _, cmd := range []string{"run", "sweep"} {
+		t.Run(cmd, func(t *testing.T) {
+			args := []string{cmd, "--profile", "quick", "--kubeconfig", s.kubeconfig(t), "--context", "stall", "--yes", "--workdir", dir, "--result", res, "--timeout", "1s"}
+			if cmd == "sweep" {
+				args = append(args, "--wave-sizes", "5,10")
+			}
+			start := time.Now()
+			code, _, stderr := runCLIContext(t, context.Background(), args...)
+			want := "run stopped at --timeout 1s: no variant finished, no result written: listing other runs' leftovers: listing nodes"
+			if code != exitFailed || !strings.Contains(stderr, want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitFailed, want)
+			}
+			// A bound far above the second, not a measure of speed.
+			if took := time.Since(start); took > 30*time.Second {
+				t.Errorf("took %s with --timeout 1s", took)
+			}
+			if _, err := os.Stat(res); err == nil {
+				t.Errorf("a result was written")
+			}
+		})
+	}
+	code, _, stderr := runCLI(t, "run", "--profile", "quick", "--dry-run", "--timeout", "-1s")
+	if code != exitUsage || !strings.Contains(stderr, "--timeout -1s: give a duration") {
+		t.Errorf("--timeout -1s: exit %d, stderr %q; want %d", code, stderr, exitUsage)
+	}
+}
