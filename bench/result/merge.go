@@ -381,14 +381,16 @@ func checkShards(shards []*Result) (int, []error) {
 			diff("git revision", a.Run.GitRevision, b.Run.GitRevision)
 		}
 		if a.Run.Fleet != b.Run.Fleet {
-			diff("fleet", fmt.Sprintf("%+v", a.Run.Fleet), fmt.Sprintf("%+v", b.Run.Fleet))
+			diff("fleet", a.Run.Fleet, b.Run.Fleet)
 		}
-		if a.Run.Cluster.Embedded != b.Run.Cluster.Embedded || !maps.Equal(a.Run.Cluster.Versions, b.Run.Cluster.Versions) {
-			diff("cluster", fmt.Sprintf("embedded=%t %v", a.Run.Cluster.Embedded, a.Run.Cluster.Versions),
-				fmt.Sprintf("embedded=%t %v", b.Run.Cluster.Embedded, b.Run.Cluster.Versions))
+		if a.Run.Cluster.Embedded != b.Run.Cluster.Embedded {
+			diff("embedded cluster", a.Run.Cluster.Embedded, b.Run.Cluster.Embedded)
+		}
+		if !maps.Equal(a.Run.Cluster.Versions, b.Run.Cluster.Versions) {
+			errs = append(errs, fmt.Errorf("shard %d is not of the same run as shard 0: component versions %s", i, changes(b.Run.Cluster.Versions, a.Run.Cluster.Versions)))
 		}
 		if !maps.Equal(a.Run.FeatureGates, b.Run.FeatureGates) {
-			diff("feature gates", a.Run.FeatureGates, b.Run.FeatureGates)
+			errs = append(errs, fmt.Errorf("shard %d is not of the same run as shard 0: feature gates %s", i, changes(b.Run.FeatureGates, a.Run.FeatureGates)))
 		}
 		if !sameJSON(a.Run.Profile, b.Run.Profile) {
 			errs = append(errs, fmt.Errorf("shard %d is not of the same run as shard 0: the resolved profiles differ", i))
@@ -420,7 +422,7 @@ func checkShards(shards []*Result) (int, []error) {
 				continue
 			}
 			if !maps.Equal(x.FeatureGates, y.FeatureGates) {
-				errs = append(errs, fmt.Errorf("shard %d is not of the same run as shard 0: variant %s#%d ran with feature gates %v, want %v", i, y.Variant, y.Repetition, y.FeatureGates, x.FeatureGates))
+				errs = append(errs, fmt.Errorf("shard %d is not of the same run as shard 0: variant %s#%d ran with feature gates %s", i, y.Variant, y.Repetition, changes(y.FeatureGates, x.FeatureGates)))
 			}
 		}
 	}
@@ -435,6 +437,44 @@ func checkShards(shards []*Result) (int, []error) {
 	}
 	return common, errs
 }
+
+// changes says, for people, where got differs from want: "key value, want
+// value" for each key that differs ("unset" for a missing one), the first
+// maxChanges in key order and how many more, rather than both maps whole.
+func changes[V comparable](got, want map[string]V) string {
+	keys := slices.Sorted(maps.Keys(got))
+	for k := range want {
+		if _, ok := got[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	show := func(m map[string]V, k string) string {
+		if v, ok := m[k]; ok {
+			return fmt.Sprint(v)
+		}
+		return "unset"
+	}
+	var out []string
+	n := 0
+	for _, k := range keys {
+		g, gok := got[k]
+		w, wok := want[k]
+		if gok == wok && g == w {
+			continue
+		}
+		if n++; n <= maxChanges {
+			out = append(out, fmt.Sprintf("%s %s, want %s", short(k), short(show(got, k)), short(show(want, k))))
+		}
+	}
+	if n > maxChanges {
+		out = append(out, fmt.Sprintf("and %d more", n-maxChanges))
+	}
+	return strings.Join(out, "; ")
+}
+
+// maxChanges is the most differing keys changes names.
+const maxChanges = 3
 
 // sameJSON reports whether a and b encode the same JSON value.
 func sameJSON(a, b json.RawMessage) bool {

@@ -52,6 +52,17 @@ func TestMergeCommand(t *testing.T) {
 	if err := result.WriteFile(other, r, result.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Another setup: versions and gates differ, the run's and a variant's.
+	setup := filepath.Join(dir, "setup.json")
+	if r, err = result.ReadFile(b); err != nil {
+		t.Fatal(err)
+	}
+	r.Run.Cluster.Versions = map[string]string{"kube-apiserver": "v1.35.4", "etcd": "3.6.5"}
+	r.Run.FeatureGates = map[string]bool{"ChangeContainerStatusOnKubeletRestart": true, "WatchListClient": false}
+	r.Variants[0].FeatureGates = map[string]bool{"ChangeContainerStatusOnKubeletRestart": true, "ExtraGate": true}
+	if err := result.WriteFile(setup, r, result.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	existing := filepath.Join(dir, "existing.json")
 	if err := os.WriteFile(existing, []byte("keep me"), 0o644); err != nil {
 		t.Fatal(err)
@@ -68,6 +79,7 @@ func TestMergeCommand(t *testing.T) {
 		{"missing file", []string{"--output-file", filepath.Join(dir, "m.json"), a, filepath.Join(dir, "nope.json")}, exitUsage, "no such file"},
 		{"malformed file", []string{"--output-file", filepath.Join(dir, "m.json"), a, garbage}, exitUsage, "decoding result"},
 		{"other run", []string{"--output-file", filepath.Join(dir, "m.json"), a, other}, exitUsage, "shard 1 is not of the same run as shard 0: run id another-run"},
+		{"other setup", []string{"--output-file", filepath.Join(dir, "m.json"), a, setup}, exitUsage, "ExtraGate true, want unset"},
 		{"same shard twice", []string{"--output-file", filepath.Join(dir, "m.json"), a, a}, exitUsage, "given twice"},
 		{"same shard by another path", []string{"--output-file", filepath.Join(dir, "m.json"), a, filepath.Join(dir, ".", filepath.Base(a))}, exitUsage, "given twice"},
 		{"output exists", []string{"--output-file", existing, a, b}, exitUsage, "exists: pass --force"},
@@ -89,6 +101,10 @@ func TestMergeCommand(t *testing.T) {
 			}
 			if !strings.Contains(out, tt.want) {
 				t.Errorf("output lacks %q:\n%s", tt.want, out)
+			}
+			// Differences are named key by key, never as Go maps.
+			if code != exitOK && (strings.Contains(stderr, "map[") || len(stderr) > 600) {
+				t.Errorf("message of %d characters in Go's words:\n%s", len(stderr), stderr)
 			}
 		})
 	}
