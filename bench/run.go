@@ -491,7 +491,11 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 			}
 		}
 	}
-	o.Logf("Variant %s (repetition %d) done: %d restarts in %s", s.variant.Name, rep, vr.Restarts, vr.End.Sub(vr.StormStart).Round(100*time.Millisecond))
+	if stormErr != nil {
+		o.Logf("Variant %s (repetition %d) stopped: %d restarts, %d failed, in %s", s.variant.Name, rep, vr.Restarts, failed, vr.End.Sub(vr.StormStart).Round(100*time.Millisecond))
+	} else {
+		o.Logf("Variant %s (repetition %d) done: %d restarts in %s", s.variant.Name, rep, vr.Restarts, vr.End.Sub(vr.StormStart).Round(100*time.Millisecond))
+	}
 	if stormErr == nil && failed > 0 {
 		return vr, fmt.Errorf("%d restarts failed (first: %s)", failed, storm.FirstFailure(all))
 	}
@@ -558,6 +562,21 @@ func measurementEnv(o Options, f *fleet.Fleet, outcomes *storm.Outcomes) *measur
 	}
 }
 
+// recoveredProgress passes outcomes on to its Report and counts in
+// progress those of restarts that took their node down and ended without
+// an error (kubelet back, pods recovered).
+type recoveredProgress struct {
+	storm.Report
+	progress fleet.Progress
+}
+
+func (r recoveredProgress) Add(o storm.Outcome) {
+	r.Report.Add(o)
+	if o.Restarted() && o.Err == nil {
+		r.progress.Add(1)
+	}
+}
+
 // baseline waits for every measurement's baseline window, and with a shared
 // start time (shards) until that time.
 func baseline(ctx context.Context, o Options, set *measure.Set) error {
@@ -576,17 +595,17 @@ func play(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s storm
 	stopWatch := watchComponents(ctx, o)
 	vr.StormStart = o.Clock.Now()
 	set.MarkStormStart(vr.StormStart)
-	// Progress counts nodes whose restart is over (kubelet back, pods
-	// recovered, or failed); a rolling storm of a big fleet runs for many
-	// minutes with nothing else to print.
+	// Progress counts the nodes restarted and recovered, as its step
+	// says: a failed or interrupted restart is not one; a rolling storm of
+	// a big fleet runs for many minutes with nothing else to print.
 	o.Progress.Start(fmt.Sprintf("variant %s: nodes restarted and recovered", s.variant.Name), len(s.restarts))
+	report := recoveredProgress{Report: outcomes, progress: o.Progress}
 	// One driver for simulated and real nodes; their outcomes go to the
 	// report, whose restarts and failures runVariant counts.
 	// Real kubelets of the version take only the gates they have.
 	restarter := storm.ByNode(f.Plan().IsReal, rn.restarter(st, s.version.KubeletGates(vr.FeatureGates)), sim)
 	err := storm.Play(ctx, o.Clock, s.restarts, vr.StormStart, func(ctx context.Context, r storm.Restart) {
-		outcomes.Add(restarter.Restart(ctx, r))
-		o.Progress.Add(1)
+		report.Add(restarter.Restart(ctx, r))
 	})
 	o.Progress.Done()
 	if err == nil {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -193,5 +194,30 @@ func TestBlockSeedsVary(t *testing.T) {
 		if s != p.Seed {
 			t.Errorf("fixed: block %d seed %d, want %d", b, s, p.Seed)
 		}
+	}
+}
+
+// countingProgress counts what Add is given.
+type countingProgress struct{ n int }
+
+func (c *countingProgress) Start(string, int) {}
+func (c *countingProgress) Add(n int)         { c.n += n }
+func (c *countingProgress) Set(n int)         { c.n = n }
+func (c *countingProgress) Done()             {}
+
+// TestRecoveredProgress: the storm's progress ("nodes restarted and
+// recovered") counts only restarts that took their node down and ended
+// without an error: after a Ctrl-C the interrupted ones are not counted
+// as recovered. Every outcome still reaches the report.
+func TestRecoveredProgress(t *testing.T) {
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	outcomes := &storm.Outcomes{}
+	p := &countingProgress{}
+	r := recoveredProgress{Report: outcomes, progress: p}
+	r.Add(storm.Outcome{Down: at, PodsRecovered: at.Add(time.Second)})
+	r.Add(storm.Outcome{Down: at, Err: fmt.Errorf("interrupted: %w", context.Canceled)})
+	r.Add(storm.Outcome{Err: fmt.Errorf("getting node: %w", context.Canceled)})
+	if p.n != 1 || len(outcomes.All()) != 3 {
+		t.Errorf("progress %d of 3 outcomes, report %d; want 1 recovered and all 3 reported", p.n, len(outcomes.All()))
 	}
 }
