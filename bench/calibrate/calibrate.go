@@ -71,6 +71,13 @@ type Options struct {
 	// defaults, 50 and 100. A low limit keeps the status manager busy,
 	// which decides whether a legacy flip reaches the API server.
 	KubeAPIQPS, KubeAPIBurst int
+	// Stagger spaces the restarts of a case: the i-th real node and the
+	// i-th simulated one restart together, Stagger after the (i-1)-th
+	// pair, so K real kubelets do not start on one machine in the same
+	// instant. Each node is watched for the case's downtime and
+	// observation time from its own restart. 0 restarts every node at
+	// once.
+	Stagger time.Duration
 	// Logf receives progress lines.
 	Logf func(format string, args ...any)
 	// Clock times the calibration and its waits; nil is the real clock.
@@ -108,6 +115,17 @@ func PodFeatures() []string {
 	return []string{PodFeatureStartupProbe, PodFeatureObjectRefs, PodFeatureAutomount}
 }
 
+// DefaultStagger is Options.Stagger's default: about the time a real
+// kubelet's start-up takes a core on these 2-core machines, so that each
+// real kubelet's start has the machine's spare CPU rather than a tenth of
+// it (with 10 containerd kubelets started at once, their node informers
+// missed the pod source's first 1 s sync check and the pod watch came
+// a second late: config/apiserver.go NewSourceApiserver).
+const DefaultStagger = time.Second
+
+// MaxStagger bounds Options.Stagger.
+const MaxStagger = 10 * time.Second
+
 // MaxNodes bounds K: each real node costs about realnode.BytesPerNode and
 // a little CPU, and calibration wants a few of each, not a fleet.
 const MaxNodes = 16
@@ -125,6 +143,9 @@ func (o *Options) Validate(memAvailable int64) error {
 	}
 	if o.ProbePeriod < time.Second || o.ProbePeriod > time.Minute {
 		errs = append(errs, fmt.Errorf("probe period: %s: must be between 1s and 1m", o.ProbePeriod))
+	}
+	if o.Stagger < 0 || o.Stagger > MaxStagger {
+		errs = append(errs, fmt.Errorf("stagger: %s: must be between 0 and %s", o.Stagger, MaxStagger))
 	}
 	if len(o.Cases) == 0 {
 		errs = append(errs, errors.New("no calibration case selected"))
@@ -215,6 +236,10 @@ type calibration struct {
 	// relabelled away from KWOK. countRequests counts KWOK's heartbeats of
 	// a simulated node from then on only.
 	downs map[string]time.Time
+	// offsets are each node's restart offset from the case's t0 in the
+	// case running (Options.Stagger): its window is [t0 + offset,
+	// t0 + offset + downtime + observation).
+	offsets map[string]time.Duration
 }
 
 // Run provisions K real and K simulated nodes with identical pods, runs
@@ -248,7 +273,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		APIVersion: profiles.APIVersion, Kind: ResultKind, SchemaVersion: SchemaVersion,
 		Start: o.Clock.Now().UTC(), KubeVersion: o.Embedded.KubeVersion().String(), ServerVersion: o.Target.ServerVersion,
 		Nodes: o.Nodes, PodsPerNode: o.PodsPerNode, Bystanders: len(c.bystanders), ProbePeriod: o.ProbePeriod.String(), InitDuration: o.InitDuration.String(),
-		PodFeatures: o.PodFeatures, KubeAPIQPS: o.KubeAPIQPS, KubeAPIBurst: o.KubeAPIBurst,
+		PodFeatures: o.PodFeatures, KubeAPIQPS: o.KubeAPIQPS, KubeAPIBurst: o.KubeAPIBurst, Stagger: o.Stagger.String(),
 		Tolerance: o.Tolerance, RealNodes: c.real.nodes, SimulatedNodes: c.sim.nodes, Backend: o.Backend,
 	}
 	res.NodeEvictionRate, _ = strconv.ParseFloat(o.Embedded.NodeEvictionRate(), 64)

@@ -45,7 +45,10 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 	}
 	rows = append(rows, c.countRow(MetricSliceWrites, counts[slicesKey], "by kube-controller-manager, of the node's Service"))
 	rows = append(rows, c.flipRows(t0, end)...)
-	rows = append(rows, c.startRows(cs, times, t0.Add(cs.Downtime))...)
+	rows = append(rows, c.startRows(cs, times, func(node string) time.Time {
+		from, _ := c.nodeWindow(node, t0, end)
+		return from.Add(cs.Downtime)
+	})...)
 	return append(rows, costRows(real, simCPU, k)...)
 }
 
@@ -54,8 +57,9 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 const slicesKey, resourcesOnlyKey, cgroupV1Key = "\x00slices", "\x00resources-only", "\x00cgroup-v1"
 
 // countRequests counts the case's requests between t0 and end by row key
-// and node: each node restarts once in a case, so a node's count is one
-// restart's, and the row's figure their mean. times are the times of
+// and node, each node's in its own window (nodeWindow): each node restarts
+// once in a case, so a node's count is one restart's, and the row's figure
+// their mean. times are the times of
 // each node's kubelet requests that are neither lease renewals nor events,
 // in the audit log's order.
 func (c *calibration) countRequests(reqs []Request, t0, end time.Time) (counts map[string]map[string]float64, times map[string][]time.Time) {
@@ -85,13 +89,13 @@ func (c *calibration) countRequests(reqs []Request, t0, end time.Time) (counts m
 		// Counting it gave preserve's simulated side a fourth lease update
 		// in every restart whose t0 fell just before KWOK's renewals.
 		if r.KWOK() && (r.Resource == "leases" || (r.Resource == "nodes" && r.Subresource == "status")) && c.sim.has(r.Name) {
-			if down, ok := c.downs[r.Name]; !ok || !r.Time.Before(down) {
+			if down, ok := c.downs[r.Name]; (!ok || !r.Time.Before(down)) && c.inWindow(r.Name, r.Time, t0, end) {
 				add(kubeletPrefix+r.Key(), r.Name)
 			}
 			continue
 		}
 		if node := r.Node(); node != "" {
-			if !c.real.has(node) && !c.sim.has(node) {
+			if !c.real.has(node) && !c.sim.has(node) || !c.inWindow(node, r.Time, t0, end) {
 				continue
 			}
 			switch {
@@ -118,6 +122,9 @@ func (c *calibration) countRequests(reqs []Request, t0, end time.Time) (counts m
 			if node, ok = c.sim.owner(r.Name); !ok {
 				continue
 			}
+		}
+		if !c.inWindow(node, r.Time, t0, end) {
+			continue
 		}
 		add(ctrl+": "+r.Key(), node)
 		if r.Resource == "endpointslices" {
@@ -158,8 +165,8 @@ func (c *calibration) countRow(metric string, byNode map[string]float64, note st
 func (c *calibration) flipRows(t0, end time.Time) []Row {
 	k := float64(c.o.Nodes)
 	podFlips, nodeFlips := c.tracker.Transitions(t0, end)
-	realPods, simPods := c.bySide(podFlips)
-	realNodes, simNodes := c.bySide(nodeFlips)
+	realPods, simPods := c.bySide(c.inWindows(podFlips, t0, end))
+	realNodes, simNodes := c.bySide(c.inWindows(nodeFlips, t0, end))
 	flipsByNode, transitionsByNode := map[string]float64{}, map[string]float64{}
 	for _, f := range append(realPods, simPods...) {
 		if !f.Ready {
@@ -178,7 +185,11 @@ func (c *calibration) flipRows(t0, end time.Time) []Row {
 			Agree: true, Informational: true,
 			Note: "a race in the real kubelet: its first node status beat its first PLEG relist; the node-lifecycle controller's taints and events follow"})
 	}
-	rd, sd := notReadyDurations(realPods, end), notReadyDurations(simPods, end)
+	endOf := func(node string) time.Time {
+		_, to := c.nodeWindow(node, t0, end)
+		return to
+	}
+	rd, sd := notReadyDurations(realPods, endOf), notReadyDurations(simPods, endOf)
 	quantileRow := func(metric string, q float64, note string) Row {
 		return c.timingRow(metric, RuleQuantile, spanNotReady, quantile(rd, q), quantile(sd, q), quantileSpread(rd, q), quantileSpread(sd, q), note)
 	}
@@ -235,6 +246,17 @@ func periodsSpread(sorted []time.Duration) *Spread {
 	return s
 }
 
+// inWindows keeps the flips in their node's window (nodeWindow).
+func (c *calibration) inWindows(flips []measure.Transition, t0, end time.Time) []measure.Transition {
+	var out []measure.Transition
+	for _, f := range flips {
+		if c.inWindow(f.Node, f.At, t0, end) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // bySide splits flips into the real nodes' and the simulated ones'.
 func (c *calibration) bySide(flips []measure.Transition) (real, sim []measure.Transition) {
 	for _, f := range flips {
@@ -252,15 +274,15 @@ func (c *calibration) bySide(flips []measure.Transition) (real, sim []measure.Tr
 // kubelet's process start-up before it sends anything, which the model
 // does not have. Every restart has a value: a node that sent nothing but
 // leases and events in the window (a runtime restart the kubelet rode out)
-// has 0, as a node whose request came at its start. nominal is the
-// case's start, t0 + downtime: a runtime case's, and any node's whose
-// restart recorded no kubelet start.
-func (c *calibration) startRows(cs Case, times map[string][]time.Time, nominal time.Time) []Row {
+// has 0, as a node whose request came at its start. nominal is a node's
+// restart plus the downtime: where a runtime case counts from, and any
+// node whose restart recorded no kubelet start.
+func (c *calibration) startRows(cs Case, times map[string][]time.Time, nominal func(node string) time.Time) []Row {
 	k := float64(c.o.Nodes)
 	since := func(nodes []string, last bool) []float64 {
 		out := make([]float64, 0, len(nodes))
 		for _, n := range nodes {
-			start := nominal
+			start := nominal(n)
 			if s, ok := c.starts[n]; ok && !s.IsZero() && cs.Kind != profiles.StormRuntime {
 				start = s
 			}

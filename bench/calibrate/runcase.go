@@ -20,10 +20,13 @@ import (
 	"github.com/stormbench/stormbench/bench/storm"
 )
 
-// One case: both sides restarted at once, and what each sent and flipped.
+// One case: both sides restarted pair by pair, and what each sent and
+// flipped.
 
-// runCase restarts every node of both sides at the same moment, watches
-// for the downtime plus the case's observation time, and builds its rows.
+// runCase restarts the nodes of both sides, the i-th real and the i-th
+// simulated node together, Options.Stagger after the pair before
+// (stagger), watches each for the downtime plus the case's observation
+// time from its own restart, and builds its rows.
 func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err error) {
 	cr = CaseResult{Case: cs}
 	// The simulated kubelets are of the real ones' version: the embedded
@@ -48,26 +51,27 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 		return cr, err
 	}
 	defer host.Dispose()
-	if err := c.restartAll(ctx, cs, sim, t0, &cr); err != nil {
+	sched := c.schedule(cs)
+	if err := c.restartAll(ctx, cs, sim, sched, t0, &cr); err != nil {
 		return cr, err
 	}
-	if err := poll.SleepUntil(ctx, c.o.Clock, t0.Add(cs.Downtime+cs.Observe)); err != nil {
+	// The case ends when the last pair's window does; what comes after
+	// a node's own window is not counted for it on either side (a
+	// simulated kubelet may hold its node longer than that before it hands
+	// it back: kubelet kwokRequeueAfter).
+	end := t0.Add(sched[len(sched)-1].Offset + cs.Downtime + cs.Observe)
+	if err := poll.SleepUntil(ctx, c.o.Clock, end); err != nil {
 		return cr, err
 	}
 	if cs.DeletePods > 0 {
 		// Restored after the window: the next case's settle waits for the
 		// replacement pods.
 		defer func() {
-			if serr := c.scale(context.WithoutCancel(ctx), c.o.PodsPerNode); serr != nil && err == nil {
+			if serr := c.scale(context.WithoutCancel(ctx), c.allNodes(), c.o.PodsPerNode); serr != nil && err == nil {
 				err = serr
 			}
 		}()
 	}
-	// The window is the case's, downtime plus observation, on both sides:
-	// a simulated kubelet may hold its node longer than that before it
-	// hands it back (kubelet kwokRequeueAfter), and what comes after the
-	// window is not counted for either side.
-	end := t0.Add(cs.Downtime + cs.Observe)
 	simCPU := selfCPU() - cpu0
 	if cr.Host, err = caseHostOver(ctx, host, end); err != nil {
 		return cr, err
@@ -84,12 +88,47 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 	return cr, nil
 }
 
-// restartAll restarts every node of both sides at t0 through one driver,
-// as a run does: each node's restart goes to its real kubelet or to the
-// model (storm.ByNode). It counts the restarts and their errors in cr,
-// and deletes pods or ends containers halfway through the downtime when
-// the case says so.
-func (c *calibration) restartAll(ctx context.Context, cs Case, sim *kubelet.Simulator, t0 time.Time, cr *CaseResult) error {
+// schedule is a case's restarts: the i-th real node and the i-th
+// simulated one at i × Options.Stagger, each down for the case's
+// downtime. It records each node's offset (window).
+func (c *calibration) schedule(cs Case) []storm.Restart {
+	var sched []storm.Restart
+	c.offsets = map[string]time.Duration{}
+	for i := range c.real.nodes {
+		off := time.Duration(i) * c.o.Stagger
+		for _, node := range []string{c.real.nodes[i], c.sim.nodes[i]} {
+			sched = append(sched, storm.Restart{Node: node, Offset: off, Downtime: cs.Downtime, Index: len(sched)})
+			c.offsets[node] = off
+		}
+	}
+	return sched
+}
+
+// nodeWindow is node's part of a case that ran from t0 to end: from its
+// restart (t0 + its offset) for as long as the case watches a node
+// (downtime and observation), so every node is watched as long whatever
+// its place in the stagger. Without offsets it is [t0, end).
+func (c *calibration) nodeWindow(node string, t0, end time.Time) (from, to time.Time) {
+	var last time.Duration
+	for _, off := range c.offsets {
+		last = max(last, off)
+	}
+	off := c.offsets[node]
+	return t0.Add(off), end.Add(off - last)
+}
+
+// inWindow says whether t falls in node's window (nodeWindow).
+func (c *calibration) inWindow(node string, t, t0, end time.Time) bool {
+	from, to := c.nodeWindow(node, t0, end)
+	return !t.Before(from) && t.Before(to)
+}
+
+// restartAll plays sched from t0 through one driver, storm.Play, as a run
+// does: each node's restart goes to its real kubelet or to the model
+// (storm.ByNode). It counts the restarts and their errors in cr, and
+// deletes pods or ends containers of each node halfway through its
+// downtime when the case says so.
+func (c *calibration) restartAll(ctx context.Context, cs Case, sim *kubelet.Simulator, sched []storm.Restart, t0 time.Time, cr *CaseResult) error {
 	restarter := storm.ByNode(c.real.has, storm.RestarterFunc(func(ctx context.Context, r storm.Restart) storm.Outcome {
 		n := c.nodes[r.Node]
 		rec := storm.NewRecorder(r, cs.Kind, true, c.o.Clock.Now)
@@ -101,44 +140,41 @@ func (c *calibration) restartAll(ctx context.Context, cs Case, sim *kubelet.Simu
 		return rec.Outcome(nil)
 	}), sim)
 	var mu sync.Mutex
+	var errs []error
 	c.starts, c.downs = map[string]time.Time{}, map[string]time.Time{}
-	g, gctx := errgroup.WithContext(ctx)
-	for i, node := range c.allNodes() {
-		g.Go(func() error {
-			o := restarter.Restart(gctx, storm.Restart{Node: node, Downtime: cs.Downtime, Index: i})
-			mu.Lock()
-			defer mu.Unlock()
-			c.starts[node], c.downs[node] = o.KubeletStart, o.Down
-			switch {
-			case o.Err != nil && o.Real:
-				cr.Errors = append(cr.Errors, fmt.Sprintf("real node %s: %v", node, o.Err))
-			case o.Err != nil:
-				cr.Errors = append(cr.Errors, fmt.Sprintf("simulated node %s: %v", node, o.Err))
-			case o.Real:
-				cr.Restarts.Real++
-			default:
-				cr.Restarts.Simulated++
-			}
-			return nil
-		})
-	}
-	if cs.DeletePods > 0 {
-		g.Go(func() error {
-			if err := poll.SleepUntil(gctx, c.o.Clock, t0.Add(cs.Downtime/2)); err != nil {
-				return err
-			}
-			return c.scale(gctx, c.o.PodsPerNode-cs.DeletePods)
-		})
-	}
-	if cs.ExitContainers > 0 {
-		g.Go(func() error {
-			if err := poll.SleepUntil(gctx, c.o.Clock, t0.Add(cs.Downtime/2)); err != nil {
-				return err
-			}
-			return c.exitContainers(gctx, sim, cs.ExitContainers)
-		})
-	}
-	return g.Wait()
+	err := storm.Play(ctx, c.o.Clock, sched, t0, func(ctx context.Context, r storm.Restart) {
+		var g errgroup.Group
+		if cs.DeletePods > 0 || cs.ExitContainers > 0 {
+			g.Go(func() error {
+				if err := poll.SleepUntil(ctx, c.o.Clock, t0.Add(r.Offset+cs.Downtime/2)); err != nil {
+					return err
+				}
+				if cs.DeletePods > 0 {
+					return c.scale(ctx, []string{r.Node}, c.o.PodsPerNode-cs.DeletePods)
+				}
+				return c.exitContainers(ctx, sim, r.Node, cs.ExitContainers)
+			})
+		}
+		o := restarter.Restart(ctx, r)
+		gerr := g.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if gerr != nil {
+			errs = append(errs, gerr)
+		}
+		c.starts[r.Node], c.downs[r.Node] = o.KubeletStart, o.Down
+		switch {
+		case o.Err != nil && o.Real:
+			cr.Errors = append(cr.Errors, fmt.Sprintf("real node %s: %v", r.Node, o.Err))
+		case o.Err != nil:
+			cr.Errors = append(cr.Errors, fmt.Sprintf("simulated node %s: %v", r.Node, o.Err))
+		case o.Real:
+			cr.Restarts.Real++
+		default:
+			cr.Restarts.Simulated++
+		}
+	})
+	return errors.Join(append([]error{err}, errs...)...)
 }
 
 // readRealUsage records each real kubelet's usage in cr, or that it exited.
@@ -163,43 +199,38 @@ type containerKiller interface {
 }
 
 // exitContainers ends the containers of the first n pods (by name) of
-// every node while its kubelet is down: on a real node killed through its
+// node while its kubelet is down: on a real node killed through its
 // containerd, on a simulated one recorded in the model.
-func (c *calibration) exitContainers(ctx context.Context, sim *kubelet.Simulator, n int) error {
-	l, err := c.o.Target.Client.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{})
+func (c *calibration) exitContainers(ctx context.Context, sim *kubelet.Simulator, node string, n int) error {
+	l, err := c.o.Target.Client.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
 	if err != nil {
-		return fmt.Errorf("listing pods to kill their containers: %w", err)
+		return fmt.Errorf("listing the pods of %s to kill their containers: %w", node, err)
 	}
-	byNode := map[string][]corev1.Pod{}
+	var pods []corev1.Pod
 	for _, p := range l.Items {
 		if p.DeletionTimestamp == nil {
-			byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
+			pods = append(pods, p)
 		}
 	}
+	slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	if len(pods) < n {
+		return fmt.Errorf("node %s has %d pods, want %d to kill containers of", node, len(pods), n)
+	}
 	var errs []error
-	for _, node := range c.allNodes() {
-		pods := byNode[node]
-		slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
-		if len(pods) < n {
-			errs = append(errs, fmt.Errorf("node %s has %d pods, want %d to kill containers of", node, len(pods), n))
+	for _, p := range pods[:n] {
+		if c.sim.has(node) {
+			for _, ct := range p.Spec.Containers {
+				sim.ExitContainer(node, p.Namespace, p.Name, ct.Name)
+			}
 			continue
 		}
-		for _, p := range pods[:n] {
-			if c.sim.has(node) {
-				for _, ct := range p.Spec.Containers {
-					sim.ExitContainer(node, p.Namespace, p.Name, ct.Name)
-				}
-				continue
-			}
-			k, ok := c.nodes[node].(containerKiller)
-			if !ok {
-				errs = append(errs, fmt.Errorf("real node %s cannot kill containers (backend %s)", node, c.o.Backend))
-				continue
-			}
-			for _, st := range p.Status.ContainerStatuses {
-				if err := k.KillContainer(st.ContainerID); err != nil {
-					errs = append(errs, err)
-				}
+		k, ok := c.nodes[node].(containerKiller)
+		if !ok {
+			return fmt.Errorf("real node %s cannot kill containers (backend %s)", node, c.o.Backend)
+		}
+		for _, st := range p.Status.ContainerStatuses {
+			if err := k.KillContainer(st.ContainerID); err != nil {
+				errs = append(errs, err)
 			}
 		}
 	}

@@ -57,6 +57,10 @@ type Result struct {
 	// when not the defaults (Options.KubeAPIQPS).
 	KubeAPIQPS   int `json:"kubeAPIQPS,omitempty"`
 	KubeAPIBurst int `json:"kubeAPIBurst,omitempty"`
+	// Stagger is the time between the restarts of successive pairs of
+	// nodes (Options.Stagger; absent in files written before it: every
+	// node restarted at once).
+	Stagger string `json:"stagger,omitempty"`
 	// Tolerance decided the rows' agreement.
 	Tolerance Tolerance `json:"tolerance"`
 	// ModelFingerprint is the simulated kubelet's behaviour the table

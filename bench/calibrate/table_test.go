@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"maps"
 	"math"
 	"os"
 	"reflect"
@@ -116,7 +117,7 @@ func TestNotReadyDurations(t *testing.T) {
 		{At: at(900), Object: "a", Ready: false},
 		{At: at(1000), Object: "c", Ready: true}, // up without a down in the window
 	}
-	got := notReadyDurations(flips, at(3000))
+	got := notReadyDurations(flips, func(string) time.Time { return at(3000) })
 	want := []time.Duration{500 * time.Millisecond, 2100 * time.Millisecond, 2800 * time.Millisecond}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
@@ -387,5 +388,45 @@ func TestKWOKHeartbeatsCountFromDown(t *testing.T) {
 	got := counts[kubeletPrefix+"update leases"]
 	if got["s0"] != 2 || got["r0"] != 1 {
 		t.Errorf("update leases by node %v, want s0 2 (its own and KWOK's after the hand-back), r0 1", got)
+	}
+}
+
+// TestStaggeredWindows: with restarts staggered, each node is counted in
+// its own window, from its restart for the case's downtime and observation
+// time: a request before a late node's restart, or after an early node's
+// window, is neither node's; the pairs restart together.
+func TestStaggeredWindows(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC)
+	cs := Case{Name: "kubelet/legacy", Downtime: 5 * time.Second, Observe: 25 * time.Second}
+	c := &calibration{
+		o:       Options{Nodes: 2, Tolerance: DefaultTolerance(), Stagger: 4 * time.Second},
+		real:    side{nodes: []string{"r0", "r1"}},
+		sim:     side{nodes: []string{"s0", "s1"}},
+		tracker: measure.NewRecoveryTracker(clock.RealClock{}),
+	}
+	sched := c.schedule(cs)
+	if len(sched) != 4 || sched[0].Offset != 0 || sched[1].Offset != 0 || sched[2].Offset != 4*time.Second || sched[3].Offset != 4*time.Second {
+		t.Fatalf("schedule %+v: want r0, s0 at 0 and r1, s1 at 4s", sched)
+	}
+	end := t0.Add(sched[len(sched)-1].Offset + cs.Downtime + cs.Observe)
+	get := func(node string, at time.Duration) Request {
+		return Request{Time: t0.Add(at), User: "system:node:" + node, Verb: "get", Resource: "pods", Namespace: "n", Name: node + "-p"}
+	}
+	reqs := []Request{
+		get("r0", 1*time.Second), get("s0", 29*time.Second), // in their windows [0, 30s)
+		get("r0", 31*time.Second), get("s0", 33*time.Second), // after them
+		get("r1", 2*time.Second), get("s1", 3*time.Second), // before r1's and s1's restart at 4s
+		get("r1", 5*time.Second), get("s1", 33*time.Second), // in [4s, 34s)
+	}
+	counts, _ := c.countRequests(reqs, t0, end)
+	want := map[string]float64{"r0": 1, "s0": 1, "r1": 1, "s1": 1}
+	if got := counts[kubeletPrefix+"get pods"]; !maps.Equal(got, want) {
+		t.Errorf("get pods by node %v, want %v", got, want)
+	}
+	// A pod still not ready counts up to its node's window's end.
+	flips := []measure.Transition{{At: t0.Add(10 * time.Second), Node: "r0", Object: "n/r0-p"}, {At: t0.Add(10 * time.Second), Node: "r1", Object: "n/r1-p"}}
+	got := notReadyDurations(flips, func(node string) time.Time { _, to := c.nodeWindow(node, t0, end); return to })
+	if len(got) != 2 || got[0] != 20*time.Second || got[1] != 24*time.Second {
+		t.Errorf("open periods %v, want 20s (r0's window ends at 30s) and 24s (r1's at 34s)", got)
 	}
 }

@@ -72,8 +72,9 @@ func (c *calibration) observeNode(o any) {
 }
 
 // notReadyDurations pairs each pod's Ready→NotReady flip with its next
-// NotReady→Ready one; a pod still not ready at the end counts up to end.
-func notReadyDurations(flips []measure.Transition, end time.Time) []time.Duration {
+// NotReady→Ready one; a pod still not ready at the end counts up to the
+// end of its node's window, endOf(node).
+func notReadyDurations(flips []measure.Transition, endOf func(node string) time.Time) []time.Duration {
 	byPod := map[string][]measure.Transition{}
 	var order []string
 	for _, f := range flips {
@@ -85,6 +86,7 @@ func notReadyDurations(flips []measure.Transition, end time.Time) []time.Duratio
 	var out []time.Duration
 	for _, pod := range order {
 		var down time.Time
+		node := byPod[pod][0].Node
 		for _, f := range byPod[pod] {
 			switch {
 			case !f.Ready && down.IsZero():
@@ -95,7 +97,7 @@ func notReadyDurations(flips []measure.Transition, end time.Time) []time.Duratio
 			}
 		}
 		if !down.IsZero() {
-			out = append(out, end.Sub(down))
+			out = append(out, endOf(node).Sub(down))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })

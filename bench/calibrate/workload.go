@@ -301,9 +301,9 @@ func (c *calibration) allNodes() []string {
 	return append(append([]string{}, c.real.nodes...), c.sim.nodes...)
 }
 
-// scale sets the replicas of every node's Deployment, real and simulated.
-func (c *calibration) scale(ctx context.Context, replicas int) error {
-	for _, node := range c.allNodes() {
+// scale sets the replicas of the Deployments of nodes.
+func (c *calibration) scale(ctx context.Context, nodes []string, replicas int) error {
+	for _, node := range nodes {
 		sc, err := c.o.Target.Client.AppsV1().Deployments(c.ns).GetScale(ctx, node, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("scaling deployment %s: %w", node, err)

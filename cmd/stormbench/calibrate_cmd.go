@@ -25,22 +25,22 @@ import (
 
 // calibrateOptions are the calibrate command's flags.
 type calibrateOptions struct {
-	cluster                          clusterOptions
-	nodes, pods                      int
-	probePeriod, initDuration        time.Duration
-	cases, podFeatures               []string
-	resultPath, markdown, htmlPath   string
-	output, backend                  string
-	seed                             int64
-	kubeAPIQPS, kubeAPIBurst         int
-	tol                              calibrate.Tolerance
-	keepCluster, force, dryRun, list bool
+	cluster                            clusterOptions
+	nodes, pods                        int
+	probePeriod, initDuration, stagger time.Duration
+	cases, podFeatures                 []string
+	resultPath, markdown, htmlPath     string
+	output, backend                    string
+	seed                               int64
+	kubeAPIQPS, kubeAPIBurst           int
+	tol                                calibrate.Tolerance
+	keepCluster, force, dryRun, list   bool
 }
 
 // newCalibrateOptions returns the defaults: 2 nodes of 5 pods, 10 s
 // probes, the hollow backend, seed 42, the default tolerance.
 func newCalibrateOptions() *calibrateOptions {
-	return &calibrateOptions{nodes: 2, pods: 5, probePeriod: 10 * time.Second, output: "text", backend: calibrate.BackendHollow, seed: 42, tol: calibrate.DefaultTolerance()}
+	return &calibrateOptions{nodes: 2, pods: 5, probePeriod: 10 * time.Second, output: "text", backend: calibrate.BackendHollow, seed: 42, tol: calibrate.DefaultTolerance(), stagger: calibrate.DefaultStagger}
 }
 
 func (o *calibrateOptions) addFlags(fs *pflag.FlagSet) {
@@ -51,6 +51,7 @@ func (o *calibrateOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.nodes, "nodes", o.nodes, "Real nodes (hollow kubelets, about 100 MiB each) and as many simulated ones")
 	fs.IntVar(&o.pods, "pods-per-node", o.pods, "Pods per node: one Deployment and one Service per node, with exec readiness and liveness probes (HTTP or TCP in the +http and +tcp cases)")
 	fs.DurationVar(&o.probePeriod, "probe-period", o.probePeriod, "Period of the pods' readiness and liveness probes")
+	fs.DurationVar(&o.stagger, "stagger", o.stagger, "Time between the restarts of successive pairs of nodes (the i-th real and the i-th simulated node restart together), so the real kubelets do not all start in the same instant on one machine; 0 restarts every node at once")
 	fs.DurationVar(&o.initDuration, "init-duration", 0, "The simulated kubelet's NotReady flash after start (a profile's storm.initDuration; 0, the default, keeps the node Ready)")
 	fs.StringSliceVar(&o.podFeatures, "pod-features", nil, "Add to the calibration pods: "+strings.Join(calibrate.PodFeatures(), ", ")+" (startup probe; env, envFrom, projected and immutable ConfigMap/Secret references; the service-account token and kube-root-ca.crt)")
 	fs.IntVar(&o.kubeAPIQPS, "kube-api-qps", 0, "Both sides' kubelet kubeAPIQPS (0: the kubelet default, 50); a low limit keeps the status manager busy")
@@ -126,7 +127,7 @@ func (o *calibrateOptions) validate(env *cmdEnv, fs *pflag.FlagSet) (*calibrateP
 		}
 		return nil, nil
 	}
-	opts := calibrate.Options{Nodes: o.nodes, PodsPerNode: o.pods, ProbePeriod: o.probePeriod, InitDuration: o.initDuration, Cases: selected, Tolerance: o.tol, Seed: o.seed, Backend: o.backend, PodFeatures: o.podFeatures, KubeAPIQPS: o.kubeAPIQPS, KubeAPIBurst: o.kubeAPIBurst}
+	opts := calibrate.Options{Nodes: o.nodes, PodsPerNode: o.pods, ProbePeriod: o.probePeriod, InitDuration: o.initDuration, Cases: selected, Tolerance: o.tol, Seed: o.seed, Backend: o.backend, PodFeatures: o.podFeatures, KubeAPIQPS: o.kubeAPIQPS, KubeAPIBurst: o.kubeAPIBurst, Stagger: o.stagger}
 	if err := opts.Validate(realnode.MemAvailable()); err != nil {
 		return nil, usageError{err}
 	}
@@ -152,7 +153,7 @@ func (o *calibrateOptions) validate(env *cmdEnv, fs *pflag.FlagSet) (*calibrateP
 	}
 	plan := &calibratePlan{selected: selected, opts: opts, comps: comps}
 	for _, c := range selected {
-		plan.total += c.Downtime + c.Observe
+		plan.total += time.Duration(o.nodes-1)*o.stagger + c.Downtime + c.Observe
 	}
 	return plan, nil
 }
