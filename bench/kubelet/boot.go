@@ -137,21 +137,19 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 // and the pods follow from Kubelet.Run.
 //
 // The wait is drawn per restart from rng, uniform in
-// [processStartMin, processStartMin+processStartSpread). Measured: the real
-// kubelet's first request came 0.21 to 1.07 s after its exec in the
-// calibration of 2026-12-05 (results/calibration, row "kubelet start →
-// first request", the 50 restarts of the kubelet and reboot cases whose
-// host was not saturated, hollow and containerd): median 0.70 s, quartiles
-// 0.55 and 0.83 s; this draw has 0.70, 0.55 and 0.85. A fixed median would
-// start every kubelet of a wave on the same millisecond; the real ones
-// spread over tenths of a second in every case. Neither the backend nor the kind moved the
-// median by more than that spread: hollow 0.74 s (40 restarts), although
-// its stub container manager and fake cAdvisor skip cadvisor.New's and
-// NewContainerManager's host probing, containerd 0.64 s (10); a reboot's
-// 0.73 s (hollow), a kubelet restart's 0.70 s. So one draw serves every
-// kubelet start. Where the calibration's host was saturated the real
-// start-up took longer, medians up to 1.41 s; the model's does not, as
-// the harness's host is not the node's.
+// [processStartMin, processStartMin+processStartSpread). Measured with the
+// calibration's restarts staggered (calibrate --stagger 1s: one real
+// kubelet starting at a time), on the v1.36.3 kubelet on containerd, the
+// reference: its first request came 0.29 to 0.43 s after its exec, median
+// 0.32 s (15 restarts: kubelet/legacy, kubelet/preserve and
+// kubelet/preserve+tcp, 5 nodes each); this draw spans 0.28 to 0.38 s,
+// median 0.33 s. A fixed value would start every kubelet of a wave on the
+// same millisecond. The hollow kubelet starts faster, 0.11 to 0.25 s in
+// the same runs: its stub container manager and fake cAdvisor skip
+// cadvisor.New's and NewContainerManager's host probing, which a kubelet
+// on a real node does. With ten real kubelets started at once on a
+// 2-core machine the start-up took 0.5 to 1.4 s: that is the oracle's
+// host, not the kubelet's, and the model's host is not the node's.
 func planProcessStart(rng *rand.Rand) Plan {
 	at := processStartMin + time.Duration(rng.Float64()*float64(processStartSpread))
 	return Plan{{At: at, Actor: ActorNode, Action: ActionWait}}
@@ -160,8 +158,8 @@ func planProcessStart(rng *rand.Rand) Plan {
 // A kubelet process's start-up lasts processStartMin plus up to
 // processStartSpread (planProcessStart).
 const (
-	processStartMin    = 400 * time.Millisecond
-	processStartSpread = 600 * time.Millisecond
+	processStartMin    = 280 * time.Millisecond
+	processStartSpread = 100 * time.Millisecond
 )
 
 // startNode replays a starting kubelet's node-level start-up, up to its
