@@ -20,6 +20,7 @@ import (
 	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/poll"
+	"github.com/stormbench/stormbench/bench/realnode"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/bench/watchers"
@@ -515,7 +516,7 @@ func newVariantRun(o Options, s stormStep, rep int) result.VariantRun {
 	if vr.WatchesClosedAfterSync {
 		watches = "closed after sync"
 	}
-	o.Logf("Variant %s (repetition %d): %s storm of %d nodes in %d wave(s), Kubernetes %s, gates %v, watches %s", v.Name, rep, st.Kind, len(s.restarts), s.sched.Waves, s.version.Short(), vr.FeatureGates, watches)
+	o.Logf("Variant %s (repetition %d): %s storm of %d nodes in %d wave(s), Kubernetes %s, gates %s, watches %s", v.Name, rep, st.Kind, len(s.restarts), s.sched.Waves, s.version.Short(), realnode.JoinGates(vr.FeatureGates), watches)
 	return vr
 }
 

@@ -430,7 +430,7 @@ func (n *ContainerdNode) startKubeletLocked(gates map[string]bool) error {
 	if ip, err := utilnet.ChooseHostInterface(); err == nil {
 		args = append(args, "--node-ip", ip.String())
 	}
-	if g := joinGates(gates); g != "" {
+	if g := JoinGates(gates); g != "" {
 		args = append(args, "--feature-gates", g)
 	}
 	p, err := startProc(n.opts.Components.Path(cluster.BinKubelet), args, n.KubeletLog(), filepath.Join(n.opts.Dir, "kubelet.pid"))

@@ -201,7 +201,7 @@ func (n *Node) StartKubelet(gates map[string]bool) error {
 		"--node-labels", joinMap(n.opts.Labels),
 		"-v", strconv.Itoa(n.opts.Verbosity),
 	}
-	if g := joinGates(gates); g != "" {
+	if g := JoinGates(gates); g != "" {
 		args = append(args, "--feature-gates", g)
 	}
 	if n.opts.CPU != "" {
@@ -281,7 +281,9 @@ func joinMap(m map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
-func joinGates(g map[string]bool) string {
+// JoinGates writes feature gates as the kubelet's --feature-gates takes
+// them, sorted by name: "A=true,B=false"; messages show them so too.
+func JoinGates(g map[string]bool) string {
 	m := make(map[string]string, len(g))
 	for k, v := range g {
 		m[k] = strconv.FormatBool(v)

@@ -25,11 +25,11 @@ func TestProcUsageSelf(t *testing.T) {
 }
 
 func TestJoinGates(t *testing.T) {
-	if got := joinGates(map[string]bool{"WatchListClient": true, "ChangeContainerStatusOnKubeletRestart": false}); got != "ChangeContainerStatusOnKubeletRestart=false,WatchListClient=true" {
-		t.Errorf("joinGates = %q", got)
+	if got := JoinGates(map[string]bool{"WatchListClient": true, "ChangeContainerStatusOnKubeletRestart": false}); got != "ChangeContainerStatusOnKubeletRestart=false,WatchListClient=true" {
+		t.Errorf("JoinGates = %q", got)
 	}
-	if got := joinGates(nil); got != "" {
-		t.Errorf("joinGates(nil) = %q", got)
+	if got := JoinGates(nil); got != "" {
+		t.Errorf("JoinGates(nil) = %q", got)
 	}
 }
 
