@@ -264,7 +264,7 @@ CAL_DIR          ?= results/calibration
 CAL_NODES        ?= 10
 CONTAINERD_CASES ?= kubelet/legacy,kubelet/preserve,runtime/refused,reboot,kubelet/deleted,kubelet/exited,kubelet/legacy+http,kubelet/preserve+http,runtime/refused+http,reboot+http,kubelet/legacy+tcp,kubelet/preserve+tcp,runtime/refused+tcp,reboot+tcp
 .PHONY: calibrate
-calibrate: components build real-node-deps ## Calibrate the model against real kubelets (hollow: every exec case; containerd: its cases and the +http and +tcp ones) and write CAL_DIR/{hollow,containerd,combined}.* (about 25 minutes at CAL_NODES=10 on 2 cores: hollow 7, containerd 16).
+calibrate: components build real-node-deps ## Calibrate the model against real kubelets (hollow: every exec case; containerd: its cases and the +http and +tcp ones) and write CAL_DIR/{hollow,containerd,combined}.* (about 30 minutes at CAL_NODES=10 on 2 cores, the restarts 1 s apart).
 	$(BIN)/stormbench calibrate --bin-dir $(BIN) --nodes $(CAL_NODES) --result $(CAL_DIR)/hollow.json --markdown $(CAL_DIR)/hollow.md --force || [ $$? = 1 ]
 	$(BIN)/stormbench calibrate --bin-dir $(BIN) --nodes $(CAL_NODES) --backend containerd --cases $(CONTAINERD_CASES) \
 		--result $(CAL_DIR)/containerd.json --markdown $(CAL_DIR)/containerd.md --force || [ $$? = 1 ]
@@ -302,7 +302,7 @@ figures-check: ## Fail when a figure block differs from what its result file giv
 published: ## List the targets that remake each published set, with their expected times on 2 cores.
 	@echo "compare-gates       the gate A/B: quick, $(REPETITIONS) + $(REPETITIONS) interleaved storms -> results/baselines/quick.json (about 35 minutes)"
 	@echo "aa                  the A/A check: the same variant twice, $(AA_REPETITIONS) + $(AA_REPETITIONS) -> results/aa/aa.json (about 35 minutes)"
-	@echo "calibrate           the model against real kubelets, hollow and containerd, one table -> results/calibration/ (about 20 minutes; root)"
+	@echo "calibrate           the model against real kubelets, hollow and containerd, one table -> results/calibration/ (about 30 minutes; root)"
 	@echo "published-host      the 300-node host pair, without and with a 0.85-core budget -> results/host/ (about 40 minutes; root for the budget)"
 	@echo "published-sweep     the capacity sweep: 150 nodes, wave sizes $(SWEEP_WAVES), 3 repetitions -> results/scale/sweep-150.json (about 30 minutes; root)"
 	@echo "published-fleet-1k  fleet-1k, both gates -> results/scale/fleet-1k.json (about 30 minutes)"
