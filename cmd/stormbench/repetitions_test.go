@@ -11,8 +11,8 @@ import (
 	"github.com/stormbench/stormbench/bench/result"
 )
 
-// TestRunInterleavedRepetitions runs quick (on a tenth of its fleet, see
-// quickSmall) with 2 repetitions on the run's
+// TestRunInterleavedRepetitions runs quick (on a tenth of its fleet and a
+// short storm, see quickSmall) with 2 repetitions on the run's
 // own embedded cluster (a restore replaces its etcd, so it cannot
 // share one): the storms run in the blocks of the seed, each block a
 // permutation of the variants, every storm after a restore of the fleet
@@ -73,11 +73,15 @@ func TestRunInterleavedRepetitions(t *testing.T) {
 }
 
 // quickSmall writes quick's profile with a tenth of its fleet (10 nodes ×
-// 3 pods, its storm of 20 % in two waves unchanged) and a settle of two 4 s
-// windows after each restore, and returns the file. The test judges the
-// order, the restores and the host figures, not the figures' size: quick's
-// 500 pods and four 10 s windows after each of four restores took about
-// 500 s of the test's time.
+// 3 pods), its storm of 20 % in one wave with 1 s of downtime, a 10 s node
+// lease, a 2 s baseline and a settle of two 2 s windows after each restore,
+// and returns the file. The test judges the order, the restores and the
+// host figures, not the figures' size: quick's 500 pods and four 10 s
+// windows after each of four restores took about 500 s of the test's time,
+// and its two waves of 3 to 8 s downtime on a 40 s lease about 40 s a
+// storm; this storm takes about 20 s, most of it the model's wait before it
+// hands a node back to KWOK (kubelet kwokRequeueAfter: the lease's renew
+// interval and 16 s).
 func quickSmall(t *testing.T, dir string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "profiles", "quick.yaml"))
@@ -87,9 +91,12 @@ func quickSmall(t *testing.T, dir string) string {
 	s := string(b)
 	for _, r := range []struct{ old, new string }{
 		{"name: quick\n", "name: quick-small\n"},
+		{"  nodeLeaseDurationSeconds: 40\n", "  nodeLeaseDurationSeconds: 10\n"},
 		{"  nodes: 50\n  podsPerNode: 10\n", "  nodes: 10\n  podsPerNode: 3\n"},
 		// A short baseline: the test checks the interleaving, not the excess.
-		{"    baseline: 60s\n", "    baseline: 5s\n    restoreSettle: {window: 4s, windows: 2}\n"},
+		{"    baseline: 60s\n", "    baseline: 2s\n    restoreSettle: {window: 2s, windows: 2}\n"},
+		{"    size: \"50%\"\n", "    size: \"100%\"\n"},
+		{"    type: uniform\n    min: 3s\n    max: 8s\n", "    type: fixed\n    value: 1s\n"},
 	} {
 		if !strings.Contains(s, r.old) {
 			t.Fatalf("profiles/quick.yaml has no %q to replace", r.old)
