@@ -42,6 +42,7 @@ func combinePair() (hollow, containerd *Result) {
 			row("kubelet: update leases", "/restart", 3, 1),                    // both real sides say 3
 			row("kubelet: patch events", "/restart", 1.5, 0),                   // containerd saw none on either side
 			spread(row("kubelet: get csinodes", "/restart", 2, 2), 2, 2, 2, 2), // the real sides' ranges overlap
+			row(MetricLastRequest, "s", 1.30, 1.49),                            // the model is 15 % after hollow's stub start-up
 		},
 		[]Row{row("kubelet: get pods", "/restart", 15, 15)})
 	hollow.Command = "stormbench calibrate --result h.json"
@@ -51,6 +52,7 @@ func combinePair() (hollow, containerd *Result) {
 			row("kubelet: deletecollection resourceslices", "/restart", 1, 1),
 			row("kubelet: update leases", "/restart", 3, 1),
 			spread(row("kubelet: get csinodes", "/restart", 3, 2), 2, 4, 2, 2), // a retried GET on one node of two
+			row(MetricLastRequest, "s", 1.39, 1.49),                            // and 7 % after the kubelet on containerd
 		},
 		[]Row{row("kubelet: get pods", "/restart", 20, 15)}) // reboot: containerd is the reference
 	return hollow, containerd
@@ -58,7 +60,7 @@ func combinePair() (hollow, containerd *Result) {
 
 // TestCombineVerdicts: each case takes its reference's verdicts (hollow
 // for kubelet restarts, containerd for reboots), and containerd judges the
-// rows where the real backends disagree.
+// rows where the real backends disagree, and the kubelet's start-up times.
 func TestCombineVerdicts(t *testing.T) {
 	h, c := combinePair()
 	got, err := Combine(h, c)
@@ -78,6 +80,9 @@ func TestCombineVerdicts(t *testing.T) {
 			"kubelet: patch events":                    {"ok", BackendContainerd, true, true},
 			// 2 against 3 (2–4): not apart, by the ranges.
 			"kubelet: get csinodes": {"ok", BackendHollow, false, true},
+			// The real sides agree, but a start-up time is containerd's
+			// to judge (startTimed): the hollow kubelet's start is a stub's.
+			MetricLastRequest: {"ok", BackendContainerd, false, true},
 		},
 		"reboot": {"kubelet: get pods": {"DIFFERS", BackendContainerd, true, true}},
 	}
