@@ -298,7 +298,7 @@ func TestMergeRejects(t *testing.T) {
 		{name: "other profile", edit: func(a, b *result.Result) { b.Run.Profile = json.RawMessage(`{"seed": 7, "fleet": {"nodes": 13}}`) },
 			want: []string{"resolved profiles differ"}},
 		{name: "other tool", edit: func(a, b *result.Result) { b.Run.ToolVersion = "v0.2.0" }, want: []string{"tool version v0.2.0"}},
-		{name: "other cluster", edit: func(a, b *result.Result) { b.Run.Cluster.Versions["kube-apiserver"] = "v1.35.0" }, want: []string{"cluster embedded=false"}},
+		{name: "other cluster", edit: func(a, b *result.Result) { b.Run.Cluster.Versions["kube-apiserver"] = "v1.35.0" }, want: []string{"component versions kube-apiserver v1.35.0, want v1.36.3"}},
 		{name: "same shard twice", inputs: func(a, b *result.Result) []*result.Result { return []*result.Result{a, a} }, want: []string{"shards 0 and 1 started at the same instant"}},
 		{name: "other variants", edit: func(a, b *result.Result) { b.Variants[0].Variant = "preserve" },
 			want: []string{"variant run 0 is preserve#0, want default#0"}},
