@@ -240,6 +240,8 @@ type calibration struct {
 	// case running (Options.Stagger): its window is [t0 + offset,
 	// t0 + offset + downtime + observation).
 	offsets map[string]time.Duration
+	// lastOffset is the largest of offsets: the last pair's.
+	lastOffset time.Duration
 }
 
 // Run provisions K real and K simulated nodes with identical pods, runs

@@ -59,7 +59,7 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 	// a node's own window is not counted for it on either side (a
 	// simulated kubelet may hold its node longer than that before it hands
 	// it back: kubelet kwokRequeueAfter).
-	end := t0.Add(sched[len(sched)-1].Offset + cs.Downtime + cs.Observe)
+	end := t0.Add(c.lastOffset + cs.Downtime + cs.Observe)
 	if err := poll.SleepUntil(ctx, c.o.Clock, end); err != nil {
 		return cr, err
 	}
@@ -93,13 +93,14 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 // downtime. It records each node's offset (window).
 func (c *calibration) schedule(cs Case) []storm.Restart {
 	var sched []storm.Restart
-	c.offsets = map[string]time.Duration{}
+	c.offsets, c.lastOffset = map[string]time.Duration{}, 0
 	for i := range c.real.nodes {
 		off := time.Duration(i) * c.o.Stagger
 		for _, node := range []string{c.real.nodes[i], c.sim.nodes[i]} {
 			sched = append(sched, storm.Restart{Node: node, Offset: off, Downtime: cs.Downtime, Index: len(sched)})
 			c.offsets[node] = off
 		}
+		c.lastOffset = off
 	}
 	return sched
 }
@@ -109,12 +110,8 @@ func (c *calibration) schedule(cs Case) []storm.Restart {
 // (downtime and observation), so every node is watched as long whatever
 // its place in the stagger. Without offsets it is [t0, end).
 func (c *calibration) nodeWindow(node string, t0, end time.Time) (from, to time.Time) {
-	var last time.Duration
-	for _, off := range c.offsets {
-		last = max(last, off)
-	}
 	off := c.offsets[node]
-	return t0.Add(off), end.Add(off - last)
+	return t0.Add(off), end.Add(off - c.lastOffset)
 }
 
 // inWindow says whether t falls in node's window (nodeWindow).

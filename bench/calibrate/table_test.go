@@ -408,7 +408,7 @@ func TestStaggeredWindows(t *testing.T) {
 	if len(sched) != 4 || sched[0].Offset != 0 || sched[1].Offset != 0 || sched[2].Offset != 4*time.Second || sched[3].Offset != 4*time.Second {
 		t.Fatalf("schedule %+v: want r0, s0 at 0 and r1, s1 at 4s", sched)
 	}
-	end := t0.Add(sched[len(sched)-1].Offset + cs.Downtime + cs.Observe)
+	end := t0.Add(c.lastOffset + cs.Downtime + cs.Observe)
 	get := func(node string, at time.Duration) Request {
 		return Request{Time: t0.Add(at), User: "system:node:" + node, Verb: "get", Resource: "pods", Namespace: "n", Name: node + "-p"}
 	}
