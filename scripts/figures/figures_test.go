@@ -286,10 +286,10 @@ func TestDateOrHash(t *testing.T) {
 	}
 }
 
-// TestCalibrationBlock: a calibration block is the committed calibration's
+// TestFigureCalibrationBlock: a calibration block is the committed calibration's
 // verdict, one line per row outside tolerance; it goes stale when a row's
 // verdict changes, and names a missing file.
-func TestCalibrationBlock(t *testing.T) {
+func TestFigureCalibrationBlock(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "results", "calibration")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
