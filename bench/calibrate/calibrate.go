@@ -72,9 +72,9 @@ type Options struct {
 	// which decides whether a legacy flip reaches the API server.
 	KubeAPIQPS, KubeAPIBurst int
 	// Stagger spaces the restarts of a case: the i-th real node and the
-	// i-th simulated one restart together, Stagger after the (i-1)-th
-	// pair, so K real kubelets do not start on one machine in the same
-	// instant. Each node is watched for the case's downtime and
+	// i-th simulated one restart together, the pairs Stagger apart in an
+	// order drawn for the case, so K real kubelets do not start on one
+	// machine in the same instant. Each node is watched for the case's downtime and
 	// observation time from its own restart. 0 restarts every node at
 	// once.
 	Stagger time.Duration

@@ -145,7 +145,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		fmt.Fprintf(&b, "Both sides' kubelets run with %s.\n\n", l)
 	}
 	if r.Stagger != "" && r.Stagger != "0s" {
-		fmt.Fprintf(&b, "Each case restarts the pairs of nodes (the i-th real and the i-th simulated) %s apart, and watches each node for the case's downtime and observation time from its own restart.\n\n", r.Stagger)
+		fmt.Fprintf(&b, "Each case restarts the pairs of nodes (the i-th real and the i-th simulated) %s apart, in an order drawn for the case, and watches each node for the case's downtime and observation time from its own restart.\n\n", r.Stagger)
 	}
 	if r.Bystanders > 0 {
 		fmt.Fprintf(&b, "Beside them, %d healthy KWOK nodes that no case restarts; the controller manager's --node-eviction-rate is %g/s.\n\n", r.Bystanders, r.NodeEvictionRate)

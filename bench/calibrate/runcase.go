@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -89,20 +91,38 @@ func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err 
 }
 
 // schedule is a case's restarts: the i-th real node and the i-th
-// simulated one at i × Options.Stagger, each down for the case's
-// downtime. It records each node's offset (window).
+// simulated one restart together, in one of the case's slots Options.Stagger
+// apart, each down for the case's downtime. It records each node's offset
+// (window).
+//
+// The pairs take the slots in an order drawn for the case (scheduleOrder):
+// a real kubelet's node-status loop keeps the phase its process started
+// with (kubelet.go:1923, wait.JitterUntil(syncNodeStatus,
+// nodeStatusUpdateFrequency, 0.04)), so with one order in every case each
+// real kubelet would meet a runtime case's outage at the same point of its
+// period: one phase for the whole side, where the model draws one a
+// restart.
 func (c *calibration) schedule(cs Case) []storm.Restart {
 	var sched []storm.Restart
 	c.offsets, c.lastOffset = map[string]time.Duration{}, 0
-	for i := range c.real.nodes {
-		off := time.Duration(i) * c.o.Stagger
+	for i, slot := range scheduleOrder(c.o.Seed, cs.Name, len(c.real.nodes)) {
+		off := time.Duration(slot) * c.o.Stagger
 		for _, node := range []string{c.real.nodes[i], c.sim.nodes[i]} {
 			sched = append(sched, storm.Restart{Node: node, Offset: off, Downtime: cs.Downtime, Index: len(sched)})
 			c.offsets[node] = off
 		}
-		c.lastOffset = off
+		c.lastOffset = max(c.lastOffset, off)
 	}
 	return sched
+}
+
+// scheduleOrder is the slot of each of n pairs in a case: a permutation of
+// 0..n-1 drawn from the calibration's seed and the case's name, so a case
+// is played in the same order every time and two cases in different ones.
+func scheduleOrder(seed int64, caseName string, n int) []int {
+	h := fnv.New64a()
+	h.Write([]byte(caseName))
+	return rand.New(rand.NewPCG(uint64(seed), h.Sum64())).Perm(n)
 }
 
 // nodeWindow is node's part of a case that ran from t0 to end: from its

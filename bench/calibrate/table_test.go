@@ -1,10 +1,12 @@
 package calibrate
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -405,8 +407,12 @@ func TestStaggeredWindows(t *testing.T) {
 		tracker: measure.NewRecoveryTracker(clock.RealClock{}),
 	}
 	sched := c.schedule(cs)
-	if len(sched) != 4 || sched[0].Offset != 0 || sched[1].Offset != 0 || sched[2].Offset != 4*time.Second || sched[3].Offset != 4*time.Second {
-		t.Fatalf("schedule %+v: want r0, s0 at 0 and r1, s1 at 4s", sched)
+	if len(sched) != 4 || c.offsets["r0"] != c.offsets["s0"] || c.offsets["r1"] != c.offsets["s1"] ||
+		c.offsets["r0"]+c.offsets["r1"] != 4*time.Second || c.lastOffset != 4*time.Second {
+		t.Fatalf("schedule %+v: want r0 with s0 and r1 with s1, one pair at 0 and the other at 4s", sched)
+	}
+	if c.offsets["r1"] == 0 { // the test's requests are of r0 first
+		c.offsets["r0"], c.offsets["s0"], c.offsets["r1"], c.offsets["s1"] = 0, 0, 4*time.Second, 4*time.Second
 	}
 	end := t0.Add(c.lastOffset + cs.Downtime + cs.Observe)
 	get := func(node string, at time.Duration) Request {
@@ -428,5 +434,37 @@ func TestStaggeredWindows(t *testing.T) {
 	got := notReadyDurations(flips, func(node string) time.Time { _, to := c.nodeWindow(node, t0, end); return to })
 	if len(got) != 2 || got[0] != 20*time.Second || got[1] != 24*time.Second {
 		t.Errorf("open periods %v, want 20s (r0's window ends at 30s) and 24s (r1's at 34s)", got)
+	}
+}
+
+// TestScheduleOrder: each case plays its pairs in an order of its own,
+// the same every time: the real kubelets' node-status loops keep the phase
+// of their last start, so one order for every case would give every real
+// node one phase against a runtime case's outage.
+func TestScheduleOrder(t *testing.T) {
+	const n = 10
+	seen := map[string]bool{}
+	for _, name := range []string{"kubelet/legacy", "runtime/refused", "runtime/refused+http", "runtime/hung", "reboot"} {
+		order := scheduleOrder(1, name, n)
+		if sorted := slices.Sorted(slices.Values(order)); !slices.Equal(sorted, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
+			t.Fatalf("%s: order %v is not a permutation of 0..9", name, order)
+		}
+		if again := scheduleOrder(1, name, n); !slices.Equal(order, again) {
+			t.Errorf("%s: order %v, then %v: want the same for the same seed and case", name, order, again)
+		}
+		seen[fmt.Sprint(order)] = true
+	}
+	if len(seen) != 5 {
+		t.Errorf("5 cases played in %d orders, want 5", len(seen))
+	}
+	// The phase a real node meets: its slot in one case against its slot
+	// in the case it last started in, modulo a 10-slot status period.
+	phases := map[int]bool{}
+	a, b := scheduleOrder(1, "kubelet/legacy", n), scheduleOrder(1, "runtime/refused", n)
+	for i := range n {
+		phases[(b[i]-a[i]+n)%n] = true
+	}
+	if len(phases) < 4 {
+		t.Errorf("the nodes meet %d phases of 10, want them spread: %v against %v", len(phases), a, b)
 	}
 }
