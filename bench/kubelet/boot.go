@@ -98,7 +98,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	// The status manager syncs every pod once after start (its cache is
 	// empty), and the prober decides readiness.
 	podSync := s.cfg.Clock.Now()
-	plans, err := n.startPods(ctx, nodeObj, pods, rebooted)
+	plans, ends, err := n.startPods(ctx, nodeObj, pods, rebooted)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	// (ActorPods) run beside the flash (ActorNode; kubelet.go Run starts
 	// them before syncLoop). The flash ends InitDuration after the pods'
 	// first sync is done.
-	plan := planProbes(plans)
+	plan := planProbes(plans, ends)
 	if s.cfg.InitDuration > 0 {
 		at := s.cfg.Clock.Since(podSync) + s.cfg.InitDuration
 		plan = append(plan,

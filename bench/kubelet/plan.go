@@ -76,6 +76,12 @@ const (
 	// DELETE of the node's ResourceSlices (session.wipeResourceSlices);
 	// its failure does not stop the start.
 	ActionResourceSliceWipe
+	// ActionPodTerminal writes the terminal status of a pod deleted while
+	// the kubelet was away, once its kill is over (terminatePods).
+	ActionPodTerminal
+	// ActionPodDelete is the status manager's last sync of such a pod and
+	// its DELETE, once the PLEG has seen the kill (terminatePods).
+	ActionPodDelete
 )
 
 var actionNames = map[Action]string{
@@ -90,6 +96,8 @@ var actionNames = map[Action]string{
 
 	ActionCSINode:           "csinode",
 	ActionResourceSliceWipe: "slice-wipe",
+	ActionPodTerminal:       "pod-terminal",
+	ActionPodDelete:         "pod-delete",
 }
 
 func (a Action) String() string {
@@ -117,7 +125,8 @@ type Step struct {
 	// ActionPodEvent).
 	EventType string
 
-	// Pod and Container are what a pod event is about; Count is the
+	// Pod and Container are what a pod event is about (Pod, also the pod
+	// ActionPodTerminal and ActionPodDelete end); Count is the
 	// occurrence of its series (1: created, more: the correlator's
 	// PATCH of the first), and Series names the series.
 	Pod       *corev1.Pod
@@ -166,6 +175,8 @@ func (s Step) String() string {
 		}
 	case ActionPodReady, ActionPodFlip:
 		fmt.Fprintf(&b, " %s/%s", s.Namespace, s.Name)
+	case ActionPodTerminal, ActionPodDelete:
+		fmt.Fprintf(&b, " %s/%s", s.Pod.Namespace, s.Pod.Name)
 	}
 	return b.String()
 }

@@ -163,7 +163,7 @@ func TestProbePlanGolden(t *testing.T) {
 				}
 				plans = append(plans, plan)
 			}
-			plan := planProbes(plans)
+			plan := planProbes(plans, nil)
 			var b strings.Builder
 			fmt.Fprintf(&b, "# %s: legacy %t, rebooted %t, pods not ready %t, seed 7\n", tc.name, tc.legacy, tc.rebooted, tc.notReady)
 			b.WriteString(plan.String())

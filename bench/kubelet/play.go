@@ -80,6 +80,9 @@ func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.T
 		case ActionPodStartup, ActionPodReady, ActionPodFlip:
 			podErr = cmp.Or(podErr, n.writePod(ctx, start, st))
 			continue
+		case ActionPodTerminal, ActionPodDelete:
+			podErr = cmp.Or(podErr, n.endPod(ctx, st))
+			continue
 		}
 		if err := n.do(ctx, node, st, series); err != nil {
 			return err

@@ -54,8 +54,9 @@ func flipsOnRestart(p *corev1.Pod, probed map[string]time.Duration, legacy bool,
 // startPods replays the kubelet's first sync of each pod: admission re-run,
 // completing deletions, restarting containers after a reboot, and the status
 // manager's first status write. It returns when each pod's readiness probes
-// will first succeed.
-func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*corev1.Pod, rebooted bool) ([]probePlan, error) {
+// will first succeed, and the steps that end the deleted pods
+// (terminatePods), both as offsets from the pods' first sync.
+func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*corev1.Pod, rebooted bool) ([]probePlan, Plan, error) {
 	s, sess := n.s, n.sess
 	legacy := s.gate(profiles.GateChangeContainerStatusOnKubeletRestart)
 	rng := s.rng(node.Name, 1)
@@ -77,7 +78,7 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 		}
 		if reason, msg, rejected := admissionRejects(node, p); rejected {
 			if err := n.rejectPod(ctx, p, reason, msg); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			continue
 		}
@@ -97,11 +98,12 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 			err = n.firstSync(ctx, p, &plan, startup, legacy, metav1.NewTime(began))
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		plans = append(plans, plan)
 	}
-	return plans, n.completeDeletions(ctx)
+	ends, err := n.completeDeletions(ctx, began)
+	return plans, ends, err
 }
 
 // rejectPod replays admission's re-run rejecting p (kubelet.go
@@ -196,8 +198,9 @@ func (n *nodeRun) firstSync(ctx context.Context, p *corev1.Pod, plan *probePlan,
 
 // completeDeletions completes the deletions the API server started while
 // the node was away (taint-based eviction, a scale-down): terminatePods
-// over the deleted pods in the kubelet's pod source.
-func (n *nodeRun) completeDeletions(ctx context.Context) error {
+// over the deleted pods in the kubelet's pod source, whose first sync was
+// at began.
+func (n *nodeRun) completeDeletions(ctx context.Context, began time.Time) (Plan, error) {
 	var deleted []*corev1.Pod
 	for _, p := range n.sess.podStore.List() {
 		if pod := p.(*corev1.Pod); pod.DeletionTimestamp != nil {
@@ -208,7 +211,7 @@ func (n *nodeRun) completeDeletions(ctx context.Context) error {
 	slices.SortFunc(deleted, func(a, b *corev1.Pod) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
-	return n.terminatePods(ctx, deleted)
+	return n.terminatePods(ctx, deleted, began)
 }
 
 // firstProbes draws when each readiness-probed container of p is first
@@ -248,107 +251,151 @@ func legacyStartupSteps(p *corev1.Pod, firstProbes map[string]time.Duration, rng
 }
 
 // terminatePods replays the kubelet finishing the deletions that started
-// while it was away. Each pod's worker kills its containers (kuberuntime
-// killContainer: a Killing event per running container), all pods at once,
-// since every pod has a worker goroutine of its own (pod_workers.go). The
-// status manager, one goroutine for all pods, then syncs each pod three
-// times, a GET before each (status_manager.go syncPod):
+// while it was away, for pods whose first sync was at began. Each pod's
+// worker kills its containers (kuberuntime killContainer: a Killing event
+// per running container), all pods at once, since every pod has a worker
+// goroutine of its own (pod_workers.go). The status manager, one goroutine
+// for all pods, then syncs each pod three times, a GET before each
+// (status_manager.go syncPod):
 //  1. the pod's first status after the restart (kubelet.go
 //     SyncTerminatingPod, generateAPIPodStatus), before the kill: nothing
 //     changed but the observed generation, which the graceful deletion
 //     raised (pkg/api/v1/pod CalculatePodStatusObservedGeneration and
 //     CalculatePodConditionObservedGeneration, PodObservedGenerationTracking):
 //     status.observedGeneration and every condition's; the pod stays ready
-//     as far as its Services are concerned (already terminating);
-//  2. the containers terminated, the pod not ready and the terminal phase
-//     (Succeeded or Failed) in one write, once the pod worker is done
-//     (SyncTerminatedPod: SetPodStatus with the terminal phase; the
-//     intermediate status of the kill, with the phase held back by
-//     mergePodStatus while PodCouldHaveRunningContainers, is overtaken
-//     before the status manager gets to it);
-//  3. a sync with nothing to write, a GET and the DELETE: SyncTerminatedPod
-//     waits for the volumes to be unmounted and then calls
-//     statusManager.TerminatePod, whose status version says the pod is
-//     finished, so canBeDeleted holds and the sync deletes the pod with
-//     grace period 0 and the UID as precondition.
+//     as far as its Services are concerned (already terminating). Sent
+//     here, at the first sync;
+//  2. once the kill is over (killDuration), the containers terminated, the
+//     pod not ready and the terminal phase (Succeeded or Failed) in one
+//     write (kubelet.go SyncTerminatingPod: SetPodStatus of the stopped
+//     pod's status): ActionPodTerminal;
+//  3. a sync with nothing to write, a GET and the DELETE with grace period
+//     0 and the UID as precondition: ActionPodDelete. The worker runs
+//     SyncTerminatedPod only once the pod cache holds a status newer than
+//     the end of the kill (pod_workers.go podWorkerLoop
+//     podCache.GetNewerThan(uid, lastSyncTime), "adds ~1s of latency"),
+//     which only the PLEG's next relist gives (nextRelist); then
+//     SyncTerminatedPod (no volumes to wait for) calls
+//     statusManager.TerminatePod, canBeDeleted holds, and the sync deletes
+//     the pod (status_manager.go syncPod).
 //
-// The pods' first writes come before any pod's second one, as the status
-// manager syncs the versions in the order the workers set them; the
-// controllers then fold the pods' changes into fewer EndpointSlice and
-// Endpoints writes than one pod after another would cause. The oracle
-// (calibration case kubelet/deleted) measured 1.75 to 2 PATCHes per
-// deleted pod, and on the hollow kubelet (audit log, 2026-12-02, 4 pods)
-// GET, PATCH, GET, PATCH, GET, DELETE for 3 pods and GET, PATCH, GET,
-// DELETE for one: now and then the status manager gets to a pod only after
-// a later step and writes the steps as one.
-func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod) error {
+// The oracle (calibration case kubelet/deleted, containerd) saw the
+// terminal PATCH 0.25–0.95 s after the pods' first sync and the DELETE at
+// the PLEG's second or third relist, a relist grid 1.055–1.068 s apart.
+func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod, began time.Time) (Plan, error) {
 	s, sess := n.s, n.sess
-	if len(pods) == 0 {
-		return nil
-	}
-	now := metav1.NewTime(s.cfg.Clock.Now())
 	for _, pod := range pods {
 		for _, c := range pod.Status.ContainerStatuses {
 			if c.State.Running == nil {
 				continue
 			}
 			if _, err := sess.podEvent(pod, c.Name, "", 1, corev1.EventTypeNormal, "Killing", fmt.Sprintf("Stopping container %s", c.Name)); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	observed := func(generation int64) func(st *corev1.PodStatus) bool {
-		return func(st *corev1.PodStatus) bool {
-			changed := st.ObservedGeneration != generation
-			st.ObservedGeneration = generation
-			for i := range st.Conditions {
-				if st.Conditions[i].ObservedGeneration != generation {
-					st.Conditions[i].ObservedGeneration = generation
-					changed = true
-				}
-			}
-			return changed
+	for _, pod := range pods {
+		if _, err := n.status.sync(ctx, pod.Namespace, pod.Name, observedGeneration(pod.Generation)); err != nil {
+			return nil, err
 		}
 	}
-	terminal := func(st *corev1.PodStatus) bool {
-		changed := terminateContainers(st, 0, "Completed", now)
-		changed = setReadiness(st, func(string) bool { return false }, now) || changed
-		phase := corev1.PodSucceeded
-		for _, c := range st.ContainerStatuses {
-			if t := c.State.Terminated; t == nil || t.ExitCode != 0 {
-				phase = corev1.PodFailed
+	// The kills start as the first statuses are out; each pod's is its own.
+	killStart := s.cfg.Clock.Since(began)
+	var ends Plan
+	for _, pod := range pods {
+		killed := killStart + killDuration(s.rng(pod.Namespace+"/"+pod.Name, 8))
+		ends = append(ends,
+			Step{At: killed, Actor: ActorPods, Action: ActionPodTerminal, Pod: pod},
+			Step{At: nextRelist(sess.started, began, killed), Actor: ActorPods, Action: ActionPodDelete, Pod: pod})
+	}
+	return ends, nil
+}
+
+// The kill's duration: a container runtime's StopContainer of every
+// running container, then StopPodSandbox with the network's teardown
+// (kuberuntime_manager.go killPodWithSyncResult). Drawn uniform in
+// [killMin, killMin+killSpread), as the containerd oracle measured it; the
+// hollow kubelet's fake runtime kills at once.
+const (
+	killMin    = 250 * time.Millisecond
+	killSpread = 700 * time.Millisecond
+)
+
+func killDuration(rng *rand.Rand) time.Duration {
+	return killMin + time.Duration(rng.Float64()*float64(killSpread))
+}
+
+// The PLEG's global relist (pleg/generic.go): the first when the kubelet
+// starts it (Kubelet.Run, within tens of milliseconds of the kubelet's
+// first request), then genericPlegRelistPeriod (1 s, kubelet.go) after
+// each one ends (the timer is reset after Relist returns). A relist stamps
+// the pod cache with its start and publishes it at its end; plegRelist is
+// how long one takes, as the oracle's relists of 5 pods did.
+const (
+	plegRelistPeriod = time.Second
+	plegRelist       = 60 * time.Millisecond
+)
+
+// nextRelist is when, as an offset from began, the pod cache first holds a
+// status newer than after (also an offset from began): the end of the first
+// relist that starts after it, on the grid that starts at the kubelet's
+// start.
+func nextRelist(started, began time.Time, after time.Duration) time.Duration {
+	grid := plegRelistPeriod + plegRelist
+	since := began.Sub(started) + after // from the kubelet's start
+	k := (since + grid - 1) / grid
+	return started.Add(k*grid + plegRelist).Sub(began)
+}
+
+// observedGeneration is a status change that sets the pod's observed
+// generation, and every condition's.
+func observedGeneration(generation int64) func(st *corev1.PodStatus) bool {
+	return func(st *corev1.PodStatus) bool {
+		changed := st.ObservedGeneration != generation
+		st.ObservedGeneration = generation
+		for i := range st.Conditions {
+			if st.Conditions[i].ObservedGeneration != generation {
+				st.Conditions[i].ObservedGeneration = generation
+				changed = true
 			}
-		}
-		if st.Phase != phase {
-			st.Phase = phase
-			changed = true
 		}
 		return changed
 	}
-	sync := func(pod *corev1.Pod, mutate func(*corev1.PodStatus) bool) error {
-		_, err := n.status.sync(ctx, pod.Namespace, pod.Name, mutate)
+}
+
+// endPod plays a deleted pod's end (terminatePods): its terminal status
+// (ActionPodTerminal), or the sync with nothing to write and the DELETE
+// (ActionPodDelete).
+func (n *nodeRun) endPod(ctx context.Context, st Step) error {
+	pod := st.Pod
+	if st.Action == ActionPodTerminal {
+		now := metav1.NewTime(n.s.cfg.Clock.Now())
+		_, err := n.status.sync(ctx, pod.Namespace, pod.Name, func(st *corev1.PodStatus) bool {
+			changed := terminateContainers(st, 0, "Completed", now)
+			changed = setReadiness(st, func(string) bool { return false }, now) || changed
+			phase := corev1.PodSucceeded
+			for _, c := range st.ContainerStatuses {
+				if t := c.State.Terminated; t == nil || t.ExitCode != 0 {
+					phase = corev1.PodFailed
+				}
+			}
+			if st.Phase != phase {
+				st.Phase = phase
+				changed = true
+			}
+			return changed
+		})
 		return err
 	}
-	for _, pod := range pods {
-		if err := sync(pod, observed(pod.Generation)); err != nil {
-			return err
-		}
+	if _, err := n.status.sync(ctx, pod.Namespace, pod.Name, func(*corev1.PodStatus) bool { return false }); err != nil {
+		return err
 	}
-	for _, pod := range pods {
-		if err := sync(pod, terminal); err != nil {
-			return err
-		}
-		if err := sync(pod, func(*corev1.PodStatus) bool { return false }); err != nil {
-			return err
-		}
-		uid := pod.UID
-		zero := int64(0)
-		err := sess.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return fmt.Errorf("kubelet %s: deleting pod %s/%s: %w", sess.node, pod.Namespace, pod.Name, err)
-		}
-		s.Counters.PodsDeleted.Add(1)
+	zero := int64(0)
+	err := n.sess.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: metav1.NewUIDPreconditions(string(pod.UID))})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("kubelet %s: deleting pod %s/%s: %w", n.sess.node, pod.Namespace, pod.Name, err)
 	}
+	n.s.Counters.PodsDeleted.Add(1)
 	return nil
 }
 

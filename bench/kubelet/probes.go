@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"time"
 
@@ -148,10 +149,13 @@ type statusUpdate struct {
 // write theirs, and the statuses of pods recreated after a reboot or
 // replaced after their containers exited, Ready among them, go to the
 // status manager's batches. Those come first, by offset (statusManager.batch
-// plays them all before the probes' writes), then the probes' writes by
-// offset: a probe write due before the last batch is written after it.
-func planProbes(plans []probePlan) Plan {
-	var updates, probes Plan
+// plays them all before the probes' writes), then the probes' writes and
+// the ends of the pods deleted while the kubelet was away (ends, from
+// terminatePods) by offset: a probe write due before the last batch is
+// written after it.
+func planProbes(plans []probePlan, ends Plan) Plan {
+	var updates Plan
+	probes := slices.Clone(ends)
 	for i := range plans {
 		p := &plans[i]
 		for j := range p.updates {

@@ -1,7 +1,9 @@
 package kubelet
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,9 +65,7 @@ func TestTerminatePod(t *testing.T) {
 			s := &Simulator{cfg: Config{Clock: clk}}
 			sess := &session{node: "n1", client: client, events: client.CoreV1(), clk: clk, syncTimeout: time.Minute}
 			sess.startEvents()
-			if err := newNodeRun(s, storm.Restart{Node: "n1"}, sess).terminatePods(context.Background(), []*corev1.Pod{pod}); err != nil {
-				t.Fatal(err)
-			}
+			terminateAndPlay(t, newNodeRun(s, storm.Restart{Node: "n1"}, sess), []*corev1.Pod{pod}, t0)
 			// Events go out from their own goroutine, beside the status
 			// manager's requests: compare the two sequences apart.
 			sess.flushEvents()
@@ -155,8 +155,9 @@ func nonEvents(reqs []string) []string {
 }
 
 // TestTerminatePodsInterleaved: with two pods deleted, both pods' first
-// status writes come before either pod's terminal write and DELETE, as the
-// status manager syncs the versions the pod workers set, in order.
+// status writes come at the first sync, before either pod's kill is over;
+// each pod's terminal write comes at the end of its kill, and its DELETE at
+// the end of the first PLEG relist that starts after that.
 func TestTerminatePodsInterleaved(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	deleted := metav1.NewTime(t0.Add(-time.Second))
@@ -177,9 +178,7 @@ func TestTerminatePodsInterleaved(t *testing.T) {
 	s := &Simulator{cfg: Config{Clock: clk}}
 	sess := &session{node: "n1", client: client, events: client.CoreV1(), clk: clk, syncTimeout: time.Minute}
 	sess.startEvents()
-	if err := newNodeRun(s, storm.Restart{Node: "n1"}, sess).terminatePods(context.Background(), pods); err != nil {
-		t.Fatal(err)
-	}
+	ends := terminateAndPlay(t, newNodeRun(s, storm.Restart{Node: "n1"}, sess), pods, t0)
 	sess.flushEvents()
 	var got []string
 	for _, a := range client.Actions() {
@@ -201,12 +200,82 @@ func TestTerminatePodsInterleaved(t *testing.T) {
 		}
 		got = append(got, a.GetVerb()+" "+r+" "+name)
 	}
-	want := []string{
-		"get pods a", "patch pods/status a", "get pods b", "patch pods/status b",
-		"get pods a", "patch pods/status a", "get pods a", "delete pods a",
-		"get pods b", "patch pods/status b", "get pods b", "delete pods b",
+	want := []string{"get pods a", "patch pods/status a", "get pods b", "patch pods/status b"}
+	for _, st := range ends {
+		n := st.Pod.Name
+		if st.Action == ActionPodTerminal {
+			want = append(want, "get pods "+n, "patch pods/status "+n)
+		} else {
+			want = append(want, "get pods "+n, "delete pods "+n)
+		}
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Each pod: its kill over within [killMin, killMin+killSpread) of the
+	// first sync, and its DELETE at the end of the first relist after it.
+	for _, p := range pods {
+		var terminal, del time.Duration = -1, -1
+		for _, st := range ends {
+			if st.Pod.Name == p.Name && st.Action == ActionPodTerminal {
+				terminal = st.At
+			}
+			if st.Pod.Name == p.Name && st.Action == ActionPodDelete {
+				del = st.At
+			}
+		}
+		if terminal < killMin || terminal > killMin+killSpread+time.Millisecond {
+			t.Errorf("pod %s: terminal write at %v, want within [%v, %v] of the first sync", p.Name, terminal, killMin, killMin+killSpread)
+		}
+		if del != nextRelist(t0.Add(-relistTestStart), t0, terminal) {
+			t.Errorf("pod %s: DELETE at %v, want at the relist after its kill (%v)", p.Name, del, terminal)
+		}
+	}
+}
+
+// relistTestStart is how long before the pods' first sync the tests'
+// kubelet started (session.started).
+const relistTestStart = 400 * time.Millisecond
+
+// terminateAndPlay runs terminatePods on pods whose first sync is at began,
+// then plays the steps it returns in order of their offsets, as the pods'
+// actor does (no sleeps: the clock is fake), and returns them in that order.
+func terminateAndPlay(t *testing.T, n *nodeRun, pods []*corev1.Pod, began time.Time) Plan {
+	t.Helper()
+	n.sess.started = began.Add(-relistTestStart)
+	ends, err := n.terminatePods(context.Background(), pods, began)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortStableFunc(ends, func(a, b Step) int { return cmp.Compare(a.At, b.At) })
+	for _, st := range ends {
+		if err := n.endPod(context.Background(), st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ends
+}
+
+// TestNextRelist: the pod cache is newer than an instant at the end of the
+// first relist that starts at or after it, on a grid of relists one period
+// plus a relist's duration apart from the kubelet's start.
+func TestNextRelist(t *testing.T) {
+	started := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	grid := plegRelistPeriod + plegRelist // 1.06 s
+	for _, tc := range []struct {
+		name         string
+		began, after time.Duration // from the kubelet's start; after from began
+		want         time.Duration // from began
+	}{
+		{"at a relist's start", 0, grid, grid + plegRelist},
+		{"just after the first", 0, time.Millisecond, grid + plegRelist - 0},
+		{"kill over at 1.7 s", 1400 * time.Millisecond, 300 * time.Millisecond, 2*grid + plegRelist - 1400*time.Millisecond},
+		{"kill over at 2.2 s", 1400 * time.Millisecond, 800 * time.Millisecond, 3*grid + plegRelist - 1400*time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := nextRelist(started, started.Add(tc.began), tc.after); got != tc.want {
+				t.Errorf("nextRelist(began %v, after %v) = %v, want %v", tc.began, tc.after, got, tc.want)
+			}
+		})
 	}
 }
