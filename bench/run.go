@@ -100,7 +100,10 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 		o.ShardCount = 1
 	}
 	p := o.Profile
-	res := newResult(o)
+	res, err := newResult(o)
+	if err != nil {
+		return nil, err
+	}
 	res.Run.Shard = shard
 	if err := logLeftovers(ctx, o); err != nil {
 		return res, err
@@ -203,9 +206,12 @@ func logLeftovers(ctx context.Context, o Options) error {
 	return nil
 }
 
-func newResult(o Options) *result.Result {
+func newResult(o Options) (*result.Result, error) {
 	p := o.Profile
-	raw, _ := json.Marshal(p)
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("encoding profile %s: %w", p.Metadata.Name, err)
+	}
 	versions := map[string]string{"kube-apiserver": o.Target.ServerVersion}
 	var flags map[string]map[string]string
 	var apf string
@@ -245,7 +251,7 @@ func newResult(o Options) *result.Result {
 			GoRuntime: GoRuntimeSettings(),
 			Machine:   result.LocalMachine(),
 		},
-	}
+	}, nil
 }
 
 // stormStep is one storm the run plays on its fleet: a variant with its

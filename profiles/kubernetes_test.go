@@ -110,9 +110,9 @@ func TestKubernetesVersionGates(t *testing.T) {
 }
 
 func TestEffectiveGatesAt(t *testing.T) {
-	for name, d := range KnownGates {
+	for name, d := range knownGates {
 		if g, ok := kubeversion.Default.Gate(name); !ok || g.Default != d {
-			t.Errorf("KnownGates[%s] = %t, the default version's %+v (in table: %t)", name, d, g, ok)
+			t.Errorf("knownGates[%s] = %t, the default version's %+v (in table: %t)", name, d, g, ok)
 		}
 	}
 	st := &Storm{FeatureGates: map[string]bool{GateWatchListClient: true}}

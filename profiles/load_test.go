@@ -38,7 +38,7 @@ func TestBuiltinProfilesLoad(t *testing.T) {
 				t.Error("built-in profile has no description")
 			}
 			for _, v := range p.ResolvedVariants() {
-				if gates := EffectiveGates(p.Storm, &v); len(gates) != len(KnownGates) {
+				if gates := EffectiveGates(p.Storm, &v); len(gates) != len(knownGates) {
 					t.Errorf("variant %s resolves gates %v, want exactly the known ones", v.Name, gates)
 				}
 			}

@@ -45,10 +45,10 @@ const GateChangeContainerStatusOnKubeletRestart = kubeversion.GateChangeContaine
 // relist cost of a restart storm either way.
 const GateWatchListClient = kubeversion.GateWatchListClient
 
-// KnownGates lists the feature gates a profile may set, with their 1.36
+// knownGates lists the feature gates a profile may set, with their 1.36
 // defaults (kubeversion.Default's). Another kubernetes.version has its own
 // (kubeversion.Version.Gate, EffectiveGatesAt).
-var KnownGates = map[string]bool{
+var knownGates = map[string]bool{
 	GateChangeContainerStatusOnKubeletRestart: false,
 	GateWatchListClient:                       true,
 }

@@ -550,13 +550,13 @@ func validateGates(g map[string]bool, gp *field.Path) field.ErrorList {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	known := make([]string, 0, len(KnownGates))
-	for k := range KnownGates {
+	known := make([]string, 0, len(knownGates))
+	for k := range knownGates {
 		known = append(known, k)
 	}
 	sort.Strings(known)
 	for _, k := range keys {
-		if _, ok := KnownGates[k]; !ok {
+		if _, ok := knownGates[k]; !ok {
 			errs = append(errs, field.NotSupported(gp.Key(k), k, known))
 		}
 	}
@@ -580,7 +580,7 @@ func ParseCountOrPercent(s string) (n int, percent bool, err error) {
 }
 
 // EffectiveGates returns the storm's gates overlaid with a variant's, over
-// the default version's defaults (KnownGates).
+// the default version's defaults (knownGates).
 func EffectiveGates(s *Storm, v *Variant) map[string]bool {
 	return EffectiveGatesAt(kubeversion.Default, s, v)
 }
@@ -589,7 +589,7 @@ func EffectiveGates(s *Storm, v *Variant) map[string]bool {
 // over Kubernetes version kv's defaults of every known gate.
 func EffectiveGatesAt(kv kubeversion.Version, s *Storm, v *Variant) map[string]bool {
 	out := map[string]bool{}
-	for k, d := range KnownGates {
+	for k, d := range knownGates {
 		if g, ok := kv.Gate(k); ok {
 			d = g.Default
 		}

@@ -59,7 +59,9 @@ func (c Components) CheckRealNodes() error {
 }
 
 // AllBinaries lists every binary the embedded cluster needs.
-var AllBinaries = []string{BinKubeApiserver, BinKubeControllerManager, BinKubeScheduler, BinEtcd, BinKwok, BinKwokctl, BinKubectl}
+func AllBinaries() []string {
+	return []string{BinKubeApiserver, BinKubeControllerManager, BinKubeScheduler, BinEtcd, BinKwok, BinKwokctl, BinKubectl}
+}
 
 // versioned holds the binaries built once per Kubernetes version (`make
 // components KUBE_VERSION=...`); the others (etcd, kwok, kwokctl,
@@ -130,7 +132,7 @@ func (c Components) Path(name string) string {
 // missing lists the binaries of AllBinaries c lacks.
 func (c Components) missing() []string {
 	var out []string
-	for _, b := range AllBinaries {
+	for _, b := range AllBinaries() {
 		if !executable(c.Path(b)) {
 			out = append(out, b)
 		}

@@ -28,7 +28,7 @@ func setValue(t *testing.T, r *result.Result, variant, measurement, name string,
 		m := v.Measurement(measurement)
 		for j := range m.Values {
 			x := &m.Values[j]
-			if x.Name == name && x.Window == result.WindowStorm && labelsMatch(x.Labels, labels) {
+			if x.Name == name && x.Window == result.WindowStorm && result.LabelsEqual(x.Labels, labels) {
 				x.Value = f(x.Value)
 				found = true
 			}
@@ -37,19 +37,6 @@ func setValue(t *testing.T, r *result.Result, variant, measurement, name string,
 	if !found {
 		t.Fatalf("no %s %s %v in variant %s", measurement, name, labels, variant)
 	}
-}
-
-// labelsMatch reports whether m holds exactly the label pairs kv.
-func labelsMatch(m map[string]string, kv []string) bool {
-	if len(m) != len(kv)/2 {
-		return false
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if v, ok := m[kv[i]]; !ok || v != kv[i+1] {
-			return false
-		}
-	}
-	return true
 }
 
 // synthetic builds a result whose variants have one repetition per value,

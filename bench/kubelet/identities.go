@@ -28,8 +28,6 @@ func (n serviceIdentities) DecoderToVersion(d runtime.Decoder, gv runtime.GroupV
 
 type serviceIdentityDecoder struct{ next runtime.Decoder }
 
-var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00} // "k8s\x00", k8s.io/apimachinery/pkg/runtime/serializer/protobuf
-
 var serviceGVK = corev1.SchemeGroupVersion.WithKind("Service")
 
 func (d serviceIdentityDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {

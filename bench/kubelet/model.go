@@ -265,17 +265,11 @@ func (s *Simulator) statusSyncGaveUp(r storm.Restart) func(pod string, err error
 // readiness (pkg/kubelet/prober/worker.go), whatever a calibration case or a
 // test sets.
 func (s *Simulator) gate(name string) bool {
-	g, known := s.cfg.Version.Gate(name)
-	if known && g.Fixed {
-		return g.Default
-	}
-	if v, ok := s.cfg.Gates[name]; ok {
+	g, _ := s.cfg.Version.Gate(name)
+	if v, ok := s.cfg.Gates[name]; ok && !g.Fixed {
 		return v
 	}
-	if known {
-		return g.Default
-	}
-	return profiles.KnownGates[name]
+	return g.Default
 }
 
 // record marks that restart r reached step, now.

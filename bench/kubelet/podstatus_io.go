@@ -1,7 +1,6 @@
 package kubelet
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
@@ -124,35 +123,12 @@ func decodePodForStatus(data []byte) (*corev1.Pod, bool) {
 	return pod, true
 }
 
-// protobufObject returns the encoded object of a protobuf envelope
-// (runtime.Unknown: typeMeta 1 {apiVersion 1, kind 2}, raw 2,
-// contentEncoding 3) when it holds an unencoded apiVersion/kind.
+// protobufObject returns the encoded object of a protobuf envelope when it
+// holds an uncompressed apiVersion/kind.
 func protobufObject(data []byte, apiVersion, kind string) (raw []byte, ok bool) {
-	if !bytes.HasPrefix(data, protobufMagic) {
+	u, ok := protofield.ParseUnknown(data)
+	if !ok || u.APIVersion != apiVersion || u.Kind != kind || u.Encoded {
 		return nil, false
 	}
-	var gotVersion, gotKind string
-	encoded := false
-	if !protofield.Each(data[len(protobufMagic):], func(num protowire.Number, v []byte) bool {
-		switch num {
-		case 1:
-			return protofield.Each(v, func(num protowire.Number, v []byte) bool {
-				switch num {
-				case 1:
-					gotVersion = string(v)
-				case 2:
-					gotKind = string(v)
-				}
-				return true
-			})
-		case 2:
-			raw = v
-		case 3:
-			encoded = len(v) > 0
-		}
-		return true
-	}) || gotVersion != apiVersion || gotKind != kind || encoded {
-		return nil, false
-	}
-	return raw, true
+	return u.Raw, true
 }

@@ -86,7 +86,7 @@ func apiCharts(groups []compare.Group, waves func(*result.VariantRun) []float64)
 	for _, g := range groups {
 		v := g.VariantRuns()[0]
 		m := v.Measurement(measure.MeasurementAPIServer)
-		if s := findSeries(m, measure.SeriesRequestRate); s != nil {
+		if s := m.SeriesNamed(measure.SeriesRequestRate); s != nil {
 			rateMax = max(rateMax, seriesMax(s))
 		}
 		for _, s := range seriesNamed(m, measure.SeriesRequestP99) {
@@ -149,31 +149,6 @@ func stormOrigin(v *result.VariantRun) time.Time {
 		return v.StormStart
 	}
 	return v.Start
-}
-
-func findSeries(m *result.Measurement, name string, labels ...string) *result.Series {
-	if m == nil {
-		return nil
-	}
-	for i := range m.Series {
-		s := &m.Series[i]
-		if s.Name == name && labelsMatch(s.Labels, labels) {
-			return s
-		}
-	}
-	return nil
-}
-
-func labelsMatch(m map[string]string, kv []string) bool {
-	if len(m) != len(kv)/2 {
-		return false
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if v, ok := m[kv[i]]; !ok || v != kv[i+1] {
-			return false
-		}
-	}
-	return true
 }
 
 // seriesNamed returns every series of the name, whatever its labels, in
@@ -447,7 +422,7 @@ func latencyChart(pn panel, yMax float64) (Chart, bool, error) {
 	n := 0
 	xLo, xHi := math.Inf(1), math.Inf(-1)
 	for i, class := range []string{measure.ClassMutating, measure.ClassGet, measure.ClassList} {
-		s := findSeries(m, measure.SeriesRequestP99, result.LabelClass, class)
+		s := m.SeriesNamed(measure.SeriesRequestP99, result.LabelClass, class)
 		if s == nil || len(s.Points) == 0 {
 			continue
 		}
@@ -530,7 +505,7 @@ func overlayChart(groups []compare.Group, measurement, series, id, title, unit, 
 	top := 0.0
 	for gi, g := range groups {
 		v := g.VariantRuns()[0]
-		s := findSeries(v.Measurement(measurement), series)
+		s := v.Measurement(measurement).SeriesNamed(series)
 		if s == nil {
 			continue
 		}

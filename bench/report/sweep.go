@@ -12,11 +12,11 @@ import (
 	"github.com/stormbench/stormbench/bench/result"
 )
 
-// SweepMaxMutatingP99 is the storm-window p99 of mutating API calls a safe
+// sweepMaxMutatingP99 is the storm-window p99 of mutating API calls a safe
 // restart wave keeps to: the Kubernetes API call latency SLO, the gate's
 // default
 // (https://github.com/kubernetes/community/blob/master/sig-scalability/slos/api_call_latency.md).
-var SweepMaxMutatingP99 = gate.DefaultOptions().MutatingP99
+var sweepMaxMutatingP99 = gate.DefaultOptions().MutatingP99
 
 // sweepCriteria says, in the verdicts, what safe means.
 const sweepCriteria = "mutating p99 ≤ 1s, no 429s, no service outage"
@@ -57,7 +57,7 @@ type SweepRow struct {
 	// per second.
 	PeakRate float64
 	// Safe is true when every run completed, mutating p99 stayed within
-	// SweepMaxMutatingP99, and there were no 429s and no outage.
+	// sweepMaxMutatingP99, and there were no 429s and no outage.
 	Safe bool
 	// Unsafe says why the size is not safe; empty when it is.
 	Unsafe []string
@@ -118,12 +118,12 @@ func sweepRow(size int, runs []*result.VariantRun) SweepRow {
 	if !row.Complete {
 		why = append(why, "incomplete")
 	}
-	limit := SweepMaxMutatingP99.Seconds()
+	limit := sweepMaxMutatingP99.Seconds()
 	switch {
 	case p99.missing:
 		why = append(why, "mutating p99 not measured")
 	case p99.value > limit:
-		why = append(why, fmt.Sprintf("mutating p99 %s > %s", compare.FormatSeconds(p99.value), SweepMaxMutatingP99))
+		why = append(why, fmt.Sprintf("mutating p99 %s > %s", compare.FormatSeconds(p99.value), sweepMaxMutatingP99))
 	}
 	switch {
 	case throttled.missing:

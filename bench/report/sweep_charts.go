@@ -128,8 +128,8 @@ func sweepCharts(series []SweepSeries) ([]Chart, error) {
 		slo                        time.Duration
 	}{
 		{"sweep-p99", "Mutating API p99 against wave size", "mutating p99 (s)",
-			fmt.Sprintf("Storm-window p99 of apiserver_request_duration_seconds for mutating calls at each wave size (worst repetition), one line per variant; dashed: the %s API call latency SLO. %s", SweepMaxMutatingP99, marks),
-			func(r SweepRow) float64 { return r.MutatingP99 }, SweepMaxMutatingP99},
+			fmt.Sprintf("Storm-window p99 of apiserver_request_duration_seconds for mutating calls at each wave size (worst repetition), one line per variant; dashed: the %s API call latency SLO. %s", sweepMaxMutatingP99, marks),
+			func(r SweepRow) float64 { return r.MutatingP99 }, sweepMaxMutatingP99},
 		{"sweep-request-rate", "Peak API request rate against wave size", "requests/s",
 			"Highest per-interval apiserver_request_total rate in the storm window at each wave size (worst repetition), one line per variant. " + marks,
 			func(r SweepRow) float64 { return r.PeakRate }, 0},

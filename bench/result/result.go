@@ -427,7 +427,7 @@ func (m *Measurement) Value(name, window string, labels ...string) (float64, boo
 		return 0, false
 	}
 	for _, v := range m.Values {
-		if v.Name == name && v.Window == window && labelsEqual(v.Labels, labels) {
+		if v.Name == name && v.Window == window && LabelsEqual(v.Labels, labels) {
 			return v.Value, true
 		}
 	}
@@ -442,7 +442,7 @@ func (m *Measurement) Histogram(name, window string, labels ...string) *Histogra
 	}
 	for i := range m.Histograms {
 		h := &m.Histograms[i]
-		if h.Name == name && h.Window == window && labelsEqual(h.Labels, labels) {
+		if h.Name == name && h.Window == window && LabelsEqual(h.Labels, labels) {
 			return h
 		}
 	}
@@ -457,7 +457,7 @@ func (m *Measurement) SeriesNamed(name string, labels ...string) *Series {
 	}
 	for i := range m.Series {
 		s := &m.Series[i]
-		if s.Name == name && labelsEqual(s.Labels, labels) {
+		if s.Name == name && LabelsEqual(s.Labels, labels) {
 			return s
 		}
 	}
@@ -500,7 +500,9 @@ func LabelPairs(l map[string]string) []string {
 	return out
 }
 
-func labelsEqual(m map[string]string, kv []string) bool {
+// LabelsEqual reports whether m holds exactly the label pairs kv
+// (alternating keys and values).
+func LabelsEqual(m map[string]string, kv []string) bool {
 	if len(m) != len(kv)/2 {
 		return false
 	}

@@ -124,16 +124,11 @@ func (p *protobufFrames) next() (frame, error) {
 	return f, err
 }
 
-// protobufMagic prefixes every protobuf-encoded object
-// (runtime/serializer/protobuf protoEncodingPrefix).
-var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
-
 // Field numbers (k8s.io/apimachinery generated.proto).
 const (
 	watchEventType   protowire.Number = 1 // metav1.WatchEvent.type
 	watchEventObject protowire.Number = 2 // metav1.WatchEvent.object
 	rawExtensionRaw  protowire.Number = 1 // runtime.RawExtension.raw
-	unknownRaw       protowire.Number = 2 // runtime.Unknown.raw
 	objectMeta       protowire.Number = 1 // metadata of every top-level object
 	metaRV           protowire.Number = 6 // ObjectMeta.resourceVersion
 	statusReason     protowire.Number = 4 // metav1.Status.reason
@@ -196,22 +191,11 @@ func parseProtobufEvent(msg []byte) (frame, error) {
 	return f, nil
 }
 
-// unwrap returns the raw message of an enveloped protobuf object: the
-// magic prefix, then a runtime.Unknown whose raw field holds the object.
+// unwrap returns the raw message of an enveloped protobuf object
+// (protofield.ParseUnknown).
 func unwrap(b []byte) ([]byte, bool) {
-	if !bytes.HasPrefix(b, protobufMagic) {
-		return nil, false
-	}
-	var raw []byte
-	found := false
-	protofield.Each(b[len(protobufMagic):], func(num protowire.Number, v []byte) bool {
-		if num == unknownRaw {
-			raw, found = v, true
-			return false
-		}
-		return true
-	})
-	return raw, found
+	u, ok := protofield.ParseUnknown(b)
+	return u.Raw, ok
 }
 
 // jsonFrames reads newline-terminated JSON watch events

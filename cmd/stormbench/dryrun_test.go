@@ -19,7 +19,7 @@ import (
 // nothing; a clean plan prints when the storm starts.
 func TestDryRunChecks(t *testing.T) {
 	dir := t.TempDir()
-	bins := fakeBinDir(t, cluster.AllBinaries...)
+	bins := fakeBinDir(t, cluster.AllBinaries()...)
 	empty := t.TempDir()
 	out := filepath.Join(dir, "out")
 	if err := os.Mkdir(out, 0o755); err != nil {
@@ -96,7 +96,7 @@ current-context: ctx
 // are made in the test's own directory only.
 func TestDryRunAgreesWithRun(t *testing.T) {
 	dir := t.TempDir()
-	bins := fakeBinDir(t, cluster.AllBinaries...)
+	bins := fakeBinDir(t, cluster.AllBinaries()...)
 	dangling := filepath.Join(dir, "dangling.json")
 	if err := os.Symlink(filepath.Join(dir, "nowhere"), dangling); err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func TestDryRunUnwritable(t *testing.T) {
 	if err := os.Mkdir(ro, 0o555); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr := runCLI(t, "run", "--profile", "quick", "--dry-run", "--run-id", "dry", "--bin-dir", fakeBinDir(t, cluster.AllBinaries...), "--output-dir", ro)
+	code, _, stderr := runCLI(t, "run", "--profile", "quick", "--dry-run", "--run-id", "dry", "--bin-dir", fakeBinDir(t, cluster.AllBinaries()...), "--output-dir", ro)
 	if code != exitUsage || !strings.Contains(stderr, "permission denied") {
 		t.Errorf("exit %d, stderr %q; want 2 and permission denied", code, stderr)
 	}

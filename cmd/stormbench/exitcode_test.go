@@ -173,7 +173,7 @@ func TestDeprecatedRunFlag(t *testing.T) {
 // TestDryRunPlan: --dry-run prints the storm's plan, per variant and per
 // wave size of a sweep, with a shard's share.
 func TestDryRunPlan(t *testing.T) {
-	bins := fakeBinDir(t, cluster.AllBinaries...)
+	bins := fakeBinDir(t, cluster.AllBinaries()...)
 	code, _, stderr := runCLI(t, "run", "--profile", "quick", "--dry-run", "--run-id", "plan", "--bin-dir", bins)
 	if code != exitOK || !strings.Contains(stderr, "legacy                   10 of 50 candidate nodes in 2 wave(s) of 5 every 5s") {
 		t.Errorf("run --dry-run: exit %d, stderr:\n%s", code, stderr)
@@ -270,7 +270,7 @@ func TestClusterUpExisting(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "clusters", "busy", "kwok.yaml"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr := runCLI(t, "cluster", "up", "--name", "busy", "--workdir", dir, "--bin-dir", fakeBinDir(t, cluster.AllBinaries...))
+	code, _, stderr := runCLI(t, "cluster", "up", "--name", "busy", "--workdir", dir, "--bin-dir", fakeBinDir(t, cluster.AllBinaries()...))
 	if code != exitUsage || !strings.Contains(stderr, `embedded cluster "busy" already exists`) || !strings.Contains(stderr, "cluster down --name busy") || strings.Contains(stderr, "Starting") {
 		t.Errorf("exit %d, stderr %q; want %d naming cluster status and down", code, stderr, exitUsage)
 	}

@@ -15,7 +15,7 @@ import (
 // (the control plane's and the hollow oracle's).
 func versionBinDir(t *testing.T, versions ...string) string {
 	t.Helper()
-	bin := fakeBinDir(t, append(cluster.AllBinaries, cluster.BinHollowKubelet, cluster.BinFakeCRI)...)
+	bin := fakeBinDir(t, append(cluster.AllBinaries(), cluster.BinHollowKubelet, cluster.BinFakeCRI)...)
 	for _, v := range versions {
 		dir := filepath.Join(bin, v)
 		if err := os.Mkdir(dir, 0o755); err != nil {
@@ -72,7 +72,7 @@ storm: {kind: kubelet, select: {count: 2}, downtime: {value: 5s}}
 			[]string{`--kube-version: "latest" is not a Kubernetes version`, supported}, nil},
 		{"run, not built", []string{"run", "--profile", "quick", "--bin-dir", built, "--kube-version", "1.34"}, exitUsage,
 			[]string{"Kubernetes v1.34.4 is not built: " + filepath.Join(built, "v1.34.4") + " lacks kube-apiserver", "build it with `make components KUBE_VERSION=v1.34.4`"}, []string{"Starting embedded cluster"}},
-		{"run, not built, dry run", []string{"run", "--profile", profile, "--dry-run", "--bin-dir", fakeBinDir(t, cluster.AllBinaries...)}, exitUsage,
+		{"run, not built, dry run", []string{"run", "--profile", profile, "--dry-run", "--bin-dir", fakeBinDir(t, cluster.AllBinaries()...)}, exitUsage,
 			[]string{"`make components KUBE_VERSION=v1.35.4`"}, nil},
 		{"run, gate the version lacks", []string{"run", "--profile", "quick", "--dry-run", "--bin-dir", built, "--kube-version", "1.34.4"}, exitUsage,
 			[]string{"invalid profile quick with --kube-version 1.34.4", "variants[1].featureGates[ChangeContainerStatusOnKubeletRestart]: Invalid value: false: Kubernetes 1.34.4's kubelet has no such gate"}, nil},

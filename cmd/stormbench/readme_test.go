@@ -102,7 +102,7 @@ func TestREADMEExamplesRun(t *testing.T) {
 	copyFile(quickProfile, "my-storm.yaml")
 	copyFile(quickProfile, "my.yaml")
 	// run --dry-run checks the binaries of the embedded cluster it would start.
-	t.Setenv("STORMBENCH_BIN_DIR", fakeBinDir(t, cluster.AllBinaries...))
+	t.Setenv("STORMBENCH_BIN_DIR", fakeBinDir(t, cluster.AllBinaries()...))
 
 	tests := []struct {
 		readme string   // as the README writes it

@@ -11,7 +11,7 @@ import (
 // resolved profile on stdout says it), the aa profile varies its seeds,
 // and anything but fixed or vary is refused (exit 2).
 func TestRunSeedsFlag(t *testing.T) {
-	bins := fakeBinDir(t, cluster.AllBinaries...)
+	bins := fakeBinDir(t, cluster.AllBinaries()...)
 	tests := []struct {
 		name    string
 		args    []string

@@ -4,7 +4,11 @@
 // identity) and skips the rest.
 package protofield
 
-import "google.golang.org/protobuf/encoding/protowire"
+import (
+	"bytes"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
 
 // Each calls fn with the number and contents of each length-delimited field
 // of msg, in order, and skips fields of other wire types. It returns false
@@ -34,4 +38,51 @@ func Each(msg []byte, fn func(protowire.Number, []byte) bool) bool {
 		}
 	}
 	return true
+}
+
+// magic prefixes every protobuf-encoded Kubernetes object
+// (k8s.io/apimachinery/pkg/runtime/serializer/protobuf protoEncodingPrefix).
+var magic = []byte("k8s\x00")
+
+// Unknown is the envelope of a protobuf-encoded Kubernetes object, a
+// runtime.Unknown: typeMeta 1 {apiVersion 1, kind 2}, raw 2,
+// contentEncoding 3.
+type Unknown struct {
+	APIVersion, Kind string
+	// Raw is the object's own message.
+	Raw []byte
+	// Encoded says the object is compressed (contentEncoding set).
+	Encoded bool
+}
+
+// ParseUnknown reads the envelope of a protobuf-encoded object: false when
+// data lacks the prefix, is malformed or holds no raw object.
+func ParseUnknown(data []byte) (u Unknown, ok bool) {
+	rest, ok := bytes.CutPrefix(data, magic)
+	if !ok {
+		return u, false
+	}
+	found := false
+	if !Each(rest, func(num protowire.Number, v []byte) bool {
+		switch num {
+		case 1:
+			return Each(v, func(num protowire.Number, v []byte) bool {
+				switch num {
+				case 1:
+					u.APIVersion = string(v)
+				case 2:
+					u.Kind = string(v)
+				}
+				return true
+			})
+		case 2:
+			u.Raw, found = v, true
+		case 3:
+			u.Encoded = len(v) > 0
+		}
+		return true
+	}) {
+		return u, false
+	}
+	return u, found
 }
