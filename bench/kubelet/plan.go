@@ -167,7 +167,7 @@ func (s Step) String() string {
 	case ActionPodEvent:
 		fmt.Fprintf(&b, " %s %s %s count=%d", s.Series, s.EventType, s.Reason, s.Count)
 	case ActionPodStatus:
-		fmt.Fprintf(&b, " %s/%s %s", s.Namespace, s.Name, s.Update.what)
+		fmt.Fprintf(&b, " %s/%s %s", s.Namespace, s.Name, statusKindNames[s.Update.kind])
 	case ActionPodStartup:
 		fmt.Fprintf(&b, " %s/%s %s ready=%t", s.Namespace, s.Name, s.Container, s.Ready)
 		if s.SetStarted {

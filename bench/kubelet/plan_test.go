@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stormbench/stormbench/bench/testutil"
 )
@@ -146,14 +145,13 @@ func TestProbePlanGolden(t *testing.T) {
 			f := newRestartFixture(t0)
 			sim := &Simulator{cfg: Config{Seed: 7}}
 			n := &nodeRun{s: sim}
-			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: f.node}, Spec: corev1.NodeSpec{PodCIDR: "10.244.1.0/24"}}
 			rng := sim.rng(f.node, 1)
 			var plans []probePlan
 			for i, p := range f.pods {
 				plan := probePlan{ns: p.Namespace, name: p.Name, at: firstProbes(p, rng)}
 				switch {
 				case tc.rebooted:
-					plan.updates = n.restartPod(node, p, plan.at, i)
+					plan.updates = n.restartPod(p, plan.at, i)
 				case tc.legacy && slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return c.StartupProbe != nil }):
 					plan.steps = legacyStartupSteps(p, plan.at, rng)
 				case flipsOnRestart(p, plan.at, tc.legacy, t0):

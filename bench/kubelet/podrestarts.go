@@ -38,8 +38,8 @@ import (
 // the kubelet on containerd in a CI run with other clusters on the same
 // cores (3.1). jitters holds each readiness-probed container's worker
 // sleep; index is the pod's place among the node's sandboxes.
-func (n *nodeRun) restartPod(node *corev1.Node, p *corev1.Pod, jitters map[string]time.Duration, index int) []statusUpdate {
-	s, sess := n.s, n.sess
+func (n *nodeRun) restartPod(p *corev1.Pod, jitters map[string]time.Duration, index int) []statusUpdate {
+	s := n.s
 	for _, v := range p.Spec.Volumes {
 		if v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumMemory {
 			s.Counters.MemoryEmptyDirsLost.Add(1)
@@ -48,52 +48,19 @@ func (n *nodeRun) restartPod(node *corev1.Node, p *corev1.Pod, jitters map[strin
 	rng := s.rng(p.Namespace+"/"+p.Name, 5)
 	sandbox := rebootSandboxBase + time.Duration((float64(index)+rng.Float64())*float64(rebootSandboxPerPod))
 	running := sandbox + rebootContainersMin + time.Duration(rng.Float64()*float64(rebootContainersSpread))
-	probed := func(c string) bool { _, ok := jitters[c]; return ok }
 	ready := time.Duration(-1)
 	for _, c := range p.Spec.Containers {
 		if jitter, ok := jitters[c.Name]; ok {
 			ready = max(ready, rebootFirstProbe(jitter, running, time.Duration(c.ReadinessProbe.InitialDelaySeconds)*time.Second, probePeriod(c.ReadinessProbe)))
 		}
 	}
-	ns, name := p.Namespace, p.Name
 	updates := []statusUpdate{
-		{at: 0, ns: ns, name: name, what: "containers exited, sandbox gone", mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
-			wasReady := podReady(st)
-			changed := terminateContainers(st, 255, "Unknown", now)
-			changed = setReadiness(st, func(string) bool { return false }, now) || changed
-			changed = setCondition(st, corev1.PodReadyToStartContainers, corev1.ConditionFalse, "", now) || changed
-			if st.PodIP != "" {
-				st.PodIP, st.PodIPs = "", nil
-				changed = true
-			}
-			if wasReady {
-				s.Counters.ReadyFlipsDown.Add(1)
-			}
-			return changed
-		}, events: func() error {
-			_, err := sess.podEvent(p, "", "", 1, corev1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
-			return err
-		}},
-		{at: sandbox, ns: ns, name: name, what: "sandbox ready", mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
-			return setCondition(st, corev1.PodReadyToStartContainers, corev1.ConditionTrue, "", now)
-		}},
-		{at: running, ns: ns, name: name, what: "containers running again", mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
-			changed := restartContainers(st, nil, 255, "Unknown", now)
-			s.Counters.ContainerRestarts.Add(int64(len(st.ContainerStatuses)))
-			markStarted(st)
-			changed = setReadiness(st, func(c string) bool { return !probed(c) }, now) || changed
-			if ip := sess.newPodIP(node); ip != "" {
-				st.PodIP, st.PodIPs = ip, []corev1.PodIP{{IP: ip}}
-				changed = true
-			}
-			if podReady(st) {
-				s.Counters.ReadyFlipsUp.Add(1)
-			}
-			return changed
-		}, events: func() error { return containerEvents(sess, p, nil) }},
+		{at: 0, kind: updateRebootExited, pod: p},
+		{at: sandbox, kind: updateSandboxReady, pod: p},
+		{at: running, kind: updateRebootRunning, pod: p, probed: jitters},
 	}
 	if ready >= 0 {
-		updates = append(updates, n.readyAtProbe(ns, name, ready))
+		updates = append(updates, statusUpdate{at: ready, kind: updateReadyAtProbe, pod: p})
 	}
 	return updates
 }
@@ -128,7 +95,7 @@ func (n *nodeRun) restartPod(node *corev1.Node, p *corev1.Pod, jitters map[strin
 // startup probe or a container the runtime recreated before the kubelet
 // started; neither is this case, and v1.36.3 has neither fix.
 func (n *nodeRun) replacePod(p *corev1.Pod, jitters map[string]time.Duration, gone []string, legacy bool) (first func(*corev1.PodStatus, metav1.Time) bool, updates []statusUpdate) {
-	s, sess := n.s, n.sess
+	s := n.s
 	rng := s.rng(p.Namespace+"/"+p.Name, 6)
 	running := replaceContainersMin + time.Duration(rng.Float64()*float64(replaceContainersSpread))
 	isGone := func(c string) bool { return slices.Contains(gone, c) }
@@ -143,7 +110,6 @@ func (n *nodeRun) replacePod(p *corev1.Pod, jitters map[string]time.Duration, go
 			ready = max(ready, jitter)
 		}
 	}
-	ns, name := p.Namespace, p.Name
 	first = func(st *corev1.PodStatus, now metav1.Time) bool {
 		wasReady := podReady(st)
 		changed := false
@@ -169,52 +135,87 @@ func (n *nodeRun) replacePod(p *corev1.Pod, jitters map[string]time.Duration, go
 		}
 		return changed
 	}
-	updates = []statusUpdate{
-		{at: running, ns: ns, name: name, what: "exited containers running again", mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
-			wasReady := podReady(st)
-			changed := restartContainers(st, isGone, 137, "Error", now)
-			s.Counters.ContainerRestarts.Add(int64(len(gone)))
-			// Running without a startup probe: started; without a
-			// readiness probe: ready at once (prober_manager.go
-			// UpdatePodStatus). The others keep what they had.
-			t := true
-			readyNow := map[string]bool{}
-			for i := range st.ContainerStatuses {
-				cs := &st.ContainerStatuses[i]
-				_, probed := jitters[cs.Name]
-				if isGone(cs.Name) {
-					cs.Started = &t
-					readyNow[cs.Name] = !probed
-					continue
-				}
-				readyNow[cs.Name] = cs.Ready
-			}
-			changed = setReadiness(st, func(c string) bool { return readyNow[c] }, now) || changed
-			if !wasReady && podReady(st) {
-				s.Counters.ReadyFlipsUp.Add(1)
-			}
-			return changed
-		}, events: func() error { return containerEvents(sess, p, isGone) }},
-	}
+	updates = []statusUpdate{{at: running, kind: updateReplaceRunning, pod: p, probed: jitters, gone: gone}}
 	if ready >= 0 {
-		updates = append(updates, n.readyAtProbe(ns, name, ready))
+		updates = append(updates, statusUpdate{at: ready, kind: updateReadyAtProbe, pod: p})
 	}
 	return first, updates
 }
 
-// readyAtProbe is the status of a pod whose recreated containers pass
-// their first readiness probe at: every container ready, if the pod still
-// runs.
-func (n *nodeRun) readyAtProbe(ns, name string, at time.Duration) statusUpdate {
-	s := n.s
-	return statusUpdate{at: at, ns: ns, name: name, what: "ready at its first probe", mutate: func(st *corev1.PodStatus, now metav1.Time) bool {
-		was := podReady(st)
-		changed := st.Phase == corev1.PodRunning && setReadiness(st, func(string) bool { return true }, now)
-		if !was && podReady(st) {
-			s.Counters.ReadyFlipsUp.Add(1)
+// applyUpdate applies u to its pod's status st at now (statusManager.batch)
+// and counts the flips and restarts it makes; node is the kubelet's node,
+// whose CIDR a rebooted pod's new IP comes from.
+func (n *nodeRun) applyUpdate(node *corev1.Node, u statusUpdate, st *corev1.PodStatus, now metav1.Time) bool {
+	s, sess := n.s, n.sess
+	wasReady := podReady(st)
+	probed := func(c string) bool { _, ok := u.probed[c]; return ok }
+	isGone := func(c string) bool { return slices.Contains(u.gone, c) }
+	changed := false
+	switch u.kind {
+	case updateRebootExited:
+		changed = terminateContainers(st, 255, "Unknown", now)
+		changed = setReadiness(st, func(string) bool { return false }, now) || changed
+		changed = setCondition(st, corev1.PodReadyToStartContainers, corev1.ConditionFalse, "", now) || changed
+		if st.PodIP != "" {
+			st.PodIP, st.PodIPs = "", nil
+			changed = true
 		}
-		return changed
-	}}
+	case updateSandboxReady:
+		changed = setCondition(st, corev1.PodReadyToStartContainers, corev1.ConditionTrue, "", now)
+	case updateRebootRunning:
+		changed = restartContainers(st, nil, 255, "Unknown", now)
+		s.Counters.ContainerRestarts.Add(int64(len(st.ContainerStatuses)))
+		markStarted(st)
+		changed = setReadiness(st, func(c string) bool { return !probed(c) }, now) || changed
+		if ip := sess.newPodIP(node); ip != "" {
+			st.PodIP, st.PodIPs = ip, []corev1.PodIP{{IP: ip}}
+			changed = true
+		}
+	case updateReplaceRunning:
+		changed = restartContainers(st, isGone, 137, "Error", now)
+		s.Counters.ContainerRestarts.Add(int64(len(u.gone)))
+		// Running without a startup probe: started; without a readiness
+		// probe: ready at once (prober_manager.go UpdatePodStatus). The
+		// others keep what they had.
+		t := true
+		readyNow := map[string]bool{}
+		for i := range st.ContainerStatuses {
+			cs := &st.ContainerStatuses[i]
+			if isGone(cs.Name) {
+				cs.Started = &t
+				readyNow[cs.Name] = !probed(cs.Name)
+				continue
+			}
+			readyNow[cs.Name] = cs.Ready
+		}
+		changed = setReadiness(st, func(c string) bool { return readyNow[c] }, now) || changed
+	case updateReadyAtProbe:
+		// Every container ready, if the pod still runs.
+		changed = st.Phase == corev1.PodRunning && setReadiness(st, func(string) bool { return true }, now)
+	}
+	switch {
+	case wasReady && !podReady(st):
+		s.Counters.ReadyFlipsDown.Add(1)
+	case !wasReady && podReady(st):
+		s.Counters.ReadyFlipsUp.Add(1)
+	}
+	return changed
+}
+
+// updateEvents records what a pod's worker records as it hands u over:
+// SandboxChanged after a reboot, and the containers' Pulled, Created and
+// Started as they run again.
+func (n *nodeRun) updateEvents(u statusUpdate) error {
+	switch u.kind {
+	case updateRebootExited:
+		_, err := n.sess.podEvent(u.pod, "", "", 1, corev1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
+		return err
+	case updateRebootRunning:
+		return containerEvents(n.sess, u.pod, nil)
+	case updateReplaceRunning:
+		return containerEvents(n.sess, u.pod, func(c string) bool { return slices.Contains(u.gone, c) })
+	}
+	return nil
 }
 
 // replacePod's containers run again replaceContainersMin plus up to

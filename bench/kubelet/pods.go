@@ -86,7 +86,7 @@ func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*core
 		var err error
 		switch gone := exited[p.Namespace+"/"+p.Name]; {
 		case rebooted:
-			plan.updates = n.restartPod(node, p, plan.at, sandboxes)
+			plan.updates = n.restartPod(p, plan.at, sandboxes)
 			sandboxes++
 		case len(gone) > 0:
 			err = n.firstSyncExited(ctx, p, &plan, gone, legacy, began)

@@ -131,15 +131,47 @@ const rebootProbeLatency = 150 * time.Millisecond
 
 // statusUpdate is one status a pod's worker or prober hands the status
 // manager (status_manager.go SetPodStatus), at an offset from the pods'
-// first sync. mutate applies it to the pod's status; events, when set, are
-// what the worker records at that moment.
+// first sync: what it does to the pod's status is its kind's
+// (nodeRun.applyUpdate), and what the worker records with it too
+// (nodeRun.updateEvents).
 type statusUpdate struct {
-	at       time.Duration
-	ns, name string
-	// what names the status in a plan golden.
-	what   string
-	mutate func(st *corev1.PodStatus, now metav1.Time) bool
-	events func() error
+	at   time.Duration
+	kind statusKind
+	pod  *corev1.Pod
+	// probed holds the pod's readiness-probed containers.
+	probed map[string]time.Duration
+	// gone are the containers that exited while the kubelet was down
+	// (updateReplaceRunning).
+	gone []string
+}
+
+// statusKind is what a statusUpdate does.
+type statusKind uint8
+
+const (
+	// updateRebootExited: after a reboot, every container exited (255,
+	// Unknown), none ready, the sandbox gone and the pod IP with it.
+	updateRebootExited statusKind = iota + 1
+	// updateSandboxReady: the new sandbox is ready.
+	updateSandboxReady
+	// updateRebootRunning: every container running again, restartCount+1,
+	// with a new pod IP; ready unless readiness-probed.
+	updateRebootRunning
+	// updateReplaceRunning: the containers that exited while the kubelet
+	// was down running again, started, ready unless readiness-probed.
+	updateReplaceRunning
+	// updateReadyAtProbe: ready at the recreated containers' first
+	// successful probe.
+	updateReadyAtProbe
+)
+
+// statusKindNames name the kinds in a plan golden.
+var statusKindNames = map[statusKind]string{
+	updateRebootExited:   "containers exited, sandbox gone",
+	updateSandboxReady:   "sandbox ready",
+	updateRebootRunning:  "containers running again",
+	updateReplaceRunning: "exited containers running again",
+	updateReadyAtProbe:   "ready at its first probe",
 }
 
 // planProbes plans the probe workers' and the status manager's writes
@@ -160,7 +192,7 @@ func planProbes(plans []probePlan, ends Plan) Plan {
 		p := &plans[i]
 		for j := range p.updates {
 			u := &p.updates[j]
-			updates = append(updates, Step{At: u.at, Actor: ActorPods, Action: ActionPodStatus, Namespace: u.ns, Name: u.name, Update: u})
+			updates = append(updates, Step{At: u.at, Actor: ActorPods, Action: ActionPodStatus, Namespace: u.pod.Namespace, Name: u.pod.Name, Update: u})
 		}
 		if len(p.steps) > 0 {
 			for _, st := range p.steps {

@@ -78,10 +78,11 @@ func (m statusManager) busyAt(t time.Time) bool {
 // (a GET and a PATCH) at its latest status, so what a pod's worker hands
 // over while the status manager is busy with other pods goes out as one
 // write (counted in Counters.StatusUpdatesCoalesced). A pod gone meanwhile
-// is not an error; the first other error is returned at the end. The
-// events of an update are sent when a batch first finds it due: on time
-// while the status manager keeps up, with the batch when it is behind.
-func (m statusManager) batch(ctx context.Context, start time.Time, updates []statusUpdate) error {
+// is not an error; the first other error is returned at the end. apply
+// applies an update to a pod's status; the events of an update are sent
+// when a batch first finds it due: on time while the status manager keeps
+// up, with the batch when it is behind.
+func (m statusManager) batch(ctx context.Context, start time.Time, updates []statusUpdate, apply func(statusUpdate, *corev1.PodStatus, metav1.Time) bool, events func(statusUpdate) error) error {
 	sort.SliceStable(updates, func(i, j int) bool { return updates[i].at < updates[j].at })
 	var firstErr error
 	for len(updates) > 0 {
@@ -98,15 +99,13 @@ func (m statusManager) batch(ctx context.Context, start time.Time, updates []sta
 				rest = append(rest, u)
 				continue
 			}
-			k := key{u.ns, u.name}
+			k := key{u.pod.Namespace, u.pod.Name}
 			if _, ok := due[k]; !ok {
 				order = append(order, k)
 			}
 			due[k] = append(due[k], u)
-			if u.events != nil {
-				if err := u.events(); err != nil && firstErr == nil {
-					firstErr = err
-				}
+			if err := events(u); err != nil && firstErr == nil {
+				firstErr = err
 			}
 		}
 		for _, k := range order {
@@ -116,7 +115,7 @@ func (m statusManager) batch(ctx context.Context, start time.Time, updates []sta
 				now := metav1.NewTime(m.clk.Now())
 				changed := false
 				for _, u := range us {
-					changed = u.mutate(st, now) || changed
+					changed = apply(u, st, now) || changed
 				}
 				return changed
 			})
