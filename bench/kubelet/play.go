@@ -70,7 +70,9 @@ func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.T
 				updates = append(updates, *steps[i].Update)
 			}
 			i--
-			apply := func(u statusUpdate, ps *corev1.PodStatus, now metav1.Time) bool { return n.applyUpdate(node, u, ps, now) }
+			apply := func(u statusUpdate, ps *corev1.PodStatus, now metav1.Time) bool {
+				return n.applyUpdate(node, u, ps, now)
+			}
 			podErr = cmp.Or(podErr, n.status.batch(ctx, start, updates, apply, n.updateEvents))
 			continue
 		}
