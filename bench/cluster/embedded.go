@@ -124,12 +124,37 @@ func (e *Embedded) NodeEvictionRate() string {
 	return "0.1" // kube-controller-manager 1.36 default
 }
 
+// Command is a stormbench command on this cluster (its name and work
+// directory), for a message's hint: "down", "status".
+func (e *Embedded) Command(verb string) string {
+	return fmt.Sprintf("stormbench cluster %s --name %s --workdir %s", verb, e.opts.Name, e.opts.WorkDir)
+}
+
+// UpFor brings the cluster up for one command's life (run, calibrate) and
+// returns what ends it: stop brings the cluster down, or with keep leaves it
+// running and says on w how to reach and remove it. logf says what it does.
+func (e *Embedded) UpFor(ctx context.Context, keep bool, w io.Writer, logf func(string, ...any)) (stop func(), err error) {
+	if err := e.Up(ctx); err != nil {
+		return func() {}, err
+	}
+	return func() {
+		if keep {
+			fmt.Fprintf(w, "Embedded cluster %s kept: kubeconfig %s; stop it with `%s`\n", e.opts.Name, e.Kubeconfig(), e.Command("down"))
+			return
+		}
+		logf("Stopping embedded cluster %s", e.opts.Name)
+		if err := e.Down(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintf(w, "stormbench: %v\n", err)
+		}
+	}, nil
+}
+
 // Up creates and starts the cluster and waits until the API server serves
 // (kwokctl's --wait); WaitHealthy waits for every component. When a
 // component fails to start, the error names it and where its log is.
 func (e *Embedded) Up(ctx context.Context) error {
 	if e.Exists() {
-		return fmt.Errorf("embedded cluster %q already exists in %s: use it with --kubeconfig %s, or remove it with `stormbench cluster down --name %s`", e.opts.Name, e.opts.WorkDir, e.Kubeconfig(), e.opts.Name)
+		return fmt.Errorf("embedded cluster %q already exists in %s: use it with --kubeconfig %s, or remove it with `%s`", e.opts.Name, e.opts.WorkDir, e.Kubeconfig(), e.Command("down"))
 	}
 	if err := os.MkdirAll(e.opts.WorkDir, 0o700); err != nil {
 		return fmt.Errorf("creating work directory: %w", err)
@@ -211,8 +236,8 @@ func (e *Embedded) up(ctx context.Context) (bootFailed bool, err error) {
 		// Stop whatever did start; keep the files so the logs named above
 		// can be read.
 		e.killPIDs(e.PIDs())
-		return false, fmt.Errorf("creating embedded cluster %q: %w%s\n  its files are kept in %s; remove them with `stormbench cluster down --name %s --workdir %s`",
-			e.opts.Name, err, hint, e.Dir(), e.opts.Name, e.opts.WorkDir)
+		return false, fmt.Errorf("creating embedded cluster %q: %w%s\n  its files are kept in %s; remove them with `%s`",
+			e.opts.Name, err, hint, e.Dir(), e.Command("down"))
 	}
 	// The API server serves now; give the bootstrap a minute to land.
 	select {
@@ -225,8 +250,8 @@ func (e *Embedded) up(ctx context.Context) (bootFailed bool, err error) {
 		// Which component stopped, and why, before they are killed.
 		hint := e.failureHint(nil)
 		e.killPIDs(e.PIDs())
-		return true, fmt.Errorf("embedded cluster %q: %w%s\n  its files are kept in %s; remove them with `stormbench cluster down --name %s --workdir %s`",
-			e.opts.Name, err, hint, e.Dir(), e.opts.Name, e.opts.WorkDir)
+		return true, fmt.Errorf("embedded cluster %q: %w%s\n  its files are kept in %s; remove them with `%s`",
+			e.opts.Name, err, hint, e.Dir(), e.Command("down"))
 	}
 	return false, e.secureFiles()
 }

@@ -508,3 +508,30 @@ func TestEmbeddedAPFIdentities(t *testing.T) {
 		})
 	}
 }
+
+// TestUpForRefusesExisting: a command's cluster that already exists is not
+// started, the refusal names the command that removes it (with its work
+// directory), and the stop it returns does nothing.
+func TestUpForRefusesExisting(t *testing.T) {
+	dir := t.TempDir()
+	e, err := cluster.NewEmbedded(cluster.EmbeddedOptions{Name: "busy", WorkDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(e.Dir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.Dir(), "kwok.yaml"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var w strings.Builder
+	stop, err := e.UpFor(context.Background(), false, &w, t.Logf)
+	want := "stormbench cluster down --name busy --workdir " + dir
+	if err == nil || !strings.Contains(err.Error(), "`"+want+"`") {
+		t.Fatalf("UpFor on an existing cluster: %v, want a refusal naming `%s`", err, want)
+	}
+	stop()
+	if w.Len() > 0 || !e.Exists() {
+		t.Errorf("stop after a refusal wrote %q or removed the cluster (exists: %t)", w.String(), e.Exists())
+	}
+}

@@ -278,6 +278,6 @@ func (e *Embedded) WaitHealthy(ctx context.Context, o WaitOptions) error {
 			fmt.Fprintf(&b, "\n  %s log: %s", c, e.LogPath(c))
 		}
 	}
-	return fmt.Errorf("embedded cluster %q: %w%s\n  it is left running: `stormbench cluster status --name %s --workdir %s` shows it; remove it with `stormbench cluster down --name %s --workdir %s`",
-		e.opts.Name, err, b.String(), e.opts.Name, e.opts.WorkDir, e.opts.Name, e.opts.WorkDir)
+	return fmt.Errorf("embedded cluster %q: %w%s\n  it is left running: `%s` shows it; remove it with `%s`",
+		e.opts.Name, err, b.String(), e.Command("status"), e.Command("down"))
 }

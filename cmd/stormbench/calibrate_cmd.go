@@ -206,19 +206,11 @@ func (o *calibrateOptions) run(ctx context.Context, env *cmdEnv, plan *calibrate
 		return err
 	}
 	logf("Starting embedded cluster %s with an audit log (Kubernetes %s, 127.0.0.1 only)", name, emb.KubeVersion())
-	if err := emb.Up(ctx); err != nil {
+	stop, err := emb.UpFor(ctx, o.keepCluster, env.stderr, logf)
+	if err != nil {
 		return err
 	}
-	defer func() {
-		if o.keepCluster {
-			fmt.Fprintf(env.stderr, "Embedded cluster %s kept: kubeconfig %s; stop it with `stormbench cluster down --name %s --workdir %s`\n", name, emb.Kubeconfig(), name, o.cluster.workDir)
-			return
-		}
-		logf("Stopping embedded cluster %s", name)
-		if err := emb.Down(context.WithoutCancel(ctx)); err != nil {
-			fmt.Fprintf(env.stderr, "stormbench: %v\n", err)
-		}
-	}()
+	defer stop()
 	target, err := cluster.Connect(ctx, cluster.ConnectOptions{Kubeconfig: emb.ClientKubeconfig()})
 	if err != nil {
 		return err

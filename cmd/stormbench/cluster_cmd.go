@@ -133,7 +133,7 @@ func (o *clusterCmdOptions) run(ctx context.Context, env *cmdEnv) error {
 func (o *clusterCmdOptions) up(ctx context.Context, env *cmdEnv, e *cluster.Embedded) error {
 	if e.Exists() {
 		// Bad input, not a failed start: nothing was tried.
-		return usagef("embedded cluster %q already exists in %s: see `stormbench cluster status --name %s`, or remove it with `stormbench cluster down --name %s`", e.Name(), o.cluster.workDir, e.Name(), e.Name())
+		return usagef("embedded cluster %q already exists in %s: see `%s`, or remove it with `%s`", e.Name(), o.cluster.workDir, e.Command("status"), e.Command("down"))
 	}
 	fmt.Fprintf(env.stderr, "Starting embedded cluster %q (Kubernetes %s, 127.0.0.1 only)...\n", e.Name(), e.KubeVersion())
 	if err := e.Up(ctx); err != nil {
@@ -146,7 +146,7 @@ func (o *clusterCmdOptions) up(ctx context.Context, env *cmdEnv, e *cluster.Embe
 		// What the components report, once they serve: binaries of
 		// another version in the version's directory are bad input.
 		if err := e.CheckVersions(ctx); err != nil {
-			return usagef("embedded cluster %q is up, but %v; remove it with `stormbench cluster down --name %s`", e.Name(), err, e.Name())
+			return usagef("embedded cluster %q is up, but %v; remove it with `%s`", e.Name(), err, e.Command("down"))
 		}
 	}
 	fmt.Fprintf(env.stdout, "Embedded cluster %q is up.\nkubeconfig: %s\nAPF:        %s%s\n", e.Name(), e.Kubeconfig(), e.APFMode(), apfNote(e))

@@ -468,18 +468,8 @@ func (o *runOptions) startEmbedded(ctx context.Context, env *cmdEnv, rp *runPlan
 		return nil, stop, err
 	}
 	logf("Starting embedded cluster %s (Kubernetes %s, 127.0.0.1 only)", o.cluster.name, emb.KubeVersion())
-	if err := emb.Up(ctx); err != nil {
+	if stop, err = emb.UpFor(ctx, o.keepCluster, env.stderr, logf); err != nil {
 		return nil, stop, err
-	}
-	stop = func() {
-		if o.keepCluster {
-			fmt.Fprintf(env.stderr, "Embedded cluster %s kept: kubeconfig %s; stop it with `stormbench cluster down --name %s`\n", o.cluster.name, emb.Kubeconfig(), o.cluster.name)
-			return
-		}
-		logf("Stopping embedded cluster %s", o.cluster.name)
-		if err := emb.Down(context.WithoutCancel(ctx)); err != nil {
-			fmt.Fprintf(env.stderr, "stormbench: %v\n", err)
-		}
 	}
 	o.cluster.kubeconfig = emb.ClientKubeconfig()
 	if o.fromSnapshot != "" {
