@@ -149,7 +149,6 @@ func (n *nodeRun) applyUpdate(node *corev1.Node, u statusUpdate, st *corev1.PodS
 	s, sess := n.s, n.sess
 	wasReady := podReady(st)
 	probed := func(c string) bool { _, ok := u.probed[c]; return ok }
-	isGone := func(c string) bool { return slices.Contains(u.gone, c) }
 	changed := false
 	switch u.kind {
 	case updateRebootExited:
@@ -172,7 +171,7 @@ func (n *nodeRun) applyUpdate(node *corev1.Node, u statusUpdate, st *corev1.PodS
 			changed = true
 		}
 	case updateReplaceRunning:
-		changed = restartContainers(st, isGone, 137, "Error", now)
+		changed = restartContainers(st, u.exited, 137, "Error", now)
 		s.Counters.ContainerRestarts.Add(int64(len(u.gone)))
 		// Running without a startup probe: started; without a readiness
 		// probe: ready at once (prober_manager.go UpdatePodStatus). The
@@ -181,7 +180,7 @@ func (n *nodeRun) applyUpdate(node *corev1.Node, u statusUpdate, st *corev1.PodS
 		readyNow := map[string]bool{}
 		for i := range st.ContainerStatuses {
 			cs := &st.ContainerStatuses[i]
-			if isGone(cs.Name) {
+			if u.exited(cs.Name) {
 				cs.Started = &t
 				readyNow[cs.Name] = !probed(cs.Name)
 				continue
@@ -213,7 +212,7 @@ func (n *nodeRun) updateEvents(u statusUpdate) error {
 	case updateRebootRunning:
 		return containerEvents(n.sess, u.pod, nil)
 	case updateReplaceRunning:
-		return containerEvents(n.sess, u.pod, func(c string) bool { return slices.Contains(u.gone, c) })
+		return containerEvents(n.sess, u.pod, u.exited)
 	}
 	return nil
 }

@@ -145,6 +145,9 @@ type statusUpdate struct {
 	gone []string
 }
 
+// exited says whether container c is one of u.gone.
+func (u statusUpdate) exited(c string) bool { return slices.Contains(u.gone, c) }
+
 // statusKind is what a statusUpdate does.
 type statusKind uint8
 

@@ -136,8 +136,8 @@ const (
 
 func parseProtobufEvent(msg []byte) (frame, error) {
 	// Tolerate an enveloped event too, should a server wrap it.
-	if body, ok := unwrap(msg); ok {
-		msg = body
+	if u, ok := protofield.ParseUnknown(msg); ok {
+		msg = u.Raw
 	}
 	var f frame
 	var object []byte
@@ -162,7 +162,8 @@ func parseProtobufEvent(msg []byte) (frame, error) {
 		}
 		return num != rawExtensionRaw
 	})
-	obj, ok := unwrap(raw)
+	u, ok := protofield.ParseUnknown(raw)
+	obj := u.Raw
 	if !ok {
 		return f, nil
 	}
@@ -189,13 +190,6 @@ func parseProtobufEvent(msg []byte) (frame, error) {
 		return false
 	})
 	return f, nil
-}
-
-// unwrap returns the raw message of an enveloped protobuf object
-// (protofield.ParseUnknown).
-func unwrap(b []byte) ([]byte, bool) {
-	u, ok := protofield.ParseUnknown(b)
-	return u.Raw, ok
 }
 
 // jsonFrames reads newline-terminated JSON watch events
