@@ -260,13 +260,16 @@ aa: components build ## The A/A self-check (profile aa: the same variant twice, 
 # 2.26 against t(4) = 2.78, and 29 not-ready periods for a p90's interval).
 # The results carry the model's fingerprint; a test fails when the committed
 # one is not the head's.
-CAL_DIR          ?= results/calibration
+# Another KUBE_VERSION's tables go in a folder of their own:
+# `make calibrate KUBE_VERSION=v1.37.2` writes results/calibration/v1.37.2/.
+CAL_DIR          ?= results/calibration$(if $(KUBE_FLAG),/$(KUBE_VERSION))
 CAL_NODES        ?= 10
 CONTAINERD_CASES ?= kubelet/legacy,kubelet/preserve,runtime/refused,reboot,kubelet/deleted,kubelet/exited,kubelet/legacy+http,kubelet/preserve+http,runtime/refused+http,reboot+http,kubelet/legacy+tcp,kubelet/preserve+tcp,runtime/refused+tcp,reboot+tcp
 .PHONY: calibrate
 calibrate: components build real-node-deps ## Calibrate the model against real kubelets (hollow: every exec case; containerd: its cases and the +http and +tcp ones) and write CAL_DIR/{hollow,containerd,combined}.* (about 30 minutes at CAL_NODES=10 on 2 cores, the restarts 1 s apart).
-	$(BIN)/stormbench calibrate --bin-dir $(BIN) --nodes $(CAL_NODES) --result $(CAL_DIR)/hollow.json --markdown $(CAL_DIR)/hollow.md --force || [ $$? = 1 ]
-	$(BIN)/stormbench calibrate --bin-dir $(BIN) --nodes $(CAL_NODES) --backend containerd --cases $(CONTAINERD_CASES) \
+	@mkdir -p $(CAL_DIR)
+	$(BIN)/stormbench calibrate --bin-dir $(BIN) $(KUBE_FLAG) --nodes $(CAL_NODES) --result $(CAL_DIR)/hollow.json --markdown $(CAL_DIR)/hollow.md --force || [ $$? = 1 ]
+	$(BIN)/stormbench calibrate --bin-dir $(BIN) $(KUBE_FLAG) --nodes $(CAL_NODES) --backend containerd --cases $(CONTAINERD_CASES) \
 		--result $(CAL_DIR)/containerd.json --markdown $(CAL_DIR)/containerd.md --force || [ $$? = 1 ]
 	$(BIN)/stormbench calibrate combine $(CAL_DIR)/hollow.json $(CAL_DIR)/containerd.json \
 		--markdown $(CAL_DIR)/combined.md --html $(CAL_DIR)/combined.html --force || [ $$? = 1 ]

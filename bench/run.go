@@ -60,15 +60,18 @@ type Options struct {
 	// Reset, when set, brings the cluster back to the fleet's starting
 	// state before every storm but the first (run --restore-each restores
 	// the fleet snapshot), so that each variant and repetition starts from
-	// an identical cluster; it returns how long that took, recorded as the
-	// storm's ResetSeconds.
-	Reset func(ctx context.Context) (time.Duration, error)
+	// an identical cluster, with the control plane of Kubernetes version
+	// into (a variant's own version: kubernetes.version); it returns how
+	// long that took, recorded as the storm's ResetSeconds. Variants of
+	// other versions than the profile's need it.
+	Reset func(ctx context.Context, into kubeversion.Version) (time.Duration, error)
 	// SaveFleet, when set with Reset, saves the provisioned fleet (run: a
 	// snapshot of the embedded cluster) once it has settled; Reset then
 	// brings it back before every storm, the first included, so that every
 	// storm starts from the same fleet. Without it, Reset runs before every
 	// storm but the first (run --from-snapshot: the first starts from the
-	// restore).
+	// restore), and before a first whose Kubernetes version is not the
+	// cluster's.
 	SaveFleet func(ctx context.Context) error
 	// Isolation is recorded in the result: how storms were kept from
 	// inheriting each other's state (result.Isolation*).
@@ -111,6 +114,9 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 	if err := checkRealNodes(o); err != nil {
 		return res, err
 	}
+	if p.ComparesVersions() && (o.Reset == nil || o.Embedded == nil) {
+		return res, errors.New("variants of other Kubernetes versions than the profile's restore the fleet into each version's control plane: they need the embedded cluster with its fleet snapshot (not --kubeconfig, --no-restore or --shard)")
+	}
 	f, err := fleet.New(o.Target.Client, o.RunID, p.Fleet, o.Progress)
 	if err != nil {
 		return res, err
@@ -139,12 +145,14 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 	o.Logf("Fleet Ready in %s", o.Clock.Since(provStart).Round(100*time.Millisecond))
 	// An interrupt during the settle wait still deletes the fleet below.
 	runErr := settleAfterProvisioning(ctx, o)
-	var firstReset time.Duration
 	if runErr == nil && o.SaveFleet != nil && o.Reset != nil {
-		runErr = saveFleet(ctx, o, &firstReset)
+		o.Logf("Saving the provisioned fleet: every storm starts from it")
+		if err := o.SaveFleet(ctx); err != nil {
+			runErr = fmt.Errorf("saving the provisioned fleet: %w", err)
+		}
 	}
 	if runErr == nil {
-		runErr = runStorms(ctx, o, f, rn, res, firstReset)
+		runErr = runStorms(ctx, o, f, rn, res)
 	}
 	res.Run.End = o.Clock.Now()
 	res.Complete = runErr == nil
@@ -165,22 +173,6 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 		}
 	}
 	return res, runErr
-}
-
-// saveFleet saves the provisioned fleet and restores it at once, as before
-// every later storm: saving restarts the control plane, and the first storm
-// then starts, as every other, from a restore that has settled; *took is
-// the restore's time.
-func saveFleet(ctx context.Context, o Options, took *time.Duration) error {
-	o.Logf("Saving the provisioned fleet: every storm starts from it")
-	if err := o.SaveFleet(ctx); err != nil {
-		return fmt.Errorf("saving the provisioned fleet: %w", err)
-	}
-	var err error
-	if *took, err = o.Reset(ctx); err != nil {
-		return fmt.Errorf("restoring the fleet before the first storm: %w", err)
-	}
-	return nil
 }
 
 // logLeftovers names other runs' nodes and namespaces on the cluster: they
@@ -313,9 +305,13 @@ func blockOrder(steps []stormStep, reps int, seed int64) [][]int {
 }
 
 // runStorms runs every variant × repetition on the provisioned fleet, in
-// blocks (blockOrder), recorded in the result's Run.Order.
-// firstReset is the time of the restore before the first storm, if any.
-func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, res *result.Result, firstReset time.Duration) error {
+// blocks (blockOrder), recorded in the result's Run.Order. Before each it
+// resets the fleet (Options.Reset) when it has to: every storm after the
+// first, the first too when the fleet was saved (saving restarts the
+// control plane; the first then starts, as every other, from a restore that
+// has settled) or when it runs on another Kubernetes version than the
+// cluster's.
+func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, res *result.Result) error {
 	p := o.Profile
 	if p.Storm == nil {
 		return nil
@@ -361,10 +357,10 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, re
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			reset := firstReset
-			if o.Reset != nil && len(res.Variants) > 0 {
-				o.Logf("Restoring the fleet before variant %s (repetition %d)", s.variant.Name, rep)
-				if reset, err = o.Reset(ctx); err != nil {
+			var reset time.Duration
+			if o.Reset != nil && (len(res.Variants) > 0 || o.SaveFleet != nil || o.Embedded != nil && s.version != o.Embedded.KubeVersion()) {
+				o.Logf("Restoring the fleet before variant %s (repetition %d) into Kubernetes %s", s.variant.Name, rep, s.version.Short())
+				if reset, err = o.Reset(ctx, s.version); err != nil {
 					return fmt.Errorf("restoring the fleet before variant %s repetition %d: %w", s.variant.Name, rep, err)
 				}
 			}
@@ -429,7 +425,7 @@ func stormSteps(o Options) []stormStep {
 	var steps []stormStep
 	if len(o.SweepWaveSizes) == 0 {
 		for _, v := range p.ResolvedVariants() {
-			steps = append(steps, stormStep{variant: v, storm: p.Storm, version: p.KubeVersion()})
+			steps = append(steps, stormStep{variant: v, storm: p.Storm, version: p.VariantVersion(&v)})
 		}
 		return steps
 	}
@@ -442,7 +438,7 @@ func stormSteps(o Options) []stormStep {
 			sv.Name = result.SweepVariantName(v.Name, size)
 			// Each its own stage: a sweep keeps its order, the wave
 			// sizes growing.
-			steps = append(steps, stormStep{variant: sv, storm: &st, version: p.KubeVersion(), stage: len(steps), sweep: &result.SweepStep{Variant: v.Name, WaveSize: size}})
+			steps = append(steps, stormStep{variant: sv, storm: &st, version: p.VariantVersion(&v), stage: len(steps), sweep: &result.SweepStep{Variant: v.Name, WaveSize: size}})
 		}
 	}
 	return steps
@@ -515,6 +511,9 @@ func newVariantRun(o Options, s stormStep, rep int) result.VariantRun {
 	v, st := s.variant, s.storm
 	vr := result.VariantRun{Variant: v.Name, Repetition: rep, FeatureGates: profiles.EffectiveGatesAt(s.version, st, &v), Start: o.Clock.Now(),
 		WatchesClosedAfterSync: profiles.EffectiveCloseWatches(st, &v), Sweep: s.sweep}
+	if s.version != o.Profile.KubeVersion() {
+		vr.KubernetesVersion = s.version.String()
+	}
 	for _, w := range s.sched.WaveStarts {
 		vr.WaveStarts = append(vr.WaveStarts, w.Seconds())
 	}

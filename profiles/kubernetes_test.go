@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,5 +146,89 @@ func TestEffectiveGatesAt(t *testing.T) {
 	}
 	if got, want := EffectiveGates(nil, nil), EffectiveGatesAt(kubeversion.Default, nil, nil); len(got) != len(want) || got[GateWatchListClient] != want[GateWatchListClient] || got[GateChangeContainerStatusOnKubeletRestart] != want[GateChangeContainerStatusOnKubeletRestart] {
 		t.Errorf("EffectiveGates = %v, want the default version's %v", got, want)
+	}
+}
+
+// TestVariantVersions: a variant may run on a Kubernetes version of its own,
+// the fleet's or a newer one (an upgrade's comparison), with its gates
+// checked against its own version's kubelet.
+func TestVariantVersions(t *testing.T) {
+	profile := func(base, variants string) []byte {
+		doc := `apiVersion: stormbench.io/v1alpha1
+kind: StormProfile
+metadata: {name: kube}
+fleet: {nodes: 10, podsPerNode: 5}
+storm: {kind: kubelet, select: {count: 2}, downtime: {value: 5s}}
+variants:
+` + variants
+		if base != "" {
+			doc += "kubernetes: {version: \"" + base + "\"}\n"
+		}
+		return []byte(doc)
+	}
+	for _, tc := range []struct {
+		name, base, variants string
+		// want are the variants' versions, compares ComparesVersions.
+		want     []kubeversion.Version
+		compares bool
+		errHas   string
+	}{
+		{name: "none of their own", variants: "- {name: a}\n- {name: b}\n",
+			want: []kubeversion.Version{kubeversion.V1_36, kubeversion.V1_36}},
+		{name: "upgrade", variants: "- {name: a}\n- {name: b, kubernetes: {version: \"1.37\"}}\n",
+			want: []kubeversion.Version{kubeversion.V1_36, kubeversion.V1_37}, compares: true},
+		{name: "the fleet's, named", base: "1.35", variants: "- {name: a, kubernetes: {version: v1.35.4}}\n",
+			want: []kubeversion.Version{kubeversion.V1_35}},
+		{name: "1.34 to 1.35, each gate at its version", base: "1.34",
+			variants: "- {name: a}\n- {name: b, kubernetes: {version: \"1.35\"}, featureGates: {ChangeContainerStatusOnKubeletRestart: false}}\n",
+			want:     []kubeversion.Version{kubeversion.V1_34, kubeversion.V1_35}, compares: true},
+		{name: "a gate its version lacks", base: "1.34", variants: "- {name: a, featureGates: {ChangeContainerStatusOnKubeletRestart: false}}\n- {name: b, kubernetes: {version: \"1.35\"}}\n",
+			errHas: "variants[0].featureGates[ChangeContainerStatusOnKubeletRestart]: Invalid value: false: Kubernetes 1.34.4's kubelet has no such gate"},
+		{name: "a downgrade", base: "1.37", variants: "- {name: a}\n- {name: b, kubernetes: {version: \"1.36\"}}\n",
+			errHas: `variants[1].kubernetes.version: Invalid value: "1.36.3": older than the fleet's Kubernetes 1.37.2`},
+		{name: "unsupported", variants: "- {name: a, kubernetes: {version: \"1.38\"}}\n",
+			errHas: `variants[0].kubernetes.version: Invalid value: "1.38": Kubernetes 1.38 is not supported`},
+		{name: "with real kubelets", variants: "- {name: a}\n- {name: b, kubernetes: {version: \"1.37\"}}\nfleet: {nodes: 10, podsPerNode: 5, realKubelets: 1, workloads: [{template: web-exec}]}\n",
+			errHas: "fleet.realKubelets: Invalid value: 1: variants of other Kubernetes versions restore the fleet's snapshot"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := profile(tc.base, tc.variants)
+			if strings.Contains(tc.variants, "\nfleet:") {
+				doc = []byte(strings.Replace(string(doc), "fleet: {nodes: 10, podsPerNode: 5}\n", "", 1))
+			}
+			p, err := Parse("kube.yaml", doc)
+			if tc.errHas != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+					t.Fatalf("Parse = %v; want an error with %q", err, tc.errHas)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []kubeversion.Version
+			for _, v := range p.ResolvedVariants() {
+				got = append(got, p.VariantVersion(&v))
+			}
+			if !slices.Equal(got, tc.want) || p.ComparesVersions() != tc.compares {
+				t.Errorf("versions %v, compares %t; want %v, %t", got, p.ComparesVersions(), tc.want, tc.compares)
+			}
+			checkRoundTrip(t, p)
+		})
+	}
+	// --kube-version above a variant's own version is a downgrade too.
+	p, err := Parse("kube.yaml", profile("", "- {name: a}\n- {name: b, kubernetes: {version: \"1.37\"}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := p.SetKubeVersion(kubeversion.V1_37); len(errs) > 0 {
+		t.Errorf("SetKubeVersion(1.37) with a 1.37 variant = %v", errs.ToAggregate())
+	}
+	if errs := p.SetKubeVersion(kubeversion.V1_35); len(errs) > 0 || !p.ComparesVersions() {
+		t.Errorf("SetKubeVersion(1.35): %v, compares %t", errs.ToAggregate(), p.ComparesVersions())
+	}
+	p.Variants[1].Kubernetes.Version = "v1.35.4"
+	if errs := p.SetKubeVersion(kubeversion.V1_36); len(errs) != 1 || !strings.Contains(errs[0].Error(), "older than the fleet's Kubernetes 1.36.3") {
+		t.Errorf("SetKubeVersion(1.36) above a 1.35 variant = %v; want the downgrade refused", errs.ToAggregate())
 	}
 }

@@ -134,6 +134,28 @@ func (p *Profile) KubeVersion() kubeversion.Version {
 	return v
 }
 
+// VariantVersion is the Kubernetes version variant v runs on: its own
+// kubernetes.version, else the profile's.
+func (p *Profile) VariantVersion(v *Variant) kubeversion.Version {
+	if v != nil && v.Kubernetes != nil && v.Kubernetes.Version != "" {
+		if kv, err := kubeversion.Parse(v.Kubernetes.Version); err == nil {
+			return kv
+		}
+	}
+	return p.KubeVersion()
+}
+
+// ComparesVersions reports whether the profile's variants run on more than
+// one Kubernetes version (an upgrade's comparison).
+func (p *Profile) ComparesVersions() bool {
+	for _, v := range p.Variants {
+		if p.VariantVersion(&v) != p.KubeVersion() {
+			return true
+		}
+	}
+	return false
+}
+
 // Fleet describes the KWOK nodes and the workload mix.
 type Fleet struct {
 	// Nodes is the number of KWOK nodes.
@@ -452,6 +474,16 @@ type Variant struct {
 	Name string `json:"name"`
 	// FeatureGates override the storm's feature gates.
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	// Kubernetes, when its version is set, runs the variant's storms on
+	// that Kubernetes version instead of the profile's (kubernetes.version):
+	// an upgrade's comparison. The fleet is provisioned on the profile's
+	// version, and before each storm its snapshot is restored into a control
+	// plane of the variant's version (the API server, controller manager and
+	// scheduler of that release, on the same etcd data: an upgrade, so never
+	// an older version than the profile's), with the simulated kubelets and
+	// the gate defaults of that version. Embedded cluster only, and not with
+	// fleet.realKubelets (their state is not in the snapshot).
+	Kubernetes *Kubernetes `json:"kubernetes,omitempty"`
 	// CloseWatchesAfterSync, when set, overrides the storm's: variants that
 	// differ only in it measure stormbench's own cost with watches held and
 	// closed on one fleet, side by side. It does not change the requests a

@@ -48,6 +48,13 @@ func SetDefaults(p *Profile) {
 			p.Kubernetes.Version = v.String()
 		}
 	}
+	for i := range p.Variants {
+		if k := p.Variants[i].Kubernetes; k != nil && k.Version != "" {
+			if v, err := kubeversion.Parse(k.Version); err == nil {
+				k.Version = v.String()
+			}
+		}
+	}
 	f := &p.Fleet
 	if len(f.Workloads) == 0 {
 		f.Workloads = append([]WorkloadShare(nil), DefaultWorkloads...)
@@ -499,48 +506,82 @@ func validateDistribution(d *Distribution, dp *field.Path) field.ErrorList {
 	return errs
 }
 
-// validateKubernetes checks kubernetes.version, and that no feature gate
-// of the storm or a variant asks for a behaviour its kubelet does not have
-// (ChangeContainerStatusOnKubeletRestart false on 1.34, which has no such
-// gate and always resets readiness).
+// validateKubernetes checks kubernetes.version and the variants' own, and
+// that no feature gate of the storm or a variant asks for a behaviour its
+// kubelet does not have (ChangeContainerStatusOnKubeletRestart false on
+// 1.34, which has no such gate and always resets readiness).
 func validateKubernetes(p *Profile) field.ErrorList {
-	if p.Kubernetes.Version == "" {
-		return validateGatesAt(p, kubeversion.Default)
+	base := kubeversion.Default
+	if p.Kubernetes.Version != "" {
+		v, err := kubeversion.Parse(p.Kubernetes.Version)
+		if err != nil {
+			return field.ErrorList{field.Invalid(field.NewPath("kubernetes", "version"), truncate(p.Kubernetes.Version), err.Error())}
+		}
+		base = v
 	}
-	v, err := kubeversion.Parse(p.Kubernetes.Version)
-	if err != nil {
-		return field.ErrorList{field.Invalid(field.NewPath("kubernetes", "version"), truncate(p.Kubernetes.Version), err.Error())}
-	}
-	return validateGatesAt(p, v)
+	return validateVersionsAt(p, base)
 }
 
-// validateGatesAt checks the profile's gate settings against version v's
-// kubelet: a gate v has no such gate for (kubeversion.Gate.Fixed) may only
-// be set to the behaviour v's kubelet always has.
-func validateGatesAt(p *Profile, v kubeversion.Version) field.ErrorList {
+// validateVersionsAt checks the variants' Kubernetes versions against the
+// fleet's, base, and every gate setting against the version it runs on.
+func validateVersionsAt(p *Profile, base kubeversion.Version) field.ErrorList {
 	var errs field.ErrorList
-	check := func(g map[string]bool, gp *field.Path) {
-		for _, k := range slices.Sorted(maps.Keys(g)) {
-			if kg, ok := v.Gate(k); ok && kg.Fixed && g[k] != kg.Default {
-				errs = append(errs, field.Invalid(gp.Key(k), g[k], fmt.Sprintf("Kubernetes %s's kubelet has no such gate: it always behaves as %t", v.Short(), kg.Default)))
+	if p.Storm != nil {
+		errs = append(errs, gatesAt(p.Storm.FeatureGates, base, field.NewPath("storm", "featureGates"))...)
+	}
+	compares := false
+	for i, vr := range p.Variants {
+		vp := field.NewPath("variants").Index(i)
+		v := base
+		if k := vr.Kubernetes; k != nil && k.Version != "" {
+			kv, err := kubeversion.Parse(k.Version)
+			switch {
+			case err != nil:
+				errs = append(errs, field.Invalid(vp.Child("kubernetes", "version"), truncate(k.Version), err.Error()))
+				continue
+			case kv.Before(base):
+				errs = append(errs, field.Invalid(vp.Child("kubernetes", "version"), kv.Short(),
+					fmt.Sprintf("older than the fleet's Kubernetes %s (kubernetes.version): the fleet is provisioned on that version and restored into each variant's control plane, an upgrade, never a downgrade", base.Short())))
+				continue
+			}
+			v = kv
+			if p.Storm != nil && v != base {
+				errs = append(errs, gatesAt(p.Storm.FeatureGates, v, field.NewPath("storm", "featureGates"))...)
 			}
 		}
+		compares = compares || v != base
+		errs = append(errs, gatesAt(vr.FeatureGates, v, vp.Child("featureGates"))...)
 	}
-	if p.Storm != nil {
-		check(p.Storm.FeatureGates, field.NewPath("storm", "featureGates"))
+	if compares && p.Fleet.RealKubelets > 0 {
+		errs = append(errs, field.Invalid(field.NewPath("fleet", "realKubelets"), p.Fleet.RealKubelets,
+			"variants of other Kubernetes versions restore the fleet's snapshot into each version's control plane; real kubelets keep their state outside it: not with variants[].kubernetes.version"))
 	}
-	for i, vr := range p.Variants {
-		check(vr.FeatureGates, field.NewPath("variants").Index(i).Child("featureGates"))
+	if compares && p.Storm == nil {
+		errs = append(errs, field.Required(field.NewPath("storm"), "variants of other Kubernetes versions compare storms"))
+	}
+	return errs
+}
+
+// gatesAt checks gate settings g against version v's kubelet: a gate v has
+// no such gate for (kubeversion.Gate.Fixed) may only be set to the
+// behaviour v's kubelet always has.
+func gatesAt(g map[string]bool, v kubeversion.Version, gp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range slices.Sorted(maps.Keys(g)) {
+		if kg, ok := v.Gate(k); ok && kg.Fixed && g[k] != kg.Default {
+			errs = append(errs, field.Invalid(gp.Key(k), g[k], fmt.Sprintf("Kubernetes %s's kubelet has no such gate: it always behaves as %t", v.Short(), kg.Default)))
+		}
 	}
 	return errs
 }
 
 // SetKubeVersion makes v the profile's Kubernetes version (a
-// --kube-version flag's override) and checks the profile's gates against
-// it, returning every problem with its field path.
+// --kube-version flag's override) and checks the variants' versions and
+// the profile's gates against it, returning every problem with its field
+// path.
 func (p *Profile) SetKubeVersion(v kubeversion.Version) field.ErrorList {
 	p.Kubernetes.Version = v.String()
-	return validateGatesAt(p, v)
+	return validateVersionsAt(p, v)
 }
 
 func validateGates(g map[string]bool, gp *field.Path) field.ErrorList {

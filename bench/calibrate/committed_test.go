@@ -9,7 +9,8 @@ import (
 )
 
 // TestCommittedCalibrationFollowsModel: the committed calibration
-// (results/calibration/*.json) is of the model at the head. A change of
+// (results/calibration/*.json, and results/calibration/vX.Y.Z/*.json for
+// another Kubernetes version) is of the model at the head. A change of
 // the simulated kubelet's behaviour changes its request or plan goldens
 // (ModelGoldens), so their fingerprint; the change lands with its
 // calibration, made again by RemakeCommand.
@@ -20,10 +21,16 @@ import (
 // version's model (ModelFingerprintAt).
 func TestCommittedCalibrationFollowsModel(t *testing.T) {
 	goldens := os.DirFS(filepath.Join("..", "kubelet", "testdata"))
-	files, err := filepath.Glob(filepath.Join("..", "..", "results", "calibration", "*.json"))
+	root := filepath.Join("..", "..", "results", "calibration")
+	files, err := filepath.Glob(filepath.Join(root, "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	versioned, err := filepath.Glob(filepath.Join(root, "v*", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, versioned...)
 	if len(files) == 0 {
 		t.Fatalf("no committed calibration in results/calibration: run `%s` and commit results/calibration", RemakeCommand)
 	}
@@ -33,7 +40,8 @@ func TestCommittedCalibrationFollowsModel(t *testing.T) {
 			t.Errorf("committed calibration: %v", err)
 			continue
 		}
-		name := filepath.ToSlash(filepath.Join("results", "calibration", filepath.Base(f)))
+		rel, _ := filepath.Rel(root, f)
+		name := filepath.ToSlash(filepath.Join("results", "calibration", rel))
 		if r.Machine == nil {
 			t.Errorf("%s does not record the machine it was made on; run `%s` and commit results/calibration", name, RemakeCommand)
 		}
@@ -43,6 +51,10 @@ func TestCommittedCalibrationFollowsModel(t *testing.T) {
 				t.Errorf("%s: %v", name, err)
 				continue
 			}
+		}
+		// A version's folder holds that version's tables only.
+		if dir := filepath.Base(filepath.Dir(f)); dir != "calibration" && dir != v.Or(kubeversion.Default).String() {
+			t.Errorf("%s is of Kubernetes %s, in the folder of %s", name, v.Or(kubeversion.Default), dir)
 		}
 		head, err := ModelFingerprintAt(goldens, v)
 		if err != nil {

@@ -468,3 +468,24 @@ func (e *Embedded) EnsureRunning(ctx context.Context) ([]string, error) {
 
 // Components returns where the cluster's binaries are.
 func (e *Embedded) Components() Components { return e.opts.Components }
+
+// useComponents makes the stopped cluster's control plane c's: kwokctl
+// starts the links in the cluster's bin/, which point at the version's
+// kube-apiserver, kube-controller-manager and kube-scheduler; etcd and KWOK
+// are every version's.
+func (e *Embedded) useComponents(c Components) error {
+	for _, b := range []string{BinKubeApiserver, BinKubeControllerManager, BinKubeScheduler} {
+		link := filepath.Join(e.Dir(), "bin", b)
+		next := link + ".next"
+		_ = os.Remove(next)
+		if err := os.Symlink(c.Path(b), next); err != nil {
+			return err
+		}
+		if err := os.Rename(next, link); err != nil {
+			_ = os.Remove(next)
+			return err
+		}
+	}
+	e.opts.Components = c
+	return nil
+}

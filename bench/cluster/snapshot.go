@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/stormbench/stormbench/bench/kubeversion"
 )
 
 // SnapshotKind marks a stormbench fleet snapshot's metadata.
@@ -202,15 +204,33 @@ func ReadSnapshotMeta(path string) (SnapshotMeta, error) {
 // RestoreSnapshot replaces the cluster's etcd data with the snapshot at
 // path, after checking its metadata against want: the cluster is stopped,
 // its data directory swapped (the old one comes back if extracting fails)
-// and the cluster started again.
-func (e *Embedded) RestoreSnapshot(ctx context.Context, path string, want SnapshotMeta) (meta SnapshotMeta, err error) {
+// and the cluster started again. into, when set, is the Kubernetes version
+// whose control plane (API server, controller manager, scheduler) starts on
+// the restored data: the snapshot's own or a newer one, as an upgrade
+// replaces the binaries and keeps etcd (an upgrade's comparison restores one
+// fleet into each version's control plane); zero keeps the cluster's.
+func (e *Embedded) RestoreSnapshot(ctx context.Context, path string, want SnapshotMeta, into kubeversion.Version) (meta SnapshotMeta, err error) {
 	meta, err = ReadSnapshotMeta(path)
 	if err != nil {
 		return meta, err
 	}
-	want.KubeVersion = e.KubeVersion().String()
+	into = into.Or(e.KubeVersion())
+	if want.KubeVersion == "" {
+		want.KubeVersion = e.KubeVersion().String()
+	}
 	if err := meta.Check(want); err != nil {
 		return meta, fmt.Errorf("refusing snapshot %s: %w", path, err)
+	}
+	made, err := kubeversion.Parse(meta.KubeVersion)
+	if err != nil {
+		return meta, fmt.Errorf("refusing snapshot %s: %w", path, err)
+	}
+	if into.Before(made) {
+		return meta, fmt.Errorf("refusing snapshot %s: it is of Kubernetes %s and restores into %s or newer (an upgrade), not into %s", path, made, made, into)
+	}
+	comps := Components{Dir: e.opts.Components.Dir, Version: into}
+	if missing := comps.missing(); len(missing) > 0 {
+		return meta, &VersionNotBuiltError{Version: into, Dir: comps.KubeDir(), Missing: missing}
 	}
 	if !e.Exists() {
 		return meta, fmt.Errorf("embedded cluster %q does not exist in %s", e.opts.Name, e.opts.WorkDir)
@@ -223,6 +243,9 @@ func (e *Embedded) RestoreSnapshot(ctx context.Context, path string, want Snapsh
 			err = errors.Join(err, fmt.Errorf("starting the cluster again: %w%s", serr, e.failureHint(out)))
 		}
 	}()
+	if err := e.useComponents(comps); err != nil {
+		return meta, fmt.Errorf("switching the control plane to Kubernetes %s: %w", into, err)
+	}
 	data := e.etcdDataDir()
 	old := data + ".before-restore"
 	_ = os.RemoveAll(old)

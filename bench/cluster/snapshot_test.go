@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stormbench/stormbench/bench/kubeversion"
 )
 
 func TestSnapshotMetaCheck(t *testing.T) {
@@ -78,5 +80,103 @@ func TestSnapshotFile(t *testing.T) {
 	}
 	if err := extractSnapshotData(empty, filepath.Join(dir, "x")); err == nil {
 		t.Error("a snapshot without etcd data was extracted")
+	}
+}
+
+// TestRestoreSnapshotVersions: a snapshot restores into the control plane
+// of its own Kubernetes version or a newer one (an upgrade), never an older
+// one, and only into a version that is built; nothing of the cluster is
+// touched before the refusal.
+func TestRestoreSnapshotVersions(t *testing.T) {
+	bin := t.TempDir()
+	for _, b := range AllBinaries() {
+		if err := os.WriteFile(filepath.Join(bin, b), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, err := NewEmbedded(EmbeddedOptions{Name: "up", WorkDir: t.TempDir(), Components: Components{Dir: bin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := func(version string) string {
+		dir := t.TempDir()
+		data := filepath.Join(dir, "etcd")
+		if err := os.MkdirAll(data, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(data, "db"), []byte("etcd bytes"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "s.snap")
+		meta := `{"kind":"StormbenchFleetSnapshot","schemaVersion":1,"kubeVersion":"` + version + `","profile":"upgrade"}`
+		if err := writeSnapshotTar(path, []byte(meta), data); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	for _, tc := range []struct {
+		name, made string
+		want       SnapshotMeta
+		into       kubeversion.Version
+		errHas     string
+	}{
+		{name: "newer than the cluster", made: "v1.37.2", want: SnapshotMeta{KubeVersion: "v1.37.2"},
+			errHas: "it is of Kubernetes v1.37.2 and restores into v1.37.2 or newer (an upgrade), not into v1.36.3"},
+		{name: "into an older version", made: "v1.36.3", into: kubeversion.V1_35,
+			errHas: "restores into v1.36.3 or newer (an upgrade), not into v1.35.4"},
+		{name: "into a version not built", made: "v1.36.3", into: kubeversion.V1_37,
+			errHas: "Kubernetes v1.37.2 is not built: " + filepath.Join(bin, "v1.37.2") + " lacks kube-apiserver, kube-controller-manager, kube-scheduler, kubectl; build it with `make components KUBE_VERSION=v1.37.2`"},
+		{name: "another fleet's version", made: "v1.35.4",
+			errHas: `snapshot made by another Kubernetes version: "v1.35.4", this run has "v1.36.3"`},
+		{name: "a cluster that does not exist", made: "v1.36.3",
+			errHas: `embedded cluster "up" does not exist`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.RestoreSnapshot(t.Context(), snap(tc.made), tc.want, tc.into)
+			if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+				t.Fatalf("RestoreSnapshot = %v; want an error with %q", err, tc.errHas)
+			}
+			if e.KubeVersion() != kubeversion.V1_36 {
+				t.Errorf("the refused restore left the cluster at %s", e.KubeVersion())
+			}
+		})
+	}
+}
+
+// TestUseComponents: the stopped cluster's control-plane links point at
+// the version's binaries; etcd and KWOK stay every version's.
+func TestUseComponents(t *testing.T) {
+	bin := t.TempDir()
+	e, err := NewEmbedded(EmbeddedOptions{Name: "up", WorkDir: t.TempDir(), Components: Components{Dir: bin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := filepath.Join(e.Dir(), "bin")
+	if err := os.MkdirAll(links, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{BinKubeApiserver, BinKubeControllerManager, BinKubeScheduler, BinEtcd} {
+		if err := os.Symlink(filepath.Join(bin, b), filepath.Join(links, b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.useComponents(Components{Dir: bin, Version: kubeversion.V1_37}); err != nil {
+		t.Fatal(err)
+	}
+	for b, want := range map[string]string{
+		BinKubeApiserver:         filepath.Join(bin, "v1.37.2", BinKubeApiserver),
+		BinKubeControllerManager: filepath.Join(bin, "v1.37.2", BinKubeControllerManager),
+		BinKubeScheduler:         filepath.Join(bin, "v1.37.2", BinKubeScheduler),
+		BinEtcd:                  filepath.Join(bin, BinEtcd),
+	} {
+		if got, err := os.Readlink(filepath.Join(links, b)); err != nil || got != want {
+			t.Errorf("%s -> %q (%v), want %q", b, got, err, want)
+		}
+	}
+	if e.KubeVersion() != kubeversion.V1_37 {
+		t.Errorf("KubeVersion %s after the switch, want v1.37.2", e.KubeVersion())
+	}
+	if entries, _ := os.ReadDir(links); len(entries) != 4 {
+		t.Errorf("%d entries in the cluster's bin/, want the 4 links", len(entries))
 	}
 }

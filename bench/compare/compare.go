@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -155,6 +156,9 @@ type Group struct {
 	Runs []string `json:"runs"`
 	// FeatureGates are the first run's resolved feature gates.
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	// KubernetesVersion is the first run's Kubernetes version, set when
+	// the groups' runs are not all of one (an upgrade's comparison).
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 
 	runs []*result.VariantRun
 }
@@ -606,9 +610,11 @@ func (n *noteSet) add(s string) int {
 
 // GroupRuns pools the variant runs of the inputs into groups, named as by
 // says (GroupByAuto counts as GroupByVariant), in order of first
-// appearance.
+// appearance. When the groups' first runs are of more than one Kubernetes
+// version, each group names its own.
 func GroupRuns(inputs []Input, by GroupBy) []Group {
 	var groups []Group
+	versions := map[string]bool{}
 	for _, in := range inputs {
 		for i := range in.Result.Variants {
 			v := &in.Result.Variants[i]
@@ -623,11 +629,18 @@ func GroupRuns(inputs []Input, by GroupBy) []Group {
 			}
 			gi := slices.IndexFunc(groups, func(g Group) bool { return g.Name == name })
 			if gi < 0 {
-				groups = append(groups, Group{Name: name, FeatureGates: v.FeatureGates})
+				kv := cmp.Or(v.KubernetesVersion, in.Result.Run.Cluster.KubernetesVersion)
+				versions[kv] = true
+				groups = append(groups, Group{Name: name, FeatureGates: v.FeatureGates, KubernetesVersion: kv})
 				gi = len(groups) - 1
 			}
 			groups[gi].runs = append(groups[gi].runs, v)
 			groups[gi].Runs = append(groups[gi].Runs, fmt.Sprintf("%s:%s#%d", in.Name, v.Variant, v.Repetition))
+		}
+	}
+	if len(versions) < 2 {
+		for i := range groups {
+			groups[i].KubernetesVersion = ""
 		}
 	}
 	return groups

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"maps"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -164,5 +165,29 @@ func TestParseGroupBy(t *testing.T) {
 	}
 	if _, err := ParseGroupBy("files"); err == nil {
 		t.Error("ParseGroupBy(files): no error")
+	}
+}
+
+// TestGroupRunsVersions: the groups of an upgrade's comparison name their
+// Kubernetes versions (a variant's own, else the run's); groups of one
+// version name none.
+func TestGroupRunsVersions(t *testing.T) {
+	r := readFixture(t)
+	r.Run.Cluster.KubernetesVersion = "v1.36.3"
+	if gs := GroupRuns([]Input{{Name: "a", Result: r}}, GroupByVariant); len(gs) != 2 || gs[0].KubernetesVersion != "" || gs[1].KubernetesVersion != "" {
+		t.Fatalf("one version: groups %+v, want no version named", gs)
+	}
+	for i := range r.Variants {
+		if r.Variants[i].Variant == "preserve" {
+			r.Variants[i].KubernetesVersion = "v1.37.2"
+		}
+	}
+	gs := GroupRuns([]Input{{Name: "a", Result: r}}, GroupByVariant)
+	got := map[string]string{}
+	for _, g := range gs {
+		got[g.Name] = g.KubernetesVersion
+	}
+	if want := map[string]string{"legacy": "v1.36.3", "preserve": "v1.37.2"}; !maps.Equal(got, want) {
+		t.Errorf("versions %v, want %v", got, want)
 	}
 }

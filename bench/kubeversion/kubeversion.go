@@ -72,6 +72,11 @@ func (v Version) Or(def Version) Version {
 // IsDefault reports whether v is Default (the zero Version counts as it).
 func (v Version) IsDefault() bool { return v.Or(Default) == Default }
 
+// Before reports whether v is an older release than w.
+func (v Version) Before(w Version) bool {
+	return v.Minor < w.Minor || v.Minor == w.Minor && v.Patch < w.Patch
+}
+
 // AtLeast reports whether v is minor release 1.minor or later.
 func (v Version) AtLeast(minor int) bool { return v.Minor >= minor }
 

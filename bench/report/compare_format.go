@@ -46,6 +46,9 @@ func RunsWord(n int) string {
 
 func groupLine(g compare.Group) string {
 	s := fmt.Sprintf("%s: %s", g.Name, RunsWord(len(g.Runs)))
+	if g.KubernetesVersion != "" {
+		s += ", Kubernetes " + g.KubernetesVersion
+	}
 	if len(g.FeatureGates) > 0 {
 		var gates []string
 		for _, k := range slices.Sorted(maps.Keys(g.FeatureGates)) {

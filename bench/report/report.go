@@ -139,6 +139,9 @@ func Build(in compare.Input, opts Options) (*Report, error) {
 	groups := compare.GroupRuns([]compare.Input{in}, compare.GroupByVariant)
 	for _, g := range groups {
 		vi := VariantInfo{Name: g.Name, FeatureGates: gateList(g.FeatureGates), Repetitions: len(g.VariantRuns()), Complete: true}
+		if g.KubernetesVersion != "" {
+			vi.FeatureGates = "Kubernetes " + g.KubernetesVersion + ": " + vi.FeatureGates
+		}
 		for _, v := range g.VariantRuns() {
 			vi.Restarts += v.Restarts
 			vi.Complete = vi.Complete && v.Complete

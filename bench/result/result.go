@@ -210,6 +210,11 @@ type VariantRun struct {
 	Repetition int `json:"repetition"`
 	// FeatureGates are the resolved feature gates this repetition ran with.
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	// KubernetesVersion is the Kubernetes version the storm ran on, when it
+	// is not the run's (Cluster.KubernetesVersion): a variant of its own
+	// version (an upgrade's comparison), restored into that version's
+	// control plane.
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 	// WatchesClosedAfterSync says the simulated kubelets closed their
 	// watches after their initial sync instead of holding them.
 	WatchesClosedAfterSync bool `json:"watchesClosedAfterSync,omitempty"`

@@ -16,6 +16,7 @@ import (
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/decodeerror"
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/outfile"
 	"github.com/stormbench/stormbench/bench/report"
@@ -294,6 +295,19 @@ func (o *runOptions) resolveProfile(rp *runPlan, seedSet bool, add func(error)) 
 	if o.restoreEach && p.Fleet.RealKubelets > 0 {
 		add(usagef("--restore-each: the profile's %d real kubelets keep their own state outside the snapshot; not with fleet.realKubelets", p.Fleet.RealKubelets))
 	}
+	if p.ComparesVersions() {
+		switch {
+		case o.cluster.kubeconfig != "":
+			add(usagef("the profile's variants run on other Kubernetes versions, each restored into its own control plane: the embedded cluster only, not --kubeconfig"))
+		case o.noRestore, rp.shardN > 1:
+			add(usagef("the profile's variants run on other Kubernetes versions, each restored into its own control plane: not with --no-restore or --shard"))
+		}
+		for _, v := range p.ResolvedVariants() {
+			if _, err := cluster.FindComponentsFor(o.cluster.binDir, p.VariantVersion(&v)); cluster.IsVersionNotBuilt(err) {
+				add(usagef("variant %s: %v", v.Name, err))
+			}
+		}
+	}
 	if rp.shardN > p.Fleet.Nodes {
 		add(usagef("--shard %s: %d shards of a fleet of %d nodes; give at most one shard per node", o.shard, rp.shardN, p.Fleet.Nodes))
 	}
@@ -475,7 +489,7 @@ func (o *runOptions) startEmbedded(ctx context.Context, env *cmdEnv, rp *runPlan
 	if o.fromSnapshot != "" {
 		meta := rp.snapshot
 		logf("Restoring fleet %q (%d nodes, %d pods) from %s", meta.RunID, meta.Nodes, meta.Pods, o.fromSnapshot)
-		_, restore, settle, err := restoreSnapshot(ctx, env, &o.cluster, emb, rp.p, o.fromSnapshot)
+		_, restore, settle, err := restoreSnapshot(ctx, env, &o.cluster, emb, rp.p, o.fromSnapshot, kubeversion.Version{})
 		if err != nil {
 			stop()
 			return nil, func() {}, err
@@ -490,7 +504,7 @@ func (o *runOptions) startEmbedded(ctx context.Context, env *cmdEnv, rp *runPlan
 // before a storm, cleanup removes what save wrote.
 type isolation struct {
 	save      func(ctx context.Context) error
-	reset     func(ctx context.Context) (time.Duration, error)
+	reset     func(ctx context.Context, into kubeversion.Version) (time.Duration, error)
 	isolation string
 	cleanup   func()
 }
@@ -503,7 +517,7 @@ type isolation struct {
 // be restored: the result says the storms were not isolated.
 func (o *runOptions) isolate(env *cmdEnv, rp *runPlan, emb *cluster.Embedded, logf func(string, ...any)) (isolation, error) {
 	iso := isolation{cleanup: func() {}}
-	if bench.Storms(rp.p, len(rp.sizes)) <= 1 {
+	if bench.Storms(rp.p, len(rp.sizes)) <= 1 && !rp.p.ComparesVersions() {
 		return iso, nil
 	}
 	switch {
@@ -539,9 +553,9 @@ func (o *runOptions) isolate(env *cmdEnv, rp *runPlan, emb *cluster.Embedded, lo
 			return nil
 		}
 	}
-	iso.reset = func(ctx context.Context) (time.Duration, error) {
+	iso.reset = func(ctx context.Context, into kubeversion.Version) (time.Duration, error) {
 		start := time.Now()
-		_, restore, settle, err := restoreSnapshot(ctx, env, &o.cluster, emb, rp.p, file)
+		_, restore, settle, err := restoreSnapshot(ctx, env, &o.cluster, emb, rp.p, file, into)
 		if err != nil {
 			return time.Since(start), err
 		}

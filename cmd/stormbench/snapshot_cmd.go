@@ -18,6 +18,7 @@ import (
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/outfile"
 	"github.com/stormbench/stormbench/bench/poll"
@@ -99,7 +100,7 @@ func (o *snapshotOptions) run(ctx context.Context, env *cmdEnv) error {
 	if o.sub == "save" {
 		return o.save(ctx, env, emb, p, dest)
 	}
-	meta, restore, settle, err := restoreSnapshot(ctx, env, &o.cluster, emb, p, o.file)
+	meta, restore, settle, err := restoreSnapshot(ctx, env, &o.cluster, emb, p, o.file, kubeversion.Version{})
 	if err != nil {
 		return err
 	}
@@ -203,8 +204,9 @@ func checkSnapshot(file string, p *profiles.Profile) (cluster.SnapshotMeta, erro
 }
 
 // restoreSnapshot starts the embedded cluster if needed, restores file into
-// it and waits until the fleet the snapshot holds is Ready again.
-func restoreSnapshot(ctx context.Context, env *cmdEnv, o *clusterOptions, emb *cluster.Embedded, p *profiles.Profile, file string) (meta cluster.SnapshotMeta, restore, settle time.Duration, err error) {
+// it, with the control plane of Kubernetes version into (zero: the
+// cluster's), and waits until the fleet the snapshot holds is Ready again.
+func restoreSnapshot(ctx context.Context, env *cmdEnv, o *clusterOptions, emb *cluster.Embedded, p *profiles.Profile, file string, into kubeversion.Version) (meta cluster.SnapshotMeta, restore, settle time.Duration, err error) {
 	// Refuse a mismatched snapshot before starting anything.
 	if meta, err = checkSnapshot(file, p); err != nil {
 		return meta, 0, 0, err
@@ -219,13 +221,16 @@ func restoreSnapshot(ctx context.Context, env *cmdEnv, o *clusterOptions, emb *c
 	// components run on it).
 	clk := clock.RealClock{}
 	start := clk.Now()
-	if meta, err = emb.RestoreSnapshot(ctx, file, snapshotWant(p)); err != nil {
+	if meta, err = emb.RestoreSnapshot(ctx, file, snapshotWant(p), into); err != nil {
 		return meta, 0, 0, err
 	}
 	restore = clk.Since(start)
 	o.kubeconfig = emb.ClientKubeconfig()
 	t, err := waitServing(ctx, env, o, p)
 	if err != nil {
+		return meta, restore, 0, fmt.Errorf("the restored cluster: %w", err)
+	}
+	if err := emb.KubeVersion().CheckServer(t.ServerVersion, true); err != nil {
 		return meta, restore, 0, fmt.Errorf("the restored cluster: %w", err)
 	}
 	// Up on a fleet that exists creates nothing (every object is there)
