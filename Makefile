@@ -274,6 +274,13 @@ calibrate: components build real-node-deps ## Calibrate the model against real k
 	$(BIN)/stormbench calibrate combine $(CAL_DIR)/hollow.json $(CAL_DIR)/containerd.json \
 		--markdown $(CAL_DIR)/combined.md --html $(CAL_DIR)/combined.html --force || [ $$? = 1 ]
 
+# Every version's table, one after the other: the versions' components are
+# built first when missing (about 10 minutes each with a warm module cache,
+# 25 from a cold one), then each calibrated as above (about 30 minutes each).
+.PHONY: calibrate-versions
+calibrate-versions: ## make calibrate for every KUBE_VERSIONS (hollow up to 1.37, containerd for all), each into its folder of results/calibration (about 2 hours on 2 cores).
+	@for v in $(KUBE_VERSIONS); do $(MAKE) --no-print-directory calibrate KUBE_VERSION=$$v || exit $$?; done
+
 # The gate requires of the current result the repetitions the baseline's
 # profile asked for (5 for quick's): fewer fail its repetitions row, and a
 # regression is then judged on the medians alone. GATE_REPETITIONS=1 is the
@@ -284,6 +291,22 @@ gate: components build ## Run CI_PROFILE (GATE_REPETITIONS interleaved, about 25
 	$(BIN)/stormbench run --profile $(CI_PROFILE) --repetitions $(GATE_REPETITIONS) --bin-dir $(BIN) --result results/gate-current.json --force
 	$(BIN)/stormbench gate --baseline $(BASELINE) --current results/gate-current.json --thresholds-from-baseline \
 		$(if $(MAX_REGRESSION),--max-regression $(MAX_REGRESSION)) --junit results/gate-junit.xml --force --perfdash results/perfdash
+
+# An upgrade's comparison, before it happens: the upgrade profile (quick's
+# fleet provisioned on 1.36.3 and restored before every storm into the
+# control plane of 1.36.3 or 1.37.2), 3 + 3 interleaved; upgrade-135 the same
+# from 1.34.4 to 1.35.4. Each version's components are built first.
+UPGRADE ?= upgrade
+UPGRADE_VERSIONS_upgrade     := v1.37.2
+UPGRADE_VERSIONS_upgrade-135 := v1.34.4 v1.35.4
+.PHONY: upgrade
+upgrade: components build ## The upgrade comparison: profile UPGRADE (upgrade: 1.36.3 vs 1.37.2; upgrade-135: 1.34.4 vs 1.35.4), 3 + 3 interleaved, into results/upgrade/UPGRADE.{json,md} (about 25 minutes on 2 cores).
+	@for v in $(UPGRADE_VERSIONS_$(UPGRADE)); do $(MAKE) --no-print-directory components KUBE_VERSION=$$v || exit $$?; done
+	@mkdir -p results/upgrade
+	@echo "==> the upgrade comparison: profile $(UPGRADE), 3 + 3 interleaved storms (about 25 minutes on 2 cores)"
+	$(BIN)/stormbench run --profile $(UPGRADE) --bin-dir $(BIN) --result results/upgrade/$(UPGRADE).json --force
+	$(BIN)/stormbench compare results/upgrade/$(UPGRADE).json
+	$(BIN)/stormbench report results/upgrade/$(UPGRADE).json --output-file results/upgrade/$(UPGRADE).md --force
 
 # ---------------------------------------------------------------------------
 # Published sets (issue 47): one target per set of results the READMEs
@@ -306,6 +329,8 @@ published: ## List the targets that remake each published set, with their expect
 	@echo "compare-gates       the gate A/B: quick, $(REPETITIONS) + $(REPETITIONS) interleaved storms -> results/baselines/quick.json (about 35 minutes)"
 	@echo "aa                  the A/A check: the same variant twice, $(AA_REPETITIONS) + $(AA_REPETITIONS) -> results/aa/aa.json (about 35 minutes)"
 	@echo "calibrate           the model against real kubelets, hollow and containerd, one table -> results/calibration/ (about 30 minutes; root)"
+	@echo "calibrate-versions  calibrate for every version in KUBE_VERSIONS -> results/calibration/ and results/calibration/VERSION/ (about 2 hours; root)"
+	@echo "upgrade             the upgrade comparison: profile upgrade (1.36.3 vs 1.37.2), 3 + 3; UPGRADE=upgrade-135 for 1.34.4 vs 1.35.4 -> results/upgrade/ (about 25 minutes each)"
 	@echo "published-host      the 300-node host pair, without and with a 0.85-core budget -> results/host/ (about 40 minutes; root for the budget)"
 	@echo "published-sweep     the capacity sweep: 150 nodes, wave sizes $(SWEEP_WAVES), 3 repetitions -> results/scale/sweep-150.json (about 30 minutes; root)"
 	@echo "published-fleet-1k  fleet-1k, both gates -> results/scale/fleet-1k.json (about 30 minutes)"
