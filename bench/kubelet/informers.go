@@ -22,14 +22,6 @@ import (
 
 // A simulated kubelet's informers and reflectors, and the watches of its pods' Secrets and ConfigMaps.
 
-func (s *session) waitSynced(ctx context.Context, what string, infs ...cache.SharedIndexInformer) error {
-	synced := make([]cache.InformerSynced, len(infs))
-	for i, inf := range infs {
-		synced[i] = inf.HasSynced
-	}
-	return s.waitFor(ctx, what, synced...)
-}
-
 // waitFor waits for caches to sync. A real kubelet keeps retrying its
 // LIST/WATCH for as long as it takes (reflectors back off on 429s and
 // errors), so the only bound is the session's sync timeout, the storm's

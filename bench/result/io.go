@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/outfile"
 )
 
@@ -176,6 +177,11 @@ func validateVariant(p *field.Path, v *VariantRun) field.ErrorList {
 	}
 	if v.Start.IsZero() {
 		errs = append(errs, field.Required(p.Child("start"), ""))
+	}
+	if v.KubernetesVersion != "" {
+		if _, err := kubeversion.Parse(v.KubernetesVersion); err != nil {
+			errs = append(errs, field.Invalid(p.Child("kubernetesVersion"), short(v.KubernetesVersion), err.Error()))
+		}
 	}
 	seen := map[string]bool{}
 	for i := range v.Measurements {

@@ -135,19 +135,10 @@ func (c *Cluster) LogTail(component string, lines int) string {
 	return filepath.Base(c.LogPath(component)) + ":\n" + strings.Join(all, "\n")
 }
 
-// StartDetached starts an embedded cluster that outlives any one test or
-// benchmark (one per test process); the caller must call stop, typically
-// from TestMain. It tears the cluster down itself on SIGINT/SIGTERM.
-func StartDetached(p *profiles.Profile, opts ...Option) (c *Cluster, stop func(), err error) {
-	c, stopErr, err := startDetached(p, opts...)
-	if err != nil {
-		return nil, nil, err
-	}
-	return c, func() { _ = stopErr() }, nil
-}
-
-// startDetached is StartDetached whose stop reports a failed teardown: an
-// error from Down, or a component process that survived it.
+// startDetached starts an embedded cluster that outlives any one test or
+// benchmark (Shared's, one per test process), torn down on SIGINT/SIGTERM
+// too; its stop reports a failed teardown: an error from Down, or a
+// component process that survived it.
 func startDetached(p *profiles.Profile, opts ...Option) (c *Cluster, stop func() error, err error) {
 	comps, err := cluster.FindComponents("")
 	if err != nil {
