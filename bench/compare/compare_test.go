@@ -1,8 +1,8 @@
 package compare
 
 import (
-	"maps"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 )
