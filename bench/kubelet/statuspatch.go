@@ -254,8 +254,8 @@ func (w *patchWriter) emptyList(k string, oldLen, curLen int) bool {
 // statusFields writes the status members that differ, in key order.
 func (w *patchWriter) statusFields(old, cur *corev1.PodStatus) {
 	condOrder := len(old.Conditions) > 0 && len(cur.Conditions) > 0 && condsChanged(old.Conditions, cur.Conditions)
-	hostOrder := len(old.HostIPs) > 0 && len(cur.HostIPs) > 0 && !slices.Equal(hostIPs(old.HostIPs), hostIPs(cur.HostIPs))
-	podOrder := len(old.PodIPs) > 0 && len(cur.PodIPs) > 0 && !slices.Equal(podIPs(old.PodIPs), podIPs(cur.PodIPs))
+	hostOrder := len(old.HostIPs) > 0 && len(cur.HostIPs) > 0 && !slices.Equal(ipStrings(old.HostIPs), ipStrings(cur.HostIPs))
+	podOrder := len(old.PodIPs) > 0 && len(cur.PodIPs) > 0 && !slices.Equal(ipStrings(old.PodIPs), ipStrings(cur.PodIPs))
 	if condOrder {
 		w.key("$setElementOrder/conditions")
 		w.buf = append(w.buf, '[')
@@ -271,24 +271,24 @@ func (w *patchWriter) statusFields(old, cur *corev1.PodStatus) {
 	}
 	if hostOrder {
 		w.key("$setElementOrder/hostIPs")
-		w.ipOrder(hostIPs(cur.HostIPs))
+		w.ipOrder(ipStrings(cur.HostIPs))
 	}
 	if podOrder {
 		w.key("$setElementOrder/podIPs")
-		w.ipOrder(podIPs(cur.PodIPs))
+		w.ipOrder(ipStrings(cur.PodIPs))
 	}
 	w.conditions(old.Conditions, cur.Conditions, condOrder)
 	w.containerList("containerStatuses", old.ContainerStatuses, cur.ContainerStatuses)
 	w.containerList("ephemeralContainerStatuses", old.EphemeralContainerStatuses, cur.EphemeralContainerStatuses)
 	w.strField("hostIP", old.HostIP, cur.HostIP)
-	w.ipList("hostIPs", hostIPs(old.HostIPs), hostIPs(cur.HostIPs), hostOrder)
+	w.ipList("hostIPs", ipStrings(old.HostIPs), ipStrings(cur.HostIPs), hostOrder)
 	w.containerList("initContainerStatuses", old.InitContainerStatuses, cur.InitContainerStatuses)
 	w.strField("message", old.Message, cur.Message)
 	w.strField("nominatedNodeName", old.NominatedNodeName, cur.NominatedNodeName)
 	w.intField("observedGeneration", old.ObservedGeneration, cur.ObservedGeneration)
 	w.strField("phase", string(old.Phase), string(cur.Phase))
 	w.strField("podIP", old.PodIP, cur.PodIP)
-	w.ipList("podIPs", podIPs(old.PodIPs), podIPs(cur.PodIPs), podOrder)
+	w.ipList("podIPs", ipStrings(old.PodIPs), ipStrings(cur.PodIPs), podOrder)
 	w.strField("qosClass", string(old.QOSClass), string(cur.QOSClass))
 	w.strField("reason", old.Reason, cur.Reason)
 	w.strField("resize", string(old.Resize), string(cur.Resize))
@@ -416,24 +416,15 @@ func (w *patchWriter) condition(old, cur *corev1.PodCondition) {
 	w.close(outer)
 }
 
-func podIPs(l []corev1.PodIP) []string {
+// ipStrings lists a status's pod or host IPs: corev1.PodIP and HostIP are
+// the same struct.
+func ipStrings[T corev1.PodIP | corev1.HostIP](l []T) []string {
 	if len(l) == 0 {
 		return nil
 	}
 	out := make([]string, len(l))
 	for i, ip := range l {
-		out[i] = ip.IP
-	}
-	return out
-}
-
-func hostIPs(l []corev1.HostIP) []string {
-	if len(l) == 0 {
-		return nil
-	}
-	out := make([]string, len(l))
-	for i, ip := range l {
-		out[i] = ip.IP
+		out[i] = corev1.PodIP(ip).IP
 	}
 	return out
 }
