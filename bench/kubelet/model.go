@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -345,8 +346,15 @@ func (s *Simulator) restart(ctx context.Context, r storm.Restart) (err error) {
 }
 
 // rng returns the random source of one use (salt) for a node, seeded from
-// the storm's seed and the node's name: a rerun draws the same jitter.
+// the storm's seed and the node's name without the run's ID
+// (fleet.NodeName: <runID>-node-00003), which carries the time the run
+// started: a rerun, and another run of the same seed, draw the same jitter
+// for the same node, so that one seed's schedule is one draw of the
+// kubelets too.
 func (s *Simulator) rng(node string, salt uint64) *rand.Rand {
+	if s.cfg.RunID != "" {
+		node = strings.TrimPrefix(node, s.cfg.RunID+"-")
+	}
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(node))
 	return rand.New(rand.NewPCG(uint64(s.cfg.Seed)^h.Sum64(), salt))

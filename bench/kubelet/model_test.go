@@ -931,3 +931,31 @@ func (d *delayedWatch) Stop() {
 		d.inner.Stop()
 	})
 }
+
+// TestRNGOfTheNodeNotTheRun: a node's draws come from the seed and its name
+// without the run's ID, which carries the time the run started: two runs of
+// one seed draw the same jitter for the same node, and other nodes or
+// seeds draw other jitter.
+func TestRNGOfTheNodeNotTheRun(t *testing.T) {
+	draw := func(runID string, seed int64, node string) uint64 {
+		s := &Simulator{cfg: Config{RunID: runID, Seed: seed}}
+		return s.rng(node, 1).Uint64()
+	}
+	a := draw("quick-1206-072227", 42, fleet.NodeName("quick-1206-072227", 3))
+	for _, tc := range []struct {
+		name     string
+		runID    string
+		seed     int64
+		node     string
+		wantSame bool
+	}{
+		{"another run, same node", "quick-1206-091500", 42, fleet.NodeName("quick-1206-091500", 3), true},
+		{"same run, another node", "quick-1206-072227", 42, fleet.NodeName("quick-1206-072227", 4), false},
+		{"another seed", "quick-1206-072227", 43, fleet.NodeName("quick-1206-072227", 3), false},
+		{"a name without the run's ID", "quick-1206-072227", 42, "quick-1206-072227node-00003", false},
+	} {
+		if got := draw(tc.runID, tc.seed, tc.node); (got == a) != tc.wantSame {
+			t.Errorf("%s: same draw %t, want %t", tc.name, got == a, tc.wantSame)
+		}
+	}
+}
