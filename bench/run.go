@@ -57,25 +57,14 @@ type Options struct {
 	// HeapProfile, when set, receives heap profiles at stormbench's RSS
 	// peaks during the storms (see measure.SelfCost).
 	HeapProfile *measure.PeakHeapProfile
-	// Reset, when set, brings the cluster back to the fleet's starting
-	// state before every storm but the first (run --restore-each restores
-	// the fleet snapshot), so that each variant and repetition starts from
-	// an identical cluster, with the control plane of Kubernetes version
-	// into (a variant's own version: kubernetes.version); it returns how
-	// long that took, recorded as the storm's ResetSeconds. Variants of
-	// other versions than the profile's need it.
-	Reset func(ctx context.Context, into kubeversion.Version) (time.Duration, error)
-	// SaveFleet, when set with Reset, saves the provisioned fleet (run: a
-	// snapshot of the embedded cluster) once it has settled; Reset then
-	// brings it back before every storm, the first included, so that every
-	// storm starts from the same fleet. Without it, Reset runs before every
-	// storm but the first (run --from-snapshot: the first starts from the
-	// restore), and before a first whose Kubernetes version is not the
-	// cluster's.
-	SaveFleet func(ctx context.Context) error
-	// Isolation is recorded in the result: how storms were kept from
-	// inheriting each other's state (result.Isolation*).
-	Isolation string
+	// FromSnapshot is the fleet snapshot the embedded cluster was restored
+	// from before the run (run --from-snapshot): the storms after the first
+	// start from it again. Without it, a run of more than one storm saves
+	// its provisioned fleet and restores it before every storm (isolate).
+	FromSnapshot string
+	// NoRestore runs every storm on the state the previous one left (run
+	// --no-restore): the result says the storms were not isolated.
+	NoRestore bool
 	// Clock is injected for tests; default the real clock.
 	Clock clock.Clock
 }
@@ -114,13 +103,19 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 	if err := checkRealNodes(o); err != nil {
 		return res, err
 	}
-	if p.ComparesVersions() && (o.Reset == nil || o.Embedded == nil) {
-		return res, errors.New("variants of other Kubernetes versions than the profile's restore the fleet into each version's control plane: they need the embedded cluster with its fleet snapshot (not --kubeconfig, --no-restore or --shard)")
-	}
 	f, err := fleet.New(o.Target.Client, o.RunID, p.Fleet, o.Progress)
 	if err != nil {
 		return res, err
 	}
+	iso, err := isolate(o, f)
+	if err != nil {
+		return res, err
+	}
+	defer iso.cleanup()
+	if p.ComparesVersions() && iso.reset == nil {
+		return res, errNeedsSnapshot
+	}
+	res.Run.Isolation = iso.mode
 	f.SetClock(o.Clock)
 	rn := newRealNodes(o)
 	f.SetRealNodeStarter(rn.start)
@@ -145,14 +140,14 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 	o.Logf("Fleet Ready in %s", o.Clock.Since(provStart).Round(100*time.Millisecond))
 	// An interrupt during the settle wait still deletes the fleet below.
 	runErr := settleAfterProvisioning(ctx, o)
-	if runErr == nil && o.SaveFleet != nil && o.Reset != nil {
+	if runErr == nil && iso.save != nil {
 		o.Logf("Saving the provisioned fleet: every storm starts from it")
-		if err := o.SaveFleet(ctx); err != nil {
+		if err := iso.save(ctx); err != nil {
 			runErr = fmt.Errorf("saving the provisioned fleet: %w", err)
 		}
 	}
 	if runErr == nil {
-		runErr = runStorms(ctx, o, f, rn, res)
+		runErr = runStorms(ctx, o, f, rn, res, iso)
 	}
 	res.Run.End = o.Clock.Now()
 	res.Complete = runErr == nil
@@ -239,7 +234,6 @@ func newResult(o Options) (*result.Result, error) {
 			},
 			Seed:      p.Seed,
 			Profile:   raw,
-			Isolation: o.Isolation,
 			GoRuntime: GoRuntimeSettings(),
 			Machine:   result.LocalMachine(),
 		},
@@ -306,15 +300,35 @@ func blockOrder(steps []stormStep, reps int, seed int64) [][]int {
 
 // runStorms runs every variant × repetition on the provisioned fleet, in
 // blocks (blockOrder), recorded in the result's Run.Order. Before each it
-// resets the fleet (Options.Reset) when it has to: every storm after the
+// restores the fleet (iso.reset) when it has to: every storm after the
 // first, the first too when the fleet was saved (saving restarts the
 // control plane; the first then starts, as every other, from a restore that
 // has settled) or when it runs on another Kubernetes version than the
 // cluster's.
-func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, res *result.Result) error {
+func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, res *result.Result, iso isolation) error {
 	p := o.Profile
 	if p.Storm == nil {
 		return nil
+	}
+	steps := stormSteps(o)
+	blocks := blockOrder(steps, p.Repetitions.Count, p.Seed)
+	// The first storm's restore comes before anything else asks the
+	// cluster: a save restarts the control plane, whose authorizer then
+	// refuses the harness for a moment.
+	restore := func(s stormStep, rep int) (time.Duration, error) {
+		o.Logf("Restoring the fleet before variant %s (repetition %d) into Kubernetes %s", s.variant.Name, rep, s.version.Short())
+		took, err := iso.reset(ctx, s.version)
+		if err != nil {
+			return took, fmt.Errorf("restoring the fleet before variant %s repetition %d: %w", s.variant.Name, rep, err)
+		}
+		return took, nil
+	}
+	var firstReset time.Duration
+	if first := steps[blocks[0][0]]; iso.reset != nil && (iso.save != nil || first.version != o.Embedded.KubeVersion()) {
+		var err error
+		if firstReset, err = restore(first, 0); err != nil {
+			return err
+		}
 	}
 	nodes, err := o.Target.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: f.RunSelector()})
 	if err != nil {
@@ -324,7 +338,6 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, re
 	for _, n := range nodes.Items {
 		infos = append(infos, storm.NodeInfo{Name: n.Name, Labels: n.Labels})
 	}
-	steps := stormSteps(o)
 	seeds := BlockSeeds(p)
 	res.Run.Seeds = &result.Seeds{Mode: p.Repetitions.Mode()}
 	if p.Repetitions.Vary() {
@@ -333,7 +346,6 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, re
 	if err := scheduleSteps(o, steps, seeds[0], infos); err != nil {
 		return err
 	}
-	blocks := blockOrder(steps, p.Repetitions.Count, p.Seed)
 	res.Run.Order = make([][]string, len(blocks))
 	for b, order := range blocks {
 		for _, i := range order {
@@ -357,11 +369,10 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, re
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			var reset time.Duration
-			if o.Reset != nil && (len(res.Variants) > 0 || o.SaveFleet != nil || o.Embedded != nil && s.version != o.Embedded.KubeVersion()) {
-				o.Logf("Restoring the fleet before variant %s (repetition %d) into Kubernetes %s", s.variant.Name, rep, s.version.Short())
-				if reset, err = o.Reset(ctx, s.version); err != nil {
-					return fmt.Errorf("restoring the fleet before variant %s repetition %d: %w", s.variant.Name, rep, err)
+			reset := firstReset
+			if iso.reset != nil && len(res.Variants) > 0 {
+				if reset, err = restore(s, rep); err != nil {
+					return err
 				}
 			}
 			vr, err := runVariant(ctx, o, f, rn, s, rep)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
@@ -113,17 +112,12 @@ func (o *runOptions) runPlan(ctx context.Context, env *cmdEnv, rp *runPlan, time
 	if err := checkServerVersion(rp.p.KubeVersion(), target.ServerVersion, emb != nil, rp.p.Kubernetes.Version != ""); err != nil {
 		return err
 	}
-	iso, err := o.isolate(env, rp, emb, logf)
-	if err != nil {
-		return err
-	}
-	defer iso.cleanup()
 	res, runErr := bench.Run(ctx, bench.Options{
 		Profile: rp.p, RunID: rp.runID, Target: target, Embedded: emb,
 		Progress: newProgress(env.stderr), Logf: logf, Checkpoint: file.write,
 		KeepFleet: o.skipFleetDelete(emb, logf), ShardIndex: rp.shardI, ShardCount: rp.shardN, StartAt: rp.at,
 		SweepWaveSizes: rp.sizes, HeapProfile: heapProfile,
-		SaveFleet: iso.save, Reset: iso.reset, Isolation: iso.isolation,
+		FromSnapshot: o.fromSnapshot, NoRestore: o.noRestore,
 	})
 	if err := file.flush(); err != nil {
 		runErr = errors.Join(runErr, err)
@@ -391,9 +385,7 @@ func (o *runOptions) checkSnapshot(rp *runPlan) error {
 	if err != nil {
 		return usagef("--from-snapshot: %v", err)
 	}
-	want := snapshotWant(rp.p)
-	want.KubeVersion = rp.p.KubeVersion().String()
-	if err := meta.Check(want); err != nil {
+	if err := meta.Check(bench.SnapshotWant(rp.p)); err != nil {
 		return usagef("--from-snapshot %s: %v", o.fromSnapshot, err)
 	}
 	if rp.runID != "" && rp.runID != meta.RunID {
@@ -489,81 +481,14 @@ func (o *runOptions) startEmbedded(ctx context.Context, env *cmdEnv, rp *runPlan
 	if o.fromSnapshot != "" {
 		meta := rp.snapshot
 		logf("Restoring fleet %q (%d nodes, %d pods) from %s", meta.RunID, meta.Nodes, meta.Pods, o.fromSnapshot)
-		_, restore, settle, err := restoreSnapshot(ctx, env, &o.cluster, emb, rp.p, o.fromSnapshot, kubeversion.Version{})
+		r, err := bench.RestoreFleet(ctx, emb, rp.p, o.fromSnapshot, kubeversion.Version{}, newProgress(env.stderr), logf)
 		if err != nil {
 			stop()
 			return nil, func() {}, err
 		}
-		logf("Snapshot restored in %s; fleet settled (all Ready) %s later", restore.Round(100*time.Millisecond), settle.Round(100*time.Millisecond))
+		logf("Snapshot restored in %s; fleet settled (all Ready) %s later", r.Restore.Round(100*time.Millisecond), r.Settle.Round(100*time.Millisecond))
 	}
 	return emb, stop, nil
-}
-
-// isolation is how a run keeps its storms from inheriting each other's
-// state: save (optional) saves the provisioned fleet, reset restores it
-// before a storm, cleanup removes what save wrote.
-type isolation struct {
-	save      func(ctx context.Context) error
-	reset     func(ctx context.Context, into kubeversion.Version) (time.Duration, error)
-	isolation string
-	cleanup   func()
-}
-
-// isolate decides how the run's storms start from the same fleet. With
-// more than one storm on an embedded cluster, the fleet is saved after
-// provisioning and restored before every storm (with --from-snapshot, that
-// snapshot before every storm after the first), unless --no-restore. An
-// existing cluster, or real kubelets (their state is not in etcd), cannot
-// be restored: the result says the storms were not isolated.
-func (o *runOptions) isolate(env *cmdEnv, rp *runPlan, emb *cluster.Embedded, logf func(string, ...any)) (isolation, error) {
-	iso := isolation{cleanup: func() {}}
-	if bench.Storms(rp.p, len(rp.sizes)) <= 1 && !rp.p.ComparesVersions() {
-		return iso, nil
-	}
-	switch {
-	case emb == nil:
-		iso.isolation = result.IsolationNone
-		logf("Storms are not isolated: on an existing cluster each starts from the state the previous one left")
-		return iso, nil
-	case o.noRestore || rp.shardN > 1:
-		iso.isolation = result.IsolationNone
-		return iso, nil
-	case rp.p.Fleet.RealKubelets > 0:
-		iso.isolation = result.IsolationNone
-		logf("Storms are not isolated: the profile's %d real kubelets keep their own state outside the fleet snapshot", rp.p.Fleet.RealKubelets)
-		return iso, nil
-	}
-	iso.isolation = result.IsolationRestored
-	file := o.fromSnapshot
-	if file == "" {
-		dir, err := os.MkdirTemp("", "stormbench-fleet-")
-		if err != nil {
-			return iso, fmt.Errorf("a directory for the fleet snapshot: %w", err)
-		}
-		iso.cleanup = func() { _ = os.RemoveAll(dir) }
-		file = filepath.Join(dir, rp.runID+".snap")
-		iso.save = func(ctx context.Context) error {
-			start := time.Now()
-			meta := snapshotWant(rp.p)
-			meta.RunID, meta.Nodes, meta.Pods, meta.APF = rp.runID, rp.p.Fleet.Nodes, rp.p.Fleet.Nodes*rp.p.Fleet.PodsPerNode, emb.APFMode()
-			if err := emb.SaveSnapshot(ctx, file, meta); err != nil {
-				return err
-			}
-			logf("Fleet saved to %s in %s", file, time.Since(start).Round(100*time.Millisecond))
-			return nil
-		}
-	}
-	iso.reset = func(ctx context.Context, into kubeversion.Version) (time.Duration, error) {
-		start := time.Now()
-		_, restore, settle, err := restoreSnapshot(ctx, env, &o.cluster, emb, rp.p, file, into)
-		if err != nil {
-			return time.Since(start), err
-		}
-		took := time.Since(start)
-		logf("Snapshot restored in %s; fleet Ready %s later; %s in all", restore.Round(100*time.Millisecond), settle.Round(100*time.Millisecond), took.Round(100*time.Millisecond))
-		return took, nil
-	}
-	return iso, nil
 }
 
 // printResult prints the sweep table and the summary, or the whole result

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"testing"
@@ -30,8 +30,8 @@ func TestRestoreSettle(t *testing.T) {
 			measure.SettleOptions{Windows: 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := restoreSettle(&profiles.Profile{Measurements: tc.m}); got != tc.want {
-				t.Errorf("restoreSettle = %+v, want %+v", got, tc.want)
+			if got := RestoreSettle(&profiles.Profile{Measurements: tc.m}); got != tc.want {
+				t.Errorf("RestoreSettle = %+v, want %+v", got, tc.want)
 			}
 		})
 	}
