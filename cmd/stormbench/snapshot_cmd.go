@@ -173,4 +173,3 @@ func checkSnapshot(file string, p *profiles.Profile) (cluster.SnapshotMeta, erro
 	}
 	return meta, nil
 }
-
