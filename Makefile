@@ -294,16 +294,16 @@ gate: components build ## Run CI_PROFILE (GATE_REPETITIONS interleaved, about 25
 
 # An upgrade's comparison, before it happens: the upgrade profile (quick's
 # fleet provisioned on 1.36.3 and restored before every storm into the
-# control plane of 1.36.3 or 1.37.2), 3 + 3 interleaved; upgrade-135 the same
+# control plane of 1.36.3 or 1.37.2), 4 + 4 interleaved; upgrade-135 the same
 # from 1.34.4 to 1.35.4. Each version's components are built first.
 UPGRADE ?= upgrade
 UPGRADE_VERSIONS_upgrade     := v1.37.2
 UPGRADE_VERSIONS_upgrade-135 := v1.34.4 v1.35.4
 .PHONY: upgrade
-upgrade: components build ## The upgrade comparison: profile UPGRADE (upgrade: 1.36.3 vs 1.37.2; upgrade-135: 1.34.4 vs 1.35.4), 3 + 3 interleaved, into results/upgrade/UPGRADE.{json,md} (about 25 minutes on 2 cores).
+upgrade: components build ## The upgrade comparison: profile UPGRADE (upgrade: 1.36.3 vs 1.37.2; upgrade-135: 1.34.4 vs 1.35.4), 4 + 4 interleaved, into results/upgrade/UPGRADE.{json,md} (about 30 minutes on 2 cores).
 	@for v in $(UPGRADE_VERSIONS_$(UPGRADE)); do $(MAKE) --no-print-directory components KUBE_VERSION=$$v || exit $$?; done
 	@mkdir -p results/upgrade
-	@echo "==> the upgrade comparison: profile $(UPGRADE), 3 + 3 interleaved storms (about 25 minutes on 2 cores)"
+	@echo "==> the upgrade comparison: profile $(UPGRADE), 4 + 4 interleaved storms (about 30 minutes on 2 cores)"
 	$(BIN)/stormbench run --profile $(UPGRADE) --bin-dir $(BIN) --result results/upgrade/$(UPGRADE).json --force
 	$(BIN)/stormbench compare results/upgrade/$(UPGRADE).json
 	$(BIN)/stormbench report results/upgrade/$(UPGRADE).json --output-file results/upgrade/$(UPGRADE).md --force
@@ -330,7 +330,7 @@ published: ## List the targets that remake each published set, with their expect
 	@echo "aa                  the A/A check: the same variant twice, $(AA_REPETITIONS) + $(AA_REPETITIONS) -> results/aa/aa.json (about 35 minutes)"
 	@echo "calibrate           the model against real kubelets, hollow and containerd, one table -> results/calibration/ (about 30 minutes; root)"
 	@echo "calibrate-versions  calibrate for every version in KUBE_VERSIONS -> results/calibration/ and results/calibration/VERSION/ (about 2 hours; root)"
-	@echo "upgrade             the upgrade comparison: profile upgrade (1.36.3 vs 1.37.2), 3 + 3; UPGRADE=upgrade-135 for 1.34.4 vs 1.35.4 -> results/upgrade/ (about 25 minutes each)"
+	@echo "upgrade             the upgrade comparison: profile upgrade (1.36.3 vs 1.37.2), 4 + 4; UPGRADE=upgrade-135 for 1.34.4 vs 1.35.4 -> results/upgrade/ (about 30 minutes each)"
 	@echo "published-host      the 300-node host pair, without and with a 0.85-core budget -> results/host/ (about 40 minutes; root for the budget)"
 	@echo "published-sweep     the capacity sweep: 150 nodes, wave sizes $(SWEEP_WAVES), 3 repetitions -> results/scale/sweep-150.json (about 30 minutes; root)"
 	@echo "published-fleet-1k  fleet-1k, both gates -> results/scale/fleet-1k.json (about 30 minutes)"
