@@ -57,14 +57,18 @@ type Options struct {
 	// HeapProfile, when set, receives heap profiles at stormbench's RSS
 	// peaks during the storms (see measure.SelfCost).
 	HeapProfile *measure.PeakHeapProfile
+	// RestoreEach starts every storm of an embedded cluster from the same
+	// fleet (isolate): saved once provisioned and restored before each
+	// storm, into the control plane of the storm's Kubernetes version. run
+	// sets it unless --no-restore; without it every storm starts from the
+	// state the previous one left, and the result says so. Variants of
+	// other Kubernetes versions than the profile's need it.
+	RestoreEach bool
 	// FromSnapshot is the fleet snapshot the embedded cluster was restored
-	// from before the run (run --from-snapshot): the storms after the first
-	// start from it again. Without it, a run of more than one storm saves
-	// its provisioned fleet and restores it before every storm (isolate).
+	// from before the run (run --from-snapshot): with RestoreEach the
+	// storms after the first start from it again, and the fleet is not
+	// saved.
 	FromSnapshot string
-	// NoRestore runs every storm on the state the previous one left (run
-	// --no-restore): the result says the storms were not isolated.
-	NoRestore bool
 	// Clock is injected for tests; default the real clock.
 	Clock clock.Clock
 }

@@ -205,12 +205,12 @@ type isolation struct {
 
 // isolate decides how the run's storms start from the same fleet
 // (result.Run.Isolation). With more than one storm, or a storm of another
-// Kubernetes version than the cluster's, on an embedded cluster, the fleet
-// is saved after provisioning and restored before every storm (with
-// Options.FromSnapshot, that snapshot before every storm after the first),
-// unless Options.NoRestore or shards. An existing cluster, or real kubelets
-// (their state is not in etcd), cannot be restored: the result says the
-// storms were not isolated.
+// Kubernetes version than the cluster's, on an embedded cluster, and
+// Options.RestoreEach, the fleet is saved after provisioning and restored
+// before every storm (with Options.FromSnapshot, that snapshot before every
+// storm after the first), unless the run is a shard. An existing cluster,
+// or real kubelets (their state is not in etcd), cannot be restored: the
+// result says the storms were not isolated.
 func isolate(o Options, f *fleet.Fleet) (isolation, error) {
 	iso := isolation{cleanup: func() {}}
 	p := o.Profile
@@ -222,7 +222,7 @@ func isolate(o Options, f *fleet.Fleet) (isolation, error) {
 	case o.Embedded == nil:
 		o.Logf("Storms are not isolated: on an existing cluster each starts from the state the previous one left")
 		return iso, nil
-	case o.NoRestore || o.ShardCount > 1:
+	case !o.RestoreEach || o.ShardCount > 1:
 		return iso, nil
 	case p.Fleet.RealKubelets > 0:
 		o.Logf("Storms are not isolated: the profile's %d real kubelets keep their own state outside the fleet snapshot", p.Fleet.RealKubelets)
@@ -261,4 +261,4 @@ func isolate(o Options, f *fleet.Fleet) (isolation, error) {
 
 // errNeedsSnapshot is a run of variants on other Kubernetes versions than
 // the profile's that cannot restore its fleet into their control planes.
-var errNeedsSnapshot = errors.New("variants of other Kubernetes versions than the profile's restore the fleet into each version's control plane: they need the embedded cluster with its fleet snapshot (not --kubeconfig, --no-restore or --shard)")
+var errNeedsSnapshot = errors.New("variants of other Kubernetes versions than the profile's restore the fleet into each version's control plane: they need the embedded cluster with its fleet snapshot restored before each storm (Options.RestoreEach; not --kubeconfig, --no-restore or --shard)")

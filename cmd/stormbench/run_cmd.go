@@ -117,7 +117,7 @@ func (o *runOptions) runPlan(ctx context.Context, env *cmdEnv, rp *runPlan, time
 		Progress: newProgress(env.stderr), Logf: logf, Checkpoint: file.write,
 		KeepFleet: o.skipFleetDelete(emb, logf), ShardIndex: rp.shardI, ShardCount: rp.shardN, StartAt: rp.at,
 		SweepWaveSizes: rp.sizes, HeapProfile: heapProfile,
-		FromSnapshot: o.fromSnapshot, NoRestore: o.noRestore,
+		RestoreEach: !o.noRestore, FromSnapshot: o.fromSnapshot,
 	})
 	if err := file.flush(); err != nil {
 		runErr = errors.Join(runErr, err)
