@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stormbench/stormbench/bench/compare"
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/report"
 	"github.com/stormbench/stormbench/bench/result"
@@ -181,6 +182,7 @@ func describeCalibration(f string, data []byte) (entry, error) {
 		RealNodes      []json.RawMessage `json:"realNodes"`
 		SimulatedNodes []json.RawMessage `json:"simulatedNodes"`
 		Machine        *result.Machine   `json:"machine"`
+		KubeVersion    string            `json:"kubeVersion"`
 	}
 	if err := json.Unmarshal(data, &c); err != nil {
 		return entry{}, fmt.Errorf("reading %s: %w", f, err)
@@ -189,8 +191,13 @@ func describeCalibration(f string, data []byte) (entry, error) {
 	if backend == "" {
 		backend = "hollow"
 	}
+	// The default version's tables name none; another's names it.
+	version := ""
+	if c.KubeVersion != "" && c.KubeVersion != kubeversion.Default.String() {
+		version = ", Kubernetes " + c.KubeVersion
+	}
 	e := entry{
-		what:      fmt.Sprintf("calibration against real kubelets (%s backend), %s", backend, plural(len(c.Cases), "case")),
+		what:      fmt.Sprintf("calibration against real kubelets (%s backend%s), %s", backend, version, plural(len(c.Cases), "case")),
 		profile:   "-",
 		commit:    c.Tool,
 		date:      c.Start.UTC().Format("2006-01-02"),
