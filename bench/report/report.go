@@ -258,6 +258,17 @@ func runMeta(in compare.Input, prof *profiles.Profile) []MetaItem {
 	if len(vers) > 0 {
 		cl += ": " + strings.Join(vers, ", ")
 	}
+	// An upgrade's comparison: the storms of other versions ran on their
+	// control planes, the fleet restored into each.
+	var others []string
+	for _, v := range r.Variants {
+		if v.KubernetesVersion != "" && !slices.Contains(others, v.KubernetesVersion) {
+			others = append(others, v.KubernetesVersion)
+		}
+	}
+	if len(others) > 0 {
+		cl += fmt.Sprintf("; the fleet made on %s and restored into the control plane of %s before each of those variants' storms", r.Run.Cluster.KubernetesVersion, strings.Join(others, ", "))
+	}
 	add("Cluster", cl)
 	meta = append(meta, machineMeta(r)...)
 	s := r.Run.Cluster.Settings

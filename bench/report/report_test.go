@@ -279,6 +279,32 @@ func TestReportRelaxedHeartbeats(t *testing.T) {
 	}
 }
 
+// TestReportVersions: an upgrade's comparison says which version made the
+// fleet and which control planes the other variants' storms ran on, and
+// names each variant's version; a run of one version says neither.
+func TestReportVersions(t *testing.T) {
+	r := readFixture(t)
+	r.Run.Cluster.KubernetesVersion = "v1.36.3"
+	md := markdownOf(t, r)
+	if strings.Contains(md, "restored into the control plane") || strings.Contains(md, "Kubernetes v1.36.3:") {
+		t.Errorf("a run of one version names versions:\n%s", md)
+	}
+	for i := range r.Variants {
+		if r.Variants[i].Variant == "preserve" {
+			r.Variants[i].KubernetesVersion = "v1.37.2"
+		}
+	}
+	md = markdownOf(t, r)
+	for _, want := range []string{
+		"the fleet made on v1.36.3 and restored into the control plane of v1.37.2 before each of those variants' storms",
+		"| legacy | Kubernetes v1.36.3: ", "| preserve | Kubernetes v1.37.2: ",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
 // The controller manager's node eviction rate shows in the run settings
 // when the result knows it, and nothing is invented when it does not.
 func TestReportEvictionRate(t *testing.T) {
