@@ -121,13 +121,8 @@ func settleAfterProvisioning(ctx context.Context, o Options) error {
 	if !o.StartAt.IsZero() {
 		return nil
 	}
-	var src measure.MetricsSource
-	for _, s := range metricsSources(o) {
-		if s.Component == measure.ComponentAPIServer {
-			src = s
-		}
-	}
-	if src.Fetch == nil {
+	src, ok := apiserverSource(o)
+	if !ok {
 		return nil
 	}
 	st, err := measure.WaitSettled(ctx, src, o.Clock, provisionSettle)
@@ -140,6 +135,17 @@ func settleAfterProvisioning(ctx context.Context, o Options) error {
 	}
 	o.Logf("After provisioning: %s", st)
 	return nil
+}
+
+// apiserverSource is kube-apiserver's /metrics among metricsSources(o).
+func apiserverSource(o Options) (measure.MetricsSource, bool) {
+	var src measure.MetricsSource
+	for _, s := range metricsSources(o) {
+		if s.Component == measure.ComponentAPIServer {
+			src = s
+		}
+	}
+	return src, src.Fetch != nil
 }
 
 func metricsSources(o Options) []measure.MetricsSource {

@@ -110,10 +110,7 @@ func RestoreFleet(ctx context.Context, emb *cluster.Embedded, p *profiles.Profil
 	// objects for a while after the fleet is Ready, and a baseline taken
 	// then makes every figure relative to it wrong (it showed as negative
 	// excess requests per restart). Wait until the request rate is steady.
-	for _, src := range metricsSources(Options{Embedded: emb}) {
-		if src.Component != measure.ComponentAPIServer {
-			continue
-		}
+	if src, ok := apiserverSource(Options{Embedded: emb, Target: r.Target}); ok {
 		quiet, err := measure.WaitSettled(ctx, src, clk, RestoreSettle(p))
 		if err != nil {
 			return r, fmt.Errorf("the restored cluster: %w", err)

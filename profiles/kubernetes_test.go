@@ -11,14 +11,19 @@ import (
 // kubernetesProfile is a small profile with kubernetes: given as a YAML
 // mapping's body ("" leaves the section out) and a preserve variant.
 func kubernetesProfile(kubernetes string) []byte {
+	return variantsProfile(kubernetes, "- {name: legacy, featureGates: {ChangeContainerStatusOnKubeletRestart: true}}\n")
+}
+
+// variantsProfile is kubernetesProfile with variants given as YAML list
+// items.
+func variantsProfile(kubernetes, variants string) []byte {
 	doc := `apiVersion: stormbench.io/v1alpha1
 kind: StormProfile
 metadata: {name: kube}
 fleet: {nodes: 10, podsPerNode: 5}
 storm: {kind: kubelet, select: {count: 2}, downtime: {value: 5s}}
 variants:
-- {name: legacy, featureGates: {ChangeContainerStatusOnKubeletRestart: true}}
-`
+` + variants
 	if kubernetes != "" {
 		doc += "kubernetes: " + kubernetes + "\n"
 	}
@@ -154,17 +159,10 @@ func TestEffectiveGatesAt(t *testing.T) {
 // checked against its own version's kubelet.
 func TestVariantVersions(t *testing.T) {
 	profile := func(base, variants string) []byte {
-		doc := `apiVersion: stormbench.io/v1alpha1
-kind: StormProfile
-metadata: {name: kube}
-fleet: {nodes: 10, podsPerNode: 5}
-storm: {kind: kubelet, select: {count: 2}, downtime: {value: 5s}}
-variants:
-` + variants
-		if base != "" {
-			doc += "kubernetes: {version: \"" + base + "\"}\n"
+		if base == "" {
+			return variantsProfile("", variants)
 		}
-		return []byte(doc)
+		return variantsProfile(`{version: "`+base+`"}`, variants)
 	}
 	for _, tc := range []struct {
 		name, base, variants string

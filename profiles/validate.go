@@ -526,9 +526,15 @@ func validateKubernetes(p *Profile) field.ErrorList {
 // fleet's, base, and every gate setting against the version it runs on.
 func validateVersionsAt(p *Profile, base kubeversion.Version) field.ErrorList {
 	var errs field.ErrorList
-	if p.Storm != nil {
-		errs = append(errs, gatesAt(p.Storm.FeatureGates, base, field.NewPath("storm", "featureGates"))...)
+	// The storm's gates are checked once at every version a variant runs on.
+	checked := map[kubeversion.Version]bool{}
+	stormAt := func(v kubeversion.Version) {
+		if p.Storm != nil && !checked[v] {
+			checked[v] = true
+			errs = append(errs, gatesAt(p.Storm.FeatureGates, v, field.NewPath("storm", "featureGates"))...)
+		}
 	}
+	stormAt(base)
 	compares := false
 	for i, vr := range p.Variants {
 		vp := field.NewPath("variants").Index(i)
@@ -545,9 +551,7 @@ func validateVersionsAt(p *Profile, base kubeversion.Version) field.ErrorList {
 				continue
 			}
 			v = kv
-			if p.Storm != nil && v != base {
-				errs = append(errs, gatesAt(p.Storm.FeatureGates, v, field.NewPath("storm", "featureGates"))...)
-			}
+			stormAt(v)
 		}
 		compares = compares || v != base
 		errs = append(errs, gatesAt(vr.FeatureGates, v, vp.Child("featureGates"))...)

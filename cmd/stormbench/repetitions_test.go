@@ -84,13 +84,21 @@ func TestRunInterleavedRepetitions(t *testing.T) {
 // interval and 16 s).
 func quickSmall(t *testing.T, dir string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "profiles", "quick.yaml"))
+	return smallProfile(t, dir, "quick")
+}
+
+// smallProfile writes the built-in profile name (quick's fleet, storm and
+// windows) shrunk as quickSmall says, named name-small, and returns the
+// file.
+func smallProfile(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "profiles", name+".yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(b)
 	for _, r := range []struct{ old, new string }{
-		{"name: quick\n", "name: quick-small\n"},
+		{"name: " + name + "\n", "name: " + name + "-small\n"},
 		{"  nodeLeaseDurationSeconds: 40\n", "  nodeLeaseDurationSeconds: 10\n"},
 		{"  nodes: 50\n  podsPerNode: 10\n", "  nodes: 10\n  podsPerNode: 3\n"},
 		// A short baseline: the test checks the interleaving, not the excess.
@@ -99,11 +107,11 @@ func quickSmall(t *testing.T, dir string) string {
 		{"    type: uniform\n    min: 3s\n    max: 8s\n", "    type: fixed\n    value: 1s\n"},
 	} {
 		if !strings.Contains(s, r.old) {
-			t.Fatalf("profiles/quick.yaml has no %q to replace", r.old)
+			t.Fatalf("profiles/%s.yaml has no %q to replace", name, r.old)
 		}
 		s = strings.Replace(s, r.old, r.new, 1)
 	}
-	path := filepath.Join(dir, "quick-small.yaml")
+	path := filepath.Join(dir, name+"-small.yaml")
 	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func TestRunUpgradeNotBuilt(t *testing.T) {
 }
 
 // TestRunUpgrade runs the upgrade profile (on a tenth of its fleet, one
-// storm a variant, see upgradeSmall) on its own embedded cluster: the
+// storm a variant, see smallProfile) on its own embedded cluster: the
 // fleet provisioned on 1.36.3, restored before each storm into the control
 // plane of the variant's version, the storm of 1.37.2 recorded with its
 // version, and the summary naming both. It needs v1.37.2's components
@@ -48,7 +48,7 @@ func TestRunUpgrade(t *testing.T) {
 	}
 	wd := t.TempDir()
 	path := filepath.Join(wd, "up.json")
-	prof := upgradeSmall(t, wd)
+	prof := smallProfile(t, wd, "upgrade")
 	t.Cleanup(func() { runCLI(t, "cluster", "down", "--name", "sb-up", "--workdir", wd) })
 	code, out, errOut := runCLI(t, "run", "--workdir", wd, "--profile", prof, "--run-id", "up", "--repetitions", "1", "--result", path)
 	if code != 0 {
@@ -80,33 +80,4 @@ func TestRunUpgrade(t *testing.T) {
 	if !strings.Contains(out, "1.37.2 vs 1.36.3: API excess requests per restart") {
 		t.Errorf("summary does not lead with 1.37.2 vs 1.36.3:\n%s", out)
 	}
-}
-
-// upgradeSmall writes the upgrade profile with quickSmall's fleet, storm
-// and windows, and returns the file.
-func upgradeSmall(t *testing.T, dir string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "profiles", "upgrade.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	for _, r := range []struct{ old, new string }{
-		{"name: upgrade\n", "name: upgrade-small\n"},
-		{"  nodeLeaseDurationSeconds: 40\n", "  nodeLeaseDurationSeconds: 10\n"},
-		{"  nodes: 50\n  podsPerNode: 10\n", "  nodes: 10\n  podsPerNode: 3\n"},
-		{"    baseline: 60s\n", "    baseline: 2s\n    restoreSettle: {window: 2s, windows: 2}\n"},
-		{"    size: \"50%\"\n", "    size: \"100%\"\n"},
-		{"    type: uniform\n    min: 3s\n    max: 8s\n", "    type: fixed\n    value: 1s\n"},
-	} {
-		if !strings.Contains(s, r.old) {
-			t.Fatalf("profiles/upgrade.yaml has no %q to replace", r.old)
-		}
-		s = strings.Replace(s, r.old, r.new, 1)
-	}
-	path := filepath.Join(dir, "upgrade-small.yaml")
-	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
