@@ -334,6 +334,7 @@ published: ## List the targets that remake each published set, with their expect
 	@echo "published-host      the 300-node host pair, without and with a 0.85-core budget -> results/host/ (about 40 minutes; root for the budget)"
 	@echo "published-sweep     the capacity sweep: 150 nodes, wave sizes $(SWEEP_WAVES), 3 repetitions -> results/scale/sweep-150.json (about 30 minutes; root)"
 	@echo "published-fleet-1k  fleet-1k, both gates -> results/scale/fleet-1k.json (about 30 minutes)"
+	@echo "reach               the largest fleet of the 300-node host shape this machine runs not host-bound, from REACH_MIN to REACH_MAX nodes -> results/host/reach.json (an hour or more; root for the budget)"
 	@echo "published-all       all of the above, one after the other (about 3 hours), then make figures"
 
 .PHONY: published-host
@@ -341,6 +342,16 @@ published-host: components build ## The 300-node host pair (results/host/host-30
 	@echo "==> the 300-node host pair: host-300, then host-300-budget (about 40 minutes on 2 cores)"
 	$(BIN)/stormbench run --profile results/host/host-300.yaml --bin-dir $(BIN) --result results/host/host-300.json --force
 	$(BIN)/stormbench run --profile results/host/host-300-budget.yaml --bin-dir $(BIN) --result results/host/host-300-budget.json --force
+
+# The reach of this machine (scripts/reach): host-300-budget's storm at
+# REACH_MIN nodes, doubling until a size is host-bound or REACH_MAX passes,
+# then bisecting to 10 %.
+REACH_MIN ?= 300
+REACH_MAX ?= 5000
+
+.PHONY: reach
+reach: components build ## The largest fleet of the 300-node host shape (results/host/host-300-budget.yaml) that this machine runs with the storm not host-bound, each size a run of its own, into results/host/reach.json (an hour or more; the budget needs root).
+	$(GO) run ./scripts/reach -bin $(BIN) -min $(REACH_MIN) -max $(REACH_MAX) -out results/host/reach.json
 
 SWEEP_WAVES ?= 50,100,150
 .PHONY: published-sweep
