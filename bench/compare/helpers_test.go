@@ -3,7 +3,7 @@ package compare
 import (
 	"testing"
 
-	"github.com/stormbench/stormbench/bench/internal/resulttest"
+	"github.com/stormbench/stormbench/bench/compare/resulttest"
 	"github.com/stormbench/stormbench/bench/result"
 )
 

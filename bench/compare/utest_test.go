@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormbench/stormbench/bench/internal/resulttest"
+	"github.com/stormbench/stormbench/bench/compare/resulttest"
 )
 
 func TestMinUTestP(t *testing.T) {

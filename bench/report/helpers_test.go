@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/stormbench/stormbench/bench/compare"
-	"github.com/stormbench/stormbench/bench/internal/resulttest"
+	"github.com/stormbench/stormbench/bench/compare/resulttest"
 	"github.com/stormbench/stormbench/bench/result"
 )
 

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/stormbench/stormbench/bench/compare"
-	"github.com/stormbench/stormbench/bench/internal/resulttest"
+	"github.com/stormbench/stormbench/bench/compare/resulttest"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 
