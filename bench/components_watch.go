@@ -2,14 +2,12 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/measure"
 )
 
-// The control plane during a storm: its components watched, restarted after a crash-loop back-off, and the settle after provisioning.
+// The control plane as a run reads it: its components' processes and /metrics, its CPU budget, and the settle after provisioning.
 
 // componentPIDs is the embedded cluster's process ids by component, for
 // the host measurement; nil for an existing cluster.
@@ -18,88 +16,6 @@ func componentPIDs(o Options) func() map[string]int {
 		return nil
 	}
 	return o.Embedded.PIDs
-}
-
-// watchComponents watches the embedded cluster's component processes during
-// the storm: a component that exits, and one that comes back, is logged and
-// noted, so the result says what happened (the
-// measurements mark the gap in their own series). The returned stop waits
-// for the watcher and returns those notes, for the variant's errors.
-func watchComponents(ctx context.Context, o Options) (stop func() []string) {
-	if o.Embedded == nil {
-		return func() []string { return nil }
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	var notes []string
-	go func() {
-		defer close(done)
-		down := map[string]time.Time{}
-		// A component that exits is started again after a back-off, as
-		// the kubelet of a kubeadm control-plane node restarts its static
-		// pods (CrashLoopBackOff: 10 s, doubling to 5 minutes).
-		exits := map[string]int{}
-		retryAt := map[string]time.Time{}
-		last := o.Embedded.PIDs()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-o.Clock.After(time.Second):
-			}
-			now := o.Clock.Now()
-			pids := o.Embedded.PIDs()
-			for name, pid := range last {
-				alive := cluster.ProcessAlive(pids[name])
-				_, wasDown := down[name]
-				switch {
-				case !alive && !wasDown:
-					down[name] = now
-					exits[name]++
-					retryAt[name] = now.Add(crashLoopBackOff(exits[name]))
-					msg := fmt.Sprintf("%s (pid %d) exited during the storm at %s (starting it again in %s); log: %s", name, pid, now.Format(time.RFC3339), crashLoopBackOff(exits[name]), o.Embedded.LogPath(name))
-					notes = append(notes, msg)
-					o.Logf("%s", msg)
-				case alive && wasDown:
-					msg := fmt.Sprintf("%s came back (pid %d) after %s", name, pids[name], now.Sub(down[name]).Round(time.Second))
-					delete(down, name)
-					notes = append(notes, msg)
-					o.Logf("%s", msg)
-				}
-			}
-			for name := range down {
-				if now.Before(retryAt[name]) || cluster.ProcessAlive(pids[name]) {
-					continue
-				}
-				if err := o.Embedded.Start(ctx); err != nil && ctx.Err() == nil {
-					o.Logf("starting %s again: %v", name, err)
-				}
-				// Checked at the next tick; if it did not come up, the
-				// next step of the back-off.
-				exits[name]++
-				retryAt[name] = o.Clock.Now().Add(crashLoopBackOff(exits[name]))
-			}
-			for name, pid := range pids {
-				last[name] = pid
-			}
-		}
-	}()
-	return func() []string {
-		cancel()
-		<-done
-		return notes
-	}
-}
-
-// crashLoopBackOff is the kubelet's restart back-off of a container that
-// exited for the nth time: 10 s, doubling, at most 5 minutes
-// (pkg/kubelet/kubelet.go backOffPeriod, MaxCrashLoopBackOff).
-func crashLoopBackOff(n int) time.Duration {
-	d := 10 * time.Second
-	for i := 1; i < n && d < 5*time.Minute; i++ {
-		d *= 2
-	}
-	return min(d, 5*time.Minute)
 }
 
 // provisionSettle is how the run waits for the API server's request rate to

@@ -546,7 +546,10 @@ func baseline(ctx context.Context, o Options, set *measure.Set) error {
 // measurements and adds the component watcher's notes to vr's errors.
 func play(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s stormStep, sim *kubelet.Simulator, set *measure.Set, outcomes storm.Report, vr *result.VariantRun) error {
 	st := s.storm
-	stopWatch := watchComponents(ctx, o)
+	stopWatch := func() []string { return nil }
+	if o.Embedded != nil {
+		stopWatch = o.Embedded.Supervise(ctx, o.Clock, o.Logf)
+	}
 	vr.StormStart = o.Clock.Now()
 	set.MarkStormStart(vr.StormStart)
 	// Progress counts the nodes restarted and recovered, as its step

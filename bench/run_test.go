@@ -61,14 +61,6 @@ func TestVariantRunWaveStarts(t *testing.T) {
 	}
 }
 
-func TestCrashLoopBackOff(t *testing.T) {
-	for n, want := range map[int]time.Duration{1: 10 * time.Second, 2: 20 * time.Second, 3: 40 * time.Second, 6: 5 * time.Minute, 7: 5 * time.Minute, 40: 5 * time.Minute} {
-		if got := crashLoopBackOff(n); got != want {
-			t.Errorf("exit %d: back-off %s, want %s", n, got, want)
-		}
-	}
-}
-
 // TestBlockOrder: every block is a permutation of a run's variants, the
 // order is shuffled per block, the same seed gives the same order, and a
 // sweep keeps its order (each step its own stage).
