@@ -190,9 +190,7 @@ func newCalibrateCmd(env *cmdEnv) *cobra.Command {
 // run starts the calibration's embedded cluster, calibrates, writes the
 // outputs and stops the cluster (unless --keep-cluster).
 func (o *calibrateOptions) run(ctx context.Context, env *cmdEnv, plan *calibratePlan, args []string) error {
-	logf := func(format string, a ...any) {
-		fmt.Fprintf(env.stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
-	}
+	logf := stderrLogf(env)
 	runID := "cal-" + time.Now().UTC().Format("150405")
 	name := o.cluster.name
 	if name == "stormbench" {
