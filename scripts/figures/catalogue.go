@@ -103,8 +103,11 @@ func describe(root, f string) (entry, error) {
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return entry{}, fmt.Errorf("reading %s: %w", f, err)
 	}
-	if probe.Kind == "CalibrationResult" {
+	switch probe.Kind {
+	case "CalibrationResult":
 		return describeCalibration(f, data)
+	case "ReachResult":
+		return describeReach(f, data)
 	}
 	r, err := result.ReadFile(path)
 	if err != nil {
@@ -327,4 +330,45 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// describeReach describes the reach of a machine (scripts/reach): the
+// largest fleet of its profile's shape whose storm was not host-bound.
+func describeReach(f string, data []byte) (entry, error) {
+	var r struct {
+		Tool           string          `json:"tool"`
+		Start          time.Time       `json:"start"`
+		Profile        string          `json:"profile"`
+		Machine        *result.Machine `json:"machine"`
+		Largest        int             `json:"largest"`
+		SmallestFailed int             `json:"smallestFailed"`
+		Trials         []struct {
+			Passed bool `json:"passed"`
+		} `json:"trials"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return entry{}, fmt.Errorf("reading %s: %w", f, err)
+	}
+	failed := 0
+	for _, t := range r.Trials {
+		if !t.Passed {
+			failed++
+		}
+	}
+	e := entry{
+		what:      fmt.Sprintf("the reach of this machine: the largest fleet whose storm was not host-bound, %d nodes", r.Largest),
+		profile:   strings.TrimSuffix(filepath.Base(r.Profile), ".yaml"),
+		commit:    r.Tool,
+		date:      r.Start.UTC().Format("2006-01-02"),
+		machine:   r.Machine.String(),
+		n:         fmt.Sprintf("%d sizes", len(r.Trials)),
+		hostBound: fmt.Sprintf("%d of %d sizes failed", failed, len(r.Trials)),
+	}
+	if r.SmallestFailed > 0 {
+		e.what += fmt.Sprintf(" (%d failed)", r.SmallestFailed)
+	}
+	if e.commit == "" {
+		e.commit = "not recorded"
+	}
+	return e, nil
 }

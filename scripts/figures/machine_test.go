@@ -14,7 +14,8 @@ import (
 // TestResultsRecordMachine fails when a run result under results/ does not
 // record the machine it was made on (run.machine): its figures are that
 // machine's, and the catalogue and every figure block print it (issue 47:
-// every result under results/ says where it was made). A result made
+// every result under results/ says where it was made), nor the reach of
+// a machine (scripts/reach). A result made
 // before the machine was recorded is made again at the head with its make
 // target (make published lists them), not kept. Calibrations are another
 // kind of document; bench/calibrate's TestCommittedCalibrationFollowsModel
@@ -36,13 +37,20 @@ func TestResultsRecordMachine(t *testing.T) {
 			return err
 		}
 		var probe struct {
-			Kind string `json:"kind"`
+			Kind    string          `json:"kind"`
+			Machine *result.Machine `json:"machine"`
 		}
 		if err := json.Unmarshal(data, &probe); err != nil {
 			t.Errorf("%s: %v", name, err)
 			return nil
 		}
-		if probe.Kind == "CalibrationResult" {
+		switch probe.Kind {
+		case "CalibrationResult":
+			return nil
+		case "ReachResult": // scripts/reach: the machine is the first run's
+			if m := probe.Machine; m == nil || m.CPUs == 0 {
+				t.Errorf("%s does not record the machine it was made on", name)
+			}
 			return nil
 		}
 		r, err := result.ReadFile(p)
@@ -63,5 +71,26 @@ func TestResultsRecordMachine(t *testing.T) {
 	// The gate A/B's baseline and the A/A check at least.
 	if checked < 2 {
 		t.Errorf("checked %d run results under results/, want the gate baseline and the A/A check at least", checked)
+	}
+}
+
+// TestDescribeReach: the catalogue's line of a reach file names the
+// answer, the sizes tried and how many failed.
+func TestDescribeReach(t *testing.T) {
+	data := []byte(`{"kind":"ReachResult","tool":"abc1234","start":"2026-12-06T13:00:00Z","profile":"results/host/host-300-budget.yaml",
+"machine":{"cpus":2,"goVersion":"go1.26.8","os":"linux","arch":"amd64"},"largest":450,"smallestFailed":525,
+"trials":[{"nodes":300,"passed":true},{"nodes":600,"passed":false},{"nodes":450,"passed":true},{"nodes":525,"passed":false}]}`)
+	e, err := describeReach("results/host/reach.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ got, want string }{
+		{e.what, "the reach of this machine: the largest fleet whose storm was not host-bound, 450 nodes (525 failed)"},
+		{e.profile, "host-300-budget"}, {e.commit, "abc1234"}, {e.date, "2026-12-06"},
+		{e.n, "4 sizes"}, {e.hostBound, "2 of 4 sizes failed"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
 	}
 }

@@ -72,6 +72,12 @@ type Trial struct {
 
 // Reach is the search's outcome, the -out file.
 type Reach struct {
+	// Kind is "ReachResult", for the results catalogue (scripts/figures).
+	Kind string `json:"kind"`
+	// Tool is the stormbench revision of the runs; Start when the first
+	// began.
+	Tool    string          `json:"tool"`
+	Start   time.Time       `json:"start"`
 	Profile string          `json:"profile"`
 	Machine *result.Machine `json:"machine"`
 	// Largest is the largest size that passed, 0 when none did; Smallest
@@ -112,6 +118,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	}
 	defer os.RemoveAll(work)
 	r := &runner{profile: p, bin: *bin, work: work, log: stderr}
+	start := time.Now().UTC()
 	fmt.Fprintf(stdout, "%8s %8s %-6s %10s %10s  %s\n", "nodes", "pods", "passed", "saturated", "seconds", "why")
 	trials, err := search(ctx, func(ctx context.Context, nodes int) (Trial, error) {
 		t, err := r.trial(ctx, nodes)
@@ -124,7 +131,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 		fmt.Fprintf(stderr, "reach: %v\n", err)
 		return 2
 	}
-	rep := Reach{Profile: *profile, Machine: r.machine, Trials: trials}
+	rep := Reach{Kind: "ReachResult", Tool: r.tool, Start: start, Profile: *profile, Machine: r.machine, Trials: trials}
 	rep.Largest, rep.SmallestFailed = answer(trials)
 	fmt.Fprintf(stdout, "largest fleet not host-bound: %d nodes", rep.Largest)
 	if rep.SmallestFailed > 0 {
@@ -205,7 +212,9 @@ type runner struct {
 	profile   *profiles.Profile
 	bin, work string
 	log       io.Writer
-	machine   *result.Machine
+	// machine and tool are the first result's.
+	machine *result.Machine
+	tool    string
 }
 
 func (r *runner) trial(ctx context.Context, nodes int) (Trial, error) {
@@ -251,7 +260,7 @@ func (r *runner) trial(ctx context.Context, nodes int) (Trial, error) {
 		return t, nil
 	}
 	if r.machine == nil {
-		r.machine = rs.Run.Machine
+		r.machine, r.tool = rs.Run.Machine, rs.Run.GitRevision
 	}
 	judge(&t, rs, err)
 	return t, nil
