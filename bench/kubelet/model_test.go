@@ -198,7 +198,9 @@ type restartCase struct {
 // default: a kubelet restart with each readiness behaviour the version's
 // kubelet has, preserve (the gate's default from 1.35) and legacy (the gate
 // set, or v1.34.4, which has no gate and is always legacy). The gate is
-// set only where it differs from the version's default.
+// set only where it differs from the version's default. A version whose
+// kubelet plays a reboot otherwise than the default's
+// (release.sandboxReadyWrite) has its reboot too.
 func versionCases() []restartCase {
 	var out []restartCase
 	for _, v := range kubeversion.Supported() {
@@ -220,6 +222,9 @@ func versionCases() []restartCase {
 					c.Gates = map[string]bool{kubeversion.GateChangeContainerStatusOnKubeletRestart: legacy}
 				}
 			}})
+		}
+		if releaseOf(v).sandboxReadyWrite != releaseOf(kubeversion.Default).sandboxReadyWrite {
+			out = append(out, restartCase{name: "reboot", version: v, cfg: func(c *Config) { c.Kind = profiles.StormReboot }})
 		}
 	}
 	return out

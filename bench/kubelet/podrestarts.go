@@ -21,10 +21,12 @@ import (
 //  2. the new sandbox: PodReadyToStartContainers True, nothing else yet
 //     (kuberuntime_manager.go SyncPod calls kubelet.go OnPodSandboxReady
 //     after RunPodSandbox, which sets the status from a goroutine while the
-//     containers are still being created);
+//     containers are still being created); a release without that
+//     callback (release.sandboxReadyWrite: before v1.36) reports the
+//     condition with the third;
 //  3. the containers running again (restartCount+1, the old run as last
 //     state; Pulled, Created and Started for each) with the new sandbox's
-//     pod IP, probed ones not ready;
+//     pod IP, probed ones not ready, PodReadyToStartContainers True;
 //  4. Ready, at the first successful readiness probe (rebootFirstProbe).
 //
 // Measured on the kubelet on containerd (audit log of a reboot calibration
@@ -54,11 +56,11 @@ func (n *nodeRun) restartPod(p *corev1.Pod, jitters map[string]time.Duration, in
 			ready = max(ready, rebootFirstProbe(jitter, running, time.Duration(c.ReadinessProbe.InitialDelaySeconds)*time.Second, probePeriod(c.ReadinessProbe)))
 		}
 	}
-	updates := []statusUpdate{
-		{at: 0, kind: updateRebootExited, pod: p},
-		{at: sandbox, kind: updateSandboxReady, pod: p},
-		{at: running, kind: updateRebootRunning, pod: p, probed: jitters},
+	updates := []statusUpdate{{at: 0, kind: updateRebootExited, pod: p}}
+	if releaseOf(s.cfg.Version).sandboxReadyWrite {
+		updates = append(updates, statusUpdate{at: sandbox, kind: updateSandboxReady, pod: p})
 	}
+	updates = append(updates, statusUpdate{at: running, kind: updateRebootRunning, pod: p, probed: jitters})
 	if ready >= 0 {
 		updates = append(updates, statusUpdate{at: ready, kind: updateReadyAtProbe, pod: p})
 	}
@@ -162,7 +164,8 @@ func (n *nodeRun) applyUpdate(node *corev1.Node, u statusUpdate, st *corev1.PodS
 	case updateSandboxReady:
 		changed = setCondition(st, corev1.PodReadyToStartContainers, corev1.ConditionTrue, "", now)
 	case updateRebootRunning:
-		changed = restartContainers(st, nil, 255, "Unknown", now)
+		changed = setCondition(st, corev1.PodReadyToStartContainers, corev1.ConditionTrue, "", now)
+		changed = restartContainers(st, nil, 255, "Unknown", now) || changed
 		s.Counters.ContainerRestarts.Add(int64(len(st.ContainerStatuses)))
 		markStarted(st)
 		changed = setReadiness(st, func(c string) bool { return !probed(c) }, now) || changed

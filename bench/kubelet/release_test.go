@@ -48,11 +48,61 @@ var versionFacts = map[kubeversion.Version]struct {
 	legacyReadiness bool
 	// userAgent is the simulated kubelet's.
 	userAgent string
+	// sandboxReadyWrite: a rebooted pod's new sandbox is reported ready in
+	// a status of its own, before its containers run (kubelet.go
+	// OnPodSandboxReady, from v1.36.3).
+	sandboxReadyWrite bool
 }{
 	kubeversion.V1_34: {listThenWatch: true, legacyReadiness: true, userAgent: "kubelet/v1.34.4 (linux/amd64) stormbench"},
 	kubeversion.V1_35: {csiNodeGetsNode: true, userAgent: "kubelet/v1.35.4 (linux/amd64) stormbench"},
-	kubeversion.V1_36: {csiNodeGetsNode: true, userAgent: "kubelet/v1.36.3 (linux/amd64) stormbench"},
-	kubeversion.V1_37: {csiNodeGetsNode: true, podCertificates: true, podCertificatesAPI: "v1", userAgent: "kubelet/v1.37.2 (linux/amd64) stormbench"},
+	kubeversion.V1_36: {csiNodeGetsNode: true, userAgent: "kubelet/v1.36.3 (linux/amd64) stormbench", sandboxReadyWrite: true},
+	kubeversion.V1_37: {csiNodeGetsNode: true, podCertificates: true, podCertificatesAPI: "v1", userAgent: "kubelet/v1.37.2 (linux/amd64) stormbench", sandboxReadyWrite: true},
+}
+
+// TestRebootPerVersion: a reboot's status writes per version. Every
+// version writes the exited containers first and the running ones with
+// PodReadyToStartContainers True; from 1.36 a write in between reports the
+// new sandbox ready alone (the containers still exited), one write more
+// per pod.
+func TestRebootPerVersion(t *testing.T) {
+	writes := map[kubeversion.Version]int{}
+	for _, v := range kubeversion.Supported() {
+		t.Run(v.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tc := restartCase{name: "reboot", version: v, cfg: func(c *Config) { c.Kind = profiles.StormReboot }}
+				api, _, _, out, _ := tc.run(t)
+				if out.Err != nil {
+					t.Fatalf("reboot: %v", out.Err)
+				}
+				api.mu.Lock()
+				calls := slices.Clone(api.calls)
+				api.mu.Unlock()
+				sandboxAlone := 0
+				for _, c := range calls {
+					if c.client != "kubelet" || !strings.HasPrefix(c.text, "patch pods/status ") {
+						continue
+					}
+					writes[v]++
+					if strings.Contains(c.text, "Sandbox=True") && strings.Contains(c.text, "exited(") {
+						sandboxAlone++
+					}
+				}
+				if (sandboxAlone > 0) != versionFacts[v].sandboxReadyWrite {
+					t.Errorf("%d status writes with the new sandbox ready and the containers exited; want them %t", sandboxAlone, versionFacts[v].sandboxReadyWrite)
+				}
+			})
+		})
+	}
+	// The fixture's four pods: one write each more with the sandbox's own.
+	for _, v := range kubeversion.Supported() {
+		want := writes[kubeversion.Default]
+		if versionFacts[v].sandboxReadyWrite != versionFacts[kubeversion.Default].sandboxReadyWrite {
+			want -= 4
+		}
+		if writes[v] != want {
+			t.Errorf("%s: %d pod status writes in a reboot, want %d (%s: %d)", v, writes[v], want, kubeversion.Default, writes[kubeversion.Default])
+		}
+	}
 }
 
 // informerResources are the resources of a starting kubelet's informers
