@@ -69,21 +69,14 @@ func TestRebootPerVersion(t *testing.T) {
 	for _, v := range kubeversion.Supported() {
 		t.Run(v.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				tc := restartCase{name: "reboot", version: v, cfg: func(c *Config) { c.Kind = profiles.StormReboot }}
-				api, _, _, out, _ := tc.run(t)
-				if out.Err != nil {
-					t.Fatalf("reboot: %v", out.Err)
-				}
-				api.mu.Lock()
-				calls := slices.Clone(api.calls)
-				api.mu.Unlock()
+				kubelet, _ := kubeletRequests(t, restartCase{name: "reboot", version: v, cfg: func(c *Config) { c.Kind = profiles.StormReboot }})
 				sandboxAlone := 0
-				for _, c := range calls {
-					if c.client != "kubelet" || !strings.HasPrefix(c.text, "patch pods/status ") {
+				for _, s := range kubelet {
+					if !strings.HasPrefix(s, "patch pods/status ") {
 						continue
 					}
 					writes[v]++
-					if strings.Contains(c.text, "Sandbox=True") && strings.Contains(c.text, "exited(") {
+					if strings.Contains(s, "Sandbox=True") && strings.Contains(s, "exited(") {
 						sandboxAlone++
 					}
 				}
@@ -126,20 +119,7 @@ func TestRestartPerVersion(t *testing.T) {
 		facts := versionFacts[v]
 		t.Run(v.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				tc := restartCase{name: "kubelet", version: v, cfg: func(c *Config) { c.Kind = profiles.StormKubelet }}
-				api, _, _, out, sim := tc.run(t)
-				if out.Err != nil {
-					t.Fatalf("restart: %v", out.Err)
-				}
-				api.mu.Lock()
-				calls := slices.Clone(api.calls)
-				api.mu.Unlock()
-				var kubelet []string
-				for _, c := range calls {
-					if c.client == "kubelet" {
-						kubelet = append(kubelet, c.text)
-					}
-				}
+				kubelet, sim := kubeletRequests(t, restartCase{name: "kubelet", version: v, cfg: func(c *Config) { c.Kind = profiles.StormKubelet }})
 				resources := informerResources
 				if facts.podCertificates {
 					resources = append(slices.Clone(resources), "podcertificaterequests")
@@ -179,6 +159,25 @@ func TestRestartPerVersion(t *testing.T) {
 			t.Errorf("%s: %d node GETs besides the CSI plugin's, %s %d", v, nodeGETs[v], kubeversion.Default, nodeGETs[kubeversion.Default])
 		}
 	}
+}
+
+// kubeletRequests plays tc on the fake API server and returns the requests
+// the simulated kubelet sent, in order, and its simulator.
+func kubeletRequests(t *testing.T, tc restartCase) ([]string, *Simulator) {
+	t.Helper()
+	api, _, _, out, sim := tc.run(t)
+	if out.Err != nil {
+		t.Fatalf("%s: %v", tc.name, out.Err)
+	}
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	var kubelet []string
+	for _, c := range api.calls {
+		if c.client == "kubelet" {
+			kubelet = append(kubelet, c.text)
+		}
+	}
+	return kubelet, sim
 }
 
 // checkRelist checks the initial sync of resource r among a kubelet's
