@@ -146,10 +146,10 @@ func (c *calibration) inWindow(node string, t, t0, end time.Time) bool {
 // deletes pods or ends containers of each node halfway through its
 // downtime when the case says so.
 func (c *calibration) restartAll(ctx context.Context, cs Case, sim *kubelet.Simulator, sched []storm.Restart, t0 time.Time, cr *CaseResult) error {
-	// A real kubelet refuses a gate its release does not have (1.34 has
-	// no ChangeContainerStatusOnKubeletRestart: always legacy, as the
-	// model of 1.34 is whatever the case sets); bench.Run passes its real
-	// kubelets the same.
+	// A real kubelet refuses a gate its release does not have: 1.34 has
+	// no ChangeContainerStatusOnKubeletRestart and is always legacy, as
+	// the model of 1.34 is, whatever the case sets. bench.Run passes its
+	// real kubelets the same.
 	gates := c.o.Embedded.KubeVersion().KubeletGates(cs.Gates)
 	restarter := storm.ByNode(c.real.has, storm.RestarterFunc(func(ctx context.Context, r storm.Restart) storm.Outcome {
 		n := c.nodes[r.Node]
