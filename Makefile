@@ -334,7 +334,7 @@ published: ## List the targets that remake each published set, with their expect
 	@echo "published-host      the 300-node host pair, without and with a 0.85-core budget -> results/host/ (about 40 minutes; root for the budget)"
 	@echo "published-sweep     the capacity sweep: 150 nodes, wave sizes $(SWEEP_WAVES), 3 repetitions -> results/scale/sweep-150.json (about 30 minutes; root)"
 	@echo "published-fleet-1k  fleet-1k, both gates -> results/scale/fleet-1k.json (about 30 minutes)"
-	@echo "reach               the largest fleet of the 300-node host shape this machine runs not host-bound, from REACH_MIN to REACH_MAX nodes -> results/host/reach.json (an hour or more; root for the budget)"
+	@echo "reach               the largest fleet of the 300-node host shape this machine runs not host-bound, from REACH_MIN to REACH_MAX nodes, to REACH_RESOLUTION -> results/host/reach.json (an hour or more; root for the budget)"
 	@echo "published-all       all of the above, one after the other (about 3 hours), then make figures"
 
 .PHONY: published-host
@@ -345,13 +345,15 @@ published-host: components build ## The 300-node host pair (results/host/host-30
 
 # The reach of this machine (scripts/reach): host-300-budget's storm at
 # REACH_MIN nodes, doubling until a size is host-bound or REACH_MAX passes,
-# then bisecting to 10 %.
+# then bisecting until the gap is within REACH_RESOLUTION of the largest
+# size that passed.
 REACH_MIN ?= 300
 REACH_MAX ?= 5000
+REACH_RESOLUTION ?= 0.1
 
 .PHONY: reach
 reach: components build ## The largest fleet of the 300-node host shape (results/host/host-300-budget.yaml) that this machine runs with the storm not host-bound, each size a run of its own, into results/host/reach.json (an hour or more; the budget needs root).
-	$(GO) run ./scripts/reach -bin $(BIN) -min $(REACH_MIN) -max $(REACH_MAX) -out results/host/reach.json
+	$(GO) run ./scripts/reach -bin $(BIN) -min $(REACH_MIN) -max $(REACH_MAX) -resolution $(REACH_RESOLUTION) -out results/host/reach.json
 
 SWEEP_WAVES ?= 50,100,150
 .PHONY: published-sweep

@@ -340,6 +340,9 @@ func describeReach(f string, data []byte) (entry, error) {
 		Start          time.Time       `json:"start"`
 		Profile        string          `json:"profile"`
 		Machine        *result.Machine `json:"machine"`
+		Min            int             `json:"min"`
+		Max            int             `json:"max"`
+		Resolution     float64         `json:"resolution"`
 		Largest        int             `json:"largest"`
 		SmallestFailed int             `json:"smallestFailed"`
 		Trials         []struct {
@@ -366,6 +369,9 @@ func describeReach(f string, data []byte) (entry, error) {
 	}
 	if r.SmallestFailed > 0 {
 		e.what += fmt.Sprintf(" (%d failed)", r.SmallestFailed)
+	}
+	if r.Max > 0 {
+		e.n += fmt.Sprintf(" in %d–%d, to %.0f %%", r.Min, r.Max, 100*r.Resolution)
 	}
 	if e.commit == "" {
 		e.commit = "not recorded"

@@ -78,7 +78,7 @@ func TestResultsRecordMachine(t *testing.T) {
 // answer, the sizes tried and how many failed.
 func TestDescribeReach(t *testing.T) {
 	data := []byte(`{"kind":"ReachResult","tool":"abc1234","start":"2026-12-06T13:00:00Z","profile":"results/host/host-300-budget.yaml",
-"machine":{"cpus":2,"goVersion":"go1.26.8","os":"linux","arch":"amd64"},"largest":450,"smallestFailed":525,
+"machine":{"cpus":2,"goVersion":"go1.26.8","os":"linux","arch":"amd64"},"min":300,"max":5000,"resolution":0.2,"largest":450,"smallestFailed":525,
 "trials":[{"nodes":300,"passed":true},{"nodes":600,"passed":false},{"nodes":450,"passed":true},{"nodes":525,"passed":false}]}`)
 	e, err := describeReach("results/host/reach.json", data)
 	if err != nil {
@@ -87,7 +87,7 @@ func TestDescribeReach(t *testing.T) {
 	for _, c := range []struct{ got, want string }{
 		{e.what, "the reach of this machine: the largest fleet whose storm was not host-bound, 450 nodes (525 failed)"},
 		{e.profile, "host-300-budget"}, {e.commit, "abc1234"}, {e.date, "2026-12-06"},
-		{e.n, "4 sizes"}, {e.hostBound, "2 of 4 sizes failed"},
+		{e.n, "4 sizes in 300–5000, to 20 %"}, {e.hostBound, "2 of 4 sizes failed"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

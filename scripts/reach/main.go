@@ -80,6 +80,12 @@ type Reach struct {
 	Start   time.Time       `json:"start"`
 	Profile string          `json:"profile"`
 	Machine *result.Machine `json:"machine"`
+	// Min, Max and Resolution are the search's bounds (-min, -max,
+	// -resolution): the answer is within Resolution of the truth, and a
+	// fleet larger than Max was not tried.
+	Min        int     `json:"min"`
+	Max        int     `json:"max"`
+	Resolution float64 `json:"resolution"`
 	// Largest is the largest size that passed, 0 when none did; Smallest
 	// Failed the smallest that failed, 0 when none did (-max passed).
 	Largest        int     `json:"largest"`
@@ -131,7 +137,8 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 		fmt.Fprintf(stderr, "reach: %v\n", err)
 		return 2
 	}
-	rep := Reach{Kind: "ReachResult", Tool: r.tool, Start: start, Profile: *profile, Machine: r.machine, Trials: trials}
+	rep := Reach{Kind: "ReachResult", Tool: r.tool, Start: start, Profile: *profile, Machine: r.machine,
+		Min: *minNodes, Max: *maxNodes, Resolution: *resolution, Trials: trials}
 	rep.Largest, rep.SmallestFailed = answer(trials)
 	fmt.Fprintf(stdout, "largest fleet not host-bound: %d nodes", rep.Largest)
 	if rep.SmallestFailed > 0 {
