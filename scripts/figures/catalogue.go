@@ -359,7 +359,7 @@ func describeReach(f string, data []byte) (entry, error) {
 		}
 	}
 	e := entry{
-		what:      fmt.Sprintf("the reach of this machine: the largest fleet whose storm was not host-bound, %d nodes", r.Largest),
+		what:      fmt.Sprintf("the reach of this machine: the largest fleet whose storm completed and was not host-bound, %d nodes", r.Largest),
 		profile:   strings.TrimSuffix(filepath.Base(r.Profile), ".yaml"),
 		commit:    r.Tool,
 		date:      r.Start.UTC().Format("2006-01-02"),

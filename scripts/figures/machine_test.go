@@ -85,7 +85,7 @@ func TestDescribeReach(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ got, want string }{
-		{e.what, "the reach of this machine: the largest fleet whose storm was not host-bound, 450 nodes (525 failed)"},
+		{e.what, "the reach of this machine: the largest fleet whose storm completed and was not host-bound, 450 nodes (525 failed)"},
 		{e.profile, "host-300-budget"}, {e.commit, "abc1234"}, {e.date, "2026-12-06"},
 		{e.n, "4 sizes in 300–5000, to 20 %"}, {e.hostBound, "2 of 4 sizes failed"},
 	} {
