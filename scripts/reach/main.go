@@ -294,10 +294,12 @@ func judge(t *Trial, rs *result.Result, exitErr error) {
 				t.Figures[m.ID] = max(t.Figures[m.ID], x)
 			}
 		}
-		switch {
-		case !v.Complete:
+		// Both, when both: a storm that did not complete on a saturated
+		// host says so.
+		if !v.Complete {
 			why = append(why, v.Variant+": storm incomplete")
-		case v.HostBound:
+		}
+		if v.HostBound {
 			why = append(why, v.Variant+": host-bound ("+measure.HostBoundReason(v)+")")
 		}
 		why = append(why, v.Errors...)

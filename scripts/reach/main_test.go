@@ -86,6 +86,7 @@ func TestJudge(t *testing.T) {
 		{"passes", result.Result{Complete: true, Variants: []result.VariantRun{storm(nil)}}, nil, true, ""},
 		{"host-bound", result.Result{Complete: true, Variants: []result.VariantRun{storm(func(v *result.VariantRun) { v.HostBound = true })}}, nil, false, "legacy: host-bound"},
 		{"incomplete storm", result.Result{Variants: []result.VariantRun{storm(func(v *result.VariantRun) { v.Complete = false })}}, nil, false, "legacy: storm incomplete"},
+		{"incomplete and host-bound", result.Result{Variants: []result.VariantRun{storm(func(v *result.VariantRun) { v.Complete, v.HostBound = false, true })}}, nil, false, "legacy: storm incomplete; legacy: host-bound"},
 		{"storm error", result.Result{Complete: true, Variants: []result.VariantRun{storm(func(v *result.VariantRun) { v.Errors = []string{"recovery timed out"} })}}, nil, false, "recovery timed out"},
 		{"exit 3", result.Result{Variants: []result.VariantRun{storm(nil)}}, errors.New("exit status 3"), false, "run: exit status 3"},
 		{"no storm", result.Result{Complete: true}, nil, false, "no storm ran"},
