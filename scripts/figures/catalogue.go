@@ -15,6 +15,7 @@ import (
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/report"
 	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/scripts/reach/reachfile"
 )
 
 // renderCatalogue lists every JSON document under dir (a folder from the
@@ -106,7 +107,7 @@ func describe(root, f string) (entry, error) {
 	switch probe.Kind {
 	case "CalibrationResult":
 		return describeCalibration(f, data)
-	case "ReachResult":
+	case reachfile.Kind:
 		return describeReach(f, data)
 	}
 	r, err := result.ReadFile(path)
@@ -335,20 +336,7 @@ func plural(n int, word string) string {
 // describeReach describes the reach of a machine (scripts/reach): the
 // largest fleet of its profile's shape whose storm was not host-bound.
 func describeReach(f string, data []byte) (entry, error) {
-	var r struct {
-		Tool           string          `json:"tool"`
-		Start          time.Time       `json:"start"`
-		Profile        string          `json:"profile"`
-		Machine        *result.Machine `json:"machine"`
-		Min            int             `json:"min"`
-		Max            int             `json:"max"`
-		Resolution     float64         `json:"resolution"`
-		Largest        int             `json:"largest"`
-		SmallestFailed int             `json:"smallestFailed"`
-		Trials         []struct {
-			Passed bool `json:"passed"`
-		} `json:"trials"`
-	}
+	var r reachfile.Reach
 	if err := json.Unmarshal(data, &r); err != nil {
 		return entry{}, fmt.Errorf("reading %s: %w", f, err)
 	}

@@ -42,55 +42,13 @@ import (
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
+	"github.com/stormbench/stormbench/scripts/reach/reachfile"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	os.Exit(run(ctx, os.Stdout, os.Stderr, os.Args[1:]))
-}
-
-// Trial is one size tried.
-type Trial struct {
-	Nodes int `json:"nodes"`
-	Pods  int `json:"pods"`
-	// Passed: the run exited 0, every storm completed without errors and
-	// none was host-bound. Why says what failed otherwise.
-	Passed bool   `json:"passed"`
-	Why    string `json:"why,omitempty"`
-	// HostSaturated is the largest share of a storm's window the host was
-	// at least 90 % busy (measure.HostSaturatedFraction).
-	HostSaturated float64 `json:"hostSaturated"`
-	// Figures are the storm's figures by compare's metric ID (fleet
-	// recovered, kube-apiserver CPU, stormbench's standing and marginal
-	// CPU), the largest over the storms; a figure the run did not measure
-	// is absent.
-	Figures map[string]float64 `json:"figures,omitempty"`
-	// Seconds is the run's wall time, provisioning included.
-	Seconds float64 `json:"seconds"`
-}
-
-// Reach is the search's outcome, the -out file.
-type Reach struct {
-	// Kind is "ReachResult", for the results catalogue (scripts/figures).
-	Kind string `json:"kind"`
-	// Tool is the stormbench revision of the runs; Start when the first
-	// began.
-	Tool    string          `json:"tool"`
-	Start   time.Time       `json:"start"`
-	Profile string          `json:"profile"`
-	Machine *result.Machine `json:"machine"`
-	// Min, Max and Resolution are the search's bounds (-min, -max,
-	// -resolution): the answer is within Resolution of the truth, and a
-	// fleet larger than Max was not tried.
-	Min        int     `json:"min"`
-	Max        int     `json:"max"`
-	Resolution float64 `json:"resolution"`
-	// Largest is the largest size that passed, 0 when none did; Smallest
-	// Failed the smallest that failed, 0 when none did (-max passed).
-	Largest        int     `json:"largest"`
-	SmallestFailed int     `json:"smallestFailed,omitempty"`
-	Trials         []Trial `json:"trials"`
 }
 
 // figureIDs are the figures a trial keeps.
@@ -126,7 +84,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	r := &runner{profile: p, bin: *bin, work: work, log: stderr}
 	start := time.Now().UTC()
 	fmt.Fprintf(stdout, "%8s %8s %-6s %10s %10s  %s\n", "nodes", "pods", "passed", "saturated", "seconds", "why")
-	trials, err := search(ctx, func(ctx context.Context, nodes int) (Trial, error) {
+	trials, err := search(ctx, func(ctx context.Context, nodes int) (reachfile.Trial, error) {
 		t, err := r.trial(ctx, nodes)
 		if err == nil {
 			fmt.Fprintf(stdout, "%8d %8d %-6t %9.0f%% %10.0f  %s\n", t.Nodes, t.Pods, t.Passed, 100*t.HostSaturated, t.Seconds, t.Why)
@@ -137,7 +95,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 		fmt.Fprintf(stderr, "reach: %v\n", err)
 		return 2
 	}
-	rep := Reach{Kind: "ReachResult", Tool: r.tool, Start: start, Profile: *profile, Machine: r.machine,
+	rep := reachfile.Reach{Kind: reachfile.Kind, Tool: r.tool, Start: start, Profile: *profile, Machine: r.machine,
 		Min: *minNodes, Max: *maxNodes, Resolution: *resolution, Trials: trials}
 	rep.Largest, rep.SmallestFailed = answer(trials)
 	fmt.Fprintf(stdout, "largest fleet not host-bound: %d nodes", rep.Largest)
@@ -161,8 +119,8 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 // until their gap is within resolution of the former. It returns the
 // trials in the order run; an error of try (a run that could not start)
 // ends it.
-func search(ctx context.Context, try func(context.Context, int) (Trial, error), lo, hi int, resolution float64) ([]Trial, error) {
-	var trials []Trial
+func search(ctx context.Context, try func(context.Context, int) (reachfile.Trial, error), lo, hi int, resolution float64) ([]reachfile.Trial, error) {
+	var trials []reachfile.Trial
 	do := func(n int) (bool, error) {
 		t, err := try(ctx, n)
 		if err != nil {
@@ -202,7 +160,7 @@ func search(ctx context.Context, try func(context.Context, int) (Trial, error), 
 }
 
 // answer is the largest size that passed and the smallest that failed.
-func answer(trials []Trial) (largest, smallestFailed int) {
+func answer(trials []reachfile.Trial) (largest, smallestFailed int) {
 	for _, t := range trials {
 		if t.Passed {
 			largest = max(largest, t.Nodes)
@@ -224,22 +182,22 @@ type runner struct {
 	tool    string
 }
 
-func (r *runner) trial(ctx context.Context, nodes int) (Trial, error) {
+func (r *runner) trial(ctx context.Context, nodes int) (reachfile.Trial, error) {
 	p := *r.profile
 	p.Fleet.Nodes = nodes
 	doc, err := profiles.Marshal(&p)
 	if err != nil {
-		return Trial{}, err
+		return reachfile.Trial{}, err
 	}
 	name := fmt.Sprintf("reach-%d", nodes)
 	prof, res := filepath.Join(r.work, name+".yaml"), filepath.Join(r.work, name+".json")
 	if err := os.WriteFile(prof, doc, 0o644); err != nil {
-		return Trial{}, err
+		return reachfile.Trial{}, err
 	}
 	logPath := filepath.Join(r.work, name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
-		return Trial{}, err
+		return reachfile.Trial{}, err
 	}
 	defer logFile.Close()
 	fmt.Fprintf(r.log, "reach: %d nodes (log %s)\n", nodes, logPath)
@@ -251,7 +209,7 @@ func (r *runner) trial(ctx context.Context, nodes int) (Trial, error) {
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	start := time.Now()
 	err = cmd.Run()
-	t := Trial{Nodes: nodes, Pods: nodes * p.Fleet.PodsPerNode, Seconds: time.Since(start).Seconds()}
+	t := reachfile.Trial{Nodes: nodes, Pods: nodes * p.Fleet.PodsPerNode, Seconds: time.Since(start).Seconds()}
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit) && exit.ExitCode() == 2:
@@ -274,7 +232,7 @@ func (r *runner) trial(ctx context.Context, nodes int) (Trial, error) {
 }
 
 // judge fills t from the run's result and exit error.
-func judge(t *Trial, rs *result.Result, exitErr error) {
+func judge(t *reachfile.Trial, rs *result.Result, exitErr error) {
 	metrics, _ := compare.LookupMetrics(figureIDs...)
 	var why []string
 	if exitErr != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
+	"github.com/stormbench/stormbench/scripts/reach/reachfile"
 )
 
 // TestSearch: the sizes tried for a machine whose limit is known, and the
@@ -31,9 +32,9 @@ func TestSearch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var tried []int
-			trials, err := search(context.Background(), func(_ context.Context, n int) (Trial, error) {
+			trials, err := search(context.Background(), func(_ context.Context, n int) (reachfile.Trial, error) {
 				tried = append(tried, n)
-				return Trial{Nodes: n, Passed: n <= tc.limit}, nil
+				return reachfile.Trial{Nodes: n, Passed: n <= tc.limit}, nil
 			}, tc.lo, tc.hi, tc.resolution)
 			if err != nil {
 				t.Fatal(err)
@@ -52,11 +53,11 @@ func TestSearch(t *testing.T) {
 // the trials so far.
 func TestSearchStopsOnError(t *testing.T) {
 	refused := errors.New("refused")
-	trials, err := search(context.Background(), func(_ context.Context, n int) (Trial, error) {
+	trials, err := search(context.Background(), func(_ context.Context, n int) (reachfile.Trial, error) {
 		if n > 600 {
-			return Trial{}, refused
+			return reachfile.Trial{}, refused
 		}
-		return Trial{Nodes: n, Passed: true}, nil
+		return reachfile.Trial{Nodes: n, Passed: true}, nil
 	}, 300, 5000, 0.1)
 	if !errors.Is(err, refused) || len(trials) != 2 {
 		t.Fatalf("err %v, %d trials; want refused after 2", err, len(trials))
@@ -92,7 +93,7 @@ func TestJudge(t *testing.T) {
 		{"no storm", result.Result{Complete: true}, nil, false, "no storm ran"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := Trial{Nodes: 300}
+			tr := reachfile.Trial{Nodes: 300}
 			judge(&tr, &tc.res, tc.exitErr)
 			if tr.Passed != tc.passed || !strings.Contains(tr.Why, tc.why) {
 				t.Errorf("passed %v (%q), want %v (%q)", tr.Passed, tr.Why, tc.passed, tc.why)
