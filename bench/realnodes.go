@@ -147,32 +147,23 @@ func (r *realNodes) stop() error {
 }
 
 // restarter is the real nodes' storm.Restarter for one storm: it carries
-// out a scheduled restart on a real node and records its outcome as the
-// simulator records its own: Down, KubeletStart, ReportedReady when the
-// kubelet has posted a Ready status since it came back, PodsRecovered when
-// the node's pods are Ready again. A kubelet that exits or does not report
-// Ready is a failed restart, named with its log.
+// out a scheduled restart on a real node (realnode.Restarter) and records
+// its outcome as the simulator records its own: Down, KubeletStart,
+// ReportedReady when the kubelet has posted a Ready status since it came
+// back, PodsRecovered when the node's pods are Ready again. A kubelet that
+// exits or does not report Ready is a failed restart, named with its log.
 func (r *realNodes) restarter(st *profiles.Storm, gates map[string]bool) storm.Restarter {
-	return storm.RestarterFunc(func(ctx context.Context, rs storm.Restart) storm.Outcome {
-		rec := storm.NewRecorder(rs, st.Kind, true, r.o.Clock.Now)
-		return rec.Outcome(r.restart(ctx, rs, st, gates, rec))
-	})
+	return realnode.Restarter{
+		Node: r.node, Kind: st.Kind, RuntimeMode: st.RuntimeMode, Gates: gates, Now: r.o.Clock.Now,
+		Recover: func(ctx context.Context, n realnode.Runner, rs storm.Restart, back time.Time, rec *storm.Recorder) error {
+			return r.awaitRecovery(ctx, n, rs, st, back, rec)
+		},
+	}
 }
 
-func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.Storm, gates map[string]bool, rec *storm.Recorder) error {
-	n := r.node(rs.Node)
-	if n == nil {
-		return errors.New("real node not started by this run")
-	}
-	fail := func(err error) error {
-		return fmt.Errorf("real node: %w (kubelet log: %s)", err, n.KubeletLog())
-	}
-	rec.Mark(storm.StepDown)
-	back, err := n.Restart(ctx, st.Kind, st.RuntimeMode, rs.Downtime, gates)
-	if err != nil {
-		return fail(err)
-	}
-	rec.Mark(storm.StepKubeletStart)
+// awaitRecovery waits until n, whose kubelet came back at back, has
+// reported Ready and its pods are Ready again.
+func (r *realNodes) awaitRecovery(ctx context.Context, n realnode.Runner, rs storm.Restart, st *profiles.Storm, back time.Time, rec *storm.Recorder) error {
 	timeout := st.RecoveryTimeout.Duration
 	if timeout == 0 {
 		timeout = 10 * time.Minute
@@ -190,7 +181,7 @@ func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.
 	}
 	reported := false
 	w := poll.Wait{Clock: r.o.Clock, Interval: 500 * time.Millisecond, Timeout: timeout, What: "waiting for the restarted node's recovery"}
-	err = w.Until(ctx, func(ctx context.Context) (bool, string, error) {
+	return w.Until(ctx, func(ctx context.Context) (bool, string, error) {
 		if !n.KubeletAlive() {
 			return false, "", fmt.Errorf("kubelet exited (%s)", n.KubeletExit())
 		}
@@ -209,10 +200,6 @@ func (r *realNodes) restart(ctx context.Context, rs storm.Restart, st *profiles.
 		rec.Mark(storm.StepPodsRecovered)
 		return true, "", nil
 	})
-	if err != nil {
-		return fail(err)
-	}
-	return nil
 }
 
 // readySince reports whether the node's Ready condition is True with a

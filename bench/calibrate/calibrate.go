@@ -16,6 +16,7 @@ import (
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/realnode"
+	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -78,12 +79,24 @@ type Options struct {
 	// observation time from its own restart. 0 restarts every node at
 	// once.
 	Stagger time.Duration
+	// Model makes a case's simulated kubelets, of the real ones' version
+	// (the embedded cluster's) with the case's kind, gates and runtime
+	// mode: the model that calibrate judges and does not import
+	// (kubelet.NewSimulator, wired by the CLI).
+	Model func(Case) (Model, error)
 	// Logf receives progress lines.
 	Logf func(format string, args ...any)
 	// Clock times the calibration and its waits; nil is the real clock.
 	// The real kubelets and the audit log keep the machine's time, so
 	// only tests of the waits pass another.
 	Clock clock.Clock
+}
+
+// Model is a case's simulated kubelets: the restarter of its simulated
+// nodes, which records the containers that exit while a kubelet is down.
+type Model interface {
+	storm.Restarter
+	ExitContainer(node, namespace, pod, container string)
 }
 
 // The real-node backends.
@@ -260,6 +273,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	if o.Embedded == nil {
 		return nil, errors.New("calibration needs the embedded cluster (real kubelets run beside it and its audit log attributes requests)")
+	}
+	if o.Model == nil {
+		return nil, errors.New("calibration needs the model it judges (Options.Model)")
 	}
 	if o.Backend == "" {
 		o.Backend = BackendHollow

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/calibrate"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
@@ -301,12 +302,14 @@ func runCalibration(t *testing.T, backend string, caseNames []string, nodes, pod
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	res, err := calibrate.Run(ctx, calibrate.Options{
+	o := calibrate.Options{
 		Target: c.Target, Embedded: c.Embedded, RunID: "calt",
 		Nodes: nodes, PodsPerNode: pods, ProbePeriod: 10 * time.Second, Cases: cases,
 		Tolerance: calibrate.DefaultTolerance(), Seed: 1, KeepObjects: true, Logf: t.Logf, Backend: backend,
 		KubeAPIQPS: qps, KubeAPIBurst: qps,
-	})
+	}
+	o.Model = bench.CalibrationModel(o)
+	res, err := calibrate.Run(ctx, o)
 	if res != nil {
 		var b strings.Builder
 		_ = calibrate.WriteText(&b, res)

@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/bench/realnode"
 	"github.com/stormbench/stormbench/bench/storm"
@@ -31,15 +30,7 @@ import (
 // time from its own restart, and builds its rows.
 func (c *calibration) runCase(ctx context.Context, cs Case) (cr CaseResult, err error) {
 	cr = CaseResult{Case: cs}
-	// The simulated kubelets are of the real ones' version: the embedded
-	// cluster's (--kube-version; the default unless it says otherwise),
-	// whose folder the real kubelets come from.
-	sim, err := kubelet.NewSimulator(kubelet.Config{
-		Base: c.o.Target.Config, Harness: c.o.Target.Client, RunID: c.o.RunID, Kind: cs.Kind,
-		Version: c.o.Embedded.KubeVersion(), Gates: cs.Gates, RuntimeMode: cs.RuntimeMode,
-		InitDuration: c.o.InitDuration, Seed: c.o.Seed, RecoveryTimeout: 5 * time.Minute,
-		KubeAPIQPS: c.o.KubeAPIQPS, KubeAPIBurst: c.o.KubeAPIBurst,
-	})
+	sim, err := c.o.Model(cs)
 	if err != nil {
 		return cr, err
 	}
@@ -140,27 +131,23 @@ func (c *calibration) inWindow(node string, t, t0, end time.Time) bool {
 	return !t.Before(from) && t.Before(to)
 }
 
-// restartAll plays sched from t0 through one driver, storm.Play, as a run
-// does: each node's restart goes to its real kubelet or to the model
-// (storm.ByNode). It counts the restarts and their errors in cr, and
+// restartAll plays sched from t0 through one driver, storm.Play, and the
+// run's real-node restarter (realnode.Restarter), as a run does: each
+// node's restart goes to its real kubelet or to the model (storm.ByNode);
+// the case, not the restarter, decides how long a node is watched. It counts the restarts and their errors in cr, and
 // deletes pods or ends containers of each node halfway through its
 // downtime when the case says so.
-func (c *calibration) restartAll(ctx context.Context, cs Case, sim *kubelet.Simulator, sched []storm.Restart, t0 time.Time, cr *CaseResult) error {
+func (c *calibration) restartAll(ctx context.Context, cs Case, sim Model, sched []storm.Restart, t0 time.Time, cr *CaseResult) error {
 	// A real kubelet refuses a gate its release does not have: 1.34 has
 	// no ChangeContainerStatusOnKubeletRestart and is always legacy, as
 	// the model of 1.34 is, whatever the case sets. bench.Run passes its
 	// real kubelets the same.
 	gates := c.o.Embedded.KubeVersion().KubeletGates(cs.Gates)
-	restarter := storm.ByNode(c.real.has, storm.RestarterFunc(func(ctx context.Context, r storm.Restart) storm.Outcome {
-		n := c.nodes[r.Node]
-		rec := storm.NewRecorder(r, cs.Kind, true, c.o.Clock.Now)
-		rec.Mark(storm.StepDown)
-		if _, err := n.Restart(ctx, cs.Kind, cs.RuntimeMode, r.Downtime, gates); err != nil {
-			return rec.Outcome(fmt.Errorf("%w (kubelet log: %s)", err, n.KubeletLog()))
-		}
-		rec.Mark(storm.StepKubeletStart)
-		return rec.Outcome(nil)
-	}), sim)
+	real := realnode.Restarter{
+		Node: func(name string) realnode.Runner { return c.nodes[name] }, Kind: cs.Kind, RuntimeMode: cs.RuntimeMode,
+		Gates: gates, Now: c.o.Clock.Now,
+	}
+	restarter := storm.ByNode(c.real.has, real, sim)
 	var mu sync.Mutex
 	var errs []error
 	c.starts, c.downs = map[string]time.Time{}, map[string]time.Time{}
@@ -187,7 +174,7 @@ func (c *calibration) restartAll(ctx context.Context, cs Case, sim *kubelet.Simu
 		c.starts[r.Node], c.downs[r.Node] = o.KubeletStart, o.Down
 		switch {
 		case o.Err != nil && o.Real:
-			cr.Errors = append(cr.Errors, fmt.Sprintf("real node %s: %v", r.Node, o.Err))
+			cr.Errors = append(cr.Errors, fmt.Sprintf("%s: %v", r.Node, o.Err))
 		case o.Err != nil:
 			cr.Errors = append(cr.Errors, fmt.Sprintf("simulated node %s: %v", r.Node, o.Err))
 		case o.Real:
@@ -223,7 +210,7 @@ type containerKiller interface {
 // exitContainers ends the containers of the first n pods (by name) of
 // node while its kubelet is down: on a real node killed through its
 // containerd, on a simulated one recorded in the model.
-func (c *calibration) exitContainers(ctx context.Context, sim *kubelet.Simulator, node string, n int) error {
+func (c *calibration) exitContainers(ctx context.Context, sim Model, node string, n int) error {
 	l, err := c.o.Target.Client.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
 	if err != nil {
 		return fmt.Errorf("listing the pods of %s to kill their containers: %w", node, err)

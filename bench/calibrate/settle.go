@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stormbench/stormbench/bench/fleet"
-	"github.com/stormbench/stormbench/bench/kubelet"
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/poll"
 )
 
@@ -68,19 +68,19 @@ func (c *calibration) settle(ctx context.Context, timeout time.Duration) error {
 // run's pods started more than the prober's restart grace period ago.
 // With the preserving gate a kubelet still resets the readiness of a
 // container started within kubeletRestartGracePeriod before its own start
-// (prober/worker.go doProbe; kubelet.RestartGrace): right after a rollout
+// (prober/worker.go doProbe; kubeversion.KubeletRestartGrace): right after a rollout
 // to another probe, a kubelet/preserve case on new pods flipped 2 of 5 pods
 // per restart on the real side and 2.5 on the model, which measured the
 // rollout, not the gate.
 // pods is the run's pods as settle last listed them.
 func (c *calibration) waitContainersPastGrace(ctx context.Context, pods []corev1.Pod) error {
 	latest := latestContainerStart(pods)
-	until := latest.Add(kubelet.RestartGrace + graceMargin)
+	until := latest.Add(kubeversion.KubeletRestartGrace + graceMargin)
 	wait := until.Sub(c.o.Clock.Now())
 	if wait <= 0 {
 		return nil
 	}
-	c.o.Logf("Waiting %s until every container started more than %s ago (the prober's restart grace period)", wait.Round(100*time.Millisecond), kubelet.RestartGrace)
+	c.o.Logf("Waiting %s until every container started more than %s ago (the prober's restart grace period)", wait.Round(100*time.Millisecond), kubeversion.KubeletRestartGrace)
 	return poll.SleepUntil(ctx, c.o.Clock, until)
 }
 

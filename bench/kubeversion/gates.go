@@ -3,6 +3,7 @@ package kubeversion
 import (
 	"maps"
 	"slices"
+	"time"
 )
 
 // Feature gates whose defaults differ between the supported versions and
@@ -20,6 +21,13 @@ const (
 	// informer, PodCertificateRequests by spec.nodeName, on every start.
 	GatePodCertificateRequest = "PodCertificateRequest"
 )
+
+// KubeletRestartGrace is the prober's kubeletRestartGracePeriod (v1.35.4
+// to v1.37.2, pkg/kubelet/prober/prober_manager.go): with
+// ChangeContainerStatusOnKubeletRestart off, a container started less than
+// this before the kubelet counts as new, not as one that ran through the
+// restart, and its readiness is reset all the same.
+const KubeletRestartGrace = 10 * time.Second
 
 // Gate is what one version's kubelet does about one feature gate.
 type Gate struct {

@@ -219,6 +219,7 @@ func (o *calibrateOptions) run(ctx context.Context, env *cmdEnv, plan *calibrate
 	opts := plan.opts
 	opts.Target, opts.Embedded, opts.RunID, opts.Logf = target, emb, runID, logf
 	opts.KeepObjects = !o.keepCluster
+	opts.Model = bench.CalibrationModel(opts)
 	fingerprint, err := modelFingerprint(emb.KubeVersion())
 	if err != nil {
 		logf("warning: the result will carry no model fingerprint: %v", err)
