@@ -11,7 +11,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/bench/storm"
+	"github.com/stormbench/stormbench/profiles"
 )
 
 // kubeletRestart: the kubelet stops for the downtime while containers keep
@@ -50,7 +52,11 @@ func (s *Simulator) reboot(ctx context.Context, r storm.Restart, node *corev1.No
 // boot starts a simulated kubelet and drives the node back to Ready and its
 // pods back to their kubelet-decided readiness. rebooted says every
 // container was stopped. The kubelet starts as a process does: it sends
-// nothing until its process start-up (planProcessStart) is over.
+// nothing until its process start-up (processStart) is over. Then come
+// the handshakes (registration, the lease, the informers' lists and
+// watches, volume reconstruction), played as the API server answers; what
+// follows is one plan (planStart), decided from what they brought, and
+// played once.
 func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) error {
 	s.record(r, storm.StepKubeletStart)
 	exec := s.cfg.Clock.Now()
@@ -59,8 +65,7 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 		return err
 	}
 	defer n.close()
-	// The start-up's plan only waits: it needs no node object.
-	if err := n.play(ctx, nil, exec, planProcessStart(s.rng(r.Node, 7)), nil); err != nil {
+	if err := poll.SleepUntil(ctx, s.cfg.Clock, exec.Add(processStart(s.rng(r.Node, 7)))); err != nil {
 		return fmt.Errorf("process start-up: %w", err)
 	}
 	sess := n.sess
@@ -68,65 +73,103 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 	// (flipsOnRestart), is taken in NewMainKubelet
 	// (prober/prober_manager.go NewManager), after the start-up.
 	sess.started = s.cfg.Clock.Now()
-	newBoot := ""
+	in := startInput{
+		Start:    nodeStart{Node: r.Node, Flash: s.cfg.InitDuration > 0},
+		Rebooted: rebooted, InitDuration: s.cfg.InitDuration,
+		Legacy: s.gate(profiles.GateChangeContainerStatusOnKubeletRestart), Release: releaseOf(s.cfg.Version), Seed: s.seed(),
+	}
 	if rebooted {
 		// A reboot gives the machine a new boot ID
 		// (/proc/sys/kernel/random/boot_id, read by cAdvisor): the first
 		// node status patch reports it (nodestatus/setters.go MachineInfo).
-		newBoot = bootID(s.rng(r.Node, 3))
-		sess.newBootID = newBoot
+		in.Start.BootID = bootID(s.rng(r.Node, 3))
+		sess.newBootID = in.Start.BootID
 	}
-	nodeObj, err := n.startNode(ctx, newBoot)
-	if err != nil {
+	if in.NodeObj, err = n.handshake(ctx); err != nil {
 		return err
 	}
-	pods := sess.pods()
-	watches, err := sess.watchPodObjects(ctx, pods)
-	if err != nil {
-		return err
-	}
-	s.Counters.ObjectWatches.Add(int64(watches))
-	tokens, err := sess.requestTokens(ctx, pods)
-	s.Counters.TokenRequests.Add(int64(tokens))
-	if err != nil {
-		return err
-	}
-	s.recorder(r).Synced(len(pods))
-	if s.cfg.CloseWatchesAfterSync {
-		sess.stopWatches()
-	}
-	// The status manager syncs every pod once after start (its cache is
-	// empty), and the prober decides readiness.
-	podSync := s.cfg.Clock.Now()
-	plans, ends, err := n.startPods(ctx, nodeObj, pods, rebooted)
-	if err != nil {
-		return err
-	}
-	// Pod sync does not wait for a NotReady flash to end. The flash is the
-	// first node status going out before the runtime check's first pass
-	// (kubelet.go Run starts updateRuntimeUp at once; the status setter's
-	// runtimeErrors says "container runtime status check may not have
-	// completed yet" until then), and syncLoop skips pod work only while
-	// that check has not passed (kubelet.go syncLoop "Skipping pod
-	// synchronization"): a few milliseconds, against the node's NotReady
-	// until its next status update. So the status manager and the probers
-	// (ActorPods) run beside the flash (ActorNode; kubelet.go Run starts
-	// them before syncLoop). The flash ends InitDuration after the pods'
-	// first sync is done.
-	plan := planProbes(plans, ends)
-	if s.cfg.InitDuration > 0 {
-		at := s.cfg.Clock.Since(podSync) + s.cfg.InitDuration
-		plan = append(plan,
-			Step{At: at, Actor: ActorNode, Action: ActionNodeStatus, Ready: true, Reason: reasonReady, Message: messageReady},
-			// NodeReady is recorded on the transition only
-			// (nodestatus/setters.go ReadyCondition).
-			Step{At: at, Actor: ActorNode, Action: ActionNodeEvent, EventType: corev1.EventTypeNormal, Reason: "NodeReady", Message: fmt.Sprintf("Node %s status is now: NodeReady", r.Node)})
-	}
-	return n.recoverPlaying(ctx, nodeObj, podSync, plan)
+	in.Pods, in.Deleted = sess.pods(), sess.deletedPods()
+	// Containers that exited while the kubelet was down (ExitContainer); a
+	// reboot ends them all anyway.
+	in.Exited = s.takeExited(r.Node)
+	return n.recoverPlaying(ctx, in.NodeObj, s.cfg.Clock.Now(), planStart(in))
 }
 
-// planProcessStart plans a kubelet process's start-up, from its exec to its
-// first request: one wait of the node actor, which nothing precedes. In
+// startInput is what a starting kubelet's plan is decided from once its
+// informers have synced (planStart).
+type startInput struct {
+	// Start decides the node-level start-up (planNodeStart).
+	Start nodeStart
+	// NodeObj is the node as the kubelet's informer has it: admission's
+	// re-run reads its allocatable, and a reboot's pod IPs its CIDR.
+	NodeObj *corev1.Node
+	// Pods are the live pods the pod source lists (session.pods);
+	// Deleted those whose deletion started while the kubelet was away
+	// (session.deletedPods). Both by namespace and name.
+	Pods, Deleted []*corev1.Pod
+	// Exited are the containers that exited while the kubelet was down,
+	// by "ns/pod".
+	Exited map[string][]string
+	// Rebooted says every container was stopped.
+	Rebooted bool
+	// InitDuration is the NotReady flash's length (Config.InitDuration);
+	// 0: none.
+	InitDuration time.Duration
+	// Legacy is ChangeContainerStatusOnKubeletRestart.
+	Legacy bool
+	// Release is what the kubelet's release does differently.
+	Release release
+	// Seed draws the kubelet's jitter.
+	Seed seed
+}
+
+// planStart plans a kubelet's start once its informers have synced, in
+// the kubelet's order. The node actor: the node-level start-up
+// (planNodeStart); the watches of the objects the pods reference and
+// their tokens, after which the pod source counts as synced; the pods'
+// first syncs (planPods) and the deleted pods' (planDeletions); and the
+// end of a NotReady flash. The pods actor, once the first syncs are over:
+// the status writes that follow them, and the deleted pods' ends.
+//
+// Pod sync does not wait for a NotReady flash to end. The flash is the
+// first node status going out before the runtime check's first pass
+// (kubelet.go Run starts updateRuntimeUp at once; the status setter's
+// runtimeErrors says "container runtime status check may not have
+// completed yet" until then), and syncLoop skips pod work only while that
+// check has not passed (kubelet.go syncLoop "Skipping pod
+// synchronization"): a few milliseconds, against the node's NotReady until
+// its next status update. So the status manager and the probers
+// (ActorPods) run beside the flash (ActorNode; kubelet.go Run starts them
+// before syncLoop). The flash ends InitDuration after the pods' first
+// syncs are done.
+func planStart(in startInput) Plan {
+	plan := planNodeStart(in.Start)
+	plan = append(plan,
+		Step{Actor: ActorNode, Action: ActionObjectWatches, Pods: in.Pods},
+		Step{Actor: ActorNode, Action: ActionTokens, Pods: in.Pods},
+		Step{Actor: ActorNode, Action: ActionPodsSynced, Pods: in.Pods})
+	if in.Rebooted {
+		plan = append(plan, Step{Actor: ActorNode, Action: ActionPodIPs})
+	}
+	plan = append(plan, Step{Actor: ActorNode, Action: ActionMark, Mark: MarkPodSync})
+	syncs, later := planPods(in)
+	deletions, ends := planDeletions(in.Deleted, in.Seed)
+	plan = append(append(plan, syncs...), deletions...)
+	plan = append(plan, Step{Actor: ActorNode, Action: ActionMark, Mark: MarkSyncsDone})
+	if in.InitDuration > 0 {
+		plan = append(plan,
+			Step{At: in.InitDuration, From: MarkSyncsDone, Actor: ActorNode, Action: ActionNodeStatus, Ready: true, Reason: reasonReady, Message: messageReady},
+			// NodeReady is recorded on the transition only
+			// (nodestatus/setters.go ReadyCondition).
+			Step{At: in.InitDuration, From: MarkSyncsDone, Actor: ActorNode, Action: ActionNodeEvent, EventType: corev1.EventTypeNormal, Reason: "NodeReady", Message: fmt.Sprintf("Node %s status is now: NodeReady", in.Start.Node)})
+	}
+	// The pods actor starts once the first syncs are over.
+	plan = append(plan, Step{From: MarkSyncsDone, Actor: ActorPods, Action: ActionWait})
+	return append(append(plan, ends...), later...)
+}
+
+// processStart is a kubelet process's start-up, from its exec to its
+// first request, which nothing precedes. In
 // v1.36.3 that is cmd/kubelet/app/server.go: the command's flag and config
 // loading and UnsecuredDependencies, then run: buildKubeletClientConfig and
 // the clients, BuildAuth, kubelet.PreInitRuntimeService (the CRI
@@ -150,27 +193,23 @@ func (s *Simulator) boot(ctx context.Context, r storm.Restart, rebooted bool) er
 // on a real node does. With ten real kubelets started at once on a
 // 2-core machine the start-up took 0.5 to 1.4 s: that is the oracle's
 // host, not the kubelet's, and the model's host is not the node's.
-func planProcessStart(rng *rand.Rand) Plan {
-	at := processStartMin + time.Duration(rng.Float64()*float64(processStartSpread))
-	return Plan{{At: at, Actor: ActorNode, Action: ActionWait}}
+func processStart(rng *rand.Rand) time.Duration {
+	return processStartMin + time.Duration(rng.Float64()*float64(processStartSpread))
 }
 
 // A kubelet process's start-up lasts processStartMin plus up to
-// processStartSpread (planProcessStart).
+// processStartSpread (processStart).
 const (
 	processStartMin    = 280 * time.Millisecond
 	processStartSpread = 100 * time.Millisecond
 )
 
-// startNode replays a starting kubelet's node-level start-up, up to its
-// pods: registration, the lease controller, the informers' sync and
-// volume reconstruction, which depend on what the API server answers;
-// then the planned rest (planNodeStart): the first node status (Ready, or
-// NotReady for a flash), the CSINode, the ResourceSlice wipe and the
-// start-up events (Rebooted too, with newBoot). It returns the node as
-// the kubelet's informer has it.
-func (n *nodeRun) startNode(ctx context.Context, newBoot string) (*corev1.Node, error) {
-	s, sess := n.s, n.sess
+// handshake replays a starting kubelet's start-up up to its plan:
+// registration, the lease controller, the informers' sync and volume
+// reconstruction, which depend on what the API server answers. It returns
+// the node as the kubelet's informer has it.
+func (n *nodeRun) handshake(ctx context.Context) (*corev1.Node, error) {
+	sess := n.sess
 	if err := sess.register(ctx); err != nil {
 		return nil, err
 	}
@@ -190,12 +229,7 @@ func (n *nodeRun) startNode(ctx context.Context, newBoot string) (*corev1.Node, 
 	if !ok {
 		return nil, fmt.Errorf("kubelet %s: own node not in its informer", n.r.Node)
 	}
-	nodeObj := node.(*corev1.Node)
-	plan := planNodeStart(nodeStart{Node: n.r.Node, Flash: s.cfg.InitDuration > 0, BootID: newBoot})
-	if err := n.play(ctx, nodeObj, s.cfg.Clock.Now(), plan, nil); err != nil {
-		return nil, err
-	}
-	return nodeObj, nil
+	return node.(*corev1.Node), nil
 }
 
 // nodeStart is what decides a starting kubelet's node-level start-up once
@@ -209,15 +243,16 @@ type nodeStart struct {
 	BootID string
 }
 
-// planNodeStart plans the node-level start-up after the informers' sync,
-// every step at once and in the kubelet's order, for the node actor:
+// planNodeStart plans the node-level start-up after the informers' sync
+// (planStart's first steps), every step at once and in the kubelet's
+// order, for the node actor:
 //   - the first node status, right after registration, beside pod sync
 //     (kubelet_node_status.go fastStatusUpdateOnce, syncNodeStatus): with
 //     the runtime already up it reports Ready, so a node that was Ready
 //     stays Ready (measured on the hollow kubelet: one PATCH of
 //     nodes/status, no Ready transition). A flash (kubernetes#124397)
 //     reports NotReady instead, until the runtime, network and PLEG checks
-//     pass (setNodeReadyCondition); boot plans its end;
+//     pass (setNodeReadyCondition); planStart plans its end;
 //   - the CSINode (volume/csi/csi_plugin.go, nodeinfomanager);
 //   - the ResourceSlice wipe (cm/dra/plugin/dra_plugin_manager.go);
 //   - the start-up events (startupEvents), Rebooted too after a reboot.

@@ -16,27 +16,32 @@
 //
 // Simulator.Restart (model.go) takes the node from KWOK (harness.go) and
 // runs the restart's kind: runtimeRestart (runtime.go), or kubeletRestart
-// and reboot, which end in boot (boot.go). What a restart does is decided
-// apart from doing it, but for what hangs on the API server's answers
-// (below):
+// and reboot, which end in boot (boot.go). A start is a handshake, one
+// plan and one play: after the process start-up (processStart), the
+// handshake hangs on the API server's answers and is played as it comes
+// (registration: the node GET decides whether to create it; the
+// informers' lists and watches, which decide the pods; volume
+// reconstruction: boot.go handshake, session.go, informers.go); everything
+// after it is one plan.
 //
-//   - a planner decides, touching nothing: planRuntimeOutage (runtime.go)
-//     for a runtime outage; planProcessStart (boot.go) for a starting
-//     kubelet's process start-up, from its exec to its first request;
-//     planNodeStart (boot.go) for its node-level start-up once its
-//     informers have synced (first node status, CSINode, ResourceSlice
-//     wipe, start-up events); planProbes (probes.go) for the probe
-//     workers' and the status manager's writes after a kubelet's start,
-//     from the pods' first sync (pods.go startPods, podrestarts.go). A
-//     plan (plan.go) is a list of typed Steps: when (At), which of the
-//     kubelet's loops (Actor: the node status loop or the pods' workers
-//     and status manager) and what (Action, a closed set: node status,
-//     node event, pod event, pod status, startup step, first probe, legacy
-//     flip, CSINode, ResourceSlice wipe, wait);
+//   - a planner decides, touching nothing: planStart (boot.go) for a
+//     kubelet's start once its informers have synced, from the node, the
+//     pods as listed, the containers that exited, the gate, the release
+//     and the seed: the node-level start-up (planNodeStart), the pods'
+//     watches and tokens, each pod's first sync with its decision as data
+//     (planPods, podrestarts.go), the deleted pods' ends (planDeletions),
+//     the probes' and the status manager's writes that follow, and a
+//     NotReady flash's end; planRuntimeOutage (runtime.go) for a runtime
+//     outage. A plan (plan.go) is a list of typed Steps of data: when (At,
+//     from a Mark the executor reaches: the start, the pods' first syncs,
+//     their end), which of the kubelet's loops (Actor: the node status
+//     loop or the pods' workers and status manager) and what (Action, a
+//     closed set);
 //   - the executor (play.go) plays a plan on the kubelet's session: each
 //     actor in a goroutine of its own, sleeping on the injected clock until
-//     a step is due, sending it with the session's retries and counting
-//     what it sent;
+//     a step is due, sending it with the session's retries, applying a
+//     first sync's decision to the status it reads, and counting what it
+//     sent;
 //   - every pod status goes out through the one status manager
 //     (statusmanager.go): a sync of one pod (GET, merge, PATCH when
 //     changed) whose PATCHes it counts, batches of the updates handed over
@@ -47,13 +52,7 @@
 //     between them that the request goldens, measured on the real
 //     kubelet, do not have.
 //
-// The rest of a start hangs on the API server's answers and is played as
-// it is decided: registration (the node GET decides whether to create
-// it), the informers' lists and watches (they decide the pods), volume
-// reconstruction, the Secret and ConfigMap watches and tokens of the pods
-// listed, and each pod's first sync, whose GET decides a legacy flip
-// (boot.go startNode, session.go, informers.go, pods.go).
 // testdata/plan holds the plans' goldens (TestPlanGolden,
-// TestNodeStartPlanGolden, TestProbePlanGolden), testdata/restart every
+// TestNodeStartPlanGolden, TestStartPlanGolden), testdata/restart every
 // request a restart sends on a fake API server (TestRestartGolden).
 package kubelet

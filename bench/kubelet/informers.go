@@ -1,8 +1,10 @@
 package kubelet
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -178,6 +180,22 @@ func (s *session) pods() []*corev1.Pod {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name })
+	return out
+}
+
+// deletedPods are the pods whose deletion started while the kubelet was
+// away (taint-based eviction, a scale-down), by namespace and name: the
+// store lists in map order, and a fixed order keeps runs repeatable.
+func (s *session) deletedPods() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, o := range s.podStore.List() {
+		if p := o.(*corev1.Pod); p.DeletionTimestamp != nil {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b *corev1.Pod) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
 	return out
 }
 

@@ -352,12 +352,28 @@ func (s *Simulator) restart(ctx context.Context, r storm.Restart) (err error) {
 // for the same node, so that one seed's schedule is one draw of the
 // kubelets too.
 func (s *Simulator) rng(node string, salt uint64) *rand.Rand {
-	if s.cfg.RunID != "" {
-		node = strings.TrimPrefix(node, s.cfg.RunID+"-")
+	return s.seed().rng(node, salt)
+}
+
+// seed is what a restart's random draws come from: the run's seed and ID
+// (Config.Seed, Config.RunID).
+func (s *Simulator) seed() seed { return seed{value: s.cfg.Seed, runID: s.cfg.RunID} }
+
+// seed draws a node's or a pod's numbers: the run's seed mixed with the
+// name without the run's ID, so that a fixed schedule fixes the kubelets'
+// draws too.
+type seed struct {
+	value int64
+	runID string
+}
+
+func (sd seed) rng(name string, salt uint64) *rand.Rand {
+	if sd.runID != "" {
+		name = strings.TrimPrefix(name, sd.runID+"-")
 	}
 	h := fnv.New64a()
-	_, _ = h.Write([]byte(node))
-	return rand.New(rand.NewPCG(uint64(s.cfg.Seed)^h.Sum64(), salt))
+	_, _ = h.Write([]byte(name))
+	return rand.New(rand.NewPCG(uint64(sd.value)^h.Sum64(), salt))
 }
 
 // nodeRun is one restart of one node as its simulated kubelet lives it:
@@ -373,6 +389,12 @@ type nodeRun struct {
 	status statusManager
 	// stopLease stops the lease controller; nil until it runs.
 	stopLease func()
+	// marks are the marks the plan in play has reached (play).
+	marks *marks
+	// firstSyncs are what each pod's first sync left to its first probe,
+	// by "ns/name"; the node actor writes them before MarkSyncsDone, the
+	// pods actor reads them after.
+	firstSyncs map[string]firstSyncOutcome
 }
 
 // openSession opens the connection and clients of the kubelet of r's node

@@ -1,9 +1,10 @@
 package kubelet
 
 // This file holds a restart's plan: what the simulated kubelet does, and
-// when, as a list of typed steps. A planner decides (random draws, kubelet
-// timing, calibrated offsets) and touches nothing; the executor (play.go)
-// sleeps, sends and counts.
+// when, as a list of typed steps of data. A planner decides (random draws,
+// kubelet timing, calibrated offsets) and touches nothing; the executor
+// (play.go) sleeps, sends and counts, and applies the decisions a step
+// carries to the statuses it reads.
 
 import (
 	"fmt"
@@ -21,11 +22,13 @@ type Actor uint8
 
 const (
 	// ActorNode is the node status loop: node status, node events, and
-	// the end of a plan (ActionWait); at a start, the node-level start-up
-	// (planNodeStart).
+	// the end of a plan (ActionWait); at a start, the start-up in the
+	// kubelet's order (planStart): the node's, then the pods' first syncs.
 	ActorNode Actor = iota
 	// ActorPods is the probe workers and the status manager: pod events
-	// and pod status writes.
+	// and pod status writes. It starts once every mark its steps count
+	// from is reached, and takes its steps as they fall due: the status
+	// manager's batches (ActionPodStatus) first, then the rest.
 	ActorPods
 )
 
@@ -63,12 +66,12 @@ const (
 	// ActionPodStartup writes a change of one container's started and
 	// ready state (a startup probe the legacy gate reset: startupSteps).
 	ActionPodStartup
-	// ActionPodReady writes the pod ready at its first successful probe.
-	ActionPodReady
-	// ActionPodFlip is the legacy gate's reset of a ready pod: the probe
-	// worker's seeded Failure, then its Success; one write of both when
-	// the status manager is busy.
-	ActionPodFlip
+	// ActionPodProbe is a pod's first successful readiness probe, which
+	// writes what its first sync left to it: Ready when it left the pod not
+	// ready; the legacy gate's reset of a ready pod (the probe worker's
+	// seeded Failure, then its Success; one write of both when the status
+	// manager is busy) when it decided a flip; nothing otherwise, at once.
+	ActionPodProbe
 	// ActionCSINode is the CSI plugin's start: its CSINode read, and
 	// created when missing (session.csiNode).
 	ActionCSINode
@@ -77,11 +80,39 @@ const (
 	// its failure does not stop the start.
 	ActionResourceSliceWipe
 	// ActionPodTerminal writes the terminal status of a pod deleted while
-	// the kubelet was away, once its kill is over (terminatePods).
+	// the kubelet was away, once its kill is over (planDeletions).
 	ActionPodTerminal
 	// ActionPodDelete is the status manager's last sync of such a pod and
-	// its DELETE, once the PLEG has seen the kill (terminatePods).
+	// its DELETE, once the PLEG has seen the kill: due at the end of the
+	// first relist that starts after At (planDeletions).
 	ActionPodDelete
+	// ActionObjectWatches opens the watches of the Secrets and ConfigMaps
+	// Pods reference (session.watchPodObjects).
+	ActionObjectWatches
+	// ActionTokens requests the service-account tokens of Pods
+	// (session.requestTokens).
+	ActionTokens
+	// ActionPodsSynced records that the pod source has synced Pods, and
+	// closes the watches when the run asks it to.
+	ActionPodsSynced
+	// ActionPodIPs reserves the node's pod IPs after a reboot, before the
+	// pods' sandboxes are recreated (session.reservePodIPs).
+	ActionPodIPs
+	// ActionMark reaches Mark: the steps that count from it are due from
+	// now.
+	ActionMark
+	// ActionPodReject is admission's re-run rejecting Pod (rejectPod).
+	ActionPodReject
+	// ActionPodFirstSync is the status manager's first sync of Pod after
+	// the start (firstSync), decided as data: Probed and Legacy say which
+	// readiness its first probe resets, Startup that a startup worker
+	// decides instead; with Update, the first status of a pod whose
+	// containers exited (updateReplaceExited), after which MarkPodSynced
+	// is reached for it.
+	ActionPodFirstSync
+	// ActionPodObservedGeneration is the first sync of a pod deleted while
+	// the kubelet was away: its observed generation (planDeletions).
+	ActionPodObservedGeneration
 )
 
 var actionNames = map[Action]string{
@@ -91,13 +122,48 @@ var actionNames = map[Action]string{
 	ActionWait:       "wait",
 	ActionPodStatus:  "pod-status",
 	ActionPodStartup: "pod-startup",
-	ActionPodReady:   "pod-ready",
-	ActionPodFlip:    "pod-flip",
+	ActionPodProbe:   "pod-probe",
 
 	ActionCSINode:           "csinode",
 	ActionResourceSliceWipe: "slice-wipe",
 	ActionPodTerminal:       "pod-terminal",
 	ActionPodDelete:         "pod-delete",
+
+	ActionObjectWatches:         "object-watches",
+	ActionTokens:                "tokens",
+	ActionPodsSynced:            "pods-synced",
+	ActionPodIPs:                "pod-ips",
+	ActionMark:                  "mark",
+	ActionPodReject:             "pod-reject",
+	ActionPodFirstSync:          "first-sync",
+	ActionPodObservedGeneration: "observed-gen",
+}
+
+// Mark is a moment of a start that steps count from: the planner cannot
+// know when it comes (it follows requests whose answers take what they
+// take), the executor does.
+type Mark uint8
+
+const (
+	// MarkPlan is the start of the plan.
+	MarkPlan Mark = iota
+	// MarkPodSync is the start of the pods' first syncs.
+	MarkPodSync
+	// MarkPodSynced is the end of the first sync of the step's pod
+	// (Namespace, Name) whose containers exited while the kubelet was
+	// down.
+	MarkPodSynced
+	// MarkSyncsDone is the end of every first sync.
+	MarkSyncsDone
+)
+
+var markNames = map[Mark]string{MarkPlan: "start", MarkPodSync: "pod sync", MarkPodSynced: "its sync", MarkSyncsDone: "syncs done"}
+
+func (m Mark) String() string {
+	if n, ok := markNames[m]; ok {
+		return n
+	}
+	return fmt.Sprintf("Mark(%d)", uint8(m))
 }
 
 func (a Action) String() string {
@@ -107,12 +173,16 @@ func (a Action) String() string {
 	return fmt.Sprintf("Action(%d)", uint8(a))
 }
 
-// Step is one thing a simulated kubelet does, At an offset from the start of
-// its plan. Which fields mean something depends on Action.
+// Step is one thing a simulated kubelet does, At an offset from From (the
+// start of its plan unless it says otherwise). Which fields mean something
+// depends on Action.
 type Step struct {
 	At     time.Duration
+	From   Mark
 	Actor  Actor
 	Action Action
+	// Mark is the mark an ActionMark reaches.
+	Mark Mark
 
 	// Ready, Reason and Message are a node status's Ready condition
 	// (ActionNodeStatus). RuntimeVersion, when set, is the
@@ -126,19 +196,26 @@ type Step struct {
 	EventType string
 
 	// Pod and Container are what a pod event is about (Pod, also the pod
-	// ActionPodTerminal and ActionPodDelete end); Count is the
-	// occurrence of its series (1: created, more: the correlator's
-	// PATCH of the first), and Series names the series.
+	// a pod step of the start is about); Count is the occurrence of its
+	// series (1: created, more: the correlator's PATCH of the first), and
+	// Series names the series ("" for an event of its own).
 	Pod       *corev1.Pod
 	Container string
 	Count     int32
 	Series    string
 
+	// Pods are the pods a start's step is about (ActionObjectWatches,
+	// ActionTokens, ActionPodsSynced).
+	Pods []*corev1.Pod
 	// Namespace and Name are the pod a pod status step writes.
 	Namespace, Name string
-	// Probed holds the pod's containers with a readiness probe
-	// (ActionPodFlip: the Failure takes their readiness away).
-	Probed map[string]time.Duration
+	// Probed holds the pod's containers with a readiness probe, and when
+	// each first passes (ActionPodFirstSync, ActionPodProbe: a legacy
+	// flip's Failure takes their readiness away). Legacy is
+	// ChangeContainerStatusOnKubeletRestart at a first sync, and Startup
+	// says a startup worker decides the pod's writes (startupSteps).
+	Probed          map[string]time.Duration
+	Legacy, Startup bool
 	// Started says whether Container counts as started, and SetStarted
 	// whether the step writes it (ActionPodStartup; Ready is its
 	// readiness).
@@ -152,6 +229,9 @@ type Step struct {
 func (s Step) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%9.3fs %-4s %-11s", s.At.Seconds(), s.Actor, s.Action)
+	if s.From != MarkPlan {
+		fmt.Fprintf(&b, " (from %s)", s.From)
+	}
 	switch s.Action {
 	case ActionNodeStatus:
 		ready := "False"
@@ -165,7 +245,11 @@ func (s Step) String() string {
 	case ActionNodeEvent:
 		fmt.Fprintf(&b, " %s %s %q", s.EventType, s.Reason, s.Message)
 	case ActionPodEvent:
-		fmt.Fprintf(&b, " %s %s %s count=%d", s.Series, s.EventType, s.Reason, s.Count)
+		series := s.Series
+		if series == "" {
+			series = s.Pod.Namespace + "/" + s.Pod.Name + "/" + s.Container
+		}
+		fmt.Fprintf(&b, " %s %s %s count=%d", series, s.EventType, s.Reason, s.Count)
 	case ActionPodStatus:
 		fmt.Fprintf(&b, " %s/%s %s", s.Namespace, s.Name, statusKindNames[s.Update.kind])
 	case ActionPodStartup:
@@ -173,10 +257,27 @@ func (s Step) String() string {
 		if s.SetStarted {
 			fmt.Fprintf(&b, " started=%t", s.Started)
 		}
-	case ActionPodReady, ActionPodFlip:
+	case ActionPodProbe:
 		fmt.Fprintf(&b, " %s/%s", s.Namespace, s.Name)
-	case ActionPodTerminal, ActionPodDelete:
+	case ActionPodFirstSync:
+		fmt.Fprintf(&b, " %s/%s", s.Namespace, s.Name)
+		switch {
+		case s.Update != nil:
+			fmt.Fprintf(&b, " %s", statusKindNames[s.Update.kind])
+		case s.Startup:
+			b.WriteString(" startup worker decides")
+		case s.Legacy:
+			b.WriteString(" legacy")
+		}
+	case ActionPodTerminal, ActionPodDelete, ActionPodReject, ActionPodObservedGeneration:
 		fmt.Fprintf(&b, " %s/%s", s.Pod.Namespace, s.Pod.Name)
+		if s.Action == ActionPodReject {
+			fmt.Fprintf(&b, " %s", s.Reason)
+		}
+	case ActionObjectWatches, ActionTokens, ActionPodsSynced:
+		fmt.Fprintf(&b, " %d pods", len(s.Pods))
+	case ActionMark:
+		fmt.Fprintf(&b, " %s", s.Mark)
 	}
 	return b.String()
 }

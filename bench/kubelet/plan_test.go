@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/testutil"
 )
 
@@ -122,54 +123,64 @@ func slicesContainsReady(steps []Step) bool {
 	return false
 }
 
-// TestProbePlanGolden plans the pods' writes after a kubelet start
-// (planProbes) from the pieces startPods draws them with (firstProbes,
-// legacyStartupSteps, flipsOnRestart, restartPod) on the fixture's pods,
-// and compares them with testdata/plan/<case>.golden.
-func TestProbePlanGolden(t *testing.T) {
+// TestStartPlanGolden plans a kubelet's start once its informers have
+// synced (planStart) on the fixture's pods, and compares the plan with
+// testdata/plan/<case>.golden; each is also checked by rule: the node
+// actor's steps in the kubelet's order, every first sync between the
+// pods' marks, and the pods actor counting from them.
+func TestStartPlanGolden(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name string
 		// legacy is ChangeContainerStatusOnKubeletRestart.
 		legacy, rebooted bool
-		// notReady: the node-lifecycle controller marked the pods not
-		// ready while the node was away.
-		notReady bool
+		// exited: web-1's app exited while the kubelet was down.
+		exited bool
+		// deleted: agent-n1 was deleted while the kubelet was away.
+		deleted bool
+		flash   time.Duration
 	}{
-		{name: "probes-legacy", legacy: true},
-		{name: "probes-preserve"},
-		{name: "probes-preserve-not-ready", notReady: true},
-		{name: "probes-reboot", rebooted: true},
+		{name: "restart-legacy", legacy: true},
+		{name: "restart-preserve"},
+		{name: "restart-reboot", rebooted: true},
+		{name: "restart-exited-flash", exited: true, flash: 2 * time.Second},
+		{name: "restart-deleted", deleted: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newRestartFixture(t0)
-			sim := &Simulator{cfg: Config{Seed: 7}}
-			n := &nodeRun{s: sim}
-			rng := sim.rng(f.node, 1)
-			var plans []probePlan
-			for i, p := range f.pods {
-				plan := probePlan{ns: p.Namespace, name: p.Name, at: firstProbes(p, rng)}
-				switch {
-				case tc.rebooted:
-					plan.updates = n.restartPod(p, plan.at, i)
-				case tc.legacy && slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return c.StartupProbe != nil }):
-					plan.steps = legacyStartupSteps(p, plan.at, rng)
-				case flipsOnRestart(p, plan.at, tc.legacy, t0):
-					plan.flip = true
-				default:
-					plan.notReady = tc.notReady && len(plan.at) > 0
-				}
-				plans = append(plans, plan)
+			in := startInput{
+				Start: nodeStart{Node: f.node}, NodeObj: &corev1.Node{}, Pods: f.pods,
+				Rebooted: tc.rebooted, InitDuration: tc.flash, Legacy: tc.legacy, Release: releaseOf(kubeversion.Default), Seed: seed{value: 7},
 			}
-			plan := planProbes(plans, nil)
+			if tc.flash > 0 {
+				in.Start.Flash = true
+			}
+			if tc.exited {
+				in.Exited = map[string][]string{"ns/web-1": {"app"}}
+			}
+			if tc.deleted {
+				in.Pods, in.Deleted = f.pods[:3], f.pods[3:]
+			}
+			plan := planStart(in)
 			var b strings.Builder
-			fmt.Fprintf(&b, "# %s: legacy %t, rebooted %t, pods not ready %t, seed 7\n", tc.name, tc.legacy, tc.rebooted, tc.notReady)
+			fmt.Fprintf(&b, "# %s: legacy %t, rebooted %t, exited %t, deleted %t, flash %s, seed 7\n", tc.name, tc.legacy, tc.rebooted, tc.exited, tc.deleted, tc.flash)
 			b.WriteString(plan.String())
 			testutil.Golden(t, "plan/"+tc.name+".golden", []byte(b.String()))
+			var marks []Mark
 			for _, st := range plan {
-				if st.Actor != ActorPods {
-					t.Errorf("step %v: a pod step on the %s actor", st, st.Actor)
+				switch {
+				case st.Action == ActionMark:
+					marks = append(marks, st.Mark)
+				case st.Action == ActionPodFirstSync || st.Action == ActionPodReject || st.Action == ActionPodObservedGeneration:
+					if !slices.Equal(marks, []Mark{MarkPodSync}) || st.Actor != ActorNode {
+						t.Errorf("step %s: a first sync on the %s actor after marks %v, want the node actor's, between pod sync and syncs done", st, st.Actor, marks)
+					}
+				case st.Actor == ActorPods && st.From == MarkPlan:
+					t.Errorf("step %s: the pods actor counts from the start of the plan, not from the first syncs", st)
 				}
+			}
+			if !slices.Equal(marks, []Mark{MarkPodSync, MarkSyncsDone}) {
+				t.Errorf("marks %v, want pod sync then syncs done", marks)
 			}
 		})
 	}

@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -30,6 +32,7 @@ import (
 func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, plan Plan, done func(Actor)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	n.marks = newMarks(start)
 	byActor := map[Actor]Plan{}
 	for _, st := range plan {
 		byActor[st.Actor] = append(byActor[st.Actor], st)
@@ -53,11 +56,19 @@ func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, 
 	return errors.Join(errs...)
 }
 
-// playActor plays one actor's steps. A run of pod statuses goes to the
-// status manager's batches (statusManager.batch) as one. A pod write that fails
-// does not stop the others: the first such error is returned at the end.
+// playActor plays one actor's steps, each once its mark is reached and
+// its time has come. The pods actor takes its steps as they fall due
+// (dueOrder). A run of pod statuses goes to the status manager's batches
+// (statusManager.batch) as one. A pod write that fails does not stop the
+// others: the first such error is returned at the end.
 func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.Time, steps Plan) error {
 	clk := n.s.cfg.Clock
+	if len(steps) > 0 && steps[0].Actor == ActorPods {
+		var err error
+		if steps, err = n.dueOrder(ctx, start, steps); err != nil {
+			return fmt.Errorf("kubelet %s: waiting for its first syncs: %w", n.sess.node, err)
+		}
+	}
 	// series holds the name of each pod event series' first event, for
 	// the correlator's PATCHes of its repeats.
 	series := map[string]string{}
@@ -76,12 +87,20 @@ func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.T
 			podErr = cmp.Or(podErr, n.status.batch(ctx, start, updates, apply, n.updateEvents))
 			continue
 		}
-		if err := poll.Sleep(ctx, clk, st.At-clk.Since(start)); err != nil {
+		if st.Action == ActionPodProbe && n.firstSyncs[st.Namespace+"/"+st.Name] == (firstSyncOutcome{}) {
+			// Its first sync left it nothing to write.
+			continue
+		}
+		at, err := n.marks.due(ctx, st)
+		if err != nil {
+			return fmt.Errorf("kubelet %s: waiting for %s: %w", n.sess.node, st.From, err)
+		}
+		if err := poll.SleepUntil(ctx, clk, at); err != nil {
 			return fmt.Errorf("kubelet %s: waiting for its %s step at %v: %w", n.sess.node, st.Actor, st.At, err)
 		}
 		switch st.Action {
-		case ActionPodStartup, ActionPodReady, ActionPodFlip:
-			podErr = cmp.Or(podErr, n.writePod(ctx, start, st))
+		case ActionPodStartup, ActionPodProbe:
+			podErr = cmp.Or(podErr, n.writePod(ctx, at, st))
 			continue
 		case ActionPodTerminal, ActionPodDelete:
 			podErr = cmp.Or(podErr, n.endPod(ctx, st))
@@ -94,19 +113,18 @@ func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.T
 	return podErr
 }
 
-// writePod writes one pod step through the status manager.
-func (n *nodeRun) writePod(ctx context.Context, start time.Time, st Step) error {
-	switch st.Action {
-	case ActionPodStartup:
+// writePod writes one pod step, due at at, through the status manager.
+func (n *nodeRun) writePod(ctx context.Context, at time.Time, st Step) error {
+	if st.Action == ActionPodStartup {
 		step := statusStep{at: st.At, container: st.Container, started: st.Started, ready: st.Ready, setStarted: st.SetStarted}
 		return n.status.write(ctx, st.Namespace, st.Name, func(ps *corev1.PodStatus, now metav1.Time) bool {
 			return ps.Phase == corev1.PodRunning && applyStatusStep(ps, step, now)
 		})
-	case ActionPodFlip:
-		return n.flip(ctx, start, st)
-	default:
-		return n.status.write(ctx, st.Namespace, st.Name, probeSuccess)
 	}
+	if n.firstSyncs[st.Namespace+"/"+st.Name].flip {
+		return n.flip(ctx, at, st)
+	}
+	return n.status.write(ctx, st.Namespace, st.Name, probeSuccess)
 }
 
 // do sends one step of the node's actor, or a pod event.
@@ -125,7 +143,9 @@ func (n *nodeRun) do(ctx context.Context, node *corev1.Node, st Step, series map
 		if err != nil {
 			return err
 		}
-		series[st.Series] = name
+		if st.Series != "" {
+			series[st.Series] = name
+		}
 		return nil
 	case ActionCSINode:
 		return sess.csiNode(ctx, node.UID)
@@ -134,6 +154,139 @@ func (n *nodeRun) do(ctx context.Context, node *corev1.Node, st Step, series map
 		return nil
 	case ActionWait:
 		return nil
+	case ActionObjectWatches:
+		watches, err := sess.watchPodObjects(ctx, st.Pods)
+		if err != nil {
+			return err
+		}
+		n.s.Counters.ObjectWatches.Add(int64(watches))
+		return nil
+	case ActionTokens:
+		tokens, err := sess.requestTokens(ctx, st.Pods)
+		n.s.Counters.TokenRequests.Add(int64(tokens))
+		return err
+	case ActionPodsSynced:
+		n.s.recorder(n.r).Synced(len(st.Pods))
+		if n.s.cfg.CloseWatchesAfterSync {
+			sess.stopWatches()
+		}
+		return nil
+	case ActionPodIPs:
+		sess.reservePodIPs(node)
+		return nil
+	case ActionMark:
+		n.marks.reach(markKey{mark: st.Mark}, n.s.cfg.Clock.Now())
+		return nil
+	case ActionPodReject:
+		return n.rejectPod(ctx, st.Pod, st.Reason, st.Message)
+	case ActionPodFirstSync:
+		began, err := n.marks.at(ctx, markKey{mark: MarkPodSync})
+		if err != nil {
+			return err
+		}
+		return n.firstSync(ctx, node, st, metav1.NewTime(began))
+	case ActionPodObservedGeneration:
+		_, err := n.status.sync(ctx, st.Pod.Namespace, st.Pod.Name, observedGeneration(st.Pod.Generation))
+		return err
 	}
 	return fmt.Errorf("kubelet %s: step %v: no such action", sess.node, st.Action)
+}
+
+// dueOrder waits until every mark steps (the pods actor's) count from is
+// reached and returns them as they fall due, each At an offset from start:
+// the status manager's batches first (statusManager.batch plays them all
+// before the probes' writes), then the rest by due time, steps due
+// together in plan order. An ActionPodDelete is due at the end of the
+// PLEG's first relist after its At (nextRelist).
+func (n *nodeRun) dueOrder(ctx context.Context, start time.Time, steps Plan) (Plan, error) {
+	out := slices.Clone(steps)
+	for i := range out {
+		st := &out[i]
+		at, err := n.marks.due(ctx, *st)
+		if err != nil {
+			return nil, err
+		}
+		if st.Action == ActionPodDelete {
+			began, err := n.marks.at(ctx, markKey{mark: MarkPodSync})
+			if err != nil {
+				return nil, err
+			}
+			at = began.Add(nextRelist(n.sess.started, began, at.Sub(began)))
+		}
+		st.At, st.From = at.Sub(start), MarkPlan
+		if st.Update != nil {
+			u := *st.Update
+			u.at = st.At
+			st.Update = &u
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		si, sj := out[i].Action == ActionPodStatus, out[j].Action == ActionPodStatus
+		if si != sj {
+			return si
+		}
+		return out[i].At < out[j].At
+	})
+	return out, nil
+}
+
+// markKey is a mark a plan reaches, and the pod it is of (MarkPodSynced).
+type markKey struct {
+	mark Mark
+	pod  string
+}
+
+// marks are the marks a plan in play has reached, and when; a step that
+// counts from one waits for it.
+type marks struct {
+	mu      sync.Mutex
+	reached map[markKey]time.Time
+	waiting map[markKey]chan struct{}
+}
+
+// newMarks are the marks of a plan that starts at start (MarkPlan).
+func newMarks(start time.Time) *marks {
+	return &marks{reached: map[markKey]time.Time{{mark: MarkPlan}: start}, waiting: map[markKey]chan struct{}{}}
+}
+
+// reach records that k was reached at t.
+func (m *marks) reach(k markKey, t time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reached[k] = t
+	if ch, ok := m.waiting[k]; ok {
+		close(ch)
+		delete(m.waiting, k)
+	}
+}
+
+// at is when k was reached, once it is.
+func (m *marks) at(ctx context.Context, k markKey) (time.Time, error) {
+	m.mu.Lock()
+	if t, ok := m.reached[k]; ok {
+		m.mu.Unlock()
+		return t, nil
+	}
+	ch, ok := m.waiting[k]
+	if !ok {
+		ch = make(chan struct{})
+		m.waiting[k] = ch
+	}
+	m.mu.Unlock()
+	select {
+	case <-ch:
+		return m.at(ctx, k)
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	}
+}
+
+// due is when st is due: its mark's time plus its At.
+func (m *marks) due(ctx context.Context, st Step) (time.Time, error) {
+	k := markKey{mark: st.From}
+	if st.From == MarkPodSynced {
+		k.pod = st.Namespace + "/" + st.Name
+	}
+	t, err := m.at(ctx, k)
+	return t.Add(st.At), err
 }

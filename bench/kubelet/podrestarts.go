@@ -39,15 +39,10 @@ import (
 // the hollow kubelet did so for most pods (2.7 to 3.4 writes per pod), and
 // the kubelet on containerd in a CI run with other clusters on the same
 // cores (3.1). jitters holds each readiness-probed container's worker
-// sleep; index is the pod's place among the node's sandboxes.
-func (n *nodeRun) restartPod(p *corev1.Pod, jitters map[string]time.Duration, index int) []statusUpdate {
-	s := n.s
-	for _, v := range p.Spec.Volumes {
-		if v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumMemory {
-			s.Counters.MemoryEmptyDirsLost.Add(1)
-		}
-	}
-	rng := s.rng(p.Namespace+"/"+p.Name, 5)
+// sleep; index is the pod's place among the node's sandboxes; rel is the
+// kubelet's release.
+func restartPod(p *corev1.Pod, jitters map[string]time.Duration, index int, seed seed, rel release) []statusUpdate {
+	rng := seed.rng(p.Namespace+"/"+p.Name, 5)
 	sandbox := rebootSandboxBase + time.Duration((float64(index)+rng.Float64())*float64(rebootSandboxPerPod))
 	running := sandbox + rebootContainersMin + time.Duration(rng.Float64()*float64(rebootContainersSpread))
 	ready := time.Duration(-1)
@@ -57,7 +52,7 @@ func (n *nodeRun) restartPod(p *corev1.Pod, jitters map[string]time.Duration, in
 		}
 	}
 	updates := []statusUpdate{{at: 0, kind: updateRebootExited, pod: p}}
-	if releaseOf(s.cfg.Version).sandboxReadyWrite {
+	if rel.sandboxReadyWrite {
 		updates = append(updates, statusUpdate{at: sandbox, kind: updateSandboxReady, pod: p})
 	}
 	updates = append(updates, statusUpdate{at: running, kind: updateRebootRunning, pod: p, probed: jitters})
@@ -74,9 +69,10 @@ func (n *nodeRun) restartPod(p *corev1.Pod, jitters map[string]time.Duration, in
 //     first, then the probe workers and the runtime's SyncPod): the exited
 //     containers terminated as the runtime reports them (exit 137, reason
 //     Error, for a SIGKILL), not ready and not started (kubelet_pods.go
-//     convertToAPIContainerStatuses), so the pod is not ready. It is
-//     returned as first, for the caller to write in the pod's turn among
-//     the first syncs; the updates' offsets count from that write;
+//     convertToAPIContainerStatuses), so the pod is not ready
+//     (updateReplaceExited). It is the first update, for the caller to
+//     write in the pod's turn among the first syncs; the others' offsets
+//     count from that write;
 //  2. the runtime's SyncPod restarts them at once (computePodActions,
 //     ShouldContainerBeRestarted for restartPolicy Always; the crash-loop
 //     back-off lives in memory, kubelet.go crashLoopBackOff, so a fresh
@@ -96,52 +92,30 @@ func (n *nodeRun) restartPod(p *corev1.Pod, jitters map[string]time.Duration, in
 // 141473 (a replacement container inheriting Started or Ready) need a
 // startup probe or a container the runtime recreated before the kubelet
 // started; neither is this case, and v1.36.3 has neither fix.
-func (n *nodeRun) replacePod(p *corev1.Pod, jitters map[string]time.Duration, gone []string, legacy bool) (first func(*corev1.PodStatus, metav1.Time) bool, updates []statusUpdate) {
-	s := n.s
-	rng := s.rng(p.Namespace+"/"+p.Name, 6)
+func replacePod(p *corev1.Pod, jitters map[string]time.Duration, gone []string, legacy bool, seed seed) []statusUpdate {
+	rng := seed.rng(p.Namespace+"/"+p.Name, 6)
 	running := replaceContainersMin + time.Duration(rng.Float64()*float64(replaceContainersSpread))
-	isGone := func(c string) bool { return slices.Contains(gone, c) }
 	ready := time.Duration(-1)
+	reset := slices.Clone(gone)
 	for _, c := range p.Spec.Containers {
 		jitter, probed := jitters[c.Name]
 		switch {
 		case !probed:
-		case isGone(c.Name):
+		case slices.Contains(gone, c.Name):
 			ready = max(ready, rebootFirstProbe(jitter, running, time.Duration(c.ReadinessProbe.InitialDelaySeconds)*time.Second, probePeriod(c.ReadinessProbe)))
 		case legacy:
 			ready = max(ready, jitter)
+			reset = append(reset, c.Name)
 		}
 	}
-	first = func(st *corev1.PodStatus, now metav1.Time) bool {
-		wasReady := podReady(st)
-		changed := false
-		for i := range st.ContainerStatuses {
-			cs := &st.ContainerStatuses[i]
-			if !isGone(cs.Name) || cs.State.Running == nil {
-				continue
-			}
-			f := false
-			cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-				ExitCode: 137, Reason: "Error", StartedAt: cs.State.Running.StartedAt, FinishedAt: now, ContainerID: cs.ContainerID,
-			}}
-			cs.Ready, cs.Started, changed = false, &f, true
-		}
-		keep := map[string]bool{}
-		for _, cs := range st.ContainerStatuses {
-			_, probed := jitters[cs.Name]
-			keep[cs.Name] = cs.Ready && !isGone(cs.Name) && !(legacy && probed)
-		}
-		changed = setReadiness(st, func(c string) bool { return keep[c] }, now) || changed
-		if wasReady && !podReady(st) {
-			s.Counters.ReadyFlipsDown.Add(1)
-		}
-		return changed
+	updates := []statusUpdate{
+		{kind: updateReplaceExited, pod: p, gone: gone, reset: reset},
+		{at: running, kind: updateReplaceRunning, pod: p, probed: jitters, gone: gone},
 	}
-	updates = []statusUpdate{{at: running, kind: updateReplaceRunning, pod: p, probed: jitters, gone: gone}}
 	if ready >= 0 {
 		updates = append(updates, statusUpdate{at: ready, kind: updateReadyAtProbe, pod: p})
 	}
-	return first, updates
+	return updates
 }
 
 // applyUpdate applies u to its pod's status st at now (statusManager.batch)
@@ -154,6 +128,12 @@ func (n *nodeRun) applyUpdate(node *corev1.Node, u statusUpdate, st *corev1.PodS
 	changed := false
 	switch u.kind {
 	case updateRebootExited:
+		// A memory-backed emptyDir does not survive the reboot.
+		for _, v := range u.pod.Spec.Volumes {
+			if v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumMemory {
+				s.Counters.MemoryEmptyDirsLost.Add(1)
+			}
+		}
 		changed = terminateContainers(st, 255, "Unknown", now)
 		changed = setReadiness(st, func(string) bool { return false }, now) || changed
 		changed = setCondition(st, corev1.PodReadyToStartContainers, corev1.ConditionFalse, "", now) || changed
@@ -163,6 +143,23 @@ func (n *nodeRun) applyUpdate(node *corev1.Node, u statusUpdate, st *corev1.PodS
 		}
 	case updateSandboxReady:
 		changed = setCondition(st, corev1.PodReadyToStartContainers, corev1.ConditionTrue, "", now)
+	case updateReplaceExited:
+		f := false
+		for i := range st.ContainerStatuses {
+			cs := &st.ContainerStatuses[i]
+			if !u.exited(cs.Name) || cs.State.Running == nil {
+				continue
+			}
+			cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 137, Reason: "Error", StartedAt: cs.State.Running.StartedAt, FinishedAt: now, ContainerID: cs.ContainerID,
+			}}
+			cs.Ready, cs.Started, changed = false, &f, true
+		}
+		keep := map[string]bool{}
+		for _, cs := range st.ContainerStatuses {
+			keep[cs.Name] = cs.Ready && !slices.Contains(u.reset, cs.Name)
+		}
+		changed = setReadiness(st, func(c string) bool { return keep[c] }, now) || changed
 	case updateRebootRunning:
 		changed = setCondition(st, corev1.PodReadyToStartContainers, corev1.ConditionTrue, "", now)
 		changed = restartContainers(st, nil, 255, "Unknown", now) || changed

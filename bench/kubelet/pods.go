@@ -1,7 +1,6 @@
 package kubelet
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -13,15 +12,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/stormbench/stormbench/profiles"
+	"github.com/stormbench/stormbench/bench/kubeversion"
 )
 
 // The pods of a starting kubelet: admission, termination, restarts and replacements, and the status writes each brings.
-
-// RestartGrace is the prober's kubeletRestartGracePeriod: a container
-// started less than this before the kubelet counts as new, not as one that
-// ran through the restart (prober/prober_manager.go).
-const RestartGrace = 10 * time.Second
 
 // flipsOnRestart says whether a ready pod's readiness is reset at the
 // kubelet's first probe after a start at kubeletStart: with
@@ -44,66 +38,75 @@ func flipsOnRestart(p *corev1.Pod, probed map[string]time.Duration, legacy bool,
 		}
 		// Not running, or no start time: the worker seeds the initial
 		// value too, but such a container was not ready to lose.
-		if r := c.State.Running; r != nil && !r.StartedAt.IsZero() && !r.StartedAt.Time.Before(kubeletStart.Add(-RestartGrace)) {
+		if r := c.State.Running; r != nil && !r.StartedAt.IsZero() && !r.StartedAt.Time.Before(kubeletStart.Add(-kubeversion.KubeletRestartGrace)) {
 			return true
 		}
 	}
 	return false
 }
 
-// startPods replays the kubelet's first sync of each pod: admission re-run,
-// completing deletions, restarting containers after a reboot, and the status
-// manager's first status write. It returns when each pod's readiness probes
-// will first succeed, and the steps that end the deleted pods
-// (terminatePods), both as offsets from the pods' first sync.
-func (n *nodeRun) startPods(ctx context.Context, node *corev1.Node, pods []*corev1.Pod, rebooted bool) ([]probePlan, Plan, error) {
-	s, sess := n.s, n.sess
-	legacy := s.gate(profiles.GateChangeContainerStatusOnKubeletRestart)
-	rng := s.rng(node.Name, 1)
-	// began is the pods' first sync (boot's podSync): the offsets of a
-	// pod's later statuses count from it.
-	began := s.cfg.Clock.Now()
-	var plans []probePlan
+// planPods plans the pods' part of a start (planStart): for the node
+// actor, each live pod's first sync in the kubelet's order (admission's
+// re-run rejecting it, or the status manager's first sync, decided as
+// data); for the pods actor, what follows: the statuses of pods recreated
+// after a reboot or replaced after their containers exited, a startup
+// probe's writes, and each pod's first successful probe.
+func planPods(in startInput) (syncs, later Plan) {
+	rng := in.Seed.rng(in.Start.Node, 1)
 	// The order of the pods' sandboxes after a reboot (restartPod).
 	sandboxes := 0
-	if rebooted {
-		sess.reservePodIPs(node)
-	}
-	// Containers that exited while the kubelet was down (ExitContainer); a
-	// reboot ends them all anyway.
-	exited := s.takeExited(node.Name)
-	for _, p := range pods {
-		if p.DeletionTimestamp != nil {
+	for _, p := range in.Pods {
+		if reason, msg, rejected := admissionRejects(in.NodeObj, p); rejected {
+			syncs = append(syncs, Step{Actor: ActorNode, Action: ActionPodReject, Pod: p, Reason: reason, Message: msg})
 			continue
 		}
-		if reason, msg, rejected := admissionRejects(node, p); rejected {
-			if err := n.rejectPod(ctx, p, reason, msg); err != nil {
-				return nil, nil, err
-			}
-			continue
-		}
-		plan := probePlan{ns: p.Namespace, name: p.Name, at: firstProbes(p, rng)}
-		var err error
-		switch gone := exited[p.Namespace+"/"+p.Name]; {
-		case rebooted:
-			plan.updates = n.restartPod(p, plan.at, sandboxes)
+		at := firstProbes(p, rng)
+		sync := Step{Actor: ActorNode, Action: ActionPodFirstSync, Pod: p, Namespace: p.Namespace, Name: p.Name, Probed: at, Legacy: in.Legacy}
+		switch gone := in.Exited[p.Namespace+"/"+p.Name]; {
+		case in.Rebooted:
+			// The first status is the first update (statusManager.batch).
+			later = append(later, updateSteps(restartPod(p, at, sandboxes, in.Seed, in.Release), MarkPodSync)...)
 			sandboxes++
 		case len(gone) > 0:
-			err = n.firstSyncExited(ctx, p, &plan, gone, legacy, began)
+			updates := replacePod(p, at, gone, in.Legacy, in.Seed)
+			sync.Update = &updates[0]
+			syncs = append(syncs, sync)
+			later = append(later, updateSteps(updates[1:], MarkPodSynced)...)
 		default:
 			var startup []statusStep
-			if legacy {
-				startup = legacyStartupSteps(p, plan.at, rng)
+			if in.Legacy {
+				startup = legacyStartupSteps(p, at, rng)
 			}
-			err = n.firstSync(ctx, p, &plan, startup, legacy, metav1.NewTime(began))
+			sync.Startup = len(startup) > 0
+			syncs = append(syncs, sync)
+			for _, st := range startup {
+				later = append(later, Step{
+					At: st.at, From: MarkPodSync, Actor: ActorPods, Action: ActionPodStartup, Namespace: p.Namespace, Name: p.Name,
+					Container: st.container, Ready: st.ready, Started: st.started, SetStarted: st.setStarted,
+				})
+			}
+			if sync.Startup {
+				continue
+			}
+			var last time.Duration
+			for _, d := range at {
+				last = max(last, d)
+			}
+			later = append(later, Step{At: last, From: MarkPodSync, Actor: ActorPods, Action: ActionPodProbe, Namespace: p.Namespace, Name: p.Name, Probed: at})
 		}
-		if err != nil {
-			return nil, nil, err
-		}
-		plans = append(plans, plan)
 	}
-	ends, err := n.completeDeletions(ctx, began)
-	return plans, ends, err
+	return syncs, later
+}
+
+// updateSteps are a pod's statuses as steps of the pods actor, each at
+// its offset from from.
+func updateSteps(updates []statusUpdate, from Mark) Plan {
+	var steps Plan
+	for i := range updates {
+		u := &updates[i]
+		steps = append(steps, Step{At: u.at, From: from, Actor: ActorPods, Action: ActionPodStatus, Namespace: u.pod.Namespace, Name: u.pod.Name, Update: u})
+	}
+	return steps
 }
 
 // rejectPod replays admission's re-run rejecting p (kubelet.go
@@ -131,87 +134,79 @@ func (n *nodeRun) rejectPod(ctx context.Context, p *corev1.Pod, reason, msg stri
 	return nil
 }
 
-// firstSyncExited is the first sync of a pod some of whose containers
-// (gone) exited while the kubelet was down: the terminated status goes out
-// in the pod's turn among the node's pods, and the restarted containers'
-// statuses (replacePod) follow from there, offset from began.
-func (n *nodeRun) firstSyncExited(ctx context.Context, p *corev1.Pod, plan *probePlan, gone []string, legacy bool, began time.Time) error {
-	s := n.s
-	first, updates := n.replacePod(p, plan.at, gone, legacy)
-	if _, err := n.status.sync(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
-		return first(st, metav1.NewTime(s.cfg.Clock.Now()))
-	}); err != nil {
+// firstSync is the status manager's first sync of a running pod after
+// the kubelet started (its cache is empty), at the start of the pods'
+// first syncs (now): st decides from the pod's status whether its first
+// probe flips it, leaves it not ready, or hands it to the startup worker
+// (st.Startup), and what changed is written now. What it left to the
+// first probe is kept for ActionPodProbe (nodeRun.firstSyncs). A pod whose
+// containers exited gets its first status (st.Update) instead, and the
+// pod's MarkPodSynced is reached once it is written.
+func (n *nodeRun) firstSync(ctx context.Context, node *corev1.Node, st Step, now metav1.Time) error {
+	s, sess := n.s, n.sess
+	if st.Update != nil {
+		at := metav1.NewTime(s.cfg.Clock.Now())
+		_, err := n.status.sync(ctx, st.Namespace, st.Name, func(ps *corev1.PodStatus) bool {
+			return n.applyUpdate(node, *st.Update, ps, at)
+		})
+		n.marks.reach(markKey{MarkPodSynced, st.Namespace + "/" + st.Name}, s.cfg.Clock.Now())
 		return err
 	}
-	synced := s.cfg.Clock.Since(began)
-	for i := range updates {
-		updates[i].at += synced
-	}
-	plan.updates = updates
-	return nil
-}
-
-// firstSync is the status manager's first sync of a running pod after the
-// kubelet started (its cache is empty): it decides from the pod's status
-// whether its first probe flips it (plan.flip), leaves it not ready
-// (plan.notReady), or hands it to the startup worker (plan.steps), and
-// writes what changed now.
-func (n *nodeRun) firstSync(ctx context.Context, p *corev1.Pod, plan *probePlan, startup []statusStep, legacy bool, now metav1.Time) error {
-	s, sess := n.s, n.sess
-	probed := func(c string) bool { _, ok := plan.at[c]; return ok }
-	_, err := n.status.sync(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
+	probed := func(c string) bool { _, ok := st.Probed[c]; return ok }
+	var out firstSyncOutcome
+	_, err := n.status.sync(ctx, st.Namespace, st.Name, func(ps *corev1.PodStatus) bool {
 		changed := false
-		wasReady := podReady(st)
-		if len(startup) > 0 {
+		wasReady := podReady(ps)
+		if st.Startup {
 			// The startup worker decides; nothing changes at this sync.
-			plan.steps = startup
 			return false
 		}
-		if flip := flipsOnRestart(p, plan.at, legacy, sess.started); wasReady && flip {
+		if flip := flipsOnRestart(st.Pod, st.Probed, st.Legacy, sess.started); wasReady && flip {
 			// ChangeContainerStatusOnKubeletRestart=true, or a probed
 			// container started less than 10 s before the kubelet: the
 			// worker seeds Failure at its first probe and probes at once
 			// (prober/worker.go doProbe), so the flip comes at the first
-			// probe (ActionPodFlip), not at this first sync, which finds
+			// probe (ActionPodProbe), not at this first sync, which finds
 			// the status unchanged (measured on the hollow kubelet: 1 GET
 			// here, then GET+PATCH False and GET+PATCH True milliseconds
 			// apart, at U(0, period) after start).
-			plan.flip = true
+			out.flip = true
 		} else if !wasReady {
 			// Readiness is preserved (KEP-4781); but if the node-lifecycle
 			// controller marked the pod not ready while the node was away,
 			// probed containers stay not ready until their probe passes
 			// and the others are ready at once.
-			changed = setReadiness(st, func(c string) bool { return !probed(c) }, now)
+			changed = setReadiness(ps, func(c string) bool { return !probed(c) }, now)
 		}
-		if wasReady && !podReady(st) {
+		if wasReady && !podReady(ps) {
 			s.Counters.ReadyFlipsDown.Add(1)
 		}
-		if !wasReady && podReady(st) {
+		if !wasReady && podReady(ps) {
 			s.Counters.ReadyFlipsUp.Add(1)
 		}
-		plan.notReady = !podReady(st)
+		out.notReady = !podReady(ps)
 		return changed
 	})
+	if n.firstSyncs == nil {
+		n.firstSyncs = map[string]firstSyncOutcome{}
+	}
+	n.firstSyncs[st.Namespace+"/"+st.Name] = out
 	return err
 }
 
-// completeDeletions completes the deletions the API server started while
-// the node was away (taint-based eviction, a scale-down): terminatePods
-// over the deleted pods in the kubelet's pod source, whose first sync was
-// at began.
-func (n *nodeRun) completeDeletions(ctx context.Context, began time.Time) (Plan, error) {
-	var deleted []*corev1.Pod
-	for _, p := range n.sess.podStore.List() {
-		if pod := p.(*corev1.Pod); pod.DeletionTimestamp != nil {
-			deleted = append(deleted, pod)
-		}
-	}
-	// The store lists in map order; a fixed order keeps runs repeatable.
-	slices.SortFunc(deleted, func(a, b *corev1.Pod) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
-	return n.terminatePods(ctx, deleted, began)
+// firstSyncOutcome is what a pod's first sync left to its first
+// successful probe (ActionPodProbe).
+type firstSyncOutcome struct {
+	// notReady: the pod was left not ready, so its first successful
+	// probe writes Ready=True. A pod that stayed ready and does not flip
+	// sends nothing more: the status manager syncs only when the status
+	// changed (status_manager.go syncPod).
+	notReady bool
+	// flip is the legacy gate's reset of a ready pod: at its first probe
+	// the worker seeds Failure and probes at once (prober/worker.go
+	// doProbe), so the status manager writes Ready=False and then
+	// Ready=True about one round trip apart.
+	flip bool
 }
 
 // firstProbes draws when each readiness-probed container of p is first
@@ -250,8 +245,8 @@ func legacyStartupSteps(p *corev1.Pod, firstProbes map[string]time.Duration, rng
 	return steps
 }
 
-// terminatePods replays the kubelet finishing the deletions that started
-// while it was away, for pods whose first sync was at began. Each pod's
+// planDeletions plans the kubelet finishing the deletions that started
+// while it was away: pods, deleted, in the order of their names. Each pod's
 // worker kills its containers (kuberuntime killContainer: a Killing event
 // per running container), all pods at once, since every pod has a worker
 // goroutine of its own (pod_workers.go). The status manager, one goroutine
@@ -263,9 +258,10 @@ func legacyStartupSteps(p *corev1.Pod, firstProbes map[string]time.Duration, rng
 //     raised (pkg/api/v1/pod CalculatePodStatusObservedGeneration and
 //     CalculatePodConditionObservedGeneration, PodObservedGenerationTracking):
 //     status.observedGeneration and every condition's; the pod stays ready
-//     as far as its Services are concerned (already terminating). Sent
-//     here, at the first sync;
-//  2. once the kill is over (killDuration), the containers terminated, the
+//     as far as its Services are concerned (already terminating):
+//     ActionPodObservedGeneration, in the first syncs (syncs);
+//  2. once the kill is over (killDuration, from the end of the first
+//     syncs, when the kills start), the containers terminated, the
 //     pod not ready and the terminal phase (Succeeded or Failed) in one
 //     write (kubelet.go SyncTerminatingPod: SetPodStatus of the stopped
 //     pod's status): ActionPodTerminal;
@@ -282,33 +278,26 @@ func legacyStartupSteps(p *corev1.Pod, firstProbes map[string]time.Duration, rng
 // The oracle (calibration case kubelet/deleted, containerd) saw the
 // terminal PATCH 0.25–0.95 s after the pods' first sync and the DELETE at
 // the PLEG's second or third relist, a relist grid 1.055–1.068 s apart.
-func (n *nodeRun) terminatePods(ctx context.Context, pods []*corev1.Pod, began time.Time) (Plan, error) {
-	s, sess := n.s, n.sess
+func planDeletions(pods []*corev1.Pod, seed seed) (syncs, ends Plan) {
 	for _, pod := range pods {
 		for _, c := range pod.Status.ContainerStatuses {
-			if c.State.Running == nil {
-				continue
-			}
-			if _, err := sess.podEvent(pod, c.Name, "", 1, corev1.EventTypeNormal, "Killing", fmt.Sprintf("Stopping container %s", c.Name)); err != nil {
-				return nil, err
+			if c.State.Running != nil {
+				syncs = append(syncs, Step{Actor: ActorNode, Action: ActionPodEvent, Pod: pod, Container: c.Name, Count: 1,
+					EventType: corev1.EventTypeNormal, Reason: "Killing", Message: fmt.Sprintf("Stopping container %s", c.Name)})
 			}
 		}
 	}
 	for _, pod := range pods {
-		if _, err := n.status.sync(ctx, pod.Namespace, pod.Name, observedGeneration(pod.Generation)); err != nil {
-			return nil, err
-		}
+		syncs = append(syncs, Step{Actor: ActorNode, Action: ActionPodObservedGeneration, Pod: pod})
 	}
 	// The kills start as the first statuses are out; each pod's is its own.
-	killStart := s.cfg.Clock.Since(began)
-	var ends Plan
 	for _, pod := range pods {
-		killed := killStart + killDuration(s.rng(pod.Namespace+"/"+pod.Name, 8))
+		killed := killDuration(seed.rng(pod.Namespace+"/"+pod.Name, 8))
 		ends = append(ends,
-			Step{At: killed, Actor: ActorPods, Action: ActionPodTerminal, Pod: pod},
-			Step{At: nextRelist(sess.started, began, killed), Actor: ActorPods, Action: ActionPodDelete, Pod: pod})
+			Step{At: killed, From: MarkSyncsDone, Actor: ActorPods, Action: ActionPodTerminal, Pod: pod},
+			Step{At: killed, From: MarkSyncsDone, Actor: ActorPods, Action: ActionPodDelete, Pod: pod})
 	}
-	return ends, nil
+	return syncs, ends
 }
 
 // The kill's duration: a container runtime's StopContainer of every
@@ -363,7 +352,7 @@ func observedGeneration(generation int64) func(st *corev1.PodStatus) bool {
 	}
 }
 
-// endPod plays a deleted pod's end (terminatePods): its terminal status
+// endPod plays a deleted pod's end (planDeletions): its terminal status
 // (ActionPodTerminal), or the sync with nothing to write and the DELETE
 // (ActionPodDelete).
 func (n *nodeRun) endPod(ctx context.Context, st Step) error {

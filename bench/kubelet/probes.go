@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,31 +15,6 @@ import (
 // probePeriod is a probe's period (periodSeconds, at least 1 s).
 func probePeriod(p *corev1.Probe) time.Duration {
 	return time.Duration(max(p.PeriodSeconds, 1)) * time.Second
-}
-
-// probePlan is when a pod's containers become ready again.
-type probePlan struct {
-	ns, name string
-	// at is the offset from the pod's first sync of the first successful
-	// probe for each probed container; 0 for containers without a
-	// readiness probe.
-	at map[string]time.Duration
-	// notReady says the pod was left not ready, so its first successful
-	// probe writes Ready=True. A pod that stayed ready and does not flip
-	// sends nothing more: the status manager syncs only when the status
-	// changed (status_manager.go syncPod).
-	notReady bool
-	// flip is the legacy gate's reset of a ready pod: at its first probe
-	// the worker seeds Failure and probes at once (prober/worker.go
-	// doProbe), so the status manager writes Ready=False and then
-	// Ready=True about one round trip apart.
-	flip bool
-	// steps, when set, replace flip and notReady: the status writes of a
-	// pod whose startup probe the legacy gate resets (startupSteps).
-	steps []statusStep
-	// updates, when set, replace all of the above: the statuses of a pod
-	// recreated after a reboot (restartPod), Ready among them.
-	updates []statusUpdate
 }
 
 // statusStep is one change of a container's started and ready state that
@@ -141,8 +115,12 @@ type statusUpdate struct {
 	// probed holds the pod's readiness-probed containers.
 	probed map[string]time.Duration
 	// gone are the containers that exited while the kubelet was down
-	// (updateReplaceRunning).
+	// (updateReplaceExited, updateReplaceRunning).
 	gone []string
+	// reset are the containers whose readiness the first sync of a
+	// replaced pod takes away (updateReplaceExited): the exited ones, and
+	// with the legacy gate the other probed ones.
+	reset []string
 }
 
 // exited says whether container c is one of u.gone.
@@ -160,6 +138,10 @@ const (
 	// updateRebootRunning: every container running again, restartCount+1,
 	// with a new pod IP; ready unless readiness-probed.
 	updateRebootRunning
+	// updateReplaceExited: the first sync of a pod some of whose
+	// containers exited while the kubelet was down: those terminated (137,
+	// Error), not ready and not started; the reset ones not ready.
+	updateReplaceExited
 	// updateReplaceRunning: the containers that exited while the kubelet
 	// was down running again, started, ready unless readiness-probed.
 	updateReplaceRunning
@@ -173,56 +155,9 @@ var statusKindNames = map[statusKind]string{
 	updateRebootExited:   "containers exited, sandbox gone",
 	updateSandboxReady:   "sandbox ready",
 	updateRebootRunning:  "containers running again",
+	updateReplaceExited:  "exited containers terminated",
 	updateReplaceRunning: "exited containers running again",
 	updateReadyAtProbe:   "ready at its first probe",
-}
-
-// planProbes plans the probe workers' and the status manager's writes
-// after the pods' first sync (ActorPods), at offsets from it: each pod's
-// first successful probe writes its readiness when it changes (a legacy
-// flip writes Ready=False and then Ready=True), a startup probe's steps
-// write theirs, and the statuses of pods recreated after a reboot or
-// replaced after their containers exited, Ready among them, go to the
-// status manager's batches. Those come first, by offset (statusManager.batch
-// plays them all before the probes' writes), then the probes' writes and
-// the ends of the pods deleted while the kubelet was away (ends, from
-// terminatePods) by offset: a probe write due before the last batch is
-// written after it.
-func planProbes(plans []probePlan, ends Plan) Plan {
-	var updates Plan
-	probes := slices.Clone(ends)
-	for i := range plans {
-		p := &plans[i]
-		for j := range p.updates {
-			u := &p.updates[j]
-			updates = append(updates, Step{At: u.at, Actor: ActorPods, Action: ActionPodStatus, Namespace: u.pod.Namespace, Name: u.pod.Name, Update: u})
-		}
-		if len(p.steps) > 0 {
-			for _, st := range p.steps {
-				probes = append(probes, Step{
-					At: st.at, Actor: ActorPods, Action: ActionPodStartup, Namespace: p.ns, Name: p.name,
-					Container: st.container, Ready: st.ready, Started: st.started, SetStarted: st.setStarted,
-				})
-			}
-			continue
-		}
-		if !p.notReady && !p.flip {
-			continue
-		}
-		var last time.Duration
-		for _, d := range p.at {
-			last = max(last, d)
-		}
-		a := ActionPodReady
-		if p.flip {
-			a = ActionPodFlip
-		}
-		probes = append(probes, Step{At: last, Actor: ActorPods, Action: a, Namespace: p.ns, Name: p.name, Probed: p.at})
-	}
-	byAt := func(p Plan) { sort.SliceStable(p, func(i, j int) bool { return p[i].At < p[j].At }) }
-	byAt(updates)
-	byAt(probes)
-	return append(updates, probes...)
 }
 
 // probeSuccess is a pod's first successful probe: every container ready
@@ -244,17 +179,17 @@ func probeFailure(probed map[string]time.Duration) func(ps *corev1.PodStatus, no
 	}
 }
 
-// flip plays a legacy flip (ActionPodFlip) due at start+st.At: the
+// flip plays a legacy flip (ActionPodProbe) due at at: the
 // seeded Failure and then the Success about one exec later, each written
 // by an idle status manager. If both came while it was busy syncing other
 // statuses, its next batch writes the pod's latest cached status
 // (status_manager.go syncBatch), both updates applied, so the flip never
 // reaches the API server, only Ready and ContainersReady with a new
 // lastTransitionTime (updateLastTransitionTime against the cached False).
-func (n *nodeRun) flip(ctx context.Context, start time.Time, st Step) error {
+func (n *nodeRun) flip(ctx context.Context, at time.Time, st Step) error {
 	failure := probeFailure(st.Probed)
 	m := n.status
-	if m.busyAt(start.Add(st.At)) {
+	if m.busyAt(at) {
 		n.s.Counters.ReadyFlipsCoalesced.Add(1)
 		return m.write(ctx, st.Namespace, st.Name, func(ps *corev1.PodStatus, now metav1.Time) bool {
 			f := failure(ps, now)

@@ -1,9 +1,7 @@
 package kubelet
 
 import (
-	"cmp"
 	"context"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -237,19 +235,29 @@ func TestTerminatePodsInterleaved(t *testing.T) {
 // kubelet started (session.started).
 const relistTestStart = 400 * time.Millisecond
 
-// terminateAndPlay runs terminatePods on pods whose first sync is at began,
-// then plays the steps it returns in order of their offsets, as the pods'
-// actor does (no sleeps: the clock is fake), and returns them in that order.
+// terminateAndPlay plans the deletions of pods (planDeletions) whose first
+// sync is at began, plays the first syncs' steps, then the ends as the
+// pods' actor takes them (dueOrder), without sleeps (the clock is fake),
+// and returns the ends in that order, At from began.
 func terminateAndPlay(t *testing.T, n *nodeRun, pods []*corev1.Pod, began time.Time) Plan {
 	t.Helper()
+	ctx := context.Background()
 	n.sess.started = began.Add(-relistTestStart)
-	ends, err := n.terminatePods(context.Background(), pods, began)
+	n.marks = newMarks(began)
+	n.marks.reach(markKey{mark: MarkPodSync}, began)
+	syncs, ends := planDeletions(pods, n.s.seed())
+	for _, st := range syncs {
+		if err := n.do(ctx, nil, st, map[string]string{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n.marks.reach(markKey{mark: MarkSyncsDone}, n.s.cfg.Clock.Now())
+	ends, err := n.dueOrder(ctx, began, ends)
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.SortStableFunc(ends, func(a, b Step) int { return cmp.Compare(a.At, b.At) })
 	for _, st := range ends {
-		if err := n.endPod(context.Background(), st); err != nil {
+		if err := n.endPod(ctx, st); err != nil {
 			t.Fatal(err)
 		}
 	}
