@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/util/retry"
@@ -303,13 +304,12 @@ func (c *calibration) allNodes() []string {
 
 // scale sets the replicas of the Deployments of nodes.
 func (c *calibration) scale(ctx context.Context, nodes []string, replicas int) error {
+	// A patch of the scale, not a read and an update: the deployment
+	// controller writes the Deployment's status meanwhile, and an update
+	// of the scale read before would conflict with it.
+	patch := []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas))
 	for _, node := range nodes {
-		sc, err := c.o.Target.Client.AppsV1().Deployments(c.ns).GetScale(ctx, node, metav1.GetOptions{})
-		if err != nil {
-			return fmt.Errorf("scaling deployment %s: %w", node, err)
-		}
-		sc.Spec.Replicas = int32(replicas)
-		if _, err := c.o.Target.Client.AppsV1().Deployments(c.ns).UpdateScale(ctx, node, sc, metav1.UpdateOptions{}); err != nil {
+		if _, err := c.o.Target.Client.AppsV1().Deployments(c.ns).Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{}, "scale"); err != nil {
 			return fmt.Errorf("scaling deployment %s to %d: %w", node, replicas, err)
 		}
 	}

@@ -53,6 +53,11 @@ func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, 
 		})
 	}
 	wg.Wait()
+	if errs[ActorNode] != nil && errors.Is(errs[ActorPods], context.Canceled) {
+		// The pods actor was stopped by the node actor's failure: that
+		// failure is the play's.
+		return errs[ActorNode]
+	}
 	return errors.Join(errs...)
 }
 
