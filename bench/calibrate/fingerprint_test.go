@@ -8,11 +8,12 @@ import (
 )
 
 // TestModelFingerprint: the fingerprint follows the goldens' paths and
-// bytes, not the order they are listed in or their modes.
+// bytes, not the order they are listed in or their modes, nor a kubelet
+// start's plans (played in full by the request goldens).
 func TestModelFingerprint(t *testing.T) {
 	base := fstest.MapFS{
 		"restart/kubelet-legacy.golden": {Data: []byte("GET pods\nPATCH pods/status\n")},
-		"plan/reboot.golden":            {Data: []byte("start\n")},
+		"plan/runtime-refused.golden":   {Data: []byte("start\n")},
 	}
 	want, err := ModelFingerprint(base)
 	if err != nil {
@@ -24,26 +25,32 @@ func TestModelFingerprint(t *testing.T) {
 		same bool
 	}{
 		{"the same files, another mode", fstest.MapFS{
-			"plan/reboot.golden":            {Data: []byte("start\n"), Mode: 0o600},
+			"plan/runtime-refused.golden":   {Data: []byte("start\n"), Mode: 0o600},
 			"restart/kubelet-legacy.golden": {Data: []byte("GET pods\nPATCH pods/status\n")},
 		}, true},
 		{"a request more", fstest.MapFS{
 			"restart/kubelet-legacy.golden": {Data: []byte("GET pods\nPATCH pods/status\nPATCH pods/status\n")},
-			"plan/reboot.golden":            {Data: []byte("start\n")},
+			"plan/runtime-refused.golden":   {Data: []byte("start\n")},
 		}, false},
 		{"a file renamed", fstest.MapFS{
 			"restart/kubelet-preserve.golden": {Data: []byte("GET pods\nPATCH pods/status\n")},
-			"plan/reboot.golden":              {Data: []byte("start\n")},
+			"plan/runtime-refused.golden":     {Data: []byte("start\n")},
 		}, false},
 		{"bytes moved from one file to the next", fstest.MapFS{
 			"restart/kubelet-legacy.golden": {Data: []byte("GET pods\nPATCH pods/status\nstart\n")},
-			"plan/reboot.golden":            {Data: []byte("")},
+			"plan/runtime-refused.golden":   {Data: []byte("")},
 		}, false},
 		{"a golden added", fstest.MapFS{
 			"restart/kubelet-legacy.golden": {Data: []byte("GET pods\nPATCH pods/status\n")},
-			"plan/reboot.golden":            {Data: []byte("start\n")},
-			"plan/runtime.golden":           {Data: []byte("wait\n")},
+			"plan/runtime-refused.golden":   {Data: []byte("start\n")},
+			"plan/runtime-hung.golden":      {Data: []byte("wait\n")},
 		}, false},
+		{"a start's plan added and another changed", fstest.MapFS{
+			"restart/kubelet-legacy.golden": {Data: []byte("GET pods\nPATCH pods/status\n")},
+			"plan/runtime-refused.golden":   {Data: []byte("start\n")},
+			"plan/restart-legacy.golden":    {Data: []byte("first-sync\n")},
+			"plan/start-kubelet.golden":     {Data: []byte("node-status\n")},
+		}, true},
 	} {
 		got, err := ModelFingerprint(tc.fs)
 		if err != nil {
