@@ -20,7 +20,8 @@ import (
 	"github.com/stormbench/stormbench/bench/poll"
 )
 
-// play plays plan from start: each actor's steps in order, the actors side
+// play plays plan from start: each actor's steps in order (the pods
+// actor's as they fall due), each at its mark plus its At, the actors side
 // by side. A step that runs late delays the later steps of its actor, as
 // the kubelet's loop would be. node is the kubelet's node (its events'
 // object). done, when set, is called as each actor finishes its steps
