@@ -264,18 +264,12 @@ aa: components build ## The A/A self-check (profile aa: the same variant twice, 
 # `make calibrate KUBE_VERSION=v1.37.2` writes results/calibration/v1.37.2/.
 CAL_DIR          ?= results/calibration$(if $(KUBE_FLAG),/$(KUBE_VERSION))
 CAL_NODES        ?= 10
-# CAL_STAGGER spaces a case's restarts (calibrate --stagger): about the CPU
-# time a real kubelet's start takes on this machine, so that each starts
-# with the machine's spare CPU. A slower machine, whose table says the real
-# side was host-bound, wants more.
-CAL_STAGGER      ?= 1s
-CAL_FLAGS         = --bin-dir $(BIN) $(KUBE_FLAG) --nodes $(CAL_NODES)$(if $(filter-out 1s,$(CAL_STAGGER)), --stagger $(CAL_STAGGER))
 CONTAINERD_CASES ?= kubelet/legacy,kubelet/preserve,runtime/refused,reboot,kubelet/deleted,kubelet/exited,kubelet/legacy+http,kubelet/preserve+http,runtime/refused+http,reboot+http,kubelet/legacy+tcp,kubelet/preserve+tcp,runtime/refused+tcp,reboot+tcp
 .PHONY: calibrate
-calibrate: components build real-node-deps ## Calibrate the model against real kubelets (hollow: every exec case; containerd: its cases and the +http and +tcp ones) and write CAL_DIR/{hollow,containerd,combined}.* (about 30 minutes at CAL_NODES=10 on 2 cores, the restarts CAL_STAGGER (1 s) apart).
+calibrate: components build real-node-deps ## Calibrate the model against real kubelets (hollow: every exec case; containerd: its cases and the +http and +tcp ones) and write CAL_DIR/{hollow,containerd,combined}.* (about 30 minutes at CAL_NODES=10 on 2 cores, the restarts 1 s apart).
 	@mkdir -p $(CAL_DIR)
-	$(BIN)/stormbench calibrate $(CAL_FLAGS) --result $(CAL_DIR)/hollow.json --markdown $(CAL_DIR)/hollow.md --force || [ $$? = 1 ]
-	$(BIN)/stormbench calibrate $(CAL_FLAGS) --backend containerd --cases $(CONTAINERD_CASES) \
+	$(BIN)/stormbench calibrate --bin-dir $(BIN) $(KUBE_FLAG) --nodes $(CAL_NODES) --result $(CAL_DIR)/hollow.json --markdown $(CAL_DIR)/hollow.md --force || [ $$? = 1 ]
+	$(BIN)/stormbench calibrate --bin-dir $(BIN) $(KUBE_FLAG) --nodes $(CAL_NODES) --backend containerd --cases $(CONTAINERD_CASES) \
 		--result $(CAL_DIR)/containerd.json --markdown $(CAL_DIR)/containerd.md --force || [ $$? = 1 ]
 	$(BIN)/stormbench calibrate combine $(CAL_DIR)/hollow.json $(CAL_DIR)/containerd.json \
 		--markdown $(CAL_DIR)/combined.md --html $(CAL_DIR)/combined.html --force || [ $$? = 1 ]
