@@ -213,11 +213,7 @@ func (n *nodeRun) dueOrder(ctx context.Context, start time.Time, steps Plan) (Pl
 			return nil, err
 		}
 		if st.Action == ActionPodDelete {
-			began, err := n.marks.at(ctx, markKey{mark: MarkPodSync})
-			if err != nil {
-				return nil, err
-			}
-			at = began.Add(nextRelist(n.sess.started, began, at.Sub(began)))
+			at = nextRelist(n.sess.started, at)
 		}
 		st.At, st.From = at.Sub(start), MarkPlan
 		if st.Update != nil {

@@ -325,15 +325,13 @@ const (
 	plegRelist       = 60 * time.Millisecond
 )
 
-// nextRelist is when, as an offset from began, the pod cache first holds a
-// status newer than after (also an offset from began): the end of the first
-// relist that starts after it, on the grid that starts at the kubelet's
-// start.
-func nextRelist(started, began time.Time, after time.Duration) time.Duration {
+// nextRelist is when the pod cache first holds a status newer than after:
+// the end of the first relist that starts after it, on the grid that
+// starts at the kubelet's start (started).
+func nextRelist(started, after time.Time) time.Time {
 	grid := plegRelistPeriod + plegRelist
-	since := began.Sub(started) + after // from the kubelet's start
-	k := (since + grid - 1) / grid
-	return started.Add(k*grid + plegRelist).Sub(began)
+	k := (after.Sub(started) + grid - 1) / grid
+	return started.Add(k*grid + plegRelist)
 }
 
 // observedGeneration is a status change that sets the pod's observed

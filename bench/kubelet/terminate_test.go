@@ -225,7 +225,7 @@ func TestTerminatePodsInterleaved(t *testing.T) {
 		if terminal < killMin || terminal > killMin+killSpread+time.Millisecond {
 			t.Errorf("pod %s: terminal write at %v, want within [%v, %v] of the first sync", p.Name, terminal, killMin, killMin+killSpread)
 		}
-		if del != nextRelist(t0.Add(-relistTestStart), t0, terminal) {
+		if t0.Add(del) != nextRelist(t0.Add(-relistTestStart), t0.Add(terminal)) {
 			t.Errorf("pod %s: DELETE at %v, want at the relist after its kill (%v)", p.Name, del, terminal)
 		}
 	}
@@ -281,7 +281,7 @@ func TestNextRelist(t *testing.T) {
 		{"kill over at 2.2 s", 1400 * time.Millisecond, 800 * time.Millisecond, 3*grid + plegRelist - 1400*time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := nextRelist(started, started.Add(tc.began), tc.after); got != tc.want {
+			if got := nextRelist(started, started.Add(tc.began+tc.after)).Sub(started.Add(tc.began)); got != tc.want {
 				t.Errorf("nextRelist(began %v, after %v) = %v, want %v", tc.began, tc.after, got, tc.want)
 			}
 		})
