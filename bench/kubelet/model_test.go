@@ -115,11 +115,11 @@ func TestRestartGolden(t *testing.T) {
 		// without a probe (the DaemonSet's). Each is terminated at the
 		// first sync, running again with Pulled, Created and Started, and
 		// ready at its first probe; the others keep their readiness.
-		{name: "kubelet-exited-containers", exited: []string{"ns/web-0/app", "ns/web-1/app", "kube-system/agent-n1/agent"}, cfg: func(c *Config) {
+		{name: "kubelet-exited-containers", exited: exitedContainers, cfg: func(c *Config) {
 			c.Kind = profiles.StormKubelet
 		}},
 		// With the legacy gate the other probed containers flip as well.
-		{name: "kubelet-legacy-exited-containers", exited: []string{"ns/web-0/app", "ns/web-1/app", "kube-system/agent-n1/agent"}, cfg: func(c *Config) {
+		{name: "kubelet-legacy-exited-containers", exited: exitedContainers, cfg: func(c *Config) {
 			c.Kind = profiles.StormKubelet
 			c.Gates = map[string]bool{profiles.GateChangeContainerStatusOnKubeletRestart: true}
 		}},
@@ -175,6 +175,11 @@ func TestRestartGolden(t *testing.T) {
 	}
 }
 
+// exitedContainers are the containers that exit while the kubelet is down
+// in a golden with exited containers: a probed one (web-0), the probed one
+// beside a sidecar (web-1) and one without a probe (the DaemonSet's).
+var exitedContainers = []string{"ns/web-0/app", "ns/web-1/app", "kube-system/agent-n1/agent"}
+
 // restartCase is one restart on the fake API server (TestRestartGolden).
 type restartCase struct {
 	name string
@@ -198,9 +203,11 @@ type restartCase struct {
 // default: a kubelet restart with each readiness behaviour the version's
 // kubelet has, preserve (the gate's default from 1.35) and legacy (the gate
 // set, or v1.34.4, which has no gate and is always legacy). The gate is
-// set only where it differs from the version's default. A version whose
-// kubelet plays a reboot otherwise than the default's
-// (release.sandboxReadyWrite) has its reboot too.
+// set only where it differs from the version's default. A version without
+// the gate (always legacy) has its restart with exited containers too,
+// which the default plays with readiness preserved (calibration case
+// kubelet/exited). A version whose kubelet plays a reboot otherwise than
+// the default's (release.sandboxReadyWrite) has its reboot too.
 func versionCases() []restartCase {
 	var out []restartCase
 	for _, v := range kubeversion.Supported() {
@@ -222,6 +229,10 @@ func versionCases() []restartCase {
 					c.Gates = map[string]bool{kubeversion.GateChangeContainerStatusOnKubeletRestart: legacy}
 				}
 			}})
+		}
+		if g.Fixed {
+			out = append(out, restartCase{name: "kubelet-exited-containers", version: v, exited: exitedContainers,
+				cfg: func(c *Config) { c.Kind = profiles.StormKubelet }})
 		}
 		if releaseOf(v).sandboxReadyWrite != releaseOf(kubeversion.Default).sandboxReadyWrite {
 			out = append(out, restartCase{name: "reboot", version: v, cfg: func(c *Config) { c.Kind = profiles.StormReboot }})

@@ -27,8 +27,7 @@ const (
 	ActorNode Actor = iota
 	// ActorPods is the probe workers and the status manager: pod events
 	// and pod status writes. It starts once every mark its steps count
-	// from is reached, and takes its steps as they fall due: the status
-	// manager's batches (ActionPodStatus) first, then the rest.
+	// from is reached, and takes its steps as they fall due.
 	ActorPods
 )
 

@@ -64,8 +64,8 @@ func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, 
 
 // playActor plays one actor's steps, each once its mark is reached and
 // its time has come. The pods actor takes its steps as they fall due
-// (dueOrder). A run of pod statuses goes to the status manager's batches
-// (statusManager.batch) as one. A pod write that fails does not stop the
+// (dueOrder). A run of pod statuses due one after another goes to the
+// status manager's batches (statusManager.batch) as one. A pod write that fails does not stop the
 // others: the first such error is returned at the end.
 func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.Time, steps Plan) error {
 	clk := n.s.cfg.Clock
@@ -199,11 +199,12 @@ func (n *nodeRun) do(ctx context.Context, node *corev1.Node, st Step, series map
 }
 
 // dueOrder waits until every mark steps (the pods actor's) count from is
-// reached and returns them as they fall due, each At an offset from start:
-// the status manager's batches first (statusManager.batch plays them all
-// before the probes' writes), then the rest by due time, steps due
-// together in plan order. An ActionPodDelete is due at the end of the
-// PLEG's first relist after its At (nextRelist).
+// reached and returns them as they fall due, each At an offset from start,
+// steps due together in plan order: the status manager is one goroutine,
+// so a probe's write does not wait for a status handed over after it
+// (status_manager.go syncBatch takes what is cached when it runs). An
+// ActionPodDelete is due at the end of the PLEG's first relist after its
+// At (nextRelist).
 func (n *nodeRun) dueOrder(ctx context.Context, start time.Time, steps Plan) (Plan, error) {
 	out := slices.Clone(steps)
 	for i := range out {
@@ -222,13 +223,7 @@ func (n *nodeRun) dueOrder(ctx context.Context, start time.Time, steps Plan) (Pl
 			st.Update = &u
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		si, sj := out[i].Action == ActionPodStatus, out[j].Action == ActionPodStatus
-		if si != sj {
-			return si
-		}
-		return out[i].At < out[j].At
-	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At < out[j].At })
 	return out, nil
 }
 
