@@ -2,8 +2,6 @@ package kubelet
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -12,33 +10,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
+	"github.com/stormbench/stormbench/bench/kubelet/plan"
 	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/profiles"
 )
-
-// TestProcessStartPlan: a kubelet's process start-up is the same for a
-// node and seed every time, within its bounds,
-// and spread over them across nodes with the measured median (0.32 s on
-// containerd, restarts staggered).
-func TestProcessStartPlan(t *testing.T) {
-	s := &Simulator{cfg: Config{Seed: 7}}
-	var waits []time.Duration
-	for i := range 1000 {
-		node := fmt.Sprintf("node-%05d", i)
-		at := processStart(s.rng(node, 7))
-		if again := processStart(s.rng(node, 7)); again != at {
-			t.Fatalf("%s: %v, then %v: not decided by the seed", node, at, again)
-		}
-		if at < processStartMin || at >= processStartMin+processStartSpread {
-			t.Errorf("%s: start-up %v outside [%v, %v)", node, at, processStartMin, processStartMin+processStartSpread)
-		}
-		waits = append(waits, at)
-	}
-	slices.Sort(waits)
-	if med := waits[len(waits)/2]; med < 300*time.Millisecond || med > 360*time.Millisecond {
-		t.Errorf("median start-up %v, want about 0.32 s", med)
-	}
-}
 
 // TestProcessStartCancelled: a run interrupted during a kubelet's process
 // start-up returns at once, saying so, and the kubelet has sent nothing.
@@ -57,16 +32,16 @@ func TestProcessStartCancelled(t *testing.T) {
 				}
 				sim.sessions = api.sessions(sim.cfg.Clock)
 				const down = 30 * time.Second
-				// Cut short within the start-up, which lasts at least
-				// processStartMin.
-				ctx, cancel := context.WithTimeout(context.Background(), down+processStartMin/2)
+				// Cut short halfway through the node's start-up.
+				startup := plan.ProcessStart(sim.rng(f.node, 7))
+				ctx, cancel := context.WithTimeout(context.Background(), down+startup/2)
 				defer cancel()
 				out := sim.Restart(ctx, storm.Restart{Node: f.node, Downtime: down})
 				if out.Err == nil || !strings.Contains(out.Err.Error(), "process start-up") {
 					t.Fatalf("restart returned %v, want the process start-up's interruption", out.Err)
 				}
-				if took := out.End.Sub(f.t0); took > down+processStartMin {
-					t.Errorf("the restart ended %v after it began, want at the interruption (%v)", took, down+processStartMin/2)
+				if took := out.End.Sub(f.t0); took >= down+startup {
+					t.Errorf("the restart ended %v after it began, want at the interruption (%v)", took, down+startup/2)
 				}
 				api.mu.Lock()
 				defer api.mu.Unlock()

@@ -121,7 +121,7 @@ func serviceClient(cfg *rest.Config, httpClient *http.Client) (rest.Interface, e
 
 // podCertificateClient is the REST client of the kubelet's
 // PodCertificateRequest informer: certificates.k8s.io at version (v1alpha1,
-// v1beta1 or v1: release.podCertificateAPI), same connection and rate
+// v1beta1 or v1: plan.Release.PodCertificateAPI), same connection and rate
 // limiter as the main client. The API types stormbench is built with
 // (k8s.io/api v0.36) have the PodCertificateRequest of v1beta1 only; its
 // protobuf message is v1's with two more fields (pkixPublicKey 9,

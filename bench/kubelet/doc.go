@@ -9,7 +9,7 @@
 // pkg/kubelet; REQUESTS.md lists it with its sources and what the oracle
 // measured. A kubelet of another supported version (Config.Version) differs
 // as data: its feature gates' defaults (bench/kubeversion) and what else its
-// start-up does differently (release.go); testdata/versions/<version> holds
+// start-up does differently (plan.Release); testdata/versions/<version> holds
 // its request goldens.
 //
 // # Shape
@@ -17,27 +17,28 @@
 // Simulator.Restart (model.go) takes the node from KWOK (harness.go) and
 // runs the restart's kind: runtimeRestart (runtime.go), or kubeletRestart
 // and reboot, which end in boot (boot.go). A start is a handshake, one
-// plan and one play: after the process start-up (processStart), the
+// plan and one play: after the process start-up (plan.ProcessStart), the
 // handshake hangs on the API server's answers and is played as it comes
 // (registration: the node GET decides whether to create it; the
 // informers' lists and watches, which decide the pods; volume
 // reconstruction: boot.go handshake, session.go, informers.go); everything
 // after it is one plan.
 //
-//   - a planner decides, touching nothing: planStart (boot.go) for a
+//   - a planner of package plan decides, touching nothing: plan.Start for a
 //     kubelet's start once its informers have synced, from the node, the
 //     pods as listed, the containers that exited, the gate, the release
-//     and the seed: the node-level start-up (planNodeStart), the pods'
-//     watches and tokens, each pod's first sync with its decision as data
-//     (planPods, podrestarts.go), the deleted pods' ends (planDeletions),
-//     the probes' and the status manager's writes that follow, and a
-//     NotReady flash's end; planRuntimeOutage (runtime.go) for a runtime
-//     outage. A plan (plan.go) is a list of typed Steps of data: when (At,
+//     and the seed: the node-level start-up, the pods' watches and
+//     tokens, each pod's first sync with its decision as data (a reboot's
+//     and a replaced pod's statuses too), the deleted pods' ends, the
+//     probes' and the status manager's writes that follow, and a
+//     NotReady flash's end; plan.RuntimeOutage for a runtime outage. A
+//     plan (plan.Plan) is a list of typed Steps of data: when (At,
 //     from a Mark the executor reaches: the start, the pods' first syncs,
 //     their end), which of the kubelet's loops (Actor: the node status
 //     loop or the pods' workers and status manager) and what (Action, a
 //     closed set);
-//   - the executor (play.go) plays a plan on the kubelet's session: each
+//   - the executor (play.go, this package) plays a plan on the kubelet's
+//     session, and imports only the plan's data and planners: each
 //     actor in a goroutine of its own, sleeping on the injected clock until
 //     a step is due, sending it with the session's retries, applying a
 //     first sync's decision to the status it reads, and counting what it
@@ -53,6 +54,8 @@
 //     kubelet, do not have.
 //
 // testdata/plan holds the plans' goldens (TestPlanGolden,
-// TestNodeStartPlanGolden, TestStartPlanGolden), testdata/restart every
+// TestNodeStartPlanGolden, TestStartPlanGolden: the planners run on this
+// package's fixture of pods, so they stay beside the request goldens that
+// the calibration's fingerprint covers), testdata/restart every
 // request a restart sends on a fake API server (TestRestartGolden).
 package kubelet

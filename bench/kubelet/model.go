@@ -1,14 +1,14 @@
 package kubelet
 
 import (
+	"github.com/stormbench/stormbench/bench/kubelet/plan"
+
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -175,7 +175,7 @@ type Simulator struct {
 // ExitContainer records that a container of a pod on node exited (a crash,
 // an OOM kill) while the node's kubelet is down, its sandbox left running:
 // the kubelet's next start finds it exited and starts it again
-// (replacePod). The simulated runtime's state has no other source; a
+// (plan.Start). The simulated runtime's state has no other source; a
 // calibration calls it when it kills the real side's container.
 func (s *Simulator) ExitContainer(node, namespace, pod, container string) {
 	s.exitedMu.Lock()
@@ -243,10 +243,10 @@ func NewSimulator(cfg Config) (*Simulator, error) {
 // their rate limit, their version's user agent, and the client of the
 // PodCertificateRequest informer when its gate is on.
 func (s *Simulator) sessionOptions() sessionOptions {
-	rel := releaseOf(s.cfg.Version)
-	o := sessionOptions{limits: apiLimits{s.cfg.KubeAPIQPS, s.cfg.KubeAPIBurst}, userAgent: rel.userAgent()}
+	rel := plan.ReleaseOf(s.cfg.Version)
+	o := sessionOptions{limits: apiLimits{s.cfg.KubeAPIQPS, s.cfg.KubeAPIBurst}, userAgent: rel.UserAgent()}
 	if s.gate(kubeversion.GatePodCertificateRequest) {
-		o.podCertificateAPI = rel.podCertificateAPI
+		o.podCertificateAPI = rel.PodCertificateAPI
 	}
 	return o
 }
@@ -352,29 +352,12 @@ func (s *Simulator) restart(ctx context.Context, r storm.Restart) (err error) {
 // for the same node, so that one seed's schedule is one draw of the
 // kubelets too.
 func (s *Simulator) rng(node string, salt uint64) *rand.Rand {
-	return s.seed().rng(node, salt)
+	return s.seed().Rng(node, salt)
 }
 
 // seed is what a restart's random draws come from: the run's seed and ID
 // (Config.Seed, Config.RunID).
-func (s *Simulator) seed() seed { return seed{value: s.cfg.Seed, runID: s.cfg.RunID} }
-
-// seed draws a node's or a pod's numbers: the run's seed mixed with the
-// name without the run's ID, so that a fixed schedule fixes the kubelets'
-// draws too.
-type seed struct {
-	value int64
-	runID string
-}
-
-func (sd seed) rng(name string, salt uint64) *rand.Rand {
-	if sd.runID != "" {
-		name = strings.TrimPrefix(name, sd.runID+"-")
-	}
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(name))
-	return rand.New(rand.NewPCG(uint64(sd.value)^h.Sum64(), salt))
-}
+func (s *Simulator) seed() plan.Seed { return plan.Seed{Value: s.cfg.Seed, RunID: s.cfg.RunID} }
 
 // nodeRun is one restart of one node as its simulated kubelet lives it:
 // the session it opened and the lease controller it runs. Its methods are
@@ -412,7 +395,7 @@ func (s *Simulator) openSession(ctx context.Context, r storm.Restart) (*nodeRun,
 	sess.syncTimeout = s.cfg.RecoveryTimeout
 	sess.noWatchList = !s.gate(profiles.GateWatchListClient)
 	sess.podCertificates = s.gate(kubeversion.GatePodCertificateRequest)
-	sess.csiNodeGetsNode = releaseOf(s.cfg.Version).csiNodeGetsNode
+	sess.csiNodeGetsNode = plan.ReleaseOf(s.cfg.Version).CSINodeGetsNode
 	sess.retries = &s.Counters.Retries
 	sess.eventsDropped = &s.Counters.EventsDropped
 	sess.gaveUp = s.statusSyncGaveUp(r)
@@ -456,13 +439,13 @@ func (n *nodeRun) recover(ctx context.Context) error {
 // controller's next renewal while the pods' actor goes on; it records
 // PodsRecovered once both are done without error. The recovery timeout
 // bounds the plan.
-func (n *nodeRun) recoverPlaying(ctx context.Context, node *corev1.Node, start time.Time, plan Plan) error {
+func (n *nodeRun) recoverPlaying(ctx context.Context, node *corev1.Node, start time.Time, steps plan.Plan) error {
 	handed := make(chan error, 1)
 	var handing atomic.Bool
 	pctx, cancel := context.WithTimeout(ctx, n.s.cfg.RecoveryTimeout)
 	defer cancel()
-	perr := n.play(pctx, node, start, plan, func(a Actor) {
-		if a != ActorNode {
+	perr := n.play(pctx, node, start, steps, func(a plan.Actor) {
+		if a != plan.ActorNode {
 			return
 		}
 		handing.Store(true)

@@ -1,6 +1,8 @@
 package kubelet
 
 import (
+	"github.com/stormbench/stormbench/bench/kubelet/plan"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -207,7 +209,7 @@ type restartCase struct {
 // the gate (always legacy) has its restart with exited containers too,
 // which the default plays with readiness preserved (calibration case
 // kubelet/exited). A version whose kubelet plays a reboot otherwise than
-// the default's (release.sandboxReadyWrite) has its reboot too.
+// the default's (plan.Release.SandboxReadyWrite) has its reboot too.
 func versionCases() []restartCase {
 	var out []restartCase
 	for _, v := range kubeversion.Supported() {
@@ -234,7 +236,7 @@ func versionCases() []restartCase {
 			out = append(out, restartCase{name: "kubelet-exited-containers", version: v, exited: exitedContainers,
 				cfg: func(c *Config) { c.Kind = profiles.StormKubelet }})
 		}
-		if releaseOf(v).sandboxReadyWrite != releaseOf(kubeversion.Default).sandboxReadyWrite {
+		if plan.ReleaseOf(v).SandboxReadyWrite != plan.ReleaseOf(kubeversion.Default).SandboxReadyWrite {
 			out = append(out, restartCase{name: "reboot", version: v, cfg: func(c *Config) { c.Kind = profiles.StormReboot }})
 		}
 	}

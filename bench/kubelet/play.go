@@ -5,6 +5,8 @@ package kubelet
 // due and sending it with the session's retries.
 
 import (
+	"github.com/stormbench/stormbench/bench/kubelet/plan"
+
 	"cmp"
 	"context"
 	"errors"
@@ -30,20 +32,20 @@ import (
 // failed); a pod write's error is returned when its actor is done.
 // Its events go to the session's event sender, which sends them on the
 // restart's context (session.recordEvent), not on play's.
-func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, plan Plan, done func(Actor)) error {
+func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, steps plan.Plan, done func(plan.Actor)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	n.marks = newMarks(start)
-	byActor := map[Actor]Plan{}
-	for _, st := range plan {
+	byActor := map[plan.Actor]plan.Plan{}
+	for _, st := range steps {
 		byActor[st.Actor] = append(byActor[st.Actor], st)
 	}
-	errs := make([]error, len(actors))
+	errs := make([]error, len(plan.Actors))
 	var wg sync.WaitGroup
-	for i, a := range actors {
+	for i, a := range plan.Actors {
 		wg.Go(func() {
 			if errs[i] = n.playActor(ctx, node, start, byActor[a]); errs[i] != nil {
-				if a == ActorNode {
+				if a == plan.ActorNode {
 					cancel()
 				}
 				return
@@ -54,10 +56,10 @@ func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, 
 		})
 	}
 	wg.Wait()
-	if errs[ActorNode] != nil && errors.Is(errs[ActorPods], context.Canceled) {
+	if errs[plan.ActorNode] != nil && errors.Is(errs[plan.ActorPods], context.Canceled) {
 		// The pods actor was stopped by the node actor's failure: that
 		// failure is the play's.
-		return errs[ActorNode]
+		return errs[plan.ActorNode]
 	}
 	return errors.Join(errs...)
 }
@@ -67,9 +69,9 @@ func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, 
 // (dueOrder). A run of pod statuses due one after another goes to the
 // status manager's batches (statusManager.batch) as one. A pod write that fails does not stop the
 // others: the first such error is returned at the end.
-func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.Time, steps Plan) error {
+func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.Time, steps plan.Plan) error {
 	clk := n.s.cfg.Clock
-	if len(steps) > 0 && steps[0].Actor == ActorPods {
+	if len(steps) > 0 && steps[0].Actor == plan.ActorPods {
 		var err error
 		if steps, err = n.dueOrder(ctx, start, steps); err != nil {
 			return fmt.Errorf("kubelet %s: waiting for its first syncs: %w", n.sess.node, err)
@@ -81,19 +83,19 @@ func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.T
 	var podErr error
 	for i := 0; i < len(steps); i++ {
 		st := steps[i]
-		if st.Action == ActionPodStatus {
-			var updates []statusUpdate
-			for ; i < len(steps) && steps[i].Action == ActionPodStatus; i++ {
+		if st.Action == plan.ActionPodStatus {
+			var updates []plan.StatusUpdate
+			for ; i < len(steps) && steps[i].Action == plan.ActionPodStatus; i++ {
 				updates = append(updates, *steps[i].Update)
 			}
 			i--
-			apply := func(u statusUpdate, ps *corev1.PodStatus, now metav1.Time) bool {
+			apply := func(u plan.StatusUpdate, ps *corev1.PodStatus, now metav1.Time) bool {
 				return n.applyUpdate(node, u, ps, now)
 			}
 			podErr = cmp.Or(podErr, n.status.batch(ctx, start, updates, apply, n.updateEvents))
 			continue
 		}
-		if st.Action == ActionPodProbe && n.firstSyncs[st.Namespace+"/"+st.Name] == (firstSyncOutcome{}) {
+		if st.Action == plan.ActionPodProbe && n.firstSyncs[st.Namespace+"/"+st.Name] == (firstSyncOutcome{}) {
 			// Its first sync left it nothing to write.
 			continue
 		}
@@ -105,10 +107,10 @@ func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.T
 			return fmt.Errorf("kubelet %s: waiting for its %s step at %v: %w", n.sess.node, st.Actor, st.At, err)
 		}
 		switch st.Action {
-		case ActionPodStartup, ActionPodProbe:
+		case plan.ActionPodStartup, plan.ActionPodProbe:
 			podErr = cmp.Or(podErr, n.writePod(ctx, at, st))
 			continue
-		case ActionPodTerminal, ActionPodDelete:
+		case plan.ActionPodTerminal, plan.ActionPodDelete:
 			podErr = cmp.Or(podErr, n.endPod(ctx, st))
 			continue
 		}
@@ -120,9 +122,9 @@ func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.T
 }
 
 // writePod writes one pod step, due at at, through the status manager.
-func (n *nodeRun) writePod(ctx context.Context, at time.Time, st Step) error {
-	if st.Action == ActionPodStartup {
-		step := statusStep{at: st.At, container: st.Container, started: st.Started, ready: st.Ready, setStarted: st.SetStarted}
+func (n *nodeRun) writePod(ctx context.Context, at time.Time, st plan.Step) error {
+	if st.Action == plan.ActionPodStartup {
+		step := plan.StatusStep{At: st.At, Container: st.Container, Started: st.Started, Ready: st.Ready, SetStarted: st.SetStarted}
 		return n.status.write(ctx, st.Namespace, st.Name, func(ps *corev1.PodStatus, now metav1.Time) bool {
 			return ps.Phase == corev1.PodRunning && applyStatusStep(ps, step, now)
 		})
@@ -134,17 +136,17 @@ func (n *nodeRun) writePod(ctx context.Context, at time.Time, st Step) error {
 }
 
 // do sends one step of the node's actor, or a pod event.
-func (n *nodeRun) do(ctx context.Context, node *corev1.Node, st Step, series map[string]string) error {
+func (n *nodeRun) do(ctx context.Context, node *corev1.Node, st plan.Step, series map[string]string) error {
 	sess := n.sess
 	switch st.Action {
-	case ActionNodeStatus:
+	case plan.ActionNodeStatus:
 		if st.RuntimeVersion != "" {
 			sess.newRuntimeVersion = st.RuntimeVersion
 		}
 		return sess.patchNodeReady(ctx, st.Ready, st.Reason, st.Message)
-	case ActionNodeEvent:
+	case plan.ActionNodeEvent:
 		return sess.event(node.UID, st.EventType, st.Reason, st.Message)
-	case ActionPodEvent:
+	case plan.ActionPodEvent:
 		name, err := sess.podEvent(st.Pod, st.Container, series[st.Series], st.Count, st.EventType, st.Reason, st.Message)
 		if err != nil {
 			return err
@@ -153,45 +155,45 @@ func (n *nodeRun) do(ctx context.Context, node *corev1.Node, st Step, series map
 			series[st.Series] = name
 		}
 		return nil
-	case ActionCSINode:
+	case plan.ActionCSINode:
 		return sess.csiNode(ctx, node.UID)
-	case ActionResourceSliceWipe:
+	case plan.ActionResourceSliceWipe:
 		sess.wipeResourceSlices(ctx)
 		return nil
-	case ActionWait:
+	case plan.ActionWait:
 		return nil
-	case ActionObjectWatches:
+	case plan.ActionObjectWatches:
 		watches, err := sess.watchPodObjects(ctx, st.Pods)
 		if err != nil {
 			return err
 		}
 		n.s.Counters.ObjectWatches.Add(int64(watches))
 		return nil
-	case ActionTokens:
+	case plan.ActionTokens:
 		tokens, err := sess.requestTokens(ctx, st.Pods)
 		n.s.Counters.TokenRequests.Add(int64(tokens))
 		return err
-	case ActionPodsSynced:
+	case plan.ActionPodsSynced:
 		n.s.recorder(n.r).Synced(len(st.Pods))
 		if n.s.cfg.CloseWatchesAfterSync {
 			sess.stopWatches()
 		}
 		return nil
-	case ActionPodIPs:
+	case plan.ActionPodIPs:
 		sess.reservePodIPs(node)
 		return nil
-	case ActionMark:
+	case plan.ActionMark:
 		n.marks.reach(markKey{mark: st.Mark}, n.s.cfg.Clock.Now())
 		return nil
-	case ActionPodReject:
+	case plan.ActionPodReject:
 		return n.rejectPod(ctx, st.Pod, st.Reason, st.Message)
-	case ActionPodFirstSync:
-		began, err := n.marks.at(ctx, markKey{mark: MarkPodSync})
+	case plan.ActionPodFirstSync:
+		began, err := n.marks.at(ctx, markKey{mark: plan.MarkPodSync})
 		if err != nil {
 			return err
 		}
 		return n.firstSync(ctx, node, st, metav1.NewTime(began))
-	case ActionPodObservedGeneration:
+	case plan.ActionPodObservedGeneration:
 		_, err := n.status.sync(ctx, st.Pod.Namespace, st.Pod.Name, observedGeneration(st.Pod.Generation))
 		return err
 	}
@@ -205,7 +207,7 @@ func (n *nodeRun) do(ctx context.Context, node *corev1.Node, st Step, series map
 // (status_manager.go syncBatch takes what is cached when it runs). An
 // ActionPodDelete is due at the end of the PLEG's first relist after its
 // At (nextRelist).
-func (n *nodeRun) dueOrder(ctx context.Context, start time.Time, steps Plan) (Plan, error) {
+func (n *nodeRun) dueOrder(ctx context.Context, start time.Time, steps plan.Plan) (plan.Plan, error) {
 	out := slices.Clone(steps)
 	for i := range out {
 		st := &out[i]
@@ -213,13 +215,13 @@ func (n *nodeRun) dueOrder(ctx context.Context, start time.Time, steps Plan) (Pl
 		if err != nil {
 			return nil, err
 		}
-		if st.Action == ActionPodDelete {
-			at = nextRelist(n.sess.started, at)
+		if st.Action == plan.ActionPodDelete {
+			at = plan.NextRelist(n.sess.started, at)
 		}
-		st.At, st.From = at.Sub(start), MarkPlan
+		st.At, st.From = at.Sub(start), plan.MarkPlan
 		if st.Update != nil {
 			u := *st.Update
-			u.at = st.At
+			u.At = st.At
 			st.Update = &u
 		}
 	}
@@ -229,7 +231,7 @@ func (n *nodeRun) dueOrder(ctx context.Context, start time.Time, steps Plan) (Pl
 
 // markKey is a mark a plan reaches, and the pod it is of (MarkPodSynced).
 type markKey struct {
-	mark Mark
+	mark plan.Mark
 	pod  string
 }
 
@@ -243,7 +245,7 @@ type marks struct {
 
 // newMarks are the marks of a plan that starts at start (MarkPlan).
 func newMarks(start time.Time) *marks {
-	return &marks{reached: map[markKey]time.Time{{mark: MarkPlan}: start}, waiting: map[markKey]chan struct{}{}}
+	return &marks{reached: map[markKey]time.Time{{mark: plan.MarkPlan}: start}, waiting: map[markKey]chan struct{}{}}
 }
 
 // reach records that k was reached at t.
@@ -279,9 +281,9 @@ func (m *marks) at(ctx context.Context, k markKey) (time.Time, error) {
 }
 
 // due is when st is due: its mark's time plus its At.
-func (m *marks) due(ctx context.Context, st Step) (time.Time, error) {
+func (m *marks) due(ctx context.Context, st plan.Step) (time.Time, error) {
 	k := markKey{mark: st.From}
-	if st.From == MarkPodSynced {
+	if st.From == plan.MarkPodSynced {
 		k.pod = st.Namespace + "/" + st.Name
 	}
 	t, err := m.at(ctx, k)

@@ -70,28 +70,3 @@ func TestRebootContainerStates(t *testing.T) {
 		t.Errorf("after restart: %+v", cs)
 	}
 }
-
-// TestRebootFirstProbe: a recreated container's first readiness Success
-// comes at the worker's manual trigger when it runs, or when the worker
-// wakes from its start-up sleep if that is later, and not before the
-// initial delay, counted in ticks from the trigger.
-func TestRebootFirstProbe(t *testing.T) {
-	s := time.Second
-	for _, tc := range []struct {
-		name                                  string
-		jitter, running, initialDelay, period time.Duration
-		want                                  time.Duration
-	}{
-		{"the worker is awake: the trigger at running", 1 * s, 3 * s, 0, 10 * s, 3*s + rebootProbeLatency},
-		{"the worker still sleeps: its first probe", 7 * s, 3 * s, 0, 10 * s, 7*s + rebootProbeLatency},
-		{"an initial delay: ticks after the trigger", 1 * s, 3 * s, 1 * s, 2 * s, 5*s + rebootProbeLatency},
-		{"an initial delay shorter than the sleep's remainder", 7 * s, 3 * s, 2 * s, 10 * s, 7*s + rebootProbeLatency},
-		{"an initial delay longer than the sleep's remainder", 4 * s, 3 * s, 2 * s, 5 * s, 9*s + rebootProbeLatency},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := rebootFirstProbe(tc.jitter, tc.running, tc.initialDelay, tc.period); got != tc.want {
-				t.Errorf("rebootFirstProbe(%v, %v, %v, %v) = %v, want %v", tc.jitter, tc.running, tc.initialDelay, tc.period, got, tc.want)
-			}
-		})
-	}
-}

@@ -1,6 +1,8 @@
 package kubelet
 
 import (
+	"github.com/stormbench/stormbench/bench/kubelet/plan"
+
 	"context"
 	"encoding/pem"
 	"net/http"
@@ -293,20 +295,20 @@ func TestSessionPerVersion(t *testing.T) {
 	}
 }
 
-// TestReleaseTable: releaseOf agrees with what the sources say
+// TestReleaseTable: plan.ReleaseOf agrees with what the sources say
 // (versionFacts), the zero Version is the default's, and a version of a
 // release stormbench does not know is refused by NewSimulator.
 func TestReleaseTable(t *testing.T) {
 	for _, v := range kubeversion.Supported() {
-		r, facts := releaseOf(v), versionFacts[v]
-		if r.csiNodeGetsNode != facts.csiNodeGetsNode || r.userAgent() != facts.userAgent {
-			t.Errorf("%s: %+v (user agent %q), want csiNodeGetsNode %t, %q", v, r, r.userAgent(), facts.csiNodeGetsNode, facts.userAgent)
+		r, facts := plan.ReleaseOf(v), versionFacts[v]
+		if r.CSINodeGetsNode != facts.csiNodeGetsNode || r.UserAgent() != facts.userAgent {
+			t.Errorf("%s: %+v (user agent %q), want csiNodeGetsNode %t, %q", v, r, r.UserAgent(), facts.csiNodeGetsNode, facts.userAgent)
 		}
-		if facts.podCertificates && r.podCertificateAPI != facts.podCertificatesAPI {
-			t.Errorf("%s: PodCertificateRequest API %q, want %q", v, r.podCertificateAPI, facts.podCertificatesAPI)
+		if facts.podCertificates && r.PodCertificateAPI != facts.podCertificatesAPI {
+			t.Errorf("%s: PodCertificateRequest API %q, want %q", v, r.PodCertificateAPI, facts.podCertificatesAPI)
 		}
 	}
-	if releaseOf(kubeversion.Version{}) != releaseOf(kubeversion.Default) {
+	if plan.ReleaseOf(kubeversion.Version{}) != plan.ReleaseOf(kubeversion.Default) {
 		t.Error("the zero Version is not the default's release")
 	}
 	_, err := NewSimulator(Config{Base: &rest.Config{}, Harness: fake.NewClientset(), RunID: "r", Kind: profiles.StormKubelet, Version: kubeversion.Version{Minor: 33, Patch: 1}})

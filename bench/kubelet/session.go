@@ -73,7 +73,7 @@ type session struct {
 	// others (the PodCertificateRequest gate; session.startInformers).
 	podCertificates bool
 	// csiNodeGetsNode makes the CSI plugin's start GET the node between
-	// its CSINode reads (release.csiNodeGetsNode).
+	// its CSINode reads (plan.Release.CSINodeGetsNode).
 	csiNodeGetsNode bool
 
 	// leaseRenewed is when the lease controller last renewed the lease
@@ -124,7 +124,7 @@ type apiLimits struct{ qps, burst int }
 type sessionOptions struct {
 	// limits is the main client's rate limit.
 	limits apiLimits
-	// userAgent, when set, is the clients' user agent (release.userAgent);
+	// userAgent, when set, is the clients' user agent (plan.Release.UserAgent);
 	// otherwise cluster.KubeletClientConfig's.
 	userAgent string
 	// podCertificateAPI, when set, is the certificates.k8s.io version of

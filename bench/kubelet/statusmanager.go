@@ -1,6 +1,8 @@
 package kubelet
 
 import (
+	"github.com/stormbench/stormbench/bench/kubelet/plan"
+
 	"context"
 	"errors"
 	"fmt"
@@ -82,24 +84,24 @@ func (m statusManager) busyAt(t time.Time) bool {
 // applies an update to a pod's status; the events of an update are sent
 // when a batch first finds it due: on time while the status manager keeps
 // up, with the batch when it is behind.
-func (m statusManager) batch(ctx context.Context, start time.Time, updates []statusUpdate, apply func(statusUpdate, *corev1.PodStatus, metav1.Time) bool, events func(statusUpdate) error) error {
-	sort.SliceStable(updates, func(i, j int) bool { return updates[i].at < updates[j].at })
+func (m statusManager) batch(ctx context.Context, start time.Time, updates []plan.StatusUpdate, apply func(plan.StatusUpdate, *corev1.PodStatus, metav1.Time) bool, events func(plan.StatusUpdate) error) error {
+	sort.SliceStable(updates, func(i, j int) bool { return updates[i].At < updates[j].At })
 	var firstErr error
 	for len(updates) > 0 {
-		if err := poll.Sleep(ctx, m.clk, updates[0].at-m.clk.Since(start)); err != nil {
+		if err := poll.Sleep(ctx, m.clk, updates[0].At-m.clk.Since(start)); err != nil {
 			return fmt.Errorf("kubelet %s: waiting for pod status: %w", m.sess.node, err)
 		}
 		now := m.clk.Since(start)
 		type key struct{ ns, name string }
 		var order []key
-		due := map[key][]statusUpdate{}
-		var rest []statusUpdate
+		due := map[key][]plan.StatusUpdate{}
+		var rest []plan.StatusUpdate
 		for _, u := range updates {
-			if u.at > now {
+			if u.At > now {
 				rest = append(rest, u)
 				continue
 			}
-			k := key{u.pod.Namespace, u.pod.Name}
+			k := key{u.Pod.Namespace, u.Pod.Name}
 			if _, ok := due[k]; !ok {
 				order = append(order, k)
 			}

@@ -1,6 +1,8 @@
 package kubelet
 
 import (
+	"github.com/stormbench/stormbench/bench/kubelet/plan"
+
 	"context"
 	"strings"
 	"testing"
@@ -201,7 +203,7 @@ func TestTerminatePodsInterleaved(t *testing.T) {
 	want := []string{"get pods a", "patch pods/status a", "get pods b", "patch pods/status b"}
 	for _, st := range ends {
 		n := st.Pod.Name
-		if st.Action == ActionPodTerminal {
+		if st.Action == plan.ActionPodTerminal {
 			want = append(want, "get pods "+n, "patch pods/status "+n)
 		} else {
 			want = append(want, "get pods "+n, "delete pods "+n)
@@ -210,22 +212,22 @@ func TestTerminatePodsInterleaved(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	// Each pod: its kill over within [killMin, killMin+killSpread) of the
-	// first sync, and its DELETE at the end of the first relist after it.
+	// Each pod: its DELETE at the end of the first relist after its kill
+	// (TestPlanDeletions checks the kill's length).
 	for _, p := range pods {
 		var terminal, del time.Duration = -1, -1
 		for _, st := range ends {
-			if st.Pod.Name == p.Name && st.Action == ActionPodTerminal {
+			if st.Pod.Name == p.Name && st.Action == plan.ActionPodTerminal {
 				terminal = st.At
 			}
-			if st.Pod.Name == p.Name && st.Action == ActionPodDelete {
+			if st.Pod.Name == p.Name && st.Action == plan.ActionPodDelete {
 				del = st.At
 			}
 		}
-		if terminal < killMin || terminal > killMin+killSpread+time.Millisecond {
-			t.Errorf("pod %s: terminal write at %v, want within [%v, %v] of the first sync", p.Name, terminal, killMin, killMin+killSpread)
+		if terminal <= 0 {
+			t.Errorf("pod %s: terminal write at %v, want after the first sync", p.Name, terminal)
 		}
-		if t0.Add(del) != nextRelist(t0.Add(-relistTestStart), t0.Add(terminal)) {
+		if t0.Add(del) != plan.NextRelist(t0.Add(-relistTestStart), t0.Add(terminal)) {
 			t.Errorf("pod %s: DELETE at %v, want at the relist after its kill (%v)", p.Name, del, terminal)
 		}
 	}
@@ -235,23 +237,31 @@ func TestTerminatePodsInterleaved(t *testing.T) {
 // kubelet started (session.started).
 const relistTestStart = 400 * time.Millisecond
 
-// terminateAndPlay plans the deletions of pods (planDeletions) whose first
+// terminateAndPlay plans the deletions of pods (plan.Start) whose first
 // sync is at began, plays the first syncs' steps, then the ends as the
 // pods' actor takes them (dueOrder), without sleeps (the clock is fake),
 // and returns the ends in that order, At from began.
-func terminateAndPlay(t *testing.T, n *nodeRun, pods []*corev1.Pod, began time.Time) Plan {
+func terminateAndPlay(t *testing.T, n *nodeRun, pods []*corev1.Pod, began time.Time) plan.Plan {
 	t.Helper()
 	ctx := context.Background()
 	n.sess.started = began.Add(-relistTestStart)
 	n.marks = newMarks(began)
-	n.marks.reach(markKey{mark: MarkPodSync}, began)
-	syncs, ends := planDeletions(pods, n.s.seed())
+	n.marks.reach(markKey{mark: plan.MarkPodSync}, began)
+	var syncs, ends plan.Plan
+	for _, st := range plan.Start(plan.StartInput{Deleted: pods, Seed: n.s.seed()}) {
+		switch st.Action {
+		case plan.ActionPodEvent, plan.ActionPodObservedGeneration:
+			syncs = append(syncs, st)
+		case plan.ActionPodTerminal, plan.ActionPodDelete:
+			ends = append(ends, st)
+		}
+	}
 	for _, st := range syncs {
 		if err := n.do(ctx, nil, st, map[string]string{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	n.marks.reach(markKey{mark: MarkSyncsDone}, n.s.cfg.Clock.Now())
+	n.marks.reach(markKey{mark: plan.MarkSyncsDone}, n.s.cfg.Clock.Now())
 	ends, err := n.dueOrder(ctx, began, ends)
 	if err != nil {
 		t.Fatal(err)
@@ -262,28 +272,4 @@ func terminateAndPlay(t *testing.T, n *nodeRun, pods []*corev1.Pod, began time.T
 		}
 	}
 	return ends
-}
-
-// TestNextRelist: the pod cache is newer than an instant at the end of the
-// first relist that starts at or after it, on a grid of relists one period
-// plus a relist's duration apart from the kubelet's start.
-func TestNextRelist(t *testing.T) {
-	started := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	grid := plegRelistPeriod + plegRelist // 1.06 s
-	for _, tc := range []struct {
-		name         string
-		began, after time.Duration // from the kubelet's start; after from began
-		want         time.Duration // from began
-	}{
-		{"at a relist's start", 0, grid, grid + plegRelist},
-		{"just after the first", 0, time.Millisecond, grid + plegRelist - 0},
-		{"kill over at 1.7 s", 1400 * time.Millisecond, 300 * time.Millisecond, 2*grid + plegRelist - 1400*time.Millisecond},
-		{"kill over at 2.2 s", 1400 * time.Millisecond, 800 * time.Millisecond, 3*grid + plegRelist - 1400*time.Millisecond},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := nextRelist(started, started.Add(tc.began+tc.after)).Sub(started.Add(tc.began)); got != tc.want {
-				t.Errorf("nextRelist(began %v, after %v) = %v, want %v", tc.began, tc.after, got, tc.want)
-			}
-		})
-	}
 }

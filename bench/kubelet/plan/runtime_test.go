@@ -1,4 +1,4 @@
-package kubelet
+package plan
 
 import (
 	"math/rand/v2"

@@ -1,10 +1,22 @@
-package kubelet
-
-// This file holds a restart's plan: what the simulated kubelet does, and
-// when, as a list of typed steps of data. A planner decides (random draws,
-// kubelet timing, calibrated offsets) and touches nothing; the executor
-// (play.go) sleeps, sends and counts, and applies the decisions a step
-// carries to the statuses it reads.
+// Package plan decides what a simulated kubelet does, and when: a
+// restart's plan, a list of typed steps of data. Its planners are pure
+// functions of what the kubelet knows once its informers have synced (the
+// node, the pods as listed, the containers that exited, the gate, the
+// release, the seed): Start for a kubelet's start after a restart or a
+// reboot, RuntimeOutage for a container runtime that goes away under a
+// kubelet that stays up. A step says when (At, from a Mark the executor
+// reaches), which of the kubelet's loops takes it (Actor) and what it does
+// (Action, a closed set), with a pod's first sync and a status manager's
+// update carried as data (StatusUpdate). Release is what a Kubernetes
+// release's kubelet does differently, Seed what a node's and a pod's
+// random draws come from.
+//
+// The package touches nothing: no client, no clock, no status it reads.
+// The executor (bench/kubelet play.go) sleeps, sends and counts, and
+// applies the decisions a step carries to the statuses it reads. The
+// kubelet sources cited are k8s.io/kubernetes v1.36.3 pkg/kubelet unless
+// a release says otherwise.
+package plan
 
 import (
 	"fmt"
@@ -23,7 +35,7 @@ type Actor uint8
 const (
 	// ActorNode is the node status loop: node status, node events, and
 	// the end of a plan (ActionWait); at a start, the start-up in the
-	// kubelet's order (planStart): the node's, then the pods' first syncs.
+	// kubelet's order (Start): the node's, then the pods' first syncs.
 	ActorNode Actor = iota
 	// ActorPods is the probe workers and the status manager: pod events
 	// and pod status writes. It starts once every mark its steps count
@@ -31,8 +43,8 @@ const (
 	ActorPods
 )
 
-// actors are every actor, in the order the executor starts them.
-var actors = []Actor{ActorNode, ActorPods}
+// Actors are every actor, in the order the executor starts them.
+var Actors = []Actor{ActorNode, ActorPods}
 
 func (a Actor) String() string {
 	switch a {
@@ -221,7 +233,7 @@ type Step struct {
 	Started, SetStarted bool
 	// Update is the status a pod's worker hands the status manager
 	// (ActionPodStatus).
-	Update *statusUpdate
+	Update *StatusUpdate
 }
 
 // String renders the step as one line of a plan golden.
@@ -250,7 +262,7 @@ func (s Step) String() string {
 		}
 		fmt.Fprintf(&b, " %s %s %s count=%d", series, s.EventType, s.Reason, s.Count)
 	case ActionPodStatus:
-		fmt.Fprintf(&b, " %s/%s %s", s.Namespace, s.Name, statusKindNames[s.Update.kind])
+		fmt.Fprintf(&b, " %s/%s %s", s.Namespace, s.Name, statusKindNames[s.Update.Kind])
 	case ActionPodStartup:
 		fmt.Fprintf(&b, " %s/%s %s ready=%t", s.Namespace, s.Name, s.Container, s.Ready)
 		if s.SetStarted {
@@ -262,7 +274,7 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, " %s/%s", s.Namespace, s.Name)
 		switch {
 		case s.Update != nil:
-			fmt.Fprintf(&b, " %s", statusKindNames[s.Update.kind])
+			fmt.Fprintf(&b, " %s", statusKindNames[s.Update.Kind])
 		case s.Startup:
 			b.WriteString(" startup worker decides")
 		case s.Legacy:

@@ -1,11 +1,11 @@
-package kubelet
+package plan
 
 import (
 	"github.com/stormbench/stormbench/bench/kubeversion"
 )
 
 // What a starting kubelet does differently from one Kubernetes release to
-// the next, as data: the session and the planners read a release, the
+// the next, as data: the session and the planners read a Release, the
 // executor never compares versions. The differences a feature gate decides
 // are not here but in the gates' defaults per version
 // (kubeversion.Version.Gate, read by Simulator.gate): WatchListClient picks
@@ -38,23 +38,23 @@ import (
 // (ClusterTrustBundleProjection GA) starts its informer lazily, at the
 // first pod that projects a trust bundle (clustertrustbundle
 // NewLazyInformerManager), so it sends nothing at a start.
-type release struct {
-	// version is the release.
-	version kubeversion.Version
-	// csiNodeGetsNode says the CSI plugin's CSINode initialisation GETs
+type Release struct {
+	// Version is the release.
+	Version kubeversion.Version
+	// CSINodeGetsNode says the CSI plugin's CSINode initialisation GETs
 	// the node before the CSINode, to learn the node's UID and check the
 	// CSINode's owner (volume/csi/nodeinfomanager/nodeinfomanager.go
 	// tryInitializeCSINodeWithAnnotation, from v1.35.4 with
 	// ensureNodeOwnsCSINode). v1.34.4's GETs the node only when it creates
 	// a missing CSINode (CreateCSINode): a restart of a node whose CSINode
 	// exists sends one node GET fewer.
-	csiNodeGetsNode bool
-	// podCertificateAPI is the API version of certificates.k8s.io the
+	CSINodeGetsNode bool
+	// PodCertificateAPI is the API version of certificates.k8s.io the
 	// PodCertificateRequest informer lists and watches, when the gate is on
 	// (kubelet.go NewMainKubelet: kubeInformers.Certificates().V1alpha1()
 	// in v1.34.4, V1beta1() in v1.35.4 and v1.36.3, V1() in v1.37.2).
-	podCertificateAPI string
-	// sandboxReadyWrite says the runtime's SyncPod reports a new sandbox
+	PodCertificateAPI string
+	// SandboxReadyWrite says the runtime's SyncPod reports a new sandbox
 	// ready before it creates the containers: kuberuntime_manager.go
 	// SyncPod calls kubelet.go OnPodSandboxReady (from v1.36.3; kubernetes
 	// issue 134460), which sets PodReadyToStartContainers True from a
@@ -66,7 +66,7 @@ type release struct {
 	// fewer (restartPod). Measured: the v1.35.4 kubelet on containerd
 	// wrote 14.9 [14.7–15.1] statuses per 5-pod reboot where the model
 	// without this difference wrote 19.7.
-	sandboxReadyWrite bool
+	SandboxReadyWrite bool
 }
 
 // releaseSince is each difference from a minor release on, as
@@ -74,32 +74,32 @@ type release struct {
 // release is at most its own.
 var releaseSince = []struct {
 	minor int
-	apply func(*release)
+	apply func(*Release)
 }{
-	{34, func(r *release) { r.csiNodeGetsNode, r.podCertificateAPI = false, "v1alpha1" }},
-	{35, func(r *release) { r.csiNodeGetsNode, r.podCertificateAPI = true, "v1beta1" }},
-	{36, func(r *release) { r.sandboxReadyWrite = true }},
-	{37, func(r *release) { r.podCertificateAPI = "v1" }},
+	{34, func(r *Release) { r.CSINodeGetsNode, r.PodCertificateAPI = false, "v1alpha1" }},
+	{35, func(r *Release) { r.CSINodeGetsNode, r.PodCertificateAPI = true, "v1beta1" }},
+	{36, func(r *Release) { r.SandboxReadyWrite = true }},
+	{37, func(r *Release) { r.PodCertificateAPI = "v1" }},
 }
 
-// releaseOf is what a kubelet of v does differently (the zero Version is
+// ReleaseOf is what a kubelet of v does differently (the zero Version is
 // kubeversion.Default).
-func releaseOf(v kubeversion.Version) release {
-	r := release{version: v.Or(kubeversion.Default)}
+func ReleaseOf(v kubeversion.Version) Release {
+	r := Release{Version: v.Or(kubeversion.Default)}
 	for _, d := range releaseSince {
-		if d.minor <= r.version.Minor {
+		if d.minor <= r.Version.Minor {
 			d.apply(&r)
 		}
 	}
 	return r
 }
 
-// userAgent is the simulated kubelet's user agent: client-go's default
+// UserAgent is the simulated kubelet's user agent: client-go's default
 // (rest.DefaultKubernetesUserAgent: "kubelet/<gitVersion> (<os>/<arch>)
 // kubernetes/<commit>", which the kubelet keeps, as
 // cmd/kubelet/app/server.go buildKubeletClientConfig sets none), with
 // "stormbench" in the commit's place so that an audit log tells the
 // simulated kubelets from real ones.
-func (r release) userAgent() string {
-	return "kubelet/" + r.version.String() + " (linux/amd64) stormbench"
+func (r Release) UserAgent() string {
+	return "kubelet/" + r.Version.String() + " (linux/amd64) stormbench"
 }
