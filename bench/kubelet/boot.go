@@ -4,13 +4,12 @@ package kubelet
 // ending in boot, and the pod steps of the kubelet's first sync and probes.
 
 import (
-	"github.com/stormbench/stormbench/bench/kubelet/plan"
-
 	"context"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/stormbench/stormbench/bench/kubelet/plan"
 	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/profiles"

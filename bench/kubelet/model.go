@@ -1,8 +1,6 @@
 package kubelet
 
 import (
-	"github.com/stormbench/stormbench/bench/kubelet/plan"
-
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/kubelet/plan"
 	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/poll"

@@ -1,8 +1,6 @@
 package kubelet
 
 import (
-	"github.com/stormbench/stormbench/bench/kubelet/plan"
-
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/stormbench/stormbench/bench/kubelet/plan"
 	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/testutil"
 )

@@ -5,8 +5,6 @@ package kubelet
 // due and sending it with the session's retries.
 
 import (
-	"github.com/stormbench/stormbench/bench/kubelet/plan"
-
 	"cmp"
 	"context"
 	"errors"
@@ -19,10 +17,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stormbench/stormbench/bench/kubelet/plan"
 	"github.com/stormbench/stormbench/bench/poll"
 )
 
-// play plays plan from start: each actor's steps in order (the pods
+// play plays the plan steps from start: each actor's steps in order (the pods
 // actor's as they fall due), each at its mark plus its At, the actors side
 // by side. A step that runs late delays the later steps of its actor, as
 // the kubelet's loop would be. node is the kubelet's node (its events'
@@ -67,8 +66,9 @@ func (n *nodeRun) play(ctx context.Context, node *corev1.Node, start time.Time, 
 // playActor plays one actor's steps, each once its mark is reached and
 // its time has come. The pods actor takes its steps as they fall due
 // (dueOrder). A run of pod statuses due one after another goes to the
-// status manager's batches (statusManager.batch) as one. A pod write that fails does not stop the
-// others: the first such error is returned at the end.
+// status manager's batches (statusManager.batch) as one. A pod write that
+// fails does not stop the others: the first such error is returned at
+// the end.
 func (n *nodeRun) playActor(ctx context.Context, node *corev1.Node, start time.Time, steps plan.Plan) error {
 	clk := n.s.cfg.Clock
 	if len(steps) > 0 && steps[0].Actor == plan.ActorPods {

@@ -1,12 +1,12 @@
 package kubelet
 
 import (
-	"github.com/stormbench/stormbench/bench/kubelet/plan"
-
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stormbench/stormbench/bench/kubelet/plan"
 )
 
 // Pods whose containers a restart ended: restarted in place after a reboot, or replaced after a runtime restart killed them.

@@ -1,8 +1,6 @@
 package kubelet
 
 import (
-	"github.com/stormbench/stormbench/bench/kubelet/plan"
-
 	"context"
 	"fmt"
 	"slices"
@@ -10,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stormbench/stormbench/bench/kubelet/plan"
 )
 
 // The pods of a starting kubelet: admission, termination, restarts and replacements, and the status writes each brings.

@@ -1,14 +1,14 @@
 package kubelet
 
 import (
-	"github.com/stormbench/stormbench/bench/kubelet/plan"
-
 	"context"
 	"errors"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stormbench/stormbench/bench/kubelet/plan"
 )
 
 // The prober and the status manager of a starting kubelet: when each probe passes, and the status syncs that follow.

@@ -3,14 +3,13 @@ package kubelet
 // This file holds a container-runtime restart: the kubelet stays up.
 
 import (
-	"github.com/stormbench/stormbench/bench/kubelet/plan"
-
 	"context"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/kubelet/plan"
 	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/profiles"
 )

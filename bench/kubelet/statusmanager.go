@@ -1,8 +1,6 @@
 package kubelet
 
 import (
-	"github.com/stormbench/stormbench/bench/kubelet/plan"
-
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/stormbench/stormbench/bench/kubelet/plan"
 	"github.com/stormbench/stormbench/bench/poll"
 )
 

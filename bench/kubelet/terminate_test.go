@@ -1,8 +1,6 @@
 package kubelet
 
 import (
-	"github.com/stormbench/stormbench/bench/kubelet/plan"
-
 	"context"
 	"strings"
 	"testing"
@@ -16,6 +14,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/stormbench/stormbench/bench/kubelet/plan"
 	"github.com/stormbench/stormbench/bench/storm"
 )
 
