@@ -77,15 +77,12 @@ func (s *session) renewLeaseOnce(ctx context.Context, latest *coordinationv1.Lea
 // doubling up to 7 s, starting again from a GET, as the lease controller's
 // backoffEnsureLease does. The returned stop ends the loop and waits for
 // it; call it before handing the node back to KWOK.
-func (s *session) startLeaseController(ctx context.Context) (stop func()) {
-	return s.startLeaseControllerFrom(ctx, nil, 0)
-}
-
-// startLeaseControllerFrom runs the lease controller of a kubelet that is
-// already running: it knows its lease (latest, as read by the harness), so
-// it sends no GET, and its next renewal comes after first (the rest of its
-// renew interval), not at once.
-func (s *session) startLeaseControllerFrom(ctx context.Context, latest *coordinationv1.Lease, first time.Duration) (stop func()) {
+//
+// The lease controller of a kubelet that is already running (a runtime
+// restart) knows its lease (latest, as read by the harness), so it sends no
+// GET, and its next renewal comes after first (the rest of its renew
+// interval), not at once. A starting kubelet passes nil and 0.
+func (s *session) startLeaseController(ctx context.Context, latest *coordinationv1.Lease, first time.Duration) (stop func()) {
 	const minBackoff, maxBackoff = 200 * time.Millisecond, 7 * time.Second
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})

@@ -49,7 +49,7 @@ func TestLeaseController(t *testing.T) {
 			cs := fake.NewSimpleClientset(objs...)
 			clk := clocktesting.NewFakeClock(t0)
 			s := &session{node: "n1", heartbeat: cs, clk: clk}
-			stop := s.startLeaseController(context.Background())
+			stop := s.startLeaseController(context.Background(), nil, 0)
 			defer stop()
 
 			verbs := func() []string {
@@ -120,7 +120,7 @@ func TestLeaseControllerRetries(t *testing.T) {
 	clk := clocktesting.NewFakeClock(t0)
 	var retries atomic.Int64
 	s := &session{node: "n1", heartbeat: cs, clk: clk, retries: &retries}
-	stop := s.startLeaseController(context.Background())
+	stop := s.startLeaseController(context.Background(), nil, 0)
 	defer stop()
 	waitFor := func(n int) {
 		t.Helper()
@@ -170,7 +170,7 @@ func TestLeaseControllerFrom(t *testing.T) {
 	cs := fake.NewSimpleClientset(l)
 	clk := clocktesting.NewFakeClock(t0)
 	s := &session{node: "n1", heartbeat: cs, clk: clk}
-	stop := s.startLeaseControllerFrom(context.Background(), l.DeepCopy(), 3*time.Second)
+	stop := s.startLeaseController(context.Background(), l.DeepCopy(), 3*time.Second)
 	defer stop()
 	waitWaiter := func() {
 		t.Helper()

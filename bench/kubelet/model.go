@@ -415,10 +415,10 @@ func (n *nodeRun) close() {
 	n.sess.close()
 }
 
-// startLease starts the lease controller (session.startLeaseControllerFrom):
+// startLease starts the lease controller (session.startLeaseController):
 // a starting kubelet's with latest nil and first 0.
 func (n *nodeRun) startLease(ctx context.Context, latest *coordinationv1.Lease, first time.Duration) {
-	n.stopLease = n.sess.startLeaseControllerFrom(ctx, latest, first)
+	n.stopLease = n.sess.startLeaseController(ctx, latest, first)
 }
 
 // recover ends a restart whose node is Ready again: it hands the node's
