@@ -1,7 +1,7 @@
 package kubelet
 
 // This file holds a kubelet start: a kubelet restart and a reboot, both
-// ending in boot, and the pod steps of the kubelet's first sync and probes.
+// ending in boot, which plays the handshake and then the start's plan.
 
 import (
 	"context"

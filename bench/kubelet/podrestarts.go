@@ -9,7 +9,7 @@ import (
 	"github.com/stormbench/stormbench/bench/kubelet/plan"
 )
 
-// Pods whose containers a restart ended: restarted in place after a reboot, or replaced after a runtime restart killed them.
+// Pods whose containers a restart ended, played: each status update applied to the status read, and the events it brings.
 
 // applyUpdate applies u to its pod's status st at now (statusManager.batch)
 // and counts the flips and restarts it makes; node is the kubelet's node,

@@ -12,7 +12,7 @@ import (
 	"github.com/stormbench/stormbench/bench/kubelet/plan"
 )
 
-// The pods of a starting kubelet: admission, termination, restarts and replacements, and the status writes each brings.
+// The pods of a starting kubelet, played: a first sync's decision applied to the status read, admission's rejection, a deleted pod's end.
 
 // rejectPod replays admission's re-run rejecting p (kubelet.go
 // HandlePodAdditions → canAdmitPod): pods that no longer fit the node are

@@ -11,7 +11,7 @@ import (
 	"github.com/stormbench/stormbench/bench/kubelet/plan"
 )
 
-// The prober and the status manager of a starting kubelet: when each probe passes, and the status syncs that follow.
+// The probes' writes of a starting kubelet: a first success, a legacy flip, a startup probe's step.
 
 // probeSuccess is a pod's first successful probe: every container ready
 // and started, if the pod still runs.

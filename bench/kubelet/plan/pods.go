@@ -12,6 +12,8 @@ import (
 	"k8s.io/klog/v2"
 )
 
+// The pods of a starting kubelet, decided: readiness resets, deletions, reboots and replaced containers, and admission's re-run.
+
 // FlipsOnRestart says whether a ready pod's readiness is reset at the
 // kubelet's first probe after a start at kubeletStart: with
 // ChangeContainerStatusOnKubeletRestart=true (legacy) when it has a probed

@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
+// A container runtime that goes away under a kubelet that stays up.
+
 // Runtime-restart timing of the 1.36 kubelet.
 const (
 	// runtimeDownAfter: the node reports "container runtime is down" once

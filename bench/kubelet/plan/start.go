@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
+// A kubelet's start once its informers have synced: the node-level start-up, the pods' first syncs, and the process start-up before it all.
+
 // StartInput is what a starting kubelet's plan is decided from once its
 // informers have synced (Start).
 type StartInput struct {

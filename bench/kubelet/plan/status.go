@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
+// The statuses a plan hands the status manager, and the prober's timing they follow.
+
 // probePeriod is a probe's period (periodSeconds, at least 1 s).
 func probePeriod(p *corev1.Probe) time.Duration {
 	return time.Duration(max(p.PeriodSeconds, 1)) * time.Second
