@@ -16,7 +16,11 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/kubelet"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/churn"
+	"github.com/stormbench/stormbench/bench/measure/clientlatency"
+	"github.com/stormbench/stormbench/bench/measure/host"
+	"github.com/stormbench/stormbench/bench/measure/recovery"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/profiles"
@@ -115,7 +119,7 @@ func benchStorm(b *testing.B, kind string, legacy bool) {
 	runID := fmt.Sprintf("bench-%d", nodes)
 	benchRuns.Store(runID, true)
 	var requests, writes, flips, cpuMS, ownCPUMS, restarts float64
-	var recovery []float64
+	var nodeP99 []float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -128,27 +132,27 @@ func benchStorm(b *testing.B, kind string, legacy bool) {
 		}
 		v := &res.Variants[0]
 		restarts += float64(v.Restarts)
-		api := v.Measurement(measure.MeasurementAPIServer)
-		if x, ok := api.Value(measure.APIRequests, result.WindowStorm); ok {
+		api := v.Measurement(apiserver.Name)
+		if x, ok := api.Value(apiserver.Requests, result.WindowStorm); ok {
 			requests += x
 		}
-		if x, ok := api.Value(measure.APICPUSeconds, result.WindowStorm, result.LabelComponent, "kube-apiserver"); ok {
+		if x, ok := api.Value(apiserver.CPUSeconds, result.WindowStorm, result.LabelComponent, "kube-apiserver"); ok {
 			cpuMS += x * 1000
 		}
 		// All of stormbench's CPU in the storm window (this process: the
 		// simulated kubelets, measurements and scrapes).
-		if x, ok := v.Measurement(measure.MeasurementHost).Value(measure.HostProcessCPUSeconds, result.WindowStorm, result.LabelComponent, measure.ComponentStormbench); ok {
+		if x, ok := v.Measurement(host.Name).Value(host.ProcessCPUSeconds, result.WindowStorm, result.LabelComponent, host.ComponentStormbench); ok {
 			ownCPUMS += x * 1000
 		}
-		es := v.Measurement(measure.MeasurementEndpointSlices)
-		if x, ok := es.Value(measure.SliceWrites, result.WindowStorm); ok {
+		es := v.Measurement(churn.Name)
+		if x, ok := es.Value(churn.SliceWrites, result.WindowStorm); ok {
 			writes += x
 		}
-		if x, ok := es.Value(measure.SliceReadyFlips, result.WindowStorm, result.LabelDirection, measure.DirectionReadyToNot); ok {
+		if x, ok := es.Value(churn.SliceReadyFlips, result.WindowStorm, result.LabelDirection, churn.DirectionReadyToNot); ok {
 			flips += x
 		}
-		if h := v.Measurement(measure.MeasurementRecovery).Histogram(measure.RecoveryNode, result.WindowStorm); h != nil {
-			recovery = append(recovery, h.Summary.P99)
+		if h := v.Measurement(recovery.Name).Histogram(recovery.Node, result.WindowStorm); h != nil {
+			nodeP99 = append(nodeP99, h.Summary.P99)
 		}
 	}
 	b.StopTimer()
@@ -161,7 +165,7 @@ func benchStorm(b *testing.B, kind string, legacy bool) {
 	b.ReportMetric(cpuMS/restarts, "apiserver-cpu-ms/restart")
 	b.ReportMetric(ownCPUMS/restarts, "stormbench-cpu-ms/restart")
 	var p99 float64
-	for _, r := range recovery {
+	for _, r := range nodeP99 {
 		p99 = max(p99, r)
 	}
 	b.ReportMetric(p99*1000, "recovery-p99-ms")
@@ -211,9 +215,9 @@ fleet: {nodes: 3, podsPerNode: 10}
 			if err := f.Up(ctx); err != nil {
 				b.Fatal(err)
 			}
-			cl := measure.NewClientLatency(measure.ClientLatencyOptions{})
+			cl := clientlatency.New(clientlatency.Options{})
 			sim, err := kubelet.NewSimulator(kubelet.Config{
-				Base: target.Config, Harness: target.Client, Wrap: cl.Wrapper(measure.SourceKubelet), RunID: runID,
+				Base: target.Config, Harness: target.Client, Wrap: cl.Wrapper(clientlatency.SourceKubelet), RunID: runID,
 				Kind: "kubelet", Gates: map[string]bool{"ChangeContainerStatusOnKubeletRestart": g.legacy},
 				RecoveryTimeout: time.Minute,
 			})
@@ -243,7 +247,7 @@ fleet: {nodes: 3, podsPerNode: 10}
 
 // kubeletRequests is the number of requests the simulated kubelets sent
 // so far, as cl counted them.
-func kubeletRequests(b *testing.B, cl *measure.ClientLatency) float64 {
+func kubeletRequests(b *testing.B, cl *clientlatency.Recorder) float64 {
 	b.Helper()
 	m, err := cl.Gather(context.Background())
 	if err != nil {
@@ -251,7 +255,7 @@ func kubeletRequests(b *testing.B, cl *measure.ClientLatency) float64 {
 	}
 	var reqs float64
 	for _, v := range m.Values {
-		if v.Name == measure.ClientRequests && v.Labels[result.LabelSource] == measure.SourceKubelet {
+		if v.Name == clientlatency.Requests && v.Labels[result.LabelSource] == clientlatency.SourceKubelet {
 			reqs += v.Value
 		}
 	}

@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/recovery"
 	"github.com/stormbench/stormbench/bench/report"
 	"github.com/stormbench/stormbench/bench/result"
 )
@@ -52,7 +53,7 @@ func TestAPFCascade(t *testing.T) {
 	if got := res.Run.Cluster.Settings.APF; got != "realistic" {
 		t.Errorf("result records APF %q, want realistic", got)
 	}
-	rec := v.Measurement(measure.MeasurementRecovery)
+	rec := v.Measurement(recovery.Name)
 	get := func(name string, labels ...string) float64 {
 		x, ok := rec.Value(name, result.WindowStorm, labels...)
 		if !ok {
@@ -61,23 +62,23 @@ func TestAPFCascade(t *testing.T) {
 		return x
 	}
 	// The healthy nodes are the 15 the storm did not restart.
-	if n := get(measure.HealthyLeaseNodes); n != 15 {
+	if n := get(recovery.HealthyLeaseNodes); n != 15 {
 		t.Errorf("%v healthy nodes' leases watched, want 15", n)
 	}
 	// KWOK kept renewing them through the storm window.
-	if n := get(measure.HealthyLeaseRenewals); n < 15 {
+	if n := get(recovery.HealthyLeaseRenewals); n < 15 {
 		t.Errorf("%v renewals of the healthy nodes' leases in the storm window, want at least one each", n)
 	}
-	late, lateNodes := get(measure.HealthyLeaseLate), get(measure.HealthyLeaseLateNodes)
-	if lateNodes > 15 || lateNodes > late || (late > 0) != (get(measure.HealthyLeaseMaxGap) > 15) {
-		t.Errorf("inconsistent lease figures: %v late renewals on %v nodes, longest gap %vs", late, lateNodes, get(measure.HealthyLeaseMaxGap))
+	late, lateNodes := get(recovery.HealthyLeaseLate), get(recovery.HealthyLeaseLateNodes)
+	if lateNodes > 15 || lateNodes > late || (late > 0) != (get(recovery.HealthyLeaseMaxGap) > 15) {
+		t.Errorf("inconsistent lease figures: %v late renewals on %v nodes, longest gap %vs", late, lateNodes, get(recovery.HealthyLeaseMaxGap))
 	}
-	t.Logf("healthy nodes: %v late renewals on %v nodes, %v expired, longest gap %.1fs", late, lateNodes, get(measure.HealthyLeaseExpired), get(measure.HealthyLeaseMaxGap))
+	t.Logf("healthy nodes: %v late renewals on %v nodes, %v expired, longest gap %.1fs", late, lateNodes, get(recovery.HealthyLeaseExpired), get(recovery.HealthyLeaseMaxGap))
 	// APF queued: with 6 seats the storm's requests waited somewhere.
-	api := v.Measurement(measure.MeasurementAPIServer)
+	api := v.Measurement(apiserver.Name)
 	queued := 0
 	for _, h := range api.Histograms {
-		if h.Name == measure.APIFlowWait && h.Window == result.WindowStorm && h.Summary.Count > 0 {
+		if h.Name == apiserver.FlowWait && h.Window == result.WindowStorm && h.Summary.Count > 0 {
 			queued++
 			t.Logf("APF wait %s/%s: %d requests, p99 %.3fs", h.Labels[result.LabelPriorityLevel], h.Labels[result.LabelFlowSchema], h.Summary.Count, h.Summary.P99)
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
 )
 
 // The control plane as a run reads it: its components' processes and /metrics, its CPU budget, and the settle after provisioning.
@@ -27,7 +28,7 @@ func componentPIDs(o Options) func() map[string]int {
 // workload statuses; a first baseline taken then is inflated (a quick run
 // measured 103 requests/s in its legacy baseline against 10/s in the
 // preserve variant's, and -253 excess requests per restart).
-var provisionSettle = measure.SettleOptions{Interval: 2500 * time.Millisecond, Window: 10 * time.Second, Windows: 2, Timeout: time.Minute}
+var provisionSettle = apiserver.SettleOptions{Interval: 2500 * time.Millisecond, Window: 10 * time.Second, Windows: 2, Timeout: time.Minute}
 
 // settleAfterProvisioning waits until the API server's request rate is
 // steady, so the first variant's baseline is not the provisioning's tail.
@@ -41,7 +42,7 @@ func settleAfterProvisioning(ctx context.Context, o Options) error {
 	if !ok {
 		return nil
 	}
-	st, err := measure.WaitSettled(ctx, src, o.Clock, provisionSettle)
+	st, err := apiserver.WaitSettled(ctx, src, o.Clock, provisionSettle)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

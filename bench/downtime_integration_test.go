@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/churn"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -31,14 +32,14 @@ func TestKubeletRestartLongDowntime(t *testing.T) {
 	c := timingCluster.Get(t)
 	res := runProfile(t, c, p, "long-downtime")
 	v := &res.Variants[0]
-	flips := value(t, v, measure.MeasurementEndpointSlices, measure.SliceReadyFlips, result.WindowStorm, result.LabelDirection, measure.DirectionReadyToNot)
+	flips := value(t, v, churn.Name, churn.SliceReadyFlips, result.WindowStorm, result.LabelDirection, churn.DirectionReadyToNot)
 	if flips == 0 {
 		t.Error("no endpoint went not ready although the downtime outlasted the grace period")
 	}
-	if got := value(t, v, measure.MeasurementStorm, measure.StormReadyFlipsUp, result.WindowStorm); got == 0 {
+	if got := value(t, v, self.Name, self.ReadyFlipsUp, result.WindowStorm); got == 0 {
 		t.Error("the simulated prober restored no pod")
 	}
-	if got := value(t, v, measure.MeasurementStorm, measure.StormReadyFlipsDown, result.WindowStorm); got != 0 {
+	if got := value(t, v, self.Name, self.ReadyFlipsDown, result.WindowStorm); got != 0 {
 		t.Errorf("the kubelet itself flipped %v pods with preservation on", got)
 	}
 }
@@ -76,12 +77,12 @@ func TestReboot(t *testing.T) {
 			name     string
 			positive bool
 		}{
-			{measure.StormContainerRestarts, true},
-			{measure.StormMemoryEmptyDirsLost, true},
-			{measure.StormPodsDeleted, false},
-			{measure.StormPodsLost, false},
+			{self.ContainerRestarts, true},
+			{self.MemoryEmptyDirsLost, true},
+			{self.PodsDeleted, false},
+			{self.PodsLost, false},
 		} {
-			got := value(t, v, measure.MeasurementStorm, tc.name, result.WindowStorm)
+			got := value(t, v, self.Name, tc.name, result.WindowStorm)
 			if (got > 0) != tc.positive {
 				t.Errorf("%s = %v, want positive: %v", tc.name, got, tc.positive)
 			}
@@ -90,8 +91,8 @@ func TestReboot(t *testing.T) {
 	t.Run("evicted", func(t *testing.T) {
 		res, pods := runKeep(t, c, evicted, "reboot-evicted")
 		v := &res.Variants[0]
-		for _, name := range []string{measure.StormPodsLost, measure.StormPodsDeleted} {
-			if got := value(t, v, measure.MeasurementStorm, name, result.WindowStorm); got == 0 {
+		for _, name := range []string{self.PodsLost, self.PodsDeleted} {
+			if got := value(t, v, self.Name, name, result.WindowStorm); got == 0 {
 				t.Errorf("%s = 0, want > 0", name)
 			}
 		}

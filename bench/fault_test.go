@@ -15,7 +15,8 @@ import (
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -100,10 +101,10 @@ measurements:
 	if v.Restarts != 10 {
 		t.Errorf("%d restarts, want 10", v.Restarts)
 	}
-	if got, _ := v.Measurement(measure.MeasurementAPIServer).Value(measure.APIScrapeFailures, "", result.LabelComponent, "kube-apiserver"); got == 0 {
+	if got, _ := v.Measurement(apiserver.Name).Value(apiserver.ScrapeFailures, "", result.LabelComponent, "kube-apiserver"); got == 0 {
 		t.Error("no failed API server scrape recorded for the gap")
 	}
-	if got, _ := v.Measurement(measure.MeasurementStorm).Value(measure.StormRetries, result.WindowStorm); got == 0 {
+	if got, _ := v.Measurement(self.Name).Value(self.Retries, result.WindowStorm); got == 0 {
 		t.Log("no kubelet request needed a retry (the API server was away between requests)")
 	}
 }

@@ -17,7 +17,10 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/churn"
+	"github.com/stormbench/stormbench/bench/measure/clientlatency"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -249,39 +252,39 @@ func TestKubeletRestartGateAB(t *testing.T) {
 			lists = 6
 		}
 		for _, res := range []string{"pods", "services", "nodes", "csidrivers", "runtimeclasses"} {
-			if got := value(t, v, measure.MeasurementClientLatency, measure.ClientRequests, "", result.LabelResource, res, result.LabelSource, measure.SourceKubelet, result.LabelSubresource, "", result.LabelVerb, "WATCH"); got != 6 {
+			if got := value(t, v, clientlatency.Name, clientlatency.Requests, "", result.LabelResource, res, result.LabelSource, clientlatency.SourceKubelet, result.LabelSubresource, "", result.LabelVerb, "WATCH"); got != 6 {
 				t.Errorf("%s: %v kubelet WATCH %s, want 6 (one per restarted node)", v.Variant, got, res)
 			}
-			got, _ := v.Measurement(measure.MeasurementClientLatency).Value(measure.ClientRequests, "", result.LabelResource, res, result.LabelSource, measure.SourceKubelet, result.LabelSubresource, "", result.LabelVerb, "LIST")
+			got, _ := v.Measurement(clientlatency.Name).Value(clientlatency.Requests, "", result.LabelResource, res, result.LabelSource, clientlatency.SourceKubelet, result.LabelSubresource, "", result.LabelVerb, "LIST")
 			if got != lists {
 				t.Errorf("%s: %v kubelet LIST %s, want %v", v.Variant, got, res, lists)
 			}
 		}
-		if got := value(t, v, measure.MeasurementClientLatency, measure.ClientRequests, "", result.LabelResource, "nodes", result.LabelSource, measure.SourceKubelet, result.LabelSubresource, "", result.LabelVerb, "POST"); got != 6 {
+		if got := value(t, v, clientlatency.Name, clientlatency.Requests, "", result.LabelResource, "nodes", result.LabelSource, clientlatency.SourceKubelet, result.LabelSubresource, "", result.LabelVerb, "POST"); got != 6 {
 			t.Errorf("%s: %v node registrations, want 6", v.Variant, got)
 		}
 		// Server-side deltas agree with the client side: TokenRequests and
 		// pod GETs are sent only by simulated kubelets.
 		for _, k := range [][2]string{{"serviceaccounts", "token"}} {
-			client := value(t, v, measure.MeasurementClientLatency, measure.ClientRequests, "", result.LabelResource, k[0], result.LabelSource, measure.SourceKubelet, result.LabelSubresource, k[1], result.LabelVerb, "POST")
-			server := value(t, v, measure.MeasurementAPIServer, measure.APIRequests, result.WindowStorm, result.LabelResource, k[0], result.LabelSubresource, k[1], result.LabelVerb, "POST")
+			client := value(t, v, clientlatency.Name, clientlatency.Requests, "", result.LabelResource, k[0], result.LabelSource, clientlatency.SourceKubelet, result.LabelSubresource, k[1], result.LabelVerb, "POST")
+			server := value(t, v, apiserver.Name, apiserver.Requests, result.WindowStorm, result.LabelResource, k[0], result.LabelSubresource, k[1], result.LabelVerb, "POST")
 			if client == 0 || client != server {
 				t.Errorf("%s: %s/%s client %v server %v", v.Variant, k[0], k[1], client, server)
 			}
 		}
 		// The replayed requests reach the API server as nodes: APF puts them
 		// in system-node-high (leases, node status) and system-nodes.
-		if value(t, v, measure.MeasurementAPIServer, measure.APIFlowDispatched, result.WindowStorm, result.LabelFlowSchema, "system-nodes", result.LabelPriorityLevel, "system") == 0 {
+		if value(t, v, apiserver.Name, apiserver.FlowDispatched, result.WindowStorm, result.LabelFlowSchema, "system-nodes", result.LabelPriorityLevel, "system") == 0 {
 			t.Errorf("%s: no requests classified as system-nodes", v.Variant)
 		}
 	}
-	if got := value(t, legacy, measure.MeasurementStorm, measure.StormReadyFlipsDown, result.WindowStorm); got == 0 {
+	if got := value(t, legacy, self.Name, self.ReadyFlipsDown, result.WindowStorm); got == 0 {
 		t.Error("legacy: no pod went not ready")
 	}
-	if got := value(t, preserve, measure.MeasurementStorm, measure.StormReadyFlipsDown, result.WindowStorm); got != 0 {
+	if got := value(t, preserve, self.Name, self.ReadyFlipsDown, result.WindowStorm); got != 0 {
 		t.Errorf("preserve: %v pods went not ready, want 0", got)
 	}
-	if got := value(t, preserve, measure.MeasurementStorm, measure.StormPodStatusPatches, result.WindowStorm); got != 0 {
+	if got := value(t, preserve, self.Name, self.PodStatusPatches, result.WindowStorm); got != 0 {
 		t.Errorf("preserve: %v pod status patches, want 0", got)
 	}
 	// Realistic APF (the default): the components have identities of
@@ -292,7 +295,7 @@ func TestKubeletRestartGateAB(t *testing.T) {
 	// leases throughout (stormbench-kwok-heartbeats: node-high).
 	const endpointSliceSchema = "stormbench-flow-endpointslice-controller"
 	apf := func(schema, level string) float64 {
-		return value(t, legacy, measure.MeasurementAPIServer, measure.APIFlowDispatched, result.WindowStorm, result.LabelFlowSchema, schema, result.LabelPriorityLevel, level)
+		return value(t, legacy, apiserver.Name, apiserver.FlowDispatched, result.WindowStorm, result.LabelFlowSchema, schema, result.LabelPriorityLevel, level)
 	}
 	for _, fl := range [][2]string{
 		{endpointSliceSchema, "workload-high"},
@@ -311,8 +314,8 @@ func TestKubeletRestartGateAB(t *testing.T) {
 	if ex, all := apf("exempt", "exempt"), apf(endpointSliceSchema, "workload-high"); ex >= all {
 		t.Errorf("legacy: %v exempt requests against %v from the controllers: components still run as system:masters?", ex, all)
 	}
-	lw := value(t, legacy, measure.MeasurementEndpointSlices, measure.SliceWrites, result.WindowStorm)
-	pw := value(t, preserve, measure.MeasurementEndpointSlices, measure.SliceWrites, result.WindowStorm)
+	lw := value(t, legacy, churn.Name, churn.SliceWrites, result.WindowStorm)
+	pw := value(t, preserve, churn.Name, churn.SliceWrites, result.WindowStorm)
 	if lw == 0 || pw != 0 {
 		t.Errorf("slice writes legacy %v preserve %v, want >0 and 0", lw, pw)
 	}

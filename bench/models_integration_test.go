@@ -13,7 +13,8 @@ import (
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/churn"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -60,8 +61,8 @@ func TestRuntimeRestart(t *testing.T) {
 	p := mustProfile(t, fmt.Sprintf(stormProfile, "runtime", "runtime", "10s", ""))
 	res, pods := runKeep(t, c, p, "runtime")
 	v := &res.Variants[0]
-	for _, counter := range []string{measure.StormReadyFlipsDown, measure.StormReadyFlipsUp, measure.StormContainerRestarts, measure.StormPodStatusPatches} {
-		if got := value(t, v, measure.MeasurementStorm, counter, result.WindowStorm); got != 0 {
+	for _, counter := range []string{self.ReadyFlipsDown, self.ReadyFlipsUp, self.ContainerRestarts, self.PodStatusPatches} {
+		if got := value(t, v, self.Name, counter, result.WindowStorm); got != 0 {
 			t.Errorf("%s = %v during a refused-socket outage, want 0", counter, got)
 		}
 	}
@@ -92,7 +93,7 @@ func TestRuntimeRestart(t *testing.T) {
 	if len(evs.Items) == 0 || repeated == 0 {
 		t.Errorf("%d probe-errored events, %d of them repeated (count > 1): want both > 0", len(evs.Items), repeated)
 	}
-	if flips := value(t, v, measure.MeasurementEndpointSlices, measure.SliceReadyFlips, result.WindowStorm, result.LabelDirection, measure.DirectionReadyToNot); flips != 0 {
+	if flips := value(t, v, churn.Name, churn.SliceReadyFlips, result.WindowStorm, result.LabelDirection, churn.DirectionReadyToNot); flips != 0 {
 		t.Errorf("%v endpoints went not ready", flips)
 	}
 }

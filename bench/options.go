@@ -7,7 +7,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -40,8 +40,8 @@ type Options struct {
 	// variants are named "<variant>/wave=<size>".
 	SweepWaveSizes []int
 	// HeapProfile, when set, receives heap profiles at stormbench's RSS
-	// peaks during the storms (see measure.SelfCost).
-	HeapProfile *measure.PeakHeapProfile
+	// peaks during the storms (see self.SelfCost).
+	HeapProfile *self.PeakHeapProfile
 	// RestoreEach starts every storm of an embedded cluster from the same
 	// fleet (isolate): saved once provisioned and restored before each
 	// storm, into the control plane of the storm's Kubernetes version. run

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -64,7 +64,7 @@ measurements:
 	if onReal == 0 {
 		t.Error("no pod was scheduled onto the real kubelets")
 	}
-	if got := value(t, v, measure.MeasurementStorm, measure.StormErrors, result.WindowStorm); got != 0 {
+	if got := value(t, v, self.Name, self.Errors, result.WindowStorm); got != 0 {
 		t.Errorf("%v failed restarts: %v", got, v.Errors)
 	}
 	// The run stopped its real kubelets (their pid files are gone).

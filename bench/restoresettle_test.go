@@ -6,7 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -18,16 +18,16 @@ func TestRestoreSettle(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		m    profiles.Measurements
-		want measure.SettleOptions
+		want apiserver.SettleOptions
 	}{
-		{"no apiserver measurement", profiles.Measurements{}, measure.SettleOptions{}},
-		{"no rule", profiles.Measurements{APIServer: &profiles.APIServerMeasurement{}}, measure.SettleOptions{}},
+		{"no apiserver measurement", profiles.Measurements{}, apiserver.SettleOptions{}},
+		{"no rule", profiles.Measurements{APIServer: &profiles.APIServerMeasurement{}}, apiserver.SettleOptions{}},
 		{"short windows", profiles.Measurements{APIServer: &profiles.APIServerMeasurement{RestoreSettle: &profiles.SettleWindows{Window: sec(4), Windows: 2}}},
-			measure.SettleOptions{Window: 4 * time.Second, Windows: 2}},
+			apiserver.SettleOptions{Window: 4 * time.Second, Windows: 2}},
 		{"long windows", profiles.Measurements{APIServer: &profiles.APIServerMeasurement{RestoreSettle: &profiles.SettleWindows{Window: sec(20), Windows: 6}}},
-			measure.SettleOptions{Window: 20 * time.Second, Windows: 6}},
+			apiserver.SettleOptions{Window: 20 * time.Second, Windows: 6}},
 		{"windows alone", profiles.Measurements{APIServer: &profiles.APIServerMeasurement{RestoreSettle: &profiles.SettleWindows{Windows: 3}}},
-			measure.SettleOptions{Windows: 3}},
+			apiserver.SettleOptions{Windows: 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := RestoreSettle(&profiles.Profile{Measurements: tc.m}); got != tc.want {

@@ -18,6 +18,10 @@ import (
 	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/clientlatency"
+	"github.com/stormbench/stormbench/bench/measure/host"
+	"github.com/stormbench/stormbench/bench/measure/registry"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/bench/realnode"
 	"github.com/stormbench/stormbench/bench/result"
@@ -398,20 +402,20 @@ func stormSteps(o Options) []stormStep {
 func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s stormStep, rep int) (result.VariantRun, error) {
 	vr := newVariantRun(o, s, rep)
 	steady := watchers.New(watchers.Options{Watches: o.Profile.Fleet.SteadyWatches, StormKind: s.storm.Kind, Base: o.Target.Config, Skip: f.Plan().IsReal, ShardIndex: o.ShardIndex, ShardCount: o.ShardCount})
-	set, err := measure.NewSetFrom(steady.With(measure.Constructors()), o.Profile.Measurements)
+	set, err := measure.NewSetFrom(steady.With(registry.Constructors()), o.Profile.Measurements)
 	if err != nil {
 		return vr, err
 	}
 	defer set.Dispose()
 	outcomes := &storm.Outcomes{}
-	sim, err := newSimulator(o, s, vr.FeatureGates, set.ClientLatency(), steady)
+	sim, err := newSimulator(o, s, vr.FeatureGates, measure.Get[*clientlatency.Recorder](set), steady)
 	if err != nil {
 		return vr, err
 	}
 	// SelfCost first: at the storm's end its CPU accounting stops before the
 	// Simulator lists the fleet.
-	set.Add(measure.NewSelfCost(measure.SelfCostOptions{HeapProfile: o.HeapProfile}),
-		measure.NewSimulator(measure.SimulatorOptions{Counters: sim.Counters.Snapshot, Fleet: f}))
+	set.Add(self.NewSelfCost(self.SelfCostOptions{HeapProfile: o.HeapProfile}),
+		self.NewSimulator(self.SimulatorOptions{Counters: sim.Counters.Snapshot, Fleet: f}))
 	// With a shared start time (shards), measurements start one baseline
 	// before it, so the baseline holds no other shard's set-up traffic.
 	if !o.StartAt.IsZero() {
@@ -430,7 +434,7 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	vr.Measurements = set.Gather(gctx)
-	vr.HostBound = measure.HostBound(&vr)
+	vr.HostBound = host.Bound(&vr)
 	all := outcomes.All()
 	vr.Restarts = storm.Restarts(all)
 	failed := storm.Failed(all)
@@ -480,12 +484,12 @@ func newVariantRun(o Options, s stormStep, rep int) result.VariantRun {
 // step's settings; s.version is the step's Kubernetes version, what the
 // simulated kubelets are of (their informers, user agent and start-up
 // differences: kubelet.Config.Version).
-func newSimulator(o Options, s stormStep, gates map[string]bool, cl *measure.ClientLatency, lifecycle kubelet.NodeLifecycle) (*kubelet.Simulator, error) {
+func newSimulator(o Options, s stormStep, gates map[string]bool, cl *clientlatency.Recorder, lifecycle kubelet.NodeLifecycle) (*kubelet.Simulator, error) {
 	var wrapKubelet func(http.RoundTripper) http.RoundTripper
 	harnessCfg := rest.CopyConfig(o.Target.Config)
 	if cl != nil {
-		wrapKubelet = cl.Wrapper(measure.SourceKubelet)
-		harnessCfg.Wrap(cl.Wrapper(measure.SourceHarness))
+		wrapKubelet = cl.Wrapper(clientlatency.SourceKubelet)
+		harnessCfg.Wrap(cl.Wrapper(clientlatency.SourceHarness))
 	}
 	harness, err := kubernetes.NewForConfig(harnessCfg)
 	if err != nil {

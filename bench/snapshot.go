@@ -18,7 +18,7 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/kubeversion"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
 	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
@@ -111,7 +111,7 @@ func RestoreFleet(ctx context.Context, emb *cluster.Embedded, p *profiles.Profil
 	// then makes every figure relative to it wrong (it showed as negative
 	// excess requests per restart). Wait until the request rate is steady.
 	if src, ok := apiserverSource(Options{Embedded: emb, Target: r.Target}); ok {
-		quiet, err := measure.WaitSettled(ctx, src, clk, RestoreSettle(p))
+		quiet, err := apiserver.WaitSettled(ctx, src, clk, RestoreSettle(p))
 		if err != nil {
 			return r, fmt.Errorf("the restored cluster: %w", err)
 		}
@@ -124,8 +124,8 @@ func RestoreFleet(ctx context.Context, emb *cluster.Embedded, p *profiles.Profil
 // before the next storm: the profile's measurements.apiserver.restoreSettle,
 // or WaitSettled's default (4 windows of 10 s); WaitSettled chooses the
 // scrape interval from the window.
-func RestoreSettle(p *profiles.Profile) measure.SettleOptions {
-	var o measure.SettleOptions
+func RestoreSettle(p *profiles.Profile) apiserver.SettleOptions {
+	var o apiserver.SettleOptions
 	if m := p.Measurements.APIServer; m != nil && m.RestoreSettle != nil {
 		o.Window = m.RestoreSettle.Window.Duration
 		o.Windows = m.RestoreSettle.Windows

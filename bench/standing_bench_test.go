@@ -12,7 +12,7 @@ import (
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -58,7 +58,7 @@ func standingNodes(b *testing.B) []int {
 // fleet sizes, so that its growth with the fleet shows (issue 50): per
 // size, standing-cpu-ms/s is the whole figure and
 // standing-cpu-ms/s/1k-nodes the result's
-// storm.stormbench_standing_cpu_per_1k_nodes (measure.SelfCost). Each
+// storm.stormbench_standing_cpu_per_1k_nodes (self.SelfCost). Each
 // iteration is a run whose storm is one restart, after a 60 s baseline;
 // the fleet is provisioned once per size and deleted after it, so that
 // the next size runs on a cluster without it. It needs the components in
@@ -99,10 +99,10 @@ func benchStanding(b *testing.B, nodes int) {
 			b.Fatalf("run: %v", err)
 		}
 		v := &res.Variants[0]
-		st := v.Measurement(measure.MeasurementStorm)
-		x, ok := st.Value(measure.StormStandingCPU, result.WindowBaseline)
+		st := v.Measurement(self.Name)
+		x, ok := st.Value(self.StandingCPU, result.WindowBaseline)
 		if !ok {
-			b.Fatalf("no %s in the result (warnings: %q)", measure.StormStandingCPU, st.Warnings)
+			b.Fatalf("no %s in the result (warnings: %q)", self.StandingCPU, st.Warnings)
 		}
 		perK += x
 		runs++

@@ -14,7 +14,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/recovery"
 	"github.com/stormbench/stormbench/bench/realnode"
 	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/profiles"
@@ -237,7 +237,7 @@ type calibration struct {
 	nodes map[string]realnode.Runner
 	// bystanders are KWOK nodes that no case restarts (provision).
 	bystanders []string
-	tracker    *measure.RecoveryTracker
+	tracker    *recovery.Tracker
 	audit      *auditTail
 	// probe is the probe handler the pods have, or are rolling to.
 	probe string
@@ -351,7 +351,7 @@ func checkHost(o Options) error {
 // newCalibration names the nodes of both sides and the bystanders, and
 // checks the audit log it attributes requests by.
 func newCalibration(o Options) (*calibration, error) {
-	c := &calibration{o: o, ns: o.RunID, nodes: map[string]realnode.Runner{}, tracker: measure.NewRecoveryTracker(o.Clock), audit: &auditTail{path: o.Embedded.AuditLogPath()}, probe: ProbeExec}
+	c := &calibration{o: o, ns: o.RunID, nodes: map[string]realnode.Runner{}, tracker: recovery.NewTracker(o.Clock), audit: &auditTail{path: o.Embedded.AuditLogPath()}, probe: ProbeExec}
 	if len(o.Cases) > 0 {
 		// The first case's pods are created with its probes.
 		c.probe = o.Cases[0].probeOf()

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/recovery"
 	"github.com/stormbench/stormbench/bench/realnode"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -204,7 +204,7 @@ func (c *calibration) flipRows(t0, end time.Time) []Row {
 }
 
 // spanNotReady is what the not-ready rows measure: one pod's not-ready
-// period. Both ends are the harness's clock (measure.RecoveryTracker reads
+// period. Both ends are the harness's clock (recovery.Tracker reads
 // it as its informer delivers the pod's update), so a period carries the
 // difference of two watch delays, not their sum: the API server's watch
 // fan-out and the informer's handler, a few milliseconds on an idle host
@@ -247,8 +247,8 @@ func periodsSpread(sorted []time.Duration) *Spread {
 }
 
 // inWindows keeps the flips in their node's window (nodeWindow).
-func (c *calibration) inWindows(flips []measure.Transition, t0, end time.Time) []measure.Transition {
-	var out []measure.Transition
+func (c *calibration) inWindows(flips []recovery.Transition, t0, end time.Time) []recovery.Transition {
+	var out []recovery.Transition
 	for _, f := range flips {
 		if c.inWindow(f.Node, f.At, t0, end) {
 			out = append(out, f)
@@ -258,7 +258,7 @@ func (c *calibration) inWindows(flips []measure.Transition, t0, end time.Time) [
 }
 
 // bySide splits flips into the real nodes' and the simulated ones'.
-func (c *calibration) bySide(flips []measure.Transition) (real, sim []measure.Transition) {
+func (c *calibration) bySide(flips []recovery.Transition) (real, sim []recovery.Transition) {
 	for _, f := range flips {
 		if c.real.has(f.Node) {
 			real = append(real, f)

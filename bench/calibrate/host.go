@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/host"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -20,24 +21,24 @@ import (
 // can have held the real kubelet back), and slower by the tolerance
 // alone. Counts are judged as always.
 
-// CaseHost is the host's usage over a case's window (measure.Host's
+// CaseHost is the host's usage over a case's window (host.Host's
 // storm-window figures).
 type CaseHost struct {
 	// WindowSeconds is the sampled length of the window;
 	// SaturatedSeconds the time in it the host was at least
-	// measure.HostSaturatedBusy busy.
+	// host.SaturatedBusy busy.
 	WindowSeconds    float64 `json:"windowSeconds"`
 	SaturatedSeconds float64 `json:"saturatedSeconds"`
 	// BusyMean is the busy fraction of the whole window.
 	BusyMean float64 `json:"busyMean"`
-	// Bound is measure.IsHostBound of the two: the timing rows were
+	// Bound is host.IsBound of the two: the timing rows were
 	// judged with the host's slack.
 	Bound bool `json:"bound,omitempty"`
 }
 
 // String is the case's host in a reader's words.
 func (h *CaseHost) String() string {
-	s := fmt.Sprintf("host %.0f %% busy, saturated (≥ %.0f %%) for %.0f of %.0f s", 100*h.BusyMean, 100*measure.HostSaturatedBusy, h.SaturatedSeconds, h.WindowSeconds)
+	s := fmt.Sprintf("host %.0f %% busy, saturated (≥ %.0f %%) for %.0f of %.0f s", 100*h.BusyMean, 100*host.SaturatedBusy, h.SaturatedSeconds, h.WindowSeconds)
 	if h.Bound {
 		s += fmt.Sprintf(": host-bound, timings judged with %.0f s of slack below the real side (the model may be that much faster than the slowed real kubelet, beyond the tolerance; slower only within it)", h.SaturatedSeconds)
 	}
@@ -45,8 +46,8 @@ func (h *CaseHost) String() string {
 }
 
 // startHost samples the host from t0, the case's restart.
-func (c *calibration) startHost(ctx context.Context, t0 time.Time) (*measure.Host, error) {
-	m := measure.NewHost(measure.HostOptions{})
+func (c *calibration) startHost(ctx context.Context, t0 time.Time) (*host.Host, error) {
+	m := host.New(host.Options{})
 	if err := m.Start(ctx, &measure.Env{Clock: c.o.Clock}); err != nil {
 		return nil, err
 	}
@@ -55,7 +56,7 @@ func (c *calibration) startHost(ctx context.Context, t0 time.Time) (*measure.Hos
 }
 
 // caseHostOver ends the host's window at end and returns its figures.
-func caseHostOver(ctx context.Context, m *measure.Host, end time.Time) (*CaseHost, error) {
+func caseHostOver(ctx context.Context, m *host.Host, end time.Time) (*CaseHost, error) {
 	m.MarkStormEnd(ctx, end)
 	g, err := m.Gather(ctx)
 	if err != nil {
@@ -66,14 +67,14 @@ func caseHostOver(ctx context.Context, m *measure.Host, end time.Time) (*CaseHos
 
 // caseHost reads a host measurement's storm window; nil without one.
 func caseHost(g result.Measurement) *CaseHost {
-	sat, ok := g.Value(measure.HostSaturatedSeconds, result.WindowStorm)
+	sat, ok := g.Value(host.SaturatedSeconds, result.WindowStorm)
 	w, okw := g.Window(result.WindowStorm)
 	if !ok || !okw {
 		return nil
 	}
-	busy, _ := g.Value(measure.HostBusyMean, result.WindowStorm)
+	busy, _ := g.Value(host.BusyMean, result.WindowStorm)
 	h := &CaseHost{WindowSeconds: round3(w.Duration().Seconds()), SaturatedSeconds: round3(sat), BusyMean: round3(busy)}
-	h.Bound = measure.IsHostBound(sat, w.Duration().Seconds())
+	h.Bound = host.IsBound(sat, w.Duration().Seconds())
 	return h
 }
 

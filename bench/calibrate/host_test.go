@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/host"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -48,15 +48,15 @@ func TestJudgeHostBound(t *testing.T) {
 }
 
 // TestCaseHost: a case is host-bound when the host was saturated for
-// more than measure.HostBoundFraction of its window.
+// more than host.BoundFraction of its window.
 func TestCaseHost(t *testing.T) {
 	start := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
 	window := func(saturated float64) result.Measurement {
-		return result.Measurement{Name: measure.MeasurementHost,
+		return result.Measurement{Name: host.Name,
 			Windows: []result.Window{{Name: result.WindowStorm, Start: start, End: start.Add(100 * time.Second)}},
 			Values: []result.Value{
-				{Name: measure.HostSaturatedSeconds, Window: result.WindowStorm, Value: saturated},
-				{Name: measure.HostBusyMean, Window: result.WindowStorm, Value: 0.5},
+				{Name: host.SaturatedSeconds, Window: result.WindowStorm, Value: saturated},
+				{Name: host.BusyMean, Window: result.WindowStorm, Value: 0.5},
 			}}
 	}
 	for _, tc := range []struct {
@@ -68,7 +68,7 @@ func TestCaseHost(t *testing.T) {
 			t.Errorf("saturated %v s of 100: %+v, want bound %v", tc.saturated, h, tc.bound)
 		}
 	}
-	if h := caseHost(result.Measurement{Name: measure.MeasurementHost}); h != nil {
+	if h := caseHost(result.Measurement{Name: host.Name}); h != nil {
 		t.Errorf("no storm window: %+v, want nil", h)
 	}
 }

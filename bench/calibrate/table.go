@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/recovery"
 	"github.com/stormbench/stormbench/bench/realnode"
 	"github.com/stormbench/stormbench/bench/result"
 )
@@ -419,7 +419,7 @@ const cgroupV1Reason = "CgroupV1"
 const plegStartRace = "pleg has yet to be successful"
 
 // plegStartFlashes counts the Ready→NotReady flips for plegStartRace.
-func plegStartFlashes(fs []measure.Transition) (n int) {
+func plegStartFlashes(fs []recovery.Transition) (n int) {
 	for _, f := range fs {
 		if !f.Ready && strings.Contains(f.Message, plegStartRace) {
 			n++

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/recovery"
 	"k8s.io/utils/clock"
 )
 
@@ -112,7 +112,7 @@ func TestTolerance(t *testing.T) {
 func TestNotReadyDurations(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	flips := []measure.Transition{
+	flips := []recovery.Transition{
 		{At: at(100), Object: "a", Ready: false},
 		{At: at(200), Object: "b", Ready: false},
 		{At: at(600), Object: "a", Ready: true},
@@ -290,7 +290,7 @@ func TestRowsSpread(t *testing.T) {
 		o:       Options{Nodes: 2, Tolerance: DefaultTolerance()},
 		real:    side{nodes: []string{"r0", "r1"}},
 		sim:     side{nodes: []string{"s0", "s1"}},
-		tracker: measure.NewRecoveryTracker(clock.RealClock{}),
+		tracker: recovery.NewTracker(clock.RealClock{}),
 	}
 	var reqs []Request
 	get := func(node string, n int) {
@@ -374,7 +374,7 @@ func TestKWOKHeartbeatsCountFromDown(t *testing.T) {
 		o:       Options{Nodes: 1, Tolerance: DefaultTolerance()},
 		real:    side{nodes: []string{"r0"}},
 		sim:     side{nodes: []string{"s0"}},
-		tracker: measure.NewRecoveryTracker(clock.RealClock{}),
+		tracker: recovery.NewTracker(clock.RealClock{}),
 		downs:   map[string]time.Time{"r0": t0.Add(5 * time.Millisecond), "s0": t0.Add(1100 * time.Millisecond)},
 	}
 	kwok := "kwok-controller/v0.8.0 (linux/amd64) kubernetes/abc"
@@ -404,7 +404,7 @@ func TestStaggeredWindows(t *testing.T) {
 		o:       Options{Nodes: 2, Tolerance: DefaultTolerance(), Stagger: 4 * time.Second},
 		real:    side{nodes: []string{"r0", "r1"}},
 		sim:     side{nodes: []string{"s0", "s1"}},
-		tracker: measure.NewRecoveryTracker(clock.RealClock{}),
+		tracker: recovery.NewTracker(clock.RealClock{}),
 	}
 	sched := c.schedule(cs)
 	if len(sched) != 4 || c.offsets["r0"] != c.offsets["s0"] || c.offsets["r1"] != c.offsets["s1"] ||
@@ -430,7 +430,7 @@ func TestStaggeredWindows(t *testing.T) {
 		t.Errorf("get pods by node %v, want %v", got, want)
 	}
 	// A pod still not ready counts up to its node's window's end.
-	flips := []measure.Transition{{At: t0.Add(10 * time.Second), Node: "r0", Object: "n/r0-p"}, {At: t0.Add(10 * time.Second), Node: "r1", Object: "n/r1-p"}}
+	flips := []recovery.Transition{{At: t0.Add(10 * time.Second), Node: "r0", Object: "n/r0-p"}, {At: t0.Add(10 * time.Second), Node: "r1", Object: "n/r1-p"}}
 	got := notReadyDurations(flips, func(node string) time.Time { _, to := c.nodeWindow(node, t0, end); return to })
 	if len(got) != 2 || got[0] != 20*time.Second || got[1] != 24*time.Second {
 		t.Errorf("open periods %v, want 20s (r0's window ends at 30s) and 24s (r1's at 34s)", got)

@@ -12,12 +12,12 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/stormbench/stormbench/bench/fleet"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/recovery"
 )
 
 // The Ready transitions of the run's pods and nodes, as the calibration
 // watches them: recorded by the recovery measurement's tracker
-// (measure.RecoveryTracker), the one Ready tracker of runs and
+// (recovery.Tracker), the one Ready tracker of runs and
 // calibrations.
 
 // watch records every pod and node Ready transition of the run.
@@ -74,8 +74,8 @@ func (c *calibration) observeNode(o any) {
 // notReadyDurations pairs each pod's Ready→NotReady flip with its next
 // NotReady→Ready one; a pod still not ready at the end counts up to the
 // end of its node's window, endOf(node).
-func notReadyDurations(flips []measure.Transition, endOf func(node string) time.Time) []time.Duration {
-	byPod := map[string][]measure.Transition{}
+func notReadyDurations(flips []recovery.Transition, endOf func(node string) time.Time) []time.Duration {
+	byPod := map[string][]recovery.Transition{}
 	var order []string
 	for _, f := range flips {
 		if _, ok := byPod[f.Object]; !ok {

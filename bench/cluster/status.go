@@ -122,7 +122,7 @@ func (e *Embedded) MetricsEndpoints() ([]MetricsEndpoint, error) {
 			tlsConf.Certificates = []tls.Certificate{cert}
 		}
 		// The scrape loop keeps several scrapes of a component in flight
-		// (measure.DefaultMaxScrapesInFlight); with the default two idle
+		// (apiserver.DefaultMaxScrapesInFlight); with the default two idle
 		// connections per host, every scrape beyond two would dial, and a
 		// TLS handshake to a loaded API server, anew. No compression: on
 		// loopback, gzipping each body (promhttp does when asked) only

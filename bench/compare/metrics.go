@@ -7,6 +7,10 @@ import (
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/churn"
+	"github.com/stormbench/stormbench/bench/measure/recovery"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -39,69 +43,69 @@ type Metric struct {
 // (the gate's perfdash golden and the resolved quick profile pin them), so
 // renaming a figure renames its key metric.
 const (
-	apiPrefix      = measure.MeasurementAPIServer + "."
-	slicePrefix    = measure.MeasurementEndpointSlices + "."
-	recoveryPrefix = measure.MeasurementRecovery + "."
-	stormPrefix    = measure.MeasurementStorm + "."
+	apiPrefix      = apiserver.Name + "."
+	slicePrefix    = churn.Name + "."
+	recoveryPrefix = recovery.Name + "."
+	stormPrefix    = self.Name + "."
 
-	MetricRequests         = apiPrefix + measure.APIRequests
-	MetricRequestRatePeak  = apiPrefix + measure.APIRequestRatePeak
-	MetricExcessPerRestart = apiPrefix + measure.APIExcessPerRestart
-	MetricBurstSeconds     = apiPrefix + measure.APIBurstSeconds
-	MetricThrottled        = apiPrefix + measure.APIThrottled
+	MetricRequests         = apiPrefix + apiserver.Requests
+	MetricRequestRatePeak  = apiPrefix + apiserver.RequestRatePeak
+	MetricExcessPerRestart = apiPrefix + apiserver.ExcessPerRestart
+	MetricBurstSeconds     = apiPrefix + apiserver.BurstSeconds
+	MetricThrottled        = apiPrefix + apiserver.Throttled
 	// MetricFlowRejected sums the figure over its flow schemas and
 	// priority levels.
-	MetricFlowRejected = apiPrefix + measure.APIFlowRejected
+	MetricFlowRejected = apiPrefix + apiserver.FlowRejected
 	// MetricFlowInqueueMax is the figure of the busiest priority level.
-	MetricFlowInqueueMax = apiPrefix + measure.APIFlowInqueueMax
-	// MetricInflightMutatingMax is measure.APIInflightMax of the mutating
+	MetricFlowInqueueMax = apiPrefix + apiserver.FlowInqueueMax
+	// MetricInflightMutatingMax is apiserver.InflightMax of the mutating
 	// requests.
 	MetricInflightMutatingMax = apiPrefix + "inflight_mutating_max"
 	// MetricMutatingP99 and MetricListP99 are the p99 of
-	// measure.APIRequestDuration of a verb class.
-	MetricMutatingP99 = apiPrefix + measure.ClassMutating + "_p99"
-	MetricListP99     = apiPrefix + measure.ClassList + "_p99"
+	// apiserver.RequestDuration of a verb class.
+	MetricMutatingP99 = apiPrefix + apiserver.ClassMutating + "_p99"
+	MetricListP99     = apiPrefix + apiserver.ClassList + "_p99"
 	// MetricAPIServerCPUSeconds, MetricEtcdCPUSeconds and
-	// MetricKCMCPUSeconds are measure.APICPUSeconds of one component.
-	MetricAPIServerCPUSeconds = apiPrefix + "apiserver_" + measure.APICPUSeconds
-	MetricEtcdCPUSeconds      = apiPrefix + measure.ComponentEtcd + "_" + measure.APICPUSeconds
-	MetricKCMCPUSeconds       = apiPrefix + "kcm_" + measure.APICPUSeconds
+	// MetricKCMCPUSeconds are apiserver.CPUSeconds of one component.
+	MetricAPIServerCPUSeconds = apiPrefix + "apiserver_" + apiserver.CPUSeconds
+	MetricEtcdCPUSeconds      = apiPrefix + measure.ComponentEtcd + "_" + apiserver.CPUSeconds
+	MetricKCMCPUSeconds       = apiPrefix + "kcm_" + apiserver.CPUSeconds
 
-	MetricSliceWrites     = slicePrefix + measure.SliceWrites
-	MetricFanOutEvents    = slicePrefix + measure.SliceFanOutEvents
-	MetricReadyFlips      = slicePrefix + measure.SliceReadyFlips // ready → not-ready only
-	MetricNotReadyPeak    = slicePrefix + measure.SliceNotReadyPeak
-	MetricNotReadySeconds = slicePrefix + measure.SliceNotReadySeconds
-	MetricOutageSeconds   = slicePrefix + measure.SliceOutageSeconds
-	MetricNodeReadyP50    = recoveryPrefix + measure.RecoveryNode + "_p50"
-	MetricNodeReadyP99    = recoveryPrefix + measure.RecoveryNode + "_p99"
-	MetricPodReadyP50     = recoveryPrefix + measure.RecoveryPod + "_p50"
-	MetricPodReadyP99     = recoveryPrefix + measure.RecoveryPod + "_p99"
-	MetricServiceReadyP50 = recoveryPrefix + measure.RecoveryService + "_p50"
-	MetricServiceReadyP99 = recoveryPrefix + measure.RecoveryService + "_p99"
-	// MetricFleetRecovered is the maximum of measure.RecoveryFleetRecovered.
-	MetricFleetRecovered = recoveryPrefix + measure.RecoveryFleetRecovered
+	MetricSliceWrites     = slicePrefix + churn.SliceWrites
+	MetricFanOutEvents    = slicePrefix + churn.SliceFanOutEvents
+	MetricReadyFlips      = slicePrefix + churn.SliceReadyFlips // ready → not-ready only
+	MetricNotReadyPeak    = slicePrefix + churn.SliceNotReadyPeak
+	MetricNotReadySeconds = slicePrefix + churn.SliceNotReadySeconds
+	MetricOutageSeconds   = slicePrefix + churn.SliceOutageSeconds
+	MetricNodeReadyP50    = recoveryPrefix + recovery.Node + "_p50"
+	MetricNodeReadyP99    = recoveryPrefix + recovery.Node + "_p99"
+	MetricPodReadyP50     = recoveryPrefix + recovery.Pod + "_p50"
+	MetricPodReadyP99     = recoveryPrefix + recovery.Pod + "_p99"
+	MetricServiceReadyP50 = recoveryPrefix + recovery.Service + "_p50"
+	MetricServiceReadyP99 = recoveryPrefix + recovery.Service + "_p99"
+	// MetricFleetRecovered is the maximum of recovery.FleetRecovered.
+	MetricFleetRecovered = recoveryPrefix + recovery.FleetRecovered
 
-	MetricPodStatusPatches = stormPrefix + measure.StormPodStatusPatches
-	MetricReadyFlipsDown   = stormPrefix + measure.StormReadyFlipsDown
-	MetricStormCPUSeconds  = stormPrefix + measure.StormCPUSeconds
+	MetricPodStatusPatches = stormPrefix + self.PodStatusPatches
+	MetricReadyFlipsDown   = stormPrefix + self.ReadyFlipsDown
+	MetricStormCPUSeconds  = stormPrefix + self.CPUSeconds
 	// MetricStandingCPU and MetricMarginalCPUPerRestart split
 	// MetricStormCPUSeconds into stormbench's standing cost (baseline
 	// window) and its marginal cost per restart (SelfCostMetrics).
-	MetricStandingCPU           = stormPrefix + measure.StormStandingCPU
-	MetricMarginalCPUPerRestart = stormPrefix + measure.StormMarginalCPUPerRestart
+	MetricStandingCPU           = stormPrefix + self.StandingCPU
+	MetricMarginalCPUPerRestart = stormPrefix + self.MarginalCPUPerRestart
 )
 
 // SelfCostMetrics are stormbench's own CPU split in two: not key metrics
 // (a key metric adds a test to every comparison's multiplicity and a row to
 // every table); compare takes them by ID.
 func SelfCostMetrics() []Metric {
-	standing := source{measurement: measure.MeasurementStorm, figure: measure.StormStandingCPU, extract: func(v *result.VariantRun) (float64, bool) {
-		return v.Measurement(measure.MeasurementStorm).Value(measure.StormStandingCPU, result.WindowBaseline)
+	standing := source{measurement: self.Name, figure: self.StandingCPU, extract: func(v *result.VariantRun) (float64, bool) {
+		return v.Measurement(self.Name).Value(self.StandingCPU, result.WindowBaseline)
 	}}
 	return []Metric{
 		metric(MetricStandingCPU, "stormbench standing CPU per 1,000 nodes", result.UnitCores, standing),
-		metric(MetricMarginalCPUPerRestart, "stormbench marginal CPU per restart", result.UnitSeconds, value(measure.MeasurementStorm, measure.StormMarginalCPUPerRestart)),
+		metric(MetricMarginalCPUPerRestart, "stormbench marginal CPU per restart", result.UnitSeconds, value(self.Name, self.MarginalCPUPerRestart)),
 	}
 }
 
@@ -109,39 +113,39 @@ func SelfCostMetrics() []Metric {
 // report show, in display order. The definitions of the underlying figures
 // are constants of the measurements that emit them (bench/measure/*_figures.go).
 func KeyMetrics() []Metric {
-	api, churn, recovery := measure.MeasurementAPIServer, measure.MeasurementEndpointSlices, measure.MeasurementRecovery
+	api, slices, rec := apiserver.Name, churn.Name, recovery.Name
 	return []Metric{
-		metric(MetricRequests, "API requests (storm)", result.UnitRequests, value(api, measure.APIRequests)),
-		metric(MetricRequestRatePeak, "API peak request rate", result.UnitRequestsPerSecond, value(api, measure.APIRequestRatePeak)),
+		metric(MetricRequests, "API requests (storm)", result.UnitRequests, value(api, apiserver.Requests)),
+		metric(MetricRequestRatePeak, "API peak request rate", result.UnitRequestsPerSecond, value(api, apiserver.RequestRatePeak)),
 		// The excess the storm caused: the simulation's own flows (KWOK's,
 		// the harness's) taken out (METRICS.md); FlowMetric splits it.
-		metric(MetricExcessPerRestart, "API excess requests per restart", result.UnitRequests, value(api, measure.APIExcessPerRestart)),
-		metric(MetricBurstSeconds, "API burst seconds", result.UnitSeconds, value(api, measure.APIBurstSeconds)),
-		metric(MetricThrottled, "API 429 responses", result.UnitRequests, value(api, measure.APIThrottled)),
-		metric(MetricFlowRejected, "APF rejected requests", result.UnitRequests, sumValues(api, measure.APIFlowRejected)),
-		metric(MetricFlowInqueueMax, "APF queued requests peak", result.UnitCount, maxValues(api, measure.APIFlowInqueueMax)),
-		metric(MetricInflightMutatingMax, "API in-flight mutating peak", result.UnitCount, value(api, measure.APIInflightMax, result.LabelRequestKind, measure.RequestKindMutating)),
-		metric(MetricMutatingP99, "API p99 mutating (storm)", result.UnitSeconds, quantile(api, measure.APIRequestDuration, 99, result.LabelClass, measure.ClassMutating)),
-		metric(MetricListP99, "API p99 LIST (storm)", result.UnitSeconds, quantile(api, measure.APIRequestDuration, 99, result.LabelClass, measure.ClassList)),
-		metric(MetricAPIServerCPUSeconds, "kube-apiserver CPU seconds", result.UnitSeconds, value(api, measure.APICPUSeconds, result.LabelComponent, measure.ComponentAPIServer)),
-		metric(MetricEtcdCPUSeconds, "etcd CPU seconds", result.UnitSeconds, value(api, measure.APICPUSeconds, result.LabelComponent, measure.ComponentEtcd)),
-		metric(MetricKCMCPUSeconds, "kube-controller-manager CPU seconds", result.UnitSeconds, value(api, measure.APICPUSeconds, result.LabelComponent, measure.ComponentControllerManager)),
-		metric(MetricSliceWrites, "EndpointSlice writes", result.UnitCount, value(churn, measure.SliceWrites)),
-		metric(MetricFanOutEvents, "EndpointSlice watch fan-out events (est.)", result.UnitEvents, value(churn, measure.SliceFanOutEvents)),
-		metric(MetricReadyFlips, "Endpoint ready→not-ready flips", result.UnitCount, value(churn, measure.SliceReadyFlips, result.LabelDirection, measure.DirectionReadyToNot)),
-		metric(MetricNotReadyPeak, "Not-ready endpoints peak", result.UnitCount, value(churn, measure.SliceNotReadyPeak)),
-		metric(MetricNotReadySeconds, "Not-ready endpoint-seconds", result.UnitEndpointSeconds, value(churn, measure.SliceNotReadySeconds)),
-		metric(MetricOutageSeconds, "Service outage seconds", result.UnitSeconds, value(churn, measure.SliceOutageSeconds)),
-		metric(MetricNodeReadyP50, "Node recovery p50", result.UnitSeconds, quantile(recovery, measure.RecoveryNode, 50)),
-		metric(MetricNodeReadyP99, "Node recovery p99", result.UnitSeconds, quantile(recovery, measure.RecoveryNode, 99)),
-		metric(MetricPodReadyP50, "Pod recovery p50", result.UnitSeconds, quantile(recovery, measure.RecoveryPod, 50)),
-		metric(MetricPodReadyP99, "Pod recovery p99", result.UnitSeconds, quantile(recovery, measure.RecoveryPod, 99)),
-		metric(MetricServiceReadyP50, "Service recovery p50", result.UnitSeconds, quantile(recovery, measure.RecoveryService, 50)),
-		metric(MetricServiceReadyP99, "Service recovery p99", result.UnitSeconds, quantile(recovery, measure.RecoveryService, 99)),
-		metric(MetricFleetRecovered, "Fleet recovered after", result.UnitSeconds, quantile(recovery, measure.RecoveryFleetRecovered, 100)),
-		metric(MetricPodStatusPatches, "Pod status patches (simulator)", result.UnitCount, value(measure.MeasurementStorm, measure.StormPodStatusPatches)),
-		metric(MetricReadyFlipsDown, "Pod ready flips down (simulator)", result.UnitCount, value(measure.MeasurementStorm, measure.StormReadyFlipsDown)),
-		metric(MetricStormCPUSeconds, "stormbench CPU seconds", result.UnitSeconds, value(measure.MeasurementStorm, measure.StormCPUSeconds)),
+		metric(MetricExcessPerRestart, "API excess requests per restart", result.UnitRequests, value(api, apiserver.ExcessPerRestart)),
+		metric(MetricBurstSeconds, "API burst seconds", result.UnitSeconds, value(api, apiserver.BurstSeconds)),
+		metric(MetricThrottled, "API 429 responses", result.UnitRequests, value(api, apiserver.Throttled)),
+		metric(MetricFlowRejected, "APF rejected requests", result.UnitRequests, sumValues(api, apiserver.FlowRejected)),
+		metric(MetricFlowInqueueMax, "APF queued requests peak", result.UnitCount, maxValues(api, apiserver.FlowInqueueMax)),
+		metric(MetricInflightMutatingMax, "API in-flight mutating peak", result.UnitCount, value(api, apiserver.InflightMax, result.LabelRequestKind, apiserver.RequestKindMutating)),
+		metric(MetricMutatingP99, "API p99 mutating (storm)", result.UnitSeconds, quantile(api, apiserver.RequestDuration, 99, result.LabelClass, apiserver.ClassMutating)),
+		metric(MetricListP99, "API p99 LIST (storm)", result.UnitSeconds, quantile(api, apiserver.RequestDuration, 99, result.LabelClass, apiserver.ClassList)),
+		metric(MetricAPIServerCPUSeconds, "kube-apiserver CPU seconds", result.UnitSeconds, value(api, apiserver.CPUSeconds, result.LabelComponent, measure.ComponentAPIServer)),
+		metric(MetricEtcdCPUSeconds, "etcd CPU seconds", result.UnitSeconds, value(api, apiserver.CPUSeconds, result.LabelComponent, measure.ComponentEtcd)),
+		metric(MetricKCMCPUSeconds, "kube-controller-manager CPU seconds", result.UnitSeconds, value(api, apiserver.CPUSeconds, result.LabelComponent, measure.ComponentControllerManager)),
+		metric(MetricSliceWrites, "EndpointSlice writes", result.UnitCount, value(slices, churn.SliceWrites)),
+		metric(MetricFanOutEvents, "EndpointSlice watch fan-out events (est.)", result.UnitEvents, value(slices, churn.SliceFanOutEvents)),
+		metric(MetricReadyFlips, "Endpoint ready→not-ready flips", result.UnitCount, value(slices, churn.SliceReadyFlips, result.LabelDirection, churn.DirectionReadyToNot)),
+		metric(MetricNotReadyPeak, "Not-ready endpoints peak", result.UnitCount, value(slices, churn.SliceNotReadyPeak)),
+		metric(MetricNotReadySeconds, "Not-ready endpoint-seconds", result.UnitEndpointSeconds, value(slices, churn.SliceNotReadySeconds)),
+		metric(MetricOutageSeconds, "Service outage seconds", result.UnitSeconds, value(slices, churn.SliceOutageSeconds)),
+		metric(MetricNodeReadyP50, "Node recovery p50", result.UnitSeconds, quantile(rec, recovery.Node, 50)),
+		metric(MetricNodeReadyP99, "Node recovery p99", result.UnitSeconds, quantile(rec, recovery.Node, 99)),
+		metric(MetricPodReadyP50, "Pod recovery p50", result.UnitSeconds, quantile(rec, recovery.Pod, 50)),
+		metric(MetricPodReadyP99, "Pod recovery p99", result.UnitSeconds, quantile(rec, recovery.Pod, 99)),
+		metric(MetricServiceReadyP50, "Service recovery p50", result.UnitSeconds, quantile(rec, recovery.Service, 50)),
+		metric(MetricServiceReadyP99, "Service recovery p99", result.UnitSeconds, quantile(rec, recovery.Service, 99)),
+		metric(MetricFleetRecovered, "Fleet recovered after", result.UnitSeconds, quantile(rec, recovery.FleetRecovered, 100)),
+		metric(MetricPodStatusPatches, "Pod status patches (simulator)", result.UnitCount, value(self.Name, self.PodStatusPatches)),
+		metric(MetricReadyFlipsDown, "Pod ready flips down (simulator)", result.UnitCount, value(self.Name, self.ReadyFlipsDown)),
+		metric(MetricStormCPUSeconds, "stormbench CPU seconds", result.UnitSeconds, value(self.Name, self.CPUSeconds)),
 	}
 }
 
@@ -196,21 +200,21 @@ const FlowMetricPrefix = "excess."
 
 // FlowMetric is one flow's share of the key excess: the storm's API
 // excess requests per restart sent by the flow (cluster.Flows;
-// measure.APIExcessPerRestart labelled flow). It is not a key metric (a
+// apiserver.ExcessPerRestart labelled flow). It is not a key metric (a
 // table of every flow would be long); compare and gate take it by ID. A
 // run that measured flows but none of this one reads 0.
 func FlowMetric(flow string) Metric {
-	s := source{measurement: measure.MeasurementAPIServer, figure: measure.APIExcessPerRestart, labels: []string{result.LabelFlow, flow}}
+	s := source{measurement: apiserver.Name, figure: apiserver.ExcessPerRestart, labels: []string{result.LabelFlow, flow}}
 	s.extract = func(v *result.VariantRun) (float64, bool) {
-		m := v.Measurement(measure.MeasurementAPIServer)
-		if x, ok := m.Value(measure.APIExcessPerRestart, result.WindowStorm, result.LabelFlow, flow); ok {
+		m := v.Measurement(apiserver.Name)
+		if x, ok := m.Value(apiserver.ExcessPerRestart, result.WindowStorm, result.LabelFlow, flow); ok {
 			return x, true
 		}
 		if m == nil {
 			return 0, false
 		}
 		measured := slices.ContainsFunc(m.Values, func(x result.Value) bool {
-			return x.Name == measure.APIExcessPerRestart && x.Window == result.WindowStorm && x.Labels[result.LabelFlow] != ""
+			return x.Name == apiserver.ExcessPerRestart && x.Window == result.WindowStorm && x.Labels[result.LabelFlow] != ""
 		})
 		return 0, measured
 	}

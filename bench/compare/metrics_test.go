@@ -6,7 +6,10 @@ import (
 	"testing"
 
 	"github.com/stormbench/stormbench/bench/kubelet"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/host"
+	"github.com/stormbench/stormbench/bench/measure/registry"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/watchers"
 )
@@ -17,7 +20,7 @@ import (
 // simulator counter for the storm measurement), and its extractor reads
 // exactly that figure from a run that holds only it.
 func TestKeyMetricsReadKnownFigures(t *testing.T) {
-	rules := measure.MergeRules()
+	rules := registry.MergeRules()
 	counters := (&kubelet.Counters{}).Snapshot()
 	for _, m := range KeyMetrics() {
 		s := m.source
@@ -30,7 +33,7 @@ func TestKeyMetricsReadKnownFigures(t *testing.T) {
 			t.Errorf("%s: ID not under its measurement %q", m.ID, s.measurement)
 		}
 		_, known := rule.Figures[s.figure]
-		if _, counter := counters[s.figure]; s.measurement == measure.MeasurementStorm && counter {
+		if _, counter := counters[s.figure]; s.measurement == self.Name && counter {
 			known = true
 		}
 		if !known {
@@ -66,16 +69,16 @@ func TestKeyMetricsReadKnownFigures(t *testing.T) {
 // metric ID with a former name looks up today's metric.
 func TestFigureNames(t *testing.T) {
 	current := map[string][]string{
-		measure.MeasurementStorm: {measure.StormCPUSeconds, measure.StormPeakRSS, measure.StormRSSStart, measure.StormRSSPeak,
-			measure.StormRSSGrowthPerRestart, measure.StormPodsLost, measure.StormStaleReadinessFixed, measure.StormRestarts},
-		measure.MeasurementHost: {measure.HostCPUs, measure.HostBusyP50, measure.HostBusyMax, measure.HostBusyMean, measure.HostIOWaitMean,
-			measure.HostStealMean, measure.HostSaturatedSeconds, measure.HostSaturatedFraction, measure.HostCoreSeconds,
-			measure.HostBusyCoreSeconds, measure.HostProcessCPUSeconds, measure.HostProcessCPUShare, measure.HostSamples, measure.HostSeriesBusy},
+		self.Name: {self.CPUSeconds, self.PeakRSS, self.RSSStart, self.RSSPeak,
+			self.RSSGrowthPerRestart, self.PodsLost, self.StaleReadinessFixed, self.Restarts},
+		host.Name: {host.CPUs, host.BusyP50, host.BusyMax, host.BusyMean, host.IOWaitMean,
+			host.StealMean, host.SaturatedSeconds, host.SaturatedFraction, host.CoreSeconds,
+			host.BusyCoreSeconds, host.ProcessCPUSeconds, host.ProcessCPUShare, host.Samples, host.SeriesBusy},
 		watchers.Name: {watchers.FigureWatchers, watchers.FigureOpenAtStormStart, watchers.FigureEvents, watchers.FigureBookmarks,
 			watchers.FigureBytes, watchers.FigureRenewed, watchers.FigureReconnects, watchers.FigureResyncs},
 	}
 	for name := range (&kubelet.Counters{}).Snapshot() {
-		current[measure.MeasurementStorm] = append(current[measure.MeasurementStorm], name)
+		current[self.Name] = append(current[self.Name], name)
 	}
 	for m, names := range current {
 		for _, n := range names {
@@ -115,12 +118,12 @@ func TestFlowMetrics(t *testing.T) {
 		t.Errorf("an unknown flow: %v, want an error listing the flows", err)
 	}
 	flowValue := func(flow string, x float64) result.Value {
-		return result.Value{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Value: x, Labels: result.Labels(result.LabelFlow, flow)}
+		return result.Value{Name: apiserver.ExcessPerRestart, Window: result.WindowStorm, Value: x, Labels: result.Labels(result.LabelFlow, flow)}
 	}
-	withFlows := &result.VariantRun{Measurements: []result.Measurement{{Name: measure.MeasurementAPIServer, Values: []result.Value{
-		{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Value: 50}, flowValue("kubelet", 42)}}}}
-	withoutFlows := &result.VariantRun{Measurements: []result.Measurement{{Name: measure.MeasurementAPIServer, Values: []result.Value{
-		{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Value: 50}}}}}
+	withFlows := &result.VariantRun{Measurements: []result.Measurement{{Name: apiserver.Name, Values: []result.Value{
+		{Name: apiserver.ExcessPerRestart, Window: result.WindowStorm, Value: 50}, flowValue("kubelet", 42)}}}}
+	withoutFlows := &result.VariantRun{Measurements: []result.Measurement{{Name: apiserver.Name, Values: []result.Value{
+		{Name: apiserver.ExcessPerRestart, Window: result.WindowStorm, Value: 50}}}}}
 	for _, tt := range []struct {
 		name   string
 		m      Metric

@@ -11,7 +11,8 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/stormbench/stormbench/bench/compare"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/recovery"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -461,10 +462,10 @@ func completeGate(r *result.Result, g compare.Group, wantReps int) Check {
 func sloGates(g compare.Group, o Options) []Check {
 	var out []Check
 	if o.MutatingP99 > 0 {
-		out = append(out, latencySLO(g, compare.MetricMutatingP99, "SLO API p99 mutating (storm)", measure.ClassMutating, o.MutatingP99))
+		out = append(out, latencySLO(g, compare.MetricMutatingP99, "SLO API p99 mutating (storm)", apiserver.ClassMutating, o.MutatingP99))
 	}
 	if o.ListP99 > 0 {
-		out = append(out, latencySLO(g, compare.MetricListP99, "SLO API p99 LIST (storm)", measure.ClassList, o.ListP99))
+		out = append(out, latencySLO(g, compare.MetricListP99, "SLO API p99 LIST (storm)", apiserver.ClassList, o.ListP99))
 	}
 	if o.MaxOutageSeconds != nil {
 		m, _ := compare.LookupMetrics(compare.MetricOutageSeconds)
@@ -484,7 +485,7 @@ func latencySLO(g compare.Group, id, name, class string, limit time.Duration) Ch
 	gr := Check{Variant: g.Name, Kind: KindSLO, Metric: id, Name: name, Unit: result.UnitSeconds, Limit: &lim, Threshold: "≤ " + limit.String()}
 	worst, requests := 0.0, int64(0)
 	for _, v := range g.VariantRuns() {
-		h := v.Measurement(measure.MeasurementAPIServer).Histogram(measure.APIRequestDuration, result.WindowStorm, result.LabelClass, class)
+		h := v.Measurement(apiserver.Name).Histogram(apiserver.RequestDuration, result.WindowStorm, result.LabelClass, class)
 		if h == nil {
 			return notMeasured(gr, v)
 		}
@@ -506,13 +507,13 @@ func recoverySLO(g compare.Group, limit time.Duration) Check {
 	gr := Check{Variant: g.Name, Kind: KindSLO, Metric: compare.MetricNodeReadyP99, Name: "SLO node recovery p99", Unit: result.UnitSeconds, Limit: &lim, Threshold: "≤ " + limit.String()}
 	worst, n := 0.0, int64(0)
 	for _, v := range g.VariantRuns() {
-		h := v.Measurement(measure.MeasurementRecovery).Histogram(measure.RecoveryNode, result.WindowStorm)
+		h := v.Measurement(recovery.Name).Histogram(recovery.Node, result.WindowStorm)
 		if h == nil {
 			return notMeasured(gr, v)
 		}
 		n += h.Summary.Count
 		worst = max(worst, h.Summary.P99)
-		if u, ok := v.Measurement(measure.MeasurementRecovery).Value(measure.RecoveryUnrecovered, result.WindowStorm, result.LabelKind, "node"); ok && u > 0 {
+		if u, ok := v.Measurement(recovery.Name).Value(recovery.Unrecovered, result.WindowStorm, result.LabelKind, "node"); ok && u > 0 {
 			gr.Value = worst
 			gr.Status = Fail
 			gr.Detail = fmt.Sprintf("#%d: %s nodes never recovered", v.Repetition, compare.FormatNumber(u))

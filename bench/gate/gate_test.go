@@ -16,7 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stormbench/stormbench/bench/compare"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/churn"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 
@@ -27,9 +28,9 @@ import (
 // more API requests and slice writes, 2.5 s of service outage.
 func regressed(t *testing.T) *result.Result {
 	r := readFixture(t)
-	setValue(t, r, "legacy", measure.MeasurementAPIServer, measure.APIRequests, func(x float64) float64 { return x * 1.3 })
-	setValue(t, r, "legacy", measure.MeasurementEndpointSlices, measure.SliceWrites, func(x float64) float64 { return x * 1.3 })
-	setValue(t, r, "legacy", measure.MeasurementEndpointSlices, measure.SliceOutageSeconds, func(float64) float64 { return 2.5 })
+	setValue(t, r, "legacy", apiserver.Name, apiserver.Requests, func(x float64) float64 { return x * 1.3 })
+	setValue(t, r, "legacy", churn.Name, churn.SliceWrites, func(x float64) float64 { return x * 1.3 })
+	setValue(t, r, "legacy", churn.Name, churn.SliceOutageSeconds, func(float64) float64 { return 2.5 })
 	return r
 }
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/stormbench/stormbench/bench/compare"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/host"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -17,7 +17,7 @@ const KindHost Kind = "host"
 // CheckHostBound adds a host gate per variant of the current result that
 // rep already gates, in their order, and counts it: it fails when a
 // repetition was host-bound (result.VariantRun.HostBound, the rule of
-// measure.IsHostBound), naming why, unless allow (--allow-host-bound), which
+// host.IsBound), naming why, unless allow (--allow-host-bound), which
 // skips it. A variant without host figures (a result written before they
 // existed) gets no host gate.
 func CheckHostBound(rep *Report, current compare.Input, allow bool) {
@@ -56,19 +56,19 @@ func CheckHostBound(rep *Report, current compare.Input, allow bool) {
 // hostGate is the host gate of one variant's repetitions; false when they
 // have no host figures and no hostBound flag.
 func hostGate(name string, runs []*result.VariantRun, allow bool) (Check, bool) {
-	limit := measure.HostBoundFraction
+	limit := host.BoundFraction
 	c := Check{Variant: name, Kind: KindHost, Name: "host not saturated", Unit: result.UnitRatio, Limit: &limit,
-		Threshold: fmt.Sprintf("≤ %.0f%% of the storm ≥ %.0f%% busy", 100*measure.HostBoundFraction, 100*measure.HostSaturatedBusy)}
+		Threshold: fmt.Sprintf("≤ %.0f%% of the storm ≥ %.0f%% busy", 100*host.BoundFraction, 100*host.SaturatedBusy)}
 	var bound []string
 	measured := false
 	for _, v := range runs {
-		m := v.Measurement(measure.MeasurementHost)
-		if frac, ok := m.Value(measure.HostSaturatedFraction, result.WindowStorm); ok {
+		m := v.Measurement(host.Name)
+		if frac, ok := m.Value(host.SaturatedFraction, result.WindowStorm); ok {
 			measured = true
 			c.Value = max(c.Value, frac)
 		}
-		if v.HostBound || measure.HostBound(v) {
-			bound = append(bound, fmt.Sprintf("#%d: %s", v.Repetition, measure.HostBoundReason(v)))
+		if v.HostBound || host.Bound(v) {
+			bound = append(bound, fmt.Sprintf("#%d: %s", v.Repetition, host.BoundReason(v)))
 		}
 	}
 	switch {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/stormbench/stormbench/bench/compare"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/host"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -14,13 +14,13 @@ import (
 // sat seconds, flagged as the run would.
 func withHost(v *result.VariantRun, sat float64) {
 	start := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
-	v.Measurements = append(v.Measurements, result.Measurement{Name: measure.MeasurementHost,
+	v.Measurements = append(v.Measurements, result.Measurement{Name: host.Name,
 		Windows: []result.Window{{Name: result.WindowStorm, Start: start, End: start.Add(100 * time.Second)}},
 		Values: []result.Value{
-			{Name: measure.HostSaturatedSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: sat},
-			{Name: measure.HostSaturatedFraction, Window: result.WindowStorm, Unit: result.UnitRatio, Value: sat / 100},
+			{Name: host.SaturatedSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: sat},
+			{Name: host.SaturatedFraction, Window: result.WindowStorm, Unit: result.UnitRatio, Value: sat / 100},
 		}})
-	v.HostBound = measure.HostBound(v)
+	v.HostBound = host.Bound(v)
 }
 
 func TestCheckHostBound(t *testing.T) {

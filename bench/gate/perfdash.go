@@ -11,7 +11,8 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/stormbench/stormbench/bench/compare"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/recovery"
 	"github.com/stormbench/stormbench/bench/outfile"
 	"github.com/stormbench/stormbench/bench/result"
 )
@@ -78,8 +79,8 @@ func BuildPerfData(r *result.Result) ([]PerfFile, error) {
 	rec := PerfData{Version: PerfDataVersion, Labels: fileLabels}
 	met := PerfData{Version: PerfDataVersion, Labels: fileLabels}
 	for _, g := range groups {
-		for _, class := range []string{measure.ClassMutating, measure.ClassGet, measure.ClassList} {
-			item, ok, err := percentileItem(g, measure.MeasurementAPIServer, measure.APIRequestDuration, result.LabelClass, class)
+		for _, class := range []string{apiserver.ClassMutating, apiserver.ClassGet, apiserver.ClassList} {
+			item, ok, err := percentileItem(g, apiserver.Name, apiserver.RequestDuration, result.LabelClass, class)
 			if err != nil {
 				return nil, err
 			}
@@ -89,8 +90,8 @@ func BuildPerfData(r *result.Result) ([]PerfFile, error) {
 				api.DataItems = append(api.DataItems, item)
 			}
 		}
-		for _, name := range []string{measure.RecoveryNode, measure.RecoveryPod, measure.RecoveryService, measure.RecoveryFleetRecovered} {
-			item, ok, err := percentileItem(g, measure.MeasurementRecovery, name)
+		for _, name := range []string{recovery.Node, recovery.Pod, recovery.Service, recovery.FleetRecovered} {
+			item, ok, err := percentileItem(g, recovery.Name, name)
 			if err != nil {
 				return nil, err
 			}

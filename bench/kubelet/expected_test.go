@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/clientlatency"
 )
 
 // TestKubeletStartRequestsShape checks the table's own consistency: every
@@ -23,7 +23,7 @@ import (
 // request into one row).
 func TestKubeletStartRequestsShape(t *testing.T) {
 	seen := map[string]int{}
-	for i, e := range measure.KubeletStartRequests() {
+	for i, e := range clientlatency.KubeletStartRequests() {
 		if e.Resource == "" || len(e.Verbs) == 0 || e.Expected == "" {
 			t.Errorf("row %d %+v: resource, verbs and expectation are required", i, e)
 		}
@@ -39,9 +39,9 @@ func TestKubeletStartRequestsShape(t *testing.T) {
 		}
 	}
 	// The table is a fresh copy: a caller cannot change the next one.
-	a := measure.KubeletStartRequests()
+	a := clientlatency.KubeletStartRequests()
 	a[0].Verbs[0] = "CHANGED"
-	if b := measure.KubeletStartRequests(); b[0].Verbs[0] == "CHANGED" {
+	if b := clientlatency.KubeletStartRequests(); b[0].Verbs[0] == "CHANGED" {
 		t.Error("KubeletStartRequests shares its rows between calls")
 	}
 }
@@ -49,11 +49,11 @@ func TestKubeletStartRequestsShape(t *testing.T) {
 // TestKubeletStartRequestsClassify checks that every request the table
 // lists is one the request classification can produce, spelled as it
 // spells it: the clientLatency measurement labels the model's requests with
-// measure.ParseRequest, and the report finds a row's count only under
+// clientlatency.ParseRequest, and the report finds a row's count only under
 // those labels. The resource must be a type client-go knows.
 func TestKubeletStartRequestsClassify(t *testing.T) {
 	known := knownResources()
-	for _, e := range measure.KubeletStartRequests() {
+	for _, e := range clientlatency.KubeletStartRequests() {
 		gv, ok := known[e.Resource]
 		if !ok {
 			t.Errorf("%s: no API type has the resource %q", e.Expected, e.Resource)
@@ -66,7 +66,7 @@ func TestKubeletStartRequestsClassify(t *testing.T) {
 				t.Errorf("%s: %v", want, err)
 				continue
 			}
-			info := measure.ParseRequest(req)
+			info := clientlatency.ParseRequest(req)
 			if got := requestKey(info.Resource, info.Subresource, info.Verb); got != want {
 				t.Errorf("%s %s is classified as %s, want %s", req.Method, req.URL, got, want)
 			}
@@ -84,7 +84,7 @@ func TestKubeletStartRequestsClassify(t *testing.T) {
 func TestKubeletStartRequestsAgreeWithREQUESTS(t *testing.T) {
 	doc := readRequestsDoc(t)
 	var got []string
-	table := measure.KubeletStartRequests()
+	table := clientlatency.KubeletStartRequests()
 	for _, e := range table {
 		key := requestKey(e.Resource, e.Subresource, "")
 		var rows []docRow
@@ -113,7 +113,7 @@ func TestKubeletStartRequestsAgreeWithREQUESTS(t *testing.T) {
 	for _, d := range doc {
 		for _, r := range d.resources {
 			for _, v := range d.verbs {
-				if !slices.ContainsFunc(table, func(e measure.ExpectedRequest) bool {
+				if !slices.ContainsFunc(table, func(e clientlatency.ExpectedRequest) bool {
 					return requestKey(e.Resource, e.Subresource, "") == r && slices.Contains(e.Verbs, v)
 				}) {
 					got = append(got, fmt.Sprintf("%s %s: documented, no row", r, v))
@@ -218,7 +218,7 @@ func atof(t *testing.T, s string) float64 {
 }
 
 // verbs is the vocabulary of apiserver_request_total, which
-// measure.ParseRequest uses.
+// clientlatency.ParseRequest uses.
 var verbs = []string{"GET", "LIST", "WATCH", "POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION", "CONNECT"}
 
 func requestKey(resource, subresource, verb string) string {

@@ -9,14 +9,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/registry"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
 // TestCountersMergeBySum: every counter is per-shard work, so the storm
 // measurement's merge rule sums it (by default, or by naming it Sum).
 func TestCountersMergeBySum(t *testing.T) {
-	rule := measure.MergeRules()[measure.MeasurementStorm]
+	rule := registry.MergeRules()[self.Name]
 	for name := range (&Counters{}).Snapshot() {
 		if a, named := rule.Figures[name]; named && a != result.Sum {
 			t.Errorf("counter %s aggregates by %v, want Sum", name, a)

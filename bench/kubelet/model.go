@@ -22,7 +22,7 @@ import (
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/kubelet/plan"
 	"github.com/stormbench/stormbench/bench/kubeversion"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/profiles"
@@ -127,25 +127,25 @@ type Counters struct {
 }
 
 // Snapshot returns the counters by their figure names in the storm
-// measurement (measure.StormPodStatusPatches, ...).
+// measurement (self.PodStatusPatches, ...).
 func (c *Counters) Snapshot() map[string]int64 {
 	return map[string]int64{
-		measure.StormPodStatusPatches:       c.PodStatusPatches.Load(),
-		measure.StormReadyFlipsDown:         c.ReadyFlipsDown.Load(),
-		measure.StormReadyFlipsUp:           c.ReadyFlipsUp.Load(),
-		measure.StormReadyFlipsCoalesced:    c.ReadyFlipsCoalesced.Load(),
-		measure.StormStatusUpdatesCoalesced: c.StatusUpdatesCoalesced.Load(),
-		measure.StormTokenRequests:          c.TokenRequests.Load(),
-		measure.StormObjectWatches:          c.ObjectWatches.Load(),
-		measure.StormContainerRestarts:      c.ContainerRestarts.Load(),
-		measure.StormMemoryEmptyDirsLost:    c.MemoryEmptyDirsLost.Load(),
-		measure.StormPodsRejected:           c.PodsRejected.Load(),
-		measure.StormPodsDeleted:            c.PodsDeleted.Load(),
-		measure.StormPodsDrained:            c.PodsDrained.Load(),
-		measure.StormErrors:                 c.Errors.Load(),
-		measure.StormRetries:                c.Retries.Load(),
-		measure.StormEventsDropped:          c.EventsDropped.Load(),
-		measure.StormStatusSyncsDropped:     c.StatusSyncsDropped.Load(),
+		self.PodStatusPatches:       c.PodStatusPatches.Load(),
+		self.ReadyFlipsDown:         c.ReadyFlipsDown.Load(),
+		self.ReadyFlipsUp:           c.ReadyFlipsUp.Load(),
+		self.ReadyFlipsCoalesced:    c.ReadyFlipsCoalesced.Load(),
+		self.StatusUpdatesCoalesced: c.StatusUpdatesCoalesced.Load(),
+		self.TokenRequests:          c.TokenRequests.Load(),
+		self.ObjectWatches:          c.ObjectWatches.Load(),
+		self.ContainerRestarts:      c.ContainerRestarts.Load(),
+		self.MemoryEmptyDirsLost:    c.MemoryEmptyDirsLost.Load(),
+		self.PodsRejected:           c.PodsRejected.Load(),
+		self.PodsDeleted:            c.PodsDeleted.Load(),
+		self.PodsDrained:            c.PodsDrained.Load(),
+		self.Errors:                 c.Errors.Load(),
+		self.Retries:                c.Retries.Load(),
+		self.EventsDropped:          c.EventsDropped.Load(),
+		self.StatusSyncsDropped:     c.StatusSyncsDropped.Load(),
 	}
 }
 

@@ -1,14 +1,15 @@
-// Package measure holds stormbench's measurements: what a restart storm costs
-// the control plane and the workloads. Every figure is defined in METRICS.md.
+// Package measure is the contract between a run and its measurements: what
+// a storm costs the control plane and the workloads. Every figure is
+// defined in METRICS.md.
 //
 // # Lifecycle
 //
 // A measurement follows clusterloader2's start/gather model ([Measurement]):
 //
-//	set, err := measure.NewSet(profile.Measurements) // typed options, validated up front
-//	set.Add(measure.NewSelfCost(...), measure.NewSimulator(...)) // the run's own
-//	cl := set.ClientLatency()                          // install on the simulated kubelets:
-//	kubeletConfig.Wrap(cl.Wrapper(measure.SourceKubelet))
+//	set, err := registry.NewSet(profile.Measurements) // typed options, validated up front
+//	set.Add(self.NewSelfCost(...), self.NewSimulator(...)) // the run's own
+//	cl := measure.Get[*clientlatency.Recorder](set)   // install on the simulated kubelets:
+//	kubeletConfig.Wrap(cl.Wrapper(clientlatency.SourceKubelet))
 //	err = set.Start(ctx, env)      // scrapers start, watches open and sync; then MarkBaselineStart
 //	wait(set.BaselineWait())       // a full baseline window before the storm
 //	set.MarkStormStart(clock.Now())
@@ -17,63 +18,45 @@
 //	results := set.Gather(ctx)     // one result.Measurement per name
 //	set.Dispose()
 //
-// Measurements are registered by name in [Constructors], a map built on each
-// call: there is no init() registration and no package-level state. A
-// measurement that fails to start or gather does not stop the others; its
+// A measurement that fails to start or gather does not stop the others; its
 // error is recorded in its result, next to whatever figures it still had.
-//
-// # Figures and merges
-//
-// Each measurement owns its figures: their names are constants in its
-// *_figures.go file (apiserver_figures.go, ...), next to its
-// [result.MergeRule], which gives each figure's [result.Aggregation] and any
-// recomputation a sharded run's merge needs. [MergeRules], beside
-// [Constructors], composes them for result.Merge. A new measurement
-// therefore touches its own files here, one entry in Constructors and one in
-// MergeRules (and METRICS.md, which defines every figure).
+// [Env] is what a measurement gets from the run, [MetricsSource] one
+// component's /metrics.
 //
 // # Measurements
 //
-//   - [APIServerMetrics] ("apiserver") scrapes the control plane's /metrics
-//     ([MetricsSource]) every second and reports per-window deltas: request
-//     counts by verb, resource, subresource and code, latency percentiles per
-//     verb class, API Priority and Fairness, watchers, etcd latency, CPU and
-//     RSS per component, and the burst figures derived from them.
-//   - [ClientLatency] ("clientLatency") records every request the simulated
-//     kubelets send in lock-free HdrHistograms per (verb, resource), through
-//     an http.RoundTripper installed with rest.Config.Wrap.
-//   - [EndpointSliceChurn] ("endpointSlices") watches the run's EndpointSlices
-//     and counts writes, ready flips, not-ready endpoint-seconds and Service
-//     outages ([SliceTracker]).
-//   - [Recovery] ("recovery") watches nodes, pods and EndpointSlices and turns
-//     the observed transitions into recovery-latency histograms against the
-//     times the storm's restarts took their nodes down (the restarts'
-//     outcomes, [RecoveryTracker]).
-//   - [Simulator] and [SelfCost] (both "storm", gathered into one result)
-//     are added by the run, not by the profile: the simulated kubelets'
-//     counters and the restarts (storm.Restarts), and stormbench's own CPU
-//     and RSS (sampled on the injected clock, with a heap profile at peaks).
+// Each measurement is a package of its own, which owns its figures (their
+// names are constants in its *_figures.go file) and its [result.MergeRule]
+// (each figure's [result.Aggregation] and any recomputation a sharded run's
+// merge needs):
 //
-// The trackers ([SliceTracker], [RecoveryTracker]) are pure: they take watch
-// events and an injected clock, which is how they are tested (scripted event
-// streams and k8s.io/utils/clock/testing). The Measurement types around them
-// only wire informers to them.
+//   - apiserver ("apiserver") scrapes the control plane's /metrics every
+//     second and reports per-window deltas: requests by verb, resource,
+//     subresource and code, latency per verb class, API Priority and
+//     Fairness, watchers, etcd latency, CPU and RSS per component, and the
+//     burst figures derived from them.
+//   - clientlatency ("clientLatency") records every request the simulated
+//     kubelets send, in lock-free HdrHistograms per (verb, resource).
+//   - churn ("endpointSlices") counts EndpointSlice writes, ready flips,
+//     not-ready endpoint-seconds and Service outages.
+//   - recovery ("recovery") turns node, pod and EndpointSlice transitions
+//     into recovery-latency histograms against the storm's restarts.
+//   - host ("host") samples the machine's CPU: a figure taken on a
+//     saturated machine must say so.
+//   - self ("storm", added by the run, not by the profile) is what
+//     stormbench itself did and cost: the simulated kubelets' counters and
+//     the restarts, and its own CPU and RSS.
+//
+// Package registry names them for a profile (Constructors, NewSet) and for a
+// sharded run's merge (MergeRules): a new measurement touches its own
+// package, one entry in each, and METRICS.md.
 //
 // # Observation error
 //
 // Watch-based timestamps are the times stormbench received the events, on
 // the clock in Env.Clock. They are late by the watch delivery delay, which is
 // small on an idle API server and grows with its load during a storm, so
-// recovery latencies and outage durations are slight overestimates; see
-// [RecoveryTracker]. Scraped figures are quantized to the scrape interval:
-// a window edge falls on the scrape nearest to it (see [APIServerMetrics]).
-//
-// # Cost
-//
-// The record path of [ClientLatency] takes about 50–80 ns and never
-// allocates (BenchmarkClientLatencyRecord). One scrape of an API server the
-// size of a 1,000-node cluster's (91,000 lines, 15 MB as text) costs about 30 ms
-// as protobuf (2.5 MB), the format [MetricsAccept] asks for, and about 200 ms
-// as text
-// (BenchmarkAPIServerScrape, BenchmarkScrapeParseText).
+// recovery latencies and outage durations are slight overestimates.
+// Scraped figures are quantized to the scrape interval: a window edge falls
+// on the scrape nearest to it.
 package measure

@@ -61,11 +61,6 @@ func (e *Env) validate() error {
 	return errors.Join(errs...)
 }
 
-// outcomes are the storm's restart outcomes so far; nil without a storm.
-func (e *Env) outcomes() []storm.Outcome {
-	return e.Outcomes.All()
-}
-
 // Measurement is one thing stormbench measures, with the lifecycle of a
 // clusterloader2 measurement: Start before the storm (after the fleet is
 // Ready), MarkStormStart when the first restart begins, Gather after the
@@ -118,64 +113,6 @@ var ErrNoStorm = errors.New("the storm did not start")
 // options and fails before the cluster is touched.
 type Constructor func(cfg profiles.Measurements) (Measurement, error)
 
-// Constructors returns stormbench's measurements by registered name. It is
-// built on every call (no package-level registry) so that tests and tools
-// can add or replace entries without affecting each other.
-func Constructors() map[string]Constructor {
-	return map[string]Constructor{
-		MeasurementAPIServer: func(cfg profiles.Measurements) (Measurement, error) {
-			if cfg.APIServer == nil {
-				return nil, nil
-			}
-			return NewAPIServerMetrics(APIServerOptions{
-				Interval:    cfg.APIServer.Interval.Duration,
-				Baseline:    cfg.APIServer.Baseline.Duration,
-				MaxInFlight: cfg.APIServer.MaxInFlight,
-			})
-		},
-		MeasurementClientLatency: func(profiles.Measurements) (Measurement, error) {
-			// Always on: recording costs nanoseconds per request.
-			return NewClientLatency(ClientLatencyOptions{}), nil
-		},
-		MeasurementHost: func(profiles.Measurements) (Measurement, error) {
-			// Always on: a figure taken on a saturated machine must say so.
-			return NewHost(HostOptions{}), nil
-		},
-		MeasurementEndpointSlices: func(cfg profiles.Measurements) (Measurement, error) {
-			if cfg.EndpointSlices == nil {
-				return nil, nil
-			}
-			return NewEndpointSliceChurn(EndpointSliceOptions{Watchers: cfg.EndpointSlices.Watchers})
-		},
-		MeasurementRecovery: func(cfg profiles.Measurements) (Measurement, error) {
-			if cfg.Recovery == nil {
-				return nil, nil
-			}
-			perPod := true
-			if cfg.Recovery.PerPod != nil {
-				perPod = *cfg.Recovery.PerPod
-			}
-			return NewRecovery(RecoveryOptions{PerPod: perPod}), nil
-		},
-	}
-}
-
-// MergeRules returns how result.Merge combines each measurement's figures
-// across the shards of a sharded run, by registered name: one entry per
-// constructor, plus the storm measurement (Simulator and SelfCost, which
-// the run adds to every set). Like
-// Constructors it is built on every call.
-func MergeRules() result.MergeRules {
-	return result.MergeRules{
-		MeasurementAPIServer:      apiServerMerge(),
-		MeasurementClientLatency:  clientLatencyMerge(),
-		MeasurementEndpointSlices: endpointSlicesMerge(),
-		MeasurementHost:           hostMerge(),
-		MeasurementRecovery:       recoveryMerge(),
-		MeasurementStorm:          stormMerge(),
-	}
-}
-
 // Set runs the enabled measurements together. One measurement failing to
 // start or gather does not stop the others; its failure is recorded in its
 // result.
@@ -186,11 +123,6 @@ type Set struct {
 	startErrs map[Measurement]error
 	started   bool
 	disposed  bool
-}
-
-// NewSet builds the measurements cfg enables, using Constructors.
-func NewSet(cfg profiles.Measurements) (*Set, error) {
-	return NewSetFrom(Constructors(), cfg)
 }
 
 // NewSetFrom builds the measurements cfg enables from the given
@@ -227,16 +159,17 @@ func (s *Set) Add(ms ...Measurement) {
 // added ones.
 func (s *Set) Measurements() []Measurement { return slices.Clone(s.ms) }
 
-// ClientLatency returns the client-side latency recorder, to be installed
-// on the simulated kubelets' rest.Config (see ClientLatency.Wrapper), or nil
-// when it is not in the set.
-func (s *Set) ClientLatency() *ClientLatency {
+// Get returns the set's first measurement of type T, or T's zero value
+// when the set has none: measure.Get[*clientlatency.ClientLatency](set) is
+// the recorder the run installs on the simulated kubelets' rest.Config.
+func Get[T Measurement](s *Set) T {
 	for _, m := range s.ms {
-		if c, ok := m.(*ClientLatency); ok {
-			return c
+		if t, ok := m.(T); ok {
+			return t
 		}
 	}
-	return nil
+	var zero T
+	return zero
 }
 
 // BaselineWait is how long the orchestration should wait between Start and

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/stormbench/stormbench/bench/measure/internal/measuretest"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -46,7 +46,7 @@ func TestSetKeepsOthersWhenOneFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &Env{Client: fake.NewClientset(), Clock: testingclock.NewFakeClock(t0)}
+	env := &Env{Client: fake.NewClientset(), Clock: testingclock.NewFakeClock(measuretest.T0)}
 	err = s.Start(context.Background(), env)
 	if err == nil || !strings.Contains(err.Error(), "starting b: forbidden") {
 		t.Errorf("Start error = %v, want b's failure", err)
@@ -54,7 +54,7 @@ func TestSetKeepsOthersWhenOneFails(t *testing.T) {
 	if s.BaselineWait() != 7*time.Second {
 		t.Errorf("BaselineWait = %v, want 7s", s.BaselineWait())
 	}
-	s.MarkStormStart(at(time.Second))
+	s.MarkStormStart(measuretest.At(time.Second))
 	out := s.Gather(context.Background())
 	var names []string
 	for _, m := range out {
@@ -72,7 +72,7 @@ func TestSetKeepsOthersWhenOneFails(t *testing.T) {
 	if !strings.Contains(out[2].Error, "watch closed") || len(out[2].Values) != 1 {
 		t.Errorf("c = %+v, want its gather error and its partial figures", out[2])
 	}
-	if !ms["a"].stormStart.Equal(at(time.Second)) {
+	if !ms["a"].stormStart.Equal(measuretest.At(time.Second)) {
 		t.Error("MarkStormStart was not forwarded")
 	}
 	s.Dispose()
@@ -87,52 +87,8 @@ func TestSetKeepsOthersWhenOneFails(t *testing.T) {
 	}
 }
 
-func TestNewSetFromProfile(t *testing.T) {
-	tests := []struct {
-		name    string
-		cfg     profiles.Measurements
-		want    []string
-		wantErr string
-	}{
-		{"none: client latency and host are always on", profiles.Measurements{}, []string{MeasurementClientLatency, MeasurementHost}, ""},
-		{"all", profiles.Measurements{
-			APIServer:      &profiles.APIServerMeasurement{Interval: metav1.Duration{Duration: 2 * time.Second}},
-			EndpointSlices: &profiles.EndpointSliceMeasurement{Watchers: 3},
-			Recovery:       &profiles.RecoveryMeasurement{},
-		}, []string{MeasurementAPIServer, MeasurementClientLatency, MeasurementEndpointSlices, MeasurementHost, MeasurementRecovery}, ""},
-		{"invalid options fail before the run", profiles.Measurements{
-			APIServer:      &profiles.APIServerMeasurement{Interval: metav1.Duration{Duration: -time.Second}},
-			EndpointSlices: &profiles.EndpointSliceMeasurement{Watchers: -1},
-		}, nil, "measurement apiserver: interval -1s must be positive\nmeasurement endpointSlices: watchers -1 must not be negative"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, err := NewSet(tt.cfg)
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("NewSet error = %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, m := range s.Measurements() {
-				names = append(names, m.Name())
-			}
-			if !slices.Equal(names, tt.want) {
-				t.Errorf("measurements = %v, want %v", names, tt.want)
-			}
-			if s.ClientLatency() == nil {
-				t.Error("no ClientLatency in the set")
-			}
-		})
-	}
-}
-
 func TestSetStartValidatesEnv(t *testing.T) {
-	s, err := NewSet(profiles.Measurements{})
+	s, err := NewSetFrom(nil, profiles.Measurements{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +96,9 @@ func TestSetStartValidatesEnv(t *testing.T) {
 		t.Error("Start accepted an Env without client and clock")
 	}
 }
+
+// stormName is the name SelfCost and Simulator share.
+const stormName = "storm"
 
 // stormOnly is a measurement of the storm only, as SelfCost and Simulator.
 type stormOnly struct {
@@ -169,15 +128,15 @@ func TestSetAddedMeasurementsShareAName(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sim, self := &stormOnly{name: MeasurementStorm, value: "z"}, &stormOnly{name: MeasurementStorm, value: "y"}
+		sim, self := &stormOnly{name: stormName, value: "z"}, &stormOnly{name: stormName, value: "y"}
 		s.Add(sim, self)
-		if err := s.Start(context.Background(), &Env{Client: fake.NewClientset(), Clock: testingclock.NewFakeClock(t0)}); err != nil {
+		if err := s.Start(context.Background(), &Env{Client: fake.NewClientset(), Clock: testingclock.NewFakeClock(measuretest.T0)}); err != nil {
 			t.Fatal(err)
 		}
 		if stormStarted {
-			s.MarkStormStart(at(time.Second))
-			s.MarkStormEnd(context.Background(), at(time.Minute))
-			if !self.end.Equal(at(time.Minute)) || !sim.end.Equal(at(time.Minute)) {
+			s.MarkStormStart(measuretest.At(time.Second))
+			s.MarkStormEnd(context.Background(), measuretest.At(time.Minute))
+			if !self.end.Equal(measuretest.At(time.Minute)) || !sim.end.Equal(measuretest.At(time.Minute)) {
 				t.Error("MarkStormEnd was not forwarded")
 			}
 		}
@@ -189,12 +148,12 @@ func TestSetAddedMeasurementsShareAName(t *testing.T) {
 			}
 			continue
 		}
-		if len(out) != 2 || out[0].Name != "a" || out[1].Name != MeasurementStorm {
-			t.Fatalf("gathered %+v, want a, then one %s", out, MeasurementStorm)
+		if len(out) != 2 || out[0].Name != "a" || out[1].Name != stormName {
+			t.Fatalf("gathered %+v, want a, then one %s", out, stormName)
 		}
 		st := out[1]
 		if len(st.Windows) != 1 || len(st.Values) != 2 || st.Values[0].Name != "y" || st.Values[1].Name != "z" {
-			t.Errorf("%s = %+v, want one storm window and both figures, sorted", MeasurementStorm, st)
+			t.Errorf("%s = %+v, want one storm window and both figures, sorted", stormName, st)
 		}
 	}
 }

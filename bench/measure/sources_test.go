@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -96,4 +97,11 @@ func TestSourcesCarryContentType(t *testing.T) {
 			t.Errorf("%s: body %q, Content-Type %q; want %q, %q", src.Component, b, contentType, "body", protoType)
 		}
 	}
+}
+
+// fetchOf fetches src once and returns the body.
+func fetchOf(ctx context.Context, src MetricsSource) ([]byte, string, error) {
+	var body bytes.Buffer
+	contentType, err := src.Fetch(ctx, &body)
+	return body.Bytes(), contentType, err
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -16,14 +17,14 @@ func withScrapes(r *result.Result, scheduled, scrapes, failures, maxGap float64)
 	for i := range r.Variants {
 		for j := range r.Variants[i].Measurements {
 			m := &r.Variants[i].Measurements[j]
-			if m.Name != measure.MeasurementAPIServer {
+			if m.Name != apiserver.Name {
 				continue
 			}
 			m.Values = append(m.Values,
-				result.Value{Name: measure.APIScrapesScheduled, Labels: lbl, Unit: result.UnitCount, Value: scheduled},
-				result.Value{Name: measure.APIScrapes, Labels: lbl, Unit: result.UnitCount, Value: scrapes},
-				result.Value{Name: measure.APIScrapeFailures, Labels: lbl, Unit: result.UnitCount, Value: failures},
-				result.Value{Name: measure.APIScrapeMaxGap, Labels: lbl, Unit: result.UnitSeconds, Value: maxGap})
+				result.Value{Name: apiserver.ScrapesScheduled, Labels: lbl, Unit: result.UnitCount, Value: scheduled},
+				result.Value{Name: apiserver.Scrapes, Labels: lbl, Unit: result.UnitCount, Value: scrapes},
+				result.Value{Name: apiserver.ScrapeFailures, Labels: lbl, Unit: result.UnitCount, Value: failures},
+				result.Value{Name: apiserver.ScrapeMaxGap, Labels: lbl, Unit: result.UnitSeconds, Value: maxGap})
 		}
 	}
 }
@@ -61,7 +62,7 @@ func TestLowScrapeCoverage(t *testing.T) {
 				}
 				pts = append(pts, result.Point{T: 100, V: 10})
 				api := &r.Variants[0].Measurements[0]
-				api.Series = append(api.Series, result.Series{Name: measure.SeriesRequestRate, Unit: result.UnitRequestsPerSecond, Start: r.Variants[0].Start, Points: pts})
+				api.Series = append(api.Series, result.Series{Name: apiserver.SeriesRequestRate, Unit: result.UnitRequestsPerSecond, Start: r.Variants[0].Start, Points: pts})
 			}
 			rep, err := Build(compare.Input{Name: "cov.json", Result: r}, Options{})
 			if err != nil {

@@ -8,7 +8,7 @@
 // The figures and their statistics are bench/compare's (the key metrics,
 // medians, confidence intervals and significance), the SLO the sweep judges
 // by is bench/gate's, and the kubelet start-up pattern the report holds the
-// simulated kubelets to is bench/measure's (measure.KubeletStartRequests).
+// simulated kubelets to is bench/measure's (clientlatency.KubeletStartRequests).
 // Report only lays them out.
 //
 // Like every bench package, report never parses flags, prints to stdout or

@@ -3,19 +3,19 @@ package report
 import (
 	"fmt"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/host"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
 // hostCPU is the host's busy fraction in the storm window, median and
 // maximum per second, and the seconds it was at least 90 % busy, with
 // "host-bound" when they are more than 10 % of the window
-// (measure.IsHostBound).
+// (host.IsBound).
 func hostCPU(v *result.VariantRun) string {
-	m := v.Measurement(measure.MeasurementHost)
-	p50, ok1 := m.Value(measure.HostBusyP50, result.WindowStorm)
-	mx, ok2 := m.Value(measure.HostBusyMax, result.WindowStorm)
-	sat, ok3 := m.Value(measure.HostSaturatedSeconds, result.WindowStorm)
+	m := v.Measurement(host.Name)
+	p50, ok1 := m.Value(host.BusyP50, result.WindowStorm)
+	mx, ok2 := m.Value(host.BusyMax, result.WindowStorm)
+	sat, ok3 := m.Value(host.SaturatedSeconds, result.WindowStorm)
 	if !ok1 || !ok2 || !ok3 {
 		return missing
 	}
@@ -33,7 +33,7 @@ func hostCPU(v *result.VariantRun) string {
 func hostNotes(r *result.Result) []string {
 	var out []string
 	for i := range r.Variants {
-		if n := measure.HostBoundNote(&r.Variants[i]); n != "" {
+		if n := host.BoundNote(&r.Variants[i]); n != "" {
 			out = append(out, n)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/host"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/testutil"
 )
@@ -16,9 +16,9 @@ func hostMeasurement(start time.Time, window, p50, maxBusy, sat float64) result.
 	v := func(name string, x float64) result.Value {
 		return result.Value{Name: name, Window: result.WindowStorm, Unit: result.UnitRatio, Value: x}
 	}
-	return result.Measurement{Name: measure.MeasurementHost,
+	return result.Measurement{Name: host.Name,
 		Windows: []result.Window{{Name: result.WindowStorm, Start: start, End: start.Add(time.Duration(window * float64(time.Second)))}},
-		Values:  []result.Value{v(measure.HostBusyP50, p50), v(measure.HostBusyMax, maxBusy), v(measure.HostSaturatedSeconds, sat)}}
+		Values:  []result.Value{v(host.BusyP50, p50), v(host.BusyMax, maxBusy), v(host.SaturatedSeconds, sat)}}
 }
 
 // TestSummaryHost: the host row, and the warning of a host-bound variant
@@ -28,9 +28,9 @@ func TestSummaryHost(t *testing.T) {
 	start := r.Variants[0].StormStart
 	r.Variants[0].Measurements = append(r.Variants[0].Measurements, hostMeasurement(start, 120, 0.62, 1, 12))
 	r.Variants[1].Measurements = append(r.Variants[1].Measurements, hostMeasurement(start, 120, 0.97, 1, 45))
-	r.Variants[1].HostBound = measure.HostBound(&r.Variants[1])
-	if measure.HostBound(&r.Variants[0]) || !r.Variants[1].HostBound {
-		t.Fatalf("host-bound: %v %v, want false true", measure.HostBound(&r.Variants[0]), r.Variants[1].HostBound)
+	r.Variants[1].HostBound = host.Bound(&r.Variants[1])
+	if host.Bound(&r.Variants[0]) || !r.Variants[1].HostBound {
+		t.Fatalf("host-bound: %v %v, want false true", host.Bound(&r.Variants[0]), r.Variants[1].HostBound)
 	}
 	var buf bytes.Buffer
 	if err := WriteSummary(&buf, r); err != nil {

@@ -6,13 +6,13 @@ import (
 	"strings"
 
 	"github.com/stormbench/stormbench/bench/compare"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/clientlatency"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
 // KubeletTable compares the requests a restarted node's simulated kubelet
 // sent, per restart, with the reference pattern of a real kubelet start
-// (measure.KubeletStartRequests).
+// (clientlatency.KubeletStartRequests).
 type KubeletTable struct {
 	// Variants are the columns.
 	Variants []string
@@ -61,7 +61,7 @@ func buildKubeletTable(groups []compare.Group) (KubeletTable, bool) {
 		return t, false
 	}
 	used := map[requestKey]bool{}
-	for _, e := range measure.KubeletStartRequests() {
+	for _, e := range clientlatency.KubeletStartRequests() {
 		row := KubeletRow{Source: "kubelet", Request: requestName(e.Resource, e.Subresource, e.Verbs), Expected: e.Expected}
 		seen := false
 		for gi := range groups {
@@ -94,12 +94,12 @@ func countClientRequests(g compare.Group) (counts map[requestKey]float64, restar
 	counts = map[requestKey]float64{}
 	for _, v := range g.VariantRuns() {
 		restarts += v.Restarts
-		m := v.Measurement(measure.MeasurementClientLatency)
+		m := v.Measurement(clientlatency.Name)
 		if m == nil {
 			continue
 		}
 		for _, x := range m.Values {
-			if x.Name != measure.ClientRequests {
+			if x.Name != clientlatency.Requests {
 				continue
 			}
 			seen = true

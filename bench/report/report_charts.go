@@ -14,7 +14,9 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/stormbench/stormbench/bench/compare"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/churn"
+	"github.com/stormbench/stormbench/bench/measure/recovery"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -33,7 +35,7 @@ var (
 // come from each variant's first repetition: time series do not merge.
 func buildSections(groups []compare.Group, waves func(*result.VariantRun) []float64) ([]Section, error) {
 	api := Section{Title: "API server", Intro: "Server-side figures scraped from the control plane's /metrics every interval; x < 0 is the baseline window before the storm."}
-	churn := Section{Title: "EndpointSlice churn", Intro: "Endpoint readiness as watched on EndpointSlices; each ready flip of a pod rewrites the slices of its Services, and every write fans out to every slice watcher (one kube-proxy per node in a real cluster)."}
+	endpoints := Section{Title: "EndpointSlice churn", Intro: "Endpoint readiness as watched on EndpointSlices; each ready flip of a pod rewrites the slices of its Services, and every write fans out to every slice watcher (one kube-proxy per node in a real cluster)."}
 	rec := Section{Title: "Recovery", Intro: "Time from a restart until the node, its pods and its Services were ready again (HdrHistograms merged across repetitions)."}
 	var err error
 	if api.Charts, err = apiCharts(groups, waves); err != nil {
@@ -42,23 +44,23 @@ func buildSections(groups []compare.Group, waves func(*result.VariantRun) []floa
 	for _, spec := range []struct {
 		id, series, title, unit, caption string
 	}{
-		{"not-ready-endpoints", measure.SeriesNotReady, "Not-ready endpoints", "endpoints",
+		{"not-ready-endpoints", churn.SeriesNotReady, "Not-ready endpoints", "endpoints",
 			"Endpoints marked not ready in EndpointSlices, per variant (first repetition). With ChangeContainerStatusOnKubeletRestart=true every probed pod on a restarted node goes not ready until its first probe passes; with it false readiness is kept across the restart."},
-		{"slice-writes", measure.SeriesSliceWrites, "EndpointSlice writes per second", "writes/s",
+		{"slice-writes", churn.SeriesSliceWrites, "EndpointSlice writes per second", "writes/s",
 			"EndpointSlice creates, updates and deletes per second, per variant (first repetition)."},
 	} {
-		c, ok, err := overlayChart(groups, measure.MeasurementEndpointSlices, spec.series, spec.id, spec.title, spec.unit, spec.caption)
+		c, ok, err := overlayChart(groups, churn.Name, spec.series, spec.id, spec.title, spec.unit, spec.caption)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			churn.Charts = append(churn.Charts, c)
+			endpoints.Charts = append(endpoints.Charts, c)
 		}
 	}
 	for _, kind := range []struct{ name, title string }{
-		{measure.RecoveryNode, "Node recovery latency"},
-		{measure.RecoveryPod, "Pod recovery latency"},
-		{measure.RecoveryService, "Service recovery latency"},
+		{recovery.Node, "Node recovery latency"},
+		{recovery.Pod, "Pod recovery latency"},
+		{recovery.Service, "Service recovery latency"},
 	} {
 		c, ok, err := percentileChart(groups, kind.name, kind.title)
 		if err != nil {
@@ -69,7 +71,7 @@ func buildSections(groups []compare.Group, waves func(*result.VariantRun) []floa
 		}
 	}
 	var out []Section
-	for _, s := range []Section{api, churn, rec} {
+	for _, s := range []Section{api, endpoints, rec} {
 		if len(s.Charts) > 0 {
 			out = append(out, s)
 		}
@@ -85,14 +87,14 @@ func apiCharts(groups []compare.Group, waves func(*result.VariantRun) []float64)
 	rateMax, p99Max, inflMax := 0.0, 0.0, 0.0
 	for _, g := range groups {
 		v := g.VariantRuns()[0]
-		m := v.Measurement(measure.MeasurementAPIServer)
-		if s := m.SeriesNamed(measure.SeriesRequestRate); s != nil {
+		m := v.Measurement(apiserver.Name)
+		if s := m.SeriesNamed(apiserver.SeriesRequestRate); s != nil {
 			rateMax = max(rateMax, seriesMax(s))
 		}
-		for _, s := range seriesNamed(m, measure.SeriesRequestP99) {
+		for _, s := range seriesNamed(m, apiserver.SeriesRequestP99) {
 			p99Max = max(p99Max, seriesMax(s)*1e3)
 		}
-		for _, s := range append(seriesNamed(m, measure.SeriesInflight), seriesNamed(m, measure.SeriesFlowInqueue)...) {
+		for _, s := range append(seriesNamed(m, apiserver.SeriesInflight), seriesNamed(m, apiserver.SeriesFlowInqueue)...) {
 			inflMax = max(inflMax, seriesMax(s))
 		}
 	}
@@ -122,7 +124,7 @@ func apiPanels(groups []compare.Group, waves func(*result.VariantRun) []float64)
 	var panels []panel
 	for _, g := range groups {
 		v := g.VariantRuns()[0]
-		if m := v.Measurement(measure.MeasurementAPIServer); m != nil {
+		if m := v.Measurement(apiserver.Name); m != nil {
 			panels = append(panels, panel{variant: g.Name, v: v, m: m, origin: stormOrigin(v), waves: waves(v)})
 		}
 	}
@@ -189,7 +191,7 @@ func xy(s *result.Series, origin time.Time, scale float64) plotter.XYs {
 func topResources(groups []compare.Group) []string {
 	total := map[string]float64{}
 	for _, g := range groups {
-		for _, s := range seriesNamed(g.VariantRuns()[0].Measurement(measure.MeasurementAPIServer), measure.SeriesRequestRate) {
+		for _, s := range seriesNamed(g.VariantRuns()[0].Measurement(apiserver.Name), apiserver.SeriesRequestRate) {
 			r, ok := s.Labels[result.LabelResource]
 			if !ok || len(s.Labels) != 1 {
 				continue
@@ -241,7 +243,7 @@ func markStorm(p *figure, v *result.VariantRun, waves []float64, top float64) {
 		}
 		p.verticalMarker(name, w, top, waveDashes)
 	}
-	if h := v.Measurement(measure.MeasurementRecovery).Histogram(measure.RecoveryFleetRecovered, result.WindowStorm); h != nil && h.Summary.Count > 0 {
+	if h := v.Measurement(recovery.Name).Histogram(recovery.FleetRecovered, result.WindowStorm); h != nil && h.Summary.Count > 0 {
 		p.verticalMarker("fleet recovered", h.Summary.Max, top, recoveryDashes)
 	}
 }
@@ -272,7 +274,7 @@ func (pn panel) alignX(p *figure) {
 func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, error) {
 	variant, v, m, origin := pn.variant, pn.v, pn.m, pn.origin
 	byRes := map[string]*result.Series{}
-	for _, s := range seriesNamed(m, measure.SeriesRequestRate) {
+	for _, s := range seriesNamed(m, apiserver.SeriesRequestRate) {
 		if r, ok := s.Labels[result.LabelResource]; ok && len(s.Labels) == 1 {
 			byRes[r] = s
 		}
@@ -421,8 +423,8 @@ func latencyChart(pn panel, yMax float64) (Chart, bool, error) {
 	p.floor = 1
 	n := 0
 	xLo, xHi := math.Inf(1), math.Inf(-1)
-	for i, class := range []string{measure.ClassMutating, measure.ClassGet, measure.ClassList} {
-		s := m.SeriesNamed(measure.SeriesRequestP99, result.LabelClass, class)
+	for i, class := range []string{apiserver.ClassMutating, apiserver.ClassGet, apiserver.ClassList} {
+		s := m.SeriesNamed(apiserver.SeriesRequestP99, result.LabelClass, class)
 		if s == nil || len(s.Points) == 0 {
 			continue
 		}
@@ -465,13 +467,13 @@ func inflightChart(pn panel, yMax float64) (Chart, bool, error) {
 	variant, v, m, origin := pn.variant, pn.v, pn.m, pn.origin
 	p := newFigure("In-flight requests and APF queue: "+variant, "seconds since storm start", "requests")
 	n := 0
-	for _, s := range seriesNamed(m, measure.SeriesInflight) {
+	for _, s := range seriesNamed(m, apiserver.SeriesInflight) {
 		name := "in-flight " + s.Labels[result.LabelRequestKind]
 		p.Add(lines(xy(s, origin, 1), colour(n), vg.Points(1.5))...)
 		p.legendLine(name, colour(n), vg.Points(1.5))
 		n++
 	}
-	for _, s := range seriesNamed(m, measure.SeriesFlowInqueue) {
+	for _, s := range seriesNamed(m, apiserver.SeriesFlowInqueue) {
 		name := "APF queued"
 		if pl := s.Labels[result.LabelPriorityLevel]; pl != "" {
 			name += " " + pl

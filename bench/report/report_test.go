@@ -11,7 +11,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/compare/resulttest"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
 	"github.com/stormbench/stormbench/bench/result"
 
 	"github.com/stormbench/stormbench/bench/testutil"
@@ -337,7 +337,7 @@ func TestReportFlows(t *testing.T) {
 	r := resulttest.Synthetic(t, "f", map[string][]float64{"legacy": {1, 2, 3, 4}, "preserve": {1, 2, 3, 4}}, "legacy", "preserve")
 	for i := range r.Variants {
 		v := &r.Variants[i]
-		m := v.Measurement(measure.MeasurementAPIServer)
+		m := v.Measurement(apiserver.Name)
 		scale := 1.0
 		if v.Variant == "preserve" {
 			scale = 0.5
@@ -346,7 +346,7 @@ func TestReportFlows(t *testing.T) {
 			flow string
 			x    float64
 		}{{"kwok", -20}, {"endpointslice-controller", 11}, {"kubelet", 80}} {
-			m.Values = append(m.Values, result.Value{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests,
+			m.Values = append(m.Values, result.Value{Name: apiserver.ExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests,
 				Value: f.x*scale + float64(v.Repetition), Labels: map[string]string{result.LabelFlow: f.flow}})
 		}
 	}

@@ -12,6 +12,11 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/churn"
+	"github.com/stormbench/stormbench/bench/measure/clientlatency"
+	"github.com/stormbench/stormbench/bench/measure/recovery"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -210,29 +215,29 @@ type summaryRow struct {
 
 var summaryRows = []summaryRow{
 	{"restarts", func(v *result.VariantRun) string { return strconv.Itoa(v.Restarts) }},
-	{"API requests (storm)", summaryAPIValue(measure.APIRequests, fmtCount)},
-	{"API requests peak/s", summaryAPIValue(measure.APIRequestRatePeak, fmtRate)},
-	{"API burst seconds", summaryAPIValue(measure.APIBurstSeconds, fmtSeconds)},
-	{"API excess requests/restart", summaryAPIValue(measure.APIExcessPerRestart, fmtRate)},
+	{"API requests (storm)", summaryAPIValue(apiserver.Requests, fmtCount)},
+	{"API requests peak/s", summaryAPIValue(apiserver.RequestRatePeak, fmtRate)},
+	{"API burst seconds", summaryAPIValue(apiserver.BurstSeconds, fmtSeconds)},
+	{"API excess requests/restart", summaryAPIValue(apiserver.ExcessPerRestart, fmtRate)},
 	// flowRowsAfter: one row per flow here (summaryTableRows).
 	{"  the simulation's own: harness / KWOK", simulationOwn},
-	{"  raw: all requests, the simulation's included", summaryAPIValue(measure.APIRawExcessPerRestart, fmtRate)},
+	{"  raw: all requests, the simulation's included", summaryAPIValue(apiserver.RawExcessPerRestart, fmtRate)},
 	{"simulated kubelet requests/restart", kubeletRequests},
-	{"429s", summaryAPIValue(measure.APIThrottled, fmtCount)},
+	{"429s", summaryAPIValue(apiserver.Throttled, fmtCount)},
 	{"APF peak queued / worst wait p99", apfQueueing},
-	{"p99 mutating storm/baseline", p99Pair(measure.ClassMutating)},
-	{"p99 LIST storm/baseline", p99Pair(measure.ClassList)},
+	{"p99 mutating storm/baseline", p99Pair(apiserver.ClassMutating)},
+	{"p99 LIST storm/baseline", p99Pair(apiserver.ClassList)},
 	{"kubelet LIST / WATCH per restart", relists},
-	{"slice writes", summarySliceValue(measure.SliceWrites, fmtCount)},
+	{"slice writes", summarySliceValue(churn.SliceWrites, fmtCount)},
 	{"ready flips to not-ready/ready", flips},
 	{"Endpoints writes/restart (/flip)", downstream("endpoints", "")},
 	{"workload status writes/restart (/flip)", downstream("deployments", "status", "replicasets", "status", "statefulsets", "status")},
-	{"peak not-ready endpoints", summarySliceValue(measure.SliceNotReadyPeak, fmtCount)},
-	{"not-ready endpoint-seconds", summarySliceValue(measure.SliceNotReadySeconds, fmtRate)},
+	{"peak not-ready endpoints", summarySliceValue(churn.SliceNotReadyPeak, fmtCount)},
+	{"not-ready endpoint-seconds", summarySliceValue(churn.SliceNotReadySeconds, fmtRate)},
 	{"outage seconds (services)", outage},
-	{"node recovery p50/p99/max", recovery(measure.RecoveryNode)},
-	{"pod recovery p50/p99/max", recovery(measure.RecoveryPod)},
-	{"service recovery p50/p99/max", recovery(measure.RecoveryService)},
+	{"node recovery p50/p99/max", recoveryLatency(recovery.Node)},
+	{"pod recovery p50/p99/max", recoveryLatency(recovery.Pod)},
+	{"service recovery p50/p99/max", recoveryLatency(recovery.Service)},
 	{"fleet recovered after", fleet},
 	{"healthy nodes: late lease / NotReady; pods", cascade},
 	{"apiserver scrapes landed, longest gap", scrapeCoverage},
@@ -300,13 +305,13 @@ func summaryTableRows(r *result.Result) []summaryRow {
 // flowExcess is a run's excess per restart by flow (the simulation's
 // flows included), nil when it was not measured.
 func flowExcess(v *result.VariantRun) map[string]float64 {
-	m := v.Measurement(measure.MeasurementAPIServer)
+	m := v.Measurement(apiserver.Name)
 	if m == nil {
 		return nil
 	}
 	var out map[string]float64
 	for _, x := range m.Values {
-		if x.Name == measure.APIExcessPerRestart && x.Window == result.WindowStorm && x.Labels[result.LabelFlow] != "" {
+		if x.Name == apiserver.ExcessPerRestart && x.Window == result.WindowStorm && x.Labels[result.LabelFlow] != "" {
 			if out == nil {
 				out = map[string]float64{}
 			}
@@ -354,12 +359,12 @@ func simulationOwn(v *result.VariantRun) string {
 // clientRequests sums clientLatency's requests of one source; ok is false
 // without the measurement.
 func clientRequests(v *result.VariantRun, source string) (n float64, ok bool) {
-	m := v.Measurement(measure.MeasurementClientLatency)
+	m := v.Measurement(clientlatency.Name)
 	if m == nil {
 		return 0, false
 	}
 	for _, x := range m.Values {
-		if x.Name == measure.ClientRequests && x.Labels[result.LabelSource] == source {
+		if x.Name == clientlatency.Requests && x.Labels[result.LabelSource] == source {
 			n += x.Value
 		}
 	}
@@ -369,7 +374,7 @@ func clientRequests(v *result.VariantRun, source string) (n float64, ok bool) {
 // kubeletRequests is what the simulated kubelets sent per restart
 // (clientLatency, source=kubelet): the requests the model stands for.
 func kubeletRequests(v *result.VariantRun) string {
-	n, ok := clientRequests(v, measure.SourceKubelet)
+	n, ok := clientRequests(v, clientlatency.SourceKubelet)
 	if !ok || v.Restarts == 0 {
 		return missing
 	}
@@ -379,8 +384,8 @@ func kubeletRequests(v *result.VariantRun) string {
 // toolCPU is stormbench's own CPU over kube-apiserver's in the storm
 // window: the tool's cost next to what it measures.
 func toolCPU(v *result.VariantRun) string {
-	tool, ok1 := v.Measurement(measure.MeasurementStorm).Value(measure.StormCPUSeconds, result.WindowStorm)
-	api, ok2 := v.Measurement(measure.MeasurementAPIServer).Value(measure.APICPUSeconds, result.WindowStorm, result.LabelComponent, measure.ComponentAPIServer)
+	tool, ok1 := v.Measurement(self.Name).Value(self.CPUSeconds, result.WindowStorm)
+	api, ok2 := v.Measurement(apiserver.Name).Value(apiserver.CPUSeconds, result.WindowStorm, result.LabelComponent, measure.ComponentAPIServer)
 	if !ok1 || !ok2 || api <= 0 {
 		return missing
 	}
@@ -390,11 +395,11 @@ func toolCPU(v *result.VariantRun) string {
 // toolCPUSplit is stormbench's CPU split in two: its standing cost, per
 // second of the baseline per 1,000 nodes, and the marginal cost of one
 // restart, the storm's CPU less the standing rate over its length
-// (measure.selfCostSplit). Results before the split show "-".
+// (self.selfCostSplit). Results before the split show "-".
 func toolCPUSplit(v *result.VariantRun) string {
-	m := v.Measurement(measure.MeasurementStorm)
-	standing, ok1 := m.Value(measure.StormStandingCPU, result.WindowBaseline)
-	perRestart, ok2 := m.Value(measure.StormMarginalCPUPerRestart, result.WindowStorm)
+	m := v.Measurement(self.Name)
+	standing, ok1 := m.Value(self.StandingCPU, result.WindowBaseline)
+	perRestart, ok2 := m.Value(self.MarginalCPUPerRestart, result.WindowStorm)
 	if !ok1 && !ok2 {
 		return missing
 	}
@@ -409,7 +414,7 @@ func toolCPUSplit(v *result.VariantRun) string {
 
 // toolRSS is the growth of stormbench's RSS during the storm per restart.
 func toolRSS(v *result.VariantRun) string {
-	x, ok := v.Measurement(measure.MeasurementStorm).Value(measure.StormRSSGrowthPerRestart, result.WindowStorm)
+	x, ok := v.Measurement(self.Name).Value(self.RSSGrowthPerRestart, result.WindowStorm)
 	if !ok {
 		return missing
 	}
@@ -420,7 +425,7 @@ const missing = "-"
 
 func summaryAPIValue(name string, f func(float64) string) func(*result.VariantRun) string {
 	return func(v *result.VariantRun) string {
-		x, ok := v.Measurement(measure.MeasurementAPIServer).Value(name, result.WindowStorm)
+		x, ok := v.Measurement(apiserver.Name).Value(name, result.WindowStorm)
 		if !ok {
 			return missing
 		}
@@ -430,7 +435,7 @@ func summaryAPIValue(name string, f func(float64) string) func(*result.VariantRu
 
 func summarySliceValue(name string, f func(float64) string) func(*result.VariantRun) string {
 	return func(v *result.VariantRun) string {
-		x, ok := v.Measurement(measure.MeasurementEndpointSlices).Value(name, result.WindowStorm)
+		x, ok := v.Measurement(churn.Name).Value(name, result.WindowStorm)
 		if !ok {
 			return missing
 		}
@@ -440,9 +445,9 @@ func summarySliceValue(name string, f func(float64) string) func(*result.Variant
 
 func p99Pair(class string) func(*result.VariantRun) string {
 	return func(v *result.VariantRun) string {
-		m := v.Measurement(measure.MeasurementAPIServer)
-		s := m.Histogram(measure.APIRequestDuration, result.WindowStorm, result.LabelClass, class)
-		b := m.Histogram(measure.APIRequestDuration, result.WindowBaseline, result.LabelClass, class)
+		m := v.Measurement(apiserver.Name)
+		s := m.Histogram(apiserver.RequestDuration, result.WindowStorm, result.LabelClass, class)
+		b := m.Histogram(apiserver.RequestDuration, result.WindowBaseline, result.LabelClass, class)
 		return p99(s) + " / " + p99(b)
 	}
 }
@@ -458,13 +463,13 @@ func p99(h *result.Histogram) string {
 // a scrape during the storm, and the longest p99 queue wait of any flow
 // schema, named: where a storm made API Priority and Fairness queue.
 func apfQueueing(v *result.VariantRun) string {
-	m := v.Measurement(measure.MeasurementAPIServer)
+	m := v.Measurement(apiserver.Name)
 	if m == nil {
 		return missing
 	}
 	peak, seen := 0.0, false
 	for _, x := range m.Values {
-		if x.Name == measure.APIFlowInqueueMax && x.Window == result.WindowStorm {
+		if x.Name == apiserver.FlowInqueueMax && x.Window == result.WindowStorm {
 			peak, seen = max(peak, x.Value), true
 		}
 	}
@@ -477,7 +482,7 @@ func apfQueueing(v *result.VariantRun) string {
 		// Under 5 ms (the wait histogram's first bucket) is APF's
 		// dispatch without queueing: every request lands in the
 		// histogram, most with no wait at all.
-		if h.Name == measure.APIFlowWait && h.Window == result.WindowStorm && h.Summary.Count > 0 && h.Summary.P99 > 0.005 && (worst == nil || h.Summary.P99 > worst.Summary.P99) {
+		if h.Name == apiserver.FlowWait && h.Window == result.WindowStorm && h.Summary.Count > 0 && h.Summary.P99 > 0.005 && (worst == nil || h.Summary.P99 > worst.Summary.P99) {
 			worst = h
 		}
 	}
@@ -494,29 +499,29 @@ func apfQueueing(v *result.VariantRun) string {
 // controllers' status updates of ready replicas).
 func downstream(pairs ...string) func(*result.VariantRun) string {
 	return func(v *result.VariantRun) string {
-		m := v.Measurement(measure.MeasurementAPIServer)
+		m := v.Measurement(apiserver.Name)
 		total, seen := 0.0, false
 		for i := 0; i+1 < len(pairs); i += 2 {
 			labels := []string{result.LabelVerb, "PUT", result.LabelResource, pairs[i], result.LabelSubresource, pairs[i+1]}
-			x, ok := m.Value(measure.APIRawExcessPerRestart, result.WindowStorm, labels...)
+			x, ok := m.Value(apiserver.RawExcessPerRestart, result.WindowStorm, labels...)
 			if !ok {
 				// A result before flows (issue 45) held them under the
 				// key figure's name, which then counted every request.
-				x, ok = m.Value(measure.APIExcessPerRestart, result.WindowStorm, labels...)
+				x, ok = m.Value(apiserver.ExcessPerRestart, result.WindowStorm, labels...)
 			}
 			if ok {
 				total += x
 				seen = true
 			}
 		}
-		if _, ok := m.Value(measure.APIExcessPerRestart, result.WindowStorm); !ok {
+		if _, ok := m.Value(apiserver.ExcessPerRestart, result.WindowStorm); !ok {
 			return missing // no storm figures at all
 		}
 		if !seen {
 			total = 0 // none in excess of the baseline
 		}
 		out := fmtRate(total)
-		down, ok := v.Measurement(measure.MeasurementEndpointSlices).Value(measure.SliceReadyFlips, result.WindowStorm, result.LabelDirection, measure.DirectionReadyToNot)
+		down, ok := v.Measurement(churn.Name).Value(churn.SliceReadyFlips, result.WindowStorm, result.LabelDirection, churn.DirectionReadyToNot)
 		if ok && down > 0 && v.Restarts > 0 {
 			out += " (" + strconv.FormatFloat(total*float64(v.Restarts)/down, 'f', 2, 64) + ")"
 		}
@@ -525,34 +530,34 @@ func downstream(pairs ...string) func(*result.VariantRun) string {
 }
 
 func flips(v *result.VariantRun) string {
-	m := v.Measurement(measure.MeasurementEndpointSlices)
-	down, ok1 := m.Value(measure.SliceReadyFlips, result.WindowStorm, result.LabelDirection, measure.DirectionReadyToNot)
-	up, ok2 := m.Value(measure.SliceReadyFlips, result.WindowStorm, result.LabelDirection, measure.DirectionNotToReady)
+	m := v.Measurement(churn.Name)
+	down, ok1 := m.Value(churn.SliceReadyFlips, result.WindowStorm, result.LabelDirection, churn.DirectionReadyToNot)
+	up, ok2 := m.Value(churn.SliceReadyFlips, result.WindowStorm, result.LabelDirection, churn.DirectionNotToReady)
 	if !ok1 || !ok2 {
 		return missing
 	}
 	out := fmtCount(down) + " / " + fmtCount(up)
 	// Flips that a busy status manager wrote as one status never reached
 	// the endpoints (kubelet.Counters.ReadyFlipsCoalesced); said when any.
-	if n, ok := v.Measurement(measure.MeasurementStorm).Value(measure.StormReadyFlipsCoalesced, result.WindowStorm); ok && n > 0 {
+	if n, ok := v.Measurement(self.Name).Value(self.ReadyFlipsCoalesced, result.WindowStorm); ok && n > 0 {
 		out += " (" + fmtCount(n) + " coalesced)"
 	}
 	return out
 }
 
 func outage(v *result.VariantRun) string {
-	m := v.Measurement(measure.MeasurementEndpointSlices)
-	secs, ok := m.Value(measure.SliceOutageSeconds, result.WindowStorm)
+	m := v.Measurement(churn.Name)
+	secs, ok := m.Value(churn.SliceOutageSeconds, result.WindowStorm)
 	if !ok {
 		return missing
 	}
-	n, _ := m.Value(measure.SliceServicesOutage, result.WindowStorm)
+	n, _ := m.Value(churn.SliceServicesOutage, result.WindowStorm)
 	return fmtRate(secs) + " (" + fmtCount(n) + ")"
 }
 
-func recovery(name string) func(*result.VariantRun) string {
+func recoveryLatency(name string) func(*result.VariantRun) string {
 	return func(v *result.VariantRun) string {
-		h := v.Measurement(measure.MeasurementRecovery).Histogram(name, result.WindowStorm)
+		h := v.Measurement(recovery.Name).Histogram(name, result.WindowStorm)
 		if h == nil || h.Summary.Count == 0 {
 			return missing
 		}
@@ -562,8 +567,8 @@ func recovery(name string) func(*result.VariantRun) string {
 }
 
 func fleet(v *result.VariantRun) string {
-	m := v.Measurement(measure.MeasurementRecovery)
-	h := m.Histogram(measure.RecoveryFleetRecovered, result.WindowStorm)
+	m := v.Measurement(recovery.Name)
+	h := m.Histogram(recovery.FleetRecovered, result.WindowStorm)
 	if h == nil || h.Summary.Count == 0 {
 		if m != nil {
 			return "not recovered"
@@ -578,13 +583,13 @@ func fleet(v *result.VariantRun) string {
 // and how many pods went not ready with no restart of their node to
 // explain it.
 func cascade(v *result.VariantRun) string {
-	m := v.Measurement(measure.MeasurementRecovery)
-	late, ok := m.Value(measure.HealthyLeaseLateNodes, result.WindowStorm)
-	healthy, _ := m.Value(measure.HealthyLeaseNodes, result.WindowStorm)
+	m := v.Measurement(recovery.Name)
+	late, ok := m.Value(recovery.HealthyLeaseLateNodes, result.WindowStorm)
+	healthy, _ := m.Value(recovery.HealthyLeaseNodes, result.WindowStorm)
 	if !ok {
 		return missing
 	}
-	nodes, _ := m.Value(measure.RecoveryUnattributed, result.WindowStorm, result.LabelKind, "node")
-	pods, _ := m.Value(measure.RecoveryUnattributed, result.WindowStorm, result.LabelKind, "pod")
+	nodes, _ := m.Value(recovery.Unattributed, result.WindowStorm, result.LabelKind, "node")
+	pods, _ := m.Value(recovery.Unattributed, result.WindowStorm, result.LabelKind, "pod")
 	return fmt.Sprintf("%s of %s / %s; %s", fmtCount(late), fmtCount(healthy), fmtCount(nodes), fmtCount(pods))
 }

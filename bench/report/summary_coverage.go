@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/clientlatency"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -58,11 +60,11 @@ func LowCoverage(v *result.VariantRun) string {
 // rate series: its points, against the points its span would hold at its
 // typical (median) step, and its longest step.
 func seriesCoverage(v *result.VariantRun) (landed, expected, maxGapSeconds float64, ok bool) {
-	m := v.Measurement(measure.MeasurementAPIServer)
+	m := v.Measurement(apiserver.Name)
 	if m == nil {
 		return 0, 0, 0, false
 	}
-	s := m.SeriesNamed(measure.SeriesRequestRate)
+	s := m.SeriesNamed(apiserver.SeriesRequestRate)
 	if s == nil || len(s.Points) < 3 {
 		return 0, 0, 0, false
 	}
@@ -83,12 +85,12 @@ func seriesCoverage(v *result.VariantRun) (landed, expected, maxGapSeconds float
 // and the longest gap between two that did; ok is false when the run did
 // not record them.
 func ScrapeCoverage(v *result.VariantRun) (landed, scheduled, maxGapSeconds float64, ok bool) {
-	m := v.Measurement(measure.MeasurementAPIServer)
+	m := v.Measurement(apiserver.Name)
 	lbl := []string{result.LabelComponent, measure.ComponentAPIServer}
-	sched, ok1 := m.Value(measure.APIScrapesScheduled, "", lbl...)
-	n, ok2 := m.Value(measure.APIScrapes, "", lbl...)
-	failed, _ := m.Value(measure.APIScrapeFailures, "", lbl...)
-	gap, ok3 := m.Value(measure.APIScrapeMaxGap, "", lbl...)
+	sched, ok1 := m.Value(apiserver.ScrapesScheduled, "", lbl...)
+	n, ok2 := m.Value(apiserver.Scrapes, "", lbl...)
+	failed, _ := m.Value(apiserver.ScrapeFailures, "", lbl...)
+	gap, ok3 := m.Value(apiserver.ScrapeMaxGap, "", lbl...)
 	if !ok1 || !ok2 || !ok3 || sched <= 0 {
 		return 0, 0, 0, false
 	}
@@ -100,14 +102,14 @@ func ScrapeCoverage(v *result.VariantRun) (landed, scheduled, maxGapSeconds floa
 // and WATCHes (with it on, the watch-list with sendInitialEvents is the
 // only request of an initial sync).
 func relists(v *result.VariantRun) string {
-	m := v.Measurement(measure.MeasurementClientLatency)
+	m := v.Measurement(clientlatency.Name)
 	if m == nil || v.Restarts == 0 {
 		return missing
 	}
 	var list, watch float64
 	seen := false
 	for _, x := range m.Values {
-		if x.Name != measure.ClientRequests || x.Labels[result.LabelSource] != measure.SourceKubelet {
+		if x.Name != clientlatency.Requests || x.Labels[result.LabelSource] != clientlatency.SourceKubelet {
 			continue
 		}
 		switch x.Labels[result.LabelVerb] {

@@ -10,7 +10,8 @@ import (
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/compare"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/testutil"
 )
@@ -27,7 +28,7 @@ func summaryFixture(t *testing.T) *result.Result {
 	// adds up to the fixture's 98.25 per restart, and the raw figure has
 	// the simulation's 10.5 more.
 	for i := range r.Variants {
-		m := r.Variants[i].Measurement(measure.MeasurementAPIServer)
+		m := r.Variants[i].Measurement(apiserver.Name)
 		if m == nil {
 			continue
 		}
@@ -35,20 +36,20 @@ func summaryFixture(t *testing.T) *result.Result {
 			flow string
 			v    float64
 		}{{"kubelet", 61.5}, {"endpointslice-controller", 30}, {"node-controller", 4.5}, {"kube-controller-manager", 0.25}, {"kube-scheduler", 0.1}, {"other", 1.9}, {"kwok", -2.5}, {"harness", 13}} {
-			m.Values = append(m.Values, result.Value{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: f.v, Labels: result.Labels(result.LabelFlow, f.flow)})
+			m.Values = append(m.Values, result.Value{Name: apiserver.ExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: f.v, Labels: result.Labels(result.LabelFlow, f.flow)})
 		}
-		m.Values = append(m.Values, result.Value{Name: measure.APIRawExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 108.75})
+		m.Values = append(m.Values, result.Value{Name: apiserver.RawExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 108.75})
 	}
 	// stormbench's CPU split (issue 50), which the fixture predates too,
 	// in the first variant only: the second reads as a file before it.
 	// 10 ms/s at rest for the 1,000 nodes; the storm's 10 s less 0.4 s of
 	// it over 100 restarts.
-	st := r.Variants[0].Measurement(measure.MeasurementStorm)
+	st := r.Variants[0].Measurement(self.Name)
 	st.Values = append(st.Values,
-		result.Value{Name: measure.StormCPUSeconds, Window: result.WindowBaseline, Unit: result.UnitSeconds, Value: 0.6},
-		result.Value{Name: measure.StormStandingCPU, Window: result.WindowBaseline, Unit: result.UnitCores, Value: 0.01},
-		result.Value{Name: measure.StormMarginalCPU, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 9.6},
-		result.Value{Name: measure.StormMarginalCPUPerRestart, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 0.096})
+		result.Value{Name: self.CPUSeconds, Window: result.WindowBaseline, Unit: result.UnitSeconds, Value: 0.6},
+		result.Value{Name: self.StandingCPU, Window: result.WindowBaseline, Unit: result.UnitCores, Value: 0.01},
+		result.Value{Name: self.MarginalCPU, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 9.6},
+		result.Value{Name: self.MarginalCPUPerRestart, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 0.096})
 	return r
 }
 
@@ -125,11 +126,11 @@ func TestSummaryCoalescedFlips(t *testing.T) {
 	} {
 		r := summaryFixture(t)
 		for i := range r.Variants {
-			m := r.Variants[i].Measurement(measure.MeasurementStorm)
+			m := r.Variants[i].Measurement(self.Name)
 			if m == nil {
 				t.Fatalf("fixture variant %d has no storm measurement", i)
 			}
-			m.Values = append(m.Values, result.Value{Name: measure.StormReadyFlipsCoalesced, Window: result.WindowStorm, Unit: result.UnitCount, Value: tc.coalesced})
+			m.Values = append(m.Values, result.Value{Name: self.ReadyFlipsCoalesced, Window: result.WindowStorm, Unit: result.UnitCount, Value: tc.coalesced})
 		}
 		var buf bytes.Buffer
 		if err := WriteSummary(&buf, r); err != nil {
@@ -247,10 +248,10 @@ func TestReportInterleaved(t *testing.T) {
 // the harness's) are shown apart, and the raw figure beside.
 func TestFlowSplit(t *testing.T) {
 	flow := func(f string, x float64) result.Value {
-		return result.Value{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: x, Labels: result.Labels(result.LabelFlow, f)}
+		return result.Value{Name: apiserver.ExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: x, Labels: result.Labels(result.LabelFlow, f)}
 	}
 	api := func(flows ...result.Value) result.Measurement {
-		m := result.Measurement{Name: measure.MeasurementAPIServer}
+		m := result.Measurement{Name: apiserver.Name}
 		key := 0.0
 		for _, f := range flows {
 			if !cluster.IsSimulationFlow(f.Labels[result.LabelFlow]) {
@@ -258,8 +259,8 @@ func TestFlowSplit(t *testing.T) {
 			}
 		}
 		m.Values = append(m.Values,
-			result.Value{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: key},
-			result.Value{Name: measure.APIRawExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: key + 20})
+			result.Value{Name: apiserver.ExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: key},
+			result.Value{Name: apiserver.RawExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: key + 20})
 		m.Values = append(m.Values, flows...)
 		return m
 	}
@@ -299,7 +300,7 @@ func TestFlowSplit(t *testing.T) {
 	// The split adds up to the key figure in every column that has it.
 	for i := range r.Variants[:2] {
 		v := &r.Variants[i]
-		key, _ := v.Measurement(measure.MeasurementAPIServer).Value(measure.APIExcessPerRestart, result.WindowStorm)
+		key, _ := v.Measurement(apiserver.Name).Value(apiserver.ExcessPerRestart, result.WindowStorm)
 		sum := 0.0
 		for f, x := range flowExcess(v) {
 			if !cluster.IsSimulationFlow(f) {
@@ -316,8 +317,8 @@ func TestFlowSplit(t *testing.T) {
 // marginal CPU, with either figure missing (a baseline too short, no
 // restart) and with neither (a result before the split).
 func TestToolCPUSplit(t *testing.T) {
-	standing := result.Value{Name: measure.StormStandingCPU, Window: result.WindowBaseline, Unit: result.UnitCores, Value: 0.0125}
-	perRestart := result.Value{Name: measure.StormMarginalCPUPerRestart, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 0.0204}
+	standing := result.Value{Name: self.StandingCPU, Window: result.WindowBaseline, Unit: result.UnitCores, Value: 0.0125}
+	perRestart := result.Value{Name: self.MarginalCPUPerRestart, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 0.0204}
 	for _, tc := range []struct {
 		name   string
 		values []result.Value
@@ -328,7 +329,7 @@ func TestToolCPUSplit(t *testing.T) {
 		{"per restart only", []result.Value{perRestart}, "-; 20.4 ms"},
 		{"neither", nil, "-"},
 	} {
-		v := &result.VariantRun{Measurements: []result.Measurement{{Name: measure.MeasurementStorm, Values: tc.values}}}
+		v := &result.VariantRun{Measurements: []result.Measurement{{Name: self.Name, Values: tc.values}}}
 		if got := toolCPUSplit(v); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/gate"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -148,7 +148,7 @@ func sweepRow(size int, runs []*result.VariantRun) SweepRow {
 // slow), as in the latency SLO gate; only a missing histogram is not
 // measured.
 func mutatingP99(v *result.VariantRun) (float64, bool) {
-	h := v.Measurement(measure.MeasurementAPIServer).Histogram(measure.APIRequestDuration, result.WindowStorm, result.LabelClass, measure.ClassMutating)
+	h := v.Measurement(apiserver.Name).Histogram(apiserver.RequestDuration, result.WindowStorm, result.LabelClass, apiserver.ClassMutating)
 	if h == nil {
 		return 0, false
 	}

@@ -16,7 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/stormbench/stormbench/bench/compare"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/recovery"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -47,7 +47,7 @@ func percentileChart(groups []compare.Group, name, title string) (Chart, bool, e
 	for gi, g := range groups {
 		var hs []*result.Histogram
 		for _, v := range g.VariantRuns() {
-			if h := v.Measurement(measure.MeasurementRecovery).Histogram(name, result.WindowStorm); h != nil {
+			if h := v.Measurement(recovery.Name).Histogram(name, result.WindowStorm); h != nil {
 				hs = append(hs, h)
 			}
 		}

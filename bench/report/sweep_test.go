@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/stormbench/stormbench/bench/compare"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/churn"
 	"github.com/stormbench/stormbench/bench/result"
 
 	"github.com/stormbench/stormbench/bench/testutil"
@@ -23,18 +24,18 @@ var nan = math.NaN()
 // a NaN figure is left out of the run.
 func sweepRun(variant string, rep int, p99, throttled, outage, peak float64) result.VariantRun {
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	api := result.Measurement{Name: measure.MeasurementAPIServer}
+	api := result.Measurement{Name: apiserver.Name}
 	if !math.IsNaN(p99) {
 		api.Histograms = append(api.Histograms, result.Histogram{
-			Name: measure.APIRequestDuration, Window: result.WindowStorm, Unit: result.UnitSeconds,
-			Labels: result.Labels(result.LabelClass, measure.ClassMutating), Summary: result.Summary{Count: 100, P99: p99},
+			Name: apiserver.RequestDuration, Window: result.WindowStorm, Unit: result.UnitSeconds,
+			Labels: result.Labels(result.LabelClass, apiserver.ClassMutating), Summary: result.Summary{Count: 100, P99: p99},
 		})
 	}
 	if !math.IsNaN(throttled) {
-		api.Values = append(api.Values, result.Value{Name: measure.APIThrottled, Window: result.WindowStorm, Unit: result.UnitRequests, Value: throttled})
+		api.Values = append(api.Values, result.Value{Name: apiserver.Throttled, Window: result.WindowStorm, Unit: result.UnitRequests, Value: throttled})
 	}
 	if !math.IsNaN(peak) {
-		api.Values = append(api.Values, result.Value{Name: measure.APIRequestRatePeak, Window: result.WindowStorm, Unit: result.UnitRequestsPerSecond, Value: peak})
+		api.Values = append(api.Values, result.Value{Name: apiserver.RequestRatePeak, Window: result.WindowStorm, Unit: result.UnitRequestsPerSecond, Value: peak})
 	}
 	v := result.VariantRun{
 		Variant: variant, Repetition: rep, Complete: true, Restarts: 10,
@@ -42,8 +43,8 @@ func sweepRun(variant string, rep int, p99, throttled, outage, peak float64) res
 		Measurements: []result.Measurement{api},
 	}
 	if !math.IsNaN(outage) {
-		v.Measurements = append(v.Measurements, result.Measurement{Name: measure.MeasurementEndpointSlices, Values: []result.Value{
-			{Name: measure.SliceOutageSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: outage},
+		v.Measurements = append(v.Measurements, result.Measurement{Name: churn.Name, Values: []result.Value{
+			{Name: churn.SliceOutageSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: outage},
 		}})
 	}
 	return v

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/testutil"
 )
@@ -33,7 +33,7 @@ func layoutFixture() *result.Result {
 		Variants: []result.VariantRun{{Variant: "default", Start: start, StormStart: start, Complete: true, Restarts: 1000,
 			WaveStarts:   []float64{0, 12.3456789, 1e-9, 123456789.123},
 			ResetSeconds: 1.0 / 3,
-			Measurements: []result.Measurement{{Name: measure.MeasurementAPIServer,
+			Measurements: []result.Measurement{{Name: apiserver.Name,
 				Values: []result.Value{
 					{Name: "requests", Unit: result.UnitRequests, Value: 12345678},
 					{Name: "cpu_seconds", Unit: result.UnitSeconds, Value: 2.0 / 3},
@@ -41,8 +41,8 @@ func layoutFixture() *result.Result {
 					{Name: "tiny", Unit: result.UnitSeconds, Value: 1.23456789e-7},
 				},
 				Series: []result.Series{
-					{Name: measure.SeriesRequestRate, Unit: result.UnitRequestsPerSecond, Start: start, Points: pts},
-					{Name: measure.SeriesRequestRate, Unit: result.UnitRequestsPerSecond, Start: start.Add(time.Second), Points: pts[:3]},
+					{Name: apiserver.SeriesRequestRate, Unit: result.UnitRequestsPerSecond, Start: start, Points: pts},
+					{Name: apiserver.SeriesRequestRate, Unit: result.UnitRequestsPerSecond, Start: start.Add(time.Second), Points: pts[:3]},
 				},
 				Warnings: warnings,
 			}}}}}

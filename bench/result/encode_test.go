@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -24,16 +24,16 @@ func TestSparseRoundTrip(t *testing.T) {
 		return out
 	}
 	series := []result.Series{
-		{Name: measure.SeriesRequestRate, Unit: result.UnitRequestsPerSecond, Start: start, Points: pts(5, 0, 7, 0, 0)},
-		{Name: measure.SeriesRequestRate, Labels: result.Labels(result.LabelResource, "pods"), Unit: result.UnitRequestsPerSecond, Start: start, Points: pts(0, 0, 7, 0, 0)},
-		{Name: measure.SeriesRequestRate, Labels: result.Labels(result.LabelResource, "leases"), Unit: result.UnitRequestsPerSecond, Start: start, Points: pts(5, 0, 0, 0, 0)},
+		{Name: apiserver.SeriesRequestRate, Unit: result.UnitRequestsPerSecond, Start: start, Points: pts(5, 0, 7, 0, 0)},
+		{Name: apiserver.SeriesRequestRate, Labels: result.Labels(result.LabelResource, "pods"), Unit: result.UnitRequestsPerSecond, Start: start, Points: pts(0, 0, 7, 0, 0)},
+		{Name: apiserver.SeriesRequestRate, Labels: result.Labels(result.LabelResource, "leases"), Unit: result.UnitRequestsPerSecond, Start: start, Points: pts(5, 0, 0, 0, 0)},
 		// Another start: no reference, so dense.
-		{Name: measure.SeriesRequestRate, Labels: result.Labels(result.LabelResource, "nodes"), Unit: result.UnitRequestsPerSecond, Start: start.Add(time.Second), Points: pts(0, 1)},
+		{Name: apiserver.SeriesRequestRate, Labels: result.Labels(result.LabelResource, "nodes"), Unit: result.UnitRequestsPerSecond, Start: start.Add(time.Second), Points: pts(0, 1)},
 	}
 	r := &result.Result{SchemaVersion: result.SchemaVersion, Complete: true,
 		Run: result.Run{ID: "r", ToolVersion: "v0", Start: start, End: start.Add(time.Minute)},
 		Variants: []result.VariantRun{{Variant: "default", Start: start, StormStart: start, Complete: true,
-			Measurements: []result.Measurement{{Name: measure.MeasurementAPIServer, Series: series}}}}}
+			Measurements: []result.Measurement{{Name: apiserver.Name, Series: series}}}}}
 	want := make([]result.Series, len(series))
 	for i, s := range series {
 		want[i] = s

@@ -65,7 +65,7 @@ const (
 
 // MergeRule is how Merge combines one measurement of every shard. The
 // measurement's owner builds it next to the measurement (see
-// measure.MergeRules).
+// registry.MergeRules).
 type MergeRule struct {
 	// Scope is the measurement's kind; zero is PerShard.
 	Scope Scope
@@ -160,7 +160,7 @@ func (s *MergeShards) Present() int {
 // agree.
 //
 // Each measurement merges by its rule in rules (see MergeRule, Scope and
-// Aggregation; the owners' rules are measure.MergeRules). The reference
+// Aggregation; the owners' rules are registry.MergeRules). The reference
 // shard of a cluster-wide measurement is the one without a measurement
 // error whose storm window ends last, since it covers the most of the union
 // of the shards' storms given a shared start (--start-at). A measurement

@@ -245,7 +245,7 @@ type VariantRun struct {
 	Sweep *SweepStep `json:"sweep,omitempty"`
 	// HostBound says the machine, not only the control plane, was the
 	// limit: the host was at least 90 % busy for more than 10 % of the storm
-	// window (measure.IsHostBound, from the "host" measurement).
+	// window (host.IsBound, from the "host" measurement).
 	HostBound bool `json:"hostBound,omitempty"`
 	// Measurements are the gathered measurements, sorted by name.
 	Measurements []Measurement `json:"measurements"`
@@ -292,7 +292,7 @@ func (v *VariantRun) SweepOf() (SweepStep, bool) {
 // window name (WindowBaseline, WindowStorm, or empty for the whole
 // measurement) and labels.
 type Measurement struct {
-	// Name is the measurement's registered name (measure.MeasurementAPIServer, ...).
+	// Name is the measurement's registered name (apiserver.Name, ...).
 	Name string `json:"name"`
 	// Error is set when the measurement failed; figures gathered before the
 	// failure are kept.

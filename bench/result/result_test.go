@@ -11,7 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/churn"
+	"github.com/stormbench/stormbench/bench/measure/clientlatency"
+	"github.com/stormbench/stormbench/bench/measure/recovery"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/testutil"
 )
@@ -43,102 +47,102 @@ func fixture(t *testing.T) *result.Result {
 		storm := t0.Add(20 * time.Second)
 		end := storm.Add(2 * time.Minute)
 		api := result.Measurement{
-			Name: measure.MeasurementAPIServer,
+			Name: apiserver.Name,
 			Windows: []result.Window{
 				{Name: result.WindowBaseline, Start: t0.Add(10 * time.Second), End: storm},
 				{Name: result.WindowStorm, Start: storm, End: end},
 			},
 			Values: []result.Value{
-				{Name: measure.APIRequests, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 12345},
-				{Name: measure.APIRequests, Window: result.WindowBaseline, Unit: result.UnitRequests, Value: 400},
-				{Name: measure.APIRequests, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 300,
+				{Name: apiserver.Requests, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 12345},
+				{Name: apiserver.Requests, Window: result.WindowBaseline, Unit: result.UnitRequests, Value: 400},
+				{Name: apiserver.Requests, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 300,
 					Labels: result.Labels(result.LabelVerb, "LIST", result.LabelResource, "pods", result.LabelSubresource, "")},
-				{Name: measure.APIRequestRatePeak, Window: result.WindowStorm, Unit: result.UnitRequestsPerSecond, Value: 812.5},
-				{Name: measure.APIBurstSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 14},
-				{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 98.25},
-				{Name: measure.APIThrottled, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 3},
-				{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 3.5,
+				{Name: apiserver.RequestRatePeak, Window: result.WindowStorm, Unit: result.UnitRequestsPerSecond, Value: 812.5},
+				{Name: apiserver.BurstSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 14},
+				{Name: apiserver.ExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 98.25},
+				{Name: apiserver.Throttled, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 3},
+				{Name: apiserver.ExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 3.5,
 					Labels: result.Labels(result.LabelVerb, "PUT", result.LabelResource, "endpoints", result.LabelSubresource, "")},
-				{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 2,
+				{Name: apiserver.ExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 2,
 					Labels: result.Labels(result.LabelVerb, "PUT", result.LabelResource, "deployments", result.LabelSubresource, "status")},
-				{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 1.5,
+				{Name: apiserver.ExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 1.5,
 					Labels: result.Labels(result.LabelVerb, "PUT", result.LabelResource, "replicasets", result.LabelSubresource, "status")},
 				// Not a status write: not counted.
-				{Name: measure.APIExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 9,
+				{Name: apiserver.ExcessPerRestart, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 9,
 					Labels: result.Labels(result.LabelVerb, "PUT", result.LabelResource, "deployments", result.LabelSubresource, "")},
-				{Name: measure.APICPUSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 40, Labels: result.Labels(result.LabelComponent, "kube-apiserver")},
+				{Name: apiserver.CPUSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 40, Labels: result.Labels(result.LabelComponent, "kube-apiserver")},
 				// 150 slots: 140 scrapes, 4 of them failed; 10 slots skipped.
-				{Name: measure.APIScrapesScheduled, Unit: result.UnitCount, Value: 150, Labels: result.Labels(result.LabelComponent, "kube-apiserver")},
-				{Name: measure.APIScrapes, Unit: result.UnitCount, Value: 140, Labels: result.Labels(result.LabelComponent, "kube-apiserver")},
-				{Name: measure.APIScrapeFailures, Unit: result.UnitCount, Value: 4, Labels: result.Labels(result.LabelComponent, "kube-apiserver")},
-				{Name: measure.APIScrapeMaxGap, Unit: result.UnitSeconds, Value: 7.5, Labels: result.Labels(result.LabelComponent, "kube-apiserver")},
-				{Name: measure.APIScrapes, Unit: result.UnitCount, Value: 1, Labels: result.Labels(result.LabelComponent, "etcd")},
-				{Name: measure.APIFlowInqueueMax, Window: result.WindowStorm, Unit: result.UnitCount, Value: 12, Labels: result.Labels(result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes")},
-				{Name: measure.APIFlowInqueueMax, Window: result.WindowStorm, Unit: result.UnitCount, Value: 30, Labels: result.Labels(result.LabelPriorityLevel, "workload-high", result.LabelFlowSchema, "kube-system-service-accounts")},
-				{Name: measure.APIFlowInqueueMax, Window: result.WindowBaseline, Unit: result.UnitCount, Value: 99, Labels: result.Labels(result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes")},
+				{Name: apiserver.ScrapesScheduled, Unit: result.UnitCount, Value: 150, Labels: result.Labels(result.LabelComponent, "kube-apiserver")},
+				{Name: apiserver.Scrapes, Unit: result.UnitCount, Value: 140, Labels: result.Labels(result.LabelComponent, "kube-apiserver")},
+				{Name: apiserver.ScrapeFailures, Unit: result.UnitCount, Value: 4, Labels: result.Labels(result.LabelComponent, "kube-apiserver")},
+				{Name: apiserver.ScrapeMaxGap, Unit: result.UnitSeconds, Value: 7.5, Labels: result.Labels(result.LabelComponent, "kube-apiserver")},
+				{Name: apiserver.Scrapes, Unit: result.UnitCount, Value: 1, Labels: result.Labels(result.LabelComponent, "etcd")},
+				{Name: apiserver.FlowInqueueMax, Window: result.WindowStorm, Unit: result.UnitCount, Value: 12, Labels: result.Labels(result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes")},
+				{Name: apiserver.FlowInqueueMax, Window: result.WindowStorm, Unit: result.UnitCount, Value: 30, Labels: result.Labels(result.LabelPriorityLevel, "workload-high", result.LabelFlowSchema, "kube-system-service-accounts")},
+				{Name: apiserver.FlowInqueueMax, Window: result.WindowBaseline, Unit: result.UnitCount, Value: 99, Labels: result.Labels(result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes")},
 			},
 			Histograms: []result.Histogram{
-				result.FromBuckets(measure.APIRequestDuration, result.WindowStorm, result.Labels(result.LabelClass, measure.ClassMutating), durationBounds,
+				result.FromBuckets(apiserver.RequestDuration, result.WindowStorm, result.Labels(result.LabelClass, apiserver.ClassMutating), durationBounds,
 					[]float64{10, 50, 80, 95, 99, 100, 100, 100, 100, 100}, 4.2),
-				result.FromBuckets(measure.APIRequestDuration, result.WindowBaseline, result.Labels(result.LabelClass, measure.ClassMutating), durationBounds,
+				result.FromBuckets(apiserver.RequestDuration, result.WindowBaseline, result.Labels(result.LabelClass, apiserver.ClassMutating), durationBounds,
 					[]float64{90, 100, 100, 100, 100, 100, 100, 100, 100, 100}, 0.3),
-				result.FromBuckets(measure.APIRequestDuration, result.WindowStorm, result.Labels(result.LabelClass, measure.ClassList), durationBounds,
+				result.FromBuckets(apiserver.RequestDuration, result.WindowStorm, result.Labels(result.LabelClass, apiserver.ClassList), durationBounds,
 					[]float64{0, 0, 10, 20, 40, 60, 80, 90, 95, 100}, 48),
 				// The worst p99 wait is system-nodes' (all of it in the 4th
 				// bucket), though kube-system-service-accounts queued more.
-				result.FromBuckets(measure.APIFlowWait, result.WindowStorm, result.Labels(result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes"), durationBounds,
+				result.FromBuckets(apiserver.FlowWait, result.WindowStorm, result.Labels(result.LabelPriorityLevel, "system", result.LabelFlowSchema, "system-nodes"), durationBounds,
 					[]float64{0, 0, 0, 10, 10, 10, 10, 10, 10, 10}, 1),
-				result.FromBuckets(measure.APIFlowWait, result.WindowStorm, result.Labels(result.LabelPriorityLevel, "workload-high", result.LabelFlowSchema, "kube-system-service-accounts"), durationBounds,
+				result.FromBuckets(apiserver.FlowWait, result.WindowStorm, result.Labels(result.LabelPriorityLevel, "workload-high", result.LabelFlowSchema, "kube-system-service-accounts"), durationBounds,
 					[]float64{20, 30, 30, 30, 30, 30, 30, 30, 30, 30}, 0.1),
 			},
-			Series: []result.Series{{Name: measure.SeriesRequestRate, Unit: result.UnitRequestsPerSecond, Start: t0,
+			Series: []result.Series{{Name: apiserver.SeriesRequestRate, Unit: result.UnitRequestsPerSecond, Start: t0,
 				Points: []result.Point{{T: 1, V: 40}, {T: 2, V: 41.5}, {T: 4, V: 812.5}}}},
 			Warnings: []string{"scrape of kube-apiserver at 12:00:03 failed: connection refused"},
 		}
 		slices := result.Measurement{
-			Name: measure.MeasurementEndpointSlices,
+			Name: churn.Name,
 			Values: []result.Value{
-				{Name: measure.SliceWrites, Window: result.WindowStorm, Unit: result.UnitCount, Value: writes},
-				{Name: measure.SliceReadyFlips, Window: result.WindowStorm, Unit: result.UnitCount, Value: flipsDown, Labels: result.Labels(result.LabelDirection, measure.DirectionReadyToNot)},
-				{Name: measure.SliceReadyFlips, Window: result.WindowStorm, Unit: result.UnitCount, Value: flipsDown, Labels: result.Labels(result.LabelDirection, measure.DirectionNotToReady)},
-				{Name: measure.SliceNotReadyPeak, Window: result.WindowStorm, Unit: result.UnitCount, Value: flipsDown / 2},
-				{Name: measure.SliceNotReadySeconds, Window: result.WindowStorm, Unit: result.UnitEndpointSeconds, Value: flipsDown * 7.5},
-				{Name: measure.SliceOutageSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: flipsDown / 10},
-				{Name: measure.SliceServicesOutage, Window: result.WindowStorm, Unit: result.UnitCount, Value: math.Min(flipsDown, 1)},
+				{Name: churn.SliceWrites, Window: result.WindowStorm, Unit: result.UnitCount, Value: writes},
+				{Name: churn.SliceReadyFlips, Window: result.WindowStorm, Unit: result.UnitCount, Value: flipsDown, Labels: result.Labels(result.LabelDirection, churn.DirectionReadyToNot)},
+				{Name: churn.SliceReadyFlips, Window: result.WindowStorm, Unit: result.UnitCount, Value: flipsDown, Labels: result.Labels(result.LabelDirection, churn.DirectionNotToReady)},
+				{Name: churn.SliceNotReadyPeak, Window: result.WindowStorm, Unit: result.UnitCount, Value: flipsDown / 2},
+				{Name: churn.SliceNotReadySeconds, Window: result.WindowStorm, Unit: result.UnitEndpointSeconds, Value: flipsDown * 7.5},
+				{Name: churn.SliceOutageSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: flipsDown / 10},
+				{Name: churn.SliceServicesOutage, Window: result.WindowStorm, Unit: result.UnitCount, Value: math.Min(flipsDown, 1)},
 			},
 		}
 		rec := result.Measurement{
-			Name: measure.MeasurementRecovery,
+			Name: recovery.Name,
 			Histograms: []result.Histogram{
-				hdrOf(t, measure.RecoveryNode, result.WindowStorm, nil, recov...),
-				hdrOf(t, measure.RecoveryFleetRecovered, result.WindowStorm, nil, recov[len(recov)-1]+3*time.Second),
+				hdrOf(t, recovery.Node, result.WindowStorm, nil, recov...),
+				hdrOf(t, recovery.FleetRecovered, result.WindowStorm, nil, recov[len(recov)-1]+3*time.Second),
 			},
 			Values: []result.Value{
-				{Name: measure.HealthyLeaseNodes, Window: result.WindowStorm, Unit: result.UnitCount, Value: 900},
-				{Name: measure.HealthyLeaseLateNodes, Window: result.WindowStorm, Unit: result.UnitCount, Value: 37},
-				{Name: measure.RecoveryUnattributed, Window: result.WindowStorm, Unit: result.UnitCount, Value: 4, Labels: result.Labels(result.LabelKind, "node")},
-				{Name: measure.RecoveryUnattributed, Window: result.WindowStorm, Unit: result.UnitCount, Value: 120, Labels: result.Labels(result.LabelKind, "pod")},
+				{Name: recovery.HealthyLeaseNodes, Window: result.WindowStorm, Unit: result.UnitCount, Value: 900},
+				{Name: recovery.HealthyLeaseLateNodes, Window: result.WindowStorm, Unit: result.UnitCount, Value: 37},
+				{Name: recovery.Unattributed, Window: result.WindowStorm, Unit: result.UnitCount, Value: 4, Labels: result.Labels(result.LabelKind, "node")},
+				{Name: recovery.Unattributed, Window: result.WindowStorm, Unit: result.UnitCount, Value: 120, Labels: result.Labels(result.LabelKind, "pod")},
 			},
 		}
 		if flipsDown > 0 {
-			rec.Histograms = append(rec.Histograms, hdrOf(t, measure.RecoveryPod, result.WindowStorm, nil, recov[0]+2*time.Second, recov[0]+5*time.Second))
+			rec.Histograms = append(rec.Histograms, hdrOf(t, recovery.Pod, result.WindowStorm, nil, recov[0]+2*time.Second, recov[0]+5*time.Second))
 		}
 		tool := result.Measurement{
-			Name: measure.MeasurementStorm,
+			Name: self.Name,
 			Values: []result.Value{
-				{Name: measure.StormCPUSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 10},
-				{Name: measure.StormRSSGrowthPerRestart, Window: result.WindowStorm, Unit: result.UnitBytes, Value: 300 << 10},
+				{Name: self.CPUSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 10},
+				{Name: self.RSSGrowthPerRestart, Window: result.WindowStorm, Unit: result.UnitBytes, Value: 300 << 10},
 			},
 		}
 		// 100 restarts: 5 watch-lists each, plus a LIST and a WATCH of
 		// secrets on some; the harness's own requests are not the kubelets'.
 		cl := result.Measurement{
-			Name: measure.MeasurementClientLatency,
+			Name: clientlatency.Name,
 			Values: []result.Value{
-				{Name: measure.ClientRequests, Unit: result.UnitRequests, Value: 500, Labels: result.Labels(result.LabelSource, measure.SourceKubelet, result.LabelVerb, "WATCH", result.LabelResource, "pods")},
-				{Name: measure.ClientRequests, Unit: result.UnitRequests, Value: 30, Labels: result.Labels(result.LabelSource, measure.SourceKubelet, result.LabelVerb, "WATCH", result.LabelResource, "secrets")},
-				{Name: measure.ClientRequests, Unit: result.UnitRequests, Value: 30, Labels: result.Labels(result.LabelSource, measure.SourceKubelet, result.LabelVerb, "LIST", result.LabelResource, "secrets")},
-				{Name: measure.ClientRequests, Unit: result.UnitRequests, Value: 999, Labels: result.Labels(result.LabelSource, measure.SourceHarness, result.LabelVerb, "LIST", result.LabelResource, "pods")},
+				{Name: clientlatency.Requests, Unit: result.UnitRequests, Value: 500, Labels: result.Labels(result.LabelSource, clientlatency.SourceKubelet, result.LabelVerb, "WATCH", result.LabelResource, "pods")},
+				{Name: clientlatency.Requests, Unit: result.UnitRequests, Value: 30, Labels: result.Labels(result.LabelSource, clientlatency.SourceKubelet, result.LabelVerb, "WATCH", result.LabelResource, "secrets")},
+				{Name: clientlatency.Requests, Unit: result.UnitRequests, Value: 30, Labels: result.Labels(result.LabelSource, clientlatency.SourceKubelet, result.LabelVerb, "LIST", result.LabelResource, "secrets")},
+				{Name: clientlatency.Requests, Unit: result.UnitRequests, Value: 999, Labels: result.Labels(result.LabelSource, clientlatency.SourceHarness, result.LabelVerb, "LIST", result.LabelResource, "pods")},
 			},
 		}
 		return result.VariantRun{

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -40,9 +40,9 @@ func regressedFixture(t *testing.T, dir string) string {
 		if r.Variants[i].Variant != "legacy" {
 			continue
 		}
-		m := r.Variants[i].Measurement(measure.MeasurementAPIServer)
+		m := r.Variants[i].Measurement(apiserver.Name)
 		for j := range m.Values {
-			if v := &m.Values[j]; v.Name == measure.APIRequests && v.Window == result.WindowStorm && len(v.Labels) == 0 {
+			if v := &m.Values[j]; v.Name == apiserver.Requests && v.Window == result.WindowStorm && len(v.Labels) == 0 {
 				v.Value *= 1.3
 			}
 		}
@@ -207,9 +207,9 @@ func oneRunScaled(t *testing.T, dir, path string, f float64) string {
 		if v.Repetition != 0 {
 			continue
 		}
-		m := v.Measurement(measure.MeasurementAPIServer)
+		m := v.Measurement(apiserver.Name)
 		for j := range m.Values {
-			if x := &m.Values[j]; x.Name == measure.APIRequests && x.Window == result.WindowStorm && len(x.Labels) == 0 {
+			if x := &m.Values[j]; x.Name == apiserver.Requests && x.Window == result.WindowStorm && len(x.Labels) == 0 {
 				x.Value *= f
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/host"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -40,13 +40,13 @@ func TestGateHostBound(t *testing.T) {
 				sat = 40
 			}
 			start := v.StormStart
-			v.Measurements = append(v.Measurements, result.Measurement{Name: measure.MeasurementHost,
+			v.Measurements = append(v.Measurements, result.Measurement{Name: host.Name,
 				Windows: []result.Window{{Name: result.WindowStorm, Start: start, End: start.Add(100 * time.Second)}},
 				Values: []result.Value{
-					{Name: measure.HostSaturatedSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: sat},
-					{Name: measure.HostSaturatedFraction, Window: result.WindowStorm, Unit: result.UnitRatio, Value: sat / 100},
+					{Name: host.SaturatedSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: sat},
+					{Name: host.SaturatedFraction, Window: result.WindowStorm, Unit: result.UnitRatio, Value: sat / 100},
 				}})
-			v.HostBound = measure.HostBound(v)
+			v.HostBound = host.Bound(v)
 		}
 	})
 	code, stdout, stderr := runCLI(t, "gate", "--current", bound)

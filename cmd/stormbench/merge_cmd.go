@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/registry"
 	"github.com/stormbench/stormbench/bench/outfile"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/watchers"
@@ -220,7 +220,7 @@ func shardNote(r *result.Result) string {
 // mergeRules are the merge rules of every measurement a run can record:
 // bench/measure's and the steady watches'.
 func mergeRules() result.MergeRules {
-	rules := measure.MergeRules()
+	rules := registry.MergeRules()
 	rules[watchers.Name] = watchers.MergeRule()
 	return rules
 }

@@ -10,7 +10,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -145,16 +146,16 @@ func TestMergeCommandWrites(t *testing.T) {
 		if v.Restarts != 2*s.Restarts {
 			t.Errorf("%s: restarts %d, want %d", v.Variant, v.Restarts, 2*s.Restarts)
 		}
-		// The simulator's counters (measure.MeasurementStorm) add up: the
+		// The simulator's counters (self.Name) add up: the
 		// name this package and bench/result agree on.
-		got, ok := v.Measurement(measure.MeasurementStorm).Value(measure.StormTokenRequests, result.WindowStorm)
-		want, _ := s.Measurement(measure.MeasurementStorm).Value(measure.StormTokenRequests, result.WindowStorm)
+		got, ok := v.Measurement(self.Name).Value(self.TokenRequests, result.WindowStorm)
+		want, _ := s.Measurement(self.Name).Value(self.TokenRequests, result.WindowStorm)
 		if !ok || got != 2*want {
 			t.Errorf("%s: storm tokenRequests %v, want %v", v.Variant, got, 2*want)
 		}
 		// The API server's figures are not summed.
-		got, _ = v.Measurement(measure.MeasurementAPIServer).Value(measure.APIRequests, result.WindowStorm)
-		want, _ = s.Measurement(measure.MeasurementAPIServer).Value(measure.APIRequests, result.WindowStorm)
+		got, _ = v.Measurement(apiserver.Name).Value(apiserver.Requests, result.WindowStorm)
+		want, _ = s.Measurement(apiserver.Name).Value(apiserver.Requests, result.WindowStorm)
 		if got != want {
 			t.Errorf("%s: API requests %v, want %v (one shard's)", v.Variant, got, want)
 		}

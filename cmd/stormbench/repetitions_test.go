@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/host"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -124,9 +125,9 @@ func smallProfile(t *testing.T, dir, name string) string {
 // hostBound flag that agrees with them.
 func checkHostFigures(t *testing.T, v result.VariantRun) {
 	t.Helper()
-	m := v.Measurement(measure.MeasurementHost)
+	m := v.Measurement(host.Name)
 	if m == nil {
-		t.Errorf("%s#%d: no %q measurement", v.Variant, v.Repetition, measure.MeasurementHost)
+		t.Errorf("%s#%d: no %q measurement", v.Variant, v.Repetition, host.Name)
 		return
 	}
 	get := func(name, window string, labels ...string) float64 {
@@ -136,17 +137,17 @@ func checkHostFigures(t *testing.T, v result.VariantRun) {
 		}
 		return x
 	}
-	cpus := get(measure.HostCPUs, "")
-	samples := get(measure.HostSamples, result.WindowStorm)
-	capacity := get(measure.HostCoreSeconds, result.WindowStorm)
-	busy := get(measure.HostBusyCoreSeconds, result.WindowStorm)
-	sb := get(measure.HostProcessCPUSeconds, result.WindowStorm, result.LabelComponent, measure.ComponentStormbench)
-	api := get(measure.HostProcessCPUSeconds, result.WindowStorm, result.LabelComponent, measure.ComponentAPIServer)
+	cpus := get(host.CPUs, "")
+	samples := get(host.Samples, result.WindowStorm)
+	capacity := get(host.CoreSeconds, result.WindowStorm)
+	busy := get(host.BusyCoreSeconds, result.WindowStorm)
+	sb := get(host.ProcessCPUSeconds, result.WindowStorm, result.LabelComponent, host.ComponentStormbench)
+	api := get(host.ProcessCPUSeconds, result.WindowStorm, result.LabelComponent, measure.ComponentAPIServer)
 	if cpus < 1 || samples < 1 || capacity <= 0 || busy <= 0 || busy > capacity*1.01 || sb <= 0 || api <= 0 {
 		t.Errorf("%s#%d: host figures cpus %v, samples %v, busy %v of %v core-s, stormbench %v s, kube-apiserver %v s; want each above 0 and busy within capacity",
 			v.Variant, v.Repetition, cpus, samples, busy, capacity, sb, api)
 	}
-	if v.HostBound != measure.HostBound(&v) {
-		t.Errorf("%s#%d: hostBound %t, but the host figures say %t", v.Variant, v.Repetition, v.HostBound, measure.HostBound(&v))
+	if v.HostBound != host.Bound(&v) {
+		t.Errorf("%s#%d: hostBound %t, but the host figures say %t", v.Variant, v.Repetition, v.HostBound, host.Bound(&v))
 	}
 }

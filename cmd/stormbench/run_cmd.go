@@ -16,7 +16,7 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/decodeerror"
 	"github.com/stormbench/stormbench/bench/kubeversion"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/outfile"
 	"github.com/stormbench/stormbench/bench/report"
 	"github.com/stormbench/stormbench/bench/result"
@@ -412,7 +412,7 @@ func (o *runOptions) printDryRun(env *cmdEnv, rp *runPlan) error {
 
 // startProfiling starts the --cpuprofile and --memprofile profiles; stop
 // ends them (a heap profile is written if no storm ran).
-func (o *runOptions) startProfiling(env *cmdEnv) (heap *measure.PeakHeapProfile, stop func(), err error) {
+func (o *runOptions) startProfiling(env *cmdEnv) (heap *self.PeakHeapProfile, stop func(), err error) {
 	var stops []func()
 	stop = func() {
 		for i := len(stops) - 1; i >= 0; i-- {
@@ -443,7 +443,7 @@ func (o *runOptions) startProfiling(env *cmdEnv) (heap *measure.PeakHeapProfile,
 			stop()
 			return nil, nil, err
 		}
-		heap = &measure.PeakHeapProfile{Path: o.memProfile}
+		heap = &self.PeakHeapProfile{Path: o.memProfile}
 		stops = append(stops, func() {
 			if err := heap.Finish(); err != nil {
 				fmt.Fprintf(env.stderr, "warning: --memprofile: %v\n", err)

@@ -30,7 +30,9 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/clientlatency"
+	"github.com/stormbench/stormbench/bench/measure/recovery"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -61,14 +63,14 @@ const shardRunID = "shardtest"
 // stormCounters are the simulator's counters that must add up across
 // shards to the unsharded run's (the flip and patch counters once the
 // coalesced flips are added back: coalescedFlipsAddBack).
-var stormCounters = []string{measure.StormRestarts, measure.StormPodStatusPatches, measure.StormReadyFlipsDown,
-	measure.StormReadyFlipsUp, measure.StormTokenRequests, measure.StormObjectWatches, measure.StormContainerRestarts,
-	measure.StormPodsRejected, measure.StormPodsDeleted, measure.StormErrors}
+var stormCounters = []string{self.Restarts, self.PodStatusPatches, self.ReadyFlipsDown,
+	self.ReadyFlipsUp, self.TokenRequests, self.ObjectWatches, self.ContainerRestarts,
+	self.PodsRejected, self.PodsDeleted, self.Errors}
 
 // coalescedFlipsAddBack are the request rows and counters one coalesced
 // flip lowers by one (checkShardedMatchesUnsharded).
 var coalescedFlipsAddBack = []string{"GET pods", "PATCH pods/status",
-	measure.StormPodStatusPatches, measure.StormReadyFlipsDown, measure.StormReadyFlipsUp}
+	self.PodStatusPatches, self.ReadyFlipsDown, self.ReadyFlipsUp}
 
 // TestShardedRunMatchesUnsharded runs one storm as two shard processes
 // against one embedded cluster, merges their results, and checks the
@@ -199,7 +201,7 @@ func checkShardedMatchesUnsharded(t *testing.T, startAt time.Time, shardPaths []
 	// two runs may differ there; with the coalesced flips added back, every
 	// figure must match exactly.
 	coalesced := func(v *result.VariantRun) float64 {
-		n, _ := v.Measurement(measure.MeasurementStorm).Value(measure.StormReadyFlipsCoalesced, result.WindowStorm)
+		n, _ := v.Measurement(self.Name).Value(self.ReadyFlipsCoalesced, result.WindowStorm)
 		return n
 	}
 	mCo, sCo := coalesced(mv), coalesced(sv)
@@ -233,8 +235,8 @@ func checkShardedMatchesUnsharded(t *testing.T, startAt time.Time, shardPaths []
 
 	// The simulator's counters.
 	for _, name := range stormCounters {
-		got, _ := mv.Measurement(measure.MeasurementStorm).Value(name, result.WindowStorm)
-		want, ok := sv.Measurement(measure.MeasurementStorm).Value(name, result.WindowStorm)
+		got, _ := mv.Measurement(self.Name).Value(name, result.WindowStorm)
+		want, ok := sv.Measurement(self.Name).Value(name, result.WindowStorm)
 		if !ok {
 			t.Errorf("unsharded run has no storm counter %s", name)
 			continue
@@ -253,7 +255,7 @@ func checkShardedMatchesUnsharded(t *testing.T, startAt time.Time, shardPaths []
 		name string
 		v    *result.VariantRun
 	}{{"merged", mv}, {"unsharded", sv}} {
-		h := r.v.Measurement(measure.MeasurementRecovery).Histogram(measure.RecoveryNode, result.WindowStorm)
+		h := r.v.Measurement(recovery.Name).Histogram(recovery.Node, result.WindowStorm)
 		if h == nil || h.Summary.Count != 6 {
 			t.Errorf("%s node_ready: %+v, want 6 samples", r.name, h)
 		}
@@ -311,8 +313,8 @@ func assertCSINodes(ctx context.Context, t *testing.T, c *clustertest.Cluster) {
 // kubelets' request count.
 func kubeletRequests(v *result.VariantRun) map[string]float64 {
 	out := map[string]float64{}
-	for _, x := range v.Measurement(measure.MeasurementClientLatency).Values {
-		if x.Name != measure.ClientRequests || x.Labels[result.LabelSource] != "kubelet" {
+	for _, x := range v.Measurement(clientlatency.Name).Values {
+		if x.Name != clientlatency.Requests || x.Labels[result.LabelSource] != "kubelet" {
 			continue
 		}
 		k := x.Labels[result.LabelVerb] + " " + strings.TrimSuffix(x.Labels[result.LabelResource]+"/"+x.Labels[result.LabelSubresource], "/")

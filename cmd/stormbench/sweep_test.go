@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/churn"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 )
@@ -16,14 +17,14 @@ func sweepVariant(size string, p99, throttled, outage float64) result.VariantRun
 		Variant:  "default/wave=" + size,
 		Complete: true,
 		Measurements: []result.Measurement{
-			{Name: measure.MeasurementAPIServer,
+			{Name: apiserver.Name,
 				Values: []result.Value{
-					{Name: measure.APIThrottled, Window: result.WindowStorm, Value: throttled},
-					{Name: measure.APIRequestRatePeak, Window: result.WindowStorm, Value: 100},
+					{Name: apiserver.Throttled, Window: result.WindowStorm, Value: throttled},
+					{Name: apiserver.RequestRatePeak, Window: result.WindowStorm, Value: 100},
 				},
-				Histograms: []result.Histogram{{Name: measure.APIRequestDuration, Window: result.WindowStorm, Labels: map[string]string{result.LabelClass: measure.ClassMutating}, Summary: result.Summary{P99: p99}}},
+				Histograms: []result.Histogram{{Name: apiserver.RequestDuration, Window: result.WindowStorm, Labels: map[string]string{result.LabelClass: apiserver.ClassMutating}, Summary: result.Summary{P99: p99}}},
 			},
-			{Name: measure.MeasurementEndpointSlices, Values: []result.Value{{Name: measure.SliceOutageSeconds, Window: result.WindowStorm, Value: outage}}},
+			{Name: churn.Name, Values: []result.Value{{Name: churn.SliceOutageSeconds, Window: result.WindowStorm, Value: outage}}},
 		},
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/kubeversion"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/host"
 	"github.com/stormbench/stormbench/bench/report"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/scripts/reach/reachfile"
@@ -157,7 +157,7 @@ func hostBound(r *result.Result) string {
 	measured, bound := false, 0
 	for i := range r.Variants {
 		v := &r.Variants[i]
-		if v.Measurement(measure.MeasurementHost) != nil {
+		if v.Measurement(host.Name) != nil {
 			measured = true
 		}
 		if v.HostBound {

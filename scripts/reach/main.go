@@ -39,7 +39,7 @@ import (
 	"time"
 
 	"github.com/stormbench/stormbench/bench/compare"
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/host"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 	"github.com/stormbench/stormbench/scripts/reach/reachfile"
@@ -241,7 +241,7 @@ func judge(t *reachfile.Trial, rs *result.Result, exitErr error) {
 	why = append(why, rs.Errors...)
 	for i := range rs.Variants {
 		v := &rs.Variants[i]
-		if f, ok := v.Measurement(measure.MeasurementHost).Value(measure.HostSaturatedFraction, result.WindowStorm); ok {
+		if f, ok := v.Measurement(host.Name).Value(host.SaturatedFraction, result.WindowStorm); ok {
 			t.HostSaturated = max(t.HostSaturated, f)
 		}
 		for _, m := range metrics {
@@ -258,7 +258,7 @@ func judge(t *reachfile.Trial, rs *result.Result, exitErr error) {
 			why = append(why, v.Variant+": storm incomplete")
 		}
 		if v.HostBound {
-			why = append(why, v.Variant+": host-bound ("+measure.HostBoundReason(v)+")")
+			why = append(why, v.Variant+": host-bound ("+host.BoundReason(v)+")")
 		}
 		why = append(why, v.Errors...)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/host"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/profiles"
 	"github.com/stormbench/stormbench/scripts/reach/reachfile"
@@ -69,8 +69,8 @@ func TestSearchStopsOnError(t *testing.T) {
 func TestJudge(t *testing.T) {
 	storm := func(mut func(*result.VariantRun)) result.VariantRun {
 		v := result.VariantRun{Variant: "legacy", Complete: true, Measurements: []result.Measurement{{
-			Name:   measure.MeasurementHost,
-			Values: []result.Value{{Name: measure.HostSaturatedFraction, Window: result.WindowStorm, Value: 0.04}},
+			Name:   host.Name,
+			Values: []result.Value{{Name: host.SaturatedFraction, Window: result.WindowStorm, Value: 0.04}},
 		}}}
 		if mut != nil {
 			mut(&v)

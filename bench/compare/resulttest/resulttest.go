@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
+	"github.com/stormbench/stormbench/bench/measure/churn"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -44,12 +45,12 @@ func Synthetic(t testing.TB, id string, variants map[string][]float64, order ...
 				Variant: name, Repetition: rep, Start: start, StormStart: start.Add(time.Minute), End: start.Add(2 * time.Minute),
 				Restarts: 10, Complete: true,
 				Measurements: []result.Measurement{
-					{Name: measure.MeasurementAPIServer, Values: []result.Value{
-						{Name: measure.APIRequests, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 1000 + x},
+					{Name: apiserver.Name, Values: []result.Value{
+						{Name: apiserver.Requests, Window: result.WindowStorm, Unit: result.UnitRequests, Value: 1000 + x},
 					}},
-					{Name: measure.MeasurementEndpointSlices, Values: []result.Value{
-						{Name: measure.SliceWrites, Window: result.WindowStorm, Unit: result.UnitCount, Value: x},
-						{Name: measure.SliceOutageSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 0},
+					{Name: churn.Name, Values: []result.Value{
+						{Name: churn.SliceWrites, Window: result.WindowStorm, Unit: result.UnitCount, Value: x},
+						{Name: churn.SliceOutageSeconds, Window: result.WindowStorm, Unit: result.UnitSeconds, Value: 0},
 					}},
 				},
 			})

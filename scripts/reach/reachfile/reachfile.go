@@ -20,7 +20,7 @@ type Trial struct {
 	Passed bool   `json:"passed"`
 	Why    string `json:"why,omitempty"`
 	// HostSaturated is the largest share of a storm's window the host was
-	// at least 90 % busy (measure.HostSaturatedFraction).
+	// at least 90 % busy (host.SaturatedFraction).
 	HostSaturated float64 `json:"hostSaturated"`
 	// Figures are the storm's figures by compare's metric ID (fleet
 	// recovered, kube-apiserver CPU, stormbench's standing and marginal

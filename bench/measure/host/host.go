@@ -1,0 +1,402 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/procfs"
+	"k8s.io/utils/clock"
+
+	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/self"
+	"github.com/stormbench/stormbench/bench/result"
+)
+
+// Options configure New.
+type Options struct {
+	// Interval is how often the host is sampled; default 1 s.
+	Interval time.Duration
+	// ReadCPU returns the host's CPU times; default reads /proc/stat
+	// (ReadCPUTimes).
+	ReadCPU func() (CPUTimes, error)
+	// ProcessCPU returns the user + system CPU a process has used so far;
+	// default reads /proc/<pid>/stat.
+	ProcessCPU func(pid int) (time.Duration, error)
+	// SelfCPU returns stormbench's own CPU so far; default ProcSelf.CPU.
+	SelfCPU func() time.Duration
+}
+
+// Host measures the machine stormbench runs on (Name): every
+// interval it reads /proc/stat and the CPU of stormbench and of the
+// processes Env.Processes names, on the injected clock. Samples are taken
+// at Start, at the storm's start and end (so the windows' edges fall on
+// samples) and every interval between; the cadence restarts at the
+// storm's start. The storm window ends at MarkStormEnd, as SelfCost's.
+type Host struct {
+	opts Options
+
+	mu         sync.Mutex
+	env        *measure.Env
+	origin     time.Time
+	stormStart time.Time
+	stormEnd   time.Time
+	marked     bool
+	inStorm    bool
+	last       time.Time
+	prev       CPUTimes
+	havePrev   bool
+	prevProc   map[string]procReading
+	prevSelf   time.Duration
+	baseline   []hostSample
+	storm      []hostSample
+	series     []result.Point
+	cpus       int
+	readErrs   int
+	firstErr   error
+	restarted  map[string]bool
+	stop       chan struct{}
+	mark       chan time.Time
+	done       chan struct{}
+}
+
+// procReading is one process's CPU at a sample.
+type procReading struct {
+	pid int
+	cpu time.Duration
+}
+
+var (
+	_ measure.Measurement    = (*Host)(nil)
+	_ measure.StormEndMarker = (*Host)(nil)
+)
+
+// New returns the host measurement.
+func New(o Options) *Host {
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	if o.ReadCPU == nil {
+		o.ReadCPU = hostCPUReader()
+	}
+	if o.ProcessCPU == nil {
+		o.ProcessCPU = procCPU
+	}
+	if o.SelfCPU == nil {
+		o.SelfCPU = self.ProcSelf{}.CPU
+	}
+	return &Host{opts: o}
+}
+
+// hostCPUReader reads the host's CPU times from /proc/stat, through one
+// procfs handle for every sample.
+func hostCPUReader() func() (CPUTimes, error) {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return func() (CPUTimes, error) { return CPUTimes{}, err }
+	}
+	return func() (CPUTimes, error) { return ReadCPUTimes(fs) }
+}
+
+// procCPU reads a process's user + system CPU from /proc/<pid>/stat.
+func procCPU(pid int) (time.Duration, error) {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return 0, err
+	}
+	st, err := p.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(st.CPUTime() * float64(time.Second)), nil
+}
+
+// Name implements Measurement.
+func (m *Host) Name() string { return Name }
+
+// Start implements Measurement: the first sample, then the sampler.
+func (m *Host) Start(_ context.Context, env *measure.Env) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stop != nil {
+		return fmt.Errorf("host: already started")
+	}
+	m.env = env
+	m.origin = env.Clock.Now()
+	m.sampleLocked(m.origin)
+	m.stop, m.mark, m.done = make(chan struct{}), make(chan time.Time), make(chan struct{})
+	go m.loop(env.Clock, m.stop, m.mark, m.done)
+	return nil
+}
+
+// loop samples every interval until stop; a time on mark is sampled at
+// once and restarts the cadence.
+func (m *Host) loop(clk clock.Clock, stop <-chan struct{}, mark <-chan time.Time, done chan<- struct{}) {
+	defer close(done)
+	t := clk.NewTimer(m.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-t.C():
+			m.mu.Lock()
+			m.sampleLocked(now)
+			m.mu.Unlock()
+			t.Reset(m.opts.Interval)
+		case at := <-mark:
+			m.mu.Lock()
+			m.sampleLocked(clk.Now())
+			m.stormStart, m.inStorm = at, true
+			m.mu.Unlock()
+			if !t.Stop() {
+				select {
+				case <-t.C():
+				default:
+				}
+			}
+			t.Reset(m.opts.Interval)
+		}
+	}
+}
+
+// MarkStormStart implements Measurement: a sample now separates the
+// baseline from the storm, whose window starts at t.
+func (m *Host) MarkStormStart(t time.Time) {
+	m.mu.Lock()
+	if m.stop == nil || m.marked {
+		m.mu.Unlock()
+		return
+	}
+	m.marked = true
+	mark, done := m.mark, m.done
+	m.mu.Unlock()
+	select {
+	case mark <- t:
+	case <-done:
+	}
+}
+
+// MarkStormEnd implements StormEndMarker: a last sample at t, and the
+// sampler stops.
+func (m *Host) MarkStormEnd(_ context.Context, t time.Time) {
+	m.mu.Lock()
+	if m.stop == nil || !m.inStorm || !m.stormEnd.IsZero() {
+		m.mu.Unlock()
+		return
+	}
+	m.stopLocked()
+	if m.havePrev && !t.After(m.last) {
+		// Marked late (the calibration ends a case's window after it
+		// gathered the case): the samples after t are not the window's.
+		m.storm = clipSamples(m.storm, t.Sub(m.origin).Seconds())
+	} else {
+		m.sampleLocked(t)
+	}
+	m.stormEnd = t
+	m.mu.Unlock()
+}
+
+// clipSamples keeps the samples up to end (seconds from the origin): those
+// that began after it are dropped, and the one across it counts up to it,
+// its usage taken as even over it and its processes' CPU in proportion.
+func clipSamples(samples []hostSample, end float64) []hostSample {
+	var out []hostSample
+	for _, s := range samples {
+		begin := s.end - s.seconds
+		if begin >= end {
+			break
+		}
+		if s.end > end {
+			frac := (end - begin) / s.seconds
+			clipped := hostSample{end: end, seconds: end - begin, usage: s.usage, process: make(map[string]float64, len(s.process))}
+			for comp, cpu := range s.process {
+				clipped.process[comp] = cpu * frac
+			}
+			s = clipped
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// stopLocked stops the sampler and waits for it; m.mu is held and is
+// released while waiting.
+func (m *Host) stopLocked() {
+	select {
+	case <-m.stop:
+		return
+	default:
+	}
+	close(m.stop)
+	done := m.done
+	m.mu.Unlock()
+	<-done
+	m.mu.Lock()
+}
+
+// sampleLocked reads the host and the processes at now and records the
+// interval since the last sample.
+func (m *Host) sampleLocked(now time.Time) {
+	if m.havePrev && !now.After(m.last) {
+		return
+	}
+	cur, err := m.opts.ReadCPU()
+	if err != nil {
+		m.readErrs++
+		if m.firstErr == nil {
+			m.firstErr = err
+		}
+		return
+	}
+	m.cpus = cur.CPUs
+	procs := map[string]procReading{}
+	if m.env != nil && m.env.Processes != nil {
+		for comp, pid := range m.env.Processes() {
+			if cpu, err := m.opts.ProcessCPU(pid); err == nil {
+				procs[comp] = procReading{pid, cpu}
+			}
+		}
+	}
+	self := m.opts.SelfCPU()
+	prev, had, prevProc, prevSelf, last := m.prev, m.havePrev, m.prevProc, m.prevSelf, m.last
+	m.prev, m.havePrev, m.prevProc, m.prevSelf, m.last = cur, true, procs, self, now
+	if !had {
+		return
+	}
+	u, ok := Usage(prev, cur)
+	if !ok {
+		return
+	}
+	s := hostSample{end: now.Sub(m.origin).Seconds(), seconds: now.Sub(last).Seconds(), usage: u,
+		process: map[string]float64{ComponentStormbench: max(self-prevSelf, 0).Seconds()}}
+	for comp, r := range procs {
+		p, ok := prevProc[comp]
+		switch {
+		case ok && p.pid == r.pid:
+			s.process[comp] = max(r.cpu-p.cpu, 0).Seconds()
+		case ok:
+			// Started again (kwokctl start, a snapshot restore): what it
+			// used before this sample is not known to be in the interval.
+			if m.restarted == nil {
+				m.restarted = map[string]bool{}
+			}
+			m.restarted[comp] = true
+		}
+	}
+	m.series = append(m.series, result.Point{T: s.end, V: u.Busy})
+	if !m.inStorm {
+		m.baseline = append(m.baseline, s)
+	} else {
+		m.storm = append(m.storm, s)
+	}
+}
+
+// Gather implements Measurement: the baseline and storm windows' figures.
+// A storm that did not reach its end is measured up to now.
+func (m *Host) Gather(context.Context) (result.Measurement, error) {
+	m.mu.Lock()
+	if m.env == nil {
+		m.mu.Unlock()
+		return result.Measurement{Name: m.Name()}, fmt.Errorf("host: not started")
+	}
+	if m.inStorm && m.stormEnd.IsZero() {
+		m.mu.Unlock()
+		m.MarkStormEnd(context.Background(), m.env.Clock.Now())
+		m.mu.Lock()
+	} else if !m.inStorm {
+		m.stopLocked()
+		m.sampleLocked(m.env.Clock.Now())
+	}
+	defer m.mu.Unlock()
+	out := result.Measurement{Name: m.Name()}
+	baselineEnd := m.stormStart
+	if !m.inStorm {
+		baselineEnd = m.last
+	}
+	out.Windows = append(out.Windows, result.Window{Name: result.WindowBaseline, Start: m.origin, End: baselineEnd})
+	minSample := m.opts.Interval.Seconds() / 2
+	out.Values = append(out.Values, hostWindowValues(result.WindowBaseline, m.baseline, m.cpus, minSample)...)
+	if m.inStorm {
+		out.Windows = append(out.Windows, result.Window{Name: result.WindowStorm, Start: m.stormStart, End: m.stormEnd})
+		out.Values = append(out.Values, hostWindowValues(result.WindowStorm, m.storm, m.cpus, minSample)...)
+	}
+	if m.cpus > 0 {
+		out.Values = append(out.Values, result.Value{Name: CPUs, Unit: result.UnitCount, Value: float64(m.cpus)})
+	}
+	if len(m.series) > 0 {
+		out.Series = append(out.Series, result.Series{Name: SeriesBusy, Unit: result.UnitRatio, Start: m.origin, Points: slices.Clone(m.series)})
+	}
+	if m.readErrs > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("reading the host's CPU failed %d times (first: %v); those intervals are joined with the next", m.readErrs, m.firstErr))
+	}
+	for _, comp := range slices.Sorted(maps.Keys(m.restarted)) {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%s started again during the measurement: its CPU in the interval it restarted is not counted", comp))
+	}
+	if m.env.Processes == nil {
+		out.Warnings = append(out.Warnings, "the control plane is not stormbench's (an existing cluster): the host figures are stormbench's own machine")
+	}
+	out.Sort()
+	return out, nil
+}
+
+// hostWindowValues are the figures of one window's samples; the busy
+// maximum is that of the samples at least minSample seconds long (a sliver
+// of a few ticks at a window's edge is noise), or of all when none is.
+func hostWindowValues(window string, samples []hostSample, cpus int, minSample float64) []result.Value {
+	var out []result.Value
+	add := func(name, unit string, v float64, labels ...string) {
+		x := result.Value{Name: name, Window: window, Unit: unit, Value: v}
+		if len(labels) == 2 {
+			x.Labels = map[string]string{labels[0]: labels[1]}
+		}
+		out = append(out, x)
+	}
+	add(Samples, result.UnitCount, float64(len(samples)))
+	if len(samples) == 0 {
+		return out
+	}
+	var secs, busy, iowait, steal float64
+	proc := map[string]float64{}
+	for _, s := range samples {
+		secs += s.seconds
+		busy += s.usage.Busy * s.seconds
+		iowait += s.usage.IOWait * s.seconds
+		steal += s.usage.Steal * s.seconds
+		for c, v := range s.process {
+			proc[c] += v
+		}
+	}
+	sat := saturatedSeconds(samples)
+	add(BusyP50, result.UnitRatio, busyPercentile(samples, 50))
+	add(BusyMax, result.UnitRatio, busyMax(samples, minSample))
+	add(BusyMean, result.UnitRatio, busy/secs)
+	add(IOWaitMean, result.UnitRatio, iowait/secs)
+	add(StealMean, result.UnitRatio, steal/secs)
+	add(SaturatedSeconds, result.UnitSeconds, sat)
+	add(SaturatedFraction, result.UnitRatio, sat/secs)
+	cores := secs * float64(cpus)
+	if cpus > 0 {
+		add(CoreSeconds, result.UnitSeconds, cores)
+		add(BusyCoreSeconds, result.UnitSeconds, busy*float64(cpus))
+	}
+	for _, c := range slices.Sorted(maps.Keys(proc)) {
+		add(ProcessCPUSeconds, result.UnitSeconds, proc[c], result.LabelComponent, c)
+		if cores > 0 {
+			add(ProcessCPUShare, result.UnitRatio, proc[c]/cores, result.LabelComponent, c)
+		}
+	}
+	return out
+}
+
+// Dispose implements Measurement: the sampler stops.
+func (m *Host) Dispose() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stop != nil {
+		m.stopLocked()
+	}
+}
