@@ -40,7 +40,7 @@ func BenchmarkKubeletClientRequest(b *testing.B) {
 	cfg := cluster.KubeletClientConfig(base, "node-0", nil)
 	cfg.QPS, cfg.Burst = 1e9, 1e9
 	cfg = withRateLimiter(cfg)
-	if _, err := nodeTransport(base, cfg); err != nil {
+	if _, err := cluster.NodeTransport(base, cfg); err != nil {
 		b.Fatal(err)
 	}
 	httpClient, err := rest.HTTPClientFor(cfg)

@@ -59,7 +59,7 @@ type session struct {
 	// budget; may be nil.
 	gaveUp func(pod string, err error)
 
-	// transport is this kubelet's own connection pool (see nodeTransport);
+	// transport is this kubelet's own connection pool (see cluster.NodeTransport);
 	// nil when the base config brings its own transport.
 	transport *http.Transport
 
@@ -145,7 +145,7 @@ func newSession(base *rest.Config, node string, wrap func(http.RoundTripper) htt
 	if opts.userAgent != "" {
 		cfg.UserAgent = opts.userAgent
 	}
-	t, err := nodeTransport(base, cfg)
+	t, err := cluster.NodeTransport(base, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet transport for %s: %w", node, err)
 	}

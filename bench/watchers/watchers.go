@@ -2,11 +2,9 @@ package watchers
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,7 +14,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
@@ -155,7 +152,6 @@ type Population struct {
 
 	clk  clock.Clock
 	base *rest.Config
-	tls  *tls.Config
 	url  *url.URL
 
 	ctx    context.Context
@@ -303,7 +299,7 @@ func (p *Population) Start(ctx context.Context, env *measure.Env) error {
 		return fmt.Errorf("steady watches: API server URL: %w", err)
 	}
 	p.url = u
-	if p.tls, err = rest.TLSConfigFor(p.base); err != nil {
+	if _, err = rest.TLSConfigFor(p.base); err != nil {
 		return fmt.Errorf("steady watches: TLS configuration: %w", err)
 	}
 	list, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: env.NodeSelector, ResourceVersion: "0"})
@@ -369,34 +365,18 @@ func (p *Population) clientConfig(component, node string) *rest.Config {
 	return cfg
 }
 
-// httpClient returns an HTTP client for cfg over a connection of its own:
-// each node's kubelet and kube-proxy is a process with its own connection,
-// and a restarted one dials a new one (see bench/kubelet nodeTransport,
-// which does the same for the simulated kubelets). A base config with a
-// transport or dialer of its own keeps it.
+// httpClient returns an HTTP client for cfg over a connection of its own
+// (cluster.NodeTransport): each node's kubelet and kube-proxy is a process
+// with its own connection, and a restarted one dials a new one. A base
+// config with a transport or dialer of its own keeps it.
 func (p *Population) httpClient(cfg *rest.Config) (*http.Client, *http.Transport, error) {
-	if cfg.Transport != nil || cfg.Dial != nil || cfg.Proxy != nil {
-		c, err := rest.HTTPClientFor(cfg)
-		return c, nil, err
-	}
-	var tlsConf *tls.Config
-	if p.tls != nil {
-		tlsConf = p.tls.Clone()
-	}
-	t := utilnet.SetTransportDefaults(&http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		TLSHandshakeTimeout: 10 * time.Second,
-		TLSClientConfig:     tlsConf,
-		MaxIdleConnsPerHost: 25,
-		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-	})
 	cfg = rest.CopyConfig(cfg)
-	cfg.TLSClientConfig = rest.TLSClientConfig{}
-	rt, err := rest.HTTPWrappersForConfig(cfg, t)
+	t, err := cluster.NodeTransport(p.base, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &http.Client{Transport: rt}, t, nil
+	c, err := rest.HTTPClientFor(cfg)
+	return c, t, err
 }
 
 // openWatches is the production opener: component's watches on node, one
