@@ -352,11 +352,7 @@ func (w *patchWriter) conditions(old, cur []corev1.PodCondition, changed bool) {
 		}
 	}
 	n := 0
-	for i := range cur {
-		j := slices.IndexFunc(old, func(c corev1.PodCondition) bool { return c.Type == cur[i].Type })
-		if j >= 0 && sameCondition(&old[j], &cur[i]) {
-			continue
-		}
+	next := func() { // opens the list, or separates its elements
 		if n == 0 {
 			w.key("conditions")
 			w.buf = append(w.buf, '[')
@@ -364,6 +360,13 @@ func (w *patchWriter) conditions(old, cur []corev1.PodCondition, changed bool) {
 			w.buf = append(w.buf, ',')
 		}
 		n++
+	}
+	for i := range cur {
+		j := slices.IndexFunc(old, func(c corev1.PodCondition) bool { return c.Type == cur[i].Type })
+		if j >= 0 && sameCondition(&old[j], &cur[i]) {
+			continue
+		}
+		next()
 		if j < 0 {
 			w.condition(nil, &cur[i])
 		} else {
@@ -372,13 +375,7 @@ func (w *patchWriter) conditions(old, cur []corev1.PodCondition, changed bool) {
 	}
 	slices.Sort(removed)
 	for _, t := range removed {
-		if n == 0 {
-			w.key("conditions")
-			w.buf = append(w.buf, '[')
-		} else {
-			w.buf = append(w.buf, ',')
-		}
-		n++
+		next()
 		w.buf = append(w.buf, `{"$patch":"delete","type":`...)
 		w.str(t)
 		w.buf = append(w.buf, '}')
