@@ -336,7 +336,7 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, re
 					return err
 				}
 			}
-			vr, err := runVariant(ctx, o, f, rn, s, rep)
+			vr, err := (&repetition{o: o, f: f, rn: rn, s: s, rep: rep}).run(ctx)
 			vr.ResetSeconds = reset.Seconds()
 			res.Variants = append(res.Variants, vr)
 			if o.Checkpoint != nil {
@@ -396,22 +396,40 @@ func stormSteps(o Options) []stormStep {
 	return steps
 }
 
-// runVariant runs one repetition of a step: it starts the measurements,
-// waits for their baseline, plays the storm until full recovery, and
-// gathers.
-func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s stormStep, rep int) (result.VariantRun, error) {
-	vr := newVariantRun(o, s, rep)
+// repetition is one repetition of a step's storm: what it runs against
+// (the run's options, its fleet and real nodes), what it plays (the step),
+// and, once run, what it measures and records.
+type repetition struct {
+	o   Options
+	f   *fleet.Fleet
+	rn  *realNodes
+	s   stormStep
+	rep int
+
+	sim      *kubelet.Simulator
+	set      *measure.Set
+	outcomes *storm.Outcomes
+	vr       result.VariantRun
+}
+
+// run runs the repetition: it starts the measurements, waits for their
+// baseline, plays the storm until full recovery, and gathers.
+func (r *repetition) run(ctx context.Context) (result.VariantRun, error) {
+	o, f, s, rep := r.o, r.f, r.s, r.rep
+	r.vr = newVariantRun(o, s, rep)
+	vr := &r.vr
 	steady := watchers.New(watchers.Options{Watches: o.Profile.Fleet.SteadyWatches, StormKind: s.storm.Kind, Base: o.Target.Config, Skip: f.Plan().IsReal, ShardIndex: o.ShardIndex, ShardCount: o.ShardCount})
 	set, err := measure.NewSetFrom(steady.With(registry.Constructors()), o.Profile.Measurements)
 	if err != nil {
-		return vr, err
+		return *vr, err
 	}
 	defer set.Dispose()
-	outcomes := &storm.Outcomes{}
+	r.set, r.outcomes = set, &storm.Outcomes{}
 	sim, err := newSimulator(o, s, vr.FeatureGates, measure.Get[*clientlatency.Recorder](set), steady)
 	if err != nil {
-		return vr, err
+		return *vr, err
 	}
+	r.sim = sim
 	// SelfCost first: at the storm's end its CPU accounting stops before the
 	// Simulator lists the fleet.
 	set.Add(self.NewSelfCost(self.SelfCostOptions{HeapProfile: o.HeapProfile}),
@@ -420,22 +438,22 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 	// before it, so the baseline holds no other shard's set-up traffic.
 	if !o.StartAt.IsZero() {
 		if err := poll.SleepUntil(ctx, o.Clock, o.StartAt.Add(-set.BaselineWait())); err != nil {
-			return vr, err
+			return *vr, err
 		}
 	}
-	if err := set.Start(ctx, measurementEnv(o, f, outcomes)); err != nil {
+	if err := set.Start(ctx, measurementEnv(o, f, r.outcomes)); err != nil {
 		vr.Errors = append(vr.Errors, err.Error())
 	}
 	if err := baseline(ctx, o, set); err != nil {
 		vr.Measurements = set.Gather(context.WithoutCancel(ctx))
-		return vr, err
+		return *vr, err
 	}
-	stormErr := play(ctx, o, f, rn, s, sim, set, outcomes, &vr)
+	stormErr := r.play(ctx)
 	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	vr.Measurements = set.Gather(gctx)
-	vr.HostBound = host.Bound(&vr)
-	all := outcomes.All()
+	vr.HostBound = host.Bound(vr)
+	all := r.outcomes.All()
 	vr.Restarts = storm.Restarts(all)
 	failed := storm.Failed(all)
 	vr.Complete = stormErr == nil && failed == 0
@@ -452,9 +470,9 @@ func runVariant(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s
 		o.Logf("Variant %s (repetition %d) done: %d restarts in %s", s.variant.Name, rep, vr.Restarts, vr.End.Sub(vr.StormStart).Round(100*time.Millisecond))
 	}
 	if stormErr == nil && failed > 0 {
-		return vr, fmt.Errorf("%d restarts failed (first: %s)", failed, storm.FirstFailure(all))
+		return *vr, fmt.Errorf("%d restarts failed (first: %s)", failed, storm.FirstFailure(all))
 	}
-	return vr, stormErr
+	return *vr, stormErr
 }
 
 // newVariantRun starts the record of one repetition, with the schedule's
@@ -546,9 +564,11 @@ func baseline(ctx context.Context, o Options, set *measure.Set) error {
 }
 
 // play plays the storm from now and waits for full recovery: every node and
-// pod Ready again. It records the storm's window in vr, marks it in the
-// measurements and adds the component watcher's notes to vr's errors.
-func play(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s stormStep, sim *kubelet.Simulator, set *measure.Set, outcomes storm.Report, vr *result.VariantRun) error {
+// pod Ready again. It records the storm's window in the repetition's
+// record, marks it in the measurements and adds the component watcher's
+// notes to the record's errors.
+func (r *repetition) play(ctx context.Context) error {
+	o, f, s, set, vr := r.o, r.f, r.s, r.set, &r.vr
 	st := s.storm
 	stopWatch := func() []string { return nil }
 	if o.Embedded != nil {
@@ -560,13 +580,13 @@ func play(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s storm
 	// says: a failed or interrupted restart is not one; a rolling storm of
 	// a big fleet runs for many minutes with nothing else to print.
 	o.Progress.Start(fmt.Sprintf("variant %s: nodes restarted and recovered", s.variant.Name), len(s.restarts))
-	report := recoveredProgress{Report: outcomes, progress: o.Progress}
+	report := recoveredProgress{Report: r.outcomes, progress: o.Progress}
 	// One driver for simulated and real nodes; their outcomes go to the
-	// report, whose restarts and failures runVariant counts.
+	// report, whose restarts and failures run counts.
 	// Real kubelets of the version take only the gates they have.
-	restarter := storm.ByNode(f.Plan().IsReal, rn.restarter(st, s.version.KubeletGates(vr.FeatureGates)), sim)
-	err := storm.Play(ctx, o.Clock, s.restarts, vr.StormStart, func(ctx context.Context, r storm.Restart) {
-		report.Add(restarter.Restart(ctx, r))
+	restarter := storm.ByNode(f.Plan().IsReal, r.rn.restarter(st, s.version.KubeletGates(vr.FeatureGates)), r.sim)
+	err := storm.Play(ctx, o.Clock, s.restarts, vr.StormStart, func(ctx context.Context, rs storm.Restart) {
+		report.Add(restarter.Restart(ctx, rs))
 	})
 	o.Progress.Done()
 	if err == nil {
@@ -578,7 +598,7 @@ func play(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, s storm
 		}
 	}
 	vr.End = o.Clock.Now()
-	outcomes.Close()
+	r.outcomes.Close()
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	set.MarkStormEnd(ectx, vr.End)
 	cancel()
