@@ -3,7 +3,6 @@ package fleet
 import (
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
@@ -173,32 +172,7 @@ func BenchmarkNodeCacheBytes(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	const n = 5000
-	for _, bc := range []struct {
-		name      string
-		transform func(any) (any, error)
-	}{{"managedFields-stripped", StripManagedFields}, {"slim", SlimNode}} {
-		b.Run(bc.name, func(b *testing.B) {
-			for b.Loop() {
-				keep := make([]any, 0, n)
-				runtime.GC()
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				for range n {
-					nd := &corev1.Node{}
-					if err := json.Unmarshal(raw, nd); err != nil {
-						b.Fatal(err)
-					}
-					o, _ := bc.transform(nd)
-					keep = append(keep, o)
-				}
-				runtime.GC()
-				runtime.ReadMemStats(&after)
-				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heapB/node")
-				runtime.KeepAlive(keep)
-			}
-		})
-	}
+	benchCacheBytes[corev1.Node](b, raw, SlimNode, "heapB/node")
 }
 
 // BenchmarkPodEventDecode is the rest of a pod event's cost in the fleet's
