@@ -149,9 +149,6 @@ func TestEffectiveGatesAt(t *testing.T) {
 		check("storm", EffectiveGatesAt(tc.kv, st, nil), tc.storm)
 		check("variant", EffectiveGatesAt(tc.kv, st, v), map[string]bool{GateChangeContainerStatusOnKubeletRestart: false, GateWatchListClient: true})
 	}
-	if got, want := EffectiveGates(nil, nil), EffectiveGatesAt(kubeversion.Default, nil, nil); len(got) != len(want) || got[GateWatchListClient] != want[GateWatchListClient] || got[GateChangeContainerStatusOnKubeletRestart] != want[GateChangeContainerStatusOnKubeletRestart] {
-		t.Errorf("EffectiveGates = %v, want the default version's %v", got, want)
-	}
 }
 
 // TestVariantVersions: a variant may run on a Kubernetes version of its own,

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/testutil"
 	"github.com/stormbench/stormbench/workloads"
 )
@@ -38,7 +39,7 @@ func TestBuiltinProfilesLoad(t *testing.T) {
 				t.Error("built-in profile has no description")
 			}
 			for _, v := range p.ResolvedVariants() {
-				if gates := EffectiveGates(p.Storm, &v); len(gates) != len(knownGates) {
+				if gates := EffectiveGatesAt(kubeversion.Default, p.Storm, &v); len(gates) != len(knownGates) {
 					t.Errorf("variant %s resolves gates %v, want exactly the known ones", v.Name, gates)
 				}
 			}

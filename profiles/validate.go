@@ -624,12 +624,6 @@ func ParseCountOrPercent(s string) (n int, percent bool, err error) {
 	return v, false, nil
 }
 
-// EffectiveGates returns the storm's gates overlaid with a variant's, over
-// the default version's defaults (knownGates).
-func EffectiveGates(s *Storm, v *Variant) map[string]bool {
-	return EffectiveGatesAt(kubeversion.Default, s, v)
-}
-
 // EffectiveGatesAt returns the storm's gates overlaid with a variant's,
 // over Kubernetes version kv's defaults of every known gate.
 func EffectiveGatesAt(kv kubeversion.Version, s *Storm, v *Variant) map[string]bool {

@@ -1,8 +1,6 @@
 package kubeversion
 
 import (
-	"maps"
-	"slices"
 	"time"
 )
 
@@ -82,9 +80,6 @@ var gateHistory = map[string][]gateSpec{
 		{since: 37, gate: Gate{Default: true}},
 	},
 }
-
-// Gates lists the gates whose behaviour per version is known, sorted.
-func Gates() []string { return slices.Sorted(maps.Keys(gateHistory)) }
 
 // Gate is what v's kubelet does about the named gate; false when the gate
 // is not in the table.

@@ -131,8 +131,8 @@ func TestGateDefaults(t *testing.T) {
 		if got != want[v] {
 			t.Errorf("%v: gate defaults %+v, want %+v", v, got, want[v])
 		}
-		if len(d) != len(Gates()) {
-			t.Errorf("%v: %d defaults for %d gates", v, len(d), len(Gates()))
+		if len(d) != len(gateHistory) {
+			t.Errorf("%v: %d defaults for %d gates", v, len(d), len(gateHistory))
 		}
 	}
 	// 1.34's kubelet has no ChangeContainerStatusOnKubeletRestart: it

@@ -6,7 +6,7 @@
 //
 // A measurement follows clusterloader2's start/gather model ([Measurement]):
 //
-//	set, err := registry.NewSet(profile.Measurements) // typed options, validated up front
+//	set, err := measure.NewSetFrom(registry.Constructors(), profile.Measurements) // validated up front
 //	set.Add(self.NewSelfCost(...), self.NewSimulator(...)) // the run's own
 //	cl := measure.Get[*clientlatency.Recorder](set)   // install on the simulated kubelets:
 //	kubeletConfig.Wrap(cl.Wrapper(clientlatency.SourceKubelet))
@@ -47,7 +47,7 @@
 //     stormbench itself did and cost: the simulated kubelets' counters and
 //     the restarts, and its own CPU and RSS.
 //
-// Package registry names them for a profile (Constructors, NewSet) and for a
+// Package registry names them for a profile (Constructors) and for a
 // sharded run's merge (MergeRules): a new measurement touches its own
 // package, one entry in each, and METRICS.md.
 //

@@ -160,7 +160,7 @@ func (s *Set) Add(ms ...Measurement) {
 func (s *Set) Measurements() []Measurement { return slices.Clone(s.ms) }
 
 // Get returns the set's first measurement of type T, or T's zero value
-// when the set has none: measure.Get[*clientlatency.ClientLatency](set) is
+// when the set has none: measure.Get[*clientlatency.Recorder](set) is
 // the recorder the run installs on the simulated kubelets' rest.Config.
 func Get[T Measurement](s *Set) T {
 	for _, m := range s.ms {

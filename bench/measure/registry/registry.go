@@ -12,11 +12,6 @@ import (
 	"github.com/stormbench/stormbench/profiles"
 )
 
-// NewSet builds the measurements cfg enables, using Constructors.
-func NewSet(cfg profiles.Measurements) (*measure.Set, error) {
-	return measure.NewSetFrom(Constructors(), cfg)
-}
-
 // Constructors returns stormbench's measurements by registered name. It is
 // built on every call (no package-level registry) so that tests and tools
 // can add or replace entries without affecting each other.

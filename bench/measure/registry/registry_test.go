@@ -36,7 +36,7 @@ func TestNewSetFromProfile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := NewSet(tt.cfg)
+			s, err := measure.NewSetFrom(Constructors(), tt.cfg)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("NewSet error = %v, want %q", err, tt.wantErr)
