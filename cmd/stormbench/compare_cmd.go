@@ -216,30 +216,27 @@ func checkComparable(env *cmdEnv, inputs []compare.Input, allow bool) error {
 	if err != nil {
 		return usageError{err}
 	}
-	if len(m) == 0 {
-		return nil
-	}
-	if allow {
-		for _, d := range m {
-			fmt.Fprintf(env.stderr, "warning: not comparable: %s\n", d)
-		}
-		return nil
-	}
-	return usagef("the results are not comparable (pass --allow-mismatch to compare them anyway):\n  %s", strings.Join(m, "\n  "))
+	return refuseOrWarn(env, m, allow, "not comparable: ", "the results are not comparable (pass --allow-mismatch to compare them anyway)")
 }
 
 // checkBudgets refuses results whose control planes ran under different CPU
 // budgets (exit 2), or with allow warns on stderr and goes on.
 func checkBudgets(env *cmdEnv, inputs []compare.Input, allow bool) error {
-	m := compare.BudgetMismatches(inputs)
+	return refuseOrWarn(env, compare.BudgetMismatches(inputs), allow, "",
+		"the results ran on control planes of different CPU budgets (pass --allow-different-budgets to compare them anyway)")
+}
+
+// refuseOrWarn refuses the differences m with refusal and a line each (exit
+// 2), or with allow warns of each on stderr, after prefix, and goes on.
+func refuseOrWarn(env *cmdEnv, m []string, allow bool, prefix, refusal string) error {
 	if len(m) == 0 {
 		return nil
 	}
 	if allow {
 		for _, d := range m {
-			fmt.Fprintf(env.stderr, "warning: %s\n", d)
+			fmt.Fprintf(env.stderr, "warning: %s%s\n", prefix, d)
 		}
 		return nil
 	}
-	return usagef("the results ran on control planes of different CPU budgets (pass --allow-different-budgets to compare them anyway):\n  %s", strings.Join(m, "\n  "))
+	return usagef("%s:\n  %s", refusal, strings.Join(m, "\n  "))
 }
