@@ -26,7 +26,7 @@
 // # Measurements
 //
 // Each measurement is a package of its own, which owns its figures (their
-// names are constants in its *_figures.go file) and its [result.MergeRule]
+// names are constants in its figures.go) and its [result.MergeRule]
 // (each figure's [result.Aggregation] and any recomputation a sharded run's
 // merge needs):
 //
