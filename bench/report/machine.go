@@ -43,7 +43,7 @@ func hostBoundRuns(r *result.Result) int {
 
 // writeProvenance writes the summary's machine line, if the run recorded
 // its machine.
-func writeProvenance(w *summaryWriter, r *result.Result) {
+func writeProvenance(w *errWriter, r *result.Result) {
 	if p := provenance(r); p != "" {
 		w.printf("machine: %s\n", p)
 	}

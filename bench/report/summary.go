@@ -24,7 +24,7 @@ import (
 // repetition and one row per headline figure (defined in METRICS.md), then
 // any errors and warnings. A figure a run did not measure shows as "-".
 func WriteSummary(w io.Writer, r *result.Result) error {
-	ew := &summaryWriter{w: w}
+	ew := &errWriter{w: w}
 	status := "complete"
 	if !r.Complete {
 		status = "INCOMPLETE"
@@ -135,7 +135,7 @@ var summaryStatMetrics = []string{
 // medians of the key figures with their intervals and n, and the changes
 // against the first variant; and for an A/B the headline sentences, which
 // say when the runs are too few for an interval or a test.
-func writeSummaryStats(w *summaryWriter, r *result.Result) error {
+func writeSummaryStats(w *errWriter, r *result.Result) error {
 	ms, err := compare.LookupMetrics(summaryStatMetrics...)
 	if err != nil {
 		return err

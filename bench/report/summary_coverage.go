@@ -161,21 +161,3 @@ func writeRow(w io.Writer, cells ...string) {
 	// its Flush.
 	_, _ = io.WriteString(w, strings.Join(cells, "\t")+"\n")
 }
-
-type summaryWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *summaryWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
-}
-
-func (e *summaryWriter) printf(format string, args ...any) {
-	fmt.Fprintf(e, format, args...)
-}
