@@ -67,7 +67,7 @@ func (e *Env) validate() error {
 // recovery wait, then Dispose. Implementations are safe for MarkStormStart
 // and Gather to be called from a goroutine other than Start's.
 type Measurement interface {
-	// Name is the registered name (MeasurementAPIServer, ...).
+	// Name is the registered name (apiserver.Name, ...).
 	Name() string
 	// Start begins observing: scrapers start, watches open and sync. It
 	// returns once the measurement is observing, or with an error.
@@ -248,7 +248,7 @@ func (s *Set) MarkStormEnd(ctx context.Context, t time.Time) {
 // Gather gathers every measurement that started, sequentially and in the
 // set's order, and returns one result per enabled measurement name:
 // measurements that share a name (Simulator and SelfCost both write
-// MeasurementStorm) are gathered into one result. A failed start or
+// "storm") are gathered into one result. A failed start or
 // gather is recorded in that result's Error; a measurement that returns
 // ErrNoStorm is left out.
 func (s *Set) Gather(ctx context.Context) []result.Measurement {
