@@ -336,9 +336,10 @@ func runStorms(ctx context.Context, o Options, f *fleet.Fleet, rn *realNodes, re
 					return err
 				}
 			}
-			vr, err := (&repetition{o: o, f: f, rn: rn, s: s, rep: rep}).run(ctx)
-			vr.ResetSeconds = reset.Seconds()
-			res.Variants = append(res.Variants, vr)
+			r := &repetition{o: o, f: f, rn: rn, s: s, rep: rep}
+			err := r.run(ctx)
+			r.vr.ResetSeconds = reset.Seconds()
+			res.Variants = append(res.Variants, r.vr)
 			if o.Checkpoint != nil {
 				if cerr := o.Checkpoint(res); cerr != nil {
 					return errors.Join(err, cerr)
@@ -413,21 +414,22 @@ type repetition struct {
 }
 
 // run runs the repetition: it starts the measurements, waits for their
-// baseline, plays the storm until full recovery, and gathers.
-func (r *repetition) run(ctx context.Context) (result.VariantRun, error) {
+// baseline, plays the storm until full recovery, and gathers into r.vr,
+// which holds what was measured even when run fails.
+func (r *repetition) run(ctx context.Context) error {
 	o, f, s, rep := r.o, r.f, r.s, r.rep
 	r.vr = newVariantRun(o, s, rep)
 	vr := &r.vr
 	steady := watchers.New(watchers.Options{Watches: o.Profile.Fleet.SteadyWatches, StormKind: s.storm.Kind, Base: o.Target.Config, Skip: f.Plan().IsReal, ShardIndex: o.ShardIndex, ShardCount: o.ShardCount})
 	set, err := measure.NewSetFrom(steady.With(registry.Constructors()), o.Profile.Measurements)
 	if err != nil {
-		return *vr, err
+		return err
 	}
 	defer set.Dispose()
 	r.set, r.outcomes = set, &storm.Outcomes{}
 	sim, err := newSimulator(o, s, vr.FeatureGates, measure.Get[*clientlatency.Recorder](set), steady)
 	if err != nil {
-		return *vr, err
+		return err
 	}
 	r.sim = sim
 	// SelfCost first: at the storm's end its CPU accounting stops before the
@@ -438,7 +440,7 @@ func (r *repetition) run(ctx context.Context) (result.VariantRun, error) {
 	// before it, so the baseline holds no other shard's set-up traffic.
 	if !o.StartAt.IsZero() {
 		if err := poll.SleepUntil(ctx, o.Clock, o.StartAt.Add(-set.BaselineWait())); err != nil {
-			return *vr, err
+			return err
 		}
 	}
 	if err := set.Start(ctx, measurementEnv(o, f, r.outcomes)); err != nil {
@@ -446,7 +448,7 @@ func (r *repetition) run(ctx context.Context) (result.VariantRun, error) {
 	}
 	if err := baseline(ctx, o, set); err != nil {
 		vr.Measurements = set.Gather(context.WithoutCancel(ctx))
-		return *vr, err
+		return err
 	}
 	stormErr := r.play(ctx)
 	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
@@ -470,9 +472,9 @@ func (r *repetition) run(ctx context.Context) (result.VariantRun, error) {
 		o.Logf("Variant %s (repetition %d) done: %d restarts in %s", s.variant.Name, rep, vr.Restarts, vr.End.Sub(vr.StormStart).Round(100*time.Millisecond))
 	}
 	if stormErr == nil && failed > 0 {
-		return *vr, fmt.Errorf("%d restarts failed (first: %s)", failed, storm.FirstFailure(all))
+		return fmt.Errorf("%d restarts failed (first: %s)", failed, storm.FirstFailure(all))
 	}
-	return *vr, stormErr
+	return stormErr
 }
 
 // newVariantRun starts the record of one repetition, with the schedule's
