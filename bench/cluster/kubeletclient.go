@@ -8,7 +8,6 @@ import (
 	"time"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
-
 	"k8s.io/client-go/rest"
 )
 
@@ -37,9 +36,12 @@ func KubeletClientConfig(base *rest.Config, node string, wrap func(http.RoundTri
 	return cfg
 }
 
-// NodeTransport gives cfg a transport of its own, so each simulated kubelet
-// holds its own connection to the API server, as a real kubelet process
-// does, and a restarted kubelet opens a new one (a full TLS handshake).
+// NodeTransport gives cfg a transport of its own, so that each node's
+// process that stormbench stands in for (a simulated kubelet, a node's
+// steady watches) holds its own connection to the API server, as a real
+// kubelet or kube-proxy does, and a restarted one opens a new one (a full
+// TLS handshake). The transport is client-go's default for a config that it
+// does not cache (k8s.io/client-go/transport/cache.go).
 //
 // Sharing client-go's cached transport between all simulated kubelets is
 // not only unfaithful (one connection instead of one per node) but also
@@ -52,8 +54,7 @@ func KubeletClientConfig(base *rest.Config, node string, wrap func(http.RoundTri
 // results/scale/PROFILE.md (in git history).
 //
 // cfg's TLS settings (base's, parsed once: see baseTLS) move into the
-// transport; its auth, impersonation and
-// wrappers stay on cfg. A config that already carries a transport or a
+// transport; its auth, impersonation and wrappers stay on cfg. A config that already carries a transport or a
 // custom dialer or proxy is left as it is (client-go's shared transport).
 func NodeTransport(base, cfg *rest.Config) (*http.Transport, error) {
 	if cfg.Transport != nil || cfg.Dial != nil || cfg.Proxy != nil {
