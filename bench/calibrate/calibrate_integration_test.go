@@ -177,11 +177,31 @@ func plegRaceBounded(r calibrate.Row, flashes float64, pods int) bool {
 	return flashes > 0 && exceedsByAtMost(r, flashes*plegFlashCost(pods))
 }
 
-// raceBounded reports whether a raceOnReal row is within its one-sided
-// bounds: real in [simulated/2, simulated + max(0.5, 20 %)].
-func raceBounded(r calibrate.Row) bool {
+// raceBounded reports whether a raceOnReal row is within its bounds: real
+// in [simulated/2, simulated + max(0.5, 20 %)]. On a host-bound case the
+// model's status manager can fall behind as the real one does (it batches
+// as syncBatch does, statusmanager.go), and coalesce writes the real side
+// made apart: the CI run of stop 57, host saturated 13 of 60 s, saw the
+// reboot's status writes at 20 real against 17 simulated, endpoint writes
+// 15 against 12 and ReplicaSet status writes 10 against 8. There the race
+// may fall on either side: each side at least half the other.
+func raceBounded(r calibrate.Row, hostBound bool) bool {
+	if hostBound {
+		return r.Real >= r.Simulated/2 && r.Simulated >= r.Real/2
+	}
 	slack := max(0.5, 0.2*r.Simulated)
 	return r.Real >= r.Simulated/2 && r.Real <= r.Simulated+slack
+}
+
+// hostBound reports whether the named case ran on a host-bound machine
+// (calibrate.CaseHost.Bound).
+func hostBound(res *calibrate.Result, caseName string) bool {
+	for _, c := range res.Cases {
+		if c.Name == caseName {
+			return c.Host != nil && c.Host.Bound
+		}
+	}
+	return false
 }
 
 // knownToDiverge reports the known-divergence reason of "case: metric" in
@@ -404,7 +424,7 @@ func checkCalibration(t *testing.T, res *calibrate.Result, caseNames []string, k
 		}
 		if raceOnReal[d] {
 			row, _ := res.Row(caseName, metric)
-			if raceBounded(row) {
+			if raceBounded(row, hostBound(res, caseName)) {
 				t.Logf("race on the real side: %s (real %v, simulated %v)", dis, row.Real, row.Simulated)
 				continue
 			}
@@ -463,19 +483,25 @@ func TestPLEGRaceLastRequest(t *testing.T) {
 func TestRaceBounded(t *testing.T) {
 	for _, tc := range []struct {
 		real, sim float64
+		hostBound bool
 		want      bool
 	}{
-		{10, 10, true},
-		{8, 10, true},    // the stop-20 CI run: one flip skipped, one coalesced
-		{5, 10, true},    // half the flips lost to the race
-		{4.5, 10, false}, // more than the race can take
-		{12, 10, true},   // within tolerance above
-		{12.5, 10, false},
-		{0.5, 0, true}, // absolute slack of 0.5
-		{1, 0, false},
+		{10, 10, false, true},
+		{8, 10, false, true},    // the stop-20 CI run: one flip skipped, one coalesced
+		{5, 10, false, true},    // half the flips lost to the race
+		{4.5, 10, false, false}, // more than the race can take
+		{12, 10, false, true},   // within tolerance above
+		{12.5, 10, false, false},
+		{0.5, 0, false, true}, // absolute slack of 0.5
+		{1, 0, false, false},
+		{15, 12, false, false}, // the model coalesced on a host that was not saturated
+		{15, 12, true, true},   // the stop-57 CI run's reboot, host-bound
+		{10, 8, true, true},
+		{20, 9.5, true, false}, // more than the race can take, on either side
+		{4.5, 10, true, false},
 	} {
-		if got := raceBounded(calibrate.Row{Real: tc.real, Simulated: tc.sim}); got != tc.want {
-			t.Errorf("raceBounded(real %v, sim %v) = %v, want %v", tc.real, tc.sim, got, tc.want)
+		if got := raceBounded(calibrate.Row{Real: tc.real, Simulated: tc.sim}, tc.hostBound); got != tc.want {
+			t.Errorf("raceBounded(real %v, sim %v, host-bound %v) = %v, want %v", tc.real, tc.sim, tc.hostBound, got, tc.want)
 		}
 	}
 }
