@@ -313,8 +313,8 @@ func realSides(r CombinedRow) string {
 }
 
 func (c *Combined) header() string {
-	return fmt.Sprintf("%d+%d real nodes (hollow kubelets; the %s kubelet on containerd) against as many simulated ones, %d pods each, %s every %s",
-		c.Hollow.Nodes, c.Containerd.Nodes, c.Containerd.KubeVersion, c.Containerd.PodsPerNode, probesOf(append(slices.Clone(c.Hollow.Cases), c.Containerd.Cases...)), c.Containerd.ProbePeriod)
+	return fmt.Sprintf("%d+%d real nodes (hollow kubelets%s; the %s kubelet on containerd%s) against as many simulated ones, %d pods each, %s every %s",
+		c.Hollow.Nodes, c.Containerd.Nodes, c.Hollow.roundsNote(), c.Containerd.KubeVersion, c.Containerd.roundsNote(), c.Containerd.PodsPerNode, probesOf(append(slices.Clone(c.Hollow.Cases), c.Containerd.Cases...)), c.Containerd.ProbePeriod)
 }
 
 // WriteCombinedText writes the combined table for a terminal.
@@ -388,8 +388,8 @@ func WriteOutsideMarkdown(w io.Writer, c *Combined) error {
 		if model == "" {
 			model = "not recorded"
 		}
-		fmt.Fprintf(&b, "- %s: stormbench %s, %s, %s, %d real + %d simulated nodes, %d pods each; model %.12s; machine %s\n",
-			backendOf(r), tool, r.Start.UTC().Format("2006-01-02"), r.End.Sub(r.Start).Round(time.Second), r.Nodes, r.Nodes, r.PodsPerNode, model, r.Machine)
+		fmt.Fprintf(&b, "- %s: stormbench %s, %s, %s, %d real + %d simulated nodes%s, %d pods each; model %.12s; machine %s\n",
+			backendOf(r), tool, r.Start.UTC().Format("2006-01-02"), r.End.Sub(r.Start).Round(time.Second), r.Nodes, r.Nodes, r.roundsNote(), r.PodsPerNode, model, r.Machine)
 	}
 	d := c.Disagreements()
 	fmt.Fprintf(&b, "\n**%d rows outside tolerance of their reference**; %d rows where hollow and containerd disagree.\n", len(d), c.RealSidesDiffer())

@@ -71,7 +71,7 @@ func meanInterval(values []float64) *Interval {
 // longer does not. With fewer periods than a median needs, it is
 // Unbounded too.
 //
-// Nil for no periods; no interval for one.
+// Nil for no periods.
 func quantileSpread(sorted []time.Duration, q float64) *Spread {
 	n := len(sorted)
 	if n == 0 {
@@ -84,6 +84,8 @@ func quantileSpread(sorted []time.Duration, q float64) *Spread {
 	s := rangeOf(secs)
 	s.Of = "periods"
 	if n < 2 {
+		// One period bounds no quantile, as two to five bound no median.
+		s.CI95 = &Interval{Lo: s.Min, Hi: s.Max, Unbounded: true}
 		return s
 	}
 	if q >= 1 {

@@ -74,8 +74,8 @@ func TestQuantileSpread(t *testing.T) {
 		t.Error("an interval of no periods")
 	}
 	one := quantileSpread([]time.Duration{time.Second}, 0.5)
-	if one == nil || one.CI95 != nil || one.N != 1 || one.Of != "periods" {
-		t.Errorf("one period: %+v, want n 1 and no interval", one)
+	if one == nil || one.CI95 == nil || !one.CI95.Unbounded || one.N != 1 || one.Of != "periods" {
+		t.Errorf("one period: %+v, want n 1 and an unbounded interval", one)
 	}
 	// Periods of 1 to n seconds.
 	secs := func(n int) []time.Duration {

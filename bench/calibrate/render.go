@@ -104,8 +104,8 @@ func WriteText(w io.Writer, r *Result) error {
 	if r.Backend == BackendContainerd {
 		kind = "kubelet on containerd"
 	}
-	fmt.Fprintf(w, "Calibration: %d real (%s %s) vs %d simulated nodes, %d pods each, %s every %s\n",
-		r.Nodes, kind, r.KubeVersion, r.Nodes, r.PodsPerNode, probesOf(r.Cases), r.ProbePeriod)
+	fmt.Fprintf(w, "Calibration: %d real (%s %s) vs %d simulated nodes%s, %d pods each, %s every %s\n",
+		r.Nodes, kind, r.KubeVersion, r.Nodes, r.roundsNote(), r.PodsPerNode, probesOf(r.Cases), r.ProbePeriod)
 	if l := r.apiLimits(); l != "" {
 		fmt.Fprintf(w, "Both sides' kubelets: %s\n", l)
 	}
@@ -136,8 +136,8 @@ func WriteText(w io.Writer, r *Result) error {
 func WriteMarkdown(w io.Writer, r *Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Calibration: simulated kubelet against the real one\n\n")
-	fmt.Fprintf(&b, "%d real nodes (%s) and %d simulated nodes, %d pods each with %s (readiness and liveness) every %s. Simulated initDuration %s.\n\n",
-		r.Nodes, r.RealDescription(), r.Nodes, r.PodsPerNode, probesOf(r.Cases), r.ProbePeriod, r.InitDuration)
+	fmt.Fprintf(&b, "%d real nodes (%s) and %d simulated nodes%s, %d pods each with %s (readiness and liveness) every %s. Simulated initDuration %s.\n\n",
+		r.Nodes, r.RealDescription(), r.Nodes, r.roundsNote(), r.PodsPerNode, probesOf(r.Cases), r.ProbePeriod, r.InitDuration)
 	if len(r.PodFeatures) > 0 {
 		fmt.Fprintf(&b, "The pods also carry: %s.\n\n", strings.Join(r.PodFeatures, ", "))
 	}
@@ -192,8 +192,8 @@ body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .6em}td.n{text-align:right;font-variant-numeric:tabular-nums}
 tr.DIFFERS td{background:#fde2e2}tr.info td{color:#666}th{background:#f3f3f3}
 </style></head><body>`)
-	fmt.Fprintf(&b, "<h1>Calibration: simulated kubelet against the real one</h1><p>%d real nodes (%s) and %d simulated nodes, %d pods each, %s every %s.</p>",
-		r.Nodes, e(r.RealDescription()), r.Nodes, r.PodsPerNode, probesOf(r.Cases), e(r.ProbePeriod))
+	fmt.Fprintf(&b, "<h1>Calibration: simulated kubelet against the real one</h1><p>%d real nodes (%s) and %d simulated nodes%s, %d pods each, %s every %s.</p>",
+		r.Nodes, e(r.RealDescription()), r.Nodes, e(r.roundsNote()), r.PodsPerNode, probesOf(r.Cases), e(r.ProbePeriod))
 	if r.Command != "" {
 		fmt.Fprintf(&b, "<p>Made with <code>%s</code>.</p>", e(r.Command))
 	}

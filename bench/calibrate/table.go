@@ -61,6 +61,9 @@ type Result struct {
 	// nodes (Options.Stagger; absent in files written before it: every
 	// node restarted at once).
 	Stagger string `json:"stagger,omitempty"`
+	// Rounds are the runs a pooled result was made of (Pool), each of
+	// Nodes real and Nodes simulated nodes; absent for a single run.
+	Rounds []Round `json:"rounds,omitempty"`
 	// Tolerance decided the rows' agreement.
 	Tolerance Tolerance `json:"tolerance"`
 	// ModelFingerprint is the simulated kubelet's behaviour the table
@@ -441,6 +444,15 @@ func quantile(d []time.Duration, q float64) float64 {
 		i = 0
 	}
 	return d[i].Seconds()
+}
+
+// roundsNote says, for a pooled result, in how many rounds its nodes
+// restarted: "" for a single run.
+func (r *Result) roundsNote() string {
+	if len(r.Rounds) < 2 {
+		return ""
+	}
+	return fmt.Sprintf(", in %d rounds (%d restarts a side per case)", len(r.Rounds), r.Nodes*len(r.Rounds))
 }
 
 // RealDescription says what the real side ran, for the renderers.

@@ -183,7 +183,7 @@ func newCalibrateCmd(env *cmdEnv) *cobra.Command {
 	}
 	o.addFlags(cmd.Flags())
 	completeValues(cmd, "backend", calibrate.BackendHollow, calibrate.BackendContainerd)
-	cmd.AddCommand(newCalibrateCombineCmd(env), newCalibrateRejudgeCmd(env))
+	cmd.AddCommand(newCalibrateCombineCmd(env), newCalibrateRejudgeCmd(env), newCalibratePoolCmd(env))
 	return cmd
 }
 
@@ -455,11 +455,8 @@ func modelFingerprint(v kubeversion.Version) (string, error) {
 // rules of this stormbench (calibrate.Result.Rejudge), with the file's
 // tolerance or the one given, and writes it anew.
 func newCalibrateRejudgeCmd(env *cmdEnv) *cobra.Command {
-	var (
-		markdown, htmlPath, resultPath, output string
-		force                                  bool
-		tol                                    calibrate.Tolerance
-	)
+	var tol calibrate.Tolerance
+	o := &calibrateOptions{}
 	cmd := &cobra.Command{
 		Use:   "rejudge RESULT.json [flags]",
 		Short: "Judge a calibration result's rows again by this stormbench's rules",
@@ -472,24 +469,15 @@ Exit 0 when every row is within tolerance, 1 when one is not, 2 for bad
 input.`,
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&resultPath, "result", "", "Write the rejudged result document (JSON) here")
-	fs.StringVar(&markdown, "markdown", "", "Write its fidelity tables as markdown here")
-	fs.StringVar(&htmlPath, "html", "", "Write its fidelity tables as a self-contained HTML page here")
-	fs.StringVarP(&output, "output", "o", "text", "Summary on stdout: text, json or yaml")
+	o.addTableOutputs(fs, "rejudged result")
 	fs.Float64Var(&tol.SecondsAbsolute, "tolerance-seconds", 0, "Cap of the timings' absolute tolerance, seconds (default: the file's)")
 	fs.Float64Var(&tol.SecondsRelative, "tolerance-seconds-relative", 0, "Relative tolerance of timings (default: the file's)")
-	fs.BoolVar(&force, "force", false, "Overwrite existing output files")
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
-		if err := checkFormat(output); err != nil {
+		if err := o.checkTableOutputs(); err != nil {
 			return err
 		}
 		if fs.NArg() != 1 {
 			return usagef("calibrate rejudge takes one result file, got %d arguments", fs.NArg())
-		}
-		for _, p := range []string{resultPath, markdown, htmlPath} {
-			if err := checkWritable(p, force); err != nil {
-				return usageError{err}
-			}
 		}
 		res, err := calibrate.ReadFile(fs.Arg(0))
 		if err != nil {
@@ -502,8 +490,80 @@ input.`,
 			res.Tolerance.SecondsRelative = tol.SecondsRelative
 		}
 		res.Rejudge()
-		o := &calibrateOptions{output: output, force: force, resultPath: resultPath, markdown: markdown, htmlPath: htmlPath}
 		return o.report(env, res, nil)
 	}
 	return cmd
+}
+
+// newCalibratePoolCmd puts calibration rounds of one set-up into one
+// result (calibrate.Pool).
+func newCalibratePoolCmd(env *cmdEnv) *cobra.Command {
+	o := &calibrateOptions{}
+	cmd := &cobra.Command{
+		Use:   "pool ROUND.json ROUND.json... [flags]",
+		Short: "Pool calibration rounds of fewer nodes into one table",
+		Long: `Puts calibration results of the same set-up (stormbench calibrate
+--result: version, backend, nodes, pods, probes, cases, tolerance, model and
+machine alike), each a round of K real and K simulated nodes, into one
+result of every round's restarts: each row's per-restart values and
+not-ready periods together, its figures computed again and judged again.
+For a machine that cannot hold the nodes a table needs at once: ten
+kubelets on containerd running exec probes saturate two cores, five do
+not, and two rounds of five give every row ten restarts a side. Give each
+round its own --seed, so the simulated sides' probe jitter is drawn anew.
+Exit 0 when every row is within tolerance, 1 when one is not, 2 for bad
+input.`,
+		Example: `  stormbench calibrate --backend containerd --nodes 5 --seed 1 --result r1.json
+  stormbench calibrate --backend containerd --nodes 5 --seed 2 --result r2.json
+  stormbench calibrate pool r1.json r2.json --result containerd.json --markdown containerd.md`,
+	}
+	o.addTableOutputs(cmd.Flags(), "pooled result")
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		if err := o.checkTableOutputs(); err != nil {
+			return err
+		}
+		if len(args) < 2 {
+			return usagef("calibrate pool takes two result files or more, got %d", len(args))
+		}
+		rounds := make([]*calibrate.Result, len(args))
+		for i, p := range args {
+			r, err := calibrate.ReadFile(p)
+			if err != nil {
+				return usageError{err}
+			}
+			rounds[i] = r
+		}
+		res, err := calibrate.Pool(rounds...)
+		if err != nil {
+			return usageError{err}
+		}
+		res.Tool = bench.GitRevision
+		res.Command = strings.TrimSpace("stormbench calibrate pool " + strings.Join(args, " "))
+		return o.report(env, res, nil)
+	}
+	return cmd
+}
+
+// addTableOutputs adds the flags of a command that writes a calibration
+// result it read (rejudge, pool): what names the document.
+func (o *calibrateOptions) addTableOutputs(fs *pflag.FlagSet, what string) {
+	fs.StringVar(&o.resultPath, "result", "", "Write the "+what+" document (JSON) here")
+	fs.StringVar(&o.markdown, "markdown", "", "Write its fidelity tables as markdown here")
+	fs.StringVar(&o.htmlPath, "html", "", "Write its fidelity tables as a self-contained HTML page here")
+	fs.StringVarP(&o.output, "output", "o", "text", "Summary on stdout: text, json or yaml")
+	fs.BoolVar(&o.force, "force", false, "Overwrite existing output files")
+}
+
+// checkTableOutputs checks the flags addTableOutputs added, before
+// anything is read.
+func (o *calibrateOptions) checkTableOutputs() error {
+	if err := checkFormat(o.output); err != nil {
+		return err
+	}
+	for _, p := range []string{o.resultPath, o.markdown, o.htmlPath} {
+		if err := checkWritable(p, o.force); err != nil {
+			return usageError{err}
+		}
+	}
+	return nil
 }

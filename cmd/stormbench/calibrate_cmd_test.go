@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stormbench/stormbench/bench/calibrate"
 )
 
 // fakeBinDir makes a bin directory with every component present (empty
@@ -68,14 +70,10 @@ func TestCalibrateBadInput(t *testing.T) {
 	}
 }
 
-// TestCalibrateRejudge: a table judged "ok" by an older rule is judged
-// again by this one and exits 1 naming the row; bad input exits 2.
-func TestCalibrateRejudge(t *testing.T) {
-	dir := t.TempDir()
-	in := filepath.Join(dir, "old.json")
-	// kubelet/preserve's last request: the model 0.7 s before the real
-	// kubelet on every restart, once read "ok".
-	doc := `{"apiVersion": "stormbench.io/v1alpha1", "kind": "CalibrationResult", "schemaVersion": 1,
+// oldCalibration is a table judged by an older rule: kubelet/preserve's
+// last request, the model 0.7 s before the real kubelet on every restart,
+// once read "ok".
+const oldCalibration = `{"apiVersion": "stormbench.io/v1alpha1", "kind": "CalibrationResult", "schemaVersion": 1,
  "start": "2026-12-05T20:33:06Z", "end": "2026-12-05T20:40:31Z", "complete": true, "kubeVersion": "v1.36.3",
  "nodes": 4, "podsPerNode": 5, "probePeriod": "10s", "initDuration": "0s",
  "tolerance": {"requestsAbsolute": 0.5, "requestsRelative": 0.1, "secondsAbsolute": 0.2, "secondsRelative": 0.1},
@@ -85,7 +83,13 @@ func TestCalibrateRejudge(t *testing.T) {
   "rows": [{"metric": "kubelet start → last request", "unit": "s", "real": 1.88, "simulated": 1.15, "agree": true, "rule": "shift",
    "realSpread": {"n": 4, "min": 1.87, "max": 1.89, "values": [1.87, 1.88, 1.88, 1.89]},
    "simulatedSpread": {"n": 4, "min": 1.14, "max": 1.16, "values": [1.14, 1.15, 1.15, 1.16]}}]}]}`
-	if err := os.WriteFile(in, []byte(doc), 0o644); err != nil {
+
+// TestCalibrateRejudge: a table judged "ok" by an older rule is judged
+// again by this one and exits 1 naming the row; bad input exits 2.
+func TestCalibrateRejudge(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "old.json")
+	if err := os.WriteFile(in, []byte(oldCalibration), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "new.json")
@@ -99,6 +103,44 @@ func TestCalibrateRejudge(t *testing.T) {
 	for _, args := range [][]string{{}, {in, in}, {filepath.Join(dir, "missing.json")}} {
 		if code, _, stderr := runCLI(t, append([]string{"calibrate", "rejudge"}, args...)...); code != 2 {
 			t.Errorf("rejudge %q: exit %d, want 2 (%s)", args, code, stderr)
+		}
+	}
+}
+
+// TestCalibratePool: two rounds pooled into one table of both rounds'
+// restarts, judged again; rounds of different set-ups, or one round, exit 2.
+func TestCalibratePool(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	other := filepath.Join(dir, "v137.json")
+	for p, doc := range map[string]string{a: oldCalibration, b: oldCalibration,
+		other: strings.Replace(oldCalibration, `"kubeVersion": "v1.36.3"`, `"kubeVersion": "v1.37.2"`, 1)} {
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "pooled.json")
+	code, stdout, stderr := runCLI(t, "calibrate", "pool", a, b, "--result", out)
+	if code != 1 || !strings.Contains(stdout, "in 2 rounds (8 restarts a side per case)") || !strings.Contains(stdout, "restarts real 8, simulated 8") {
+		t.Errorf("exit %d, want 1 with 8 restarts a side in 2 rounds\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	res, err := calibrate.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row, _ := res.Row("kubelet/preserve", calibrate.MetricLastRequest); len(res.Rounds) != 2 || row.RealSpread == nil || row.RealSpread.N != 8 || row.Agree {
+		t.Errorf("pooled: %d rounds, row %+v; want 2 rounds, 8 real values, judged DIFFERS", len(res.Rounds), row)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{a}, "two result files or more"},
+		{[]string{a, other}, "Kubernetes version differs"},
+		{[]string{a, filepath.Join(dir, "missing.json")}, "missing.json"},
+	} {
+		if code, _, stderr := runCLI(t, append([]string{"calibrate", "pool"}, tc.args...)...); code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("pool %q: exit %d, want 2 saying %q (%s)", tc.args, code, tc.want, stderr)
 		}
 	}
 }

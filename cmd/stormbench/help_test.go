@@ -85,6 +85,7 @@ func TestOutputContract(t *testing.T) {
 		"calibrate combine": {nil, -2}, // needs two calibrations: only the unknown format
 		"calibrate":         {nil, -2},
 		"calibrate rejudge": {nil, -2},
+		"calibrate pool":    {nil, -2},
 		"cleanup":           {[]string{"--list", "--workdir", dir, "--bin-dir", dir}, -2},
 		"preflight":         {[]string{"--workdir", dir, "--bin-dir", dir}, -2},
 		"report":            {[]string{quick}, -2}, // html|markdown, tested in report_cmd_test.go

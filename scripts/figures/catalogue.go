@@ -187,6 +187,7 @@ func describeCalibration(f string, data []byte) (entry, error) {
 		SimulatedNodes []json.RawMessage `json:"simulatedNodes"`
 		Machine        *result.Machine   `json:"machine"`
 		KubeVersion    string            `json:"kubeVersion"`
+		Rounds         []json.RawMessage `json:"rounds"`
 	}
 	if err := json.Unmarshal(data, &c); err != nil {
 		return entry{}, fmt.Errorf("reading %s: %w", f, err)
@@ -208,6 +209,9 @@ func describeCalibration(f string, data []byte) (entry, error) {
 		machine:   c.Machine.String(),
 		n:         fmt.Sprintf("%d real + %d simulated nodes", len(c.RealNodes), len(c.SimulatedNodes)),
 		hostBound: "-",
+	}
+	if len(c.Rounds) > 1 {
+		e.n = fmt.Sprintf("%d rounds of %d real + %d simulated nodes", len(c.Rounds), c.Nodes, c.Nodes)
 	}
 	if e.commit == "" || e.commit == "unknown" {
 		e.commit = "not recorded"
