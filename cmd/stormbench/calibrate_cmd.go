@@ -59,16 +59,12 @@ func (o *calibrateOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.cases, "cases", nil, "Cases to run, in order: "+strings.Join(names, ", ")+" (default: every case the backend can run; the +http and +tcp cases and kubelet/exited need --backend containerd)")
 	fs.BoolVar(&o.list, "list-cases", false, "List the cases with their downtimes and exit")
 	fs.StringVar(&o.backend, "backend", o.backend, "Real nodes: hollow (the kubelet code with a fake runtime) or containerd (the kubelet on a containerd of its own, real containers; needs root and make real-node-deps)")
-	fs.StringVar(&o.resultPath, "result", "", "Write the result document (JSON) here")
-	fs.StringVar(&o.markdown, "markdown", "", "Write the fidelity tables as markdown here")
-	fs.StringVar(&o.htmlPath, "html", "", "Write the fidelity tables as a self-contained HTML page here")
-	fs.StringVarP(&o.output, "output", "o", o.output, "Summary on stdout: text, json or yaml")
+	o.addTableOutputs(fs, "result")
 	fs.Int64Var(&o.seed, "seed", o.seed, "Seed of the simulated kubelets' probe jitter")
 	fs.Float64Var(&o.tol.RequestsAbsolute, "tolerance-requests", o.tol.RequestsAbsolute, "Absolute tolerance of request and write counts, per restart")
 	fs.Float64Var(&o.tol.RequestsRelative, "tolerance-requests-relative", o.tol.RequestsRelative, "Relative tolerance of request and write counts (0.2 = 20 %)")
 	fs.Float64Var(&o.tol.SecondsAbsolute, "tolerance-seconds", o.tol.SecondsAbsolute, "Absolute tolerance of timings, seconds")
 	fs.Float64Var(&o.tol.SecondsRelative, "tolerance-seconds-relative", o.tol.SecondsRelative, "Relative tolerance of timings (0.5 = 50 %)")
-	fs.BoolVar(&o.force, "force", false, "Overwrite existing output files")
 	fs.BoolVar(&o.keepCluster, "keep-cluster", false, "Leave the embedded cluster running at the end")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "Validate the flags and the machine (binaries, memory), print the plan, start nothing")
 	o.cluster.addFlags(fs, false)
@@ -350,10 +346,7 @@ func combineFiles(hollow, containerd string) (*calibrate.Combined, error) {
 // newCalibrateCombineCmd puts a hollow and a containerd calibration into
 // one fidelity table per case.
 func newCalibrateCombineCmd(env *cmdEnv) *cobra.Command {
-	var (
-		markdown, htmlPath, resultPath, output string
-		force                                  bool
-	)
+	o := &calibrateOptions{}
 	cmd := &cobra.Command{
 		Use:   "combine HOLLOW.json CONTAINERD.json [flags]",
 		Short: "Put a hollow and a containerd calibration into one fidelity table",
@@ -366,45 +359,35 @@ the two real backends disagree are marked hollow≠containerd.
 Exit 0 when every row is within tolerance of its reference, 1 when one is
 not, 2 for bad input.`,
 	}
-	fs := cmd.Flags()
-	fs.StringVar(&resultPath, "result", "", "Write the combined document (JSON: both results and the combined rows) here")
-	fs.StringVar(&markdown, "markdown", "", "Write the combined table as markdown here")
-	fs.StringVar(&htmlPath, "html", "", "Write the combined table as a self-contained HTML page here")
-	fs.StringVarP(&output, "output", "o", "text", "Table on stdout: text, json or yaml")
-	fs.BoolVar(&force, "force", false, "Overwrite existing output files")
+	o.addTableOutputs(cmd.Flags(), "combined")
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
-		if err := checkFormat(output); err != nil {
+		if err := o.checkTableOutputs(); err != nil {
 			return err
 		}
-		if fs.NArg() != 2 {
-			return usagef("calibrate combine takes two result files, hollow then containerd; got %d arguments", fs.NArg())
+		if len(args) != 2 {
+			return usagef("calibrate combine takes two result files, hollow then containerd; got %d arguments", len(args))
 		}
-		for _, p := range []string{resultPath, markdown, htmlPath} {
-			if err := checkWritable(p, force); err != nil {
-				return usageError{err}
-			}
-		}
-		c, err := combineFiles(fs.Arg(0), fs.Arg(1))
+		c, err := combineFiles(args[0], args[1])
 		if err != nil {
 			return err
 		}
-		errs := &outputs{env: env, force: force}
+		errs := &outputs{env: env, force: o.force}
 		write := errs.write
-		write(resultPath, func(w io.Writer) error {
+		write(o.resultPath, func(w io.Writer) error {
 			out, err := json.MarshalIndent(c, "", " ")
 			if err == nil {
 				_, err = w.Write(append(out, '\n'))
 			}
 			return err
 		})
-		write(markdown, func(w io.Writer) error { return calibrate.WriteCombinedMarkdown(w, c) })
-		write(htmlPath, func(w io.Writer) error { return calibrate.WriteCombinedHTML(w, c) })
+		write(o.markdown, func(w io.Writer) error { return calibrate.WriteCombinedMarkdown(w, c) })
+		write(o.htmlPath, func(w io.Writer) error { return calibrate.WriteCombinedHTML(w, c) })
 		if err := errors.Join(errs.errs...); err != nil {
 			return err
 		}
-		switch output {
+		switch o.output {
 		case "json", "yaml":
-			if err := printStructured(env.stdout, output, c); err != nil {
+			if err := printStructured(env.stdout, o.output, c); err != nil {
 				return err
 			}
 		default:
@@ -544,12 +527,12 @@ input.`,
 	return cmd
 }
 
-// addTableOutputs adds the flags of a command that writes a calibration
-// result it read (rejudge, pool): what names the document.
+// addTableOutputs adds the flags of a command that writes a calibration's
+// tables (calibrate, combine, rejudge, pool): what names its document.
 func (o *calibrateOptions) addTableOutputs(fs *pflag.FlagSet, what string) {
 	fs.StringVar(&o.resultPath, "result", "", "Write the "+what+" document (JSON) here")
-	fs.StringVar(&o.markdown, "markdown", "", "Write its fidelity tables as markdown here")
-	fs.StringVar(&o.htmlPath, "html", "", "Write its fidelity tables as a self-contained HTML page here")
+	fs.StringVar(&o.markdown, "markdown", "", "Write the fidelity tables as markdown here")
+	fs.StringVar(&o.htmlPath, "html", "", "Write the fidelity tables as a self-contained HTML page here")
 	fs.StringVarP(&o.output, "output", "o", "text", "Summary on stdout: text, json or yaml")
 	fs.BoolVar(&o.force, "force", false, "Overwrite existing output files")
 }
