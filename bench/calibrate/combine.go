@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 )
 
 // Combined is one fidelity table for the simulated kubelet against both
@@ -348,7 +347,7 @@ func WriteCombinedMarkdown(w io.Writer, c *Combined) error {
 		c.Containerd.Tolerance.RequestsAbsolute, 100*c.Containerd.Tolerance.RequestsRelative, c.Containerd.Tolerance.SecondsAbsolute, 100*c.Containerd.Tolerance.SecondsRelative, judgedBy(append(slices.Clone(c.Hollow.Cases), c.Containerd.Cases...)))
 	for _, r := range []*Result{c.Hollow, c.Containerd} {
 		if r.Command != "" {
-			fmt.Fprintf(&b, "- %s: `%s` (%s, %s)", backendOf(r), r.Command, r.Start.Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(1e9))
+			fmt.Fprintf(&b, "- %s: `%s` (%s, %s)", backendOf(r), r.Command, r.Start.Format("2006-01-02 15:04 MST"), r.runTime())
 			if r.ModelFingerprint != "" {
 				fmt.Fprintf(&b, "; model fingerprint %.12s", r.ModelFingerprint)
 			}
@@ -389,7 +388,7 @@ func WriteOutsideMarkdown(w io.Writer, c *Combined) error {
 			model = "not recorded"
 		}
 		fmt.Fprintf(&b, "- %s: stormbench %s, %s, %s, %d real + %d simulated nodes%s, %d pods each; model %.12s; machine %s\n",
-			backendOf(r), tool, r.Start.UTC().Format("2006-01-02"), r.End.Sub(r.Start).Round(time.Second), r.Nodes, r.Nodes, r.roundsNote(), r.PodsPerNode, model, r.Machine)
+			backendOf(r), tool, r.Start.UTC().Format("2006-01-02"), r.runTime(), r.Nodes, r.Nodes, r.roundsNote(), r.PodsPerNode, model, r.Machine)
 	}
 	d := c.Disagreements()
 	fmt.Fprintf(&b, "\n**%d rows outside tolerance of their reference**; %d rows where hollow and containerd disagree.\n", len(d), c.RealSidesDiffer())

@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func poolRound(hour int, getPods []float64, periods []float64, flashes float64, 
 	c := CaseResult{Case: Case{Name: "kubelet/legacy", Kind: "kubelet", Downtime: 5 * time.Second, Observe: 25 * time.Second}, Rows: append(rows, extra...)}
 	c.Restarts.Real, c.Restarts.Simulated = 2, 2
 	return &Result{Kind: ResultKind, Nodes: 2, PodsPerNode: 5, KubeVersion: "v1.36.3", Tolerance: DefaultTolerance(),
-		ModelFingerprint: "abc", Start: t0, End: t0.Add(10 * time.Minute), Complete: true,
+		ModelFingerprint: "abc", Command: fmt.Sprintf("stormbench calibrate --seed %d", hour), Start: t0, End: t0.Add(10 * time.Minute), Complete: true,
 		RealNodes: []string{"real-0", "real-1"}, SimulatedNodes: []string{"sim-0", "sim-1"}, Cases: []CaseResult{c}}
 }
 
@@ -82,6 +83,16 @@ func TestPool(t *testing.T) {
 	}
 	if want := "2 simulated nodes, in 2 rounds (4 restarts a side per case)"; !strings.Contains(b2.String(), want) {
 		t.Errorf("text header lacks %q:\n%s", want, b2.String())
+	}
+	p.Command = "stormbench calibrate pool a.json b.json"
+	var md strings.Builder
+	if err := WriteMarkdown(&md, p); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Made with `stormbench calibrate pool a.json b.json` (2026-12-07 03:00 UTC, 20m0s)", "1. `stormbench calibrate --seed 3`", "2. `stormbench calibrate --seed 4`"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q (the rounds' time together, each round's command)", want)
+		}
 	}
 	// A pooled result pools again, its rounds kept.
 	if pp, err := Pool(p, poolRound(5, []float64{11, 11}, []float64{0.2}, 0, 30)); err != nil || len(pp.Rounds) != 3 || pp.Cases[0].Restarts.Real != 6 {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // verdict is a row's mark in the tables.
@@ -151,7 +152,14 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		fmt.Fprintf(&b, "Beside them, %d healthy KWOK nodes that no case restarts; the controller manager's --node-eviction-rate is %g/s.\n\n", r.Bystanders, r.NodeEvictionRate)
 	}
 	if r.Command != "" {
-		fmt.Fprintf(&b, "Made with `%s` (%s, %s).\n\n", r.Command, r.Start.Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(1e9))
+		fmt.Fprintf(&b, "Made with `%s` (%s, %s).\n\n", r.Command, r.Start.Format("2006-01-02 15:04 MST"), r.runTime())
+	}
+	if len(r.Rounds) > 1 {
+		b.WriteString("Its rounds:\n\n")
+		for i, rd := range r.Rounds {
+			fmt.Fprintf(&b, "%d. `%s` (stormbench %s, %s, %s)\n", i+1, rd.Command, rd.Tool, rd.Start.Format("2006-01-02 15:04 MST"), rd.End.Sub(rd.Start).Round(time.Second))
+		}
+		b.WriteString("\n")
 	}
 	if r.Machine != nil {
 		fmt.Fprintf(&b, "Machine: %s.\n\n", r.Machine)

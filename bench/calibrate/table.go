@@ -446,6 +446,19 @@ func quantile(d []time.Duration, q float64) float64 {
 	return d[i].Seconds()
 }
 
+// runTime is how long the calibration ran: a pooled result's rounds
+// together, without the time between them.
+func (r *Result) runTime() time.Duration {
+	if len(r.Rounds) == 0 {
+		return r.End.Sub(r.Start).Round(time.Second)
+	}
+	var d time.Duration
+	for _, rd := range r.Rounds {
+		d += rd.End.Sub(rd.Start)
+	}
+	return d.Round(time.Second)
+}
+
 // roundsNote says, for a pooled result, in how many rounds its nodes
 // restarted: "" for a single run.
 func (r *Result) roundsNote() string {
