@@ -81,7 +81,7 @@ func TestPool(t *testing.T) {
 	if err := WriteText(&b2, p); err != nil {
 		t.Fatal(err)
 	}
-	if want := "2 simulated nodes, in 2 rounds (4 restarts a side per case)"; !strings.Contains(b2.String(), want) {
+	if want := "2 simulated nodes in each of 2 rounds"; !strings.Contains(b2.String(), want) {
 		t.Errorf("text header lacks %q:\n%s", want, b2.String())
 	}
 	p.Command = "stormbench calibrate pool a.json b.json"

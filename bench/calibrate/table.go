@@ -460,12 +460,12 @@ func (r *Result) runTime() time.Duration {
 }
 
 // roundsNote says, for a pooled result, in how many rounds its nodes
-// restarted: "" for a single run.
+// restarted (" in each of 2 rounds"): "" for a single run.
 func (r *Result) roundsNote() string {
 	if len(r.Rounds) < 2 {
 		return ""
 	}
-	return fmt.Sprintf(", in %d rounds (%d restarts a side per case)", len(r.Rounds), r.Nodes*len(r.Rounds))
+	return fmt.Sprintf(" in each of %d rounds", len(r.Rounds))
 }
 
 // RealDescription says what the real side ran, for the renderers.

@@ -121,8 +121,8 @@ func TestCalibratePool(t *testing.T) {
 	}
 	out := filepath.Join(dir, "pooled.json")
 	code, stdout, stderr := runCLI(t, "calibrate", "pool", a, b, "--result", out)
-	if code != 1 || !strings.Contains(stdout, "in 2 rounds (8 restarts a side per case)") || !strings.Contains(stdout, "restarts real 8, simulated 8") {
-		t.Errorf("exit %d, want 1 with 8 restarts a side in 2 rounds\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	if code != 1 || !strings.Contains(stdout, "in each of 2 rounds") || !strings.Contains(stdout, "restarts real 8, simulated 8") {
+		t.Errorf("exit %d, want 1 with 8 restarts a side from 2 rounds\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
 	res, err := calibrate.ReadFile(out)
 	if err != nil {
