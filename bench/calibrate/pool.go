@@ -11,7 +11,7 @@ import (
 // Pooling rounds: one table of n restarts a side made from rounds of
 // fewer nodes each. A machine that cannot hold K real kubelets at once
 // without saturating (the kubelets on containerd run every exec probe
-// through runc, and ten of them kept an AMD EPYC ×2 above 99 % busy through
+// through runc, and ten of them kept an AMD EPYC ×2 97–100 % busy through
 // the exec cases, their requests cut by the case's end) can hold K/2 twice.
 // Each round restarts its own nodes once per case, so the pooled rows are
 // the rounds' restarts (and not-ready periods) together, judged again.
