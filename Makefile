@@ -266,7 +266,7 @@ aa: components build ## The A/A self-check (profile aa: the same variant twice, 
 # rounds: CAL_ROUNDS=2 CAL_NODES=5 runs each backend twice on 5 nodes, round
 # i with --seed 41+i, into CAL_ROUNDS_DIR, and pools the rounds
 # (stormbench calibrate pool): 10 restarts a side per row. Ten kubelets on
-# containerd kept an AMD EPYC ×2 97-100 % busy through the exec cases.
+# containerd kept an AMD EPYC ×2 saturated through the exec cases.
 CAL_DIR          ?= results/calibration$(if $(KUBE_FLAG),/$(KUBE_VERSION))
 CAL_NODES        ?= 10
 CAL_ROUNDS       ?= 1

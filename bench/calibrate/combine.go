@@ -187,10 +187,8 @@ func rowOf(cr *CaseResult, m Row) *Row {
 	if cr == nil {
 		return nil
 	}
-	for i := range cr.Rows {
-		if cr.Rows[i].Metric == m.Metric {
-			return &cr.Rows[i]
-		}
+	if r := caseRow(cr, m.Metric); r != nil {
+		return r
 	}
 	return &Row{Metric: m.Metric, Unit: m.Unit, Agree: true, Informational: m.Informational}
 }

@@ -11,7 +11,7 @@ import (
 // Pooling rounds: one table of n restarts a side made from rounds of
 // fewer nodes each. A machine that cannot hold K real kubelets at once
 // without saturating (the kubelets on containerd run every exec probe
-// through runc, and ten of them kept an AMD EPYC ×2 97–100 % busy through
+// through runc, and ten of them kept an AMD EPYC ×2 saturated through
 // the exec cases, their requests cut by the case's end) can hold K/2 twice.
 // Each round restarts its own nodes once per case, so the pooled rows are
 // the rounds' restarts (and not-ready periods) together, judged again.
@@ -220,16 +220,6 @@ func pooledValues(cases []*CaseResult, metric string, perRestart bool) (real, si
 		slices.Sort(sim)
 	}
 	return real, sim
-}
-
-// caseRow is the case's row of metric, nil when it has none.
-func caseRow(c *CaseResult, metric string) *Row {
-	for i := range c.Rows {
-		if c.Rows[i].Metric == metric {
-			return &c.Rows[i]
-		}
-	}
-	return nil
 }
 
 func mean(v []float64) float64 {

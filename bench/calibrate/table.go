@@ -328,17 +328,22 @@ func (r *Result) Disagreements() []string {
 
 // Row returns the named row of the named case.
 func (r *Result) Row(caseName, metric string) (Row, bool) {
-	for _, c := range r.Cases {
-		if c.Name != caseName {
-			continue
-		}
-		for _, row := range c.Rows {
-			if row.Metric == metric {
-				return row, true
-			}
+	if c := caseByName(r, caseName); c != nil {
+		if row := caseRow(c, metric); row != nil {
+			return *row, true
 		}
 	}
 	return Row{}, false
+}
+
+// caseRow is the case's row of metric, nil when it has none.
+func caseRow(c *CaseResult, metric string) *Row {
+	for i := range c.Rows {
+		if c.Rows[i].Metric == metric {
+			return &c.Rows[i]
+		}
+	}
+	return nil
 }
 
 // Validate checks a result read from a file.
