@@ -131,8 +131,6 @@ func (t Tolerance) judge(r *Row) {
 		// Welch's interval of the difference of the means, by which
 		// issue 46's first tables judged the time to the last request),
 		// judged by the gap between the intervals.
-		rlo, rhi := interval(r.Real, r.RealSpread)
-		slo, shi := interval(r.Simulated, r.SimulatedSpread)
 		if r.Rule == RuleQuantile && (r.RealSpread == nil || r.SimulatedSpread == nil) {
 			// A side without periods has no quantile to compare, as the
 			// KS row has no test below 2 periods a side: whether pods
@@ -140,13 +138,8 @@ func (t Tolerance) judge(r *Row) {
 			r.Agree = true
 			return
 		}
-		for _, s := range []*Spread{r.RealSpread, r.SimulatedSpread} {
-			if s != nil && s.CI95 != nil && s.CI95.Unbounded {
-				r.Agree = true
-				return
-			}
-		}
-		r.Agree = max(0, slo-rhi, rlo-shi) <= tol
+		above, below, bounded := gaps(r.Real, r.Simulated, r.RealSpread, r.SimulatedSpread)
+		r.Agree = !bounded || max(above, below) <= tol
 	}
 }
 

@@ -285,15 +285,22 @@ func (t Tolerance) agreeSpread(unit string, real, sim float64, realSpread, simSp
 	if unit == "s" {
 		abs, rel = t.SecondsAbsolute, t.SecondsRelative
 	}
+	above, below, bounded := gaps(real, sim, realSpread, simSpread)
+	return !bounded || max(above, below) <= math.Max(abs, rel*math.Abs(real))+1e-9
+}
+
+// gaps are how far the model's interval lies above the real side's and
+// below it, 0 where they overlap. bounded is false when a side is too
+// small for an interval (Unbounded): any value is compatible with it.
+func gaps(real, sim float64, realSpread, simSpread *Spread) (above, below float64, bounded bool) {
 	for _, s := range []*Spread{realSpread, simSpread} {
 		if s != nil && s.CI95 != nil && s.CI95.Unbounded {
-			return true
+			return 0, 0, false
 		}
 	}
 	rlo, rhi := interval(real, realSpread)
 	slo, shi := interval(sim, simSpread)
-	gap := max(0, slo-rhi, rlo-shi)
-	return gap <= math.Max(abs, rel*math.Abs(real))+1e-9
+	return max(0, slo-rhi), max(0, rlo-shi), true
 }
 
 // agreeBelow is agreeSpread with the slack of a saturated host: the
@@ -301,10 +308,9 @@ func (t Tolerance) agreeSpread(unit string, real, sim float64, realSpread, simSp
 // delay, the longest a saturated host can have held the real kubelet back
 // (the seconds it was saturated), and above it by the tolerance alone.
 func (t Tolerance) agreeBelow(r Row, delay float64) bool {
-	rlo, rhi := interval(r.Real, r.RealSpread)
-	slo, shi := interval(r.Simulated, r.SimulatedSpread)
+	above, below, bounded := gaps(r.Real, r.Simulated, r.RealSpread, r.SimulatedSpread)
 	tol := t.secondsTolerance(r.Real, r.Span)
-	return max(0, slo-rhi) <= tol && max(0, rlo-shi) <= tol+delay
+	return !bounded || above <= tol && below <= tol+delay
 }
 
 // Disagreements lists "case: metric" of every checked row outside its
