@@ -207,14 +207,7 @@ type side struct {
 	nodes []string
 }
 
-func (s side) has(node string) bool {
-	for _, n := range s.nodes {
-		if n == node {
-			return true
-		}
-	}
-	return false
-}
+func (s side) has(node string) bool { return slices.Contains(s.nodes, node) }
 
 // owner returns the node an object name belongs to: each node's
 // Deployment, Service and PDB are named after it, and their ReplicaSets,

@@ -154,9 +154,10 @@ func sum(v []float64) (s float64) {
 
 // countRow is a count's row: each side's mean per restart, with its spread.
 func (c *calibration) countRow(metric string, byNode map[string]float64, note string) Row {
-	k := float64(c.o.Nodes)
 	rv, sv := c.perNode(byNode)
-	return c.spreadRow(metric, "/restart", sum(rv)/k, sum(sv)/k, spreadOf(rv), spreadOf(sv), note)
+	r := Row{Metric: metric, Unit: "/restart", Real: round3(mean(rv)), Simulated: round3(mean(sv)), RealSpread: spreadOf(rv), SimulatedSpread: spreadOf(sv), Note: note}
+	c.o.Tolerance.judge(&r) // by both intervals: agreeSpread
+	return r
 }
 
 // flipRows are the rows of what the harness's watch saw between t0 and
@@ -357,25 +358,10 @@ func costRows(real []realnode.Usage, simCPU, k float64) []Row {
 	}
 }
 
-func (c *calibration) row(metric, unit string, real, sim float64, note string) Row {
-	real, sim = round3(real), round3(sim)
-	return Row{Metric: metric, Unit: unit, Real: real, Simulated: sim, Agree: c.o.Tolerance.agree(unit, real, sim), Note: note}
-}
-
-// spreadRow is row with each side's per-restart spread, judged by both
-// intervals (Tolerance.agreeSpread).
-func (c *calibration) spreadRow(metric, unit string, real, sim float64, realSpread, simSpread *Spread, note string) Row {
-	r := c.row(metric, unit, real, sim, note)
-	r.RealSpread, r.SimulatedSpread = realSpread, simSpread
-	r.Agree = c.o.Tolerance.agreeSpread(unit, r.Real, r.Simulated, realSpread, simSpread)
-	return r
-}
-
 // timingRow is a timing's row (seconds): what it measures (span), each
 // side's values, judged by rule (judge.go).
 func (c *calibration) timingRow(metric, rule string, span *Span, real, sim float64, realSpread, simSpread *Spread, note string) Row {
-	r := c.row(metric, "s", real, sim, note)
-	r.RealSpread, r.SimulatedSpread, r.Rule, r.Span = realSpread, simSpread, rule, span
+	r := Row{Metric: metric, Unit: "s", Real: round3(real), Simulated: round3(sim), RealSpread: realSpread, SimulatedSpread: simSpread, Rule: rule, Span: span, Note: note}
 	c.o.Tolerance.judge(&r)
 	return r
 }

@@ -268,10 +268,6 @@ func (t Tolerance) validate() error {
 	return errors.Join(errs...)
 }
 
-func (t Tolerance) agree(unit string, real, sim float64) bool {
-	return t.agreeSpread(unit, real, sim, nil, nil)
-}
-
 // agreeSpread judges a row by its two intervals: each side's 95 %
 // interval (interval.go; the range of its values in files written before
 // intervals, the figure alone without either). They agree when the gap

@@ -468,3 +468,8 @@ func TestScheduleOrder(t *testing.T) {
 		t.Errorf("the nodes meet %d phases of 10, want them spread: %v against %v", len(phases), a, b)
 	}
 }
+
+// agree judges two figures without intervals (Tolerance.agreeSpread).
+func (t Tolerance) agree(unit string, real, sim float64) bool {
+	return t.agreeSpread(unit, real, sim, nil, nil)
+}
