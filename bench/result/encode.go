@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // Schema versions: 1 wrote indented JSON with every point of every series;
@@ -427,7 +425,7 @@ func densify(r *Result) error {
 				}
 				ref := referenceSeries(m, s)
 				if ref == nil {
-					return fmt.Errorf("variants[%d].measurements[%d].series[%d]: sparse series %s%s has no unlabelled series of that name to take its time axis from", i, j, k, s.Name, labelText(s.Labels))
+					return fmt.Errorf("variants[%d].measurements[%d].series[%d]: sparse series %s%s has no unlabelled series of that name to take its time axis from", i, j, k, s.Name, labelString(s.Labels))
 				}
 				dense := make([]Point, 0, len(ref.Points))
 				si := 0
@@ -449,19 +447,6 @@ func densify(r *Result) error {
 		}
 	}
 	return nil
-}
-
-// labelText writes labels as Prometheus does ({resource="pods"}), sorted,
-// rather than as a Go map.
-func labelText(l map[string]string) string {
-	if len(l) == 0 {
-		return ""
-	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(l)) {
-		parts = append(parts, k+"="+strconv.Quote(l[k]))
-	}
-	return "{" + strings.Join(parts, ",") + "}"
 }
 
 // referenceSeries is the unlabelled series of s's name, unit and start in
