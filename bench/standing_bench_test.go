@@ -12,6 +12,7 @@ import (
 	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 )
@@ -68,7 +69,7 @@ func standingNodes(b *testing.B) []int {
 //	go test -run '^$' -bench StandingCost -count 3 -timeout 120m ./bench/
 func BenchmarkStandingCost(b *testing.B) {
 	if os.Getenv("STORMBENCH_KUBECONFIG") == "" {
-		if _, err := cluster.FindComponents(""); err != nil {
+		if _, err := cluster.FindComponentsFor("", kubeversion.Version{}); err != nil {
 			b.Skipf("the standing cost is measured against the embedded cluster: %v", err)
 		}
 	}

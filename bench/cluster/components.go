@@ -146,12 +146,6 @@ func executable(path string) bool {
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }
 
-// FindComponents looks for the default Kubernetes version's binaries as
-// FindComponentsFor does.
-func FindComponents(dir string) (Components, error) {
-	return FindComponentsFor(dir, kubeversion.Version{})
-}
-
 // FindComponentsFor looks for the binaries of Kubernetes version v (zero:
 // the default) in dir, or when dir is empty in $STORMBENCH_BIN_DIR, ./bin and
 // the bin/ of every parent directory, and next to the running executable:

@@ -44,8 +44,8 @@ func TestFindComponentsVersions(t *testing.T) {
 	fakeBinaries(t, filepath.Join(bin, "v1.37.2"), append(kubeBins, cluster.BinHollowKubelet, cluster.BinFakeCRI, cluster.BinKubelet)...)
 	empty := t.TempDir()
 
-	if c, err := cluster.FindComponents(bin); err != nil || c.KubeDir() != bin {
-		t.Errorf("FindComponents(%s) = %+v, %v; want the default version in it", bin, c, err)
+	if c, err := cluster.FindComponentsFor(bin, kubeversion.Version{}); err != nil || c.KubeDir() != bin {
+		t.Errorf("FindComponentsFor(%s, zero) = %+v, %v; want the default version in it", bin, c, err)
 	}
 	for _, tc := range []struct {
 		name string

@@ -30,6 +30,7 @@ import (
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/cluster/clustertest"
 	"github.com/stormbench/stormbench/bench/fleet"
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/measure/clientlatency"
 	"github.com/stormbench/stormbench/bench/measure/recovery"
 	"github.com/stormbench/stormbench/bench/measure/self"
@@ -504,7 +505,7 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	// Every flag exists in the kwok the manifest names (an unknown flag
 	// stops the controller), checked against the same version's binary.
-	if comps, err := cluster.FindComponents(""); err == nil {
+	if comps, err := cluster.FindComponentsFor("", kubeversion.Version{}); err == nil {
 		help, err := exec.Command(comps.Path(cluster.BinKwok), "--help").CombinedOutput()
 		if err != nil {
 			t.Fatalf("kwok --help: %v\n%s", err, help)

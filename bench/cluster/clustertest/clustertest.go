@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/procfs"
 	"github.com/stormbench/stormbench/bench/cluster"
+	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -67,7 +68,7 @@ func Start(tb testing.TB, p *profiles.Profile, opts ...Option) *Cluster {
 	if testing.Short() {
 		tb.Skip("integration test: skipped in -short mode")
 	}
-	comps, err := cluster.FindComponents("")
+	comps, err := cluster.FindComponentsFor("", kubeversion.Version{})
 	if err != nil {
 		tb.Fatalf("integration tests need the control-plane components: %v", err)
 	}
@@ -140,7 +141,7 @@ func (c *Cluster) LogTail(component string, lines int) string {
 // too; its stop reports a failed teardown: an error from Down, or a
 // component process that survived it.
 func startDetached(p *profiles.Profile, opts ...Option) (c *Cluster, stop func() error, err error) {
-	comps, err := cluster.FindComponents("")
+	comps, err := cluster.FindComponentsFor("", kubeversion.Version{})
 	if err != nil {
 		return nil, nil, err
 	}
