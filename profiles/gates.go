@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -141,12 +142,7 @@ func validateCIGates(g *Gates, gp *field.Path) field.ErrorList {
 	}
 	var errs field.ErrorList
 	rp := gp.Child("maxRegression")
-	keys := make([]string, 0, len(g.MaxRegression))
-	for k := range g.MaxRegression {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(g.MaxRegression)) {
 		if reason := gateMetricReason(k); reason != "" {
 			errs = append(errs, field.Invalid(rp.Key(truncate(k)), truncate(k), "unknown metric: "+reason))
 		}

@@ -1,11 +1,11 @@
 package profiles
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/workloads"
@@ -60,81 +61,42 @@ func SetDefaults(p *Profile) {
 		f.Workloads = append([]WorkloadShare(nil), DefaultWorkloads...)
 	}
 	for i := range f.Workloads {
-		if f.Workloads[i].Replicas == 0 {
-			f.Workloads[i].Replicas = 10
-		}
+		f.Workloads[i].Replicas = cmp.Or(f.Workloads[i].Replicas, 10)
 	}
-	if f.NodeCPU == "" {
-		f.NodeCPU = "32"
-	}
-	if f.NodeMemory == "" {
-		f.NodeMemory = "256Gi"
-	}
-	if f.MaxPodsPerNode == 0 {
-		f.MaxPodsPerNode = f.PodsPerNode*2 + 10
-	}
+	f.NodeCPU = cmp.Or(f.NodeCPU, "32")
+	f.NodeMemory = cmp.Or(f.NodeMemory, "256Gi")
+	f.MaxPodsPerNode = cmp.Or(f.MaxPodsPerNode, f.PodsPerNode*2+10)
 	if f.TolerationSeconds == nil {
-		v := int64(300)
-		f.TolerationSeconds = &v
+		f.TolerationSeconds = ptr.To[int64](300)
 	}
-	if f.CreateParallelism == 0 {
-		f.CreateParallelism = DefaultCreateParallelism
-	}
-	if f.QPS == 0 {
-		f.QPS = 500
-	}
-	if f.Burst == 0 {
-		f.Burst = 1000
-	}
-	if f.ReadyTimeout.Duration == 0 {
-		f.ReadyTimeout.Duration = 10 * time.Minute
-	}
+	f.CreateParallelism = cmp.Or(f.CreateParallelism, DefaultCreateParallelism)
+	f.QPS = cmp.Or(f.QPS, 500)
+	f.Burst = cmp.Or(f.Burst, 1000)
 	t := &p.Timing
-	if t.HeartbeatFactor == 0 {
-		t.HeartbeatFactor = 1
-	}
-	if t.NodeLeaseDurationSeconds == 0 {
-		t.NodeLeaseDurationSeconds = 40
-	}
+	t.HeartbeatFactor = cmp.Or(t.HeartbeatFactor, 1)
+	t.NodeLeaseDurationSeconds = cmp.Or(t.NodeLeaseDurationSeconds, 40)
+	setDur(&f.ReadyTimeout, 10*time.Minute)
 	setDur(&t.NodeStatusUpdateFrequency, 10*time.Second)
 	setDur(&t.NodeMonitorGracePeriod, 50*time.Second)
 	setDur(&t.NodeMonitorPeriod, 5*time.Second)
 	c := &p.ControlPlane
-	if c.APF == "" {
-		c.APF = APFRealistic
-	}
-	if c.APIServerMetrics == "" {
-		c.APIServerMetrics = APIServerMetricsLean
-	}
-	if c.ControllerQPS == 0 {
-		c.ControllerQPS = 100
-	}
-	if c.ControllerBurst == 0 {
-		c.ControllerBurst = 200
-	}
+	c.APF = cmp.Or(c.APF, APFRealistic)
+	c.APIServerMetrics = cmp.Or(c.APIServerMetrics, APIServerMetricsLean)
+	c.ControllerQPS = cmp.Or(c.ControllerQPS, 100)
+	c.ControllerBurst = cmp.Or(c.ControllerBurst, 200)
 	if s := p.Storm; s != nil {
-		if s.Downtime.Type == "" {
-			s.Downtime.Type = "fixed"
-		}
+		s.Downtime.Type = cmp.Or(s.Downtime.Type, "fixed")
 		setDur(&s.RecoveryTimeout, 10*time.Minute)
 	}
-	if p.Repetitions.Count == 0 {
-		p.Repetitions.Count = 1
-	}
+	p.Repetitions.Count = cmp.Or(p.Repetitions.Count, 1)
 	if m := p.Measurements.APIServer; m != nil {
 		setDur(&m.Interval, time.Second)
 		setDur(&m.Baseline, 10*time.Second)
-		if m.MaxInFlight == 0 {
-			m.MaxInFlight = 4
-		}
+		m.MaxInFlight = cmp.Or(m.MaxInFlight, 4)
 	}
 }
 
-func setDur(d *metav1.Duration, def time.Duration) {
-	if d.Duration == 0 {
-		d.Duration = def
-	}
-}
+func setDur(d *metav1.Duration, def time.Duration) { d.Duration = cmp.Or(d.Duration, def) }
 
 // Validate returns every problem with a defaulted profile, with field paths.
 func Validate(p *Profile) field.ErrorList {
@@ -188,19 +150,19 @@ func Validate(p *Profile) field.ErrorList {
 	if m := p.Measurements.EndpointSlices; m != nil && (m.Watchers < 0 || m.Watchers > 10000) {
 		errs = append(errs, field.Invalid(field.NewPath("measurements", "endpointSlices", "watchers"), m.Watchers, "must be between 0 and 10000"))
 	}
-	if m := p.Measurements.APIServer; m != nil && m.Interval.Duration < 100*time.Millisecond {
-		errs = append(errs, field.Invalid(field.NewPath("measurements", "apiserver", "interval"), m.Interval.Duration.String(), "must be at least 100ms"))
-	}
-	if m := p.Measurements.APIServer; m != nil && (m.MaxInFlight < 1 || m.MaxInFlight > 16) {
-		errs = append(errs, field.Invalid(field.NewPath("measurements", "apiserver", "maxInFlight"), m.MaxInFlight, "must be between 1 and 16"))
-	}
-	if m := p.Measurements.APIServer; m != nil && m.RestoreSettle != nil {
-		path := field.NewPath("measurements", "apiserver", "restoreSettle")
-		if w := m.RestoreSettle.Window.Duration; w != 0 && w < 2*time.Second {
-			errs = append(errs, field.Invalid(path.Child("window"), w.String(), "must be at least 2s"))
+	if m := p.Measurements.APIServer; m != nil {
+		ap := field.NewPath("measurements", "apiserver")
+		if m.Interval.Duration < 100*time.Millisecond {
+			errs = append(errs, field.Invalid(ap.Child("interval"), m.Interval.Duration.String(), "must be at least 100ms"))
 		}
-		if n := m.RestoreSettle.Windows; n != 0 && (n < 2 || n > 10) {
-			errs = append(errs, field.Invalid(path.Child("windows"), n, "must be between 2 and 10"))
+		if m.MaxInFlight < 1 || m.MaxInFlight > 16 {
+			errs = append(errs, field.Invalid(ap.Child("maxInFlight"), m.MaxInFlight, "must be between 1 and 16"))
+		}
+		if rs := m.RestoreSettle; rs != nil && rs.Window.Duration != 0 && rs.Window.Duration < 2*time.Second {
+			errs = append(errs, field.Invalid(ap.Child("restoreSettle", "window"), rs.Window.Duration.String(), "must be at least 2s"))
+		}
+		if rs := m.RestoreSettle; rs != nil && rs.Windows != 0 && (rs.Windows < 2 || rs.Windows > 10) {
+			errs = append(errs, field.Invalid(ap.Child("restoreSettle", "windows"), rs.Windows, "must be between 2 and 10"))
 		}
 	}
 	errs = append(errs, validateCIGates(p.Gates, field.NewPath("gates"))...)
@@ -590,17 +552,8 @@ func (p *Profile) SetKubeVersion(v kubeversion.Version) field.ErrorList {
 
 func validateGates(g map[string]bool, gp *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	keys := make([]string, 0, len(g))
-	for k := range g {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	known := make([]string, 0, len(knownGates))
-	for k := range knownGates {
-		known = append(known, k)
-	}
-	sort.Strings(known)
-	for _, k := range keys {
+	known := slices.Sorted(maps.Keys(knownGates))
+	for _, k := range slices.Sorted(maps.Keys(g)) {
 		if _, ok := knownGates[k]; !ok {
 			errs = append(errs, field.NotSupported(gp.Key(k), k, known))
 		}
@@ -635,14 +588,10 @@ func EffectiveGatesAt(kv kubeversion.Version, s *Storm, v *Variant) map[string]b
 		out[k] = d
 	}
 	if s != nil {
-		for k, val := range s.FeatureGates {
-			out[k] = val
-		}
+		maps.Copy(out, s.FeatureGates)
 	}
 	if v != nil {
-		for k, val := range v.FeatureGates {
-			out[k] = val
-		}
+		maps.Copy(out, v.FeatureGates)
 	}
 	return out
 }
