@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"bufio"
 	"bytes"
 	"embed"
 	"fmt"
@@ -89,7 +90,7 @@ func Render(p Params) ([]runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := utilyaml.NewYAMLReader(bufioReader(data))
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var objs []runtime.Object
 	for {
 		doc, err := r.Read()

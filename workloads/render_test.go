@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -153,7 +154,7 @@ func TestRenderStrict(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := utilyaml.NewYAMLReader(bufioReader(data))
+		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 		for i := 0; ; i++ {
 			doc, err := r.Read()
 			if err == io.EOF {

@@ -1,8 +1,0 @@
-package workloads
-
-import (
-	"bufio"
-	"bytes"
-)
-
-func bufioReader(data []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(data)) }
