@@ -297,8 +297,9 @@ func selectVariants(current compare.Input, variants []string) ([]compare.Group, 
 	return sel, nil
 }
 
-// count counts the report's results by status.
+// count counts the report's results by status, afresh.
 func (rep *Report) count() {
+	rep.Passed, rep.Failed, rep.Skipped = 0, 0, 0
 	for _, r := range rep.Results {
 		switch r.Status {
 		case Pass:

@@ -42,15 +42,8 @@ func CheckHostBound(rep *Report, current compare.Input, allow bool) {
 			continue
 		}
 		rep.Results = append(rep.Results, c)
-		switch c.Status {
-		case Pass:
-			rep.Passed++
-		case Fail:
-			rep.Failed++
-		case Skip:
-			rep.Skipped++
-		}
 	}
+	rep.count()
 }
 
 // hostGate is the host gate of one variant's repetitions; false when they
