@@ -248,36 +248,34 @@ func value(measurement, name string, labels ...string) source {
 // sumValues adds up every storm-window figure of the name, whatever its
 // labels (for example APF rejections per flow schema).
 func sumValues(measurement, name string) source {
-	return source{measurement: measurement, figure: name, extract: func(v *result.VariantRun) (float64, bool) {
-		m := v.Measurement(measurement)
-		if m == nil {
-			return 0, false
-		}
-		sum, ok := 0.0, false
-		for _, x := range m.Values {
-			if x.Name == name && x.Window == result.WindowStorm {
-				sum, ok = sum+x.Value, true
-			}
-		}
-		return sum, ok
-	}}
+	return foldValues(measurement, name, func(acc, x float64) float64 { return acc + x })
 }
 
 // maxValues returns the highest storm-window figure of the name across its
 // labels (for example the APF queue peak of the busiest priority level).
 func maxValues(measurement, name string) source {
+	return foldValues(measurement, name, func(acc, x float64) float64 { return max(acc, x) })
+}
+
+// foldValues folds every storm-window figure of the name, whatever its
+// labels, into one; false when there is none.
+func foldValues(measurement, name string, fold func(acc, x float64) float64) source {
 	return source{measurement: measurement, figure: name, extract: func(v *result.VariantRun) (float64, bool) {
 		m := v.Measurement(measurement)
 		if m == nil {
 			return 0, false
 		}
-		best, ok := 0.0, false
+		acc, ok := 0.0, false
 		for _, x := range m.Values {
-			if x.Name == name && x.Window == result.WindowStorm && (!ok || x.Value > best) {
-				best, ok = x.Value, true
+			if x.Name == name && x.Window == result.WindowStorm {
+				if !ok {
+					acc, ok = x.Value, true
+				} else {
+					acc = fold(acc, x.Value)
+				}
 			}
 		}
-		return best, ok
+		return acc, ok
 	}}
 }
 
