@@ -79,7 +79,7 @@ func NewHDR(highest time.Duration) *hdrhistogram.Histogram {
 
 // FromHDR builds a Histogram from an HdrHistogram holding microseconds.
 func FromHDR(name, window string, labels map[string]string, h *hdrhistogram.Histogram) (Histogram, error) {
-	enc, err := EncodeHDR(h)
+	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
 		return Histogram{}, fmt.Errorf("encoding histogram %s: %w", name, err)
 	}
@@ -89,18 +89,9 @@ func FromHDR(name, window string, labels map[string]string, h *hdrhistogram.Hist
 		Labels:  labels,
 		Unit:    UnitSeconds,
 		Summary: SummarizeHDR(h, 1e-6),
-		HDR:     enc,
+		HDR:     string(enc),
 		HDRUnit: UnitMicroseconds,
 	}, nil
-}
-
-// EncodeHDR encodes h in the V2 compressed, base64 format.
-func EncodeHDR(h *hdrhistogram.Histogram) (string, error) {
-	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
 }
 
 // DecodeHDR decodes a V2 compressed, base64 HdrHistogram. It returns an
@@ -230,11 +221,6 @@ func BucketQuantile(q float64, bounds, cumulative []float64) float64 {
 	return lower + (bounds[i]-lower)*(rank-below)/inBucket
 }
 
-// ParseLE parses a bucket bound as encoded in Bucket.LE.
-func ParseLE(s string) (float64, error) {
-	return strconv.ParseFloat(s, 64)
-}
-
 func formatLE(le float64) string {
 	if math.IsInf(le, 1) {
 		return "+Inf"
@@ -305,7 +291,7 @@ func MergeHistograms(hs ...*Histogram) (Histogram, error) {
 	} else {
 		bounds := make([]float64, len(kind.Buckets))
 		for i, b := range kind.Buckets {
-			le, err := ParseLE(b.LE)
+			le, err := strconv.ParseFloat(b.LE, 64)
 			if err != nil {
 				return Histogram{}, fmt.Errorf("merging histograms: bucket le %q: %w", b.LE, err)
 			}

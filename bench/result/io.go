@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -292,7 +293,7 @@ func validateHistogram(p *field.Path, h *Histogram) field.ErrorList {
 	prevLE, prevCount := math.Inf(-1), 0.0
 	for i, b := range h.Buckets {
 		bp := p.Child("buckets").Index(i)
-		le, err := ParseLE(b.LE)
+		le, err := strconv.ParseFloat(b.LE, 64)
 		if err != nil {
 			errs = append(errs, field.Invalid(bp.Child("le"), b.LE, "not a number"))
 			continue
