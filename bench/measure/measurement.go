@@ -159,6 +159,18 @@ func (s *Set) Add(ms ...Measurement) {
 // added ones.
 func (s *Set) Measurements() []Measurement { return slices.Clone(s.ms) }
 
+// Figures builds a result.MergeRule's Figures: each figure named in a
+// group aggregates by that group's Aggregation.
+func Figures(groups map[result.Aggregation][]string) map[string]result.Aggregation {
+	figures := map[string]result.Aggregation{}
+	for a, names := range groups {
+		for _, name := range names {
+			figures[name] = a
+		}
+	}
+	return figures
+}
+
 // Get returns the set's first measurement of type T, or T's zero value
 // when the set has none: measure.Get[*clientlatency.Recorder](set) is
 // the recorder the run installs on the simulated kubelets' rest.Config.

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"slices"
 
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -115,7 +116,7 @@ const (
 	SeriesRSS           = "rss_bytes"
 )
 
-// apiServerMerge is how result.Merge combines the shards' apiserver
+// Merge is how result.Merge combines the shards' apiserver
 // measurements. The measurement observes the shared control plane, which
 // every shard scraped in full; summing it would count the cluster n times.
 // Every figure is therefore taken from the reference shard (result.Reference):
@@ -124,19 +125,15 @@ const (
 // reference shard's own restarts, is then recomputed over the merged
 // restarts by mergeExcessPerRestart.
 func Merge() result.MergeRule {
-	figures := map[string]result.Aggregation{}
-	for _, name := range []string{
-		Requests, RequestRateMean, RequestRateStdDev, RequestRatePeak, BurstThreshold,
-		BurstSeconds, ExcessRequests, ExcessPerRestart, RawExcessRequests, RawExcessPerRestart, FlowRequests, Throttled, FlowDispatched,
-		FlowRejected, FlowWait, FlowInqueueMax, InflightMax, WatchersMax, WatchEvents,
-		CPUSeconds, RSSMax, SliceControllerChanges, Scrapes, ScrapeFailures,
-		ScrapesScheduled, ScrapesSkipped, ScrapeMaxGap, RequestDuration, EtcdRequestDuration,
-		SeriesRequestRate, SeriesThrottledRate, SeriesInflight, SeriesRequestP99, SeriesWatchers,
-		SeriesFlowInqueue, SeriesCPUCores, SeriesRSS,
-	} {
-		figures[name] = result.Reference
-	}
-	return result.MergeRule{Scope: result.ClusterWide, Figures: figures, Finish: mergeExcessPerRestart}
+	return result.MergeRule{Scope: result.ClusterWide, Figures: measure.Figures(map[result.Aggregation][]string{
+		result.Reference: {Requests, RequestRateMean, RequestRateStdDev, RequestRatePeak, BurstThreshold,
+			BurstSeconds, ExcessRequests, ExcessPerRestart, RawExcessRequests, RawExcessPerRestart, FlowRequests, Throttled, FlowDispatched,
+			FlowRejected, FlowWait, FlowInqueueMax, InflightMax, WatchersMax, WatchEvents,
+			CPUSeconds, RSSMax, SliceControllerChanges, Scrapes, ScrapeFailures,
+			ScrapesScheduled, ScrapesSkipped, ScrapeMaxGap, RequestDuration, EtcdRequestDuration,
+			SeriesRequestRate, SeriesThrottledRate, SeriesInflight, SeriesRequestP99, SeriesWatchers,
+			SeriesFlowInqueue, SeriesCPUCores, SeriesRSS},
+	}), Finish: mergeExcessPerRestart}
 }
 
 // mergeExcessPerRestart turns the reference shard's per-restart excess

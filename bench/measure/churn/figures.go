@@ -1,6 +1,9 @@
 package churn
 
-import "github.com/stormbench/stormbench/bench/result"
+import (
+	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/result"
+)
 
 // Name is EndpointSlice churn.
 const Name = "endpointSlices"
@@ -36,23 +39,17 @@ const (
 	DirectionNotToReady = "not_ready_to_ready"
 )
 
-// endpointSlicesMerge is how result.Merge combines the shards'
+// Merge is how result.Merge combines the shards'
 // endpointSlices measurements. Every shard watched the same EndpointSlices
 // of the shared control plane, so the figures come from the reference
 // shard, except extra_watcher_events and extra_watcher_restarts, which
 // count each shard's own extra watches and are summed.
 func Merge() result.MergeRule {
-	figures := map[string]result.Aggregation{
-		SliceWatcherEvents:   result.Sum,
-		SliceWatcherRestarts: result.Sum,
-	}
-	for _, name := range []string{
-		SliceWrites, SliceCreates, SliceUpdates, SliceDeletes, SliceBytesWritten, SliceFanOutEvents,
-		SliceFanOutBytes, SliceReadyFlips, SliceNotReadyPeak, SliceNotReadySeconds, SliceServicesOutage,
-		SliceOutageSeconds, SliceOngoingOutages, SliceEndpointsTracked, SliceServicesTracked,
-		SeriesNotReady, SeriesSliceWrites,
-	} {
-		figures[name] = result.Reference
-	}
-	return result.MergeRule{Scope: result.ClusterWide, Figures: figures}
+	return result.MergeRule{Scope: result.ClusterWide, Figures: measure.Figures(map[result.Aggregation][]string{
+		result.Sum: {SliceWatcherEvents, SliceWatcherRestarts},
+		result.Reference: {SliceWrites, SliceCreates, SliceUpdates, SliceDeletes, SliceBytesWritten, SliceFanOutEvents,
+			SliceFanOutBytes, SliceReadyFlips, SliceNotReadyPeak, SliceNotReadySeconds, SliceServicesOutage,
+			SliceOutageSeconds, SliceOngoingOutages, SliceEndpointsTracked, SliceServicesTracked,
+			SeriesNotReady, SeriesSliceWrites},
+	})}
 }

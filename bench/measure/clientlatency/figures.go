@@ -1,6 +1,9 @@
 package clientlatency
 
-import "github.com/stormbench/stormbench/bench/result"
+import (
+	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/result"
+)
 
 // Name is the client-side latency of replayed requests.
 const Name = "clientLatency"
@@ -21,7 +24,7 @@ const (
 	Clamped = "clamped_samples"
 )
 
-// clientLatencyMerge is how result.Merge combines the shards'
+// Merge is how result.Merge combines the shards'
 // clientLatency measurements. Each shard counts what its own process sent,
 // so every count (requests, errors, 429s, retries, clamped samples) is
 // summed per label set and the latency HdrHistograms merge exactly. The
@@ -29,12 +32,7 @@ const (
 // harness counts do not, since every shard waits for the whole fleet to be
 // Ready.
 func Merge() result.MergeRule {
-	return result.MergeRule{Scope: result.PerShard, Figures: map[string]result.Aggregation{
-		Requests:       result.Sum,
-		Errors:         result.Sum,
-		Throttled:      result.Sum,
-		Retries:        result.Sum,
-		RequestLatency: result.Sum,
-		Clamped:        result.Sum,
-	}}
+	return result.MergeRule{Scope: result.PerShard, Figures: measure.Figures(map[result.Aggregation][]string{
+		result.Sum: {Requests, Errors, Throttled, Retries, RequestLatency, Clamped},
+	})}
 }

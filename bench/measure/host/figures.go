@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -111,26 +112,16 @@ func hostStormSaturation(v *result.VariantRun) (saturated, window float64, ok bo
 	return sat, w.Duration().Seconds(), true
 }
 
-// hostMerge is how result.Merge combines the shards' host measurements.
+// Merge is how result.Merge combines the shards' host measurements.
 // Each shard samples the machine it runs on: the host figures keep the
 // worst shard's (Max; shards on one machine read the same), and the
 // processes' CPU seconds and shares add up (each shard's stormbench is its
 // own process). The busy series is kept for a lone shard only.
 func Merge() result.MergeRule {
-	return result.MergeRule{Scope: result.PerShard, Figures: map[string]result.Aggregation{
-		CPUs:              result.Max,
-		BusyP50:           result.Max,
-		BusyMax:           result.Max,
-		BusyMean:          result.Max,
-		IOWaitMean:        result.Max,
-		StealMean:         result.Max,
-		SaturatedSeconds:  result.Max,
-		SaturatedFraction: result.Max,
-		CoreSeconds:       result.Max,
-		BusyCoreSeconds:   result.Max,
-		Samples:           result.Max,
-		ProcessCPUSeconds: result.Sum,
-		ProcessCPUShare:   result.Sum,
-		SeriesBusy:        result.LoneShard,
-	}}
+	return result.MergeRule{Scope: result.PerShard, Figures: measure.Figures(map[result.Aggregation][]string{
+		result.Max: {CPUs, BusyP50, BusyMax, BusyMean, IOWaitMean, StealMean, SaturatedSeconds, SaturatedFraction,
+			CoreSeconds, BusyCoreSeconds, Samples},
+		result.Sum:       {ProcessCPUSeconds, ProcessCPUShare},
+		result.LoneShard: {SeriesBusy},
+	})}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -47,7 +48,7 @@ const (
 	SeriesUnrecoveredNodes = "unrecovered_nodes"
 )
 
-// recoveryMerge is how result.Merge combines the shards' recovery
+// Merge is how result.Merge combines the shards' recovery
 // measurements. Each shard matches what it observed with its own Down
 // events, so node_ready, pod_ready and pod_running samples are disjoint and
 // their HdrHistograms merge exactly; unrecovered (node, pod, pod_running)
@@ -65,26 +66,17 @@ const (
 //
 // See mergeRecovery for the recomputations.
 func Merge() result.MergeRule {
-	return result.MergeRule{Scope: result.PerShard, Figures: map[string]result.Aggregation{
-		Node:                   result.Sum,
-		Pod:                    result.Sum,
-		PodRunning:             result.Sum,
-		Service:                result.Sum,
-		FleetRecovered:         result.Sum, // recomputed by mergeRecovery
-		Unrecovered:            result.Sum, // kind=service: the maximum, by mergeRecovery
-		FromEvents:             result.Sum,
-		Unattributed:           result.LoneShard,
-		HealthyLeaseNodes:      result.Sum,
-		HealthyLeaseRenewals:   result.Sum,
-		HealthyLeaseLate:       result.Sum,
-		HealthyLeaseLateNodes:  result.Sum,
-		HealthyLeaseExpired:    result.Sum,
-		HealthyLeaseMaxGap:     result.Sum,
-		SeriesUnrecoveredNodes: result.Sum,
-	}, Finish: mergeRecovery}
+	return result.MergeRule{Scope: result.PerShard, Figures: measure.Figures(map[result.Aggregation][]string{
+		result.Sum: {Node, Pod, PodRunning, Service,
+			FleetRecovered, // recomputed by mergeRecovery
+			Unrecovered,    // kind=service: the maximum, by mergeRecovery
+			FromEvents, HealthyLeaseNodes, HealthyLeaseRenewals, HealthyLeaseLate, HealthyLeaseLateNodes,
+			HealthyLeaseExpired, HealthyLeaseMaxGap, SeriesUnrecoveredNodes},
+		result.LoneShard: {Unattributed},
+	}), Finish: mergeRecovery}
 }
 
-// mergeRecovery recomputes what the generic merge cannot (see recoveryMerge).
+// mergeRecovery recomputes what the generic merge cannot (see Merge).
 func mergeRecovery(s *result.MergeShards, out *result.Measurement) error {
 	// unrecovered{kind=service}: a degradation spanning shards is counted
 	// by each of them.

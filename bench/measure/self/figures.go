@@ -3,6 +3,7 @@ package self
 import (
 	"slices"
 
+	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -84,7 +85,7 @@ const (
 	StaleReadinessFixed = "stale_readiness_fixed"
 )
 
-// stormMerge is how result.Merge combines the shards' storm measurements.
+// Merge is how result.Merge combines the shards' storm measurements.
 // Every counter of the simulator is per-shard work and summed (the default),
 // and so are the restarts (each shard's own restarts) and stormbench's CPU
 // seconds and RSS figures (start, peak, process peak): the shards are
@@ -95,19 +96,11 @@ const (
 // fleet-wide count every shard observed, so the maximum is kept. The
 // figures per restart are recomputed by mergePerRestart.
 func Merge() result.MergeRule {
-	return result.MergeRule{Scope: result.PerShard, Figures: map[string]result.Aggregation{
-		CPUSeconds:            result.Sum,
-		StandingCPU:           result.Sum,
-		MarginalCPU:           result.Sum,
-		MarginalCPUPerRestart: result.Recompute,
-		PeakRSS:               result.Sum,
-		RSSStart:              result.Sum,
-		RSSPeak:               result.Sum,
-		RSSGrowthPerRestart:   result.Recompute,
-		Restarts:              result.Sum,
-		PodsLost:              result.Max,
-		StaleReadinessFixed:   result.Sum,
-	}, Finish: mergePerRestart}
+	return result.MergeRule{Scope: result.PerShard, Figures: measure.Figures(map[result.Aggregation][]string{
+		result.Sum:       {CPUSeconds, StandingCPU, MarginalCPU, PeakRSS, RSSStart, RSSPeak, Restarts, StaleReadinessFixed},
+		result.Recompute: {MarginalCPUPerRestart, RSSGrowthPerRestart},
+		result.Max:       {PodsLost},
+	}), Finish: mergePerRestart}
 }
 
 // mergePerRestart recomputes the storm measurement's figures per restart
