@@ -144,45 +144,38 @@ func (t *SliceTracker) MarkStormStart(at time.Time) {
 // OnAdd records a slice added. Slices of the watch's initial list
 // (initialList true) set the starting state and are not counted as writes.
 func (t *SliceTracker) OnAdd(s *discoveryv1.EndpointSlice, initialList bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	now := t.clk.Now()
-	if !initialList {
-		w := &t.windows[t.cur]
-		w.Creates++
-		w.Writes++
-		w.BytesWritten += int64(s.Size())
-		t.writesSeries.Observe(now, 1)
-	}
-	t.applySlice(now, s, false)
+	t.record(s, false, !initialList, func(w *Window) *int { return &w.Creates })
 }
 
 // OnUpdate records a slice updated. An update with an unchanged, non-empty
 // resourceVersion (an informer resync) is not a write.
 func (t *SliceTracker) OnUpdate(old, cur *discoveryv1.EndpointSlice) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	now := t.clk.Now()
-	if old == nil || old.ResourceVersion == "" || old.ResourceVersion != cur.ResourceVersion {
-		w := &t.windows[t.cur]
-		w.Updates++
-		w.Writes++
-		w.BytesWritten += int64(cur.Size())
-		t.writesSeries.Observe(now, 1)
-	}
-	t.applySlice(now, cur, false)
+	write := old == nil || old.ResourceVersion == "" || old.ResourceVersion != cur.ResourceVersion
+	t.record(cur, false, write, func(w *Window) *int { return &w.Updates })
 }
 
 // OnDelete records a slice deleted.
 func (t *SliceTracker) OnDelete(s *discoveryv1.EndpointSlice) {
+	t.record(s, true, true, func(w *Window) *int { return &w.Deletes })
+}
+
+// record folds a slice event into the state. A write counts in the current
+// window, as the kind count picks, and a created or updated slice's bytes
+// with it.
+func (t *SliceTracker) record(s *discoveryv1.EndpointSlice, deleted, write bool, count func(*Window) *int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.clk.Now()
-	w := &t.windows[t.cur]
-	w.Deletes++
-	w.Writes++
-	t.writesSeries.Observe(now, 1)
-	t.applySlice(now, s, true)
+	if write {
+		w := &t.windows[t.cur]
+		*count(w)++
+		w.Writes++
+		if !deleted {
+			w.BytesWritten += int64(s.Size())
+		}
+		t.writesSeries.Observe(now, 1)
+	}
+	t.applySlice(now, s, deleted)
 }
 
 // OnService records that a Service exists (deleted false) or was deleted.
@@ -304,12 +297,8 @@ func (t *SliceTracker) Snapshot() Snapshot {
 }
 
 func copyWindow(w Window) Window {
-	out := w
-	out.Outages = make(map[string]float64, len(w.Outages))
-	for k, v := range w.Outages {
-		out.Outages[k] = v
-	}
-	return out
+	w.Outages = maps.Clone(w.Outages)
+	return w
 }
 
 // churnResult turns a snapshot into result figures. nodes is the fleet
@@ -319,20 +308,13 @@ func churnResult(snap Snapshot, nodes int) result.Measurement {
 	add := func(name, window, unit string, v float64, labels ...string) {
 		out.Values = append(out.Values, result.Value{Name: name, Window: window, Unit: unit, Value: v, Labels: result.Labels(labels...)})
 	}
-	windows := []struct {
-		name string
-		w    Window
-	}{{result.WindowBaseline, snap.Baseline}}
-	if snap.StormMarked {
-		windows = append(windows, struct {
-			name string
-			w    Window
-		}{result.WindowStorm, snap.Storm})
-	} else {
+	windows := []Window{snap.Baseline, snap.Storm}
+	if !snap.StormMarked {
+		windows = windows[:1]
 		out.Warnings = append(out.Warnings, "the storm start was never marked: every figure is in the baseline window")
 	}
-	for _, win := range windows {
-		w, name := win.w, win.name
+	for i, w := range windows {
+		name := []string{result.WindowBaseline, result.WindowStorm}[i]
 		out.Windows = append(out.Windows, result.Window{Name: name, Start: w.Start, End: w.End})
 		add(SliceWrites, name, result.UnitCount, float64(w.Writes))
 		add(SliceCreates, name, result.UnitCount, float64(w.Creates))
