@@ -272,7 +272,7 @@ func downsOf(outcomes []storm.Outcome) (downs, reported map[string][]time.Time, 
 	}
 	for _, m := range []map[string][]time.Time{downs, reported} {
 		for _, ts := range m {
-			slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+			slices.SortFunc(ts, time.Time.Compare)
 		}
 	}
 	return downs, reported, first
@@ -321,11 +321,9 @@ func (r *Tracker) Transitions(from, to time.Time) (pods, nodes []Transition) {
 	for _, name := range slices.Sorted(maps.Keys(r.nodes)) {
 		nodes = in(nodes, name, *r.nodes[name], func(transition) string { return name })
 	}
-	byTime := func(ts []Transition) {
-		sort.SliceStable(ts, func(i, j int) bool { return ts[i].At.Before(ts[j].At) })
-	}
-	byTime(pods)
-	byTime(nodes)
+	byTime := func(a, b Transition) int { return a.At.Compare(b.At) }
+	slices.SortStableFunc(pods, byTime)
+	slices.SortStableFunc(nodes, byTime)
 	return pods, nodes
 }
 
@@ -348,11 +346,7 @@ func (r *Tracker) Compute(outcomes []storm.Outcome) Figures {
 	r.countUnattributedNodes(p)
 	r.computePods(p)
 	r.computeServices(p)
-	unrecovered := 0
-	for _, n := range out.Unrecovered {
-		unrecovered += n
-	}
-	if unrecovered == 0 {
+	if len(out.Unrecovered) == 0 { // its counts only grow from 1
 		recordLatency(out.FleetRecovered, p.last.Sub(first), &out.Clamped)
 	}
 	out.UnrecoveredNodes = unrecoveredSeries(first, now, nodeSpans)
@@ -538,37 +532,22 @@ func unrecoveredSeries(first, now time.Time, spans [][2]time.Time) result.Series
 // recoveryResult turns Figures into result figures.
 func recoveryResult(rec Figures, perPod bool) (result.Measurement, error) {
 	out := result.Measurement{Name: Name}
-	hists := []struct {
-		name string
-		h    *hdrhistogram.Histogram
-	}{
-		{Node, rec.Node},
-		{Service, rec.Service},
-		{FleetRecovered, rec.FleetRecovered},
+	hists := []*hdrhistogram.Histogram{rec.Node, rec.Service, rec.FleetRecovered, rec.Pod, rec.PodRunning}
+	if !perPod {
+		hists = hists[:3]
 	}
-	if perPod {
-		hists = append(hists, struct {
-			name string
-			h    *hdrhistogram.Histogram
-		}{Pod, rec.Pod}, struct {
-			name string
-			h    *hdrhistogram.Histogram
-		}{PodRunning, rec.PodRunning})
-	}
-	for _, x := range hists {
-		h, err := result.FromHDR(x.name, result.WindowStorm, nil, x.h)
+	for i, x := range hists {
+		h, err := result.FromHDR([]string{Node, Service, FleetRecovered, Pod, PodRunning}[i], result.WindowStorm, nil, x)
 		if err != nil {
 			return out, err
 		}
 		out.Histograms = append(out.Histograms, h)
 	}
-	for _, kind := range slices.Sorted(maps.Keys(rec.Unrecovered)) {
-		out.Values = append(out.Values, result.Value{Name: Unrecovered, Window: result.WindowStorm, Unit: result.UnitCount,
-			Value: float64(rec.Unrecovered[kind]), Labels: result.Labels(result.LabelKind, kind)})
-	}
-	for _, kind := range slices.Sorted(maps.Keys(rec.Unattributed)) {
-		out.Values = append(out.Values, result.Value{Name: Unattributed, Window: result.WindowStorm, Unit: result.UnitCount,
-			Value: float64(rec.Unattributed[kind]), Labels: result.Labels(result.LabelKind, kind)})
+	for i, counts := range []map[string]int{rec.Unrecovered, rec.Unattributed} {
+		for _, kind := range slices.Sorted(maps.Keys(counts)) {
+			out.Values = append(out.Values, result.Value{Name: []string{Unrecovered, Unattributed}[i], Window: result.WindowStorm,
+				Unit: result.UnitCount, Value: float64(counts[kind]), Labels: result.Labels(result.LabelKind, kind)})
+		}
 	}
 	out.Values = append(out.Values, result.Value{Name: FromEvents, Window: result.WindowStorm, Unit: result.UnitCount, Value: float64(rec.NodesFromEvents)})
 	if rec.Clamped > 0 {
