@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"image/color"
@@ -234,6 +235,30 @@ func (f *figure) render() (template.HTML, error) {
 	})
 	// Safe to inline: generated here from numbers, and vgsvg escapes text.
 	return template.HTML(strings.TrimSpace(s)), nil
+}
+
+// chart renders the figure as the chart of the given id, titled as the
+// figure is.
+func (f *figure) chart(id, caption string) (Chart, bool, error) {
+	svg, err := f.render()
+	if err != nil {
+		return Chart{}, false, err
+	}
+	return Chart{ID: id, Title: f.Title.Text, Caption: caption, SVG: svg}, true, nil
+}
+
+// chartList collects the charts drawn and the first error drawing one.
+type chartList struct {
+	charts []Chart
+	err    error
+}
+
+// add keeps c when it was drawn (ok), and err when it is the first.
+func (l *chartList) add(c Chart, ok bool, err error) {
+	if ok {
+		l.charts = append(l.charts, c)
+	}
+	l.err = cmp.Or(l.err, err)
 }
 
 // niceMax pads a data maximum so lines do not touch the frame; 1 for an

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"maps"
@@ -41,6 +42,7 @@ func buildSections(groups []compare.Group, waves func(*result.VariantRun) []floa
 	if api.Charts, err = apiCharts(groups, waves); err != nil {
 		return nil, err
 	}
+	var endpointCharts, recCharts chartList
 	for _, spec := range []struct {
 		id, series, title, unit, caption string
 	}{
@@ -49,27 +51,19 @@ func buildSections(groups []compare.Group, waves func(*result.VariantRun) []floa
 		{"slice-writes", churn.SeriesSliceWrites, "EndpointSlice writes per second", "writes/s",
 			"EndpointSlice creates, updates and deletes per second, per variant (first repetition)."},
 	} {
-		c, ok, err := overlayChart(groups, churn.Name, spec.series, spec.id, spec.title, spec.unit, spec.caption)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			endpoints.Charts = append(endpoints.Charts, c)
-		}
+		endpointCharts.add(overlayChart(groups, churn.Name, spec.series, spec.id, spec.title, spec.unit, spec.caption))
 	}
 	for _, kind := range []struct{ name, title string }{
 		{recovery.Node, "Node recovery latency"},
 		{recovery.Pod, "Pod recovery latency"},
 		{recovery.Service, "Service recovery latency"},
 	} {
-		c, ok, err := percentileChart(groups, kind.name, kind.title)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			rec.Charts = append(rec.Charts, c)
-		}
+		recCharts.add(percentileChart(groups, kind.name, kind.title))
 	}
+	if err := cmp.Or(endpointCharts.err, recCharts.err); err != nil {
+		return nil, err
+	}
+	endpoints.Charts, rec.Charts = endpointCharts.charts, recCharts.charts
 	var out []Section
 	for _, s := range []Section{api, endpoints, rec} {
 		if len(s.Charts) > 0 {
@@ -99,23 +93,17 @@ func apiCharts(groups []compare.Group, waves func(*result.VariantRun) []float64)
 		}
 	}
 	panels := apiPanels(groups, waves)
-	var charts []Chart
+	var charts chartList
 	for _, build := range []func(panel) (Chart, bool, error){
 		func(pn panel) (Chart, bool, error) { return requestRateChart(pn, resources, rateMax) },
 		func(pn panel) (Chart, bool, error) { return latencyChart(pn, p99Max) },
 		func(pn panel) (Chart, bool, error) { return inflightChart(pn, inflMax) },
 	} {
 		for _, pn := range panels {
-			c, ok, err := build(pn)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				charts = append(charts, c)
-			}
+			charts.add(build(pn))
 		}
 	}
-	return charts, nil
+	return charts.charts, charts.err
 }
 
 // apiPanels are the variants' API server panels, on a common time axis so
@@ -297,16 +285,8 @@ func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, err
 		p.legendLine(n, resourceColour(ranked, n), vg.Points(6))
 	}
 	markStorm(p, v, pn.waves, p.Y.Max)
-	svg, err := p.render()
-	if err != nil {
-		return Chart{}, false, err
-	}
-	return Chart{
-		ID:      chartID("request-rate", variant),
-		Title:   "API request rate by resource: " + variant,
-		Caption: fmt.Sprintf("apiserver_request_total rate by resource, stacked; the %d busiest resources, the rest as other. Dashed: storm start; dash-dot: later waves; dotted: fleet recovered; grey bands: no scrape landed. %s", stackedResources, scrapeCaption(v)),
-		SVG:     svg,
-	}, true, nil
+	return p.chart(chartID("request-rate", variant),
+		fmt.Sprintf("apiserver_request_total rate by resource, stacked; the %d busiest resources, the rest as other. Dashed: storm start; dash-dot: later waves; dotted: fleet recovered; grey bands: no scrape landed. %s", stackedResources, scrapeCaption(v)))
 }
 
 // stackRates stacks the request rates by resource: the same busiest
@@ -451,16 +431,8 @@ func latencyChart(pn panel, yMax float64) (Chart, bool, error) {
 	p.Add(lines(slo, sloColour, vg.Points(1))...)
 	p.legendLine("SLO 1 s (mutating)", sloColour, vg.Points(1))
 	markStorm(p, v, pn.waves, p.Y.Max)
-	svg, err := p.render()
-	if err != nil {
-		return Chart{}, false, err
-	}
-	return Chart{
-		ID:      chartID("latency", variant),
-		Title:   "API p99 latency: " + variant,
-		Caption: "p99 of apiserver_request_duration_seconds per verb class and scrape interval (WATCH and CONNECT excluded, as in the API call latency SLO), on a log axis; baseline before the storm (x < 0) versus storm. Dashed horizontal: the 1 s SLO of mutating calls.",
-		SVG:     svg,
-	}, true, nil
+	return p.chart(chartID("latency", variant),
+		"p99 of apiserver_request_duration_seconds per verb class and scrape interval (WATCH and CONNECT excluded, as in the API call latency SLO), on a log axis; baseline before the storm (x < 0) versus storm. Dashed horizontal: the 1 s SLO of mutating calls.")
 }
 
 func inflightChart(pn panel, yMax float64) (Chart, bool, error) {
@@ -488,16 +460,8 @@ func inflightChart(pn panel, yMax float64) (Chart, bool, error) {
 	p.Y.Min, p.Y.Max = 0, niceMax(yMax)
 	pn.alignX(p)
 	markStorm(p, v, pn.waves, p.Y.Max)
-	svg, err := p.render()
-	if err != nil {
-		return Chart{}, false, err
-	}
-	return Chart{
-		ID:      chartID("inflight", variant),
-		Title:   "In-flight requests and APF queue: " + variant,
-		Caption: "apiserver_current_inflight_requests by request kind, and apiserver_flowcontrol_current_inqueue_requests (requests waiting in API Priority and Fairness queues).",
-		SVG:     svg,
-	}, true, nil
+	return p.chart(chartID("inflight", variant),
+		"apiserver_current_inflight_requests by request kind, and apiserver_flowcontrol_current_inqueue_requests (requests waiting in API Priority and Fairness queues).")
 }
 
 // overlayChart draws one series per variant on a shared axis.
@@ -521,9 +485,5 @@ func overlayChart(groups []compare.Group, measurement, series, id, title, unit, 
 	}
 	p.Y.Min, p.Y.Max = 0, niceMax(top)
 	p.verticalMarker("storm start", 0, p.Y.Max, markerDashes)
-	svg, err := p.render()
-	if err != nil {
-		return Chart{}, false, err
-	}
-	return Chart{ID: chartID(id), Title: title, Caption: caption, SVG: svg}, true, nil
+	return p.chart(chartID(id), caption)
 }

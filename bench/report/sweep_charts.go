@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"html/template"
 	"image/color"
 	"math"
 	"slices"
@@ -87,11 +86,7 @@ func percentileChart(groups []compare.Group, name, title string) (Chart, bool, e
 	if len(empty) > 0 {
 		caption += " No samples (nothing went not-ready) for: " + strings.Join(empty, ", ") + "."
 	}
-	svg, err := p.render()
-	if err != nil {
-		return Chart{}, false, err
-	}
-	return Chart{ID: chartID("recovery", name), Title: title + " percentiles", Caption: caption, SVG: svg}, true, nil
+	return p.chart(chartID("recovery", name), caption)
 }
 
 // sweepGlyph marks a wave size on the sweep charts: a dot when it was
@@ -134,24 +129,17 @@ func sweepCharts(series []SweepSeries) ([]Chart, error) {
 			"Highest per-interval apiserver_request_total rate in the storm window at each wave size (worst repetition), one line per variant. " + marks,
 			func(r SweepRow) float64 { return r.PeakRate }, 0},
 	}
-	var out []Chart
+	var out chartList
 	for _, sp := range specs {
-		svg, ok, err := sweepChart(series, sp.title, sp.yLabel, sp.y, sp.slo)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out = append(out, Chart{ID: chartID(sp.id), Title: sp.title, Caption: sp.caption, SVG: svg})
-		}
+		out.add(sweepChart(series, sp.id, sp.title, sp.yLabel, sp.caption, sp.y, sp.slo))
 	}
-	return out, nil
+	return out.charts, out.err
 }
 
 // sweepChart draws a figure against wave size, one line per base variant,
-// and a
-// dashed horizontal line at slo when it is positive. Sizes where the figure
-// was not measured have no point; false when no size has one.
-func sweepChart(series []SweepSeries, title, yLabel string, y func(SweepRow) float64, slo time.Duration) (template.HTML, bool, error) {
+// and a dashed horizontal line at slo when it is positive. Sizes where the
+// figure was not measured have no point; false when no size has one.
+func sweepChart(series []SweepSeries, id, title, yLabel, caption string, y func(SweepRow) float64, slo time.Duration) (Chart, bool, error) {
 	f := newFigure(title, "wave size (nodes restarted at once)", yLabel)
 	top, n := slo.Seconds(), 0
 	var sizes []float64
@@ -173,7 +161,7 @@ func sweepChart(series []SweepSeries, title, yLabel string, y func(SweepRow) flo
 		// not a gap.
 		l, sc, err := plotter.NewLinePoints(pts)
 		if err != nil {
-			return "", false, fmt.Errorf("%s chart: %w", title, err)
+			return Chart{}, false, fmt.Errorf("%s chart: %w", title, err)
 		}
 		c := colour(i)
 		l.Color, l.Width = c, vg.Points(1.5)
@@ -184,7 +172,7 @@ func sweepChart(series []SweepSeries, title, yLabel string, y func(SweepRow) flo
 		n++
 	}
 	if n == 0 {
-		return "", false, nil
+		return Chart{}, false, nil
 	}
 	slices.Sort(sizes)
 	sizes = slices.Compact(sizes)
@@ -197,9 +185,5 @@ func sweepChart(series []SweepSeries, title, yLabel string, y func(SweepRow) flo
 	f.legend.Add("safe", &plotter.Scatter{GlyphStyle: sweepGlyph(true, markerColour)})
 	f.legend.Add("not safe", &plotter.Scatter{GlyphStyle: sweepGlyph(false, markerColour)})
 	f.Y.Min, f.Y.Max = 0, niceMax(top)
-	svg, err := f.render()
-	if err != nil {
-		return "", false, err
-	}
-	return svg, true, nil
+	return f.chart(chartID(id), caption)
 }
