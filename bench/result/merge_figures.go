@@ -138,93 +138,83 @@ func (g *figureGroup[T]) pick(a Aggregation, s *MergeShards) (x *T, keep, done b
 	return nil, false, false
 }
 
-func mergeValues(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Value, error) {
-	order, groups := groupFigures(s.Measurements, func(m *Measurement) []Value { return m.Values },
-		func(v *Value) valueKey { return keyOf(v.Name, v.Window, v.Labels) }, keep)
-	var out []Value
+// mergeFigures merges one kind of figure (figures reads them, key keys
+// them) of every shard by its aggregation: a copy kept as it is (clone), or
+// the shards' copies combined.
+func mergeFigures[T any](rule MergeRule, s *MergeShards, keep func(int) bool, figures func(*Measurement) []T, key func(*T) valueKey,
+	clone func(*T) T, combine func(g *figureGroup[T], name string, a Aggregation) (T, error)) ([]T, error) {
+	order, groups := groupFigures(s.Measurements, figures, key, keep)
+	var out []T
 	for _, k := range order {
 		g := groups[k]
 		a := rule.aggregation(k.name)
-		if x, ok, done := g.pick(a, s); done {
-			if ok {
-				cp := *x
-				cp.Labels = maps.Clone(x.Labels)
-				out = append(out, cp)
+		x, ok, done := g.pick(a, s)
+		if !done {
+			c, err := combine(g, k.name, a)
+			if err != nil {
+				return nil, err
 			}
-			continue
+			out = append(out, c)
+		} else if ok {
+			out = append(out, clone(x))
 		}
-		// The template is the first copy of the set's own shards.
-		t := slices.IndexFunc(g.shards, keep)
-		acc := *g.copies[t]
-		acc.Labels = maps.Clone(acc.Labels)
-		acc.Value = g.copies[0].Value
-		for _, x := range g.copies[1:] {
-			switch a {
-			case Max:
-				acc.Value = max(acc.Value, x.Value)
-			case Sum:
-				acc.Value += x.Value
-			default:
-				return nil, fmt.Errorf("value %s: unknown aggregation %d", k.name, a)
-			}
-		}
-		out = append(out, acc)
 	}
 	return out, nil
+}
+
+func mergeValues(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Value, error) {
+	return mergeFigures(rule, s, keep, func(m *Measurement) []Value { return m.Values },
+		func(v *Value) valueKey { return keyOf(v.Name, v.Window, v.Labels) },
+		func(v *Value) Value { cp := *v; cp.Labels = maps.Clone(v.Labels); return cp },
+		func(g *figureGroup[Value], name string, a Aggregation) (Value, error) {
+			// The template is the first copy of the set's own shards.
+			acc := *g.copies[slices.IndexFunc(g.shards, keep)]
+			acc.Labels = maps.Clone(acc.Labels)
+			acc.Value = g.copies[0].Value
+			for _, x := range g.copies[1:] {
+				switch a {
+				case Max:
+					acc.Value = max(acc.Value, x.Value)
+				case Sum:
+					acc.Value += x.Value
+				default:
+					return Value{}, fmt.Errorf("value %s: unknown aggregation %d", name, a)
+				}
+			}
+			return acc, nil
+		})
 }
 
 func mergeHistograms(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Histogram, error) {
-	order, groups := groupFigures(s.Measurements, func(m *Measurement) []Histogram { return m.Histograms },
-		func(h *Histogram) valueKey { return keyOf(h.Name, h.Window, h.Labels) }, keep)
-	var out []Histogram
-	for _, k := range order {
-		g := groups[k]
-		a := rule.aggregation(k.name)
-		if x, ok, done := g.pick(a, s); done {
-			if ok {
-				out = append(out, x.Clone())
+	return mergeFigures(rule, s, keep, func(m *Measurement) []Histogram { return m.Histograms },
+		func(h *Histogram) valueKey { return keyOf(h.Name, h.Window, h.Labels) }, (*Histogram).Clone,
+		func(g *figureGroup[Histogram], name string, a Aggregation) (Histogram, error) {
+			if a != Sum {
+				return Histogram{}, fmt.Errorf("histogram %s: aggregation %d applies to values only", name, a)
 			}
-			continue
-		}
-		if a != Sum {
-			return nil, fmt.Errorf("histogram %s: aggregation %d applies to values only", k.name, a)
-		}
-		if len(g.copies) == 1 {
-			out = append(out, g.copies[0].Clone())
-			continue
-		}
-		h, err := MergeHistograms(g.copies...)
-		if err != nil {
-			return nil, err
-		}
-		h.Labels = maps.Clone(h.Labels)
-		out = append(out, h)
-	}
-	return out, nil
+			if len(g.copies) == 1 {
+				return g.copies[0].Clone(), nil
+			}
+			h, err := MergeHistograms(g.copies...)
+			h.Labels = maps.Clone(h.Labels)
+			return h, err
+		})
 }
 
 func mergeSeries(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Series, error) {
-	order, groups := groupFigures(s.Measurements, func(m *Measurement) []Series { return m.Series },
-		func(x *Series) valueKey { return keyOf(x.Name, "", x.Labels) }, keep)
-	var out []Series
-	for _, k := range order {
-		g := groups[k]
-		a := rule.aggregation(k.name)
-		if x, ok, done := g.pick(a, s); done {
-			if ok {
-				cp := *x
-				cp.Labels = maps.Clone(x.Labels)
-				cp.Points = slices.Clone(x.Points)
-				out = append(out, cp)
+	return mergeFigures(rule, s, keep, func(m *Measurement) []Series { return m.Series },
+		func(x *Series) valueKey { return keyOf(x.Name, "", x.Labels) },
+		func(x *Series) Series {
+			cp := *x
+			cp.Labels, cp.Points = maps.Clone(x.Labels), slices.Clone(x.Points)
+			return cp
+		},
+		func(g *figureGroup[Series], name string, a Aggregation) (Series, error) {
+			if a != Sum {
+				return Series{}, fmt.Errorf("series %s: aggregation %d applies to values only", name, a)
 			}
-			continue
-		}
-		if a != Sum {
-			return nil, fmt.Errorf("series %s: aggregation %d applies to values only", k.name, a)
-		}
-		out = append(out, sumSeries(g.copies...))
-	}
-	return out, nil
+			return sumSeries(g.copies...), nil
+		})
 }
 
 // valueKey identifies a figure within a measurement.
