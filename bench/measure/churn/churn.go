@@ -101,18 +101,9 @@ func (m *Churn) Start(ctx context.Context, env *measure.Env) error {
 	}); err != nil {
 		return fmt.Errorf("watching EndpointSlices: %w", err)
 	}
-	if _, err := services.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if s, ok := obj.(*corev1.Service); ok {
-				m.tracker.OnService(s.Namespace, s.Name, false)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if s, ok := track.UnwrapTombstone(obj).(*corev1.Service); ok {
-				m.tracker.OnService(s.Namespace, s.Name, true)
-			}
-		},
-	}); err != nil {
+	if _, err := services.AddEventHandler(track.Handler(func(s *corev1.Service, deleted bool) {
+		m.tracker.OnService(s.Namespace, s.Name, deleted)
+	})); err != nil {
 		return fmt.Errorf("watching Services: %w", err)
 	}
 	factory.Start(m.stop)

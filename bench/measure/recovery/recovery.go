@@ -9,7 +9,6 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
@@ -85,38 +84,26 @@ func (m *Recovery) Start(ctx context.Context, env *measure.Env) error {
 	nodes := nodeFactory.Core().V1().Nodes().Informer()
 	slices := nsFactory.Discovery().V1().EndpointSlices().Informer()
 	synced := []cache.InformerSynced{nodes.HasSynced, slices.HasSynced, leases.HasSynced}
-	handlers := []struct {
-		inf cache.SharedIndexInformer
-		h   cache.ResourceEventHandler
-	}{
-		{nodes, cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { m.observeNode(obj) },
-			UpdateFunc: func(_, obj any) { m.observeNode(obj) },
-		}},
-		{leases, cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { m.observeLease(obj) },
-			UpdateFunc: func(_, obj any) { m.observeLease(obj) },
-		}},
-		{slices, cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { m.observeSlice(obj, false) },
-			UpdateFunc: func(_, obj any) { m.observeSlice(obj, false) },
-			DeleteFunc: func(obj any) { m.observeSlice(track.UnwrapTombstone(obj), true) },
-		}},
+	handlers := map[cache.SharedIndexInformer]cache.ResourceEventHandler{
+		nodes: track.Handler(func(n *corev1.Node, deleted bool) {
+			if !deleted {
+				m.tracker.ObserveNode(n)
+			}
+		}),
+		leases: track.Handler(func(l *coordinationv1.Lease, deleted bool) {
+			if !deleted {
+				m.observeLease(l)
+			}
+		}),
+		slices: track.Handler(m.tracker.ObserveSlice),
 	}
 	if m.opts.PerPod {
 		pods := nsFactory.Core().V1().Pods().Informer()
 		synced = append(synced, pods.HasSynced)
-		handlers = append(handlers, struct {
-			inf cache.SharedIndexInformer
-			h   cache.ResourceEventHandler
-		}{pods, cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { m.observePod(obj, false) },
-			UpdateFunc: func(_, obj any) { m.observePod(obj, false) },
-			DeleteFunc: func(obj any) { m.observePod(track.UnwrapTombstone(obj), true) },
-		}})
+		handlers[pods] = track.Handler(m.tracker.ObservePod)
 	}
-	for _, h := range handlers {
-		if _, err := h.inf.AddEventHandler(h.h); err != nil {
+	for inf, h := range handlers {
+		if _, err := inf.AddEventHandler(h); err != nil {
 			return fmt.Errorf("adding a watch handler: %w", err)
 		}
 	}
@@ -132,15 +119,8 @@ func (m *Recovery) Start(ctx context.Context, env *measure.Env) error {
 	return track.WaitForSync(ctx, m.opts.SyncTimeout, "nodes, pods and EndpointSlices", synced...)
 }
 
-func (m *Recovery) observeNode(obj any) {
-	if n, ok := obj.(*corev1.Node); ok {
-		m.tracker.ObserveNode(n)
-	}
-}
-
-func (m *Recovery) observeLease(obj any) {
-	l, ok := obj.(*coordinationv1.Lease)
-	if !ok || l.Spec.RenewTime == nil {
+func (m *Recovery) observeLease(l *coordinationv1.Lease) {
+	if l.Spec.RenewTime == nil {
 		return
 	}
 	var d time.Duration
@@ -148,18 +128,6 @@ func (m *Recovery) observeLease(obj any) {
 		d = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
 	}
 	m.leases.Observe(l.Name, d, l.Spec.RenewTime.Time)
-}
-
-func (m *Recovery) observePod(obj any, deleted bool) {
-	if p, ok := obj.(*corev1.Pod); ok {
-		m.tracker.ObservePod(p, deleted)
-	}
-}
-
-func (m *Recovery) observeSlice(obj any, deleted bool) {
-	if s, ok := obj.(*discoveryv1.EndpointSlice); ok {
-		m.tracker.ObserveSlice(s, deleted)
-	}
 }
 
 // MarkStormStart implements Measurement. Restart times come from the

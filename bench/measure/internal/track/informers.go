@@ -22,6 +22,24 @@ func WaitForSync(ctx context.Context, timeout time.Duration, what string, synced
 	return nil
 }
 
+// Handler is an informer's event handler that hands observe every added or
+// updated object of type T, and every deleted one (a tombstone's last known
+// state) with deleted true; objects of another type are dropped.
+func Handler[T any](observe func(obj T, deleted bool)) cache.ResourceEventHandlerFuncs {
+	on := func(obj any, deleted bool) {
+		if o, ok := UnwrapTombstone(obj).(T); ok {
+			observe(o, deleted)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { on(obj, false) },
+		UpdateFunc: func(_, obj any) { on(obj, false) },
+		DeleteFunc: func(obj any) { on(obj, true) },
+	}
+}
+
+// UnwrapTombstone is the last known state of a deleted object whose
+// deletion the informer's watch missed, or obj itself.
 func UnwrapTombstone(obj any) any {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		return t.Obj
