@@ -215,25 +215,25 @@ type summaryRow struct {
 
 var summaryRows = []summaryRow{
 	{"restarts", func(v *result.VariantRun) string { return strconv.Itoa(v.Restarts) }},
-	{"API requests (storm)", summaryAPIValue(apiserver.Requests, fmtCount)},
-	{"API requests peak/s", summaryAPIValue(apiserver.RequestRatePeak, fmtRate)},
-	{"API burst seconds", summaryAPIValue(apiserver.BurstSeconds, fmtSeconds)},
-	{"API excess requests/restart", summaryAPIValue(apiserver.ExcessPerRestart, fmtRate)},
+	{"API requests (storm)", stormValue(apiserver.Name, apiserver.Requests, fmtCount)},
+	{"API requests peak/s", stormValue(apiserver.Name, apiserver.RequestRatePeak, fmtRate)},
+	{"API burst seconds", stormValue(apiserver.Name, apiserver.BurstSeconds, fmtSeconds)},
+	{"API excess requests/restart", stormValue(apiserver.Name, apiserver.ExcessPerRestart, fmtRate)},
 	// flowRowsAfter: one row per flow here (summaryTableRows).
 	{"  the simulation's own: harness / KWOK", simulationOwn},
-	{"  raw: all requests, the simulation's included", summaryAPIValue(apiserver.RawExcessPerRestart, fmtRate)},
+	{"  raw: all requests, the simulation's included", stormValue(apiserver.Name, apiserver.RawExcessPerRestart, fmtRate)},
 	{"simulated kubelet requests/restart", kubeletRequests},
-	{"429s", summaryAPIValue(apiserver.Throttled, fmtCount)},
+	{"429s", stormValue(apiserver.Name, apiserver.Throttled, fmtCount)},
 	{"APF peak queued / worst wait p99", apfQueueing},
 	{"p99 mutating storm/baseline", p99Pair(apiserver.ClassMutating)},
 	{"p99 LIST storm/baseline", p99Pair(apiserver.ClassList)},
 	{"kubelet LIST / WATCH per restart", relists},
-	{"slice writes", summarySliceValue(churn.SliceWrites, fmtCount)},
+	{"slice writes", stormValue(churn.Name, churn.SliceWrites, fmtCount)},
 	{"ready flips to not-ready/ready", flips},
 	{"Endpoints writes/restart (/flip)", downstream("endpoints", "")},
 	{"workload status writes/restart (/flip)", downstream("deployments", "status", "replicasets", "status", "statefulsets", "status")},
-	{"peak not-ready endpoints", summarySliceValue(churn.SliceNotReadyPeak, fmtCount)},
-	{"not-ready endpoint-seconds", summarySliceValue(churn.SliceNotReadySeconds, fmtRate)},
+	{"peak not-ready endpoints", stormValue(churn.Name, churn.SliceNotReadyPeak, fmtCount)},
+	{"not-ready endpoint-seconds", stormValue(churn.Name, churn.SliceNotReadySeconds, fmtRate)},
 	{"outage seconds (services)", outage},
 	{"node recovery p50/p99/max", recoveryLatency(recovery.Node)},
 	{"pod recovery p50/p99/max", recoveryLatency(recovery.Pod)},
@@ -413,29 +413,15 @@ func toolCPUSplit(v *result.VariantRun) string {
 }
 
 // toolRSS is the growth of stormbench's RSS during the storm per restart.
-func toolRSS(v *result.VariantRun) string {
-	x, ok := v.Measurement(self.Name).Value(self.RSSGrowthPerRestart, result.WindowStorm)
-	if !ok {
-		return missing
-	}
-	return fmt.Sprintf("%.0f KiB", x/1024)
-}
+var toolRSS = stormValue(self.Name, self.RSSGrowthPerRestart, func(x float64) string { return fmt.Sprintf("%.0f KiB", x/1024) })
 
 const missing = "-"
 
-func summaryAPIValue(name string, f func(float64) string) func(*result.VariantRun) string {
+// stormValue is a cell of the measurement's storm-window value of the name,
+// formatted by f.
+func stormValue(measurement, name string, f func(float64) string) func(*result.VariantRun) string {
 	return func(v *result.VariantRun) string {
-		x, ok := v.Measurement(apiserver.Name).Value(name, result.WindowStorm)
-		if !ok {
-			return missing
-		}
-		return f(x)
-	}
-}
-
-func summarySliceValue(name string, f func(float64) string) func(*result.VariantRun) string {
-	return func(v *result.VariantRun) string {
-		x, ok := v.Measurement(churn.Name).Value(name, result.WindowStorm)
+		x, ok := v.Measurement(measurement).Value(name, result.WindowStorm)
 		if !ok {
 			return missing
 		}
