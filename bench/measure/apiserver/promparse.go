@@ -70,9 +70,6 @@ var families = map[string]family{
 	"apiserver_flowcontrol_request_wait_duration_seconds": famFlowWait,
 }
 
-// familyOf is the family of a metric family name, or famNone.
-func familyOf(name string) family { return families[name] }
-
 // seriesKey identifies one aggregated series: a family and up to four label
 // values, in the order documented on the family constant.
 type seriesKey struct {
@@ -177,12 +174,6 @@ func (p *metricsParser) filter(text []byte) []byte {
 	return out
 }
 
-// parse parses one scrape taken at the given time whose body tells its
-// format; see decode.
-func (p *metricsParser) parse(body []byte, at time.Time) (*sample, error) {
-	return p.decode(body, "", at)
-}
-
 // decode parses one scrape taken at the given time and served with the
 // given Content-Type, which expfmt.ResponseFormat reads. The two formats
 // MetricsAccept asks for have fast paths that decode only the families
@@ -258,7 +249,7 @@ func (s *sample) addProtoDelimited(body []byte) error {
 		}
 		msg := body[n : n+int(l)]
 		body = body[n+int(l):]
-		if familyOf(familyName(msg)) == famNone {
+		if families[familyName(msg)] == famNone {
 			continue
 		}
 		var mf dto.MetricFamily
@@ -324,12 +315,12 @@ func isProtoDelimited(b []byte) bool {
 }
 
 func (s *sample) addFamily(mf *dto.MetricFamily) {
-	fam := familyOf(mf.GetName())
+	fam := families[mf.GetName()]
 	if fam == famNone {
 		return
 	}
 	for _, m := range mf.GetMetric() {
-		s.addMetric(fam, mf.GetType(), m)
+		s.addMetric(fam, m)
 	}
 }
 
@@ -342,7 +333,7 @@ func label(m *dto.Metric, name string) string {
 	return ""
 }
 
-func scalar(t dto.MetricType, m *dto.Metric) float64 {
+func scalar(m *dto.Metric) float64 {
 	switch {
 	case m.GetCounter() != nil:
 		return m.GetCounter().GetValue()
@@ -354,38 +345,36 @@ func scalar(t dto.MetricType, m *dto.Metric) float64 {
 	return math.NaN()
 }
 
-func (s *sample) addMetric(fam family, t dto.MetricType, m *dto.Metric) {
+func (s *sample) addMetric(fam family, m *dto.Metric) {
 	switch fam {
 	case famRequests:
-		s.addCounter(seriesKey{fam: fam, a: label(m, "verb"), b: label(m, "resource"), c: label(m, "subresource"), d: label(m, "code")}, scalar(t, m))
+		addScalar(s.counters, seriesKey{fam: fam, a: label(m, "verb"), b: label(m, "resource"), c: label(m, "subresource"), d: label(m, "code")}, scalar(m))
 	case famFlowDispatched:
-		s.addCounter(seriesKey{fam: fam, a: label(m, "priority_level"), b: label(m, "flow_schema")}, scalar(t, m))
+		addScalar(s.counters, seriesKey{fam: fam, a: label(m, "priority_level"), b: label(m, "flow_schema")}, scalar(m))
 	case famFlowRejected:
-		s.addCounter(seriesKey{fam: fam, a: label(m, "priority_level"), b: label(m, "flow_schema"), c: label(m, "reason")}, scalar(t, m))
+		addScalar(s.counters, seriesKey{fam: fam, a: label(m, "priority_level"), b: label(m, "flow_schema"), c: label(m, "reason")}, scalar(m))
 	case famWatchEvents:
 		res := label(m, "resource")
 		if res == "" {
 			res = label(m, "kind") // before Kubernetes 1.30 the label was kind
 		}
-		s.addCounter(seriesKey{fam: fam, a: res}, scalar(t, m))
+		addScalar(s.counters, seriesKey{fam: fam, a: res}, scalar(m))
 	case famCPU:
-		s.addCounter(seriesKey{fam: fam}, scalar(t, m))
+		addScalar(s.counters, seriesKey{fam: fam}, scalar(m))
 	case famSliceChanges:
-		s.addCounter(seriesKey{fam: fam, a: label(m, "operation")}, scalar(t, m))
+		addScalar(s.counters, seriesKey{fam: fam, a: label(m, "operation")}, scalar(m))
 	case famInflight:
-		s.addGauge(seriesKey{fam: fam, a: label(m, "request_kind")}, scalar(t, m))
+		addScalar(s.gauges, seriesKey{fam: fam, a: label(m, "request_kind")}, scalar(m))
 	case famFlowInqueue:
-		s.addGauge(seriesKey{fam: fam, a: label(m, "priority_level"), b: label(m, "flow_schema")}, scalar(t, m))
-	case famWatchers:
-		s.addGauge(seriesKey{fam: fam}, scalar(t, m))
+		addScalar(s.gauges, seriesKey{fam: fam, a: label(m, "priority_level"), b: label(m, "flow_schema")}, scalar(m))
+	case famWatchers, famRSS:
+		addScalar(s.gauges, seriesKey{fam: fam}, scalar(m))
 	case famLongRunning:
 		if label(m, "verb") == "WATCH" {
-			s.addGauge(seriesKey{fam: fam}, scalar(t, m))
+			addScalar(s.gauges, seriesKey{fam: fam}, scalar(m))
 		}
-	case famRSS:
-		s.addGauge(seriesKey{fam: fam}, scalar(t, m))
 	case famStartTime:
-		s.startTime = scalar(t, m)
+		s.startTime = scalar(m)
 	case famRequestDuration:
 		// Non-resource requests (/healthz, /metrics ...) carry no resource
 		// and are not part of the API call latency SLO.
@@ -403,15 +392,10 @@ func (s *sample) addMetric(fam family, t dto.MetricType, m *dto.Metric) {
 	}
 }
 
-func (s *sample) addCounter(k seriesKey, v float64) {
+// addScalar adds v to a counter's or a gauge's series, unless it is NaN.
+func addScalar(into map[seriesKey]float64, k seriesKey, v float64) {
 	if !math.IsNaN(v) {
-		s.counters[k] += v
-	}
-}
-
-func (s *sample) addGauge(k seriesKey, v float64) {
-	if !math.IsNaN(v) {
-		s.gauges[k] += v
+		into[k] += v
 	}
 }
 

@@ -13,6 +13,12 @@ import (
 	"github.com/stormbench/stormbench/bench/measure/internal/measuretest"
 )
 
+// parse parses one scrape taken at the given time whose body tells its
+// format; see decode.
+func (p *metricsParser) parse(body []byte, at time.Time) (*sample, error) {
+	return p.decode(body, "", at)
+}
+
 func TestIsProtoDelimited(t *testing.T) {
 	text := "# HELP up Up.\n# TYPE up gauge\nup 1\n"
 	tests := []struct {
