@@ -68,59 +68,24 @@ func Start(tb testing.TB, p *profiles.Profile, opts ...Option) *Cluster {
 	if testing.Short() {
 		tb.Skip("integration test: skipped in -short mode")
 	}
-	comps, err := cluster.FindComponentsFor("", kubeversion.Version{})
-	if err != nil {
-		tb.Fatalf("integration tests need the control-plane components: %v", err)
-	}
-	reapOnce.Do(func() { reapOrphans(comps) })
 	stopShared(nil)
-	if p == nil {
-		p = &profiles.Profile{}
-	}
-	profiles.SetDefaults(p)
-	name := fmt.Sprintf("sbt-%d-%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
-	// Unix socket and path limits: keep the work directory short.
-	dir, err := os.MkdirTemp("", "sbt-")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	eo := cluster.EmbeddedOptions{Name: name, WorkDir: dir, Components: comps, Timing: p.Timing, ControlPlane: p.ControlPlane}
-	for _, o := range opts {
-		o(&eo)
-	}
-	e, err := cluster.NewEmbedded(eo)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	downOnSignal()
-	mu.Lock()
-	active[e] = true
-	mu.Unlock()
-	tb.Cleanup(func() {
-		if err := down(e); err != nil {
-			tb.Errorf("tearing down embedded cluster: %v", err)
-		}
-		mu.Lock()
-		delete(active, e)
-		mu.Unlock()
-		if !tb.Failed() {
-			_ = os.RemoveAll(dir)
-		} else {
+	c, stop, err := start("sbt", "the test's own", tb.Logf, func(dir string, _ error) bool {
+		if tb.Failed() {
 			tb.Logf("embedded cluster files kept in %s", dir)
 		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	begin := time.Now()
-	if err := e.Up(ctx); err != nil {
-		tb.Fatalf("starting embedded cluster: %v", err)
+		return tb.Failed()
+	}, p, opts...)
+	if stop != nil {
+		tb.Cleanup(func() {
+			if err := stop(); err != nil {
+				tb.Errorf("tearing down embedded cluster: %v", err)
+			}
+		})
 	}
-	t, err := cluster.Connect(ctx, cluster.ConnectOptions{Kubeconfig: e.ClientKubeconfig(), QPS: p.Fleet.QPS, Burst: p.Fleet.Burst})
 	if err != nil {
-		tb.Fatalf("connecting to embedded cluster: %v", err)
+		tb.Fatal(err)
 	}
-	tb.Logf("cluster boot: %.1fs (%s, the test's own)", time.Since(begin).Seconds(), name)
-	return &Cluster{Embedded: e, Target: t}
+	return c
 }
 
 // LogTail returns the last lines of a component's log, for failure messages.
@@ -136,25 +101,30 @@ func (c *Cluster) LogTail(component string, lines int) string {
 	return filepath.Base(c.LogPath(component)) + ":\n" + strings.Join(all, "\n")
 }
 
-// startDetached starts an embedded cluster that outlives any one test or
-// benchmark (Shared's, one per test process), torn down on SIGINT/SIGTERM
-// too; its stop reports a failed teardown: an error from Down, or a
-// component process that survived it.
-func startDetached(p *profiles.Profile, opts ...Option) (c *Cluster, stop func() error, err error) {
+// start starts an embedded cluster named prefix-<pid>-<n> in a new
+// temporary directory prefix-*, torn down on SIGINT/SIGTERM too, and logs
+// its boot time with logf, saying whose it is. stop, non-nil once the
+// cluster exists (even when it failed to start), tears it down and reports
+// a failed teardown: an error from Down, or a component process that
+// survived it; the directory is removed unless keep, given it and that
+// error, says otherwise. Start registers stop at once, Shared's cluster
+// outlives any one test.
+func start(prefix, whose string, logf func(string, ...any), keep func(dir string, downErr error) bool, p *profiles.Profile, opts ...Option) (c *Cluster, stop func() error, err error) {
 	comps, err := cluster.FindComponentsFor("", kubeversion.Version{})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("integration tests need the control-plane components: %w", err)
 	}
 	reapOnce.Do(func() { reapOrphans(comps) })
 	if p == nil {
 		p = &profiles.Profile{}
 	}
 	profiles.SetDefaults(p)
-	dir, err := os.MkdirTemp("", "sbb-")
+	name := fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), time.Now().UnixNano()%1_000_000)
+	// Unix socket and path limits: keep the work directory short.
+	dir, err := os.MkdirTemp("", prefix+"-")
 	if err != nil {
 		return nil, nil, err
 	}
-	name := fmt.Sprintf("sbb-%d-%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
 	eo := cluster.EmbeddedOptions{Name: name, WorkDir: dir, Components: comps, Timing: p.Timing, ControlPlane: p.ControlPlane}
 	for _, o := range opts {
 		o(&eo)
@@ -172,7 +142,7 @@ func startDetached(p *profiles.Profile, opts ...Option) (c *Cluster, stop func()
 		mu.Lock()
 		delete(active, e)
 		mu.Unlock()
-		if err == nil {
+		if !keep(dir, err) {
 			_ = os.RemoveAll(dir)
 		}
 		return err
@@ -181,16 +151,13 @@ func startDetached(p *profiles.Profile, opts ...Option) (c *Cluster, stop func()
 	defer cancel()
 	begin := time.Now()
 	if err := e.Up(ctx); err != nil {
-		_ = stop()
-		return nil, nil, err
+		return nil, stop, fmt.Errorf("starting embedded cluster: %w", err)
 	}
 	t, err := cluster.Connect(ctx, cluster.ConnectOptions{Kubeconfig: e.ClientKubeconfig(), QPS: p.Fleet.QPS, Burst: p.Fleet.Burst})
 	if err != nil {
-		_ = stop()
-		return nil, nil, err
+		return nil, stop, fmt.Errorf("connecting to embedded cluster: %w", err)
 	}
-	// Not a test's log: the cluster outlives the test that started it.
-	fmt.Fprintf(os.Stderr, "cluster boot: %.1fs (%s, shared)\n", time.Since(begin).Seconds(), name)
+	logf("cluster boot: %.1fs (%s, %s)", time.Since(begin).Seconds(), name, whose)
 	return &Cluster{Embedded: e, Target: t}, stop, nil
 }
 

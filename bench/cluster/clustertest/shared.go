@@ -64,8 +64,13 @@ func (s *Shared) Get(tb testing.TB) *Cluster {
 			cp := *s.Profile
 			p = &cp
 		}
-		c, stop, err := startDetached(p, s.Options...)
+		// Not a test's log: the cluster outlives the test that started it.
+		logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+		c, stop, err := start("sbb", "shared", logf, func(_ string, err error) bool { return err != nil }, p, s.Options...)
 		if err != nil {
+			if stop != nil {
+				_ = stop()
+			}
 			tb.Fatalf("starting the shared embedded cluster %s: %v", s.Name, err)
 		}
 		s.c, s.stop = c, stop
