@@ -437,16 +437,6 @@ func (e *Embedded) portOwner() string {
 	return e.Dir()
 }
 
-// Stop stops every component and keeps the cluster's files and its ports
-// (kwokctl stop cluster): Start brings it back.
-func (e *Embedded) Stop(ctx context.Context) error {
-	out, err := e.kwokctl(ctx, "stop", "cluster", "--name", e.opts.Name)
-	if err != nil {
-		return fmt.Errorf("stopping embedded cluster %q: %w\n%s", e.opts.Name, err, tail(out, 2000))
-	}
-	return nil
-}
-
 // EnsureRunning starts again the components that exited (kwokctl start
 // cluster starts only what is not running) and returns their names. After
 // a snapshot restore, kube-controller-manager can exit on its own: it
