@@ -35,10 +35,6 @@ type Ports struct {
 	EtcdPeer, Etcd, APIServer, ControllerManager, Scheduler, Kwok int
 }
 
-func (p Ports) list() []int {
-	return []int{p.EtcdPeer, p.Etcd, p.APIServer, p.ControllerManager, p.Scheduler, p.Kwok}
-}
-
 // portRegistryDir holds a file per reserved port, named by the port and
 // holding the directory of the cluster that owns it.
 func portRegistryDir() string { return filepath.Join(os.TempDir(), "stormbench-ports") }

@@ -88,3 +88,7 @@ func TestEmbeddedConfigPorts(t *testing.T) {
 		}
 	}
 }
+
+func (p Ports) list() []int {
+	return []int{p.EtcdPeer, p.Etcd, p.APIServer, p.ControllerManager, p.Scheduler, p.Kwok}
+}
