@@ -98,23 +98,31 @@ func (e *Embedded) SaveSnapshot(ctx context.Context, path string, meta SnapshotM
 		return err
 	}
 	tmp := path + ".tmp"
+	return e.whileStopped(ctx, "for the snapshot", func() error {
+		err := writeSnapshotTar(tmp, mb, e.etcdDataDir())
+		if err == nil {
+			err = os.Rename(tmp, path)
+		}
+		if err != nil {
+			_ = os.Remove(tmp)
+			return fmt.Errorf("writing snapshot %s: %w", path, err)
+		}
+		return nil
+	})
+}
+
+// whileStopped stops the cluster (kwokctl stop cluster), runs f and starts
+// the cluster again, whatever f returned; why says what for in an error.
+func (e *Embedded) whileStopped(ctx context.Context, why string, f func() error) (err error) {
 	if out, err := e.kwokctl(ctx, "stop", "cluster", "--name", e.opts.Name); err != nil {
-		return fmt.Errorf("stopping the cluster for the snapshot: %w\n%s", err, tail(out, 2000))
+		return fmt.Errorf("stopping the cluster %s: %w\n%s", why, err, tail(out, 2000))
 	}
 	defer func() {
 		if out, serr := e.kwokctl(context.WithoutCancel(ctx), "start", "cluster", "--name", e.opts.Name); serr != nil {
 			err = errors.Join(err, fmt.Errorf("starting the cluster again: %w%s", serr, e.failureHint(out)))
 		}
 	}()
-	if err := writeSnapshotTar(tmp, mb, e.etcdDataDir()); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("writing snapshot %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("writing snapshot %s: %w", path, err)
-	}
-	return nil
+	return f()
 }
 
 // writeSnapshotTar writes meta, then every file under dataDir, to a new
@@ -235,30 +243,24 @@ func (e *Embedded) RestoreSnapshot(ctx context.Context, path string, want Snapsh
 	if !e.Exists() {
 		return meta, fmt.Errorf("embedded cluster %q does not exist in %s", e.opts.Name, e.opts.WorkDir)
 	}
-	if out, err := e.kwokctl(ctx, "stop", "cluster", "--name", e.opts.Name); err != nil {
-		return meta, fmt.Errorf("stopping the cluster to restore: %w\n%s", err, tail(out, 2000))
-	}
-	defer func() {
-		if out, serr := e.kwokctl(context.WithoutCancel(ctx), "start", "cluster", "--name", e.opts.Name); serr != nil {
-			err = errors.Join(err, fmt.Errorf("starting the cluster again: %w%s", serr, e.failureHint(out)))
+	return meta, e.whileStopped(ctx, "to restore", func() error {
+		if err := e.useComponents(comps); err != nil {
+			return fmt.Errorf("switching the control plane to Kubernetes %s: %w", into, err)
 		}
-	}()
-	if err := e.useComponents(comps); err != nil {
-		return meta, fmt.Errorf("switching the control plane to Kubernetes %s: %w", into, err)
-	}
-	data := e.etcdDataDir()
-	old := data + ".before-restore"
-	_ = os.RemoveAll(old)
-	if err := os.Rename(data, old); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return meta, fmt.Errorf("restoring snapshot: %w", err)
-	}
-	if err := extractSnapshotData(path, data); err != nil {
-		_ = os.RemoveAll(data)
-		_ = os.Rename(old, data)
-		return meta, fmt.Errorf("reading snapshot %s: %w", path, err)
-	}
-	_ = os.RemoveAll(old)
-	return meta, nil
+		data := e.etcdDataDir()
+		old := data + ".before-restore"
+		_ = os.RemoveAll(old)
+		if err := os.Rename(data, old); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("restoring snapshot: %w", err)
+		}
+		if err := extractSnapshotData(path, data); err != nil {
+			_ = os.RemoveAll(data)
+			_ = os.Rename(old, data)
+			return fmt.Errorf("reading snapshot %s: %w", path, err)
+		}
+		_ = os.RemoveAll(old)
+		return nil
+	})
 }
 
 // extractSnapshotData writes the snapshot's etcd files under dir.
