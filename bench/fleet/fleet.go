@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -316,27 +317,14 @@ func (f *Fleet) existingObjects(ctx context.Context) map[string]bool {
 	return out
 }
 
-// objectKey names a workload object as create's messages do: kind/name.
+// objectKey names a workload object as create's messages do: kind/name,
+// the kind its type's name in lower case ("poddisruptionbudget/web").
 func objectKey(obj runtime.Object) string {
-	switch o := obj.(type) {
-	case *corev1.ConfigMap:
-		return "configmap/" + o.Name
-	case *corev1.Secret:
-		return "secret/" + o.Name
-	case *corev1.Service:
-		return "service/" + o.Name
-	case *corev1.Pod:
-		return "pod/" + o.Name
-	case *appsv1.Deployment:
-		return "deployment/" + o.Name
-	case *appsv1.StatefulSet:
-		return "statefulset/" + o.Name
-	case *appsv1.DaemonSet:
-		return "daemonset/" + o.Name
-	case *policyv1.PodDisruptionBudget:
-		return "poddisruptionbudget/" + o.Name
+	a, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Sprintf("%T/", obj)
 	}
-	return fmt.Sprintf("%T/", obj)
+	return strings.ToLower(reflect.TypeOf(obj).Elem().Name()) + "/" + a.GetName()
 }
 
 func phase(o runtime.Object) int {
