@@ -140,21 +140,17 @@ func (a *apiAccumulator) Close(restarts int) result.Measurement {
 		}
 		out.Values = append(out.Values, result.Value{Name: name, Window: window, Unit: unit, Value: v, Labels: result.Labels(labels...)})
 	}
-	windows := []struct {
-		name string
-		w    *windowAcc
-	}{{result.WindowBaseline, a.base}, {result.WindowStorm, a.storm}}
-	for _, win := range windows {
-		w := win.w
+	for i, w := range []*windowAcc{a.base, a.storm} {
+		name := []string{result.WindowBaseline, result.WindowStorm}[i]
 		if w.intervals == 0 {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("no scrape interval fell in the %s window", win.name))
+			out.Warnings = append(out.Warnings, fmt.Sprintf("no scrape interval fell in the %s window", name))
 			continue
 		}
 		if w.layoutErr > 0 {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("%s window: %d histogram intervals with a changed bucket layout ignored", win.name, w.layoutErr))
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s window: %d histogram intervals with a changed bucket layout ignored", name, w.layoutErr))
 		}
-		out.Windows = append(out.Windows, result.Window{Name: win.name, Start: w.from, End: w.to})
-		windowFigures(&out, win.name, w, add)
+		out.Windows = append(out.Windows, result.Window{Name: name, Start: w.from, End: w.to})
+		windowFigures(&out, name, w, add)
 	}
 	if a.base.intervals > 0 && a.storm.intervals > 0 && a.burstFigures(add, restarts) {
 		out.Warnings = append(out.Warnings, "the simulation's own requests (KWOK's, the harness's) were not told apart: "+
@@ -337,16 +333,13 @@ func (a *apiAccumulator) burstFigures(add addFunc, restarts int) (undistinguishe
 	scale := sSecs / bSecs
 	excessByKey := map[[3]string]float64{}
 	raw := 0.0
-	for k, v := range s.counters {
-		if k.fam == famRequests {
-			excessByKey[[3]string{k.a, k.b, k.c}] += v
-			raw += v
-		}
-	}
-	for k, v := range b.counters {
-		if k.fam == famRequests {
-			excessByKey[[3]string{k.a, k.b, k.c}] -= v * scale
-			raw -= v * scale
+	for i, counters := range []map[seriesKey]float64{s.counters, b.counters} {
+		for k, v := range counters {
+			if k.fam == famRequests {
+				v *= []float64{1, -scale}[i] // the baseline's, scaled to the storm's length
+				excessByKey[[3]string{k.a, k.b, k.c}] += v
+				raw += v
+			}
 		}
 	}
 	byFlow := flowExcess(flowCounts(b.counters), flowCounts(s.counters), scale)
