@@ -22,6 +22,7 @@
 package outfile
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -68,10 +69,6 @@ const (
 	Stdout
 )
 
-func (k Kind) String() string {
-	return [...]string{"new file", "replaced file", "written into", "standard output"}[k]
-}
-
 // Target is where a path's bytes go.
 type Target struct {
 	// Path is the path as given.
@@ -85,6 +82,9 @@ type Target struct {
 	appendTo bool
 	// fifo is a named pipe: Options.NoWait applies.
 	fifo bool
+	// dir is a new file's nearest existing directory (MakeDirs creates
+	// the rest).
+	dir string
 }
 
 // ExistsError is returned for an existing regular file without Force.
@@ -162,11 +162,7 @@ func Resolve(path string, opts Options) (Target, error) {
 		t.Kind, t.fifo = Into, true
 	case m&fs.ModeCharDevice != 0:
 		t.Kind = Into
-	case m&fs.ModeDevice != 0:
-		return t, fmt.Errorf("%s is a block device: outputs go to files, character devices (such as /dev/null) or FIFOs", path)
-	case m&fs.ModeSocket != 0:
-		return t, fmt.Errorf("%s is a socket: outputs go to files, character devices (such as /dev/null) or FIFOs", path)
-	default:
+	default: // a block device, a socket
 		return t, fmt.Errorf("%s is a %s: outputs go to files, character devices (such as /dev/null) or FIFOs", path, typeName(m))
 	}
 	return t, nil
@@ -181,6 +177,7 @@ func newPath(t Target, opts Options) (Target, error) {
 		st, err := os.Stat(dir)
 		switch {
 		case err == nil && st.IsDir():
+			t.dir = dir
 			return t, nil
 		case err == nil:
 			return t, fmt.Errorf("cannot write %s: %s is not a directory", t.Path, dir)
@@ -214,13 +211,7 @@ func Check(path string, opts Options) error {
 		}
 		return nil
 	}
-	dir := filepath.Dir(t.File)
-	for {
-		if _, err := os.Stat(dir); err == nil {
-			break
-		}
-		dir = filepath.Dir(dir) // MakeDirs: the nearest existing one
-	}
+	dir := cmp.Or(t.dir, filepath.Dir(t.File))
 	f, err := os.CreateTemp(dir, ".stormbench-check-*")
 	if err != nil {
 		// The probe's own name would only confuse.
@@ -312,11 +303,7 @@ func Create(path string, opts Options) (*File, error) {
 				return nil, fmt.Errorf("writing %s: creating directory %s: %v", path, dir, plain(err))
 			}
 		}
-		perm := opts.Perm
-		if perm == 0 {
-			perm = 0o644
-		}
-		p, err := renameio.NewPendingFile(t.File, renameio.WithTempDir(dir), renameio.WithPermissions(perm))
+		p, err := renameio.NewPendingFile(t.File, renameio.WithTempDir(dir), renameio.WithPermissions(cmp.Or(opts.Perm, 0o644)))
 		if err != nil {
 			return nil, fmt.Errorf("writing %s: directory %s: %v", path, dir, plain(err))
 		}
@@ -333,9 +320,6 @@ func (f *File) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// Target says where the output goes.
-func (f *File) Target() Target { return f.t }
 
 // Close commits the output: a temporary file is renamed into place (after
 // checking that what it replaces is still a regular file, or nothing), a
@@ -372,15 +356,10 @@ func (f *File) Abort() {
 
 // Write writes data to path by the rules of the package comment.
 func Write(path string, data []byte, opts Options) error {
-	f, err := Create(path, opts)
-	if err != nil {
+	return WriteFunc(path, opts, func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Abort()
-		return err
-	}
-	return f.Close()
+	})
 }
 
 // WriteFunc writes what render writes to path; a render error leaves the
