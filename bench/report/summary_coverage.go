@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/measure/apiserver"
 	"github.com/stormbench/stormbench/bench/measure/clientlatency"
@@ -132,29 +132,9 @@ func fmtCount(x float64) string { return strconv.FormatInt(int64(math.Round(x)),
 
 func fmtRate(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 
-// fmtSeconds formats seconds with about three significant digits.
-func fmtSeconds(s float64) string {
-	d := time.Duration(s * float64(time.Second))
-	switch {
-	case d <= 0:
-		return "0s"
-	case d < time.Millisecond:
-		return strconv.FormatFloat(s*1e6, 'f', 0, 64) + "µs"
-	case d < 10*time.Millisecond:
-		return strconv.FormatFloat(s*1e3, 'f', 2, 64) + "ms"
-	case d < 100*time.Millisecond:
-		return strconv.FormatFloat(s*1e3, 'f', 1, 64) + "ms"
-	case d < time.Second:
-		return strconv.FormatFloat(s*1e3, 'f', 0, 64) + "ms"
-	case d < 10*time.Second:
-		return strconv.FormatFloat(s, 'f', 2, 64) + "s"
-	case d < time.Minute:
-		return strconv.FormatFloat(s, 'f', 1, 64) + "s"
-	default:
-		d = d.Round(time.Second)
-		return fmt.Sprintf("%dm%02ds", int(d/time.Minute), int(d%time.Minute/time.Second))
-	}
-}
+// fmtSeconds formats seconds as compare.FormatSeconds does, a negative
+// figure as 0s.
+func fmtSeconds(s float64) string { return compare.FormatSeconds(max(s, 0)) }
 
 func writeRow(w io.Writer, cells ...string) {
 	// w is a tabwriter, which only buffers here; a write error surfaces at
