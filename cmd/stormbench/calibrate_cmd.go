@@ -127,10 +127,8 @@ func (o *calibrateOptions) validate(env *cmdEnv, fs *pflag.FlagSet) (*calibrateP
 	if err := opts.Validate(realnode.MemAvailable()); err != nil {
 		return nil, usageError{err}
 	}
-	for _, p := range []string{o.resultPath, o.markdown, o.htmlPath} {
-		if err := checkWritable(p, o.force); err != nil {
-			return nil, usageError{err}
-		}
+	if err := o.checkTableOutputs(); err != nil {
+		return nil, err
 	}
 	if err := o.cluster.resolveKubeVersion(nil, ""); err != nil {
 		return nil, err
@@ -238,29 +236,52 @@ func (o *calibrateOptions) run(ctx context.Context, env *cmdEnv, plan *calibrate
 	return o.report(env, res, runErr)
 }
 
-// report writes the calibration's files and summary and says how it ended:
-// the run's error, or a gate error when a row is outside tolerance.
+// report writes the calibration result's files and summary and says how it
+// ended: the run's error, or a gate error when a row is outside tolerance.
 func (o *calibrateOptions) report(env *cmdEnv, res *calibrate.Result, runErr error) error {
-	if err := writeCalibration(env, o.force, res, o.resultPath, o.markdown, o.htmlPath); err != nil {
+	return writeTables(o, env, res, calibrate.WriteText, calibrate.WriteMarkdown, calibrate.WriteHTML, runErr, "")
+}
+
+// writeTables writes a calibration document (a result or a combination) to
+// --result (JSON), --markdown and --html, each by the rules of
+// bench/outfile, then its summary in -o's format, and says how it ended:
+// runErr, or a gate error naming the rows outside tolerance (of what
+// outside says).
+func writeTables[T interface{ Disagreements() []string }](o *calibrateOptions, env *cmdEnv, doc T, text, markdown, html func(io.Writer, T) error, runErr error, outside string) error {
+	write := func(path string, render func(io.Writer, T) error) error {
+		if path == "" {
+			return nil
+		}
+		return writeOutput(env, path, o.force, func(w io.Writer) error { return render(w, doc) })
+	}
+	if err := errors.Join(write(o.resultPath, writeIndentedJSON), write(o.markdown, markdown), write(o.htmlPath, html)); err != nil {
 		return errors.Join(runErr, err)
 	}
-	switch o.output {
-	case "json", "yaml":
-		if err := printStructured(env.stdout, o.output, res); err != nil {
-			return err
-		}
-	default:
-		if err := calibrate.WriteText(env.stdout, res); err != nil {
-			return err
-		}
+	var err error
+	if o.output == "json" || o.output == "yaml" {
+		err = printStructured(env.stdout, o.output, doc)
+	} else {
+		err = text(env.stdout, doc)
 	}
-	if runErr != nil {
+	switch d := doc.Disagreements(); {
+	case err != nil:
+		return err
+	case runErr != nil:
 		return runErr
-	}
-	if d := res.Disagreements(); len(d) > 0 {
-		return gateError{fmt.Errorf("calibration: %d rows outside tolerance: %s", len(d), strings.Join(d, "; "))}
+	case len(d) > 0:
+		return gateError{fmt.Errorf("calibration: %d rows outside tolerance%s: %s", len(d), outside, strings.Join(d, "; "))}
 	}
 	return nil
+}
+
+// writeIndentedJSON writes a calibration document: a few hundred rows,
+// whose indented JSON stays small and diffs well.
+func writeIndentedJSON[T any](w io.Writer, doc T) error {
+	out, err := json.MarshalIndent(doc, "", " ")
+	if err == nil {
+		_, err = w.Write(append(out, '\n'))
+	}
+	return err
 }
 
 func caseDetail(c calibrate.Case) string {
@@ -284,63 +305,6 @@ func caseDetail(c calibrate.Case) string {
 		return ""
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
-}
-
-// writeCalibration writes the result document and its renderings, each by
-// the rules of bench/outfile.
-func writeCalibration(env *cmdEnv, force bool, res *calibrate.Result, resultPath, markdown, htmlPath string) error {
-	o := &outputs{env: env, force: force}
-	o.write(resultPath, func(w io.Writer) error {
-		// A few hundred rows: indented JSON stays small and diffs well.
-		out, err := json.MarshalIndent(res, "", " ")
-		if err == nil {
-			_, err = w.Write(append(out, '\n'))
-		}
-		return err
-	})
-	o.write(markdown, func(w io.Writer) error { return calibrate.WriteMarkdown(w, res) })
-	o.write(htmlPath, func(w io.Writer) error { return calibrate.WriteHTML(w, res) })
-	return errors.Join(o.errs...)
-}
-
-// outputs writes rendered files and collects the errors.
-type outputs struct {
-	env   *cmdEnv
-	force bool
-	errs  []error
-}
-
-// write renders into path (nothing when path is empty).
-func (o *outputs) write(path string, render func(io.Writer) error) {
-	if path == "" {
-		return
-	}
-	if err := writeOutput(o.env, path, o.force, render); err != nil {
-		o.errs = append(o.errs, err)
-	}
-}
-
-// runCalibrateCombine puts a hollow and a containerd calibration into one
-// table: containerd is the reference for runtime restarts and reboots,
-// hollow for the rest, and rows where the two real backends disagree are
-// marked.
-// combineFiles reads a hollow and a containerd calibration result and
-// combines them; a usage error when either cannot be read or they do not
-// go together.
-func combineFiles(hollow, containerd string) (*calibrate.Combined, error) {
-	var rs [2]*calibrate.Result
-	for i, path := range []string{hollow, containerd} {
-		r, err := calibrate.ReadFile(path)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		rs[i] = r
-	}
-	c, err := calibrate.Combine(rs[0], rs[1])
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return c, nil
 }
 
 // newCalibrateCombineCmd puts a hollow and a containerd calibration into
@@ -367,38 +331,15 @@ not, 2 for bad input.`,
 		if len(args) != 2 {
 			return usagef("calibrate combine takes two result files, hollow then containerd; got %d arguments", len(args))
 		}
-		c, err := combineFiles(args[0], args[1])
+		rs, err := readAll(args, calibrate.ReadFile)
 		if err != nil {
 			return err
 		}
-		errs := &outputs{env: env, force: o.force}
-		write := errs.write
-		write(o.resultPath, func(w io.Writer) error {
-			out, err := json.MarshalIndent(c, "", " ")
-			if err == nil {
-				_, err = w.Write(append(out, '\n'))
-			}
-			return err
-		})
-		write(o.markdown, func(w io.Writer) error { return calibrate.WriteCombinedMarkdown(w, c) })
-		write(o.htmlPath, func(w io.Writer) error { return calibrate.WriteCombinedHTML(w, c) })
-		if err := errors.Join(errs.errs...); err != nil {
-			return err
+		c, err := calibrate.Combine(rs[0], rs[1])
+		if err != nil {
+			return usageError{err}
 		}
-		switch o.output {
-		case "json", "yaml":
-			if err := printStructured(env.stdout, o.output, c); err != nil {
-				return err
-			}
-		default:
-			if err := calibrate.WriteCombinedText(env.stdout, c); err != nil {
-				return err
-			}
-		}
-		if d := c.Disagreements(); len(d) > 0 {
-			return gateError{fmt.Errorf("calibration: %d rows outside tolerance of their reference: %s", len(d), strings.Join(d, "; "))}
-		}
-		return nil
+		return writeTables(o, env, c, calibrate.WriteCombinedText, calibrate.WriteCombinedMarkdown, calibrate.WriteCombinedHTML, nil, " of their reference")
 	}
 	return cmd
 }
@@ -508,13 +449,9 @@ input.`,
 		if len(args) < 2 {
 			return usagef("calibrate pool takes two result files or more, got %d", len(args))
 		}
-		rounds := make([]*calibrate.Result, len(args))
-		for i, p := range args {
-			r, err := calibrate.ReadFile(p)
-			if err != nil {
-				return usageError{err}
-			}
-			rounds[i] = r
+		rounds, err := readAll(args, calibrate.ReadFile)
+		if err != nil {
+			return err
 		}
 		res, err := calibrate.Pool(rounds...)
 		if err != nil {

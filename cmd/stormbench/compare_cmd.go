@@ -191,6 +191,19 @@ func readResults(paths []string) ([]compare.Input, error) {
 	return out, nil
 }
 
+// readAll reads every file at paths with read; one that cannot be read is
+// bad input (exit 2).
+func readAll[T any](paths []string, read func(string) (T, error)) ([]T, error) {
+	out := make([]T, len(paths))
+	for i, p := range paths {
+		var err error
+		if out[i], err = read(p); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	return out, nil
+}
+
 // readResult reads one result file for a flag; see readResults.
 func readResult(flag, path string) (compare.Input, error) {
 	if strings.TrimSpace(path) == "" {

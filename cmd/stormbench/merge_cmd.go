@@ -121,13 +121,9 @@ func (o *mergeOptions) validate(paths []string) error {
 
 // run merges the shards, writes the merged result and prints the summary.
 func (o *mergeOptions) run(env *cmdEnv, paths []string) error {
-	shards := make([]*result.Result, len(paths))
-	for i, p := range paths {
-		r, err := result.ReadFile(p)
-		if err != nil {
-			return usageError{err}
-		}
-		shards[i] = r
+	shards, err := readAll(paths, result.ReadFile)
+	if err != nil {
+		return err
 	}
 	merged, err := result.Merge(mergeRules(), shards...)
 	if err != nil {
