@@ -9,9 +9,10 @@ import (
 )
 
 // provenance says where a run was made: the machine (result.Machine), the
-// stormbench commit, and the control plane's CPU budget when it had one.
-// It is empty for a file written before the machine was recorded, whose
-// summary and report are left as they were.
+// stormbench commit, and the control plane's CPU budget when it had one;
+// the summary's "machine:" line and the report's Machine item. It is empty
+// for a file written before the machine was recorded, whose summary and
+// report are left as they were.
 func provenance(r *result.Result) string {
 	if r.Run.Machine == nil {
 		return ""
@@ -23,37 +24,14 @@ func provenance(r *result.Result) string {
 	if cpus := r.Run.Cluster.ControlPlaneCPUs; cpus > 0 {
 		parts = append(parts, "control plane "+compare.FormatBudget(cpus)+" (controlPlane.cpus)")
 	}
-	if n := hostBoundRuns(r); n > 0 {
-		parts = append(parts, fmt.Sprintf("host-bound in %d of %d storms", n, len(r.Variants)))
-	}
-	return strings.Join(parts, "; ")
-}
-
-// hostBoundRuns counts the variant runs the host, not only the control
-// plane, limited (result.VariantRun.HostBound).
-func hostBoundRuns(r *result.Result) int {
-	n := 0
+	n := 0 // the runs the host, not only the control plane, limited (result.VariantRun.HostBound)
 	for i := range r.Variants {
 		if r.Variants[i].HostBound {
 			n++
 		}
 	}
-	return n
-}
-
-// writeProvenance writes the summary's machine line, if the run recorded
-// its machine.
-func writeProvenance(w *errWriter, r *result.Result) {
-	if p := provenance(r); p != "" {
-		w.printf("machine: %s\n", p)
+	if n > 0 {
+		parts = append(parts, fmt.Sprintf("host-bound in %d of %d storms", n, len(r.Variants)))
 	}
-}
-
-// machineMeta is the report's Machine item, if the run recorded its
-// machine.
-func machineMeta(r *result.Result) []MetaItem {
-	if p := provenance(r); p != "" {
-		return []MetaItem{{"Machine", p}}
-	}
-	return nil
+	return strings.Join(parts, "; ")
 }

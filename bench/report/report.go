@@ -270,7 +270,9 @@ func runMeta(in compare.Input, prof *profiles.Profile) []MetaItem {
 		cl += fmt.Sprintf("; the fleet made on %s and restored into the control plane of %s before each of those variants' storms", r.Run.Cluster.KubernetesVersion, strings.Join(others, ", "))
 	}
 	add("Cluster", cl)
-	meta = append(meta, machineMeta(r)...)
+	if p := provenance(r); p != "" {
+		add("Machine", p)
+	}
 	s := r.Run.Cluster.Settings
 	add("Settings", fmt.Sprintf("node-monitor-grace-period %s, node lease %s, node status every %s, endpointslice-updates-batch-period %s",
 		time.Duration(s.NodeMonitorGracePeriod), time.Duration(s.NodeLeaseDuration), time.Duration(s.NodeStatusUpdateFrequency), time.Duration(s.EndpointSliceUpdatesBatchPeriod))+

@@ -31,7 +31,9 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 	}
 	ew.printf("stormbench %s  run %s  %d nodes  %d pods  %d services  seed %d  %s\n",
 		r.Run.ToolVersion, r.Run.ID, r.Run.Fleet.Nodes, r.Run.Fleet.Pods, r.Run.Fleet.Services, r.Run.Seed, status)
-	writeProvenance(ew, r)
+	if p := provenance(r); p != "" {
+		ew.printf("machine: %s\n", p)
+	}
 	if note, ok := r.Run.Cluster.Settings.RelaxedHeartbeats(); ok {
 		ew.printf("%s\n", note)
 	}
