@@ -40,16 +40,10 @@ import (
 	"time"
 )
 
-// event is one line of `go test -json` (cmd/test2json).
+// event is one line of `go test -json` (cmd/test2json), the fields read.
 type event struct {
-	Time        time.Time
-	Action      string
-	Package     string
-	Test        string
-	Elapsed     float64
-	Output      string
-	ImportPath  string
-	FailedBuild string
+	Action, Package, Test, Output string
+	Elapsed                       float64
 }
 
 type testKey struct{ pkg, test string }
@@ -71,25 +65,17 @@ type testStat struct {
 // bootLine is what bench/cluster/clustertest logs for every cluster it starts.
 var bootLine = regexp.MustCompile(`cluster boot: ([0-9.]+)s`)
 
-// lanes collects the -lane flags.
-type lanes [][]string
-
-func (l *lanes) String() string { return fmt.Sprint(*l) }
-
-func (l *lanes) Set(v string) error {
-	f := strings.Fields(v)
-	if len(f) == 0 {
-		return errors.New("an empty command")
-	}
-	*l = append(*l, f)
-	return nil
-}
-
 func main() {
 	verbose := flag.Bool("v", false, "print every test's output, as go test -v does")
 	top := flag.Int("top", 15, "how many of the slowest tests to list")
-	var ls lanes
-	flag.Var(&ls, "lane", "a `command` printing go test -json to run beside the other lanes (repeatable); without it, read standard input")
+	var ls [][]string
+	flag.Func("lane", "a `command` printing go test -json to run beside the other lanes (repeatable); without it, read standard input", func(v string) error {
+		if len(strings.Fields(v)) == 0 {
+			return errors.New("an empty command")
+		}
+		ls = append(ls, strings.Fields(v))
+		return nil
+	})
 	flag.Parse()
 	if len(ls) == 0 {
 		os.Exit(summarize(os.Stdin, os.Stdout, *verbose, *top))
@@ -109,46 +95,41 @@ func main() {
 // merged a whole line at a time, and a wait that returns when all have
 // exited, with an error naming each lane that failed. Their standard
 // errors go to stderr as they are.
-func runLanes(ls lanes, stderr io.Writer) (io.Reader, func() error) {
+func runLanes(ls [][]string, stderr io.Writer) (io.Reader, func() error) {
 	// An io.Pipe passes each Write whole, one at a time: a lane writes
 	// whole lines, so lanes never mix within one.
 	pr, pw := io.Pipe()
 	var wg sync.WaitGroup
 	errs := make([]error, len(ls))
 	for i, args := range ls {
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Stderr = stderr
-		out, err := cmd.StdoutPipe()
-		if err == nil {
-			err = cmd.Start()
-		}
-		if err != nil {
-			errs[i] = fmt.Errorf("lane %q: %w", strings.Join(args, " "), err)
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sc := bufio.NewScanner(out)
-			sc.Buffer(make([]byte, 1<<20), 64<<20)
-			for sc.Scan() {
-				_, _ = pw.Write(append(sc.Bytes(), '\n'))
+		wg.Go(func() {
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.Stderr = stderr
+			out, err := cmd.StdoutPipe()
+			if err == nil {
+				err = cmd.Start()
 			}
-			// Drain what a too-long line left, so the command can exit.
-			_, _ = io.Copy(io.Discard, out)
-			if err := cmd.Wait(); err != nil {
+			if err == nil {
+				sc := bufio.NewScanner(out)
+				sc.Buffer(make([]byte, 1<<20), 64<<20)
+				for sc.Scan() {
+					_, _ = pw.Write(append(sc.Bytes(), '\n'))
+				}
+				// Drain what a too-long line left, so the command can exit.
+				_, _ = io.Copy(io.Discard, out)
+				err = cmd.Wait()
+			}
+			if err != nil {
 				errs[i] = fmt.Errorf("lane %q: %w", strings.Join(args, " "), err)
 			}
-		}()
+		})
 	}
-	done := make(chan struct{})
 	go func() {
 		wg.Wait()
 		pw.Close()
-		close(done)
 	}()
 	return pr, func() error {
-		<-done
+		wg.Wait()
 		return errors.Join(errs...)
 	}
 }

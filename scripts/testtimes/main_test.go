@@ -122,7 +122,7 @@ func TestRunLanes(t *testing.T) {
 				return []string{"env", "STORMBENCH_LANE_PKG=" + pkg, "STORMBENCH_LANE_LINES=300", "STORMBENCH_LANE_EXIT=" + exit,
 					os.Args[0], "-test.run=^TestHelperLane$"}
 			}
-			r, wait := runLanes(lanes{lane("a", "0"), lane("b", tc.exit)}, io.Discard)
+			r, wait := runLanes([][]string{lane("a", "0"), lane("b", tc.exit)}, io.Discard)
 			got := map[string]int{}
 			sc := bufio.NewScanner(r)
 			sc.Buffer(make([]byte, 1<<20), 1<<20)
