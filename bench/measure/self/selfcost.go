@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	"sync"
 	"syscall"
 	"time"
 
@@ -52,10 +51,9 @@ type SelfCostOptions struct {
 // the storm's CPU into a standing cost and a marginal cost per restart
 // (selfCostSplit says what the control holds and where it falls short).
 type SelfCost struct {
+	part
 	opts SelfCostOptions
-	env  *measure.Env
 
-	mu        sync.Mutex
 	baseStart time.Time
 	baseCPU0  time.Duration
 	baseCPU   time.Duration
@@ -84,17 +82,6 @@ func NewSelfCost(o SelfCostOptions) *SelfCost {
 		o.Process = ProcSelf{}
 	}
 	return &SelfCost{opts: o}
-}
-
-// Name implements Measurement.
-func (m *SelfCost) Name() string { return Name }
-
-// Start implements Measurement; nothing is measured before the baseline.
-func (m *SelfCost) Start(_ context.Context, env *measure.Env) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.env = env
-	return nil
 }
 
 // MarkBaselineStart implements BaselineStartMarker: the CPU so far, from

@@ -11,6 +11,25 @@ import (
 	"github.com/stormbench/stormbench/bench/storm"
 )
 
+// part is what Simulator and SelfCost, the two measurements that write
+// Name, share: the Env that Start keeps, and the lock over their state.
+type part struct {
+	mu  sync.Mutex
+	env *measure.Env
+}
+
+// Name implements Measurement.
+func (*part) Name() string { return Name }
+
+// Start implements Measurement; nothing is measured before the baseline
+// (SelfCost) or the storm (Simulator).
+func (p *part) Start(_ context.Context, env *measure.Env) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.env = env
+	return nil
+}
+
 // SimulatedFleet is what Simulator reads from the fleet (*fleet.Fleet).
 type SimulatedFleet interface {
 	// Readiness lists the fleet's nodes and pods.
@@ -34,10 +53,9 @@ type SimulatorOptions struct {
 // the storm ends. Its figures go into the Name
 // measurement, beside SelfCost's.
 type Simulator struct {
+	part
 	opts SimulatorOptions
-	env  *measure.Env
 
-	mu          sync.Mutex
 	start, end  time.Time
 	fixedBefore int64
 	fleetValues []result.Value
@@ -50,17 +68,6 @@ var (
 
 // NewSimulator returns the simulator measurement.
 func NewSimulator(o SimulatorOptions) *Simulator { return &Simulator{opts: o} }
-
-// Name implements Measurement.
-func (m *Simulator) Name() string { return Name }
-
-// Start implements Measurement; nothing is measured before the storm.
-func (m *Simulator) Start(_ context.Context, env *measure.Env) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.env = env
-	return nil
-}
 
 // MarkStormStart implements Measurement: the stale-readiness fixes count
 // from here.
