@@ -349,11 +349,7 @@ func (m *Host) Gather(context.Context) (result.Measurement, error) {
 func hostWindowValues(window string, samples []hostSample, cpus int, minSample float64) []result.Value {
 	var out []result.Value
 	add := func(name, unit string, v float64, labels ...string) {
-		x := result.Value{Name: name, Window: window, Unit: unit, Value: v}
-		if len(labels) == 2 {
-			x.Labels = map[string]string{labels[0]: labels[1]}
-		}
-		out = append(out, x)
+		out = append(out, result.Value{Name: name, Window: window, Unit: unit, Value: v, Labels: result.Labels(labels...)})
 	}
 	add(Samples, result.UnitCount, float64(len(samples)))
 	if len(samples) == 0 {
