@@ -61,13 +61,7 @@ func groupLine(g compare.Group) string {
 
 // Superscript is the footnote mark of note n (1-based): ¹ ² ³ ... ¹⁰.
 func Superscript(n int) string {
-	digits := []rune("⁰¹²³⁴⁵⁶⁷⁸⁹")
-	s := strconv.Itoa(n)
-	out := make([]rune, 0, len(s))
-	for _, c := range s {
-		out = append(out, digits[c-'0'])
-	}
-	return string(out)
+	return strings.Map(func(c rune) rune { return []rune("⁰¹²³⁴⁵⁶⁷⁸⁹")[c-'0'] }, strconv.Itoa(n))
 }
 
 // NoteMarks are the footnote marks of notes ns after a figure: a space,
@@ -76,11 +70,11 @@ func NoteMarks(ns []int) string {
 	if len(ns) == 0 {
 		return ""
 	}
-	var b strings.Builder
+	s := " "
 	for _, n := range ns {
-		b.WriteString(Superscript(n))
+		s += Superscript(n)
 	}
-	return " " + b.String()
+	return s
 }
 
 // CellText is a group's median, its interval and its note marks
