@@ -104,17 +104,15 @@ func HTTPSource(component, url string, client *http.Client) MetricsSource {
 	return MetricsSource{
 		Component: component,
 		Fetch: func(ctx context.Context, body *bytes.Buffer) (string, error) {
-			if !textOnly.Load() {
-				code, contentType, err := fetch(ctx, MetricsAccept, body)
-				if code != http.StatusNotAcceptable {
-					if err != nil {
-						return "", fmt.Errorf("fetching %s /metrics: %w", component, err)
-					}
-					return contentType, nil
-				}
-				textOnly.Store(true)
+			accept := MetricsAccept
+			if textOnly.Load() {
+				accept = metricsAcceptText
 			}
-			_, contentType, err := fetch(ctx, metricsAcceptText, body)
+			code, contentType, err := fetch(ctx, accept, body)
+			if code == http.StatusNotAcceptable && accept == MetricsAccept {
+				textOnly.Store(true)
+				_, contentType, err = fetch(ctx, metricsAcceptText, body)
+			}
 			if err != nil {
 				return "", fmt.Errorf("fetching %s /metrics: %w", component, err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -117,7 +118,7 @@ func (m *Metrics) Start(ctx context.Context, env *measure.Env) error {
 	var errs []error
 	for _, c := range m.comps {
 		c.schedule(1) // the first scrape is a slot too
-		if err := m.scrape(ctx, c); err != nil {
+		if err := m.fold(c, c.scrape(ctx)); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -153,11 +154,6 @@ func (m *Metrics) setup(env *measure.Env) error {
 	return nil
 }
 
-// scrape takes one scrape of c and folds it in.
-func (m *Metrics) scrape(ctx context.Context, c *scraper) error {
-	return m.fold(c, c.scrape(ctx))
-}
-
 // fold hands a successful scrape of c to the accumulator, and records a
 // failed one as a warning.
 func (m *Metrics) fold(c *scraper, r scrapeResult) error {
@@ -190,7 +186,7 @@ func (m *Metrics) Gather(ctx context.Context) (result.Measurement, error) {
 	var errs []error
 	for _, c := range m.comps {
 		c.schedule(1) // and so is the final one
-		if err := m.scrape(ctx, c); err != nil {
+		if err := m.fold(c, c.scrape(ctx)); err != nil {
 			errs = append(errs, fmt.Errorf("final scrape: %w", err))
 		}
 	}
@@ -207,21 +203,19 @@ func (m *Metrics) Gather(ctx context.Context) (result.Measurement, error) {
 // figures builds the result: the scrape coverage of every source, the
 // warnings, then the accumulator's figures. Callers hold m.mu.
 func (m *Metrics) figures() result.Measurement {
-	out := result.Measurement{Name: m.Name()}
+	var coverage []result.Value
 	for _, c := range m.comps {
-		out.Values = append(out.Values, c.figures()...)
+		coverage = append(coverage, c.figures()...)
 	}
-	out.Warnings = append(out.Warnings, m.warnings.close()...)
+	warnings := m.warnings.close()
 	n := 0
 	if m.env != nil {
 		n = storm.Restarts(m.env.Outcomes.All())
 	}
-	acc := m.acc.Close(n)
-	out.Values = append(out.Values, acc.Values...)
-	out.Histograms = acc.Histograms
-	out.Windows = acc.Windows
-	out.Warnings = append(out.Warnings, acc.Warnings...)
-	out.Series = acc.Series
+	out := m.acc.Close(n)
+	out.Name = m.Name()
+	out.Values = slices.Concat(coverage, out.Values)
+	out.Warnings = slices.Concat(warnings, out.Warnings)
 	return out
 }
 

@@ -136,7 +136,7 @@ func runScriptedAs(t *testing.T, enc encoding) result.Measurement {
 	ctx := context.Background()
 	for i := range 8 {
 		clk.SetTime(measuretest.At(time.Duration(i) * time.Second))
-		err := m.scrape(ctx, m.comps[0])
+		err := m.fold(m.comps[0], m.comps[0].scrape(ctx))
 		if (err != nil) != (i == 5) {
 			t.Fatalf("scrape %d: error %v", i, err)
 		}
@@ -276,7 +276,7 @@ func TestAPIServerWithoutStormStart(t *testing.T) {
 	if err := m.setup(env); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.scrape(context.Background(), m.comps[0]); err != nil {
+	if err := m.fold(m.comps[0], m.comps[0].scrape(context.Background())); err != nil {
 		t.Fatal(err)
 	}
 	clk.SetTime(measuretest.At(2 * time.Second))
