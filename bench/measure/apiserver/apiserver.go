@@ -117,7 +117,7 @@ func (m *Metrics) Start(ctx context.Context, env *measure.Env) error {
 	}
 	var errs []error
 	for _, c := range m.comps {
-		c.schedule(1) // the first scrape is a slot too
+		c.schedule(1, false) // the first scrape is a slot too
 		if err := m.fold(c, c.scrape(ctx)); err != nil {
 			errs = append(errs, err)
 		}
@@ -185,7 +185,7 @@ func (m *Metrics) Gather(ctx context.Context) (result.Measurement, error) {
 	m.stop(false)
 	var errs []error
 	for _, c := range m.comps {
-		c.schedule(1) // and so is the final one
+		c.schedule(1, false) // and so is the final one
 		if err := m.fold(c, c.scrape(ctx)); err != nil {
 			errs = append(errs, fmt.Errorf("final scrape: %w", err))
 		}

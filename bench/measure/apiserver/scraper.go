@@ -116,11 +116,11 @@ func (sc *scraper) run(ctx, abort context.Context, handle func(scrapeResult)) {
 			// taken now, and the cadence does not drift.
 			missed := int(late / sc.interval)
 			next = next.Add(time.Duration(missed) * sc.interval)
-			sc.skip(missed)
+			sc.schedule(missed, true)
 		}
 		select {
 		case b := <-sc.free:
-			sc.schedule(1)
+			sc.schedule(1, false)
 			f := &inFlight{done: make(chan scrapeResult, 1)}
 			order <- f
 			go func() {
@@ -129,7 +129,7 @@ func (sc *scraper) run(ctx, abort context.Context, handle func(scrapeResult)) {
 				f.done <- r
 			}()
 		default:
-			sc.skip(1)
+			sc.schedule(1, true)
 		}
 	}
 }
@@ -156,22 +156,14 @@ func (sc *scraper) wait(ctx context.Context, until time.Time) bool {
 	}
 }
 
-// schedule counts n scrape slots.
-func (sc *scraper) schedule(n int) {
+// schedule counts n scrape slots, skipped ones if they start no scrape.
+func (sc *scraper) schedule(n int, skipped bool) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	sc.coverage.scheduled += n
-}
-
-// skip counts n scrape slots that start no scrape.
-func (sc *scraper) skip(n int) {
-	if n <= 0 {
-		return
+	if skipped {
+		sc.coverage.skipped += n
 	}
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	sc.coverage.scheduled += n
-	sc.coverage.skipped += n
 }
 
 // scrape takes one scrape now, outside the cadence (the first and the
