@@ -263,17 +263,9 @@ func sources(o Options, src map[string]string) []ThresholdSource {
 		{thOutage, outage, src[thOutage]},
 		{thRecovery, dur(o.RecoveryP99), src[thRecovery]},
 	}
-	keys := slices.Sorted(maps.Keys(o.MaxRegression))
-	slices.SortStableFunc(keys, func(a, b string) int {
-		switch {
-		case a == AllMetrics && b != AllMetrics:
-			return -1
-		case b == AllMetrics && a != AllMetrics:
-			return 1
-		}
-		return 0
-	})
-	for _, k := range keys {
+	// AllMetrics ("*") sorts before every metric ID, which starts with a
+	// letter (profiles.CheckGateMetric).
+	for _, k := range slices.Sorted(maps.Keys(o.MaxRegression)) {
 		name := thRegression + "[" + k + "]"
 		out = append(out, ThresholdSource{name, "≤ " + compare.FormatPercent(o.MaxRegression[k]), src[name]})
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -318,15 +319,7 @@ func highlights(c *compare.Comparison) []string {
 			}
 			hs = append(hs, hl{fmt.Sprintf("%s %s (%s → %s)", r.Metric.Label, d.Text, compare.FormatValue(r.Cells[0].Median, r.Metric.Unit), compare.FormatValue(r.Cells[gi].Median, r.Metric.Unit)), mag})
 		}
-		slices.SortStableFunc(hs, func(a, b hl) int {
-			switch {
-			case a.mag > b.mag:
-				return -1
-			case a.mag < b.mag:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(hs, func(a, b hl) int { return cmp.Compare(b.mag, a.mag) })
 		if len(hs) > 6 {
 			hs = hs[:6]
 		}

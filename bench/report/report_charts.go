@@ -195,15 +195,7 @@ func topResources(groups []compare.Group) []string {
 			rs = append(rs, r)
 		}
 	}
-	slices.SortFunc(rs, func(a, b string) int {
-		switch {
-		case total[a] > total[b]:
-			return -1
-		case total[a] < total[b]:
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
+	slices.SortFunc(rs, func(a, b string) int { return cmp.Or(cmp.Compare(total[b], total[a]), strings.Compare(a, b)) })
 	return rs
 }
 
