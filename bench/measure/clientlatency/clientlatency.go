@@ -3,6 +3,7 @@ package clientlatency
 import (
 	"context"
 	"io"
+	"maps"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -121,10 +122,7 @@ func (c *Recorder) seriesFor(k RequestKey) *clientSeries {
 	if s, ok := old[k]; ok {
 		return s
 	}
-	next := make(map[RequestKey]*clientSeries, len(old)+1)
-	for kk, v := range old {
-		next[kk] = v
-	}
+	next := maps.Clone(old)
 	s := &clientSeries{hist: newAtomicHist(c.highest.Microseconds())}
 	next[k] = s
 	c.series.Store(&next)
@@ -241,18 +239,10 @@ func (c *Recorder) Gather(context.Context) (result.Measurement, error) {
 			return out, err
 		}
 		out.Histograms = append(out.Histograms, h)
-		for _, v := range []struct {
-			name string
-			n    int64
-		}{
-			{Requests, s.requests.Load()},
-			{Errors, s.errors.Load()},
-			{Throttled, s.throttled.Load()},
-			{Retries, s.retries.Load()},
-			{Clamped, s.hist.clamped.Load()},
-		} {
-			if v.n > 0 || v.name == Requests {
-				out.Values = append(out.Values, result.Value{Name: v.name, Labels: result.Labels(labels...), Unit: result.UnitRequests, Value: float64(v.n)})
+		for i, n := range []int64{s.requests.Load(), s.errors.Load(), s.throttled.Load(), s.retries.Load(), s.hist.clamped.Load()} {
+			if n > 0 || i == 0 { // requests, even none
+				name := []string{Requests, Errors, Throttled, Retries, Clamped}[i]
+				out.Values = append(out.Values, result.Value{Name: name, Labels: result.Labels(labels...), Unit: result.UnitRequests, Value: float64(n)})
 			}
 		}
 	}
