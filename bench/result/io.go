@@ -212,12 +212,7 @@ func validateMeasurement(p *field.Path, m *Measurement) field.ErrorList {
 	}
 	for i, v := range m.Values {
 		vp := p.Child("values").Index(i)
-		if v.Name == "" {
-			errs = append(errs, field.Required(vp.Child("name"), ""))
-		}
-		if v.Unit == "" {
-			errs = append(errs, field.Required(vp.Child("unit"), ""))
-		}
+		errs = append(errs, requireNameUnit(vp, v.Name, v.Unit)...)
 		switch {
 		case math.IsNaN(v.Value) || math.IsInf(v.Value, 0):
 			errs = append(errs, field.Invalid(vp.Child("value"), v.Value, "must be finite"))
@@ -230,12 +225,7 @@ func validateMeasurement(p *field.Path, m *Measurement) field.ErrorList {
 	}
 	for i, s := range m.Series {
 		sp := p.Child("series").Index(i)
-		if s.Name == "" {
-			errs = append(errs, field.Required(sp.Child("name"), ""))
-		}
-		if s.Unit == "" {
-			errs = append(errs, field.Required(sp.Child("unit"), ""))
-		}
+		errs = append(errs, requireNameUnit(sp, s.Name, s.Unit)...)
 		if !slices.IsSortedFunc(s.Points, func(a, b Point) int { return cmp.Compare(a.T, b.T) }) {
 			errs = append(errs, field.Invalid(sp.Child("points"), len(s.Points), "not in time order"))
 		}
@@ -264,14 +254,20 @@ func mayBeNegative(name string) bool {
 	return strings.Contains(n, "excess") || strings.Contains(n, "growth") || strings.Contains(n, "marginal")
 }
 
-func validateHistogram(p *field.Path, h *Histogram) field.ErrorList {
+// requireNameUnit reports a figure's missing name and unit.
+func requireNameUnit(p *field.Path, name, unit string) field.ErrorList {
 	var errs field.ErrorList
-	if h.Name == "" {
+	if name == "" {
 		errs = append(errs, field.Required(p.Child("name"), ""))
 	}
-	if h.Unit == "" {
+	if unit == "" {
 		errs = append(errs, field.Required(p.Child("unit"), ""))
 	}
+	return errs
+}
+
+func validateHistogram(p *field.Path, h *Histogram) field.ErrorList {
+	errs := requireNameUnit(p, h.Name, h.Unit)
 	if h.HDR != "" && len(h.Buckets) > 0 {
 		errs = append(errs, field.Forbidden(p.Child("buckets"), "a histogram is either hdr or buckets"))
 	}
