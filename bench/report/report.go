@@ -95,7 +95,7 @@ type SweepSection struct {
 const flowIntro = "Who sent the storm's API excess requests per restart, by the APF flow schema that classified them: the kubelets (real or simulated), each controller of kube-controller-manager by its service account, the scheduler, and the simulation's own (kwok, harness), which the key figure leaves out. Each flow is measured against its own requests in the baseline window."
 
 // flowMetrics are the flow metrics of the flows any run of r measured, in
-// cluster.Flows' order, then any other flow by name.
+// flowOrder.
 func flowMetrics(r *result.Result) []compare.Metric {
 	seen := map[string]bool{}
 	for i := range r.Variants {
@@ -104,16 +104,27 @@ func flowMetrics(r *result.Result) []compare.Metric {
 		}
 	}
 	var out []compare.Metric
-	for _, f := range cluster.Flows() {
-		if seen[f] {
-			out = append(out, compare.FlowMetric(f))
-			delete(seen, f)
-		}
-	}
-	for _, f := range slices.Sorted(maps.Keys(seen)) {
+	for _, f := range flowOrder(seen) {
 		out = append(out, compare.FlowMetric(f))
 	}
 	return out
+}
+
+// flowOrder lists the flows in cluster.Flows' order, then any other flow
+// by name.
+func flowOrder(flows map[string]bool) []string {
+	var order []string
+	for _, f := range cluster.Flows() {
+		if flows[f] {
+			order = append(order, f)
+		}
+	}
+	for _, f := range slices.Sorted(maps.Keys(flows)) {
+		if !slices.Contains(cluster.Flows(), f) {
+			order = append(order, f)
+		}
+	}
+	return order
 }
 
 // notModelled are the parts of a real kubelet restart the simulation leaves
@@ -173,16 +184,12 @@ func Build(in compare.Input, opts Options) (*Report, error) {
 	if t, ok := buildKubeletTable(groups); ok {
 		rep.Kubelet = t
 	}
+	rep.Warnings = append(compare.InputWarnings(in), hostNotes(r)...)
 	for _, g := range groups {
 		for _, v := range g.VariantRuns() {
 			if low := LowCoverage(v); low != "" {
 				rep.Coverage = append(rep.Coverage, low)
 			}
-		}
-	}
-	rep.Warnings = append(compare.InputWarnings(in), hostNotes(r)...)
-	for _, g := range groups {
-		for _, v := range g.VariantRuns() {
 			for _, m := range v.Measurements {
 				for _, w := range m.Warnings {
 					rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s#%d: %s: %s", v.Variant, v.Repetition, m.Name, w))

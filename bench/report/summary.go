@@ -3,9 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
-	"maps"
 	"math"
-	"slices"
 	"strconv"
 	"text/tabwriter"
 
@@ -269,17 +267,9 @@ func summaryTableRows(r *result.Result) []summaryRow {
 			big[f] = big[f] || math.Abs(x) >= 0.5
 		}
 	}
-	var order []string
-	for _, f := range cluster.Flows() {
-		if flows[f] {
-			order = append(order, f)
-			delete(flows, f)
-		}
-	}
-	order = append(order, slices.Sorted(maps.Keys(flows))...)
 	var flowRows []summaryRow
 	var small []string
-	for _, f := range order {
+	for _, f := range flowOrder(flows) {
 		if !big[f] {
 			small = append(small, f)
 			continue
