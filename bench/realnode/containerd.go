@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -38,8 +37,6 @@ const (
 
 // ContainerdNode is one containerd-backed real node.
 type ContainerdNode struct {
-	opts Options
-
 	procs
 	gates map[string]bool
 	// wantKubelet says the kubelet should be running: as systemd's
@@ -97,22 +94,12 @@ func NewContainerd(o Options) (*ContainerdNode, error) {
 	if o.Name == "" || o.Dir == "" || o.AdminKubeconfig == "" || o.PodCIDR == "" {
 		return nil, errors.New("containerd node: name, directory, admin kubeconfig and pod CIDR are required")
 	}
-	abs, err := filepath.Abs(o.Dir)
-	if err != nil {
+	n := &ContainerdNode{}
+	if err := n.init("containerd node", o, "ctd.sock", ".ttrpc"); err != nil {
 		return nil, err
 	}
-	o.Dir = abs
-	n := &ContainerdNode{opts: o, procs: procs{what: "containerd node " + o.Name}}
-	if l := len(n.socket() + ".ttrpc"); l > 100 {
-		return nil, fmt.Errorf("containerd node %s: socket path %s is too long for a unix socket (%d bytes, at most 100): use a shorter --workdir", o.Name, n.socket(), l)
-	}
-	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("containerd node %s: %w", o.Name, err)
-	}
-	hollow := &Node{opts: o}
-	if err := hollow.writeKubeconfig(); err != nil {
-		return nil, err
-	}
+	o = n.opts
+	var err error
 	for _, d := range []string{"ctd/root", "ctd/state", "runc", "cni/net.d", "cni/data", "kubelet", "pod-logs"} {
 		if err := os.MkdirAll(filepath.Join(o.Dir, d), 0o700); err != nil {
 			return nil, fmt.Errorf("containerd node %s: %w", o.Name, err)
@@ -142,16 +129,10 @@ func NewContainerd(o Options) (*ContainerdNode, error) {
 	return n, nil
 }
 
-// Name returns the node name.
-func (n *ContainerdNode) Name() string { return n.opts.Name }
-
 // Cost is the kubelet's, containerd's and its shims' usage (see Runner).
 func (n *ContainerdNode) Cost() (map[string]Usage, error) {
 	return n.procs.cost(PartShims, shimPIDs(n.socket()))
 }
-
-// KubeletLog is the kubelet's log file.
-func (n *ContainerdNode) KubeletLog() string { return filepath.Join(n.opts.Dir, "kubelet.log") }
 
 // RuntimeLog is containerd's log file.
 func (n *ContainerdNode) RuntimeLog() string { return filepath.Join(n.opts.Dir, "containerd.log") }
@@ -414,7 +395,7 @@ func (n *ContainerdNode) startKubeletLocked(gates map[string]bool) error {
 	n.gates = gates
 	args := []string{
 		"--config", n.kubeletConfigPath(),
-		"--kubeconfig", filepath.Join(n.opts.Dir, "kubeconfig"),
+		"--kubeconfig", n.kubeconfigPath(),
 		"--root-dir", filepath.Join(n.opts.Dir, "kubelet"),
 		"--hostname-override", n.opts.Name,
 		"--node-labels", joinMap(n.opts.Labels),
@@ -484,11 +465,7 @@ func (n *ContainerdNode) KillRuntime() error {
 // PowerOff kills the kubelet, containerd, every shim and every container
 // process of the node at once, as losing power does.
 func (n *ContainerdNode) PowerOff() error {
-	n.mu.Lock()
-	n.wantKubelet = false
-	k, c := n.kubelet, n.runtime
-	n.mu.Unlock()
-	err := errors.Join(k.stop(0), c.stop(0))
+	err := n.stopBoth(func() { n.wantKubelet = false }, 0, 0)
 	n.killContainers()
 	return err
 }
@@ -497,14 +474,7 @@ func (n *ContainerdNode) PowerOff() error {
 // made on the machine: containers, shims, mounts, network namespaces, the
 // bridge and the cgroups. The node's directory stays (logs).
 func (n *ContainerdNode) Stop() error {
-	n.mu.Lock()
-	n.wantKubelet = false
-	k, c := n.kubelet, n.runtime
-	n.mu.Unlock()
-	if c.alive() {
-		_ = syscall.Kill(c.pid(), syscall.SIGCONT)
-	}
-	err := errors.Join(k.stop(10*time.Second), c.stop(10*time.Second))
+	err := n.stopBoth(func() { n.wantKubelet = false }, 10*time.Second, 10*time.Second)
 	n.killContainers()
 	return errors.Join(err, n.cleanHost())
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
+	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/poll"
 )
 
@@ -152,19 +153,13 @@ func Mounts(dir string) []string {
 	}
 	var out []string
 	for _, m := range mounts {
-		// procfs leaves mountinfo's octal escapes (\040 for a space).
-		mp := unescapeMount(m.MountPoint)
+		mp := cluster.UnescapeMount(m.MountPoint)
 		if mp == dir || strings.HasPrefix(mp, dir+"/") {
 			out = append(out, mp)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
-}
-
-func unescapeMount(s string) string {
-	r := strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
-	return r.Replace(s)
 }
 
 // unmountUnder unmounts every mount point under dir, deepest first,
@@ -201,7 +196,7 @@ func cleanDeadContainerdNode(dir string) {
 	if json.Unmarshal(b, &st) != nil || st.Name == "" {
 		return
 	}
-	n := &ContainerdNode{opts: Options{Dir: dir, Name: st.Name}, procs: procs{what: "containerd node " + st.Name}}
+	n := &ContainerdNode{procs: procs{what: "containerd node " + st.Name, opts: Options{Dir: dir, Name: st.Name}}}
 	n.killContainers()
 	_ = n.cleanHost()
 }

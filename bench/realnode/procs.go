@@ -2,8 +2,10 @@ package realnode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -17,17 +19,62 @@ import (
 type procs struct {
 	// what names the node in errors: "real node n1", "containerd node n1".
 	what string
+	opts Options
 
 	mu      sync.Mutex
 	kubelet *proc
 	runtime *proc
 }
 
+// init readies the processes of a node of kind ("real node", "containerd
+// node") in o.Dir, made absolute and created, with its kubeconfig
+// (writeKubeconfig). sock, the runtime's socket in it, must leave room for
+// suffix in a unix socket path: at most 107 bytes, 100 here.
+func (p *procs) init(kind string, o Options, sock, suffix string) error {
+	abs, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return err
+	}
+	o.Dir = abs
+	p.what, p.opts = kind+" "+o.Name, o
+	if sock = filepath.Join(abs, sock); len(sock+suffix) > 100 {
+		return fmt.Errorf("%s: socket path %s is too long for a unix socket (%d bytes, at most 100): use a shorter --workdir", p.what, sock, len(sock+suffix))
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return fmt.Errorf("%s: %w", p.what, err)
+	}
+	return p.writeKubeconfig()
+}
+
+// Name returns the node name.
+func (p *procs) Name() string { return p.opts.Name }
+
+// KubeletLog is the kubelet's log file.
+func (p *procs) KubeletLog() string { return filepath.Join(p.opts.Dir, "kubelet.log") }
+
+func (p *procs) kubeconfigPath() string { return filepath.Join(p.opts.Dir, "kubeconfig") }
+
 // get returns the current processes.
 func (p *procs) get() (kubelet, runtime *proc) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.kubelet, p.runtime
+}
+
+// stopBoth stops the kubelet and the runtime, each with its grace period
+// (proc.stop), after running locked, when set, under the lock. A runtime
+// frozen by HangRuntime is thawed first, so that it can exit.
+func (p *procs) stopBoth(locked func(), kubeletGrace, runtimeGrace time.Duration) error {
+	p.mu.Lock()
+	if locked != nil {
+		locked()
+	}
+	k, r := p.kubelet, p.runtime
+	p.mu.Unlock()
+	if r.alive() {
+		_ = syscall.Kill(r.pid(), syscall.SIGCONT)
+	}
+	return errors.Join(k.stop(kubeletGrace), r.stop(runtimeGrace))
 }
 
 // StopKubelet stops the kubelet as systemd does: SIGTERM, then SIGKILL

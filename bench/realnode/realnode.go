@@ -62,11 +62,9 @@ type Options struct {
 
 // Node is one running real node.
 type Node struct {
-	opts   Options
 	bootID string
 
 	procs
-	gates map[string]bool
 }
 
 // New prepares a node: its directory and impersonating kubeconfig. Nothing
@@ -78,33 +76,15 @@ func New(o Options) (*Node, error) {
 	if o.Name == "" || o.Dir == "" || o.AdminKubeconfig == "" {
 		return nil, errors.New("real node: name, directory and admin kubeconfig are required")
 	}
-	abs, err := filepath.Abs(o.Dir)
-	if err != nil {
-		return nil, err
-	}
-	o.Dir = abs
-	// A unix socket path is at most 107 bytes.
-	if sock := filepath.Join(o.Dir, "cri.sock"); len(sock) > 100 {
-		return nil, fmt.Errorf("real node %s: socket path %s is too long for a unix socket (%d bytes, at most 100): use a shorter --workdir", o.Name, sock, len(sock))
-	}
-	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("real node %s: %w", o.Name, err)
-	}
-	n := &Node{opts: o, bootID: newBootID(), procs: procs{what: "real node " + o.Name}}
-	if err := n.writeKubeconfig(); err != nil {
+	n := &Node{bootID: newBootID()}
+	if err := n.init("real node", o, "cri.sock", ""); err != nil {
 		return nil, err
 	}
 	return n, nil
 }
 
-// Name returns the node name.
-func (n *Node) Name() string { return n.opts.Name }
-
 // Cost is the hollow kubelet's and fake-cri's usage (see Runner).
 func (n *Node) Cost() (map[string]Usage, error) { return n.procs.cost("", nil) }
-
-// KubeletLog and RuntimeLog are the components' log files.
-func (n *Node) KubeletLog() string { return filepath.Join(n.opts.Dir, "kubelet.log") }
 
 // RuntimeLog is the fake CRI's log file.
 func (n *Node) RuntimeLog() string { return filepath.Join(n.opts.Dir, "fake-cri.log") }
@@ -112,14 +92,13 @@ func (n *Node) RuntimeLog() string { return filepath.Join(n.opts.Dir, "fake-cri.
 // BootID is the boot ID the kubelet reports; a reboot changes it.
 func (n *Node) BootID() string { return n.bootID }
 
-func (n *Node) kubeconfigPath() string { return filepath.Join(n.opts.Dir, "kubeconfig") }
-func (n *Node) socket() string         { return filepath.Join(n.opts.Dir, "cri.sock") }
+func (n *Node) socket() string { return filepath.Join(n.opts.Dir, "cri.sock") }
 
 // writeKubeconfig writes the admin kubeconfig with the current context's
 // user impersonating the node (user system:node:<name>, group
 // system:nodes): the Node authorizer and NodeRestriction then treat it as
 // that node.
-func (n *Node) writeKubeconfig() error {
+func (n *procs) writeKubeconfig() error {
 	cfg, err := clientcmd.LoadFromFile(n.opts.AdminKubeconfig)
 	if err != nil {
 		return fmt.Errorf("real node %s: reading kubeconfig: %w", n.opts.Name, err)
@@ -188,7 +167,6 @@ func (n *Node) StartKubelet(gates map[string]bool) error {
 	if n.kubelet.alive() {
 		return fmt.Errorf("real node %s: kubelet already running (pid %d)", n.opts.Name, n.kubelet.pid())
 	}
-	n.gates = gates
 	args := []string{
 		"--kubeconfig", n.kubeconfigPath(),
 		"--name", n.opts.Name,
@@ -236,37 +214,21 @@ func (n *Node) StartKubelet(gates map[string]bool) error {
 // KillRuntime kills the fake CRI (its socket then refuses connections, as a
 // stopped containerd's does); its state stays on disk.
 func (n *Node) KillRuntime() error {
-	_, p := n.get()
-	if err := p.stop(0); err != nil {
-		return err
-	}
 	// A killed process leaves its socket file; a refused connection is
 	// what the kubelet sees either way.
-	return nil
+	_, p := n.get()
+	return p.stop(0)
 }
 
 // PowerOff kills kubelet and runtime at once, as losing power does; the
 // next StartRuntime(true) and StartKubelet see a rebooted machine with a
 // new boot ID.
 func (n *Node) PowerOff() error {
-	n.mu.Lock()
-	k, c := n.kubelet, n.runtime
-	n.bootID = newBootID()
-	n.mu.Unlock()
-	return errors.Join(k.stop(0), c.stop(0))
+	return n.stopBoth(func() { n.bootID = newBootID() }, 0, 0)
 }
 
 // Stop stops both processes; the node object stays in the cluster.
-func (n *Node) Stop() error {
-	n.mu.Lock()
-	k, c := n.kubelet, n.runtime
-	n.mu.Unlock()
-	// Thaw a hung runtime so that it can exit.
-	if c.alive() {
-		_ = syscall.Kill(c.pid(), syscall.SIGCONT)
-	}
-	return errors.Join(k.stop(10*time.Second), c.stop(5*time.Second))
-}
+func (n *Node) Stop() error { return n.stopBoth(nil, 10*time.Second, 5*time.Second) }
 
 func joinMap(m map[string]string) string {
 	keys := make([]string, 0, len(m))
