@@ -70,7 +70,7 @@ func FindCPUCgroupRoot(mounts []*procfs.MountInfo, readFile func(string) ([]byte
 	var v2 []string
 	for _, m := range mounts {
 		// 31 30 0:28 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
-		mountPoint := unescapeMount(m.MountPoint)
+		mountPoint := UnescapeMount(m.MountPoint)
 		switch m.FSType {
 		case "cgroup":
 			if _, ok := m.SuperOptions["cpu"]; ok {
@@ -92,24 +92,12 @@ func FindCPUCgroupRoot(mounts []*procfs.MountInfo, readFile func(string) ([]byte
 	return CPUCgroupRoot{}, errors.New("no cgroup hierarchy with the cpu controller is mounted")
 }
 
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+// UnescapeMount undoes the octal escapes of a mount point in mountinfo,
+// which procfs leaves: the kernel escapes space, tab, newline and
+// backslash (\040 for a space; fs/proc_namespace.c show_mountinfo).
+func UnescapeMount(s string) string { return mountUnescaper.Replace(s) }
+
+var mountUnescaper = strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
 
 // HostCPUCgroupRoot finds the cpu controller of this machine
 // (FindCPUCgroupRoot on /proc/self/mountinfo's mounts).
