@@ -1,15 +1,17 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/stormbench/stormbench/bench/calibrate"
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/measure/host"
@@ -23,20 +25,7 @@ import (
 // made at, its machine, its n, whether it was host-bound, the files beside
 // it and the documents that quote it (outside generated blocks).
 func renderCatalogue(root, doc, dir string) (string, error) {
-	var files []string
-	err := filepath.WalkDir(filepath.Join(root, filepath.FromSlash(dir)), func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".json") {
-			rel, err := filepath.Rel(root, p)
-			if err != nil {
-				return err
-			}
-			files = append(files, filepath.ToSlash(rel))
-		}
-		return nil
-	})
+	files, err := listFiles(root, dir, ".json")
 	if err != nil {
 		return "", fmt.Errorf("listing %s: %w", dir, err)
 	}
@@ -56,36 +45,30 @@ func renderCatalogue(root, doc, dir string) (string, error) {
 		// A result is quoted when a document names it or a file made
 		// from it (its report beside it); its own report naming it is
 		// not a quotation.
-		names := []string{f}
-		stem := strings.TrimSuffix(f, ".json")
-		for _, ext := range companionList(root, f) {
+		names, stem, exts := []string{f}, strings.TrimSuffix(f, ".json"), beside(root, f)
+		for _, ext := range exts {
 			names = append(names, stem+ext)
 		}
 		var quoted []string
 		for _, q := range quotes {
-			if strings.TrimSuffix(q.path, ".md") == stem {
-				continue
-			}
-			for _, n := range names {
-				if q.quotes(n) {
-					quoted = append(quoted, link(doc, q.path))
-					break
-				}
+			if strings.TrimSuffix(q.path, ".md") != stem && q.quotes(names...) {
+				quoted = append(quoted, link(doc, q.path))
 			}
 		}
-		if len(quoted) == 0 {
-			quoted = []string{"nowhere"}
+		if e.commit == "" || e.commit == "unknown" {
+			e.commit = "not recorded"
 		}
-		cells := []string{link(doc, f), e.what, e.profile, e.commit, e.date, e.machine, e.n, e.hostBound, companions(root, f), strings.Join(quoted, ", ")}
-		for i := 1; i < len(cells)-1; i++ {
+		cells := []string{e.what, e.profile, e.commit, e.date, e.machine, e.n, e.hostBound, cmp.Or(strings.Join(exts, ", "), "-")}
+		for i := range cells {
 			cells[i] = report.EscapeMarkdown(cells[i])
 		}
-		fmt.Fprintf(&w, "| %s |\n", strings.Join(cells, " | "))
+		fmt.Fprintf(&w, "| %s | %s | %s |\n", link(doc, f), strings.Join(cells, " | "), cmp.Or(strings.Join(quoted, ", "), "nowhere"))
 	}
 	return w.String(), nil
 }
 
-// entry is one catalogue row, as text.
+// entry is one catalogue row, as text; an empty or "unknown" commit is
+// shown as not recorded.
 type entry struct {
 	what, profile, commit, date, machine, n, hostBound string
 }
@@ -125,21 +108,16 @@ func describe(root, f string) (entry, error) {
 		date:    r.Run.Start.UTC().Format("2006-01-02"),
 		machine: r.Run.Machine.String(),
 	}
-	if e.commit == "" || e.commit == "unknown" {
-		e.commit = "not recorded"
-	}
 	if !r.Complete {
 		e.what += " (INCOMPLETE)"
 	}
 	// n: the storms per variant, in the order the variants first ran.
 	var names []string
 	count := map[string]int{}
-	for i := range r.Variants {
-		v := &r.Variants[i]
-		if count[v.Variant] == 0 {
+	for _, v := range r.Variants {
+		if count[v.Variant]++; count[v.Variant] == 1 {
 			names = append(names, v.Variant)
 		}
-		count[v.Variant]++
 	}
 	var ns []string
 	for _, n := range names {
@@ -176,19 +154,7 @@ func hostBound(r *result.Result) string {
 // describeCalibration reads the fields of a calibration document the
 // catalogue shows; it records no machine.
 func describeCalibration(f string, data []byte) (entry, error) {
-	var c struct {
-		Tool           string            `json:"tool"`
-		Start          time.Time         `json:"start"`
-		Complete       bool              `json:"complete"`
-		Backend        string            `json:"backend"`
-		Nodes          int               `json:"nodes"`
-		Cases          []json.RawMessage `json:"cases"`
-		RealNodes      []json.RawMessage `json:"realNodes"`
-		SimulatedNodes []json.RawMessage `json:"simulatedNodes"`
-		Machine        *result.Machine   `json:"machine"`
-		KubeVersion    string            `json:"kubeVersion"`
-		Rounds         []json.RawMessage `json:"rounds"`
-	}
+	var c calibrate.Result
 	if err := json.Unmarshal(data, &c); err != nil {
 		return entry{}, fmt.Errorf("reading %s: %w", f, err)
 	}
@@ -201,8 +167,12 @@ func describeCalibration(f string, data []byte) (entry, error) {
 	if c.KubeVersion != "" && c.KubeVersion != kubeversion.Default.String() {
 		version = ", Kubernetes " + c.KubeVersion
 	}
+	cases := fmt.Sprintf("%d cases", len(c.Cases))
+	if len(c.Cases) == 1 {
+		cases = "1 case"
+	}
 	e := entry{
-		what:      fmt.Sprintf("calibration against real kubelets (%s backend%s), %s", backend, version, plural(len(c.Cases), "case")),
+		what:      fmt.Sprintf("calibration against real kubelets (%s backend%s), %s", backend, version, cases),
 		profile:   "-",
 		commit:    c.Tool,
 		date:      c.Start.UTC().Format("2006-01-02"),
@@ -213,18 +183,15 @@ func describeCalibration(f string, data []byte) (entry, error) {
 	if len(c.Rounds) > 1 {
 		e.n = fmt.Sprintf("%d rounds of %d real + %d simulated nodes", len(c.Rounds), c.Nodes, c.Nodes)
 	}
-	if e.commit == "" || e.commit == "unknown" {
-		e.commit = "not recorded"
-	}
 	if !c.Complete {
 		e.what += " (INCOMPLETE)"
 	}
 	return e, nil
 }
 
-// companionList lists the files beside f with the same name and another
+// beside lists the files beside f with the same name and another
 // extension (its report, chart, profile), as extensions.
-func companionList(root, f string) []string {
+func beside(root, f string) []string {
 	stem := strings.TrimSuffix(f, ".json")
 	m, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(stem)) + ".*")
 	var out []string
@@ -237,56 +204,37 @@ func companionList(root, f string) []string {
 	return out
 }
 
-// companions is companionList for a table cell: "-" for none.
-func companions(root, f string) string {
-	if c := companionList(root, f); len(c) > 0 {
-		return strings.Join(c, ", ")
-	}
-	return "-"
-}
-
 // quotation is a markdown document's text outside its generated blocks.
 type quotation struct {
 	path string // from the repository's root
 	text string
 }
 
-// quotes reports whether the document names file f (a path from the
-// repository's root): by that path, or by its path from the document's
+// quotes reports whether the document names one of files (paths from the
+// repository's root): by its path, or by its path from the document's
 // folder, alone or with its siblings (name.*, name.{json,md}), not as the
 // tail of a longer path or name.
-func (q quotation) quotes(f string) bool {
-	paths := []string{f}
-	if rel, err := filepath.Rel(filepath.Dir(q.path), f); err == nil && !strings.HasPrefix(rel, "..") {
-		paths = append(paths, filepath.ToSlash(rel))
-	}
-	// A file is also named with its siblings: "fleet-1k.*",
-	// "busy-status-hollow.{json,md}".
+func (q quotation) quotes(files ...string) bool {
 	var names []string
-	for _, p := range paths {
-		stem := strings.TrimSuffix(p, filepath.Ext(p))
-		names = append(names, p, stem+".*", stem+".{")
-	}
-	for _, n := range names {
-		for i := 0; ; {
-			j := strings.Index(q.text[i:], n)
-			if j < 0 {
-				break
-			}
-			at := i + j
-			if at == 0 || !strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-", rune(q.text[at-1])) {
-				return true
-			}
-			i = at + 1
+	for _, f := range files {
+		paths := []string{f}
+		if rel, err := filepath.Rel(filepath.Dir(q.path), f); err == nil && !strings.HasPrefix(rel, "..") {
+			paths = append(paths, filepath.ToSlash(rel))
+		}
+		// A file is also named with its siblings: "fleet-1k.*",
+		// "busy-status-hollow.{json,md}".
+		for _, p := range paths {
+			stem := strings.TrimSuffix(p, filepath.Ext(p))
+			names = append(names, regexp.QuoteMeta(p), regexp.QuoteMeta(stem+".*"), regexp.QuoteMeta(stem+".{"))
 		}
 	}
-	return false
+	return regexp.MustCompile(`(?:^|[^a-zA-Z0-9._/-])(?:` + strings.Join(names, "|") + `)`).MatchString(q.text)
 }
 
 // quotations reads every markdown document of the repository, less its
 // generated blocks.
 func quotations(root string) ([]quotation, error) {
-	docs, err := markdownFiles(root)
+	docs, err := listFiles(root, ".", ".md")
 	if err != nil {
 		return nil, err
 	}
@@ -306,18 +254,19 @@ func quotations(root string) ([]quotation, error) {
 	return out, nil
 }
 
-// markdownFiles lists the markdown documents under root, from it, leaving
-// out .git, bin and testdata folders.
-func markdownFiles(root string) ([]string, error) {
+// listFiles lists the files named *ext under the folder dir of root, as
+// paths from root, leaving out .git, bin and testdata folders.
+func listFiles(root, dir, ext string) ([]string, error) {
+	start := filepath.Join(root, filepath.FromSlash(dir))
 	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "bin" || d.Name() == "testdata") {
+		if d.IsDir() && p != start && (strings.HasPrefix(d.Name(), ".") || d.Name() == "bin" || d.Name() == "testdata") {
 			return filepath.SkipDir
 		}
-		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+		if !d.IsDir() && strings.HasSuffix(p, ext) {
 			rel, err := filepath.Rel(root, p)
 			if err != nil {
 				return err
@@ -327,14 +276,6 @@ func markdownFiles(root string) ([]string, error) {
 		return nil
 	})
 	return out, err
-}
-
-// plural is "1 case" or "6 cases".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // describeReach describes the reach of a machine (scripts/reach): the
@@ -364,9 +305,6 @@ func describeReach(f string, data []byte) (entry, error) {
 	}
 	if r.Max > 0 {
 		e.n += fmt.Sprintf(" in %d–%d, to %.0f %%", r.Min, r.Max, 100*r.Resolution)
-	}
-	if e.commit == "" {
-		e.commit = "not recorded"
 	}
 	return e, nil
 }

@@ -18,7 +18,7 @@ import (
 // README is what the committed result says (make figures rewrites them).
 func TestFiguresCurrent(t *testing.T) {
 	root := "../.."
-	docs, err := markdownFiles(root)
+	docs, err := listFiles(root, ".", ".md")
 	if err != nil {
 		t.Fatal(err)
 	}

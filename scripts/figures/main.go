@@ -41,7 +41,7 @@ func run(stdout, stderr io.Writer, args []string) int {
 		fmt.Fprintf(stderr, "figures: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	docs, err := markdownFiles(*root)
+	docs, err := listFiles(*root, ".", ".md")
 	if err != nil {
 		fmt.Fprintf(stderr, "figures: %v\n", err)
 		return 2
