@@ -117,21 +117,18 @@ func (s *Outcomes) All() []Outcome {
 // Restarts counts the outcomes that took their node down. It is the one
 // count of restarts: the variant's Restarts, the excess requests per
 // restart and the recovery measurement all divide by it.
-func Restarts(outcomes []Outcome) int {
-	n := 0
-	for i := range outcomes {
-		if outcomes[i].Restarted() {
-			n++
-		}
-	}
-	return n
-}
+func Restarts(outcomes []Outcome) int { return count(outcomes, (*Outcome).Restarted) }
 
 // Failed counts the failed restarts: the outcomes with an error.
 func Failed(outcomes []Outcome) int {
+	return count(outcomes, func(o *Outcome) bool { return o.Err != nil })
+}
+
+// count counts the outcomes for which is holds.
+func count(outcomes []Outcome, is func(*Outcome) bool) int {
 	n := 0
 	for i := range outcomes {
-		if outcomes[i].Err != nil {
+		if is(&outcomes[i]) {
 			n++
 		}
 	}
@@ -180,18 +177,7 @@ func (r *Recorder) Mark(step Step) {
 	t := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	switch step {
-	case StepDown:
-		r.o.Down = t
-	case StepKubeletStart:
-		r.o.KubeletStart = t
-	case StepSynced:
-		r.o.Synced = t
-	case StepReportedReady:
-		r.o.ReportedReady = t
-	case StepPodsRecovered:
-		r.o.PodsRecovered = t
-	}
+	*[...]*time.Time{&r.o.Down, &r.o.KubeletStart, &r.o.Synced, &r.o.ReportedReady, &r.o.PodsRecovered}[step] = t
 }
 
 // Synced records the informers' sync with the node's pod count.
