@@ -479,52 +479,49 @@ func sloGates(g compare.Group, o Options) []Check {
 }
 
 // latencySLO checks the worst repetition's server-side p99 of a verb class.
-// A repetition without the histogram (no apiserver measurement) fails: a
-// gate that cannot see must not pass.
 func latencySLO(g compare.Group, id, name, class string, limit time.Duration) Check {
-	lim := limit.Seconds()
-	gr := Check{Variant: g.Name, Kind: KindSLO, Metric: id, Name: name, Unit: result.UnitSeconds, Limit: &lim, Threshold: "≤ " + limit.String()}
-	worst, requests := 0.0, int64(0)
-	for _, v := range g.VariantRuns() {
-		h := v.Measurement(apiserver.Name).Histogram(apiserver.RequestDuration, result.WindowStorm, result.LabelClass, class)
-		if h == nil {
-			return notMeasured(gr, v)
-		}
-		requests += h.Summary.Count
-		if h.Summary.Count > 0 {
-			worst = max(worst, h.Summary.P99)
-		}
-	}
-	gr.Value = worst
-	judgeAbsolute(&gr, worst, lim)
-	if requests == 0 {
-		gr.Detail = "no such requests in the storm window"
-	}
-	return gr
+	return histogramSLO(g, id, name, limit, "no such requests in the storm window", func(v *result.VariantRun) (*result.Histogram, string) {
+		return v.Measurement(apiserver.Name).Histogram(apiserver.RequestDuration, result.WindowStorm, result.LabelClass, class), ""
+	})
 }
 
 func recoverySLO(g compare.Group, limit time.Duration) Check {
+	return histogramSLO(g, compare.MetricNodeReadyP99, "SLO node recovery p99", limit, "no node went not-ready", func(v *result.VariantRun) (*result.Histogram, string) {
+		m := v.Measurement(recovery.Name)
+		if u, ok := m.Value(recovery.Unrecovered, result.WindowStorm, result.LabelKind, "node"); ok && u > 0 {
+			return m.Histogram(recovery.Node, result.WindowStorm), compare.FormatNumber(u) + " nodes never recovered"
+		}
+		return m.Histogram(recovery.Node, result.WindowStorm), ""
+	})
+}
+
+// histogramSLO checks the worst repetition's p99 of the storm-window
+// histogram hist reads, with empty as the detail when no repetition had a
+// sample. A repetition without the histogram (its measurement off) fails,
+// as does one of which hist says what failed: a gate that cannot see must
+// not pass.
+func histogramSLO(g compare.Group, id, name string, limit time.Duration, empty string, hist func(*result.VariantRun) (*result.Histogram, string)) Check {
 	lim := limit.Seconds()
-	gr := Check{Variant: g.Name, Kind: KindSLO, Metric: compare.MetricNodeReadyP99, Name: "SLO node recovery p99", Unit: result.UnitSeconds, Limit: &lim, Threshold: "≤ " + limit.String()}
+	gr := Check{Variant: g.Name, Kind: KindSLO, Metric: id, Name: name, Unit: result.UnitSeconds, Limit: &lim, Threshold: "≤ " + limit.String()}
 	worst, n := 0.0, int64(0)
 	for _, v := range g.VariantRuns() {
-		h := v.Measurement(recovery.Name).Histogram(recovery.Node, result.WindowStorm)
+		h, failed := hist(v)
 		if h == nil {
 			return notMeasured(gr, v)
 		}
 		n += h.Summary.Count
-		worst = max(worst, h.Summary.P99)
-		if u, ok := v.Measurement(recovery.Name).Value(recovery.Unrecovered, result.WindowStorm, result.LabelKind, "node"); ok && u > 0 {
-			gr.Value = worst
-			gr.Status = Fail
-			gr.Detail = fmt.Sprintf("#%d: %s nodes never recovered", v.Repetition, compare.FormatNumber(u))
+		if h.Summary.Count > 0 {
+			worst = max(worst, h.Summary.P99)
+		}
+		if failed != "" {
+			gr.Value, gr.Status, gr.Detail = worst, Fail, fmt.Sprintf("#%d: %s", v.Repetition, failed)
 			return gr
 		}
 	}
 	gr.Value = worst
 	judgeAbsolute(&gr, worst, lim)
 	if n == 0 {
-		gr.Detail = "no node went not-ready"
+		gr.Detail = empty
 	}
 	return gr
 }
