@@ -195,8 +195,12 @@ func (b *CPUBudget) Add(pid int) error {
 }
 
 // Procs returns the processes in the budget.
-func (b *CPUBudget) Procs() ([]int, error) {
-	data, err := os.ReadFile(filepath.Join(b.Dir, "cgroup.procs"))
+func (b *CPUBudget) Procs() ([]int, error) { return ReadPIDs(filepath.Join(b.Dir, "cgroup.procs")) }
+
+// ReadPIDs reads the process ids of a pid file or of a cgroup's
+// cgroup.procs, separated by white space.
+func ReadPIDs(path string) ([]int, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -70,12 +69,8 @@ func (e *Embedded) PIDs() map[string]int {
 		if !ok {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(e.Dir(), "pids", en.Name()))
-		if err != nil {
-			continue
-		}
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
-			out[name] = pid
+		if pids, _ := ReadPIDs(filepath.Join(e.Dir(), "pids", en.Name())); len(pids) == 1 {
+			out[name] = pids[0]
 		}
 	}
 	return out
@@ -101,14 +96,11 @@ func (e *Embedded) Dead() []string {
 func KillRealNodes(dir string) {
 	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.pid"))
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
+		pids, _ := ReadPIDs(f)
+		if len(pids) != 1 || pids[0] <= 1 {
 			continue
 		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 1 {
-			continue
-		}
+		pid := pids[0]
 		var args []string
 		if proc, err := procfs.NewProc(pid); err == nil {
 			args, _ = proc.CmdLine()

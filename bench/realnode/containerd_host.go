@@ -9,12 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/procfs"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/poll"
@@ -76,27 +76,18 @@ func shimPIDs(address string) []int {
 
 // cgroupPIDs lists the processes in root and below, in any hierarchy.
 func cgroupPIDs(root string) []int {
-	seen := map[int]bool{}
+	seen := sets.New[int]()
 	for _, h := range cgroupHierarchies() {
 		_ = filepath.WalkDir(filepath.Join(h, root), func(p string, d os.DirEntry, err error) error {
 			if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
 				return nil
 			}
-			b, _ := os.ReadFile(p)
-			for _, f := range strings.Fields(string(b)) {
-				if pid, err := strconv.Atoi(f); err == nil {
-					seen[pid] = true
-				}
-			}
+			pids, _ := cluster.ReadPIDs(p)
+			seen.Insert(pids...)
 			return nil
 		})
 	}
-	out := make([]int, 0, len(seen))
-	for p := range seen {
-		out = append(out, p)
-	}
-	sort.Ints(out)
-	return out
+	return sets.List(seen)
 }
 
 // cleanHost removes the node's mounts (kubelet volumes, container rootfs,
