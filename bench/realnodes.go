@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -107,7 +108,8 @@ func (r *realNodes) start(ctx context.Context, names []string) error {
 		w := poll.Wait{Clock: r.o.Clock, Interval: 250 * time.Millisecond, Timeout: 2 * time.Minute, What: "waiting for real node " + name + " to be Ready"}
 		err := w.Until(ctx, func(ctx context.Context) (bool, string, error) {
 			node, err := r.o.Target.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			if err == nil && fleet.NodeReady(node) && !hasTaint(node, corev1.TaintNodeNotReady) {
+			if err == nil && fleet.NodeReady(node) &&
+				!slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeNotReady }) {
 				return true, "", nil
 			}
 			n := r.node(name)
@@ -205,12 +207,8 @@ func (r *realNodes) awaitRecovery(ctx context.Context, n realnode.Runner, rs sto
 // readySince reports whether the node's Ready condition is True with a
 // heartbeat at or after t.
 func readySince(n *corev1.Node, t time.Time) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue && !c.LastHeartbeatTime.Time.Before(t)
-		}
-	}
-	return false
+	c := fleet.NodeReadyCondition(n)
+	return c != nil && c.Status == corev1.ConditionTrue && !c.LastHeartbeatTime.Time.Before(t)
 }
 
 func allReady(pods []corev1.Pod) bool {
@@ -224,13 +222,4 @@ func allReady(pods []corev1.Pod) bool {
 		}
 	}
 	return true
-}
-
-func hasTaint(n *corev1.Node, key string) bool {
-	for _, t := range n.Spec.Taints {
-		if t.Key == key {
-			return true
-		}
-	}
-	return false
 }
