@@ -362,38 +362,32 @@ func MergeNotes(r *Result) []string {
 // the number of leading variant runs they all hold.
 func checkShards(shards []*Result) (int, []error) {
 	var errs []error
+	notSame := func(i int, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("shard %d is not of the same run as shard 0: %s", i, fmt.Sprintf(format, args...)))
+	}
 	a := shards[0]
 	for i, b := range shards[1:] {
 		i++
-		diff := func(what string, x, y any) {
-			errs = append(errs, fmt.Errorf("shard %d is not of the same run as shard 0: %s %v, want %v", i, what, y, x))
-		}
-		if a.Run.ID != b.Run.ID {
-			diff("run id", a.Run.ID, b.Run.ID)
-		}
-		if a.Run.Seed != b.Run.Seed {
-			diff("seed", a.Run.Seed, b.Run.Seed)
-		}
-		if a.Run.ToolVersion != b.Run.ToolVersion {
-			diff("tool version", a.Run.ToolVersion, b.Run.ToolVersion)
-		}
-		if a.Run.GitRevision != b.Run.GitRevision {
-			diff("git revision", a.Run.GitRevision, b.Run.GitRevision)
-		}
-		if a.Run.Fleet != b.Run.Fleet {
-			diff("fleet", a.Run.Fleet, b.Run.Fleet)
-		}
-		if a.Run.Cluster.Embedded != b.Run.Cluster.Embedded {
-			diff("embedded cluster", a.Run.Cluster.Embedded, b.Run.Cluster.Embedded)
+		for _, c := range []struct {
+			what string
+			x, y any
+		}{
+			{"run id", a.Run.ID, b.Run.ID}, {"seed", a.Run.Seed, b.Run.Seed},
+			{"tool version", a.Run.ToolVersion, b.Run.ToolVersion}, {"git revision", a.Run.GitRevision, b.Run.GitRevision},
+			{"fleet", a.Run.Fleet, b.Run.Fleet}, {"embedded cluster", a.Run.Cluster.Embedded, b.Run.Cluster.Embedded},
+		} {
+			if c.x != c.y {
+				notSame(i, "%s %v, want %v", c.what, c.y, c.x)
+			}
 		}
 		if !maps.Equal(a.Run.Cluster.Versions, b.Run.Cluster.Versions) {
-			errs = append(errs, fmt.Errorf("shard %d is not of the same run as shard 0: component versions %s", i, changes(b.Run.Cluster.Versions, a.Run.Cluster.Versions)))
+			notSame(i, "component versions %s", changes(b.Run.Cluster.Versions, a.Run.Cluster.Versions))
 		}
 		if !maps.Equal(a.Run.FeatureGates, b.Run.FeatureGates) {
-			errs = append(errs, fmt.Errorf("shard %d is not of the same run as shard 0: feature gates %s", i, changes(b.Run.FeatureGates, a.Run.FeatureGates)))
+			notSame(i, "feature gates %s", changes(b.Run.FeatureGates, a.Run.FeatureGates))
 		}
 		if !sameJSON(a.Run.Profile, b.Run.Profile) {
-			errs = append(errs, fmt.Errorf("shard %d is not of the same run as shard 0: the resolved profiles differ", i))
+			notSame(i, "the resolved profiles differ")
 		}
 	}
 	errs = append(errs, checkShardRecords(shards)...)
@@ -418,11 +412,11 @@ func checkShards(shards []*Result) (int, []error) {
 		for k := range common {
 			x, y := a.Variants[k], s.Variants[k]
 			if x.Variant != y.Variant || x.Repetition != y.Repetition {
-				errs = append(errs, fmt.Errorf("shard %d is not of the same run as shard 0: variant run %d is %s#%d, want %s#%d", i, k, y.Variant, y.Repetition, x.Variant, x.Repetition))
+				notSame(i, "variant run %d is %s#%d, want %s#%d", k, y.Variant, y.Repetition, x.Variant, x.Repetition)
 				continue
 			}
 			if !maps.Equal(x.FeatureGates, y.FeatureGates) {
-				errs = append(errs, fmt.Errorf("shard %d is not of the same run as shard 0: variant %s#%d ran with feature gates %s", i, y.Variant, y.Repetition, changes(y.FeatureGates, x.FeatureGates)))
+				notSame(i, "variant %s#%d ran with feature gates %s", y.Variant, y.Repetition, changes(y.FeatureGates, x.FeatureGates))
 			}
 		}
 	}
