@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -122,21 +123,12 @@ func parseSpec(s string) (block, error) {
 	}
 	for _, w := range rest {
 		k, v, ok := strings.Cut(w, "=")
-		if !ok || !contains(opts, k) {
+		if !ok || !slices.Contains(opts, k) {
 			return block{}, fmt.Errorf("kind %s takes no option %q", b.Kind, w)
 		}
 		b.Options[k] = v
 	}
 	return b, nil
-}
-
-func contains(s []string, x string) bool {
-	for _, y := range s {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // replaceBodies returns doc with every block's body replaced by bodies[i].

@@ -121,34 +121,38 @@ func renderAB(doc string, b block, r *result.Result) (string, error) {
 			fmt.Fprintf(&w, "- **%s**\n", report.EscapeMarkdown(h))
 		}
 	}
-	w.WriteString("\n| figure |")
+	// The table's cells, escaped: a figure, then each group's median and,
+	// after the baseline's, its change.
+	ci := compare.FormatLevel(c.Confidence) + " CI"
+	if c.Paired {
+		ci = "block by block, CI" // a paired interval's coverage is the blocks' (96.9 % for 6)
+	}
+	rows := [][]string{{"figure"}}
 	for gi, g := range c.Groups {
-		fmt.Fprintf(&w, " %s (%s) |", report.EscapeMarkdown(g.Name), report.RunsWord(len(g.Runs)))
-		switch {
-		case gi > 0 && c.Paired:
-			// A paired interval's coverage is the blocks' (96.9 % for 6).
-			fmt.Fprintf(&w, " change vs %s, block by block, CI |", report.EscapeMarkdown(c.Baseline))
-		case gi > 0:
-			fmt.Fprintf(&w, " change vs %s, %s CI |", report.EscapeMarkdown(c.Baseline), compare.FormatLevel(c.Confidence))
-		}
-	}
-	w.WriteString("\n|:---|")
-	for gi := range c.Groups {
-		w.WriteString("---:|")
+		rows[0] = append(rows[0], fmt.Sprintf("%s (%s)", g.Name, report.RunsWord(len(g.Runs))))
 		if gi > 0 {
-			w.WriteString("---:|")
+			rows[0] = append(rows[0], fmt.Sprintf("change vs %s, %s", c.Baseline, ci))
 		}
 	}
-	w.WriteString("\n")
 	for _, row := range c.Rows {
-		fmt.Fprintf(&w, "| %s |", report.EscapeMarkdown(row.Metric.Label))
+		cells := []string{row.Metric.Label}
 		for gi, cell := range row.Cells {
-			fmt.Fprintf(&w, " %s |", report.EscapeMarkdown(report.CellText(cell, row.Metric.Unit)))
+			cells = append(cells, report.CellText(cell, row.Metric.Unit))
 			if gi > 0 {
-				fmt.Fprintf(&w, " %s |", report.EscapeMarkdown(deltaText(cell.Delta)))
+				cells = append(cells, deltaText(cell.Delta))
 			}
 		}
-		w.WriteString("\n")
+		rows = append(rows, cells)
+	}
+	w.WriteString("\n")
+	for i, cells := range rows {
+		for j := range cells {
+			cells[j] = report.EscapeMarkdown(cells[j])
+		}
+		fmt.Fprintf(&w, "| %s |\n", strings.Join(cells, " | "))
+		if i == 0 {
+			fmt.Fprintf(&w, "|:---|%s\n", strings.Repeat("---:|", len(cells)-1))
+		}
 	}
 	if len(c.Notes) > 0 || len(c.Warnings) > 0 {
 		w.WriteString("\n")
