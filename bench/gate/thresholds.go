@@ -130,29 +130,9 @@ func applyProfileThresholds(o *Options, src map[string]string, profile *Threshol
 		}
 		setRegression(o, src, k, f, profile.Source)
 	}
-	for _, d := range []struct {
-		name string
-		v    *time.Duration
-		dst  *time.Duration
-	}{{thMutating, durationOf(g.MutatingP99), &o.MutatingP99}, {thList, durationOf(g.ListP99), &o.ListP99}, {thRecovery, durationOf(g.RecoveryP99), &o.RecoveryP99}} {
-		if d.v == nil {
-			continue
-		}
-		if err := profiles.CheckSLO(*d.v); err != nil {
-			errs = append(errs, fmt.Errorf("%s: gates.%s: %w", profile.Source, d.name, err))
-			continue
-		}
-		*d.dst, src[d.name] = *d.v, profile.Source
-	}
-	if v := g.MaxOutageSeconds; v != nil {
-		if err := profiles.CheckMaxOutageSeconds(*v); err != nil {
-			errs = append(errs, fmt.Errorf("%s: gates.maxOutageSeconds: %w", profile.Source, err))
-		} else {
-			setOutage(o, *v)
-			src[thOutage] = profile.Source
-		}
-	}
-	return errs
+	return append(errs, applySLOs(o, src, durationOf(g.MutatingP99), durationOf(g.ListP99), durationOf(g.RecoveryP99), g.MaxOutageSeconds,
+		func(string) string { return profile.Source },
+		func(th string, err error) error { return fmt.Errorf("%s: gates.%s: %w", profile.Source, th, err) })...)
 }
 
 // applyFlagThresholds sets the thresholds the flags give, each checked,
@@ -180,30 +160,41 @@ func applyFlagThresholds(o *Options, src map[string]string, flags FlagThresholds
 		}
 		setRegression(o, src, k, f, "--max-regression")
 	}
+	flag := func(th string) string { return flagNames[th] }
+	return append(errs, applySLOs(o, src, flags.MutatingP99, flags.ListP99, flags.RecoveryP99, flags.MaxOutageSeconds,
+		flag, func(th string, err error) error { return fmt.Errorf("%s %w", flag(th), err) })...)
+}
+
+// flagNames are the flags of the SLO thresholds.
+var flagNames = map[string]string{
+	thMutating: "--max-mutating-p99", thList: "--max-list-p99", thRecovery: "--max-recovery-p99", thOutage: "--max-outage-seconds",
+}
+
+// applySLOs sets the SLO thresholds one layer gives (nil: not given), each
+// checked, recording from(threshold) as their source in src; wrap says in
+// an error which threshold of the layer it is.
+func applySLOs(o *Options, src map[string]string, mutating, list, recovery *time.Duration, outage *float64,
+	from func(th string) string, wrap func(th string, err error) error) []error {
+	var errs []error
 	for _, d := range []struct {
-		name, flag string
-		v          *time.Duration
-		dst        *time.Duration
-	}{
-		{thMutating, "--max-mutating-p99", flags.MutatingP99, &o.MutatingP99},
-		{thList, "--max-list-p99", flags.ListP99, &o.ListP99},
-		{thRecovery, "--max-recovery-p99", flags.RecoveryP99, &o.RecoveryP99},
-	} {
+		th     string
+		v, dst *time.Duration
+	}{{thMutating, mutating, &o.MutatingP99}, {thList, list, &o.ListP99}, {thRecovery, recovery, &o.RecoveryP99}} {
 		if d.v == nil {
 			continue
 		}
 		if err := profiles.CheckSLO(*d.v); err != nil {
-			errs = append(errs, fmt.Errorf("%s %w", d.flag, err))
+			errs = append(errs, wrap(d.th, err))
 			continue
 		}
-		*d.dst, src[d.name] = *d.v, d.flag
+		*d.dst, src[d.th] = *d.v, from(d.th)
 	}
-	if v := flags.MaxOutageSeconds; v != nil {
-		if err := profiles.CheckMaxOutageSeconds(*v); err != nil {
-			errs = append(errs, fmt.Errorf("--max-outage-seconds %w", err))
+	if outage != nil {
+		if err := profiles.CheckMaxOutageSeconds(*outage); err != nil {
+			errs = append(errs, wrap(thOutage, err))
 		} else {
-			setOutage(o, *v)
-			src[thOutage] = "--max-outage-seconds"
+			setOutage(o, *outage)
+			src[thOutage] = from(thOutage)
 		}
 	}
 	return errs
