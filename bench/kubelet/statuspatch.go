@@ -203,6 +203,26 @@ func (w *patchWriter) bool(b bool) { w.buf = strconv.AppendBool(w.buf, b) }
 
 func (w *patchWriter) null() { w.buf = append(w.buf, "null"...) }
 
+// elem appends a merge list element written by its merge key: prefix (as
+// `{"ip":`) then the key's value, closed.
+func (w *patchWriter) elem(prefix, v string) {
+	w.buf = append(w.buf, prefix...)
+	w.str(v)
+	w.buf = append(w.buf, '}')
+}
+
+// list appends a JSON list of n elements, each written by elem(i).
+func (w *patchWriter) list(n int, elem func(i int)) {
+	w.buf = append(w.buf, '[')
+	for i := range n {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		elem(i)
+	}
+	w.buf = append(w.buf, ']')
+}
+
 // sameTime: equal as metav1.Time marshals them (to the second, or both null).
 func sameTime(a, b metav1.Time) bool {
 	if a.IsZero() || b.IsZero() {
@@ -258,16 +278,7 @@ func (w *patchWriter) statusFields(old, cur *corev1.PodStatus) {
 	podOrder := len(old.PodIPs) > 0 && len(cur.PodIPs) > 0 && !slices.Equal(ipStrings(old.PodIPs), ipStrings(cur.PodIPs))
 	if condOrder {
 		w.key("$setElementOrder/conditions")
-		w.buf = append(w.buf, '[')
-		for i, c := range cur.Conditions {
-			if i > 0 {
-				w.buf = append(w.buf, ',')
-			}
-			w.buf = append(w.buf, `{"type":`...)
-			w.str(string(c.Type))
-			w.buf = append(w.buf, '}')
-		}
-		w.buf = append(w.buf, ']')
+		w.list(len(cur.Conditions), func(i int) { w.elem(`{"type":`, string(cur.Conditions[i].Type)) })
 	}
 	if hostOrder {
 		w.key("$setElementOrder/hostIPs")
@@ -333,56 +344,33 @@ func (w *patchWriter) conditions(old, cur []corev1.PodCondition, changed bool) {
 	switch {
 	case len(old) == 0:
 		w.key("conditions")
-		w.buf = append(w.buf, '[')
-		for i := range cur {
-			if i > 0 {
-				w.buf = append(w.buf, ',')
-			}
-			w.condition(nil, &cur[i])
-		}
-		w.buf = append(w.buf, ']')
+		w.list(len(cur), func(i int) { w.condition(nil, &cur[i]) })
 		return
 	case !changed:
 		return
 	}
-	var removed []string
-	for i := range old {
-		if !slices.ContainsFunc(cur, func(c corev1.PodCondition) bool { return c.Type == old[i].Type }) {
-			removed = append(removed, string(old[i].Type))
-		}
-	}
-	n := 0
-	next := func() { // opens the list, or separates its elements
-		if n == 0 {
-			w.key("conditions")
-			w.buf = append(w.buf, '[')
-		} else {
-			w.buf = append(w.buf, ',')
-		}
-		n++
-	}
+	l := listPatch{w: w, k: "conditions"}
 	for i := range cur {
 		j := slices.IndexFunc(old, func(c corev1.PodCondition) bool { return c.Type == cur[i].Type })
 		if j >= 0 && sameCondition(&old[j], &cur[i]) {
 			continue
 		}
-		next()
+		l.next()
 		if j < 0 {
 			w.condition(nil, &cur[i])
 		} else {
 			w.condition(&old[j], &cur[i])
 		}
 	}
-	slices.Sort(removed)
-	for _, t := range removed {
-		next()
-		w.buf = append(w.buf, `{"$patch":"delete","type":`...)
-		w.str(t)
-		w.buf = append(w.buf, '}')
+	l.end("type", condTypes(old), condTypes(cur))
+}
+
+func condTypes(l []corev1.PodCondition) []string {
+	out := make([]string, len(l))
+	for i, c := range l {
+		out[i] = string(c.Type)
 	}
-	if n > 0 {
-		w.buf = append(w.buf, ']')
-	}
+	return out
 }
 
 // condition writes one element of the conditions patch: the whole
@@ -427,16 +415,7 @@ func ipStrings[T corev1.PodIP | corev1.HostIP](l []T) []string {
 }
 
 func (w *patchWriter) ipOrder(cur []string) {
-	w.buf = append(w.buf, '[')
-	for i, ip := range cur {
-		if i > 0 {
-			w.buf = append(w.buf, ',')
-		}
-		w.buf = append(w.buf, `{"ip":`...)
-		w.str(ip)
-		w.buf = append(w.buf, '}')
-	}
-	w.buf = append(w.buf, ']')
+	w.list(len(cur), func(i int) { w.elem(`{"ip":`, cur[i]) })
 }
 
 // ipList writes podIPs or hostIPs: the whole list when the old one was
@@ -454,38 +433,45 @@ func (w *patchWriter) ipList(k string, old, cur []string, changed bool) {
 	case !changed:
 		return
 	}
-	n := 0
-	elem := func() {
-		if n == 0 {
-			w.key(k)
-			w.buf = append(w.buf, '[')
-		} else {
-			w.buf = append(w.buf, ',')
-		}
-		n++
-	}
+	l := listPatch{w: w, k: k}
 	for _, ip := range cur {
 		if !slices.Contains(old, ip) {
-			elem()
-			w.buf = append(w.buf, `{"ip":`...)
-			w.str(ip)
-			w.buf = append(w.buf, '}')
+			l.next()
+			w.elem(`{"ip":`, ip)
 		}
 	}
-	var removed []string
-	for _, ip := range old {
-		if !slices.Contains(cur, ip) {
-			removed = append(removed, ip)
-		}
+	l.end("ip", old, cur)
+}
+
+// listPatch writes the patch of merge list k element by element: the
+// member opens at the first element.
+type listPatch struct {
+	w *patchWriter
+	k string
+	n int
+}
+
+// next opens the list, or separates its elements.
+func (l *listPatch) next() {
+	if l.n == 0 {
+		l.w.key(l.k)
+		l.w.buf = append(l.w.buf, '[')
+	} else {
+		l.w.buf = append(l.w.buf, ',')
 	}
+	l.n++
+}
+
+// end writes a delete for each merge key (mk) of old missing from cur, in
+// key order, and closes the list if it was opened.
+func (l *listPatch) end(mk string, old, cur []string) {
+	removed := slices.DeleteFunc(slices.Clone(old), func(v string) bool { return slices.Contains(cur, v) })
 	slices.Sort(removed)
-	for _, ip := range removed {
-		elem()
-		w.buf = append(w.buf, `{"$patch":"delete","ip":`...)
-		w.str(ip)
-		w.buf = append(w.buf, '}')
+	for _, v := range removed {
+		l.next()
+		l.w.elem(`{"$patch":"delete","`+mk+`":`, v)
 	}
-	if n > 0 {
-		w.buf = append(w.buf, ']')
+	if l.n > 0 {
+		l.w.buf = append(l.w.buf, ']')
 	}
 }

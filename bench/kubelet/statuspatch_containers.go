@@ -29,14 +29,7 @@ func (w *patchWriter) containerList(k string, old, cur []corev1.ContainerStatus)
 }
 
 func (w *patchWriter) containerStatuses(l []corev1.ContainerStatus) {
-	w.buf = append(w.buf, '[')
-	for i := range l {
-		if i > 0 {
-			w.buf = append(w.buf, ',')
-		}
-		w.containerStatus(&l[i])
-	}
-	w.buf = append(w.buf, ']')
+	w.list(len(l), func(i int) { w.containerStatus(&l[i]) })
 }
 
 // open starts a nested object; close ends it and gives back the state of
