@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/utils/ptr"
 )
 
 // syncPodStatus replays the status manager's syncPod
@@ -176,41 +177,31 @@ func strategicStatusPatch(uid types.UID, old, cur corev1.PodStatus) (patch []byt
 // container statuses, which a kubelet's writes change, are compared by
 // the patch itself (and empty lists are left out of the JSON anyway). old and cur are copies; their slices are not written.
 func dropEqualFields(old, cur *corev1.PodStatus) {
-	if old.ObservedGeneration == cur.ObservedGeneration {
-		old.ObservedGeneration, cur.ObservedGeneration = 0, 0
-	}
-	if old.Phase == cur.Phase {
-		old.Phase, cur.Phase = "", ""
-	}
-	if old.Message == cur.Message {
-		old.Message, cur.Message = "", ""
-	}
-	if old.Reason == cur.Reason {
-		old.Reason, cur.Reason = "", ""
-	}
-	if old.NominatedNodeName == cur.NominatedNodeName {
-		old.NominatedNodeName, cur.NominatedNodeName = "", ""
-	}
-	if old.HostIP == cur.HostIP {
-		old.HostIP, cur.HostIP = "", ""
-	}
+	dropEqual(&old.ObservedGeneration, &cur.ObservedGeneration)
+	dropEqual(&old.Phase, &cur.Phase)
+	dropEqual(&old.Message, &cur.Message)
+	dropEqual(&old.Reason, &cur.Reason)
+	dropEqual(&old.NominatedNodeName, &cur.NominatedNodeName)
+	dropEqual(&old.HostIP, &cur.HostIP)
 	if slices.Equal(old.HostIPs, cur.HostIPs) {
 		old.HostIPs, cur.HostIPs = nil, nil
 	}
-	if old.PodIP == cur.PodIP {
-		old.PodIP, cur.PodIP = "", ""
-	}
+	dropEqual(&old.PodIP, &cur.PodIP)
 	if slices.Equal(old.PodIPs, cur.PodIPs) {
 		old.PodIPs, cur.PodIPs = nil, nil
 	}
 	if old.StartTime.Equal(cur.StartTime) {
 		old.StartTime, cur.StartTime = nil, nil
 	}
-	if old.QOSClass == cur.QOSClass {
-		old.QOSClass, cur.QOSClass = "", ""
-	}
-	if old.Resize == cur.Resize {
-		old.Resize, cur.Resize = "", ""
+	dropEqual(&old.QOSClass, &cur.QOSClass)
+	dropEqual(&old.Resize, &cur.Resize)
+}
+
+// dropEqual clears *a and *b when they are equal.
+func dropEqual[T comparable](a, b *T) {
+	if *a == *b {
+		var zero T
+		*a, *b = zero, zero
 	}
 }
 
@@ -285,9 +276,7 @@ func restartContainers(st *corev1.PodStatus, which func(string) bool, exitCode i
 		}
 		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
 		cs.RestartCount++
-		cs.Ready = false
-		f := false
-		cs.Started = &f
+		cs.Ready, cs.Started = false, ptr.To(false)
 		changed = true
 	}
 	return changed
@@ -306,9 +295,7 @@ func terminateContainers(st *corev1.PodStatus, exitCode int32, reason string, no
 		cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 			ExitCode: exitCode, Reason: reason, StartedAt: cs.State.Running.StartedAt, FinishedAt: now, ContainerID: cs.ContainerID,
 		}}
-		cs.Ready = false
-		f := false
-		cs.Started = &f
+		cs.Ready, cs.Started = false, ptr.To(false)
 		changed = true
 	}
 	return changed
