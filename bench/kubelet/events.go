@@ -77,25 +77,35 @@ func (s *session) startEvents() {
 	go s.sendEvents()
 }
 
-// event posts a node event, as the kubelet's recorder does (core/v1 events in
-// the default namespace, involvedObject the node).
-func (s *session) event(nodeUID types.UID, typ, reason, msg string) error {
-	now := metav1.NewTime(s.clk.Now())
-	ev := &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{GenerateName: s.node + ".", Namespace: metav1.NamespaceDefault},
-		InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: s.node, UID: types.UID(s.node), APIVersion: "v1"},
-		Reason:         reason, Message: msg, Type: typ,
+// sendEvent queues send (recordEvent), retried as every request of the
+// kubelet (retry); its final error is dropped, as the broadcaster's.
+func (s *session) sendEvent(send func(ctx context.Context) error) {
+	s.recordEvent(func(ctx context.Context) {
+		_ = s.retry(ctx, func() error { return send(ctx) })
+	})
+}
+
+// newEvent is an event the kubelet's recorder makes about obj.
+func (s *session) newEvent(meta metav1.ObjectMeta, obj corev1.ObjectReference, now metav1.Time, count int32, typ, reason, msg string) *corev1.Event {
+	return &corev1.Event{
+		ObjectMeta: meta, InvolvedObject: obj,
+		Reason: reason, Message: msg, Type: typ,
 		Source:         corev1.EventSource{Component: "kubelet", Host: s.node},
-		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+		FirstTimestamp: now, LastTimestamp: now, Count: count,
 		ReportingController: "kubelet", ReportingInstance: s.node,
 	}
-	s.recordEvent(func(ctx context.Context) {
-		_ = s.retry(ctx, func() error {
-			_, err := s.events.Events(metav1.NamespaceDefault).Create(ctx, ev, metav1.CreateOptions{})
-			return err
-		})
+}
+
+// event posts a node event, as the kubelet's recorder does (core/v1 events in
+// the default namespace, involvedObject the node).
+func (s *session) event(typ, reason, msg string) {
+	ev := s.newEvent(metav1.ObjectMeta{GenerateName: s.node + ".", Namespace: metav1.NamespaceDefault},
+		corev1.ObjectReference{Kind: "Node", Name: s.node, UID: types.UID(s.node), APIVersion: "v1"},
+		metav1.NewTime(s.clk.Now()), 1, typ, reason, msg)
+	s.sendEvent(func(ctx context.Context) error {
+		_, err := s.events.Events(metav1.NamespaceDefault).Create(ctx, ev, metav1.CreateOptions{})
+		return err
 	})
-	return nil
 }
 
 // podEvent records an event about a pod or one of its containers as the
@@ -103,7 +113,7 @@ func (s *session) event(nodeUID types.UID, typ, reason, msg string) error {
 // same event (name given) is PATCHed with its new count and last
 // timestamp, as client-go's event correlator aggregates it
 // (tools/record/events_cache.go, eventLogger). It returns the event name.
-func (s *session) podEvent(pod *corev1.Pod, container, name string, count int32, typ, reason, msg string) (string, error) {
+func (s *session) podEvent(pod *corev1.Pod, container, name string, count int32, typ, reason, msg string) string {
 	now := metav1.NewTime(s.clk.Now())
 	// A container's event points at it; a pod's (container "") at the pod.
 	fieldPath := ""
@@ -117,18 +127,14 @@ func (s *session) podEvent(pod *corev1.Pod, container, name string, count int32,
 	}
 	if name != "" {
 		patch := fmt.Sprintf(`{"count":%d,"lastTimestamp":%q,"message":%q}`, count, now.UTC().Format(time.RFC3339), msg)
-		s.recordEvent(func(ctx context.Context) {
-			err := s.retry(ctx, func() error {
-				_, err := s.events.Events(pod.Namespace).Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
-				return err
-			})
-			if apierrors.IsNotFound(err) {
-				// Gone (the event TTL): the correlator's PATCH fails and
-				// the event is not recorded again until its next repeat.
-				return
-			}
+		// An event gone (the event TTL) answers NotFound: the correlator's
+		// PATCH fails and the event is not recorded again until its next
+		// repeat.
+		s.sendEvent(func(ctx context.Context) error {
+			_, err := s.events.Events(pod.Namespace).Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+			return err
 		})
-		return name, nil
+		return name
 	}
 	// The recorder names an event after its object and the time
 	// (tools/record/event.go makeEvent); kept increasing here, so that two
@@ -143,23 +149,15 @@ func (s *session) podEvent(pod *corev1.Pod, container, name string, count int32,
 			break
 		}
 	}
-	ev := &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod.Name, nano), Namespace: pod.Namespace},
-		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, APIVersion: "v1",
-			FieldPath: fieldPath},
-		Reason: reason, Message: msg, Type: typ,
-		Source:         corev1.EventSource{Component: "kubelet", Host: s.node},
-		FirstTimestamp: now, LastTimestamp: now, Count: count,
-		ReportingController: "kubelet", ReportingInstance: s.node,
-	}
-	s.recordEvent(func(ctx context.Context) {
-		_ = s.retry(ctx, func() error {
-			_, err := s.events.Events(pod.Namespace).Create(ctx, ev, metav1.CreateOptions{})
-			if apierrors.IsAlreadyExists(err) {
-				return nil
-			}
-			return err
-		})
+	ev := s.newEvent(metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod.Name, nano), Namespace: pod.Namespace},
+		corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, APIVersion: "v1", FieldPath: fieldPath},
+		now, count, typ, reason, msg)
+	s.sendEvent(func(ctx context.Context) error {
+		_, err := s.events.Events(pod.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
 	})
-	return ev.Name, nil
+	return ev.Name
 }

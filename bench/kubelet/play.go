@@ -145,12 +145,10 @@ func (n *nodeRun) do(ctx context.Context, node *corev1.Node, st plan.Step, serie
 		}
 		return sess.patchNodeReady(ctx, st.Ready, st.Reason, st.Message)
 	case plan.ActionNodeEvent:
-		return sess.event(node.UID, st.EventType, st.Reason, st.Message)
+		sess.event(st.EventType, st.Reason, st.Message)
+		return nil
 	case plan.ActionPodEvent:
-		name, err := sess.podEvent(st.Pod, st.Container, series[st.Series], st.Count, st.EventType, st.Reason, st.Message)
-		if err != nil {
-			return err
-		}
+		name := sess.podEvent(st.Pod, st.Container, series[st.Series], st.Count, st.EventType, st.Reason, st.Message)
 		if st.Series != "" {
 			series[st.Series] = name
 		}

@@ -97,15 +97,13 @@ func (n *nodeRun) applyUpdate(node *corev1.Node, u plan.StatusUpdate, st *corev1
 // updateEvents records what a pod's worker records as it hands u over:
 // SandboxChanged after a reboot, and the containers' Pulled, Created and
 // Started as they run again.
-func (n *nodeRun) updateEvents(u plan.StatusUpdate) error {
+func (n *nodeRun) updateEvents(u plan.StatusUpdate) {
 	switch u.Kind {
 	case plan.UpdateRebootExited:
-		_, err := n.sess.podEvent(u.Pod, "", "", 1, corev1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
-		return err
+		n.sess.podEvent(u.Pod, "", "", 1, corev1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
 	case plan.UpdateRebootRunning:
-		return containerEvents(n.sess, u.Pod, nil)
+		containerEvents(n.sess, u.Pod, nil)
 	case plan.UpdateReplaceRunning:
-		return containerEvents(n.sess, u.Pod, u.Exited)
+		containerEvents(n.sess, u.Pod, u.Exited)
 	}
-	return nil
 }

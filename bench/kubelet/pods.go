@@ -25,9 +25,7 @@ import (
 // at once. (Read from the source; the calibration has no rejection case.)
 func (n *nodeRun) rejectPod(ctx context.Context, p *corev1.Pod, reason, msg string) error {
 	s, sess := n.s, n.sess
-	if _, err := sess.podEvent(p, "", "", 1, corev1.EventTypeWarning, reason, msg); err != nil {
-		return err
-	}
+	sess.podEvent(p, "", "", 1, corev1.EventTypeWarning, reason, msg)
 	if _, err := n.status.sync(ctx, p.Namespace, p.Name, func(st *corev1.PodStatus) bool {
 		st.Phase, st.Reason, st.Message = corev1.PodFailed, reason, msg
 		st.Conditions = slices.DeleteFunc(st.Conditions, func(c corev1.PodCondition) bool { return kubeletOwnedCondition[c.Type] })
@@ -172,7 +170,7 @@ func (n *nodeRun) endPod(ctx context.Context, st plan.Step) error {
 // images/image_manager.go), Created and Started (kuberuntime_container.go
 // startContainer). With SandboxChanged (kuberuntime_manager.go SyncPod)
 // the measured 25 events of a 5-pod reboot, 5 of them the node's.
-func containerEvents(sess *session, p *corev1.Pod, which func(string) bool) error {
+func containerEvents(sess *session, p *corev1.Pod, which func(string) bool) {
 	for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
 		if which != nil && !which(c.Name) {
 			continue
@@ -182,12 +180,9 @@ func containerEvents(sess *session, p *corev1.Pod, which func(string) bool) erro
 			{"Created", "Container created"},
 			{"Started", "Container started"},
 		} {
-			if _, err := sess.podEvent(p, c.Name, "", 1, corev1.EventTypeNormal, e.reason, e.msg); err != nil {
-				return err
-			}
+			sess.podEvent(p, c.Name, "", 1, corev1.EventTypeNormal, e.reason, e.msg)
 		}
 	}
-	return nil
 }
 
 // podReady says whether the status has the pod Ready.

@@ -83,7 +83,7 @@ func (m statusManager) busyAt(t time.Time) bool {
 // applies an update to a pod's status; the events of an update are sent
 // when a batch first finds it due: on time while the status manager keeps
 // up, with the batch when it is behind.
-func (m statusManager) batch(ctx context.Context, start time.Time, updates []plan.StatusUpdate, apply func(plan.StatusUpdate, *corev1.PodStatus, metav1.Time) bool, events func(plan.StatusUpdate) error) error {
+func (m statusManager) batch(ctx context.Context, start time.Time, updates []plan.StatusUpdate, apply func(plan.StatusUpdate, *corev1.PodStatus, metav1.Time) bool, events func(plan.StatusUpdate)) error {
 	sort.SliceStable(updates, func(i, j int) bool { return updates[i].At < updates[j].At })
 	var firstErr error
 	for len(updates) > 0 {
@@ -105,9 +105,7 @@ func (m statusManager) batch(ctx context.Context, start time.Time, updates []pla
 				order = append(order, k)
 			}
 			due[k] = append(due[k], u)
-			if err := events(u); err != nil && firstErr == nil {
-				firstErr = err
-			}
+			events(u)
 		}
 		for _, k := range order {
 			us := due[k]
