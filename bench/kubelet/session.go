@@ -307,13 +307,18 @@ func (s *session) register(ctx context.Context) error {
 	default:
 		return fmt.Errorf("kubelet %s: registering node: %w", s.node, err)
 	}
-	if err := s.retry(ctx, func() error {
-		_, err := s.client.CoreV1().Nodes().Get(ctx, s.node, metav1.GetOptions{})
-		return err
-	}); err != nil {
+	if err := s.retry(ctx, s.getNode(ctx)); err != nil {
 		return fmt.Errorf("kubelet %s: getting registered node: %w", s.node, err)
 	}
 	return nil
+}
+
+// getNode returns a GET of the kubelet's node from the API server.
+func (s *session) getNode(ctx context.Context) func() error {
+	return func() error {
+		_, err := s.client.CoreV1().Nodes().Get(ctx, s.node, metav1.GetOptions{})
+		return err
+	}
 }
 
 // requestTokens replays the token manager (token/token_manager.go): its cache
@@ -405,10 +410,7 @@ func (s *session) reconstructVolumes(ctx context.Context) error {
 	}) {
 		return nil
 	}
-	return s.retry(ctx, func() error {
-		_, err := s.client.CoreV1().Nodes().Get(ctx, s.node, metav1.GetOptions{})
-		return err
-	})
+	return s.retry(ctx, s.getNode(ctx))
 }
 
 // csiNode replays the CSI node-info initialisation: GET the CSINode object
@@ -430,7 +432,7 @@ func (s *session) csiNodeOnce(ctx context.Context, nodeUID types.UID) error {
 		return fmt.Errorf("kubelet %s: CSINode: %w", s.node, err)
 	}
 	if s.csiNodeGetsNode {
-		if _, err := s.client.CoreV1().Nodes().Get(ctx, s.node, metav1.GetOptions{}); err != nil {
+		if err := s.getNode(ctx)(); err != nil {
 			return fmt.Errorf("kubelet %s: CSINode: getting its node: %w", s.node, err)
 		}
 	}
@@ -438,7 +440,7 @@ func (s *session) csiNodeOnce(ctx context.Context, nodeUID types.UID) error {
 	if apierrors.IsNotFound(err) {
 		if !s.csiNodeGetsNode {
 			// CreateCSINode GETs the node for its owner reference.
-			if _, err := s.client.CoreV1().Nodes().Get(ctx, s.node, metav1.GetOptions{}); err != nil {
+			if err := s.getNode(ctx)(); err != nil {
 				return fmt.Errorf("kubelet %s: CSINode: getting its node: %w", s.node, err)
 			}
 		}
