@@ -25,11 +25,13 @@ const defaultLeaseDuration = 40 * time.Second
 // missing) first. It returns the lease as written.
 func (s *session) renewLeaseOnce(ctx context.Context, latest *coordinationv1.Lease) (*coordinationv1.Lease, error) {
 	leases := s.heartbeat.CoordinationV1().Leases(nodeLeaseNamespace)
-	if latest != nil {
-		l := latest.DeepCopy()
+	renew := func(l *coordinationv1.Lease) (*coordinationv1.Lease, error) {
 		now := metav1.NewMicroTime(s.clk.Now())
 		l.Spec.RenewTime = &now
-		out, err := leases.Update(ctx, l, metav1.UpdateOptions{})
+		return leases.Update(ctx, l, metav1.UpdateOptions{})
+	}
+	if latest != nil {
+		out, err := renew(latest.DeepCopy())
 		if err == nil {
 			return out, nil
 		}
@@ -49,9 +51,7 @@ func (s *session) renewLeaseOnce(ctx context.Context, latest *coordinationv1.Lea
 	if err != nil {
 		return nil, fmt.Errorf("kubelet %s: getting lease: %w", s.node, err)
 	}
-	now := metav1.NewMicroTime(s.clk.Now())
-	l.Spec.RenewTime = &now
-	out, err := leases.Update(ctx, l, metav1.UpdateOptions{})
+	out, err := renew(l)
 	if err != nil {
 		if apierrors.IsConflict(err) {
 			// Someone else wrote it between our GET and UPDATE; the next
@@ -99,23 +99,17 @@ func (s *session) startLeaseController(ctx context.Context, latest *coordination
 			}
 			latest = l
 			wait := defaultLeaseDuration / 4
-			if err == nil && l != nil {
-				s.leaseRenewed.Store(s.clk.Now().UnixNano())
-				if l.Spec.LeaseDurationSeconds != nil && *l.Spec.LeaseDurationSeconds > 0 {
-					s.leaseInterval.Store(int64(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second / 4))
-				} else {
-					s.leaseInterval.Store(int64(wait))
-				}
-			}
-			switch {
-			case err != nil || l == nil:
+			if err != nil || l == nil {
 				if err != nil && s.retries != nil {
 					s.retries.Add(1)
 				}
 				wait, backoff = backoff, min(2*backoff, maxBackoff)
-			case l.Spec.LeaseDurationSeconds != nil && *l.Spec.LeaseDurationSeconds > 0:
-				wait, backoff = time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second/4, minBackoff
-			default:
+			} else {
+				if d := l.Spec.LeaseDurationSeconds; d != nil && *d > 0 {
+					wait = time.Duration(*d) * time.Second / 4
+				}
+				s.leaseRenewed.Store(s.clk.Now().UnixNano())
+				s.leaseInterval.Store(int64(wait))
 				backoff = minBackoff
 			}
 			if poll.Sleep(ctx, s.clk, wait) != nil {
