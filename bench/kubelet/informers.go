@@ -45,12 +45,7 @@ func (s *session) waitFor(ctx context.Context, what string, synced ...cache.Info
 	defer cancel()
 	all := poll.Wait{Clock: s.clk, Interval: syncCheckInterval}
 	err := all.Until(ctx, func(context.Context) (bool, string, error) {
-		for _, f := range synced {
-			if !f() {
-				return false, "", nil
-			}
-		}
-		return true, "", nil
+		return !slices.ContainsFunc(synced, func(f cache.InformerSynced) bool { return !f() }), "", nil
 	})
 	if err != nil {
 		return fmt.Errorf("kubelet %s: %s caches did not sync within %s: %w", s.node, what, s.clk.Since(start).Round(time.Second), ctx.Err())
@@ -122,7 +117,7 @@ func (s *session) startInformers(ctx context.Context) error {
 	s.run(s.nodeInf.Run)
 	// Same requests as the kubelet's informers, into stores that keep
 	// nothing (see sinkStore).
-	var sinks []*sinkStore
+	var synced []cache.InformerSynced
 	for _, r := range []struct {
 		lw  cache.ListerWatcher
 		obj runtime.Object
@@ -132,7 +127,7 @@ func (s *session) startInformers(ctx context.Context) error {
 		{s.listWatch("runtimeclasses", metav1.NamespaceAll, fields.Everything()), &nodev1.RuntimeClass{}},
 	} {
 		sink := &sinkStore{}
-		sinks = append(sinks, sink)
+		synced = append(synced, sink.HasSynced)
 		s.run(cache.NewReflector(r.lw, r.obj, sink, 0).Run)
 	}
 	if s.podCertificates {
@@ -162,10 +157,6 @@ func (s *session) startInformers(ctx context.Context) error {
 		fields.OneTermEqualSelector("spec.nodeName", s.node)), &corev1.Pod{}, s.podStore, 0).Run)
 	if err := s.waitFor(ctx, "pod", s.podStore.HasSynced); err != nil {
 		return err
-	}
-	synced := make([]cache.InformerSynced, len(sinks))
-	for i, sk := range sinks {
-		synced[i] = sk.HasSynced
 	}
 	return s.waitFor(ctx, "service, CSIDriver and RuntimeClass", synced...)
 }
