@@ -44,10 +44,7 @@ func newCalibrateOptions() *calibrateOptions {
 }
 
 func (o *calibrateOptions) addFlags(fs *pflag.FlagSet) {
-	var names []string
-	for _, c := range calibrate.Cases() {
-		names = append(names, c.Name)
-	}
+	names := mapped(calibrate.Cases(), caseName)
 	fs.IntVar(&o.nodes, "nodes", o.nodes, "Real nodes (hollow kubelets, about 100 MiB each) and as many simulated ones")
 	fs.IntVar(&o.pods, "pods-per-node", o.pods, "Pods per node: one Deployment and one Service per node, with exec readiness and liveness probes (HTTP or TCP in the +http and +tcp cases)")
 	fs.DurationVar(&o.probePeriod, "probe-period", o.probePeriod, "Period of the pods' readiness and liveness probes")
@@ -109,9 +106,7 @@ func (o *calibrateOptions) validate(env *cmdEnv, fs *pflag.FlagSet) (*calibrateP
 		return nil, err
 	}
 	if len(o.cases) == 0 {
-		for _, c := range calibrate.DefaultCases(o.backend) {
-			o.cases = append(o.cases, c.Name)
-		}
+		o.cases = mapped(calibrate.DefaultCases(o.backend), caseName)
 	}
 	selected, err := calibrate.SelectCases(o.cases)
 	if err != nil {
@@ -283,6 +278,8 @@ func writeIndentedJSON[T any](w io.Writer, doc T) error {
 	}
 	return err
 }
+
+func caseName(c calibrate.Case) string { return c.Name }
 
 func caseDetail(c calibrate.Case) string {
 	var parts []string

@@ -209,11 +209,7 @@ func notRunning(env *cmdEnv, e *cluster.Embedded, output, workDir string) error 
 // changes.
 func waitProgress(env *cmdEnv) func([]cluster.HealthCheck) {
 	return func(waiting []cluster.HealthCheck) {
-		names := make([]string, len(waiting))
-		for i, c := range waiting {
-			names[i] = c.String()
-		}
-		fmt.Fprintf(env.stderr, "Waiting for %s...\n", strings.Join(names, ", "))
+		fmt.Fprintf(env.stderr, "Waiting for %s...\n", strings.Join(mapped(waiting, cluster.HealthCheck.String), ", "))
 	}
 }
 

@@ -69,11 +69,7 @@ func completeFlagValues(root *cobra.Command) {
 			completeValues(c, "output", "text", "json", "yaml")
 		}
 		if c.Flags().Lookup("kube-version") != nil {
-			var versions []string
-			for _, v := range kubeversion.Supported() {
-				versions = append(versions, v.Short())
-			}
-			completeValues(c, "kube-version", versions...)
+			completeValues(c, "kube-version", mapped(kubeversion.Supported(), kubeversion.Version.Short)...)
 		}
 	})
 }

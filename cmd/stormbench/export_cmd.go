@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 
@@ -75,9 +76,7 @@ func (o *exportOptions) validate(n int) error {
 	if n == 0 {
 		return usagef("export needs at least one result file")
 	}
-	if o.out == "" {
-		o.out = "-"
-	}
+	o.out = cmp.Or(o.out, "-")
 	if err := checkWritable(o.out, o.force); err != nil {
 		return usagef("--output-file: %v", err)
 	}

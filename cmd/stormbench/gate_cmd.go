@@ -162,8 +162,10 @@ func (o *gateOptions) validate(fs *pflag.FlagSet) error {
 	if toStdout(o.junit) && o.output != "text" {
 		return usagef("--junit %s and -o %s would write two documents to stdout: write the JUnit XML to a file", o.junit, o.output)
 	}
-	if err := checkWritableDir(o.perfdash); err != nil {
-		return usagef("--perfdash: %v", err)
+	if o.perfdash != "" {
+		if err := outfile.CheckDir(o.perfdash); err != nil {
+			return usagef("--perfdash: %v", err)
+		}
 	}
 	if o.curPath == "" {
 		return usagef("--current is required")

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -186,11 +187,7 @@ func printMergeSummary(w io.Writer, format, out string, paths []string, shards [
 		fmt.Fprintf(w, "  shard %d: %s%s\n", i, p, shardNote(shards[i]))
 	}
 	for _, v := range s.Variants {
-		parts := make([]string, len(v.ShardRestarts))
-		for i, n := range v.ShardRestarts {
-			parts[i] = fmt.Sprint(n)
-		}
-		fmt.Fprintf(w, "  %s#%d: %d restarts (%s)%s\n", v.Variant, v.Repetition, v.Restarts, strings.Join(parts, " + "),
+		fmt.Fprintf(w, "  %s#%d: %d restarts (%s)%s\n", v.Variant, v.Repetition, v.Restarts, strings.Join(mapped(v.ShardRestarts, strconv.Itoa), " + "),
 			fmtBool(v.Complete, "", ", incomplete"))
 	}
 	for _, e := range s.Errors {

@@ -37,10 +37,7 @@ type clusterOptions struct {
 // addKubeVersionFlag declares --kube-version; withProfile says the command
 // takes a profile, whose kubernetes.version it overrides.
 func (o *clusterOptions) addKubeVersionFlag(fs *pflag.FlagSet, withProfile bool) {
-	var names []string
-	for _, v := range kubeversion.Supported() {
-		names = append(names, v.Short())
-	}
+	names := mapped(kubeversion.Supported(), kubeversion.Version.Short)
 	usage := "Kubernetes version of the embedded control plane and of the real and simulated kubelets: " +
 		strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1] + ", or its minor release (1.37); default " + kubeversion.Default.Short()
 	if withProfile {

@@ -27,19 +27,19 @@ func checkWritable(path string, force bool) error {
 	return outfile.Check(path, outfile.Options{Force: force, Stdout: io.Discard})
 }
 
-// checkWritableDir refuses a directory path that exists as something else,
-// or that cannot be created or written in, before anything runs.
-func checkWritableDir(dir string) error {
-	if dir == "" {
-		return nil
-	}
-	return outfile.CheckDir(dir)
-}
-
 // writeOutput writes what render writes to path by the rules of
 // bench/outfile, "-" being env's stdout.
 func writeOutput(env *cmdEnv, path string, force bool, render func(io.Writer) error) error {
 	return outfile.WriteFunc(path, outfile.Options{Force: force, Stdout: env.stdout}, render)
+}
+
+// mapped is f of every element of s.
+func mapped[T, U any](s []T, f func(T) U) []U {
+	out := make([]U, len(s))
+	for i, v := range s {
+		out[i] = f(v)
+	}
+	return out
 }
 
 // toStdout says the output path is standard output, where a command's own

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -125,19 +126,15 @@ func (o *reportOptions) run(env *cmdEnv, path string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	var buf bytes.Buffer
+	write := report.WriteMarkdown
 	if o.format == report.FormatHTML {
-		err = report.WriteHTML(&buf, rep)
-	} else {
-		err = report.WriteMarkdown(&buf, rep)
+		write = report.WriteHTML
 	}
-	if err != nil {
+	var buf bytes.Buffer
+	if err := write(&buf, rep); err != nil {
 		return err
 	}
-	out := o.out
-	if out == "" {
-		out = "-"
-	}
+	out := cmp.Or(o.out, "-")
 	// A regular file is written whole or not at all, so that a CI artifact
 	// is never half a page; a device or FIFO is written into.
 	if err := writeOutput(env, out, o.force, func(w io.Writer) error {

@@ -32,11 +32,8 @@ func printVersion(env *cmdEnv, output string) error {
 	if err := checkFormat(output); err != nil {
 		return err
 	}
-	var supported []string
-	for _, kv := range kubeversion.Supported() {
-		supported = append(supported, kv.String())
-	}
-	v := map[string]any{"version": bench.Version, "gitRevision": bench.GitRevision, "kubernetes": kubeversion.Default.String(), "kubernetesSupported": supported}
+	v := map[string]any{"version": bench.Version, "gitRevision": bench.GitRevision, "kubernetes": kubeversion.Default.String(),
+		"kubernetesSupported": mapped(kubeversion.Supported(), kubeversion.Version.String)}
 	if output == "json" || output == "yaml" {
 		return printStructured(env.stdout, output, v)
 	}
