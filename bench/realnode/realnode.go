@@ -5,10 +5,11 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -179,29 +180,25 @@ func (n *Node) StartKubelet(gates map[string]bool) error {
 		"--node-labels", joinMap(n.opts.Labels),
 		"-v", strconv.Itoa(n.opts.Verbosity),
 	}
-	if g := JoinGates(gates); g != "" {
-		args = append(args, "--feature-gates", g)
+	// Flags without a value (zero options) are left out.
+	positive := func(i int) string {
+		if i <= 0 {
+			return ""
+		}
+		return strconv.Itoa(i)
 	}
-	if n.opts.CPU != "" {
-		args = append(args, "--cpu", n.opts.CPU)
-	}
-	if n.opts.Memory != "" {
-		args = append(args, "--memory", n.opts.Memory)
-	}
-	if n.opts.MaxPods > 0 {
-		args = append(args, "--max-pods", strconv.Itoa(n.opts.MaxPods))
-	}
-	if n.opts.LeaseDurationSeconds > 0 {
-		args = append(args, "--node-lease-duration-seconds", strconv.Itoa(n.opts.LeaseDurationSeconds))
-	}
+	status := ""
 	if n.opts.StatusUpdateFrequency > 0 {
-		args = append(args, "--node-status-update-frequency", n.opts.StatusUpdateFrequency.String())
+		status = n.opts.StatusUpdateFrequency.String()
 	}
-	if n.opts.KubeAPIQPS > 0 {
-		args = append(args, "--kube-api-qps", strconv.Itoa(n.opts.KubeAPIQPS))
-	}
-	if n.opts.KubeAPIBurst > 0 {
-		args = append(args, "--kube-api-burst", strconv.Itoa(n.opts.KubeAPIBurst))
+	for _, f := range [][2]string{
+		{"--feature-gates", JoinGates(gates)}, {"--cpu", n.opts.CPU}, {"--memory", n.opts.Memory},
+		{"--max-pods", positive(n.opts.MaxPods)}, {"--node-lease-duration-seconds", positive(n.opts.LeaseDurationSeconds)},
+		{"--node-status-update-frequency", status}, {"--kube-api-qps", positive(n.opts.KubeAPIQPS)}, {"--kube-api-burst", positive(n.opts.KubeAPIBurst)},
+	} {
+		if f[1] != "" {
+			args = append(args, f[0], f[1])
+		}
 	}
 	p, err := startProc(n.opts.Components.Path(cluster.BinHollowKubelet), args, n.KubeletLog(), filepath.Join(n.opts.Dir, "kubelet.pid"))
 	if err != nil {
@@ -231,14 +228,9 @@ func (n *Node) PowerOff() error {
 func (n *Node) Stop() error { return n.stopBoth(nil, 10*time.Second, 5*time.Second) }
 
 func joinMap(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + m[k]
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+m[k])
 	}
 	return strings.Join(parts, ",")
 }
