@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -190,10 +191,10 @@ func TestClientLatencyTransport(t *testing.T) {
 		return []string{result.LabelSource, source, result.LabelVerb, verb, result.LabelResource, resource, result.LabelSubresource, sub}
 	}
 	listPods := lbl(SourceKubelet, "LIST", "pods", "")
-	if h := out.Histogram(RequestLatency, "", listPods...); h == nil || h.Summary.Count != 2 || !measuretest.Approx(h.Summary.Max, 0.05) && measuretest.Abs(h.Summary.Max-0.05) > 0.05*1e-3 {
+	if h := out.Histogram(RequestLatency, "", listPods...); h == nil || h.Summary.Count != 2 || !measuretest.Approx(h.Summary.Max, 0.05) && math.Abs(h.Summary.Max-0.05) > 0.05*1e-3 {
 		t.Errorf("LIST pods histogram = %+v, want 2 samples, max 50ms", h)
 	}
-	if h := out.Histogram(RequestLatency, "", lbl(SourceKubelet, "WATCH", "pods", "")...); h == nil || measuretest.Abs(h.Summary.Max-0.005) > 0.005*1e-3 {
+	if h := out.Histogram(RequestLatency, "", lbl(SourceKubelet, "WATCH", "pods", "")...); h == nil || math.Abs(h.Summary.Max-0.005) > 0.005*1e-3 {
 		t.Errorf("WATCH pods histogram = %+v, want 5ms (headers only)", h)
 	}
 	checks := []struct {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"testing"
 	"time"
@@ -44,20 +45,8 @@ func Value(t *testing.T, m *result.Measurement, name, window string, labels ...s
 	return v
 }
 
-func Approx(a, b float64) bool {
-	d := a - b
-	if d < 0 {
-		d = -d
-	}
-	return d <= 1e-9*max(1, Abs(a), Abs(b))
-}
-
-func Abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
+// Approx reports whether a and b are equal but for rounding.
+func Approx(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a), math.Abs(b)) }
 
 // FetchBytes adapts a fetch returning its body to MetricsSource.Fetch.
 func FetchBytes(f func(ctx context.Context) ([]byte, string, error)) func(context.Context, *bytes.Buffer) (string, error) {
