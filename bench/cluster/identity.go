@@ -322,64 +322,64 @@ func kwokClusterRole() *rbacv1.ClusterRole {
 	}
 }
 
-func clusterRoleBinding(name, role string, subject rbacv1.Subject) *rbacv1.ClusterRoleBinding {
+// clusterRoleBinding binds role to user, named after the user.
+func clusterRoleBinding(user, role string) *rbacv1.ClusterRoleBinding {
 	return &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
+		ObjectMeta: metav1.ObjectMeta{Name: user},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
-		Subjects:   []rbacv1.Subject{subject},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
 	}
 }
 
 // flowSchemas are stormbench's FlowSchemas under realistic APF.
 func flowSchemas() []*flowcontrolv1.FlowSchema {
-	kwok := []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindUser, User: &flowcontrolv1.UserSubject{Name: UserKwok}}}
-	harness := []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindUser, User: &flowcontrolv1.UserSubject{Name: UserHarness}}}
-	byUser := &flowcontrolv1.FlowDistinguisherMethod{Type: flowcontrolv1.FlowDistinguisherMethodByUserType}
 	all := []string{flowcontrolv1.VerbAll}
+	heartbeats := flowcontrolv1.PolicyRulesWithSubjects{ResourceRules: []flowcontrolv1.ResourcePolicyRule{
+		{Verbs: all, APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Namespaces: []string{"kube-node-lease"}},
+		{Verbs: all, APIGroups: []string{""}, Resources: []string{"nodes", "nodes/status"}, ClusterScope: true},
+	}}
+	scrapes := flowcontrolv1.PolicyRulesWithSubjects{NonResourceRules: []flowcontrolv1.NonResourcePolicyRule{
+		{Verbs: []string{"get"}, NonResourceURLs: []string{"/metrics", "/livez", "/readyz", "/healthz", "/version"}},
+	}}
+	byUser := flowcontrolv1.FlowDistinguisherMethodByUserType
 	return append([]*flowcontrolv1.FlowSchema{
-		{
-			ObjectMeta: metav1.ObjectMeta{Name: FlowSchemaKwokHeartbeats},
-			Spec: flowcontrolv1.FlowSchemaSpec{
-				// Between system-node-high (400) and system-nodes (500).
-				PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "node-high"},
-				MatchingPrecedence:         450,
-				DistinguisherMethod:        byUser,
-				Rules: []flowcontrolv1.PolicyRulesWithSubjects{{
-					Subjects: kwok,
-					ResourceRules: []flowcontrolv1.ResourcePolicyRule{
-						{Verbs: all, APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Namespaces: []string{"kube-node-lease"}},
-						{Verbs: all, APIGroups: []string{""}, Resources: []string{"nodes", "nodes/status"}, ClusterScope: true},
-					},
-				}},
-			},
-		},
-		{
-			ObjectMeta: metav1.ObjectMeta{Name: FlowSchemaKwok},
-			Spec: flowcontrolv1.FlowSchemaSpec{
-				PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "system"},
-				MatchingPrecedence:         550,
-				DistinguisherMethod:        byUser,
-				Rules: []flowcontrolv1.PolicyRulesWithSubjects{{
-					Subjects: kwok,
-					ResourceRules: []flowcontrolv1.ResourcePolicyRule{
-						{Verbs: all, APIGroups: []string{flowcontrolv1.APIGroupAll}, Resources: []string{flowcontrolv1.ResourceAll}, ClusterScope: true, Namespaces: []string{flowcontrolv1.NamespaceEvery}},
-					},
-					NonResourceRules: []flowcontrolv1.NonResourcePolicyRule{{Verbs: all, NonResourceURLs: []string{"*"}}},
-				}},
-			},
-		},
-		{
-			ObjectMeta: metav1.ObjectMeta{Name: FlowSchemaObserver},
-			Spec: flowcontrolv1.FlowSchemaSpec{
-				PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "exempt"},
-				MatchingPrecedence:         50,
-				Rules: []flowcontrolv1.PolicyRulesWithSubjects{{
-					Subjects:         harness,
-					NonResourceRules: []flowcontrolv1.NonResourcePolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{"/metrics", "/livez", "/readyz", "/healthz", "/version"}}},
-				}},
-			},
-		},
+		// Between system-node-high (400) and system-nodes (500).
+		flowSchema(FlowSchemaKwokHeartbeats, 450, "node-high", byUser, heartbeats, userSubject(UserKwok)),
+		flowSchema(FlowSchemaKwok, 550, "system", byUser, everyRequest(), userSubject(UserKwok)),
+		flowSchema(FlowSchemaObserver, 50, "exempt", "", scrapes, userSubject(UserHarness)),
 	}, attributionFlowSchemas()...)
+}
+
+// flowSchema is a FlowSchema of one rule, for subjects; dist "" tells no
+// flows apart.
+func flowSchema(name string, precedence int32, level string, dist flowcontrolv1.FlowDistinguisherMethodType, rules flowcontrolv1.PolicyRulesWithSubjects, subjects []flowcontrolv1.Subject) *flowcontrolv1.FlowSchema {
+	rules.Subjects = subjects
+	fs := &flowcontrolv1.FlowSchema{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: flowcontrolv1.FlowSchemaSpec{
+			PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: level},
+			MatchingPrecedence:         precedence,
+			Rules:                      []flowcontrolv1.PolicyRulesWithSubjects{rules},
+		},
+	}
+	if dist != "" {
+		fs.Spec.DistinguisherMethod = &flowcontrolv1.FlowDistinguisherMethod{Type: dist}
+	}
+	return fs
+}
+
+func userSubject(name string) []flowcontrolv1.Subject {
+	return []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindUser, User: &flowcontrolv1.UserSubject{Name: name}}}
+}
+
+// everyRequest is a rule that every request, resource or not, matches.
+func everyRequest() flowcontrolv1.PolicyRulesWithSubjects {
+	all := []string{flowcontrolv1.VerbAll}
+	return flowcontrolv1.PolicyRulesWithSubjects{
+		ResourceRules: []flowcontrolv1.ResourcePolicyRule{{Verbs: all, APIGroups: []string{flowcontrolv1.APIGroupAll},
+			Resources: []string{flowcontrolv1.ResourceAll}, ClusterScope: true, Namespaces: []string{flowcontrolv1.NamespaceEvery}}},
+		NonResourceRules: []flowcontrolv1.NonResourcePolicyRule{{Verbs: all, NonResourceURLs: []string{flowcontrolv1.NonResourceAll}}},
+	}
 }
 
 // attributionFlowSchemas are the schemas that only tell flows apart
@@ -415,44 +415,24 @@ func flowSchemas() []*flowcontrolv1.FlowSchema {
 // scrape more: apiserver_flowcontrol_dispatched_requests_total, scraped
 // already, carries the flow schema.
 func attributionFlowSchemas() []*flowcontrolv1.FlowSchema {
-	all := []string{flowcontrolv1.VerbAll}
-	everything := flowcontrolv1.PolicyRulesWithSubjects{
-		ResourceRules: []flowcontrolv1.ResourcePolicyRule{{Verbs: all, APIGroups: []string{flowcontrolv1.APIGroupAll},
-			Resources: []string{flowcontrolv1.ResourceAll}, ClusterScope: true, Namespaces: []string{flowcontrolv1.NamespaceEvery}}},
-		NonResourceRules: []flowcontrolv1.NonResourcePolicyRule{{Verbs: all, NonResourceURLs: []string{flowcontrolv1.NonResourceAll}}},
-	}
+	everything := everyRequest()
 	leases := flowcontrolv1.PolicyRulesWithSubjects{
 		ResourceRules: []flowcontrolv1.ResourcePolicyRule{{Verbs: []string{"get", "create", "update"}, APIGroups: []string{"coordination.k8s.io"},
 			Resources: []string{"leases"}, Namespaces: []string{flowcontrolv1.NamespaceEvery}}},
-	}
-	user := func(name string) []flowcontrolv1.Subject {
-		return []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindUser, User: &flowcontrolv1.UserSubject{Name: name}}}
-	}
-	copyOf := func(name string, precedence int32, level string, dist flowcontrolv1.FlowDistinguisherMethodType, rules flowcontrolv1.PolicyRulesWithSubjects, subjects []flowcontrolv1.Subject) *flowcontrolv1.FlowSchema {
-		rules.Subjects = subjects
-		return &flowcontrolv1.FlowSchema{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: flowcontrolv1.FlowSchemaSpec{
-				PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: level},
-				MatchingPrecedence:         precedence,
-				DistinguisherMethod:        &flowcontrolv1.FlowDistinguisherMethod{Type: dist},
-				Rules:                      []flowcontrolv1.PolicyRulesWithSubjects{rules},
-			},
-		}
 	}
 	byUser, byNamespace := flowcontrolv1.FlowDistinguisherMethodByUserType, flowcontrolv1.FlowDistinguisherMethodByNamespaceType
 	var out []*flowcontrolv1.FlowSchema
 	for _, c := range []struct{ flow, user string }{{FlowControllerManager, UserControllerManager}, {FlowScheduler, UserScheduler}} {
 		out = append(out,
-			copyOf(flowSchemaPrefix+c.flow+leaderElectionSuffix, 99, priorityLeaderElection, byUser, leases, user(c.user)),
-			copyOf(flowSchemaPrefix+c.flow, 799, priorityWorkloadHigh, byNamespace, everything, user(c.user)))
+			flowSchema(flowSchemaPrefix+c.flow+leaderElectionSuffix, 99, priorityLeaderElection, byUser, leases, userSubject(c.user)),
+			flowSchema(flowSchemaPrefix+c.flow, 799, priorityWorkloadHigh, byNamespace, everything, userSubject(c.user)))
 	}
 	for _, sa := range ControllerServiceAccounts {
 		subject := []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindServiceAccount,
 			ServiceAccount: &flowcontrolv1.ServiceAccountSubject{Namespace: metav1.NamespaceSystem, Name: sa}}}
-		out = append(out, copyOf(flowSchemaPrefix+sa, 899, priorityWorkloadHigh, byNamespace, everything, subject))
+		out = append(out, flowSchema(flowSchemaPrefix+sa, 899, priorityWorkloadHigh, byNamespace, everything, subject))
 	}
-	return append(out, copyOf(FlowSchemaHarness, 9899, priorityGlobalDefault, byUser, everything, user(UserHarness)))
+	return append(out, flowSchema(FlowSchemaHarness, 9899, priorityGlobalDefault, byUser, everything, userSubject(UserHarness)))
 }
 
 // applyIdentityObjects creates the KWOK controller's and the harness's RBAC
@@ -472,16 +452,14 @@ func applyIdentityObjects(ctx context.Context, c kubernetes.Interface) error {
 	if err := create("ClusterRole "+UserKwok, err); err != nil {
 		return err
 	}
-	_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, clusterRoleBinding(UserKwok, UserKwok,
-		rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: UserKwok}), opts)
+	_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, clusterRoleBinding(UserKwok, UserKwok), opts)
 	if err := create("ClusterRoleBinding "+UserKwok, err); err != nil {
 		return err
 	}
 	// The harness creates and deletes whatever a fleet holds and
 	// impersonates nodes; cluster-admin through RBAC, not system:masters,
 	// so that APF does not exempt it.
-	_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, clusterRoleBinding(UserHarness, "cluster-admin",
-		rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: UserHarness}), opts)
+	_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, clusterRoleBinding(UserHarness, "cluster-admin"), opts)
 	if err := create("ClusterRoleBinding "+UserHarness, err); err != nil {
 		return err
 	}
