@@ -455,13 +455,9 @@ func referenceSeries(m *Measurement, s *Series) *Series {
 	if len(s.Labels) == 0 {
 		return nil
 	}
-	for i := range m.Series {
-		r := &m.Series[i]
-		if len(r.Labels) == 0 && r.Name == s.Name && r.Unit == s.Unit && r.Start.Equal(s.Start) {
-			return r
-		}
-	}
-	return nil
+	return find(m.Series, func(r *Series) bool {
+		return len(r.Labels) == 0 && r.Name == s.Name && r.Unit == s.Unit && r.Start.Equal(s.Start)
+	})
 }
 
 // encodeTo writes r (already validated) in the layout of writeCompact.

@@ -416,9 +416,14 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 // Measurement returns the measurement with the given name, or nil.
 func (v *VariantRun) Measurement(name string) *Measurement {
-	for i := range v.Measurements {
-		if v.Measurements[i].Name == name {
-			return &v.Measurements[i]
+	return find(v.Measurements, func(m *Measurement) bool { return m.Name == name })
+}
+
+// find returns the first element of xs that match accepts, or nil.
+func find[T any](xs []T, match func(*T) bool) *T {
+	for i := range xs {
+		if match(&xs[i]) {
+			return &xs[i]
 		}
 	}
 	return nil
@@ -431,10 +436,8 @@ func (m *Measurement) Value(name, window string, labels ...string) (float64, boo
 	if m == nil {
 		return 0, false
 	}
-	for _, v := range m.Values {
-		if v.Name == name && v.Window == window && LabelsEqual(v.Labels, labels) {
-			return v.Value, true
-		}
+	if v := find(m.Values, func(v *Value) bool { return v.Name == name && v.Window == window && LabelsEqual(v.Labels, labels) }); v != nil {
+		return v.Value, true
 	}
 	return 0, false
 }
@@ -445,13 +448,7 @@ func (m *Measurement) Histogram(name, window string, labels ...string) *Histogra
 	if m == nil {
 		return nil
 	}
-	for i := range m.Histograms {
-		h := &m.Histograms[i]
-		if h.Name == name && h.Window == window && LabelsEqual(h.Labels, labels) {
-			return h
-		}
-	}
-	return nil
+	return find(m.Histograms, func(h *Histogram) bool { return h.Name == name && h.Window == window && LabelsEqual(h.Labels, labels) })
 }
 
 // SeriesNamed returns the series with the given name and exactly the given
@@ -460,13 +457,7 @@ func (m *Measurement) SeriesNamed(name string, labels ...string) *Series {
 	if m == nil {
 		return nil
 	}
-	for i := range m.Series {
-		s := &m.Series[i]
-		if s.Name == name && LabelsEqual(s.Labels, labels) {
-			return s
-		}
-	}
-	return nil
+	return find(m.Series, func(s *Series) bool { return s.Name == name && LabelsEqual(s.Labels, labels) })
 }
 
 // Window returns the window with the given name and whether it exists.
@@ -474,10 +465,8 @@ func (m *Measurement) Window(name string) (Window, bool) {
 	if m == nil {
 		return Window{}, false
 	}
-	for _, w := range m.Windows {
-		if w.Name == name {
-			return w, true
-		}
+	if w := find(m.Windows, func(w *Window) bool { return w.Name == name }); w != nil {
+		return *w, true
 	}
 	return Window{}, false
 }
