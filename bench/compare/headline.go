@@ -5,13 +5,6 @@ import (
 	"slices"
 )
 
-// HeadlineMetrics are the IDs of the figures an A/B leads with, in order:
-// the API cost of a restart, the readiness lost, and how long the fleet
-// took to recover.
-func HeadlineMetrics() []string {
-	return []string{MetricExcessPerRestart, MetricNotReadySeconds, MetricFleetRecovered}
-}
-
 // Headlines returns the sentences an A/B leads with: for every group
 // against the baseline, one per headline metric measured in both (see
 // Headline). A comparison of more than three groups (a sweep) has none:
@@ -22,7 +15,9 @@ func Headlines(c *Comparison) []string {
 	}
 	var out []string
 	for gi := 1; gi < len(c.Groups); gi++ {
-		for _, id := range HeadlineMetrics() {
+		// The API cost of a restart, the readiness lost, and how long the
+		// fleet took to recover.
+		for _, id := range []string{MetricExcessPerRestart, MetricNotReadySeconds, MetricFleetRecovered} {
 			ri := slices.IndexFunc(c.Rows, func(r Row) bool { return r.Metric.ID == id })
 			if ri < 0 {
 				continue
