@@ -168,9 +168,3 @@ func validateCIGates(g *Gates, gp *field.Path) field.ErrorList {
 	}
 	return errs
 }
-
-// VariantNamePattern is what a variant's name may be (result.VariantNamePattern).
-const VariantNamePattern = result.VariantNamePattern
-
-// CheckVariantName checks a variant's name against VariantNamePattern.
-func CheckVariantName(name string) error { return result.CheckVariantName(name) }

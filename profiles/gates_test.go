@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stormbench/stormbench/bench/result"
 )
 
 // quickWith is the quick profile with its last section (gates) replaced
@@ -60,7 +62,7 @@ func TestProfileValidationItems(t *testing.T) {
 		{name: "negative outage turns it off", append: "gates:\n  maxOutageSeconds: -1"},
 		{name: "outage inf", append: "gates:\n  maxOutageSeconds: .inf", want: []string{"+Inf"}}, // refused by the YAML-to-JSON step, before validation
 		{name: "variant with a space", replace: map[string]string{"- name: legacy": "- name: legacy gate"},
-			want: []string{`variants[0].name: Invalid value: "legacy gate": must be 1 to 63 letters`, VariantNamePattern}},
+			want: []string{`variants[0].name: Invalid value: "legacy gate": must be 1 to 63 letters`, result.VariantNamePattern}},
 		{name: "variant with a slash", replace: map[string]string{"- name: legacy": "- name: a/b"}, want: []string{"variants[0].name"}},
 		{name: "variant with =", replace: map[string]string{"- name: legacy": "- name: a=b"}, want: []string{"variants[0].name"}},
 		{name: "variant with dots and dashes", replace: map[string]string{"- name: legacy": "- name: legacy-1.35_x"}},

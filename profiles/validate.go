@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/stormbench/stormbench/bench/kubeversion"
+	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/workloads"
 )
 
@@ -128,7 +129,7 @@ func Validate(p *Profile) field.ErrorList {
 		ip := vp.Index(i)
 		if v.Name == "" {
 			errs = append(errs, field.Required(ip.Child("name"), ""))
-		} else if err := CheckVariantName(v.Name); err != nil {
+		} else if err := result.CheckVariantName(v.Name); err != nil {
 			errs = append(errs, field.Invalid(ip.Child("name"), truncate(v.Name), err.Error()))
 		} else if seen[v.Name] {
 			errs = append(errs, field.Duplicate(ip.Child("name"), v.Name))
