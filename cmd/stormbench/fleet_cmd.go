@@ -168,7 +168,7 @@ func (o *fleetOptions) up(ctx context.Context, env *cmdEnv, f *fleet.Fleet, p *p
 		tm.NodesCreated.Round(100*time.Millisecond), tm.ObjectsCreated.Round(100*time.Millisecond),
 		tm.NodesReady.Round(100*time.Millisecond), float64(p.Fleet.Nodes)/tm.NodesReady.Seconds(),
 		tm.PodsReady.Round(100*time.Millisecond), float64(f.Plan().ExpectedPods)/tm.PodsReady.Seconds())
-	fmt.Fprintf(env.stdout, "  stormbench peak RSS %.1f MiB; pods set Ready again after the node-lifecycle controller marked them (kwok#1464): %d\n", float64(self.ReadPeakRSS())/(1<<20), f.StaleReadinessFixed())
+	fmt.Fprintf(env.stdout, "  stormbench peak RSS %.1f MiB; pods set Ready again after the node-lifecycle controller marked them (kwok#1464): %d\n", float64(self.ProcSelf{}.PeakRSS())/(1<<20), f.StaleReadinessFixed())
 	return nil
 }
 

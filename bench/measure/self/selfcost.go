@@ -297,8 +297,19 @@ func (ProcSelf) RSS() int64 {
 	return int64(st.ResidentMemory())
 }
 
-// PeakRSS implements Process from VmHWM in /proc/self/status.
-func (ProcSelf) PeakRSS() int64 { return ReadPeakRSS() }
+// PeakRSS implements Process: this process's peak resident set size
+// (VmHWM of /proc/self/status, through procfs), in bytes.
+func (ProcSelf) PeakRSS() int64 {
+	p, err := procfs.Self()
+	if err != nil {
+		return 0
+	}
+	st, err := p.NewStatus()
+	if err != nil {
+		return 0
+	}
+	return int64(st.VmHWM)
+}
 
 // CPU implements Process with getrusage(RUSAGE_SELF).
 func (ProcSelf) CPU() time.Duration {
@@ -311,17 +322,3 @@ func (ProcSelf) CPU() time.Duration {
 
 // FreeOSMemory implements Process with debug.FreeOSMemory.
 func (ProcSelf) FreeOSMemory() { debug.FreeOSMemory() }
-
-// PeakRSS is this process's peak resident set size (VmHWM of
-// /proc/self/status, through procfs), in bytes.
-func ReadPeakRSS() int64 {
-	p, err := procfs.Self()
-	if err != nil {
-		return 0
-	}
-	st, err := p.NewStatus()
-	if err != nil {
-		return 0
-	}
-	return int64(st.VmHWM)
-}
