@@ -186,21 +186,12 @@ func (t *SliceTracker) OnService(namespace, name string, deleted bool) {
 	defer t.mu.Unlock()
 	now := t.clk.Now()
 	id := namespace + "/" + name
-	s := t.service(id)
+	s := track.Entry(t.services, id, nil)
 	if deleted && s.outage {
 		t.windows[t.cur].Outages[id] += now.Sub(s.outageFrom).Seconds()
 		s.outage = false
 	}
 	s.deleted = deleted
-}
-
-func (t *SliceTracker) service(id string) *svcState {
-	s, ok := t.services[id]
-	if !ok {
-		s = &svcState{}
-		t.services[id] = s
-	}
-	return s
 }
 
 // applySlice folds a slice's endpoints into the state. Callers hold t.mu.
@@ -219,7 +210,7 @@ func (t *SliceTracker) applySlice(now time.Time, s *discoveryv1.EndpointSlice, d
 	w := &t.windows[t.cur]
 	for _, c := range t.idx.Apply(id, eps) {
 		svcID := c.Key.ServiceID()
-		svc := t.service(svcID)
+		svc := track.Entry(t.services, svcID, nil)
 		switch c.From {
 		case track.EpReady:
 			svc.ready--

@@ -138,11 +138,7 @@ func podRunning(p *corev1.Pod) bool {
 func (r *Tracker) ObserveNode(n *corev1.Node) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	tl, ok := r.nodes[n.Name]
-	if !ok {
-		tl = &timeline{}
-		r.nodes[n.Name] = tl
-	}
+	tl := track.Entry(r.nodes, n.Name, nil)
 	var message string
 	if c := fleet.NodeReadyCondition(n); c != nil {
 		message = c.Message
@@ -157,12 +153,7 @@ func (r *Tracker) ObservePod(p *corev1.Pod, deleted bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.clk.Now()
-	key := p.Namespace + "/" + p.Name
-	pt, ok := r.pods[key]
-	if !ok {
-		pt = &podTimelines{}
-		r.pods[key] = pt
-	}
+	pt := track.Entry(r.pods, p.Namespace+"/"+p.Name, nil)
 	node := p.Spec.NodeName
 	pt.ready.observe(now, !deleted && fleet.PodReady(p), node, "")
 	pt.running.observe(now, !deleted && podRunning(p), node, "")
@@ -183,11 +174,7 @@ func (r *Tracker) ObserveSlice(s *discoveryv1.EndpointSlice, deleted bool) {
 	now := r.clk.Now()
 	for _, c := range r.idx.Apply(id, eps) {
 		svcID := c.Key.ServiceID()
-		sr := r.services[svcID]
-		if sr == nil {
-			sr = &svcRecovery{nodes: map[string]int{}}
-			r.services[svcID] = sr
-		}
+		sr := track.Entry(r.services, svcID, func(sr *svcRecovery) { sr.nodes = map[string]int{} })
 		if c.From == track.EpNotReady {
 			sr.notReady--
 			if sr.nodes[c.Node]--; sr.nodes[c.Node] <= 0 {

@@ -22,6 +22,20 @@ func WaitForSync(ctx context.Context, timeout time.Duration, what string, synced
 	return nil
 }
 
+// Entry returns m's entry for k, a new one (zero, then init unless nil)
+// added when there is none.
+func Entry[K comparable, V any](m map[K]*V, k K, init func(*V)) *V {
+	v, ok := m[k]
+	if !ok {
+		v = new(V)
+		if init != nil {
+			init(v)
+		}
+		m[k] = v
+	}
+	return v
+}
+
 // Handler is an informer's event handler that hands observe every added or
 // updated object of type T, and every deleted one (a tombstone's last known
 // state) with deleted true; objects of another type are dropped.
