@@ -1,11 +1,13 @@
 package fleet
 
 import (
+	"maps"
 	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -71,19 +73,17 @@ func newReadinessTally(plan *Plan) *readinessTally {
 // nodeHandler and podHandler feed the tally from the informers. An update
 // is counted by its new object alone.
 func (t *readinessTally) nodeHandler() cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { t.setNode(obj) },
-		UpdateFunc: func(_, obj any) { t.setNode(obj) },
-		DeleteFunc: t.deleteNode,
-	}
+	return handlers(t.setNode, t.deleteNode)
 }
 
 func (t *readinessTally) podHandler() cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { t.setPod(obj) },
-		UpdateFunc: func(_, obj any) { t.setPod(obj) },
-		DeleteFunc: t.deletePod,
-	}
+	return handlers(t.setPod, t.deletePod)
+}
+
+// handlers calls set with an added object and an update's new one, del
+// with a deleted one.
+func handlers(set, del func(any)) cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{AddFunc: set, UpdateFunc: func(_, obj any) { set(obj) }, DeleteFunc: del}
 }
 
 func (t *readinessTally) setNode(obj any) {
@@ -172,7 +172,7 @@ func (t *readinessTally) setPod(obj any) {
 }
 
 func (t *readinessTally) deletePod(obj any) {
-	k, ok := deletedPodKey(obj)
+	k, ok := deletedKey(obj)
 	if !ok {
 		return
 	}
@@ -218,10 +218,7 @@ func (t *readinessTally) read(plan *Plan, stale func(p *corev1.Pod, nodeReady bo
 		ExpectedPods: plan.ExpectedPods, Pods: t.live, ReadyPods: t.readyPods,
 		LostPods:      len(t.standalone) - t.present,
 		NotReadyNodes: firstNames(t.notReadyNodes, maxNotReadyNodes),
-		PodReasons:    make(map[string]int, len(t.reasons)),
-	}
-	for k, v := range t.reasons {
-		r.PodReasons[k] = v
+		PodReasons:    maps.Clone(t.reasons),
 	}
 	if stale != nil {
 		for _, np := range t.notReady {
@@ -257,22 +254,21 @@ func firstNames(set map[string]struct{}, n int) []string {
 // deletedName is the name of a deleted object, or of the object a tombstone
 // (cache.DeletedFinalStateUnknown) stands for.
 func deletedName(obj any) (string, bool) {
-	k, ok := deletedPodKey(obj)
+	k, ok := deletedKey(obj)
 	return k.name, ok
 }
 
-func deletedPodKey(obj any) (podKey, bool) {
+// deletedKey is the namespace and name of a deleted object (deletedName).
+func deletedKey(obj any) (podKey, bool) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		ns, name, err := cache.SplitMetaNamespaceKey(d.Key)
 		return podKey{ns, name}, err == nil
 	}
-	switch o := obj.(type) {
-	case *corev1.Pod:
-		return podKey{o.Namespace, o.Name}, true
-	case *corev1.Node:
-		return podKey{"", o.Name}, true
+	a, err := meta.Accessor(obj)
+	if err != nil {
+		return podKey{}, false
 	}
-	return podKey{}, false
+	return podKey{a.GetNamespace(), a.GetName()}, true
 }
 
 // staleCandidates wraps staleNotReady for the tally's read: a pod of a Ready

@@ -174,11 +174,7 @@ func (f *Fleet) WaitEndpointsReady(ctx context.Context, timeout time.Duration) e
 	t := &endpointTally{bySlice: map[podKey]int{}}
 	factory := informers.NewSharedInformerFactoryWithOptions(f.client, 0, informers.WithNamespace(f.plan.Namespace), informers.WithTransform(SlimEndpointSlice))
 	inf := factory.Discovery().V1().EndpointSlices().Informer()
-	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    t.set,
-		UpdateFunc: func(_, obj any) { t.set(obj) },
-		DeleteFunc: t.delete,
-	})
+	reg, err := inf.AddEventHandler(handlers(t.set, t.delete))
 	if err != nil {
 		return fmt.Errorf("watching the EndpointSlices: %w", err)
 	}
@@ -216,17 +212,8 @@ func (t *endpointTally) set(obj any) {
 }
 
 func (t *endpointTally) delete(obj any) {
-	var k podKey
-	switch o := obj.(type) {
-	case *discoveryv1.EndpointSlice:
-		k = podKey{o.Namespace, o.Name}
-	case cache.DeletedFinalStateUnknown:
-		ns, name, err := cache.SplitMetaNamespaceKey(o.Key)
-		if err != nil {
-			return
-		}
-		k = podKey{ns, name}
-	default:
+	k, ok := deletedKey(obj)
+	if !ok {
 		return
 	}
 	t.mu.Lock()
@@ -285,15 +272,8 @@ func SlimPod(obj any) (any, error) {
 		return StripManagedFields(obj)
 	}
 	slim := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:              p.Name,
-			Namespace:         p.Namespace,
-			UID:               p.UID,
-			ResourceVersion:   p.ResourceVersion,
-			CreationTimestamp: p.CreationTimestamp,
-			DeletionTimestamp: p.DeletionTimestamp,
-		},
-		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName},
+		ObjectMeta: slimMeta(p.ObjectMeta),
+		Spec:       corev1.PodSpec{NodeName: p.Spec.NodeName},
 		Status: corev1.PodStatus{
 			Phase:      p.Status.Phase,
 			Conditions: p.Status.Conditions,
@@ -322,21 +302,20 @@ func SlimNode(obj any) (any, error) {
 	if !ok {
 		return StripManagedFields(obj)
 	}
-	slim := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:              n.Name,
-			UID:               n.UID,
-			ResourceVersion:   n.ResourceVersion,
-			CreationTimestamp: n.CreationTimestamp,
-			DeletionTimestamp: n.DeletionTimestamp,
-		},
-	}
+	slim := &corev1.Node{ObjectMeta: slimMeta(n.ObjectMeta)}
 	// The Ready condition alone, copied: the others (and their messages)
 	// would stay alive through a shared slice.
 	if c := NodeReadyCondition(n); c != nil {
 		slim.Status.Conditions = []corev1.NodeCondition{*c}
 	}
 	return slim, nil
+}
+
+// slimMeta is what the slim pods and nodes keep of an object's metadata:
+// its identity, creation and deletion.
+func slimMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp}
 }
 
 // StripManagedFields is an informer transform that drops managedFields from
