@@ -2,7 +2,6 @@ package storm
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -140,7 +139,7 @@ func NewSchedule(s *profiles.Storm, seed int64, nodes []NodeInfo) (*Schedule, er
 	}
 	init := s.InitDuration.Duration
 	limit := s.Waves.Concurrency
-	var busy durationHeap // end times of restarts that may still be busy
+	var busy []time.Duration // end times of restarts that may still be busy, soonest first
 	var prev time.Duration
 	for i, name := range selected {
 		wave := i / waveSize
@@ -155,13 +154,15 @@ func NewSchedule(s *profiles.Storm, seed int64, nodes []NodeInfo) (*Schedule, er
 			// Keep start order: a restart never starts before the one
 			// drawn before it.
 			r.Offset = max(r.Offset, prev)
-			for busy.Len() > 0 && busy[0] <= r.Offset {
-				heap.Pop(&busy)
+			for len(busy) > 0 && busy[0] <= r.Offset {
+				busy = busy[1:]
 			}
-			for busy.Len() >= limit {
-				r.Offset = max(r.Offset, heap.Pop(&busy).(time.Duration))
+			for len(busy) >= limit {
+				r.Offset, busy = max(r.Offset, busy[0]), busy[1:]
 			}
-			heap.Push(&busy, r.Offset+r.Downtime+init)
+			end := r.Offset + r.Downtime + init
+			at, _ := slices.BinarySearch(busy, end)
+			busy = slices.Insert(busy, at, end)
 			prev = r.Offset
 		}
 		sched.End = max(sched.End, r.Offset+r.Downtime+init)
@@ -316,20 +317,6 @@ func newSampler(d profiles.Distribution, seed int64) (func() time.Duration, erro
 	default:
 		return nil, fmt.Errorf("unknown distribution type %q (want fixed, uniform or normal)", d.Type)
 	}
-}
-
-// durationHeap is a min-heap of durations for container/heap.
-type durationHeap []time.Duration
-
-func (h durationHeap) Len() int           { return len(h) }
-func (h durationHeap) Less(i, j int) bool { return h[i] < h[j] }
-func (h durationHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *durationHeap) Push(x any)        { *h = append(*h, x.(time.Duration)) }
-func (h *durationHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }
 
 // Play runs a schedule: it calls fn, each call in its own goroutine of an
