@@ -121,42 +121,29 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 // ends it.
 func search(ctx context.Context, try func(context.Context, int) (reachfile.Trial, error), lo, hi int, resolution float64) ([]reachfile.Trial, error) {
 	var trials []reachfile.Trial
-	do := func(n int) (bool, error) {
+	passed, failed := 0, 0
+	for n := lo; ; {
 		t, err := try(ctx, n)
 		if err != nil {
-			return false, err
+			return trials, err
 		}
 		trials = append(trials, t)
-		return t.Passed, nil
-	}
-	passed, failed := 0, 0
-	for n := lo; ; n = min(2*n, hi) {
-		ok, err := do(n)
-		if err != nil {
-			return trials, err
-		}
-		if !ok {
-			failed = n
-			break
-		}
-		passed = n
-		if n == hi {
-			return trials, nil
-		}
-	}
-	for passed > 0 && float64(failed-passed) > max(1, resolution*float64(passed)) {
-		n := (passed + failed) / 2
-		ok, err := do(n)
-		if err != nil {
-			return trials, err
-		}
-		if ok {
+		if t.Passed {
 			passed = n
 		} else {
 			failed = n
 		}
+		switch {
+		case failed == 0 && n == hi:
+			return trials, nil
+		case failed == 0: // doubling
+			n = min(2*n, hi)
+		case passed == 0 || float64(failed-passed) <= max(1, resolution*float64(passed)):
+			return trials, nil
+		default: // bisecting
+			n = (passed + failed) / 2
+		}
 	}
-	return trials, nil
 }
 
 // answer is the largest size that passed and the smallest that failed.
@@ -239,6 +226,7 @@ func judge(t *reachfile.Trial, rs *result.Result, exitErr error) {
 		why = append(why, "run: "+exitErr.Error())
 	}
 	why = append(why, rs.Errors...)
+	t.Figures = map[string]float64{} // empty is left out of the file
 	for i := range rs.Variants {
 		v := &rs.Variants[i]
 		if f, ok := v.Measurement(host.Name).Value(host.SaturatedFraction, result.WindowStorm); ok {
@@ -246,9 +234,6 @@ func judge(t *reachfile.Trial, rs *result.Result, exitErr error) {
 		}
 		for _, m := range metrics {
 			if x, ok := m.Extract(v); ok {
-				if t.Figures == nil {
-					t.Figures = map[string]float64{}
-				}
 				t.Figures[m.ID] = max(t.Figures[m.ID], x)
 			}
 		}
