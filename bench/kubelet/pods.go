@@ -187,12 +187,8 @@ func containerEvents(sess *session, p *corev1.Pod, which func(string) bool) {
 
 // podReady says whether the status has the pod Ready.
 func podReady(st *corev1.PodStatus) bool {
-	for _, c := range st.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	i := slices.IndexFunc(st.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.PodReady })
+	return i >= 0 && st.Conditions[i].Status == corev1.ConditionTrue
 }
 
 // kubeletOwnedCondition are the pod conditions the kubelet owns

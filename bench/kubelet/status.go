@@ -318,7 +318,14 @@ func markStarted(st *corev1.PodStatus) {
 // changes. The node it patches from is the kubelet's node lister's (no
 // GET), as the last patch left it.
 func (s *session) patchNodeReady(ctx context.Context, ready bool, reason, message string) error {
-	return s.retry(ctx, func() error { return s.patchNodeReadyOnce(ctx, ready, reason, message) })
+	return s.retry(ctx, func() error {
+		data, status := nodeStatusPatch(metav1.NewTime(s.clk.Now()), s.lastReady(), ready, reason, message, s.newBootID, s.newRuntimeVersion)
+		if _, err := s.heartbeat.CoreV1().Nodes().Patch(ctx, s.node, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status"); err != nil {
+			return fmt.Errorf("kubelet %s: patching node status: %w", s.node, err)
+		}
+		s.patchedReady, s.newBootID, s.newRuntimeVersion = status, "", ""
+		return nil
+	})
 }
 
 // nodeConditionTypes are the conditions the kubelet's setters keep, in
@@ -339,10 +346,8 @@ func (s *session) lastReady() corev1.ConditionStatus {
 		}
 	}
 	if node != nil {
-		for _, c := range node.Status.Conditions {
-			if c.Type == corev1.NodeReady {
-				return c.Status
-			}
+		if i := slices.IndexFunc(node.Status.Conditions, func(c corev1.NodeCondition) bool { return c.Type == corev1.NodeReady }); i >= 0 {
+			return node.Status.Conditions[i].Status
 		}
 	}
 	return corev1.ConditionUnknown
@@ -382,15 +387,6 @@ func nodeStatusPatch(now metav1.Time, prev corev1.ConditionStatus, ready bool, r
 	}
 	data, _ := json.Marshal(map[string]any{"status": st})
 	return data, status
-}
-
-func (s *session) patchNodeReadyOnce(ctx context.Context, ready bool, reason, message string) error {
-	data, status := nodeStatusPatch(metav1.NewTime(s.clk.Now()), s.lastReady(), ready, reason, message, s.newBootID, s.newRuntimeVersion)
-	if _, err := s.heartbeat.CoreV1().Nodes().Patch(ctx, s.node, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status"); err != nil {
-		return fmt.Errorf("kubelet %s: patching node status: %w", s.node, err)
-	}
-	s.patchedReady, s.newBootID, s.newRuntimeVersion = status, "", ""
-	return nil
 }
 
 // newPodIP returns the address of a pod's new sandbox after a reboot: the

@@ -88,13 +88,9 @@ func plainStatus(st *corev1.PodStatus) bool {
 		return false
 	}
 	for i, c := range st.Conditions {
-		if !plainTime(c.LastProbeTime.Time) || !plainTime(c.LastTransitionTime.Time) {
+		if !plainTime(c.LastProbeTime.Time) || !plainTime(c.LastTransitionTime.Time) ||
+			slices.ContainsFunc(st.Conditions[:i], func(d corev1.PodCondition) bool { return d.Type == c.Type }) {
 			return false
-		}
-		for _, d := range st.Conditions[:i] {
-			if d.Type == c.Type {
-				return false
-			}
 		}
 	}
 	for i, ip := range st.PodIPs {
@@ -317,15 +313,7 @@ func (w *patchWriter) statusFields(old, cur *corev1.PodStatus) {
 // condsChanged: whether the conditions' merge list diff is not empty or
 // their order changed, i.e. whether diffLists writes $setElementOrder.
 func condsChanged(old, cur []corev1.PodCondition) bool {
-	if len(old) != len(cur) {
-		return true
-	}
-	for i := range cur {
-		if old[i].Type != cur[i].Type || !sameCondition(&old[i], &cur[i]) {
-			return true
-		}
-	}
-	return false
+	return !slices.EqualFunc(old, cur, func(a, b corev1.PodCondition) bool { return a.Type == b.Type && sameCondition(&a, &b) })
 }
 
 func sameCondition(a, b *corev1.PodCondition) bool {
