@@ -1,8 +1,6 @@
 package result
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -81,9 +79,8 @@ func ReadMachine(root fs.FS) *Machine {
 // firstField returns the value of the first "key: value" line of b whose
 // key is key (spaces and tabs around both trimmed).
 func firstField(b []byte, key string) string {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
+	for line := range strings.Lines(string(b)) {
+		k, v, ok := strings.Cut(line, ":")
 		if ok && strings.TrimSpace(k) == key {
 			return strings.TrimSpace(v)
 		}
