@@ -92,14 +92,10 @@ func mergeRecovery(s *result.MergeShards, out *result.Measurement) error {
 			}
 		}
 	}
-	for _, m := range s.Measurements {
-		if m == nil || s.Present() < 2 {
-			continue
-		}
-		if slices.ContainsFunc(m.Values, func(v result.Value) bool { return v.Name == Unattributed && v.Value > 0 }) {
-			s.Note("%s dropped: each shard counts the other shards' restarts as unattributed, since its outcomes hold only its own restarts", Unattributed)
-			break
-		}
+	if s.Present() >= 2 && slices.ContainsFunc(s.Measurements, func(m *result.Measurement) bool {
+		return m != nil && slices.ContainsFunc(m.Values, func(v result.Value) bool { return v.Name == Unattributed && v.Value > 0 })
+	}) {
+		s.Note("%s dropped: each shard counts the other shards' restarts as unattributed, since its outcomes hold only its own restarts", Unattributed)
 	}
 	withSamples := 0
 	for _, m := range s.Measurements {
