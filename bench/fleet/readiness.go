@@ -41,10 +41,7 @@ func (r *Readiness) String() string {
 		}
 		parts = append(parts, s)
 	}
-	notReady := r.ExpectedPods - r.LostPods - r.ReadyPods
-	if notReady < r.Pods-r.ReadyPods {
-		notReady = r.Pods - r.ReadyPods
-	}
+	notReady := max(r.ExpectedPods-r.LostPods-r.ReadyPods, r.Pods-r.ReadyPods)
 	if notReady > 0 {
 		s := fmt.Sprintf("%d/%d pods not Ready", notReady, r.ExpectedPods-r.LostPods)
 		var reasons []string
