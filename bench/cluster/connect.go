@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -187,10 +189,7 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Target, error) {
 	// has no protobuf (custom resources).
 	cfg.ContentType = runtime.ContentTypeProtobuf
 	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	timeout := opts.Timeout
-	if timeout == 0 {
-		timeout = 10 * time.Second
-	}
+	timeout := cmp.Or(opts.Timeout, 10*time.Second)
 	probe := rest.CopyConfig(cfg)
 	probe.Timeout = timeout
 	dc, err := kubernetes.NewForConfig(probe)
@@ -198,17 +197,13 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Target, error) {
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
 	type answer struct {
-		v   string
+		v   *version.Info
 		err error
 	}
 	ch := make(chan answer, 1)
 	go func() {
 		v, err := dc.Discovery().ServerVersion()
-		if err != nil {
-			ch <- answer{err: err}
-			return
-		}
-		ch <- answer{v: v.GitVersion}
+		ch <- answer{v, err}
 	}()
 	var v string
 	select {
@@ -216,17 +211,13 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Target, error) {
 		if a.err != nil {
 			return nil, fmt.Errorf("API server %s (context %q) is not reachable: %w", cfg.Host, ctxName, a.err)
 		}
-		v = a.v
+		v = a.v.GitVersion
 	case <-time.After(timeout):
 		return nil, fmt.Errorf("API server %s (context %q) did not answer within %s", cfg.Host, ctxName, timeout)
 	case <-ctx.Done():
 		return nil, fmt.Errorf("connecting to API server %s (context %q): %w", cfg.Host, ctxName, context.Cause(ctx))
 	}
-	rt := opts.RequestTimeout
-	if rt == 0 {
-		rt = DefaultRequestTimeout
-	}
-	WithRequestTimeout(cfg, rt)
+	WithRequestTimeout(cfg, cmp.Or(opts.RequestTimeout, DefaultRequestTimeout))
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating client: %w", err)
