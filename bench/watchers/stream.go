@@ -96,20 +96,17 @@ func (p *Population) watch(ctx context.Context, c *http.Client, st *stats, sp sp
 			return
 		}
 		var expired errExpired
-		switch {
-		case errors.As(err, &expired):
+		if errors.As(err, &expired) {
 			rv = ""
-			continue
-		case err == nil:
-			if last != "" {
-				rv = last
-			}
-			st.renewed.Add(1)
-			backoff = backoffInitial
 			continue
 		}
 		if last != "" {
 			rv = last
+		}
+		if err == nil {
+			st.renewed.Add(1)
+			backoff = backoffInitial
+			continue
 		}
 		st.reconnects.Add(1)
 		select {
