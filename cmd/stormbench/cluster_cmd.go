@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -196,11 +197,7 @@ func notRunning(env *cmdEnv, e *cluster.Embedded, output, workDir string) error 
 			return err
 		}
 	} else {
-		have := "none"
-		if len(existing) > 0 {
-			have = strings.Join(existing, ", ")
-		}
-		fmt.Fprintf(env.stdout, "Embedded cluster %q is not running (work directory %s; existing clusters: %s). Start it with `stormbench cluster up --name %s`.\n", e.Name(), workDir, have, e.Name())
+		fmt.Fprintf(env.stdout, "Embedded cluster %q is not running (work directory %s; existing clusters: %s). Start it with `stormbench cluster up --name %s`.\n", e.Name(), workDir, cmp.Or(strings.Join(existing, ", "), "none"), e.Name())
 	}
 	return fmt.Errorf("embedded cluster %q is not running", e.Name())
 }

@@ -178,11 +178,7 @@ func printMergeSummary(w io.Writer, format, out string, paths []string, shards [
 	if format == "json" || format == "yaml" {
 		return printStructured(w, format, s)
 	}
-	status := "complete"
-	if !merged.Complete {
-		status = "INCOMPLETE"
-	}
-	fmt.Fprintf(w, "Merged %d shard results of run %s (seed %d) into %s: %s\n", len(shards), s.RunID, s.Seed, out, status)
+	fmt.Fprintf(w, "Merged %d shard results of run %s (seed %d) into %s: %s\n", len(shards), s.RunID, s.Seed, out, fmtBool(merged.Complete, "complete", "INCOMPLETE"))
 	for i, p := range paths {
 		fmt.Fprintf(w, "  shard %d: %s%s\n", i, p, shardNote(shards[i]))
 	}

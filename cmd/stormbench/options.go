@@ -141,18 +141,15 @@ func (o *clusterOptions) embeddedReadOnly(p *profiles.Profile) (*cluster.Embedde
 	return o.newEmbedded(comps, p, nil)
 }
 
+// newEmbedded is the handle; without a profile, the defaults' timing and
+// control plane.
 func (o *clusterOptions) newEmbedded(comps cluster.Components, p *profiles.Profile, log io.Writer) (*cluster.Embedded, error) {
-	var timing profiles.Timing
-	var cp profiles.ControlPlane
-	if p != nil {
-		timing, cp = p.Timing, p.ControlPlane
-	} else {
-		def := &profiles.Profile{}
-		profiles.SetDefaults(def)
-		timing, cp = def.Timing, def.ControlPlane
+	if p == nil {
+		p = &profiles.Profile{}
+		profiles.SetDefaults(p)
 	}
 	return cluster.NewEmbedded(cluster.EmbeddedOptions{
-		Name: o.name, WorkDir: o.workDir, Components: comps, Timing: timing, ControlPlane: cp, Log: log,
+		Name: o.name, WorkDir: o.workDir, Components: comps, Timing: p.Timing, ControlPlane: p.ControlPlane, Log: log,
 	})
 }
 

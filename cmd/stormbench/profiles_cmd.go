@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"text/tabwriter"
 
@@ -92,11 +93,7 @@ func (o *profilesOptions) list(env *cmdEnv) error {
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tNODES\tPODS/NODE\tSTORM\tVARIANTS\tDESCRIPTION")
 	for _, p := range all {
-		kind := "-"
-		if p.Storm != nil {
-			kind = p.Storm.Kind
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\n", p.Metadata.Name, p.Fleet.Nodes, p.Fleet.PodsPerNode, kind, len(p.ResolvedVariants()), p.Metadata.Description)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\n", p.Metadata.Name, p.Fleet.Nodes, p.Fleet.PodsPerNode, cmp.Or(p.StormKind(), "-"), len(p.ResolvedVariants()), p.Metadata.Description)
 	}
 	return tw.Flush()
 }
@@ -119,11 +116,7 @@ func (o *profilesOptions) validate(env *cmdEnv, refs []string) error {
 		v := validation{File: ref, Valid: true, Profile: p.Metadata.Name, Nodes: p.Fleet.Nodes, Variants: len(p.ResolvedVariants())}
 		checked = append(checked, v)
 		if !o.structured() {
-			variants := "variants"
-			if v.Variants == 1 {
-				variants = "variant"
-			}
-			fmt.Fprintf(env.stdout, "%s: valid (profile %s, %d nodes, %d %s)\n", ref, v.Profile, v.Nodes, v.Variants, variants)
+			fmt.Fprintf(env.stdout, "%s: valid (profile %s, %d nodes, %d %s)\n", ref, v.Profile, v.Nodes, v.Variants, fmtBool(v.Variants == 1, "variant", "variants"))
 		}
 	}
 	if o.structured() {

@@ -87,16 +87,11 @@ func (o *reportOptions) validate(env *cmdEnv) error {
 		o.out, o.format = o.format, ""
 	}
 	if o.format == "" {
-		switch strings.ToLower(filepath.Ext(o.out)) {
-		case ".html", ".htm":
+		switch ext := strings.ToLower(filepath.Ext(o.out)); {
+		case ext == ".html" || ext == ".htm":
 			o.format = report.FormatHTML
-		case ".md", ".markdown":
-			o.format = report.FormatMarkdown
-		case "":
-			// A device, FIFO or stdout has no extension: markdown, as on stdout.
-			if o.out != "" && !writesInto(o.out) {
-				return usagef("cannot tell the format of %q: name it .html or .md, or give -o html|markdown", o.out)
-			}
+		// A device, FIFO or stdout has no extension: markdown, as on stdout.
+		case ext == ".md" || ext == ".markdown" || ext == "" && (o.out == "" || writesInto(o.out)):
 			o.format = report.FormatMarkdown
 		default:
 			return usagef("cannot tell the format of %q: name it .html or .md, or give -o html|markdown", o.out)
