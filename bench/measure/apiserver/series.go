@@ -42,7 +42,7 @@ func (b *apiSeries) build(start time.Time) []result.Series {
 			byKey[k] = s
 			order = append(order, k)
 		}
-		s.Points = append(s.Points, result.Point{T: roundMillis(t.Sub(start).Seconds()), V: v})
+		s.Points = append(s.Points, result.Point{T: math.Round(t.Sub(start).Seconds()*1000) / 1000, V: v})
 	}
 	resources := map[string]bool{}
 	for _, p := range b.points {
@@ -83,8 +83,6 @@ func (b *apiSeries) build(start time.Time) []result.Series {
 	}
 	return out
 }
-
-func roundMillis(s float64) float64 { return math.Round(s*1000) / 1000 }
 
 // point is the compact per-interval record behind the time series.
 type point struct {

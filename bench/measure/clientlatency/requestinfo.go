@@ -34,7 +34,7 @@ type RequestInfo struct {
 //	DELETE /api/v1/namespaces/x/pods                   DELETECOLLECTION pods
 func ParseRequest(req *http.Request) RequestInfo {
 	info := RequestInfo{Verb: req.Method}
-	parts := splitPath(req.URL.Path)
+	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
 	if len(parts) < 3 || (parts[0] != "api" && parts[0] != "apis") {
 		return info
 	}
@@ -95,14 +95,6 @@ func ParseRequest(req *http.Request) RequestInfo {
 		info.Verb = "CONNECT"
 	}
 	return info
-}
-
-func splitPath(p string) []string {
-	p = strings.Trim(p, "/")
-	if p == "" {
-		return nil
-	}
-	return strings.Split(p, "/")
 }
 
 // isWatch reports whether the query asks for a watch, as the API server's

@@ -91,9 +91,14 @@ func (m *Recovery) Start(ctx context.Context, env *measure.Env) error {
 			}
 		}),
 		leases: track.Handler(func(l *coordinationv1.Lease, deleted bool) {
-			if !deleted {
-				m.observeLease(l)
+			if deleted || l.Spec.RenewTime == nil {
+				return
 			}
+			var d time.Duration
+			if l.Spec.LeaseDurationSeconds != nil {
+				d = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+			}
+			m.leases.Observe(l.Name, d, l.Spec.RenewTime.Time)
 		}),
 		slices: track.Handler(m.tracker.ObserveSlice),
 	}
@@ -117,17 +122,6 @@ func (m *Recovery) Start(ctx context.Context, env *measure.Env) error {
 		leaseFactory.Shutdown()
 	})
 	return track.WaitForSync(ctx, m.opts.SyncTimeout, "nodes, pods and EndpointSlices", synced...)
-}
-
-func (m *Recovery) observeLease(l *coordinationv1.Lease) {
-	if l.Spec.RenewTime == nil {
-		return
-	}
-	var d time.Duration
-	if l.Spec.LeaseDurationSeconds != nil {
-		d = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
-	}
-	m.leases.Observe(l.Name, d, l.Spec.RenewTime.Time)
 }
 
 // MarkStormStart implements Measurement. Restart times come from the
