@@ -112,16 +112,15 @@ func describe(root, f string) (entry, error) {
 		e.what += " (INCOMPLETE)"
 	}
 	// n: the storms per variant, in the order the variants first ran.
-	var names []string
+	var ns []string
 	count := map[string]int{}
 	for _, v := range r.Variants {
 		if count[v.Variant]++; count[v.Variant] == 1 {
-			names = append(names, v.Variant)
+			ns = append(ns, v.Variant)
 		}
 	}
-	var ns []string
-	for _, n := range names {
-		ns = append(ns, fmt.Sprintf("%s %d", n, count[n]))
+	for i, n := range ns {
+		ns[i] = fmt.Sprintf("%s %d", n, count[n])
 	}
 	e.n = strings.Join(ns, ", ")
 	e.hostBound = hostBound(r)

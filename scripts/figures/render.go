@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -190,11 +191,8 @@ func renderMachine(doc, path string, r *result.Result) string {
 	for _, k := range slices.Sorted(maps.Keys(r.Run.Cluster.Versions)) {
 		vers = append(vers, k+" "+r.Run.Cluster.Versions[k])
 	}
-	if len(vers) == 0 {
-		vers = []string{"not recorded"}
-	}
 	return fmt.Sprintf("%s was made by %s on %s: machine %s; components %s; control-plane CPU budget %s; host-bound: %s.\n",
-		link(doc, path), commitOf(r), r.Run.Start.UTC().Format("2006-01-02"), r.Run.Machine, strings.Join(vers, ", "),
+		link(doc, path), commitOf(r), r.Run.Start.UTC().Format("2006-01-02"), r.Run.Machine, cmp.Or(strings.Join(vers, ", "), "not recorded"),
 		compare.FormatBudget(r.Run.Cluster.ControlPlaneCPUs), hostBound(r))
 }
 
