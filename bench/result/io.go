@@ -9,12 +9,14 @@ import (
 	"io"
 	"math"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/stormbench/stormbench/bench/decodeerror"
 	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/bench/outfile"
 )
@@ -125,6 +127,15 @@ func Decode(rd io.Reader) (*Result, error) {
 		return nil, err
 	}
 	return &r, nil
+}
+
+// explainDecodeError words err, the error of decoding data as a result
+// document, with the field path of the first value that does not fit
+// (see package decodeerror).
+func explainDecodeError(data []byte, err error) error {
+	return decodeerror.Explain(data, reflect.TypeFor[Result](), err, decodeerror.Expected{
+		reflect.TypeFor[Point](): "a point [t, v] of two numbers",
+	})
 }
 
 // Validate checks that r has every required field, that its histograms

@@ -202,6 +202,12 @@ type Fleet struct {
 	Services int `json:"services"`
 }
 
+// String describes the fleet in words ("1000 nodes, 20000 pods, 300
+// services"), as messages show it, rather than as a Go struct.
+func (f Fleet) String() string {
+	return fmt.Sprintf("%d nodes, %d pods, %d services", f.Nodes, f.Pods, f.Services)
+}
+
 // VariantRun is one repetition of one variant.
 type VariantRun struct {
 	// Variant is the variant's name.
