@@ -110,8 +110,6 @@ func (c *Recorder) MarkStormStart(time.Time) {}
 // Dispose implements Measurement.
 func (c *Recorder) Dispose() {}
 
-func (c *Recorder) clock() clock.PassiveClock { return c.clk.Load().PassiveClock }
-
 func (c *Recorder) seriesFor(k RequestKey) *clientSeries {
 	if s, ok := (*c.series.Load())[k]; ok {
 		return s
@@ -159,12 +157,6 @@ func (c *Recorder) Wrapper(source string) func(http.RoundTripper) http.RoundTrip
 	}
 }
 
-// WrapTransport wraps rt to record every request as SourceKubelet; its
-// signature fits rest.Config.WrapTransport.
-func (c *Recorder) WrapTransport(rt http.RoundTripper) http.RoundTripper {
-	return c.Wrapper(SourceKubelet)(rt)
-}
-
 // latencyTransport is the recording http.RoundTripper.
 type latencyTransport struct {
 	c      *Recorder
@@ -176,7 +168,7 @@ type latencyTransport struct {
 func (t *latencyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	info := ParseRequest(req)
 	k := RequestKey{Source: t.source, Verb: info.Verb, Resource: info.Resource, Subresource: info.Subresource}
-	clk := t.c.clock()
+	clk := t.c.clk.Load().PassiveClock
 	start := clk.Now()
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {

@@ -219,8 +219,8 @@ func TestClientLatencyTransport(t *testing.T) {
 	}
 	// The transport can be unwrapped by client-go.
 	inner := &stepTransport{clk: clk}
-	if w, ok := c.WrapTransport(inner).(interface{ WrappedRoundTripper() http.RoundTripper }); !ok || w.WrappedRoundTripper() != inner {
-		t.Error("WrapTransport does not expose the wrapped RoundTripper")
+	if w, ok := c.Wrapper(SourceKubelet)(inner).(interface{ WrappedRoundTripper() http.RoundTripper }); !ok || w.WrappedRoundTripper() != inner {
+		t.Error("Wrapper's transport does not expose the wrapped RoundTripper")
 	}
 }
 
