@@ -46,13 +46,7 @@ var RealNodeBinaries = []string{BinHollowKubelet, BinFakeCRI}
 // version's directory, with an error naming the make command that builds
 // them when one is missing.
 func (c Components) CheckRealNodes() error {
-	var missing []string
-	for _, b := range RealNodeBinaries {
-		if !executable(c.Path(b)) {
-			missing = append(missing, b)
-		}
-	}
-	if len(missing) > 0 {
+	if missing := c.missing(RealNodeBinaries...); len(missing) > 0 {
 		return fmt.Errorf("real kubelet nodes need %s in %s: run `%s` to build them", strings.Join(missing, " and "), c.KubeDir(), c.KubeVersion().MakeTarget())
 	}
 	return nil
@@ -129,10 +123,10 @@ func (c Components) Path(name string) string {
 	return filepath.Join(c.Dir, name)
 }
 
-// missing lists the binaries of AllBinaries c lacks.
-func (c Components) missing() []string {
+// missing lists the binaries of bins c lacks.
+func (c Components) missing(bins ...string) []string {
 	var out []string
-	for _, b := range AllBinaries() {
+	for _, b := range bins {
 		if !executable(c.Path(b)) {
 			out = append(out, b)
 		}
@@ -182,7 +176,7 @@ func FindComponentsFor(dir string, v kubeversion.Version) (Components, error) {
 			continue
 		}
 		c := Components{Dir: abs, Version: v}
-		missing := c.missing()
+		missing := c.missing(AllBinaries()...)
 		if len(missing) == 0 {
 			return c, nil
 		}

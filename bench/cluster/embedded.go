@@ -324,12 +324,8 @@ func (e *Embedded) failureHint(out []byte) string {
 			fmt.Fprintf(&b, "\n  %s is not running; log: %s", comp, e.LogPath(comp))
 		}
 	}
-	tail := out
-	if len(tail) > 2000 {
-		tail = tail[len(tail)-2000:]
-	}
-	if len(tail) > 0 {
-		fmt.Fprintf(&b, "\n  kwokctl said:\n%s", indent(string(tail), "    "))
+	if len(out) > 0 {
+		fmt.Fprintf(&b, "\n  kwokctl said:\n%s", indent(tail(out, 2000), "    "))
 	}
 	return b.String()
 }

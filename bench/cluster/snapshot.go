@@ -237,7 +237,7 @@ func (e *Embedded) RestoreSnapshot(ctx context.Context, path string, want Snapsh
 		return meta, fmt.Errorf("refusing snapshot %s: it is of Kubernetes %s and restores into %s or newer (an upgrade), not into %s", path, made, made, into)
 	}
 	comps := Components{Dir: e.opts.Components.Dir, Version: into}
-	if missing := comps.missing(); len(missing) > 0 {
+	if missing := comps.missing(AllBinaries()...); len(missing) > 0 {
 		return meta, &VersionNotBuiltError{Version: into, Dir: comps.KubeDir(), Missing: missing}
 	}
 	if !e.Exists() {
