@@ -200,14 +200,19 @@ func (f *figure) legendLine(name string, c color.Color, width vg.Length, dashes 
 	f.legend.Add(name, l)
 }
 
+// line draws pts as lines (split at gaps), with a legend entry unless
+// name is empty.
+func (f *figure) line(name string, pts plotter.XYs, c color.Color, width vg.Length, dashes ...vg.Length) {
+	f.Add(lines(pts, c, width, dashes...)...)
+	if name != "" {
+		f.legendLine(name, c, width, dashes...)
+	}
+}
+
 // verticalMarker draws a vertical line at x across [0, top]; an empty name
 // adds no legend entry.
 func (f *figure) verticalMarker(name string, x, top float64, dashes []vg.Length) {
-	pts := plotter.XYs{{X: x, Y: f.floor}, {X: x, Y: top}}
-	f.Add(lines(pts, markerColour, vg.Points(1), dashes...)...)
-	if name != "" {
-		f.legendLine(name, markerColour, vg.Points(1), dashes...)
-	}
+	f.line(name, plotter.XYs{{X: x, Y: f.floor}, {X: x, Y: top}}, markerColour, vg.Points(1), dashes...)
 }
 
 var (

@@ -228,8 +228,6 @@ func markStorm(p *figure, v *result.VariantRun, waves []float64, top float64) {
 	}
 }
 
-// requestRateChart stacks per-resource request rates. Points are aligned by
-// scrape time; a resource without a point at a scrape counts 0 there.
 // panel is one variant's first repetition, placed on the storm-relative
 // time axis.
 type panel struct {
@@ -244,15 +242,27 @@ type panel struct {
 	xLo, xHi float64
 }
 
-// alignX gives p the panels' shared time axis.
-func (pn panel) alignX(p *figure) {
+// figure is a new figure of the panel, "<title>: <variant>", on the
+// panels' shared time axis: set before any data is added, which widens it
+// where a point lies outside.
+func (pn panel) figure(title, yLabel string) *figure {
+	p := newFigure(title+": "+pn.variant, "seconds since storm start", yLabel)
 	if pn.xLo < pn.xHi {
 		p.X.Min, p.X.Max = pn.xLo, pn.xHi
 	}
+	return p
 }
 
+// chart renders a panel's figure with the storm's markers.
+func (pn panel) chart(p *figure, id, caption string) (Chart, bool, error) {
+	markStorm(p, pn.v, pn.waves, p.Y.Max)
+	return p.chart(chartID(id, pn.variant), caption)
+}
+
+// requestRateChart stacks per-resource request rates. Points are aligned by
+// scrape time; a resource without a point at a scrape counts 0 there.
 func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, error) {
-	variant, v, m, origin := pn.variant, pn.v, pn.m, pn.origin
+	m, origin := pn.m, pn.origin
 	byRes := map[string]*result.Series{}
 	for _, s := range seriesNamed(m, apiserver.SeriesRequestRate) {
 		if r, ok := s.Labels[result.LabelResource]; ok && len(s.Labels) == 1 {
@@ -263,9 +273,8 @@ func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, err
 		return Chart{}, false, nil
 	}
 	stacks, stacked := stackRates(byRes, ranked, origin)
-	p := newFigure("API request rate by resource: "+variant, "seconds since storm start", "requests/s")
+	p := pn.figure("API request rate by resource", "requests/s")
 	p.Y.Min, p.Y.Max = 0, niceMax(yMax)
-	pn.alignX(p)
 	// The spans no scrape covered, shaded under the data.
 	if len(stacks) > 0 {
 		p.markGaps(gapSpans(stacks[len(stacks)-1]), p.Y.Max)
@@ -276,9 +285,8 @@ func requestRateChart(pn panel, ranked []string, yMax float64) (Chart, bool, err
 	for _, n := range stacked {
 		p.legendLine(n, resourceColour(ranked, n), vg.Points(6))
 	}
-	markStorm(p, v, pn.waves, p.Y.Max)
-	return p.chart(chartID("request-rate", variant),
-		fmt.Sprintf("apiserver_request_total rate by resource, stacked; the %d busiest resources, the rest as other. Dashed: storm start; dash-dot: later waves; dotted: fleet recovered; grey bands: no scrape landed. %s", stackedResources, scrapeCaption(v)))
+	return pn.chart(p, "request-rate",
+		fmt.Sprintf("apiserver_request_total rate by resource, stacked; the %d busiest resources, the rest as other. Dashed: storm start; dash-dot: later waves; dotted: fleet recovered; grey bands: no scrape landed. %s", stackedResources, scrapeCaption(pn.v)))
 }
 
 // stackRates stacks the request rates by resource: the same busiest
@@ -387,8 +395,7 @@ func resourceColour(ranked []string, name string) color.RGBA {
 }
 
 func latencyChart(pn panel, yMax float64) (Chart, bool, error) {
-	variant, v, m, origin := pn.variant, pn.v, pn.m, pn.origin
-	p := newFigure("API p99 latency: "+variant, "seconds since storm start", "p99 latency (ms, log scale)")
+	p := pn.figure("API p99 latency", "p99 latency (ms, log scale)")
 	// A log axis: the baseline's milliseconds and an overload's seconds
 	// both show. Below 1 ms is drawn at 1 ms.
 	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
@@ -396,45 +403,38 @@ func latencyChart(pn panel, yMax float64) (Chart, bool, error) {
 	n := 0
 	xLo, xHi := math.Inf(1), math.Inf(-1)
 	for i, class := range []string{apiserver.ClassMutating, apiserver.ClassGet, apiserver.ClassList} {
-		s := m.SeriesNamed(apiserver.SeriesRequestP99, result.LabelClass, class)
+		s := pn.m.SeriesNamed(apiserver.SeriesRequestP99, result.LabelClass, class)
 		if s == nil || len(s.Points) == 0 {
 			continue
 		}
-		pts := xy(s, origin, 1e3)
+		pts := xy(s, pn.origin, 1e3)
 		for j := range pts {
 			pts[j].Y = max(pts[j].Y, p.floor)
 			xLo, xHi = min(xLo, pts[j].X), max(xHi, pts[j].X)
 		}
-		p.Add(lines(pts, colour(i), vg.Points(1.5))...)
-		p.legendLine(class, colour(i), vg.Points(1.5))
+		p.line(class, pts, colour(i), vg.Points(1.5))
 		n++
 	}
 	if n == 0 {
 		return Chart{}, false, nil
 	}
 	p.Y.Min, p.Y.Max = p.floor, max(niceMax(yMax), 2000)
-	pn.alignX(p)
 	// The API call latency SLO for mutating calls (1 s p99), as the sweep
 	// chart draws it.
 	if pn.xLo < pn.xHi {
 		xLo, xHi = pn.xLo, pn.xHi
 	}
-	slo := plotter.XYs{{X: xLo, Y: 1000}, {X: xHi, Y: 1000}}
-	p.Add(lines(slo, sloColour, vg.Points(1))...)
-	p.legendLine("SLO 1 s (mutating)", sloColour, vg.Points(1))
-	markStorm(p, v, pn.waves, p.Y.Max)
-	return p.chart(chartID("latency", variant),
+	p.line("SLO 1 s (mutating)", plotter.XYs{{X: xLo, Y: 1000}, {X: xHi, Y: 1000}}, sloColour, vg.Points(1))
+	return pn.chart(p, "latency",
 		"p99 of apiserver_request_duration_seconds per verb class and scrape interval (WATCH and CONNECT excluded, as in the API call latency SLO), on a log axis; baseline before the storm (x < 0) versus storm. Dashed horizontal: the 1 s SLO of mutating calls.")
 }
 
 func inflightChart(pn panel, yMax float64) (Chart, bool, error) {
-	variant, v, m, origin := pn.variant, pn.v, pn.m, pn.origin
-	p := newFigure("In-flight requests and APF queue: "+variant, "seconds since storm start", "requests")
+	m, origin := pn.m, pn.origin
+	p := pn.figure("In-flight requests and APF queue", "requests")
 	n := 0
 	for _, s := range seriesNamed(m, apiserver.SeriesInflight) {
-		name := "in-flight " + s.Labels[result.LabelRequestKind]
-		p.Add(lines(xy(s, origin, 1), colour(n), vg.Points(1.5))...)
-		p.legendLine(name, colour(n), vg.Points(1.5))
+		p.line("in-flight "+s.Labels[result.LabelRequestKind], xy(s, origin, 1), colour(n), vg.Points(1.5))
 		n++
 	}
 	for _, s := range seriesNamed(m, apiserver.SeriesFlowInqueue) {
@@ -442,17 +442,14 @@ func inflightChart(pn panel, yMax float64) (Chart, bool, error) {
 		if pl := s.Labels[result.LabelPriorityLevel]; pl != "" {
 			name += " " + pl
 		}
-		p.Add(lines(xy(s, origin, 1), colour(n), vg.Points(1.5), vg.Points(3), vg.Points(2))...)
-		p.legendLine(name, colour(n), vg.Points(1.5), vg.Points(3), vg.Points(2))
+		p.line(name, xy(s, origin, 1), colour(n), vg.Points(1.5), vg.Points(3), vg.Points(2))
 		n++
 	}
 	if n == 0 {
 		return Chart{}, false, nil
 	}
 	p.Y.Min, p.Y.Max = 0, niceMax(yMax)
-	pn.alignX(p)
-	markStorm(p, v, pn.waves, p.Y.Max)
-	return p.chart(chartID("inflight", variant),
+	return pn.chart(p, "inflight",
 		"apiserver_current_inflight_requests by request kind, and apiserver_flowcontrol_current_inqueue_requests (requests waiting in API Priority and Fairness queues).")
 }
 
@@ -467,8 +464,7 @@ func overlayChart(groups []compare.Group, measurement, series, id, title, unit, 
 		if s == nil {
 			continue
 		}
-		p.Add(lines(xy(s, stormOrigin(v), 1), colour(gi), vg.Points(1.5))...)
-		p.legendLine(g.Name, colour(gi), vg.Points(1.5))
+		p.line(g.Name, xy(s, stormOrigin(v), 1), colour(gi), vg.Points(1.5))
 		top = max(top, seriesMax(s))
 		n++
 	}

@@ -74,8 +74,7 @@ func percentileChart(groups []compare.Group, name, title string) (Chart, bool, e
 			// the smallest sample.
 			pts = append(pts, plotter.XY{X: x, Y: float64(max(h.ValueAtQuantile(q*100), h.Min())) * scale})
 		}
-		p.Add(lines(pts, colour(gi), vg.Points(1.5))...)
-		p.legendLine(fmt.Sprintf("%s (n=%d)", g.Name, merged.Summary.Count), colour(gi), vg.Points(1.5))
+		p.line(fmt.Sprintf("%s (n=%d)", g.Name, merged.Summary.Count), pts, colour(gi), vg.Points(1.5))
 		n++
 	}
 	if n == 0 {
@@ -179,8 +178,7 @@ func sweepChart(series []SweepSeries, id, title, yLabel, caption string, y func(
 	f.X.Min, f.X.Max = 0, niceMax(sizes[len(sizes)-1])
 	f.X.Tick.Marker = waveTicks(sizes, f.X.Max)
 	if slo > 0 {
-		f.Add(lines(plotter.XYs{{X: 0, Y: slo.Seconds()}, {X: f.X.Max, Y: slo.Seconds()}}, markerColour, vg.Points(1), markerDashes...)...)
-		f.legendLine("SLO "+slo.String(), markerColour, vg.Points(1), markerDashes...)
+		f.line("SLO "+slo.String(), plotter.XYs{{X: 0, Y: slo.Seconds()}, {X: f.X.Max, Y: slo.Seconds()}}, markerColour, vg.Points(1), markerDashes...)
 	}
 	f.legend.Add("safe", &plotter.Scatter{GlyphStyle: sweepGlyph(true, markerColour)})
 	f.legend.Add("not safe", &plotter.Scatter{GlyphStyle: sweepGlyph(false, markerColour)})
