@@ -27,7 +27,7 @@ func (n *nodeRun) applyUpdate(node *corev1.Node, u plan.StatusUpdate, st *corev1
 				s.Counters.MemoryEmptyDirsLost.Add(1)
 			}
 		}
-		changed = terminateContainers(st, 255, "Unknown", now)
+		changed = terminateContainers(st, nil, 255, "Unknown", now)
 		changed = setReadiness(st, func(string) bool { return false }, now) || changed
 		changed = setCondition(st, corev1.PodReadyToStartContainers, corev1.ConditionFalse, "", now) || changed
 		if st.PodIP != "" {
@@ -37,17 +37,7 @@ func (n *nodeRun) applyUpdate(node *corev1.Node, u plan.StatusUpdate, st *corev1
 	case plan.UpdateSandboxReady:
 		changed = setCondition(st, corev1.PodReadyToStartContainers, corev1.ConditionTrue, "", now)
 	case plan.UpdateReplaceExited:
-		f := false
-		for i := range st.ContainerStatuses {
-			cs := &st.ContainerStatuses[i]
-			if !u.Exited(cs.Name) || cs.State.Running == nil {
-				continue
-			}
-			cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-				ExitCode: 137, Reason: "Error", StartedAt: cs.State.Running.StartedAt, FinishedAt: now, ContainerID: cs.ContainerID,
-			}}
-			cs.Ready, cs.Started, changed = false, &f, true
-		}
+		changed = terminateContainers(st, u.Exited, 137, "Error", now)
 		keep := map[string]bool{}
 		for _, cs := range st.ContainerStatuses {
 			keep[cs.Name] = cs.Ready && !slices.Contains(u.Reset, cs.Name)

@@ -136,7 +136,7 @@ func (n *nodeRun) endPod(ctx context.Context, st plan.Step) error {
 	if st.Action == plan.ActionPodTerminal {
 		now := metav1.NewTime(n.s.cfg.Clock.Now())
 		_, err := n.status.sync(ctx, pod.Namespace, pod.Name, func(st *corev1.PodStatus) bool {
-			changed := terminateContainers(st, 0, "Completed", now)
+			changed := terminateContainers(st, nil, 0, "Completed", now)
 			changed = setReadiness(st, func(string) bool { return false }, now) || changed
 			phase := corev1.PodSucceeded
 			for _, c := range st.ContainerStatuses {

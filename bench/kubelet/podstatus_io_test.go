@@ -241,7 +241,7 @@ func TestDropEqualFieldsKeepsPatch(t *testing.T) {
 		{"unchanged", func(*corev1.PodStatus) {}},
 		{"not ready", func(st *corev1.PodStatus) { setReadiness(st, func(string) bool { return false }, now) }},
 		{"terminated", func(st *corev1.PodStatus) {
-			terminateContainers(st, 0, "Completed", now)
+			terminateContainers(st, nil, 0, "Completed", now)
 			st.Phase = corev1.PodSucceeded
 		}},
 		{"reboot: new sandbox", func(st *corev1.PodStatus) {

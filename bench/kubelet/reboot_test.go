@@ -52,7 +52,7 @@ func TestRebootContainerStates(t *testing.T) {
 		Name: "app", Ready: true, RestartCount: 2, ContainerID: "fake://1",
 		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: t0}},
 	}}}
-	if !terminateContainers(st, 255, "Unknown", t1) {
+	if !terminateContainers(st, nil, 255, "Unknown", t1) {
 		t.Fatal("terminateContainers changed nothing")
 	}
 	cs := st.ContainerStatuses[0]
@@ -60,7 +60,7 @@ func TestRebootContainerStates(t *testing.T) {
 		!cs.State.Terminated.StartedAt.Equal(&t0) || !cs.State.Terminated.FinishedAt.Equal(&t1) || cs.Ready || cs.RestartCount != 2 {
 		t.Fatalf("after terminate: %+v", cs)
 	}
-	if terminateContainers(st, 255, "Unknown", t2) {
+	if terminateContainers(st, nil, 255, "Unknown", t2) {
 		t.Error("a terminated container was terminated again")
 	}
 	restartContainers(st, nil, 255, "Unknown", t2)

@@ -282,14 +282,15 @@ func restartContainers(st *corev1.PodStatus, which func(string) bool, exitCode i
 	return changed
 }
 
-// terminateContainers records that every running container ended (a
-// reboot: containerd reports exit 255, reason Unknown): terminated state,
-// not ready, not started, restartCount unchanged until it runs again.
-func terminateContainers(st *corev1.PodStatus, exitCode int32, reason string, now metav1.Time) bool {
+// terminateContainers records that every running container (or only
+// those named) ended (a reboot: containerd reports exit 255, reason
+// Unknown): terminated state, not ready, not started, restartCount
+// unchanged until it runs again.
+func terminateContainers(st *corev1.PodStatus, which func(string) bool, exitCode int32, reason string, now metav1.Time) bool {
 	changed := false
 	for i := range st.ContainerStatuses {
 		cs := &st.ContainerStatuses[i]
-		if cs.State.Running == nil {
+		if (which != nil && !which(cs.Name)) || cs.State.Running == nil {
 			continue
 		}
 		cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
