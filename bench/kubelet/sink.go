@@ -27,13 +27,11 @@ var (
 	_ cache.TransformingStore = (*sinkStore)(nil)
 )
 
-func (s *sinkStore) Add(any) error    { s.seen.Add(1); return nil }
-func (s *sinkStore) Update(any) error { s.seen.Add(1); return nil }
-func (s *sinkStore) Delete(any) error { s.seen.Add(1); return nil }
-func (s *sinkStore) List() []any      { return nil }
-func (s *sinkStore) ListKeys() []string {
-	return nil
-}
+func (s *sinkStore) Add(any) error                      { s.seen.Add(1); return nil }
+func (s *sinkStore) Update(any) error                   { s.seen.Add(1); return nil }
+func (s *sinkStore) Delete(any) error                   { s.seen.Add(1); return nil }
+func (s *sinkStore) List() []any                        { return nil }
+func (s *sinkStore) ListKeys() []string                 { return nil }
 func (s *sinkStore) Get(any) (any, bool, error)         { return nil, false, nil }
 func (s *sinkStore) GetByKey(string) (any, bool, error) { return nil, false, nil }
 func (s *sinkStore) Resync() error                      { return nil }
