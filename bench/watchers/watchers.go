@@ -123,6 +123,12 @@ func (s *stats) snapshot() snapshot {
 	return snapshot{s.events.Load(), s.bookmarks.Load(), s.bytes.Load(), s.renewed.Load(), s.reconnects.Load(), s.resyncs.Load()}
 }
 
+// plus is s plus k times o, counter by counter.
+func (s snapshot) plus(k int64, o snapshot) snapshot {
+	return snapshot{s.events + k*o.events, s.bookmarks + k*o.bookmarks, s.bytes + k*o.bytes,
+		s.renewed + k*o.renewed, s.reconnects + k*o.reconnects, s.resyncs + k*o.resyncs}
+}
+
 // opener starts component's watches on node and returns what closes them.
 // initial asks for their initial events (a restarted process); otherwise
 // they resume from the population's latest resourceVersion of each
@@ -445,7 +451,7 @@ func (p *Population) Gather(context.Context) (result.Measurement, error) {
 	p.mu.Lock()
 	watchers := maps.Clone(p.watchers)
 	p.mu.Unlock()
-	sums := map[string]*snapshot{}
+	sums := map[string]snapshot{}
 	keys := make([]string, 0, len(p.stats))
 	for k := range p.stats {
 		keys = append(keys, k)
@@ -456,23 +462,11 @@ func (p *Population) Gather(context.Context) (result.Measurement, error) {
 	}
 	for _, k := range keys {
 		s := p.stats[k]
-		now, was := s.snapshot(), p.atStart[k]
-		d := snapshot{now.events - was.events, now.bookmarks - was.bookmarks, now.bytes - was.bytes,
-			now.renewed - was.renewed, now.reconnects - was.reconnects, now.resyncs - was.resyncs}
+		d := s.snapshot().plus(-1, p.atStart[k])
 		labels := map[string]string{result.LabelComponent: s.component, result.LabelResource: s.resource}
 		val(FigureEvents, result.UnitEvents, d.events, labels)
 		val(FigureBytes, result.UnitBytes, d.bytes, labels)
-		sum := sums[s.component]
-		if sum == nil {
-			sum = &snapshot{}
-			sums[s.component] = sum
-		}
-		sum.events += d.events
-		sum.bookmarks += d.bookmarks
-		sum.bytes += d.bytes
-		sum.renewed += d.renewed
-		sum.reconnects += d.reconnects
-		sum.resyncs += d.resyncs
+		sums[s.component] = sums[s.component].plus(1, d)
 	}
 	for _, c := range p.components {
 		labels := map[string]string{result.LabelComponent: c}
