@@ -278,20 +278,12 @@ func writeTables(w io.Writer, pkgs map[string]*pkgStat, tests []testStat, top in
 		fmt.Fprintf(w, "  %8.1f  %-5s  %-14s  %s\n", p.elapsed, p.result, b, p.name)
 	}
 	// Top-level tests only: a subtest's time is in its parent's.
-	var ts []testStat
-	for _, t := range tests {
-		if !strings.Contains(t.key.test, "/") {
-			ts = append(ts, t)
-		}
-	}
+	ts := slices.DeleteFunc(slices.Clone(tests), func(t testStat) bool { return strings.Contains(t.key.test, "/") })
 	slices.SortFunc(ts, func(a, b testStat) int {
 		return cmp.Or(cmp.Compare(b.elapsed, a.elapsed), cmp.Compare(a.key.pkg, b.key.pkg), cmp.Compare(a.key.test, b.key.test))
 	})
-	if len(ts) > top {
-		ts = ts[:top]
-	}
 	fmt.Fprintf(w, "\nSlowest tests:\n")
-	for _, t := range ts {
+	for _, t := range ts[:min(top, len(ts))] {
 		fmt.Fprintf(w, "  %8.1f  %-5s  %s %s\n", t.elapsed, t.result, t.key.test, t.key.pkg)
 	}
 }
