@@ -414,57 +414,39 @@ func validateStorm(s *Storm, nodes int, sp *field.Path) field.ErrorList {
 }
 
 func validateDistribution(d *Distribution, dp *field.Path) field.ErrorList {
+	// The fields each type reads, in the order they are checked.
+	reads, ok := map[string][]string{"fixed": {"value"}, "uniform": {"min", "max"}, "normal": {"mean", "stdDev", "min", "max"}}[d.Type]
+	if !ok {
+		return field.ErrorList{field.NotSupported(dp.Child("type"), d.Type, []string{"fixed", "uniform", "normal"})}
+	}
+	v := map[string]time.Duration{"value": d.Value.Duration, "min": d.Min.Duration, "max": d.Max.Duration, "mean": d.Mean.Duration, "stdDev": d.StdDev.Duration}
 	var errs field.ErrorList
-	check := func(name string, v time.Duration) {
-		if v < 0 || v > maxDowntime {
-			errs = append(errs, field.Invalid(dp.Child(name), v.String(), "must be between 0 and 1h"))
+	for _, name := range reads {
+		if v[name] < 0 || v[name] > maxDowntime {
+			errs = append(errs, field.Invalid(dp.Child(name), v[name].String(), "must be between 0 and 1h"))
 		}
+	}
+	switch hi := d.Max.Duration; {
+	case d.Type == "fixed" && d.Value.Duration == 0:
+		errs = append(errs, field.Required(dp.Child("value"), "a fixed downtime needs a value"))
+	case d.Type == "uniform" && hi == 0:
+		errs = append(errs, field.Required(dp.Child("max"), "a uniform downtime draws between min and max"))
+	case d.Type != "fixed" && hi != 0 && hi < d.Min.Duration:
+		errs = append(errs, field.Invalid(dp.Child("max"), hi.String(), "must not be below min"))
 	}
 	// A field the type does not read is refused, not ignored: a uniform
 	// downtime with value: 30s would otherwise run with min and max.
-	unused := func(name string, v time.Duration, why string) {
-		if v != 0 {
+	why := map[string]string{"fixed": "a fixed downtime is its value only; use type uniform or normal to draw it",
+		"uniform": "a uniform downtime draws between min and max", "normal": "a normal downtime draws around mean"}[d.Type]
+	readBy := map[string]string{"value": "fixed", "mean": "normal", "stdDev": "normal"}
+	for _, name := range []string{"value", "min", "max", "mean", "stdDev"} {
+		switch {
+		case v[name] == 0 || slices.Contains(reads, name):
+		case d.Type == "fixed":
 			errs = append(errs, field.Forbidden(dp.Child(name), why))
+		default:
+			errs = append(errs, field.Forbidden(dp.Child(name), why+"; "+name+" is for type "+readBy[name]))
 		}
-	}
-	switch d.Type {
-	case "fixed":
-		check("value", d.Value.Duration)
-		if d.Value.Duration == 0 {
-			errs = append(errs, field.Required(dp.Child("value"), "a fixed downtime needs a value"))
-		}
-		for _, f := range []struct {
-			name string
-			v    time.Duration
-		}{{"min", d.Min.Duration}, {"max", d.Max.Duration}, {"mean", d.Mean.Duration}, {"stdDev", d.StdDev.Duration}} {
-			unused(f.name, f.v, "a fixed downtime is its value only; use type uniform or normal to draw it")
-		}
-	case "uniform":
-		check("min", d.Min.Duration)
-		check("max", d.Max.Duration)
-		if d.Max.Duration == 0 {
-			errs = append(errs, field.Required(dp.Child("max"), "a uniform downtime draws between min and max"))
-		} else if d.Max.Duration < d.Min.Duration {
-			errs = append(errs, field.Invalid(dp.Child("max"), d.Max.Duration.String(), "must not be below min"))
-		}
-		unused("value", d.Value.Duration, "a uniform downtime draws between min and max; value is for type fixed")
-		unused("mean", d.Mean.Duration, "a uniform downtime draws between min and max; mean is for type normal")
-		unused("stdDev", d.StdDev.Duration, "a uniform downtime draws between min and max; stdDev is for type normal")
-	case "normal":
-		check("mean", d.Mean.Duration)
-		check("stdDev", d.StdDev.Duration)
-		if d.Min.Duration != 0 {
-			check("min", d.Min.Duration)
-		}
-		if d.Max.Duration != 0 {
-			check("max", d.Max.Duration)
-			if d.Max.Duration < d.Min.Duration {
-				errs = append(errs, field.Invalid(dp.Child("max"), d.Max.Duration.String(), "must not be below min"))
-			}
-		}
-		unused("value", d.Value.Duration, "a normal downtime draws around mean; value is for type fixed")
-	default:
-		errs = append(errs, field.NotSupported(dp.Child("type"), d.Type, []string{"fixed", "uniform", "normal"}))
 	}
 	return errs
 }
