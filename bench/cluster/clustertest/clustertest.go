@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/procfs"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/kubeversion"
 	"github.com/stormbench/stormbench/profiles"
@@ -185,7 +184,7 @@ func down(e *cluster.Embedded) error {
 // reapOrphans removes embedded clusters left by test processes that died
 // without running their cleanups (a `go test -timeout` panic skips
 // t.Cleanup): work directories named sbt-*/sbb-* in the temp directory
-// whose cluster name carries the pid of a process that no longer exists.
+// whose cluster name carries the pid of a process that no longer runs.
 func reapOrphans(comps cluster.Components) {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "sb[tb]-*"))
 	for _, dir := range dirs {
@@ -201,7 +200,7 @@ func reapOrphans(comps cluster.Components) {
 				continue
 			}
 			pid, err := strconv.Atoi(parts[1])
-			if err != nil || pid == os.Getpid() || processExists(pid) {
+			if err != nil || pid == os.Getpid() || cluster.ProcessAlive(pid) {
 				orphan = false
 				continue
 			}
@@ -220,11 +219,6 @@ func reapOrphans(comps cluster.Components) {
 			_ = os.RemoveAll(dir)
 		}
 	}
-}
-
-func processExists(pid int) bool {
-	_, err := procfs.NewProc(pid)
-	return err == nil
 }
 
 // SkipUnlessRoot is for tests that need what only root has (containerd,
