@@ -98,16 +98,6 @@ func (v Version) Gate(name string) (Gate, bool) {
 	return g, true
 }
 
-// GateDefaults is v's default of every gate in the table.
-func (v Version) GateDefaults() map[string]bool {
-	out := make(map[string]bool, len(gateHistory))
-	for name := range gateHistory {
-		g, _ := v.Gate(name)
-		out[name] = g.Default
-	}
-	return out
-}
-
 // KubeletGates is g without the gates v's kubelet does not have (Fixed):
 // what a real kubelet of v takes on its command line, which refuses a gate
 // it does not know. Validation has made sure g asks nothing of such a gate

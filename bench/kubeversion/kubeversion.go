@@ -77,9 +77,6 @@ func (v Version) Before(w Version) bool {
 	return v.Minor < w.Minor || v.Minor == w.Minor && v.Patch < w.Patch
 }
 
-// AtLeast reports whether v is minor release 1.minor or later.
-func (v Version) AtLeast(minor int) bool { return v.Minor >= minor }
-
 // MakeTarget is the command that builds v's components.
 func (v Version) MakeTarget() string {
 	if v.IsDefault() {

@@ -117,6 +117,16 @@ func TestCheckServer(t *testing.T) {
 	}
 }
 
+// GateDefaults is v's default of every gate in the table.
+func (v Version) GateDefaults() map[string]bool {
+	out := make(map[string]bool, len(gateHistory))
+	for name := range gateHistory {
+		g, _ := v.Gate(name)
+		out[name] = g.Default
+	}
+	return out
+}
+
 func TestGateDefaults(t *testing.T) {
 	type row struct{ changeStatus, watchList, podCert bool }
 	want := map[Version]row{

@@ -81,8 +81,7 @@ type Outcomes struct {
 var _ Report = (*Outcomes)(nil)
 
 // Add keeps an outcome. An outcome added after Close is kept all the same
-// (a restart the storm gave up on may still end); Closed says the storm
-// was over first.
+// (a restart the storm gave up on may still end).
 func (s *Outcomes) Add(o Outcome) {
 	s.mu.Lock()
 	s.list = append(s.list, o)
@@ -94,13 +93,6 @@ func (s *Outcomes) Close() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
-}
-
-// Closed reports whether Close was called.
-func (s *Outcomes) Closed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
 }
 
 // All returns a copy of the outcomes in the order they were added; nil

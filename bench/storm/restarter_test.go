@@ -10,6 +10,13 @@ import (
 	"time"
 )
 
+// Closed reports whether Close was called.
+func (s *Outcomes) Closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
 func TestByNode(t *testing.T) {
 	var got []string
 	record := func(side string, fail bool) Restarter {
