@@ -74,7 +74,8 @@ type entry struct {
 }
 
 // describe reads the document at f: a run's result, or a calibration
-// (stormbench calibrate --result), which is another kind of document.
+// (stormbench calibrate --result) or a reach (scripts/reach), which are
+// other kinds of document.
 func describe(root, f string) (entry, error) {
 	path := filepath.Join(root, filepath.FromSlash(f))
 	data, err := os.ReadFile(path)
@@ -150,8 +151,7 @@ func hostBound(r *result.Result) string {
 	return fmt.Sprintf("%d of %d storms", bound, len(r.Variants))
 }
 
-// describeCalibration reads the fields of a calibration document the
-// catalogue shows; it records no machine.
+// describeCalibration describes a calibration document (calibrate.Result).
 func describeCalibration(f string, data []byte) (entry, error) {
 	var c calibrate.Result
 	if err := json.Unmarshal(data, &c); err != nil {
