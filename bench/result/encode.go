@@ -272,32 +272,33 @@ func (n *node) flat() bool {
 
 // oneLine is the node's compact encoding.
 func (n *node) oneLine(w *bytes.Buffer) {
-	switch n.kind {
-	case 0:
+	if n.kind == 0 {
 		w.Write(n.scalar)
-	case '[':
-		w.WriteByte('[')
-		for i, e := range n.elems {
-			if i > 0 {
-				w.WriteByte(',')
-			}
-			e.oneLine(w)
+		return
+	}
+	w.WriteByte(n.kind)
+	for i, e := range n.elems {
+		if i > 0 {
+			w.WriteByte(',')
 		}
-		w.WriteByte(']')
-	case '{':
-		w.WriteByte('{')
-		for i, e := range n.elems {
-			if i > 0 {
-				w.WriteByte(',')
-			}
-			k, _ := json.Marshal(n.keys[i])
-			w.Write(k)
-			w.WriteByte(':')
-			e.oneLine(w)
-		}
-		w.WriteByte('}')
+		n.key(w, i)
+		e.oneLine(w)
+	}
+	w.WriteByte(n.closing())
+}
+
+// key writes an object's i-th key and its colon; an array has none.
+func (n *node) key(w *bytes.Buffer, i int) {
+	if n.kind == '{' {
+		k, _ := json.Marshal(n.keys[i])
+		w.Write(k)
+		w.WriteByte(':')
 	}
 }
+
+// closing is the delimiter that closes n: in ASCII, ']' follows '[' and
+// '}' follows '{' two places on.
+func (n *node) closing() byte { return n.kind + 2 }
 
 func (n *node) write(w *bytes.Buffer, indent string) {
 	if len(n.elems) == 0 || n.kind == 0 {
@@ -316,28 +317,20 @@ func (n *node) write(w *bytes.Buffer, indent string) {
 			return
 		}
 	}
-	open, close := byte('['), byte(']')
-	if n.kind == '{' {
-		open, close = '{', '}'
-	}
 	inner := indent + " "
-	w.WriteByte(open)
+	w.WriteByte(n.kind)
 	for i, e := range n.elems {
 		if i > 0 {
 			w.WriteByte(',')
 		}
 		w.WriteByte('\n')
 		w.WriteString(inner)
-		if n.kind == '{' {
-			k, _ := json.Marshal(n.keys[i])
-			w.Write(k)
-			w.WriteByte(':')
-		}
+		n.key(w, i)
 		e.write(w, inner)
 	}
 	w.WriteByte('\n')
 	w.WriteString(indent)
-	w.WriteByte(close)
+	w.WriteByte(n.closing())
 }
 
 // writeFlat writes the flat array n: on one line if it fits (or holds

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -208,13 +209,11 @@ func short(s string) string {
 		return s
 	}
 	cut := maxErrorLen
-	for cut > 0 && !isRuneStart(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + "…"
 }
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // checkNulls rejects a null where the document's type holds a number, a
 // string, a bool or a time: encoding/json would leave the zero value there,
