@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,9 +78,7 @@ func NewEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 		return nil, fmt.Errorf("embedded cluster: %w", err)
 	}
 	opts.WorkDir = abs
-	if opts.Log == nil {
-		opts.Log = io.Discard
-	}
+	opts.Log = cmp.Or[io.Writer](opts.Log, io.Discard)
 	return &Embedded{opts: opts}, nil
 }
 

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,17 +91,14 @@ func WaitHealthy(ctx context.Context, checks []HealthCheck, o WaitOptions) error
 	if o.Timeout <= 0 {
 		return fmt.Errorf("waiting for the control plane: timeout %s is not positive", o.Timeout)
 	}
-	clk, interval := o.Clock, o.Interval
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
+	interval := o.Interval
 	if interval <= 0 {
 		interval = 500 * time.Millisecond
 	}
 	pending := checks
 	var errs []error
 	var reported string
-	w := poll.Wait{Clock: clk, Interval: interval, Timeout: o.Timeout}
+	w := poll.Wait{Clock: o.Clock, Interval: interval, Timeout: o.Timeout}
 	err := w.Until(ctx, func(ctx context.Context) (bool, string, error) {
 		var failed []HealthCheck
 		errs = nil
@@ -259,11 +257,7 @@ func leaseLive(holder *string, renew *metav1.MicroTime, durationSeconds *int32, 
 // healthy and its log, and says how to look at the cluster, left running,
 // and how to remove it.
 func (e *Embedded) WaitHealthy(ctx context.Context, o WaitOptions) error {
-	clk := o.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
-	checks, err := e.HealthChecks(clk)
+	checks, err := e.HealthChecks(cmp.Or[clock.PassiveClock](o.Clock, clock.RealClock{}))
 	if err != nil {
 		return fmt.Errorf("embedded cluster %q: %w", e.opts.Name, err)
 	}

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
@@ -122,10 +123,7 @@ func FromPlan(client kubernetes.Interface, plan *Plan, opts Options, progress Pr
 	if opts.CreateParallelism < 1 {
 		return nil, fmt.Errorf("fleet create parallelism %d: want at least 1", opts.CreateParallelism)
 	}
-	if progress == nil {
-		progress = NopProgress{}
-	}
-	return &Fleet{client: client, opts: opts, plan: plan, progress: progress, clock: clock.RealClock{}}, nil
+	return &Fleet{client: client, opts: opts, plan: plan, progress: cmp.Or[Progress](progress, NopProgress{}), clock: clock.RealClock{}}, nil
 }
 
 // SetClock sets the clock the fleet times its provisioning and waits on
@@ -411,9 +409,7 @@ func (f *Fleet) Down(ctx context.Context, timeout time.Duration) error {
 // Delete removes every object of runID: namespaces and nodes carrying the run
 // label. It waits until they are gone, or says what is left on timeout.
 func Delete(ctx context.Context, client kubernetes.Interface, runID string, timeout time.Duration, progress Progress) error {
-	if progress == nil {
-		progress = NopProgress{}
-	}
+	progress = cmp.Or[Progress](progress, NopProgress{})
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	sel := labels.Set{RunLabel: runID}.AsSelector().String()

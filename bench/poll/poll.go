@@ -13,6 +13,7 @@
 package poll
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -73,10 +74,7 @@ type Wait struct {
 // wrapping ErrTimeout) or ctx is done (an error wrapping ctx's error). The
 // two last errors start with What and end with the last check's left.
 func (w Wait) Until(ctx context.Context, cond Condition) error {
-	clk := w.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
+	clk := cmp.Or[clock.Clock](w.Clock, clock.RealClock{})
 	start := clk.Now()
 	var deadline time.Time
 	if w.Timeout > 0 {
