@@ -107,11 +107,14 @@ const heartbeatTimeout = 10 * time.Second
 // informer: same requests, connection and rate limiter as the main client,
 // but Services are decoded to their identity only (serviceIdentities).
 func serviceClient(cfg *rest.Config, httpClient *http.Client) (rest.Interface, error) {
+	return restClient(cfg, httpClient, corev1.SchemeGroupVersion, "/api", serviceIdentitySerializer)
+}
+
+// restClient is the REST client of gv under apiPath decoding with ser, on
+// cfg's connection and rate limiter.
+func restClient(cfg *rest.Config, httpClient *http.Client, gv schema.GroupVersion, apiPath string, ser runtime.NegotiatedSerializer) (rest.Interface, error) {
 	c := rest.CopyConfig(cfg)
-	gv := corev1.SchemeGroupVersion
-	c.GroupVersion = &gv
-	c.APIPath = "/api"
-	c.NegotiatedSerializer = serviceIdentitySerializer
+	c.GroupVersion, c.APIPath, c.NegotiatedSerializer = &gv, apiPath, ser
 	return rest.RESTClientForConfigAndClient(c, httpClient)
 }
 
@@ -126,15 +129,11 @@ func serviceClient(cfg *rest.Config, httpClient *http.Client) (rest.Interface, e
 // whichever version the kubelet of the release lists. Nothing reads the
 // objects (sinkStore); the fleet has none.
 func podCertificateClient(cfg *rest.Config, httpClient *http.Client, version string) (rest.Interface, error) {
-	c := rest.CopyConfig(cfg)
-	gv := schema.GroupVersion{Group: certificatesv1beta1.GroupName, Version: version}
-	c.GroupVersion = &gv
-	c.APIPath = "/apis"
-	c.NegotiatedSerializer = podCertificateSchemes[version]
-	if c.NegotiatedSerializer == nil {
+	ser := podCertificateSchemes[version]
+	if ser == nil {
 		return nil, fmt.Errorf("no PodCertificateRequest API version %q", version)
 	}
-	return rest.RESTClientForConfigAndClient(c, httpClient)
+	return restClient(cfg, httpClient, schema.GroupVersion{Group: certificatesv1beta1.GroupName, Version: version}, "/apis", ser)
 }
 
 // podCertificateSchemes are the serializers of podCertificateClient, one
