@@ -95,15 +95,6 @@ type listThenWatch struct{ cache.ListerWatcher }
 
 func (listThenWatch) IsWatchListSemanticsUnSupported() bool { return true }
 
-func newInformer(lw cache.ListerWatcher, obj runtime.Object) cache.SharedIndexInformer {
-	// Resync 0, as the kubelet's informers. The model reads no
-	// managedFields; dropping them after decoding keeps the caches small and
-	// changes nothing on the wire.
-	inf := cache.NewSharedIndexInformer(lw, obj, 0, cache.Indexers{})
-	_ = inf.SetTransform(fleet.StripManagedFields)
-	return inf
-}
-
 // startInformers replays the kubelet's informers (kubelet.go NewMainKubelet):
 // its own Node by metadata.name; Services with spec.clusterIP!=None
 // (kubelet.go: headless services are not needed for env vars); CSIDrivers
@@ -112,8 +103,12 @@ func newInformer(lw cache.ListerWatcher, obj runtime.Object) cache.SharedIndexIn
 // then, once the node has synced, its pods by spec.nodeName in all
 // namespaces (config/apiserver.go NewSourceApiserver).
 func (s *session) startInformers(ctx context.Context) error {
-	s.nodeInf = newInformer(s.listWatch("nodes", metav1.NamespaceAll,
-		fields.OneTermEqualSelector(metav1.ObjectNameField, s.node)), &corev1.Node{})
+	// Resync 0, as the kubelet's informers. The model reads no
+	// managedFields; dropping them after decoding keeps the caches small and
+	// changes nothing on the wire.
+	s.nodeInf = cache.NewSharedIndexInformer(s.listWatch("nodes", metav1.NamespaceAll,
+		fields.OneTermEqualSelector(metav1.ObjectNameField, s.node)), &corev1.Node{}, 0, cache.Indexers{})
+	_ = s.nodeInf.SetTransform(fleet.StripManagedFields)
 	s.run(s.nodeInf.Run)
 	// Same requests as the kubelet's informers, into stores that keep
 	// nothing (see sinkStore).
