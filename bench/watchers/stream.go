@@ -46,15 +46,7 @@ func (p *Population) listResourceVersions(ctx context.Context) error {
 // returns the list's resourceVersion: the first one in the body, as
 // metadata comes before items.
 func listResourceVersion(ctx context.Context, c *http.Client, base *url.URL, sp spec) (string, error) {
-	u := *base
-	u.Path = path.Join(u.Path, sp.path)
-	u.RawQuery = url.Values{"limit": {"1"}}.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.Do(req)
+	resp, err := get(ctx, c, base, sp, url.Values{"limit": {"1"}}, "application/json")
 	if err != nil {
 		return "", err
 	}
@@ -71,6 +63,18 @@ func listResourceVersion(ctx context.Context, c *http.Client, base *url.URL, sp 
 		return "", fmt.Errorf("LIST %s: no resourceVersion in the answer", sp.path)
 	}
 	return rv, nil
+}
+
+// get GETs sp's collection with query q, accepting accept.
+func get(ctx context.Context, c *http.Client, base *url.URL, sp spec, q url.Values, accept string) (*http.Response, error) {
+	u := *base
+	u.Path, u.RawQuery = path.Join(u.Path, sp.path), q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", accept)
+	return c.Do(req)
 }
 
 // watch holds one watch until ctx ends, as a reflector does: it resumes
@@ -137,15 +141,7 @@ func (p *Population) stream(ctx context.Context, c *http.Client, st *stats, sp s
 	} else {
 		q.Set("resourceVersion", rv)
 	}
-	u := *p.url
-	u.Path = path.Join(u.Path, sp.path)
-	u.RawQuery = q.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Accept", p.opts.Accept)
-	resp, err := c.Do(req)
+	resp, err := get(ctx, c, p.url, sp, q, p.opts.Accept)
 	if err != nil {
 		return "", err
 	}
