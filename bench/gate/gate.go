@@ -3,6 +3,7 @@ package gate
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -389,17 +390,9 @@ type regressionMetric struct {
 // regressionMetrics resolves MaxRegression into metrics in display order:
 // AllMetrics covers every key metric, and a metric's own entry wins.
 func regressionMetrics(m map[string]float64) ([]regressionMetric, error) {
-	var unknown []string
-	for k := range m {
-		if k != AllMetrics {
-			if _, err := compare.LookupMetrics(k); err != nil {
-				unknown = append(unknown, k)
-			}
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		_, err := compare.LookupMetrics(unknown...)
+	ids := slices.DeleteFunc(slices.Sorted(maps.Keys(m)), func(k string) bool { return k == AllMetrics })
+	named, err := compare.LookupMetrics(ids...)
+	if err != nil {
 		return nil, err
 	}
 	var out []regressionMetric
@@ -412,19 +405,10 @@ func regressionMetrics(m map[string]float64) ([]regressionMetric, error) {
 	}
 	// A flow's metric ("excess.<flow>", compare.FlowMetric) is no key
 	// metric: it is gated when named, after them, by ID.
-	var flows []string
-	for k := range m {
-		if strings.HasPrefix(k, compare.FlowMetricPrefix) {
-			flows = append(flows, k)
+	for _, fm := range named {
+		if strings.HasPrefix(fm.ID, compare.FlowMetricPrefix) {
+			out = append(out, regressionMetric{fm, m[fm.ID], true})
 		}
-	}
-	slices.Sort(flows)
-	fms, err := compare.LookupMetrics(flows...)
-	if err != nil {
-		return nil, err
-	}
-	for _, fm := range fms {
-		out = append(out, regressionMetric{fm, m[fm.ID], true})
 	}
 	return out, nil
 }
