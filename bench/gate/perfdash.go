@@ -80,24 +80,13 @@ func BuildPerfData(r *result.Result) ([]PerfFile, error) {
 	met := PerfData{Version: PerfDataVersion, Labels: fileLabels}
 	for _, g := range groups {
 		for _, class := range []string{apiserver.ClassMutating, apiserver.ClassGet, apiserver.ClassList} {
-			item, ok, err := percentileItem(g, apiserver.Name, apiserver.RequestDuration, result.LabelClass, class)
-			if err != nil {
+			if err := addPercentiles(&api, g, map[string]string{"Class": class, "Window": result.WindowStorm}, apiserver.Name, apiserver.RequestDuration, result.LabelClass, class); err != nil {
 				return nil, err
-			}
-			if ok {
-				item.Labels["Class"] = class
-				item.Labels["Window"] = result.WindowStorm
-				api.DataItems = append(api.DataItems, item)
 			}
 		}
 		for _, name := range []string{recovery.Node, recovery.Pod, recovery.Service, recovery.FleetRecovered} {
-			item, ok, err := percentileItem(g, recovery.Name, name)
-			if err != nil {
+			if err := addPercentiles(&rec, g, map[string]string{"Metric": name}, recovery.Name, name); err != nil {
 				return nil, err
-			}
-			if ok {
-				item.Labels["Metric"] = name
-				rec.DataItems = append(rec.DataItems, item)
 			}
 		}
 		for _, m := range compare.KeyMetrics() {
@@ -127,10 +116,11 @@ func BuildPerfData(r *result.Result) ([]PerfFile, error) {
 	return files, nil
 }
 
-// percentileItem merges a histogram across a group's repetitions and
-// returns its p50/p90/p99 in milliseconds. A histogram with no samples in
-// any repetition gives no item.
-func percentileItem(g compare.Group, measurement, name string, labels ...string) (DataItem, bool, error) {
+// addPercentiles merges a histogram across a group's repetitions and adds
+// its p50/p90/p99 in milliseconds to d, labelled with the group, its count
+// and with the labels given. A histogram with no samples in any repetition
+// adds nothing.
+func addPercentiles(d *PerfData, g compare.Group, itemLabels map[string]string, measurement, name string, labels ...string) error {
 	var hs []*result.Histogram
 	for _, v := range g.VariantRuns() {
 		if h := v.Measurement(measurement).Histogram(name, result.WindowStorm, labels...); h != nil {
@@ -138,21 +128,18 @@ func percentileItem(g compare.Group, measurement, name string, labels ...string)
 		}
 	}
 	if len(hs) == 0 {
-		return DataItem{}, false, nil
+		return nil
 	}
 	merged, err := result.MergeHistograms(hs...)
 	if err != nil {
-		return DataItem{}, false, fmt.Errorf("exporting %s %s of %s: %w", measurement, name, g.Name, err)
+		return fmt.Errorf("exporting %s %s of %s: %w", measurement, name, g.Name, err)
 	}
-	if merged.Summary.Count == 0 {
-		return DataItem{}, false, nil
+	if s := merged.Summary; s.Count > 0 {
+		itemLabels["Variant"], itemLabels["Count"] = g.Name, strconv.FormatInt(s.Count, 10)
+		d.DataItems = append(d.DataItems, DataItem{
+			Data: map[string]float64{"Perc50": s.P50 * 1e3, "Perc90": s.P90 * 1e3, "Perc99": s.P99 * 1e3}, Unit: "ms", Labels: itemLabels})
 	}
-	s := merged.Summary
-	return DataItem{
-		Data:   map[string]float64{"Perc50": s.P50 * 1e3, "Perc90": s.P90 * 1e3, "Perc99": s.P99 * 1e3},
-		Unit:   "ms",
-		Labels: map[string]string{"Variant": g.Name, "Count": strconv.FormatInt(s.Count, 10)},
-	}, true, nil
+	return nil
 }
 
 func perfUnit(u string) string {
