@@ -105,15 +105,9 @@ func (o *clusterCmdOptions) run(ctx context.Context, env *cmdEnv) error {
 			return err
 		}
 	}
-	// kwokctl's own log lines are shown only when it fails.
-	var e *cluster.Embedded
-	var err error
-	if o.sub == "status" {
-		// Read-only: works without the control-plane binaries.
-		e, err = o.cluster.embeddedReadOnly(p)
-	} else {
-		e, err = o.cluster.embedded(p, nil)
-	}
+	// kwokctl's own log lines are shown only when it fails. Status only
+	// reads: it works without the control-plane binaries.
+	e, err := o.cluster.embedded(p, o.sub == "status")
 	if err != nil {
 		return err
 	}

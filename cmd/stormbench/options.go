@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -120,37 +119,20 @@ func defaultWorkDir() string {
 	return filepath.Join(os.TempDir(), "stormbench")
 }
 
-// embedded returns a handle on the named embedded cluster.
-func (o *clusterOptions) embedded(p *profiles.Profile, log io.Writer) (*cluster.Embedded, error) {
+// embedded returns a handle on the named embedded cluster, with profile p's
+// timing and control plane (nil: the defaults'). readOnly is for what only
+// reads its state (its files, processes and endpoints: status, preflight,
+// connecting to it), which works without the control-plane binaries.
+func (o *clusterOptions) embedded(p *profiles.Profile, readOnly bool) (*cluster.Embedded, error) {
 	comps, err := cluster.FindComponentsFor(o.binDir, o.versionFor(p))
-	if err != nil {
+	if err != nil && !(readOnly && errors.Is(err, cluster.ErrComponentsMissing)) {
 		return nil, err
 	}
-	return o.newEmbedded(comps, p, log)
-}
-
-// embeddedReadOnly returns a handle on the named embedded cluster for what
-// only reads its state (its files, processes and endpoints: status,
-// preflight, connecting to it), which works without the control-plane
-// binaries.
-func (o *clusterOptions) embeddedReadOnly(p *profiles.Profile) (*cluster.Embedded, error) {
-	comps, err := cluster.FindComponentsFor(o.binDir, o.versionFor(p))
-	if err != nil && !errors.Is(err, cluster.ErrComponentsMissing) {
-		return nil, err
-	}
-	return o.newEmbedded(comps, p, nil)
-}
-
-// newEmbedded is the handle; without a profile, the defaults' timing and
-// control plane.
-func (o *clusterOptions) newEmbedded(comps cluster.Components, p *profiles.Profile, log io.Writer) (*cluster.Embedded, error) {
 	if p == nil {
 		p = &profiles.Profile{}
 		profiles.SetDefaults(p)
 	}
-	return cluster.NewEmbedded(cluster.EmbeddedOptions{
-		Name: o.name, WorkDir: o.workDir, Components: comps, Timing: p.Timing, ControlPlane: p.ControlPlane, Log: log,
-	})
+	return cluster.NewEmbedded(cluster.EmbeddedOptions{Name: o.name, WorkDir: o.workDir, Components: comps, Timing: p.Timing, ControlPlane: p.ControlPlane})
 }
 
 // isEmbeddedKubeconfig reports whether path is an embedded cluster's
@@ -184,7 +166,7 @@ func (o *clusterOptions) connect(ctx context.Context, env *cmdEnv, qps float32, 
 	path := o.kubeconfig
 	embedded := false
 	if path == "" {
-		e, err := o.embeddedReadOnly(nil)
+		e, err := o.embedded(nil, true)
 		if err != nil {
 			return nil, false, err
 		}

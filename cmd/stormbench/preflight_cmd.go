@@ -68,7 +68,7 @@ func (o *preflightOptions) run(ctx context.Context, env *cmdEnv) error {
 	}
 	var e *cluster.Embedded
 	if embedded {
-		if e, err = o.cluster.embeddedReadOnly(p); err != nil {
+		if e, err = o.cluster.embedded(p, true); err != nil {
 			return err
 		}
 	}

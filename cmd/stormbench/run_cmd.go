@@ -470,7 +470,7 @@ func (o *runOptions) startEmbedded(ctx context.Context, env *cmdEnv, rp *runPlan
 		return nil, stop, nil
 	}
 	o.cluster.name = "sb-" + rp.runID
-	if emb, err = o.cluster.embedded(rp.p, nil); err != nil {
+	if emb, err = o.cluster.embedded(rp.p, false); err != nil {
 		return nil, stop, err
 	}
 	logf("Starting embedded cluster %s (Kubernetes %s, 127.0.0.1 only)", o.cluster.name, emb.KubeVersion())

@@ -73,7 +73,7 @@ func (o *snapshotOptions) run(ctx context.Context, env *cmdEnv) error {
 	} else if _, err := checkSnapshot(o.file, p); err != nil {
 		return err
 	}
-	emb, err := o.cluster.embedded(p, nil)
+	emb, err := o.cluster.embedded(p, false)
 	if err != nil {
 		return err
 	}
