@@ -530,7 +530,6 @@ func measurementEnv(o Options, f *fleet.Fleet, outcomes *storm.Outcomes) *measur
 	return &measure.Env{
 		Client:       o.Target.Client,
 		Namespace:    f.Plan().Namespace,
-		RunID:        o.RunID,
 		NodeSelector: f.RunSelector(),
 		Clock:        o.Clock,
 		Nodes:        o.Profile.Fleet.Nodes,

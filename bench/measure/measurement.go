@@ -26,8 +26,6 @@ type Env struct {
 	// Namespace is the run namespace holding the workloads, Services and
 	// EndpointSlices.
 	Namespace string
-	// RunID identifies the run.
-	RunID string
 	// NodeSelector is a label selector matching the run's nodes; empty
 	// watches every node.
 	NodeSelector string

@@ -33,7 +33,6 @@ const (
 	ComponentAPIServer         = "kube-apiserver"
 	ComponentControllerManager = "kube-controller-manager"
 	ComponentEtcd              = "etcd"
-	ComponentKwok              = "kwok-controller"
 )
 
 // MetricsAccept is the Accept header for /metrics scrapes: the protobuf
