@@ -172,10 +172,8 @@ func Merge(rules MergeRules, shards ...*Result) (*Result, error) {
 	if len(shards) == 0 {
 		return nil, errors.New("merging shard results: none given")
 	}
-	for i, s := range shards {
-		if s == nil {
-			return nil, fmt.Errorf("merging shard results: shard %d is nil", i)
-		}
+	if i := slices.Index(shards, nil); i >= 0 {
+		return nil, fmt.Errorf("merging shard results: shard %d is nil", i)
 	}
 	common, errs := checkShards(shards)
 	if len(errs) > 0 {
@@ -190,12 +188,7 @@ func Merge(rules MergeRules, shards ...*Result) (*Result, error) {
 	out.Run.MergedFrom = nil
 	out.Run.Shard = nil // the merge is the whole run, or says what it lacks
 	for i, s := range shards {
-		if s.Run.Start.Before(out.Run.Start) {
-			out.Run.Start = s.Run.Start
-		}
-		if s.Run.End.After(out.Run.End) {
-			out.Run.End = s.Run.End
-		}
+		out.Run.Start, out.Run.End = earlier(out.Run.Start, s.Run.Start), later(out.Run.End, s.Run.End)
 		out.Complete = out.Complete && s.Complete
 		for _, e := range s.Errors {
 			out.Errors = append(out.Errors, fmt.Sprintf("shard %d: %s", i, e))
@@ -513,19 +506,12 @@ func mergeVariant(rules MergeRules, vrs []*VariantRun) (VariantRun, error) {
 	}
 	var earliestStorm, latestStorm time.Time
 	for i, v := range vrs {
-		if v.Start.Before(out.Start) {
-			out.Start = v.Start
-		}
+		out.Start, out.End = earlier(out.Start, v.Start), later(out.End, v.End)
 		if !v.StormStart.IsZero() {
 			if earliestStorm.IsZero() || v.StormStart.Before(earliestStorm) {
 				earliestStorm = v.StormStart
 			}
-			if v.StormStart.After(latestStorm) {
-				latestStorm = v.StormStart
-			}
-		}
-		if v.End.After(out.End) {
-			out.End = v.End
+			latestStorm = later(latestStorm, v.StormStart)
 		}
 		out.Restarts += v.Restarts
 		out.Complete = out.Complete && v.Complete

@@ -258,9 +258,7 @@ func coverEnd(m *Measurement, v *VariantRun) time.Time {
 	}
 	end := v.End
 	for _, w := range m.Windows {
-		if w.End.After(end) {
-			end = w.End
-		}
+		end = later(end, w.End)
 	}
 	return end
 }
@@ -279,12 +277,7 @@ func unionWindows(ms []*Measurement) []Window {
 				out = append(out, w)
 				continue
 			}
-			if w.Start.Before(out[i].Start) {
-				out[i].Start = w.Start
-			}
-			if w.End.After(out[i].End) {
-				out[i].End = w.End
-			}
+			out[i].Start, out[i].End = earlier(out[i].Start, w.Start), later(out[i].End, w.End)
 		}
 	}
 	return out
@@ -336,18 +329,14 @@ func sumSeries(ss ...*Series) Series {
 	step := math.Inf(1)
 	var end time.Time
 	for _, s := range ss {
-		if s.Start.Before(out.Start) {
-			out.Start = s.Start
-		}
+		out.Start = earlier(out.Start, s.Start)
 		for j := 1; j < len(s.Points); j++ {
 			if d := s.Points[j].T - s.Points[j-1].T; d > 0 {
 				step = min(step, d)
 			}
 		}
 		if n := len(s.Points); n > 0 {
-			if e := s.Start.Add(seconds(s.Points[n-1].T)); e.After(end) {
-				end = e
-			}
+			end = later(end, s.Start.Add(seconds(s.Points[n-1].T)))
 		}
 	}
 	if end.IsZero() {
@@ -385,6 +374,21 @@ func sumSeries(ss ...*Series) Series {
 		out.Points = append(out.Points, Point{T: t, V: sum})
 	}
 	return out
+}
+
+// earlier and later are the earlier and the later of two times.
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func seconds(f float64) time.Duration { return time.Duration(math.Round(f * float64(time.Second))) }
