@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -19,12 +21,7 @@ import (
 func (e *Embedded) waitGone(pids map[string]int, d time.Duration) {
 	w := poll.Wait{Interval: 100 * time.Millisecond, Timeout: d}
 	err := w.Until(context.Background(), func(context.Context) (bool, string, error) {
-		for _, pid := range pids {
-			if ProcessAlive(pid) {
-				return false, "", nil
-			}
-		}
-		return true, "", nil
+		return !slices.ContainsFunc(slices.Collect(maps.Values(pids)), ProcessAlive), "", nil
 	})
 	if err != nil {
 		e.killPIDs(pids)
