@@ -154,11 +154,7 @@ func writeSummaryStats(w *errWriter, r *result.Result) error {
 		h := headerCells(c)
 		h[0] = ""
 		for gi, g := range c.Groups {
-			col := 1
-			if gi > 0 {
-				col = 2 * gi
-			}
-			h[col] = fmt.Sprintf("%s (n=%d)", g.Name, len(g.Runs))
+			h[max(1, 2*gi)] = fmt.Sprintf("%s (n=%d)", g.Name, len(g.Runs)) // the baseline's column, then each group's value column
 		}
 		writeRow(tw, h...)
 		for _, row := range c.Rows {
