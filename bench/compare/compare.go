@@ -314,8 +314,7 @@ func Compare(inputs []Input, opts Options) (*Comparison, error) {
 	// The baseline goes first, so that every other column reads "vs it".
 	if base > 0 {
 		g := c.Groups[base]
-		c.Groups = slices.Delete(c.Groups, base, base+1)
-		c.Groups = slices.Insert(c.Groups, 0, g)
+		c.Groups = slices.Insert(slices.Delete(c.Groups, base, base+1), 0, g)
 	}
 	c.Baseline = c.Groups[0].Name
 	c.Paired = len(inputs) == 1 && c.GroupBy == GroupByVariant && inputs[0].Result.Run.Seeds.Vary()
