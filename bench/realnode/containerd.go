@@ -1,6 +1,7 @@
 package realnode
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -238,18 +239,7 @@ func (n *ContainerdNode) cniConfig() string {
 // against the hollow kubelet's 1).
 func (n *ContainerdNode) kubeletConfig() string {
 	o := n.opts
-	lease := o.LeaseDurationSeconds
-	if lease == 0 {
-		lease = 40
-	}
-	status := o.StatusUpdateFrequency
-	if status == 0 {
-		status = 10 * time.Second
-	}
-	maxPods := o.MaxPods
-	if maxPods == 0 {
-		maxPods = 110
-	}
+	lease, status, maxPods := cmp.Or(o.LeaseDurationSeconds, 40), cmp.Or(o.StatusUpdateFrequency, 10*time.Second), cmp.Or(o.MaxPods, 110)
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 failCgroupV1: false
