@@ -437,19 +437,11 @@ func p99(h *result.Histogram) string {
 // a scrape during the storm, and the longest p99 queue wait of any flow
 // schema, named: where a storm made API Priority and Fairness queue.
 func apfQueueing(v *result.VariantRun) string {
+	peak, ok := extractor(compare.MetricFlowInqueueMax)(v)
+	if !ok {
+		return missing
+	}
 	m := v.Measurement(apiserver.Name)
-	if m == nil {
-		return missing
-	}
-	peak, seen := 0.0, false
-	for _, x := range m.Values {
-		if x.Name == apiserver.FlowInqueueMax && x.Window == result.WindowStorm {
-			peak, seen = max(peak, x.Value), true
-		}
-	}
-	if !seen {
-		return missing
-	}
 	var worst *result.Histogram
 	for i := range m.Histograms {
 		h := &m.Histograms[i]

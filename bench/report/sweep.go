@@ -155,7 +155,7 @@ func mutatingP99(v *result.VariantRun) (float64, bool) {
 	return h.Summary.P99, true
 }
 
-// extractor returns the extractor of a key metric the sweep judges by. An
+// extractor returns the extractor of a key metric (the sweep's, the APF peak). An
 // unknown ID reads as not measured, which makes every size unsafe.
 func extractor(id string) func(*result.VariantRun) (float64, bool) {
 	ms, err := compare.LookupMetrics(id)
