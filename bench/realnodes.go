@@ -58,8 +58,6 @@ func checkRealNodes(o Options) error {
 	return nil
 }
 
-func newRealNodes(o Options) *realNodes { return &realNodes{o: o, nodes: map[string]realnode.Runner{}} }
-
 // start starts the named nodes (the fleet's last indexes) and waits until
 // each is Ready.
 func (r *realNodes) start(ctx context.Context, names []string) error {

@@ -78,7 +78,7 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 	}
 	res.Run.Isolation = iso.mode
 	f.SetClock(o.Clock)
-	rn := newRealNodes(o)
+	rn := &realNodes{o: o, nodes: map[string]realnode.Runner{}}
 	f.SetRealNodeStarter(rn.start)
 	// After the fleet is deleted (below): its pods on real nodes need
 	// their kubelets to go.

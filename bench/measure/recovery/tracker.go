@@ -385,12 +385,12 @@ func (r *Tracker) computeNodes(p *recoveryPass, reported map[string][]time.Time)
 				if tr, ok := tl.firstAfter(notReadyAt, true); ok && before(tr.at) {
 					recovered = tr.at
 				}
-			} else if at, ok := firstTimeAfter(reported[node], t0); ok && before(at) {
+			} else if i := slices.IndexFunc(reported[node], func(at time.Time) bool { return !at.Before(t0) }); i >= 0 && before(reported[node][i]) {
 				// The node never looked unready to the watch (its
 				// NotReady report and the Ready one fell between two
 				// deliveries, or the model never reported NotReady): the
 				// storm's own ReportedReady event is the best estimate.
-				recovered = at
+				recovered = reported[node][i]
 				out.NodesFromEvents++
 			}
 			if recovered.IsZero() {
@@ -481,15 +481,6 @@ func (r *Tracker) computeServices(p *recoveryPass) {
 			p.done(d.end)
 		}
 	}
-}
-
-func firstTimeAfter(ts []time.Time, t time.Time) (time.Time, bool) {
-	for _, x := range ts {
-		if !x.Before(t) {
-			return x, true
-		}
-	}
-	return time.Time{}, false
 }
 
 // unrecoveredSeries counts, at the end of every second from first to now,
