@@ -48,10 +48,7 @@ func (w *patchWriter) close(outer bool) {
 // containerStatus writes a ContainerStatus with its keys sorted.
 func (w *patchWriter) containerStatus(cs *corev1.ContainerStatus) {
 	outer := w.open()
-	if cs.ContainerID != "" {
-		w.key("containerID")
-		w.str(cs.ContainerID)
-	}
+	w.strField("containerID", "", cs.ContainerID)
 	w.key("image")
 	w.str(cs.Image)
 	w.key("imageID")
@@ -84,20 +81,14 @@ func (w *patchWriter) containerState(s *corev1.ContainerState) {
 	if t := s.Terminated; t != nil {
 		w.key("terminated")
 		inner := w.open()
-		if t.ContainerID != "" {
-			w.key("containerID")
-			w.str(t.ContainerID)
-		}
+		w.strField("containerID", "", t.ContainerID)
 		w.key("exitCode")
 		w.int(int64(t.ExitCode))
 		w.key("finishedAt")
 		w.time(t.FinishedAt)
 		w.strField("message", "", t.Message)
 		w.strField("reason", "", t.Reason)
-		if t.Signal != 0 {
-			w.key("signal")
-			w.int(int64(t.Signal))
-		}
+		w.intField("signal", 0, int64(t.Signal))
 		w.key("startedAt")
 		w.time(t.StartedAt)
 		w.close(inner)
