@@ -126,6 +126,16 @@ type Counters struct {
 	StatusSyncsDropped atomic.Int64
 }
 
+// countFlip counts a pod's Ready transition, if any, from was to now.
+func (c *Counters) countFlip(was, now bool) {
+	switch {
+	case was && !now:
+		c.ReadyFlipsDown.Add(1)
+	case !was && now:
+		c.ReadyFlipsUp.Add(1)
+	}
+}
+
 // Snapshot returns the counters by their figure names in the storm
 // measurement (self.PodStatusPatches, ...).
 func (c *Counters) Snapshot() map[string]int64 {

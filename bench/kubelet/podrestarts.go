@@ -75,12 +75,7 @@ func (n *nodeRun) applyUpdate(node *corev1.Node, u plan.StatusUpdate, st *corev1
 		// Every container ready, if the pod still runs.
 		changed = st.Phase == corev1.PodRunning && setReadiness(st, func(string) bool { return true }, now)
 	}
-	switch {
-	case wasReady && !podReady(st):
-		s.Counters.ReadyFlipsDown.Add(1)
-	case !wasReady && podReady(st):
-		s.Counters.ReadyFlipsUp.Add(1)
-	}
+	s.Counters.countFlip(wasReady, podReady(st))
 	return changed
 }
 

@@ -81,12 +81,7 @@ func (n *nodeRun) firstSync(ctx context.Context, node *corev1.Node, st plan.Step
 			// and the others are ready at once.
 			changed = setReadiness(ps, func(c string) bool { return !probed(c) }, now)
 		}
-		if wasReady && !podReady(ps) {
-			s.Counters.ReadyFlipsDown.Add(1)
-		}
-		if !wasReady && podReady(ps) {
-			s.Counters.ReadyFlipsUp.Add(1)
-		}
+		s.Counters.countFlip(wasReady, podReady(ps))
 		out.notReady = !podReady(ps)
 		return changed
 	})

@@ -53,12 +53,7 @@ func (m statusManager) write(ctx context.Context, ns, name string, mutate func(p
 	_, err := m.sync(ctx, ns, name, func(ps *corev1.PodStatus) bool {
 		was := podReady(ps)
 		changed := mutate(ps, metav1.NewTime(m.clk.Now()))
-		if was && !podReady(ps) {
-			m.counters.ReadyFlipsDown.Add(1)
-		}
-		if !was && podReady(ps) {
-			m.counters.ReadyFlipsUp.Add(1)
-		}
+		m.counters.countFlip(was, podReady(ps))
 		return changed
 	})
 	if err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
