@@ -114,10 +114,7 @@ func Decode(rd io.Reader) (*Result, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("decoding result: %w", explainDecodeError(data, err))
 	}
-	if err := densify(&r); err != nil {
-		return nil, fmt.Errorf("decoding result: %w", err)
-	}
-	if err := upgradeMergeMarker(&r, *probe.SchemaVersion); err != nil {
+	if err := cmp.Or(densify(&r), upgradeMergeMarker(&r, *probe.SchemaVersion)); err != nil {
 		return nil, fmt.Errorf("decoding result: %w", err)
 	}
 	renameFigures(&r, *probe.SchemaVersion)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // MergeNotePrefix starts every warning Merge adds to a measurement, so that
@@ -429,13 +431,7 @@ func checkShards(shards []*Result) (int, []error) {
 // value" for each key that differs ("unset" for a missing one), the first
 // maxChanges in key order and how many more, rather than both maps whole.
 func changes[V comparable](got, want map[string]V) string {
-	keys := slices.Sorted(maps.Keys(got))
-	for k := range want {
-		if _, ok := got[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
+	keys := sets.List(sets.KeySet(got).Union(sets.KeySet(want)))
 	show := func(m map[string]V, k string) string {
 		if v, ok := m[k]; ok {
 			return fmt.Sprint(v)
