@@ -88,10 +88,7 @@ func LoadKubeconfig(path, context string) (*rest.Config, string, error) {
 	if err != nil {
 		return nil, "", &ConfigError{fmt.Errorf("loading kubeconfig %s: %w", path, err)}
 	}
-	ctxName := context
-	if ctxName == "" {
-		ctxName = raw.CurrentContext
-	}
+	ctxName := cmp.Or(context, raw.CurrentContext)
 	if _, ok := raw.Contexts[ctxName]; !ok {
 		have := slices.Sorted(maps.Keys(raw.Contexts))
 		if ctxName == "" {

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -53,10 +54,7 @@ rules:
 // Config renders the KwokctlConfiguration for this cluster.
 func (e *Embedded) Config() ([]byte, error) {
 	t := e.opts.Timing
-	f := t.HeartbeatFactor
-	if f == 0 {
-		f = 1
-	}
+	f := cmp.Or(t.HeartbeatFactor, 1)
 	ms := func(d time.Duration) int64 { return int64(float64(d.Milliseconds()) * f) }
 	c := e.opts.Components
 	cp := e.opts.ControlPlane

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"archive/tar"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -223,9 +224,7 @@ func (e *Embedded) RestoreSnapshot(ctx context.Context, path string, want Snapsh
 		return meta, err
 	}
 	into = into.Or(e.KubeVersion())
-	if want.KubeVersion == "" {
-		want.KubeVersion = e.KubeVersion().String()
-	}
+	want.KubeVersion = cmp.Or(want.KubeVersion, e.KubeVersion().String())
 	if err := meta.Check(want); err != nil {
 		return meta, fmt.Errorf("refusing snapshot %s: %w", path, err)
 	}

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -94,10 +95,7 @@ func podReason(p *corev1.Pod) string {
 			return fmt.Sprintf("%s (%s: %s)", p.Status.Phase, c.Reason, msg)
 		}
 	}
-	phase := string(p.Status.Phase)
-	if phase == "" {
-		phase = "Pending"
-	}
+	phase := cmp.Or(string(p.Status.Phase), "Pending")
 	if p.Spec.NodeName != "" {
 		// The common reasons are constants: the tally computes a reason
 		// on every event of a not-Ready pod.

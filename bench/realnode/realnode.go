@@ -1,6 +1,7 @@
 package realnode
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -104,10 +105,7 @@ func (n *procs) writeKubeconfig() error {
 	if err != nil {
 		return fmt.Errorf("real node %s: reading kubeconfig: %w", n.opts.Name, err)
 	}
-	ctxName := n.opts.Context
-	if ctxName == "" {
-		ctxName = cfg.CurrentContext
-	}
+	ctxName := cmp.Or(n.opts.Context, cfg.CurrentContext)
 	kctx, ok := cfg.Contexts[ctxName]
 	if !ok {
 		return fmt.Errorf("real node %s: kubeconfig has no context %q", n.opts.Name, ctxName)

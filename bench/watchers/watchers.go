@@ -1,6 +1,7 @@
 package watchers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -191,9 +192,7 @@ func New(opts Options) *Population {
 			p.components = append(p.components, ComponentKubeProxy)
 		}
 	}
-	if p.opts.Accept == "" {
-		p.opts.Accept = protobufStream
-	}
+	p.opts.Accept = cmp.Or(p.opts.Accept, protobufStream)
 	for _, c := range p.components {
 		for _, sp := range specsOf(c, "") {
 			p.stats[statsKey(c, sp.resource)] = &stats{component: c, resource: sp.resource}

@@ -3,6 +3,7 @@
 package clustertest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -114,9 +115,7 @@ func start(prefix, whose string, logf func(string, ...any), keep func(dir string
 		return nil, nil, fmt.Errorf("integration tests need the control-plane components: %w", err)
 	}
 	reapOnce.Do(func() { reapOrphans(comps) })
-	if p == nil {
-		p = &profiles.Profile{}
-	}
+	p = cmp.Or(p, &profiles.Profile{})
 	profiles.SetDefaults(p)
 	name := fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), time.Now().UnixNano()%1_000_000)
 	// Unix socket and path limits: keep the work directory short.
