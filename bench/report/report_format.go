@@ -215,9 +215,6 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			ew.printf("- %s\n", EscapeMarkdown(h))
 		}
 	}
-	if ew.err != nil {
-		return ew.err
-	}
 	if r.Comparison != nil {
 		ew.printf("\n### Key metrics\n\n")
 		for _, c := range r.Coverage {
