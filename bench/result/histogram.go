@@ -242,6 +242,9 @@ func (h Histogram) Clone() Histogram {
 	return h
 }
 
+// recorded says h holds samples, in either form.
+func (h *Histogram) recorded() bool { return h.HDR != "" || len(h.Buckets) > 0 }
+
 // MergeHistograms merges histograms of the same kind: HdrHistograms are
 // merged exactly, and bucket histograms with identical bounds are summed.
 // Histograms holding neither form (no samples) are skipped. The result takes
@@ -251,21 +254,16 @@ func MergeHistograms(hs ...*Histogram) (Histogram, error) {
 		return Histogram{}, errors.New("merging histograms: none given")
 	}
 	first := hs[0]
-	var kind *Histogram
-	for _, h := range hs {
-		if h.HDR != "" || len(h.Buckets) > 0 {
-			kind = h
-			break
-		}
-	}
-	if kind == nil {
+	k := slices.IndexFunc(hs, (*Histogram).recorded)
+	if k < 0 {
 		return *first, nil
 	}
+	kind := hs[k]
 	var out Histogram
 	if kind.HDR != "" {
 		var merged *hdrhistogram.Histogram
 		for i, h := range hs {
-			if h.HDR == "" && len(h.Buckets) == 0 {
+			if !h.recorded() {
 				continue
 			}
 			if h.HDR == "" || h.HDRUnit != kind.HDRUnit {
@@ -300,7 +298,7 @@ func MergeHistograms(hs ...*Histogram) (Histogram, error) {
 		cum := make([]float64, len(bounds))
 		sum := 0.0
 		for i, h := range hs {
-			if h.HDR == "" && len(h.Buckets) == 0 {
+			if !h.recorded() {
 				continue
 			}
 			if len(h.Buckets) != len(bounds) {
