@@ -9,6 +9,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/stormbench/stormbench/bench/poll"
 )
@@ -41,11 +42,9 @@ func (s *session) renewLeaseOnce(ctx context.Context, latest *coordinationv1.Lea
 	}
 	l, err := leases.Get(ctx, s.node, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		dur := int32(defaultLeaseDuration / time.Second)
-		holder := s.node
 		now := metav1.NewMicroTime(s.clk.Now())
 		l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: s.node, Namespace: nodeLeaseNamespace},
-			Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &dur, RenewTime: &now}}
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(s.node), LeaseDurationSeconds: ptr.To(int32(defaultLeaseDuration / time.Second)), RenewTime: &now}}
 		return leases.Create(ctx, l, metav1.CreateOptions{})
 	}
 	if err != nil {

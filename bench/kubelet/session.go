@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -332,10 +333,7 @@ func (s *session) requestTokens(ctx context.Context, pods []*corev1.Pod) (int, e
 	var n atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	for _, p := range pods {
-		sa := p.Spec.ServiceAccountName
-		if sa == "" {
-			sa = "default"
-		}
+		sa := cmp.Or(p.Spec.ServiceAccountName, "default")
 		for _, v := range p.Spec.Volumes {
 			if v.Projected == nil {
 				continue
