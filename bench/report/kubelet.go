@@ -129,16 +129,11 @@ func (t *KubeletTable) extraRows(counts []map[requestKey]float64, used map[reque
 			}
 		}
 	}
-	slices.SortFunc(extra, func(a, b requestKey) int {
-		ak, bk := a.source != "kubelet", b.source != "kubelet"
-		if ak != bk {
-			if ak {
-				return 1
-			}
-			return -1
-		}
-		return strings.Compare(a.source+" "+a.resource+" "+a.subresource+" "+a.verb, b.source+" "+b.resource+" "+b.subresource+" "+b.verb)
-	})
+	// "false" sorts before "true": the kubelet's first, each by name.
+	key := func(k requestKey) string {
+		return fmt.Sprint(k.source != "kubelet", " ", k.source+" "+k.resource+" "+k.subresource+" "+k.verb)
+	}
+	slices.SortFunc(extra, func(a, b requestKey) int { return strings.Compare(key(a), key(b)) })
 	var rows []KubeletRow
 	for _, k := range extra {
 		row := KubeletRow{Source: k.source, Request: requestName(k.resource, k.subresource, []string{k.verb})}
