@@ -307,8 +307,7 @@ func caseDetail(c calibrate.Case) string {
 // newCalibrateCombineCmd puts a hollow and a containerd calibration into
 // one fidelity table per case.
 func newCalibrateCombineCmd(env *cmdEnv) *cobra.Command {
-	o := &calibrateOptions{}
-	cmd := &cobra.Command{
+	return tableCmd(&cobra.Command{
 		Use:   "combine HOLLOW.json CONTAINERD.json [flags]",
 		Short: "Put a hollow and a containerd calibration into one fidelity table",
 		Long: `Puts two calibration results (stormbench calibrate --result), one against
@@ -319,12 +318,7 @@ containers; everything else against hollow, the cheap reference. Rows where
 the two real backends disagree are marked hollow≠containerd.
 Exit 0 when every row is within tolerance of its reference, 1 when one is
 not, 2 for bad input.`,
-	}
-	o.addTableOutputs(cmd.Flags(), "combined")
-	cmd.RunE = func(_ *cobra.Command, args []string) error {
-		if err := o.checkTableOutputs(); err != nil {
-			return err
-		}
+	}, "combined", func(o *calibrateOptions, args []string) error {
 		if len(args) != 2 {
 			return usagef("calibrate combine takes two result files, hollow then containerd; got %d arguments", len(args))
 		}
@@ -337,8 +331,7 @@ not, 2 for bad input.`,
 			return usageError{err}
 		}
 		return writeTables(o, env, c, calibrate.WriteCombinedText, calibrate.WriteCombinedMarkdown, calibrate.WriteCombinedHTML, nil, " of their reference")
-	}
-	return cmd
+	})
 }
 
 // modelFingerprint is calibrate.ModelFingerprintAt of version v, of the
@@ -377,8 +370,8 @@ func modelFingerprint(v kubeversion.Version) (string, error) {
 // tolerance or the one given, and writes it anew.
 func newCalibrateRejudgeCmd(env *cmdEnv) *cobra.Command {
 	var tol calibrate.Tolerance
-	o := &calibrateOptions{}
-	cmd := &cobra.Command{
+	var fs *pflag.FlagSet
+	cmd := tableCmd(&cobra.Command{
 		Use:   "rejudge RESULT.json [flags]",
 		Short: "Judge a calibration result's rows again by this stormbench's rules",
 		Long: `Judges the rows of a calibration result (stormbench calibrate --result)
@@ -388,19 +381,11 @@ changed. Rows keep their figures. A timing row written before its rule
 existed is judged by its intervals' gap.
 Exit 0 when every row is within tolerance, 1 when one is not, 2 for bad
 input.`,
-	}
-	fs := cmd.Flags()
-	o.addTableOutputs(fs, "rejudged result")
-	fs.Float64Var(&tol.SecondsAbsolute, "tolerance-seconds", 0, "Cap of the timings' absolute tolerance, seconds (default: the file's)")
-	fs.Float64Var(&tol.SecondsRelative, "tolerance-seconds-relative", 0, "Relative tolerance of timings (default: the file's)")
-	cmd.RunE = func(_ *cobra.Command, args []string) error {
-		if err := o.checkTableOutputs(); err != nil {
-			return err
+	}, "rejudged result", func(o *calibrateOptions, args []string) error {
+		if len(args) != 1 {
+			return usagef("calibrate rejudge takes one result file, got %d arguments", len(args))
 		}
-		if fs.NArg() != 1 {
-			return usagef("calibrate rejudge takes one result file, got %d arguments", fs.NArg())
-		}
-		res, err := calibrate.ReadFile(fs.Arg(0))
+		res, err := calibrate.ReadFile(args[0])
 		if err != nil {
 			return usageError{err}
 		}
@@ -412,15 +397,17 @@ input.`,
 		}
 		res.Rejudge()
 		return o.report(env, res, nil)
-	}
+	})
+	fs = cmd.Flags()
+	fs.Float64Var(&tol.SecondsAbsolute, "tolerance-seconds", 0, "Cap of the timings' absolute tolerance, seconds (default: the file's)")
+	fs.Float64Var(&tol.SecondsRelative, "tolerance-seconds-relative", 0, "Relative tolerance of timings (default: the file's)")
 	return cmd
 }
 
 // newCalibratePoolCmd puts calibration rounds of one set-up into one
 // result (calibrate.Pool).
 func newCalibratePoolCmd(env *cmdEnv) *cobra.Command {
-	o := &calibrateOptions{}
-	cmd := &cobra.Command{
+	return tableCmd(&cobra.Command{
 		Use:   "pool ROUND.json ROUND.json... [flags]",
 		Short: "Pool calibration rounds of fewer nodes into one table",
 		Long: `Puts calibration results of the same set-up (stormbench calibrate
@@ -437,12 +424,7 @@ input.`,
 		Example: `  stormbench calibrate --backend containerd --nodes 5 --seed 1 --result r1.json
   stormbench calibrate --backend containerd --nodes 5 --seed 2 --result r2.json
   stormbench calibrate pool r1.json r2.json --result containerd.json --markdown containerd.md`,
-	}
-	o.addTableOutputs(cmd.Flags(), "pooled result")
-	cmd.RunE = func(_ *cobra.Command, args []string) error {
-		if err := o.checkTableOutputs(); err != nil {
-			return err
-		}
+	}, "pooled result", func(o *calibrateOptions, args []string) error {
 		if len(args) < 2 {
 			return usagef("calibrate pool takes two result files or more, got %d", len(args))
 		}
@@ -457,6 +439,20 @@ input.`,
 		res.Tool = bench.GitRevision
 		res.Command = strings.TrimSpace("stormbench calibrate pool " + strings.Join(args, " "))
 		return o.report(env, res, nil)
+	})
+}
+
+// tableCmd gives cmd the flags of a command that writes a calibration's
+// tables (combine, rejudge, pool; what names its document) and runs run
+// once they check.
+func tableCmd(cmd *cobra.Command, what string, run func(o *calibrateOptions, args []string) error) *cobra.Command {
+	o := &calibrateOptions{}
+	o.addTableOutputs(cmd.Flags(), what)
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		if err := o.checkTableOutputs(); err != nil {
+			return err
+		}
+		return run(o, args)
 	}
 	return cmd
 }
