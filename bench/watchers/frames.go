@@ -267,16 +267,12 @@ func parseJSONEvent(b []byte) (frame, error) {
 // jsonString returns the string after the first key (`"key":"`), up to its
 // closing quote; none of the keys read here holds an escaped quote.
 func jsonString(b, key []byte) (string, bool) {
-	i := bytes.Index(b, key)
-	if i < 0 {
+	_, rest, found := bytes.Cut(b, key)
+	v, _, closed := bytes.Cut(rest, []byte(`"`))
+	if !found || !closed {
 		return "", false
 	}
-	rest := b[i+len(key):]
-	j := bytes.IndexByte(rest, '"')
-	if j < 0 {
-		return "", false
-	}
-	return string(rest[:j]), true
+	return string(v), true
 }
 
 // isExpiredReason is metav1.StatusReasonExpired or StatusReasonGone: the
