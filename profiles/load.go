@@ -40,14 +40,13 @@ func (e *ValidationError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "invalid profile %s: %d error(s):", e.Source, len(e.Errs))
 	for _, fe := range e.Errs {
-		b.WriteString("\n  ")
+		msg := fe.Error()
+		if fe.Field == documentField {
+			msg = fe.Detail
+		}
 		// A line per error, each short enough to read whatever the
 		// input (a 100 kB key, a list where a number goes).
-		if fe.Field == documentField {
-			b.WriteString(decodeerror.Shorten(fe.Detail, 400))
-			continue
-		}
-		b.WriteString(decodeerror.Shorten(fe.Error(), 400))
+		b.WriteString("\n  " + decodeerror.Shorten(msg, 400))
 	}
 	return b.String()
 }

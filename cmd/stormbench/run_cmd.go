@@ -503,14 +503,12 @@ func (o *runOptions) printResult(env *cmdEnv, res *result.Result, path string) e
 	if res == nil || len(res.Variants) == 0 {
 		return nil
 	}
-	switch o.output {
-	case "json", "yaml":
+	if o.output == "json" || o.output == "yaml" {
 		return printStructured(env.stdout, o.output, res)
-	default:
-		if err := report.WriteSummary(env.stdout, res); err != nil {
-			return err
-		}
-		fmt.Fprintf(env.stdout, "\nResult: %s%s\n", path, map[bool]string{true: "", false: " (incomplete)"}[res.Complete])
-		return nil
 	}
+	if err := report.WriteSummary(env.stdout, res); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "\nResult: %s%s\n", path, fmtBool(res.Complete, "", " (incomplete)"))
+	return nil
 }
