@@ -470,7 +470,7 @@ type Variant struct {
 	// Name identifies the variant in results, reports and the benchfmt
 	// export (BenchmarkStorm/variant=NAME): letters, digits, '.', '_' and
 	// '-', starting and ending with a letter or digit, at most 63
-	// characters (VariantNamePattern).
+	// characters (result.VariantNamePattern).
 	Name string `json:"name"`
 	// FeatureGates override the storm's feature gates.
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`

@@ -52,7 +52,7 @@ func TestFindComponentsVersions(t *testing.T) {
 		dir  string
 		v    kubeversion.Version
 		// kubeDir is where the version's binaries are found; "" when
-		// FindComponents fails with errHas.
+		// FindComponentsFor fails with errHas.
 		kubeDir  string
 		errHas   []string
 		notBuilt bool
