@@ -39,17 +39,13 @@ func meanInterval(values []float64) *Interval {
 	if n < 2 {
 		return nil
 	}
-	var sum float64
-	for _, v := range values {
-		sum += v
-	}
-	mean := sum / float64(n)
+	m := mean(values)
 	var ss float64
 	for _, v := range values {
-		ss += (v - mean) * (v - mean)
+		ss += (v - m) * (v - m)
 	}
 	half := tCritical(n-1) * math.Sqrt(ss/float64(n-1)/float64(n))
-	return &Interval{Lo: round3(math.Max(0, mean-half)), Hi: round3(mean + half)}
+	return &Interval{Lo: round3(math.Max(0, m-half)), Hi: round3(m + half)}
 }
 
 // quantileSpread returns a quantile row's sample: the not-ready periods'
