@@ -147,13 +147,10 @@ func (s *criServer) RemoveImage(_ context.Context, req *runtimeapi.RemoveImageRe
 		}
 	}
 	s.ImageService.Unlock()
-	if removed {
-		if err := s.persistAfter("RemoveImage"); err != nil {
-			return nil, err
-		}
-		klog.V(2).InfoS("RemoveImage", "image", refOrID)
+	if !removed {
+		return &runtimeapi.RemoveImageResponse{}, nil
 	}
-	return &runtimeapi.RemoveImageResponse{}, nil
+	return persisted(s, &runtimeapi.RemoveImageResponse{}, "RemoveImage", "image", refOrID)
 }
 
 // ImageFsInfo reports one image filesystem. The upstream fake returns none,

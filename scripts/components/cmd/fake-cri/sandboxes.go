@@ -87,11 +87,7 @@ func (s *criServer) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSan
 	}
 	s.RuntimeService.Unlock()
 
-	if err := s.persistAfter("RunPodSandbox"); err != nil {
-		return nil, err
-	}
-	klog.V(2).InfoS("RunPodSandbox", "pod", klog.KRef(md.Namespace, md.Name), "attempt", md.Attempt, "podSandboxID", resp.PodSandboxId, "ip", ip)
-	return resp, nil
+	return persisted(s, resp, "RunPodSandbox", "pod", klog.KRef(md.Namespace, md.Name), "attempt", md.Attempt, "podSandboxID", resp.PodSandboxId, "ip", ip)
 }
 
 // PodSandboxStatus returns the upstream status with the allocated IP. The
@@ -156,11 +152,7 @@ func (s *criServer) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodS
 		klog.ErrorS(err, "StopPodSandbox failed", "podSandboxID", id)
 		return nil, err
 	}
-	if err := s.persistAfter("StopPodSandbox"); err != nil {
-		return nil, err
-	}
-	klog.V(2).InfoS("StopPodSandbox", "podSandboxID", id, "killedContainers", stopped)
-	return resp, nil
+	return persisted(s, resp, "StopPodSandbox", "podSandboxID", id, "killedContainers", stopped)
 }
 
 // RemovePodSandbox removes the sandbox (upstream, idempotent) together with
@@ -189,9 +181,5 @@ func (s *criServer) RemovePodSandbox(ctx context.Context, req *runtimeapi.Remove
 	if !existed && removed == 0 && !hadIP {
 		return resp, nil // idempotent no-op, nothing to write
 	}
-	if err := s.persistAfter("RemovePodSandbox"); err != nil {
-		return nil, err
-	}
-	klog.V(2).InfoS("RemovePodSandbox", "podSandboxID", id, "removedContainers", removed)
-	return resp, nil
+	return persisted(s, resp, "RemovePodSandbox", "podSandboxID", id, "removedContainers", removed)
 }

@@ -206,6 +206,17 @@ func (s *criServer) persistAfter(op string) error {
 	return nil
 }
 
+// persisted ends a mutating RPC: it persists after op (persistAfter), logs
+// op with kv at V(2) and returns resp, or the persist error.
+func persisted[T any](s *criServer, resp T, op string, kv ...any) (T, error) {
+	if err := s.persistAfter(op); err != nil {
+		var none T
+		return none, err
+	}
+	klog.V(2).InfoS(op, kv...)
+	return resp, nil
+}
+
 // trimCallLogs drops the upstream fakes' Called slices, which record every
 // RPC for test assertions and would otherwise grow for the lifetime of the
 // process (the kubelet polls several RPCs per pod every second).
@@ -297,11 +308,7 @@ func (s *criServer) CreateContainer(ctx context.Context, req *runtimeapi.CreateC
 	}
 	s.RuntimeService.Unlock()
 
-	if err := s.persistAfter("CreateContainer"); err != nil {
-		return nil, err
-	}
-	klog.V(2).InfoS("CreateContainer", "podSandboxID", sbID, "container", md.Name, "attempt", md.Attempt, "containerID", resp.ContainerId)
-	return resp, nil
+	return persisted(s, resp, "CreateContainer", "podSandboxID", sbID, "container", md.Name, "attempt", md.Attempt, "containerID", resp.ContainerId)
 }
 
 // StartContainer starts a CREATED container whose sandbox is ready. The
@@ -330,11 +337,7 @@ func (s *criServer) StartContainer(ctx context.Context, req *runtimeapi.StartCon
 		klog.ErrorS(err, "StartContainer failed", "containerID", id)
 		return nil, err
 	}
-	if err := s.persistAfter("StartContainer"); err != nil {
-		return nil, err
-	}
-	klog.V(2).InfoS("StartContainer", "containerID", id)
-	return resp, nil
+	return persisted(s, resp, "StartContainer", "containerID", id)
 }
 
 // StopContainer stops a running container. Like containerd, stopping a
@@ -366,11 +369,7 @@ func (s *criServer) StopContainer(ctx context.Context, req *runtimeapi.StopConta
 		}
 	}
 	s.RuntimeService.Unlock()
-	if err := s.persistAfter("StopContainer"); err != nil {
-		return nil, err
-	}
-	klog.V(2).InfoS("StopContainer", "containerID", id, "timeout", req.Timeout)
-	return resp, nil
+	return persisted(s, resp, "StopContainer", "containerID", id, "timeout", req.Timeout)
 }
 
 // RemoveContainer removes the container (upstream, idempotent).
@@ -385,11 +384,7 @@ func (s *criServer) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveC
 	if !existed {
 		return resp, nil
 	}
-	if err := s.persistAfter("RemoveContainer"); err != nil {
-		return nil, err
-	}
-	klog.V(2).InfoS("RemoveContainer", "containerID", id)
-	return resp, nil
+	return persisted(s, resp, "RemoveContainer", "containerID", id)
 }
 
 // ContainerStatus maps the upstream "not found" error to gRPC NotFound; see
@@ -430,13 +425,10 @@ func (s *criServer) UpdateContainerResources(ctx context.Context, req *runtimeap
 		klog.ErrorS(err, "UpdateContainerResources failed", "containerID", id)
 		return nil, err
 	}
-	if changed {
-		if err := s.persistAfter("UpdateContainerResources"); err != nil {
-			return nil, err
-		}
-		klog.V(2).InfoS("UpdateContainerResources", "containerID", id)
+	if !changed {
+		return resp, nil
 	}
-	return resp, nil
+	return persisted(s, resp, "UpdateContainerResources", "containerID", id)
 }
 
 // ExecSync succeeds with exit code 0 in a running container (exec probes

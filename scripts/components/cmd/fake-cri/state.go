@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -73,7 +74,7 @@ func encodeState(sandboxes map[string]*apitest.FakePodSandbox, containers map[st
 		Images:        make([]json.RawMessage, 0, len(images)),
 		IPAllocations: ips,
 	}
-	for _, id := range sortedKeys(sandboxes) {
+	for _, id := range slices.Sorted(maps.Keys(sandboxes)) {
 		s := sandboxes[id]
 		raw, err := protoMarshal.Marshal(&s.PodSandboxStatus)
 		if err != nil {
@@ -81,7 +82,7 @@ func encodeState(sandboxes map[string]*apitest.FakePodSandbox, containers map[st
 		}
 		f.Sandboxes = append(f.Sandboxes, sandboxRecord{RuntimeHandler: s.RuntimeHandler, Status: raw})
 	}
-	for _, id := range sortedKeys(containers) {
+	for _, id := range slices.Sorted(maps.Keys(containers)) {
 		c := containers[id]
 		raw, err := protoMarshal.Marshal(&c.ContainerStatus)
 		if err != nil {
@@ -95,7 +96,7 @@ func encodeState(sandboxes map[string]*apitest.FakePodSandbox, containers map[st
 		}
 		f.Containers = append(f.Containers, rec)
 	}
-	for _, ref := range sortedKeys(images) {
+	for _, ref := range slices.Sorted(maps.Keys(images)) {
 		raw, err := protoMarshal.Marshal(images[ref])
 		if err != nil {
 			return nil, fmt.Errorf("marshal image %q: %w", ref, err)
@@ -262,13 +263,4 @@ func cloneLinuxResources(r *runtimeapi.LinuxContainerResources) *runtimeapi.Linu
 		return nil
 	}
 	return proto.Clone(r).(*runtimeapi.LinuxContainerResources)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
