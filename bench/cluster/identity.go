@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -268,15 +267,7 @@ func (e *Embedded) writeIdentities(ids []identity, port int) error {
 	}
 	for _, id := range ids {
 		// kwokctl's names, so that the context is the admin kubeconfig's.
-		name := "kwok-" + e.opts.Name
-		cfg := clientcmdapi.NewConfig()
-		cfg.Clusters[name] = &clientcmdapi.Cluster{
-			Server:               "https://127.0.0.1:" + strconv.Itoa(port),
-			CertificateAuthority: filepath.Join(e.Dir(), "pki", "ca.crt"),
-		}
-		cfg.AuthInfos[id.user] = &clientcmdapi.AuthInfo{Token: id.token}
-		cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: id.user}
-		cfg.CurrentContext = name
+		cfg := e.kubeconfig("kwok-"+e.opts.Name, port, id.user, &clientcmdapi.AuthInfo{Token: id.token})
 		if err := clientcmd.WriteToFile(*cfg, e.componentKubeconfigPath(id.component)); err != nil {
 			return fmt.Errorf("writing %s kubeconfig: %w", id.component, err)
 		}
@@ -285,6 +276,17 @@ func (e *Embedded) writeIdentities(ids []identity, port int) error {
 		}
 	}
 	return nil
+}
+
+// kubeconfig is a kubeconfig of one context, name, on the API server at
+// 127.0.0.1:port (the cluster's CA, by path), as user with auth.
+func (e *Embedded) kubeconfig(name string, port int, user string, auth *clientcmdapi.AuthInfo) *clientcmdapi.Config {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:" + strconv.Itoa(port), CertificateAuthority: filepath.Join(e.Dir(), "pki", "ca.crt")}
+	cfg.AuthInfos[user] = auth
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: user}
+	cfg.CurrentContext = name
+	return cfg
 }
 
 func (e *Embedded) removeIdentities() {
@@ -441,35 +443,35 @@ func attributionFlowSchemas() []*flowcontrolv1.FlowSchema {
 // server's bootstrap policy binds their users and their controllers'
 // service accounts.
 func applyIdentityObjects(ctx context.Context, c kubernetes.Interface) error {
-	create := func(what string, err error) error {
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating %s: %w", what, err)
-		}
-		return nil
-	}
-	opts := metav1.CreateOptions{}
-	_, err := c.RbacV1().ClusterRoles().Create(ctx, kwokClusterRole(), opts)
-	if err := create("ClusterRole "+UserKwok, err); err != nil {
-		return err
-	}
-	_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, clusterRoleBinding(UserKwok, UserKwok), opts)
-	if err := create("ClusterRoleBinding "+UserKwok, err); err != nil {
-		return err
-	}
-	// The harness creates and deletes whatever a fleet holds and
-	// impersonates nodes; cluster-admin through RBAC, not system:masters,
-	// so that APF does not exempt it.
-	_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, clusterRoleBinding(UserHarness, "cluster-admin"), opts)
-	if err := create("ClusterRoleBinding "+UserHarness, err); err != nil {
-		return err
+	rbac := c.RbacV1()
+	steps := []func() error{
+		createIfAbsent(ctx, "ClusterRole", rbac.ClusterRoles().Create, kwokClusterRole()),
+		createIfAbsent(ctx, "ClusterRoleBinding", rbac.ClusterRoleBindings().Create, clusterRoleBinding(UserKwok, UserKwok)),
+		// The harness creates and deletes whatever a fleet holds and
+		// impersonates nodes; cluster-admin through RBAC, not system:masters,
+		// so that APF does not exempt it.
+		createIfAbsent(ctx, "ClusterRoleBinding", rbac.ClusterRoleBindings().Create, clusterRoleBinding(UserHarness, "cluster-admin")),
 	}
 	for _, fs := range flowSchemas() {
-		_, err := c.FlowcontrolV1().FlowSchemas().Create(ctx, fs, opts)
-		if err := create("FlowSchema "+fs.Name, err); err != nil {
+		steps = append(steps, createIfAbsent(ctx, "FlowSchema", c.FlowcontrolV1().FlowSchemas().Create, fs))
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// createIfAbsent is a step that creates obj, a kind, with create; one that
+// exists already is left as it is.
+func createIfAbsent[T interface{ GetName() string }](ctx context.Context, kind string, create func(context.Context, T, metav1.CreateOptions) (T, error), obj T) func() error {
+	return func() error {
+		if _, err := create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating %s %s: %w", kind, obj.GetName(), err)
+		}
+		return nil
+	}
 }
 
 // bootstrapIdentities applies the identity objects as soon as the API
@@ -484,11 +486,7 @@ func (e *Embedded) bootstrapIdentities(ctx context.Context, port int) error {
 		if _, err := os.Stat(filepath.Join(pki, "admin.key")); err != nil {
 			return false, "", nil
 		}
-		cfg := clientcmdapi.NewConfig()
-		cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:" + strconv.Itoa(port), CertificateAuthority: filepath.Join(pki, "ca.crt")}
-		cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificate: filepath.Join(pki, "admin.crt"), ClientKey: filepath.Join(pki, "admin.key")}
-		cfg.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "admin"}
-		cfg.CurrentContext = "c"
+		cfg := e.kubeconfig("c", port, "admin", &clientcmdapi.AuthInfo{ClientCertificate: filepath.Join(pki, "admin.crt"), ClientKey: filepath.Join(pki, "admin.key")})
 		rc, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
 		if err == nil {
 			rc.Timeout = 5 * time.Second
@@ -528,16 +526,4 @@ func (e *Embedded) harnessToken() (string, error) {
 		}
 	}
 	return "", fmt.Errorf("harness kubeconfig %s holds no token", path)
-}
-
-// bearer adds a bearer token to every request.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/transport"
 	kwokv1alpha1 "sigs.k8s.io/kwok/pkg/apis/config/v1alpha1"
 	"sigs.k8s.io/yaml"
 )
@@ -137,7 +138,7 @@ func (e *Embedded) MetricsEndpoints() ([]MetricsEndpoint, error) {
 				return nil, err
 			} else if token != "" {
 				tlsConf.Certificates = nil
-				rt = bearer{token: token, next: rt}
+				rt = transport.NewBearerAuthRoundTripper(token, rt)
 			}
 		}
 		out = append(out, MetricsEndpoint{
