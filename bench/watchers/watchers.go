@@ -239,18 +239,12 @@ func goesDown(component, kind string) bool {
 // NodeDown closes the watches of node's components that its restart stops
 // (kubelet.NodeLifecycle, as NodeUp).
 func (p *Population) NodeDown(node string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	nw := p.nodes[node]
-	if !p.begun || p.stopped || nw == nil {
-		return
-	}
-	for _, c := range p.components {
+	p.withNode(node, func(nw nodeWatches, c string) {
 		if closeWatches, ok := nw[c]; ok && goesDown(c, p.opts.StormKind) {
 			closeWatches()
 			delete(nw, c)
 		}
-	}
+	})
 }
 
 // NodeUp reopens node's closed watches when the node is handed back to
@@ -258,15 +252,21 @@ func (p *Population) NodeDown(node string) {
 // kubelet synced its own while it stood in), kube-proxy's start over with
 // their initial events, as a kube-proxy starting on a rebooted node does.
 func (p *Population) NodeUp(node string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	nw := p.nodes[node]
-	if !p.begun || p.stopped || nw == nil {
-		return
-	}
-	for _, c := range p.components {
+	p.withNode(node, func(nw nodeWatches, c string) {
 		if _, ok := nw[c]; !ok {
 			nw[c] = p.open(c, node, c == ComponentKubeProxy)
+		}
+	})
+}
+
+// withNode calls f with node's watches and each component, under the lock,
+// while the population holds the node's watches.
+func (p *Population) withNode(node string, f func(nw nodeWatches, component string)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if nw := p.nodes[node]; p.begun && !p.stopped && nw != nil {
+		for _, c := range p.components {
+			f(nw, c)
 		}
 	}
 }
