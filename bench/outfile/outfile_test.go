@@ -34,13 +34,53 @@ func regularFile(content string) func(t *testing.T, dir string) string {
 	}
 }
 
-func mknod(t *testing.T, path string, mode uint32, major, minor uint32) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("creating a device node needs root")
+// device makes the device node name (mode unix.S_IFCHR or S_IFBLK).
+func device(name string, mode uint32, major, minor uint32) func(t *testing.T, dir string) string {
+	return func(t *testing.T, dir string) string {
+		t.Helper()
+		if os.Geteuid() != 0 {
+			t.Skip("creating a device node needs root")
+		}
+		p := filepath.Join(dir, name)
+		if err := unix.Mknod(p, mode|0o666, int(unix.Mkdev(major, minor))); err != nil {
+			t.Fatalf("mknod %s: %v", p, err)
+		}
+		return p
 	}
-	if err := unix.Mknod(path, mode|0o666, int(unix.Mkdev(major, minor))); err != nil {
-		t.Fatalf("mknod %s: %v", path, err)
+}
+
+func fifo(name string) func(t *testing.T, dir string) string {
+	return func(t *testing.T, dir string) string {
+		p := filepath.Join(dir, name)
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
+
+func directory(name string) func(t *testing.T, dir string) string {
+	return func(t *testing.T, dir string) string {
+		p := filepath.Join(dir, name)
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
+
+// symlink makes the link "link" to to, after making its target with
+// target unless it is nil.
+func symlink(to string, target func(t *testing.T, dir string) string) func(t *testing.T, dir string) string {
+	return func(t *testing.T, dir string) string {
+		if target != nil {
+			target(t, dir)
+		}
+		p := filepath.Join(dir, "link")
+		if err := os.Symlink(to, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 }
 
@@ -115,13 +155,7 @@ func TestWrite(t *testing.T) {
 		},
 		{
 			name: "directory",
-			node: node{make: func(t *testing.T, dir string) string {
-				p := filepath.Join(dir, "d")
-				if err := os.Mkdir(p, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				return p
-			}},
+			node: node{make: directory("d")},
 			opts: Options{Force: true},
 			err:  "DIR/d is a directory",
 			after: func(t *testing.T, dir, path, _ string, _ []byte) {
@@ -131,13 +165,7 @@ func TestWrite(t *testing.T) {
 		{
 			name: "FIFO, without force",
 			node: node{
-				make: func(t *testing.T, dir string) string {
-					p := filepath.Join(dir, "fifo")
-					if err := syscall.Mkfifo(p, 0o600); err != nil {
-						t.Fatal(err)
-					}
-					return p
-				},
+				make: fifo("fifo"),
 				read: readFIFO,
 			},
 			after: func(t *testing.T, dir, path, _ string, read []byte) {
@@ -149,11 +177,7 @@ func TestWrite(t *testing.T) {
 		},
 		{
 			name: "character device (null, 1:3), with force",
-			node: node{make: func(t *testing.T, dir string) string {
-				p := filepath.Join(dir, "null")
-				mknod(t, p, unix.S_IFCHR, 1, 3)
-				return p
-			}},
+			node: node{make: device("null", unix.S_IFCHR, 1, 3)},
 			opts: Options{Force: true},
 			after: func(t *testing.T, dir, path, _ string, _ []byte) {
 				wantType(t, path, fs.ModeDevice|fs.ModeCharDevice)
@@ -162,22 +186,14 @@ func TestWrite(t *testing.T) {
 		},
 		{
 			name: "character device (null, 1:3), without force",
-			node: node{make: func(t *testing.T, dir string) string {
-				p := filepath.Join(dir, "null")
-				mknod(t, p, unix.S_IFCHR, 1, 3)
-				return p
-			}},
+			node: node{make: device("null", unix.S_IFCHR, 1, 3)},
 			after: func(t *testing.T, dir, path, _ string, _ []byte) {
 				wantType(t, path, fs.ModeDevice|fs.ModeCharDevice)
 			},
 		},
 		{
 			name: "block device is refused",
-			node: node{make: func(t *testing.T, dir string) string {
-				p := filepath.Join(dir, "blk")
-				mknod(t, p, unix.S_IFBLK, 7, 200)
-				return p
-			}},
+			node: node{make: device("blk", unix.S_IFBLK, 7, 200)},
 			opts: Options{Force: true},
 			err:  "DIR/blk is a block device",
 			after: func(t *testing.T, dir, path, _ string, _ []byte) {
@@ -186,14 +202,7 @@ func TestWrite(t *testing.T) {
 		},
 		{
 			name: "symlink to a regular file, with force: the target is replaced, the link stays",
-			node: node{make: func(t *testing.T, dir string) string {
-				regularFile("old\n")(t, dir)
-				p := filepath.Join(dir, "link")
-				if err := os.Symlink("out", p); err != nil {
-					t.Fatal(err)
-				}
-				return p
-			}},
+			node: node{make: symlink("out", regularFile("old\n"))},
 			opts: Options{Force: true},
 			after: func(t *testing.T, dir, path, _ string, _ []byte) {
 				wantLink(t, path, "out")
@@ -203,18 +212,9 @@ func TestWrite(t *testing.T) {
 		},
 		{
 			name: "symlink to a regular file in another directory, with force",
-			node: node{make: func(t *testing.T, dir string) string {
-				sub := filepath.Join(dir, "sub")
-				if err := os.Mkdir(sub, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				regularFile("old\n")(t, sub)
-				p := filepath.Join(dir, "link")
-				if err := os.Symlink("sub/out", p); err != nil {
-					t.Fatal(err)
-				}
-				return p
-			}},
+			node: node{make: symlink("sub/out", func(t *testing.T, dir string) string {
+				return regularFile("old\n")(t, directory("sub")(t, dir))
+			})},
 			opts: Options{Force: true},
 			after: func(t *testing.T, dir, path, _ string, _ []byte) {
 				wantLink(t, path, "sub/out")
@@ -223,15 +223,8 @@ func TestWrite(t *testing.T) {
 			},
 		},
 		{
-			name: "symlink to a regular file, without force",
-			node: node{make: func(t *testing.T, dir string) string {
-				regularFile("old\n")(t, dir)
-				p := filepath.Join(dir, "link")
-				if err := os.Symlink("out", p); err != nil {
-					t.Fatal(err)
-				}
-				return p
-			}},
+			name:  "symlink to a regular file, without force",
+			node:  node{make: symlink("out", regularFile("old\n"))},
 			err:   "DIR/link exists: pass --force",
 			exist: true,
 			after: func(t *testing.T, dir, path, _ string, _ []byte) {
@@ -241,13 +234,7 @@ func TestWrite(t *testing.T) {
 		},
 		{
 			name: "dangling symlink is refused and nothing is created",
-			node: node{make: func(t *testing.T, dir string) string {
-				p := filepath.Join(dir, "link")
-				if err := os.Symlink("missing", p); err != nil {
-					t.Fatal(err)
-				}
-				return p
-			}},
+			node: node{make: symlink("missing", nil)},
 			opts: Options{Force: true},
 			err:  "DIR/link is a symbolic link to missing, which does not exist",
 			after: func(t *testing.T, dir, path, _ string, _ []byte) {
@@ -258,16 +245,7 @@ func TestWrite(t *testing.T) {
 		{
 			name: "symlink to a FIFO",
 			node: node{
-				make: func(t *testing.T, dir string) string {
-					if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600); err != nil {
-						t.Fatal(err)
-					}
-					p := filepath.Join(dir, "link")
-					if err := os.Symlink("fifo", p); err != nil {
-						t.Fatal(err)
-					}
-					return p
-				},
+				make: symlink("fifo", fifo("fifo")),
 				read: readFIFO,
 			},
 			after: func(t *testing.T, dir, path, _ string, read []byte) {
@@ -280,14 +258,7 @@ func TestWrite(t *testing.T) {
 		},
 		{
 			name: "symlink to a character device",
-			node: node{make: func(t *testing.T, dir string) string {
-				mknod(t, filepath.Join(dir, "null"), unix.S_IFCHR, 1, 3)
-				p := filepath.Join(dir, "link")
-				if err := os.Symlink("null", p); err != nil {
-					t.Fatal(err)
-				}
-				return p
-			}},
+			node: node{make: symlink("null", device("null", unix.S_IFCHR, 1, 3))},
 			after: func(t *testing.T, dir, path, _ string, _ []byte) {
 				wantLink(t, path, "null")
 				wantType(t, filepath.Join(dir, "null"), fs.ModeDevice|fs.ModeCharDevice)
