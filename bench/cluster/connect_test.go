@@ -14,23 +14,33 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// stallingServer answers /version and takes every other request without
-// answering it until the test ends.
-func stallingServer(t *testing.T) *httptest.Server {
+// versionServer answers /version as a v1.36.3 API server and hands every
+// other request to other.
+func versionServer(t *testing.T, other http.HandlerFunc) *httptest.Server {
 	t.Helper()
-	release := make(chan struct{})
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/version" {
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprint(w, `{"major":"1","minor":"36","gitVersion":"v1.36.3"}`)
 			return
 		}
+		other(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// stallingServer answers /version and takes every other request without
+// answering it until the test ends.
+func stallingServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	release := make(chan struct{})
+	s := versionServer(t, func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 		case <-release:
 		}
-	}))
-	t.Cleanup(s.Close)
+	})
 	t.Cleanup(func() { close(release) })
 	return s
 }
@@ -150,19 +160,13 @@ func TestLoadKubeconfig(t *testing.T) {
 // JSON as the fallback, and write built-in objects in protobuf.
 func TestConnectSpeaksProtobuf(t *testing.T) {
 	got := make(chan http.Header, 1)
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/version" {
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprint(w, `{"major":"1","minor":"36","gitVersion":"v1.36.3"}`)
-			return
-		}
+	s := versionServer(t, func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case got <- r.Header.Clone():
 		default:
 		}
 		http.NotFound(w, r)
-	}))
-	t.Cleanup(s.Close)
+	})
 	tg, err := Connect(context.Background(), ConnectOptions{Kubeconfig: writeKubeconfig(t, s.URL, "one")})
 	if err != nil {
 		t.Fatal(err)
