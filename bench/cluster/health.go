@@ -5,9 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -187,25 +184,10 @@ func (e *Embedded) HealthChecks(clk clock.PassiveClock) ([]HealthCheck, error) {
 // with its credentials, which must answer 200.
 func probe(ep MetricsEndpoint, path string) HealthCheck {
 	return HealthCheck{Component: ep.Component, What: path, Check: func(ctx context.Context) error {
-		u, err := url.Parse(ep.URL)
-		if err != nil {
-			return err
-		}
-		u.Path, u.RawQuery = path, ""
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-		if err != nil {
-			return err
-		}
-		resp, err := ep.Client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("HTTP %d: %s", resp.StatusCode, firstFailure(string(body)))
-		}
-		return nil
+		_, err := ep.get(ctx, path, func(code int, body []byte) error {
+			return fmt.Errorf("HTTP %d: %s", code, firstFailure(string(body[:min(len(body), 4096)])))
+		})
+		return err
 	}}
 }
 

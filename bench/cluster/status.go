@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,7 +54,20 @@ type MetricsEndpoint struct {
 
 // Fetch reads the endpoint's metrics text.
 func (m MetricsEndpoint) Fetch(ctx context.Context) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.URL, nil)
+	return m.get(ctx, "", func(code int, _ []byte) error { return fmt.Errorf("%s /metrics: HTTP %d", m.Component, code) })
+}
+
+// get GETs path on the endpoint's host (the endpoint itself when path is
+// empty) and returns the body of a 200; another answer is notOK's error.
+func (m MetricsEndpoint) get(ctx context.Context, path string, notOK func(code int, body []byte) error) ([]byte, error) {
+	u, err := url.Parse(m.URL)
+	if err != nil {
+		return nil, err
+	}
+	if path != "" {
+		u.Path, u.RawQuery = path, ""
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +81,7 @@ func (m MetricsEndpoint) Fetch(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s /metrics: HTTP %d", m.Component, resp.StatusCode)
+		return nil, notOK(resp.StatusCode, body)
 	}
 	return body, nil
 }
