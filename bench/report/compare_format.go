@@ -144,72 +144,101 @@ func correctionText(c *compare.Comparison) string {
 // missingLegend explains "-" cells.
 const missingLegend = "- not measured, or nothing to measure (a recovery percentile of a variant in which nothing went not-ready)"
 
-func hasMissing(c *compare.Comparison) bool {
-	for _, r := range c.Rows {
-		for _, cell := range r.Cells {
-			if cell.N == 0 {
-				return true
-			}
+// table is a table as every format writes it: a header and rows of cells.
+type table struct {
+	// Class is the HTML table's class.
+	Class  string
+	Header []cell
+	Rows   [][]cell
+	// align is the markdown alignment row.
+	align string
+}
+
+// cell is a table's cell: its text, its HTML class, and whether markdown
+// shows it in bold.
+type cell struct {
+	Text, Class string
+	bold        bool
+}
+
+// cells makes a row of cells without classes.
+func cells(texts ...string) []cell {
+	out := make([]cell, len(texts))
+	for i, s := range texts {
+		out[i].Text = s
+	}
+	return out
+}
+
+// mdAlign is the markdown alignment row of n columns, the first and the
+// last left-aligned.
+func mdAlign(n int) string { return "|:---|" + strings.Repeat("---:|", n-2) + ":---|" }
+
+// texts are the texts of the header, then of every row.
+func (t table) texts() [][]string {
+	var out [][]string
+	for _, r := range append([][]cell{t.Header}, t.Rows...) {
+		var row []string
+		for _, c := range r {
+			row = append(row, c.Text)
 		}
+		out = append(out, row)
 	}
-	return false
+	return out
 }
 
-func headerCells(c *compare.Comparison) []string {
-	h := []string{"metric", c.Groups[0].Name}
-	for _, g := range c.Groups[1:] {
-		h = append(h, g.Name, "vs "+c.Baseline)
+// writeMarkdown writes t as a GitHub-flavoured markdown table, its cells
+// escaped (before a bold cell's asterisks).
+func (t table) writeMarkdown(ew *errWriter) {
+	row := func(cs []cell) {
+		var s []string
+		for _, c := range cs {
+			x := EscapeMarkdown(c.Text)
+			if c.bold {
+				x = "**" + x + "**"
+			}
+			s = append(s, x)
+		}
+		ew.printf("| %s |\n", strings.Join(s, " | "))
 	}
-	return h
+	row(t.Header)
+	ew.printf("%s\n", t.align)
+	for _, r := range t.Rows {
+		row(r)
+	}
 }
 
-func rowCells(c *compare.Comparison, r compare.Row) []string {
-	cells := []string{r.Metric.Label, CellText(r.Cells[0], r.Metric.Unit)}
-	for gi := 1; gi < len(c.Groups); gi++ {
-		cells = append(cells, CellText(r.Cells[gi], r.Metric.Unit), deltaText(r.Cells[gi].Delta))
+// writeColumns writes rows as text columns.
+func writeColumns(w io.Writer, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
-	return cells
+	return tw.Flush()
 }
 
 func writeComparisonText(w io.Writer, c *compare.Comparison) error {
+	t := newCompareTable(c, true)
 	ew := &errWriter{w: w}
-	for _, in := range c.Inputs {
-		ew.printf("%s\n", in.String())
-	}
+	ew.each("%s\n", t.Inputs)
 	ew.printf("grouped by %s; baseline %s\n", c.GroupBy, c.Baseline)
-	for _, g := range c.Groups {
-		ew.printf("  %s\n", groupLine(g))
-	}
-	ew.printf("%s\n", intervalLegend(c))
-	if hs := compare.Headlines(c); len(hs) > 0 {
+	ew.each("  %s\n", t.Groups)
+	ew.printf("%s\n", t.Legend)
+	if len(t.Headlines) > 0 {
 		ew.printf("\n")
-		for _, h := range hs {
-			ew.printf("%s\n", h)
-		}
+		ew.each("%s\n", t.Headlines)
 	}
 	ew.printf("\n")
-	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
-	h := headerCells(c)
-	h[0] = ""
-	fmt.Fprintln(tw, strings.Join(h, "\t"))
-	for _, r := range c.Rows {
-		fmt.Fprintln(tw, strings.Join(rowCells(c, r), "\t"))
-	}
-	if err := tw.Flush(); err != nil {
+	rows := t.Table.texts()
+	rows[0][0] = ""
+	if err := writeColumns(ew, rows); err != nil {
 		return err
 	}
-	if len(c.Notes) > 0 || hasMissing(c) {
+	if len(t.Notes) > 0 {
 		ew.printf("\n")
 	}
-	if hasMissing(c) {
-		ew.printf("%s\n", missingLegend)
-	}
-	for i, n := range c.Notes {
-		ew.printf("%s %s\n", Superscript(i+1), n)
-	}
-	for _, wn := range c.Warnings {
-		ew.printf("warning: %s\n", wn)
-	}
+	ew.each("%s\n", t.Notes)
+	ew.each("warning: %s\n", t.Warn)
 	return ew.err
 }
 
@@ -217,55 +246,28 @@ func writeComparisonText(w io.Writer, c *compare.Comparison) error {
 // the heading level of its title, 0 for none (inside a report, whose
 // highlights lead with the headlines).
 func writeComparisonMarkdown(w io.Writer, c *compare.Comparison, level int) error {
+	t := newCompareTable(c, level > 0)
 	ew := &errWriter{w: w}
 	if level > 0 {
 		ew.printf("%s Key metrics: %s vs %s\n\n", strings.Repeat("#", level), strings.Join(compare.GroupNames(c.Groups[1:]), ", "), c.Baseline)
 	}
-	for _, in := range c.Inputs {
-		ew.printf("- %s\n", EscapeMarkdown(in.String()))
-	}
-	for _, g := range c.Groups {
-		ew.printf("- %s\n", EscapeMarkdown(groupLine(g)))
-	}
-	ew.printf("- %s\n", EscapeMarkdown(intervalLegend(c)))
-	if hs := compare.Headlines(c); len(hs) > 0 && level > 0 {
+	ew.each("- %s\n", escapeAll(slices.Concat(t.Inputs, t.Groups, []string{t.Legend})))
+	if len(t.Headlines) > 0 {
 		ew.printf("\n")
-		for _, h := range hs {
-			ew.printf("**%s**  \n", EscapeMarkdown(h))
-		}
+		ew.each("**%s**  \n", escapeAll(t.Headlines))
 	}
 	ew.printf("\n")
-	h := headerCells(c)
-	ew.printf("| %s |\n", strings.Join(mdEscapeAll(h), " | "))
-	align := []string{":---"}
-	for range h[1:] {
-		align = append(align, "---:")
-	}
-	ew.printf("|%s|\n", strings.Join(align, "|"))
-	for _, r := range c.Rows {
-		// cells: metric, baseline, then value and change per group; a
-		// significant change is bold (after escaping, which would escape
-		// the asterisks).
-		cells := mdEscapeAll(rowCells(c, r))
-		for i := 3; i < len(cells); i += 2 {
-			if d := r.Cells[(i-1)/2].Delta; d != nil && d.Significant && d.Text != "~" {
-				cells[i] = "**" + cells[i] + "**"
-			}
-		}
-		ew.printf("| %s |\n", strings.Join(cells, " | "))
-	}
-	if len(c.Notes) > 0 || len(c.Warnings) > 0 || hasMissing(c) {
+	t.Table.writeMarkdown(ew)
+	if len(t.Notes) > 0 || len(t.Warn) > 0 {
 		ew.printf("\n")
 	}
-	if hasMissing(c) {
-		ew.printf("%s  \n", EscapeMarkdown(`\`+missingLegend))
+	for _, n := range t.Notes {
+		if n == missingLegend {
+			n = `\` + n // not a list item
+		}
+		ew.printf("%s  \n", EscapeMarkdown(n))
 	}
-	for i, n := range c.Notes {
-		ew.printf("%s %s  \n", Superscript(i+1), EscapeMarkdown(n))
-	}
-	for _, wn := range c.Warnings {
-		ew.printf("**warning**: %s  \n", EscapeMarkdown(wn))
-	}
+	ew.each("**warning**: %s  \n", escapeAll(t.Warn))
 	return ew.err
 }
 
@@ -275,7 +277,7 @@ func EscapeMarkdown(s string) string {
 	return strings.NewReplacer("|", `\|`, "<", "&lt;", "*", `\*`, "_", `\_`).Replace(s)
 }
 
-func mdEscapeAll(s []string) []string {
+func escapeAll(s []string) []string {
 	out := make([]string, len(s))
 	for i, x := range s {
 		out[i] = EscapeMarkdown(x)
@@ -283,27 +285,26 @@ func mdEscapeAll(s []string) []string {
 	return out
 }
 
-// compareTable is the view model of a comparison's HTML table.
+// compareTable is a comparison as every format writes it: the compared
+// inputs and groups, the legend, the headlines, the table, its notes and
+// warnings.
 type compareTable struct {
-	Headlines []string
-	Legend    string
-	Header    []string
-	Rows      [][]htmlCell
-	Notes     []string
-	Warn      []string
-	Inputs    []string
-	Groups    []string
+	Inputs, Groups []string
+	Legend         string
+	Headlines      []string
+	Table          table
+	// Notes are the missing legend when a cell is "-", then the numbered
+	// notes.
+	Notes []string
+	Warn  []string
 }
 
-type htmlCell struct {
-	Text  string
-	Class string
-}
-
-// newCompareTable builds the HTML table; headlines says whether it leads
-// with the headline sentences (a report has them in its highlights).
+// newCompareTable builds the comparison's table; headlines says whether it
+// leads with the headline sentences (a report has them in its highlights).
+// Its cells are the metric, the baseline, then the value and the change of
+// every other group; a significant change is bold in markdown.
 func newCompareTable(c *compare.Comparison, headlines bool) compareTable {
-	t := compareTable{Header: headerCells(c), Warn: c.Warnings, Legend: intervalLegend(c)}
+	t := compareTable{Warn: c.Warnings, Legend: intervalLegend(c)}
 	if headlines {
 		t.Headlines = compare.Headlines(c)
 	}
@@ -313,24 +314,29 @@ func newCompareTable(c *compare.Comparison, headlines bool) compareTable {
 	for _, g := range c.Groups {
 		t.Groups = append(t.Groups, groupLine(g))
 	}
-	if hasMissing(c) {
+	h := []string{"metric", c.Groups[0].Name}
+	for _, g := range c.Groups[1:] {
+		h = append(h, g.Name, "vs "+c.Baseline)
+	}
+	t.Table = table{Class: "compare", Header: cells(h...), align: "|:---|" + strings.Repeat("---:|", len(h)-1)}
+	missing := false
+	for _, r := range c.Rows {
+		row := []cell{{Text: r.Metric.Label, Class: "metric"}, {Text: CellText(r.Cells[0], r.Metric.Unit), Class: "num"}}
+		for _, gc := range r.Cells[1:] {
+			d := gc.Delta
+			row = append(row, cell{Text: CellText(gc, r.Metric.Unit), Class: "num"},
+				cell{Text: deltaText(d), Class: "delta " + deltaClass(d), bold: d != nil && d.Significant && d.Text != "~"})
+		}
+		for _, gc := range r.Cells {
+			missing = missing || gc.N == 0
+		}
+		t.Table.Rows = append(t.Table.Rows, row)
+	}
+	if missing {
 		t.Notes = append(t.Notes, missingLegend)
 	}
 	for i, n := range c.Notes {
 		t.Notes = append(t.Notes, Superscript(i+1)+" "+n)
-	}
-	for _, r := range c.Rows {
-		cells := rowCells(c, r)
-		row := []htmlCell{{Text: cells[0], Class: "metric"}}
-		for i, s := range cells[1:] {
-			// cells[1:] is baseline, then (value, delta) per other group.
-			cl := "num"
-			if i > 0 && i%2 == 0 {
-				cl = "delta " + deltaClass(r.Cells[i/2].Delta)
-			}
-			row = append(row, htmlCell{Text: s, Class: cl})
-		}
-		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
@@ -356,14 +362,16 @@ func deltaClass(d *compare.Delta) string {
 	return cl
 }
 
-const compareTableTemplate = `{{define "compare"}}<ul class="meta">{{range .Inputs}}<li>{{.}}</li>{{end}}{{range .Groups}}<li>{{.}}</li>{{end}}<li>{{.Legend}}</li></ul>
-{{if .Headlines}}<ul class="headlines">{{range .Headlines}}<li>{{.}}</li>{{end}}</ul>{{end}}
-<table class="compare">
-<thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
+// tableTemplates write a table ("table") and a comparison ("compare") in
+// HTML.
+const tableTemplates = `{{define "table"}}<table{{with .Class}} class="{{.}}"{{end}}>
+<thead><tr>{{range .Header}}<th{{with .Class}} class="{{.}}"{{end}}>{{.Text}}</th>{{end}}</tr></thead>
 <tbody>
-{{range .Rows}}<tr>{{range .}}<td class="{{.Class}}">{{.Text}}</td>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td{{with .Class}} class="{{.}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody>
-</table>
+</table>{{end}}{{define "compare"}}<ul class="meta">{{range .Inputs}}<li>{{.}}</li>{{end}}{{range .Groups}}<li>{{.}}</li>{{end}}<li>{{.Legend}}</li></ul>
+{{if .Headlines}}<ul class="headlines">{{range .Headlines}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{template "table" .Table}}
 {{if .Notes}}<ol class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ol>{{end}}
 {{range .Warn}}<p class="warning">warning: {{.}}</p>
 {{end}}{{end}}`
@@ -386,7 +394,7 @@ figure{margin:1.5em 0}figure svg{width:100%;max-width:60em;height:auto}figcaptio
 .note{background:#f6f6f6;border-left:4px solid #bbb;padding:.5em 1em}
 code{font-size:.9em}`
 
-var comparePage = template.Must(template.New("page").Parse(compareTableTemplate + `<!DOCTYPE html>
+var comparePage = template.Must(template.New("page").Parse(tableTemplates + `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -432,4 +440,11 @@ func (e *errWriter) Write(p []byte) (int, error) {
 
 func (e *errWriter) printf(format string, args ...any) {
 	fmt.Fprintf(e, format, args...)
+}
+
+// each prints every item in the format.
+func (e *errWriter) each(format string, items []string) {
+	for _, s := range items {
+		e.printf(format, s)
+	}
 }

@@ -18,69 +18,62 @@ const kubeletIntro = "Requests the simulated kubelets sent (clientLatency measur
 // sweepIntro explains the capacity sweep section.
 const sweepIntro = "The profile's storm, all at once, at growing wave sizes on one fleet. A wave size is safe when every run at it completed with mutating API p99 ≤ 1s, no 429 responses and no service outage; the max safe restart wave is the largest size for which it and every smaller size tried were safe. Figures are the worst repetition's; - is not measured."
 
-// sweepView is the capacity sweep table as rendered cells.
-type sweepView struct {
-	Verdicts []string
-	Header   []string
-	Rows     []sweepViewRow
-}
-
-type sweepViewRow struct {
-	Cells []string
-	Safe  bool
-}
-
-func newSweepView(s *SweepSection) sweepView {
-	v := sweepView{Header: []string{"variant", "wave size", "mutating p99", "429s", "service outage", "peak requests/s", "safe"}}
-	figure := func(x float64, unit string) string {
+// sweepTable is the capacity sweep's verdicts and table.
+func sweepTable(s *SweepSection) (verdicts []string, t table) {
+	t = table{Header: cells("variant", "wave size", "mutating p99", "429s", "service outage", "peak requests/s", "safe"), align: mdAlign(7)}
+	figure := func(x float64, unit string) cell {
 		if math.IsNaN(x) {
-			return "-"
+			return cell{Text: "-", Class: "num"}
 		}
-		return compare.FormatValue(x, unit)
+		return cell{Text: compare.FormatValue(x, unit), Class: "num"}
 	}
 	for _, ser := range s.Series {
-		v.Verdicts = append(v.Verdicts, ser.Verdict())
+		verdicts = append(verdicts, ser.Verdict())
 		for _, r := range ser.Rows {
-			safe := "yes"
+			safe := cell{Text: "yes", Class: "text pass"}
 			if !r.Safe {
-				safe = "no: " + strings.Join(r.Unsafe, ", ")
+				safe = cell{Text: "no: " + strings.Join(r.Unsafe, ", "), Class: "text fail"}
 			}
-			v.Rows = append(v.Rows, sweepViewRow{Safe: r.Safe, Cells: []string{
-				ser.Variant, strconv.Itoa(r.WaveSize), figure(r.MutatingP99, result.UnitSeconds), figure(r.Throttled, result.UnitRequests),
-				figure(r.OutageSeconds, result.UnitSeconds), figure(r.PeakRate, result.UnitRequestsPerSecond), safe,
-			}})
+			t.Rows = append(t.Rows, []cell{{Text: ser.Variant, Class: "metric"}, {Text: strconv.Itoa(r.WaveSize), Class: "num"},
+				figure(r.MutatingP99, result.UnitSeconds), figure(r.Throttled, result.UnitRequests),
+				figure(r.OutageSeconds, result.UnitSeconds), figure(r.PeakRate, result.UnitRequestsPerSecond), safe})
 		}
 	}
-	return v
+	return verdicts, t
 }
 
-// kubeletView is the kubelet table as rendered cells.
-type kubeletView struct {
-	Header []string
-	Rows   [][]string
-	// Last is the index of the last column, the expected requests: words
-	// that wrap, where the request column must not.
-	Last int
-}
-
-func newKubeletView(t KubeletTable) kubeletView {
-	v := kubeletView{Header: []string{"request"}}
+// kubeletView is the kubelet table; its last column, the expected
+// requests, is words that wrap, where the request column must not.
+func kubeletView(t KubeletTable) table {
+	v := table{Header: cells("request")}
 	for i, name := range t.Variants {
-		v.Header = append(v.Header, fmt.Sprintf("%s (per restart, %d restarts)", name, t.Restarts[i]))
+		v.Header = append(v.Header, cell{Text: fmt.Sprintf("%s (per restart, %d restarts)", name, t.Restarts[i])})
 	}
-	v.Header = append(v.Header, "expected per kubelet start")
-	v.Last = len(v.Header) - 1
+	v.Header = append(v.Header, cell{Text: "expected per kubelet start", Class: "text"})
+	v.align = mdAlign(len(v.Header))
 	for _, r := range t.Rows {
-		cells := []string{r.Request}
+		row := []cell{{Text: r.Request, Class: "metric nowrap"}}
 		for i, x := range r.PerRestart {
-			cells = append(cells, kubeletCell(x, r.Check[i]))
+			row = append(row, cell{Text: kubeletCell(x, r.Check[i]), Class: "num"})
 		}
-		v.Rows = append(v.Rows, append(cells, r.Expected))
+		v.Rows = append(v.Rows, append(row, cell{Text: r.Expected, Class: "text"}))
 	}
 	return v
 }
 
-var reportPage = template.Must(template.New("report").Parse(compareTableTemplate + `<!DOCTYPE html>
+// variantsTable is the table of the report's variants.
+func variantsTable(vs []VariantInfo) table {
+	t := table{Header: cells("variant", "feature gates", "repetitions", "restarts", "complete"), align: "|:---|:---|---:|---:|:---|"}
+	t.Header[1].Class = "text"
+	for _, v := range vs {
+		row := cells(v.Name, v.FeatureGates, strconv.Itoa(v.Repetitions), strconv.Itoa(v.Restarts), yesNo(v.Complete))
+		row[0].Class, row[1].Class = "metric", "text"
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+var reportPage = template.Must(template.New("report").Parse(tableTemplates + `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -96,24 +89,14 @@ var reportPage = template.Must(template.New("report").Parse(compareTableTemplate
 <nav>{{if .R.Sweep}}<a href="#capacity-sweep">Capacity sweep</a> · {{end}}<a href="#variants">Variants</a>{{if .R.Comparison}} · <a href="#key-metrics">Key metrics</a>{{end}}{{if .R.Flows}} · <a href="#flows">By flow</a>{{end}}{{range .Sections}} · <a href="#{{.ID}}">{{.Title}}</a>{{end}}{{if .Kubelet.Rows}} · <a href="#kubelet">Requests per restart</a>{{end}} · <a href="#not-modelled">Not modelled</a></nav>
 {{if .R.Sweep}}<h2 id="capacity-sweep">Capacity sweep</h2>
 <p>{{.SweepIntro}}</p>
-<ul class="highlights">{{range .Sweep.Verdicts}}<li>{{.}}</li>{{end}}</ul>
+<ul class="highlights">{{range .SweepVerdicts}}<li>{{.}}</li>{{end}}</ul>
 {{range .R.Sweep.Charts}}<figure id="{{.ID}}">
 {{.SVG}}
 <figcaption>{{.Caption}}</figcaption>
 </figure>
-{{end}}<table>
-<thead><tr>{{range .Sweep.Header}}<th>{{.}}</th>{{end}}</tr></thead>
-<tbody>
-{{range $row := .Sweep.Rows}}<tr>{{range $i, $c := $row.Cells}}<td class="{{if eq $i 0}}metric{{else if eq $i 6}}text {{if $row.Safe}}pass{{else}}fail{{end}}{{else}}num{{end}}">{{$c}}</td>{{end}}</tr>
-{{end}}</tbody>
-</table>
+{{end}}{{template "table" .Sweep}}
 {{end}}<h2 id="variants">Variants</h2>
-<table>
-<thead><tr><th>variant</th><th class="text">feature gates</th><th>repetitions</th><th>restarts</th><th>complete</th></tr></thead>
-<tbody>
-{{range .R.Variants}}<tr><td class="metric">{{.Name}}</td><td class="text">{{.FeatureGates}}</td><td>{{.Repetitions}}</td><td>{{.Restarts}}</td><td>{{if .Complete}}yes{{else}}NO{{end}}</td></tr>
-{{end}}</tbody>
-</table>
+{{template "table" .Variants}}
 {{if .R.Highlights}}<ul class="highlights">{{range .R.Highlights}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .R.Comparison}}<h2 id="key-metrics">Key metrics</h2>
 {{range .R.Coverage}}<p class="warning">warning: {{.}}</p>
@@ -130,12 +113,7 @@ var reportPage = template.Must(template.New("report").Parse(compareTableTemplate
 {{end}}{{end}}
 {{if .Kubelet.Rows}}<h2 id="kubelet">Requests per restarted node, against the kubelet start pattern</h2>
 <p>{{.KubeletIntro}}</p>
-<table>
-<thead><tr>{{range $i, $h := .Kubelet.Header}}<th{{if eq $i $.Kubelet.Last}} class="text"{{end}}>{{$h}}</th>{{end}}</tr></thead>
-<tbody>
-{{range .Kubelet.Rows}}<tr>{{range $i, $c := .}}<td class="{{if eq $i 0}}metric nowrap{{else if eq $i $.Kubelet.Last}}text{{else}}num{{end}}">{{$c}}</td>{{end}}</tr>
-{{end}}</tbody>
-</table>{{end}}
+{{template "table" .Kubelet}}{{end}}
 <h2 id="not-modelled">Not modelled</h2>
 <div class="note"><ul>
 {{range .R.NotModelled}}<li>{{.}}</li>
@@ -155,21 +133,19 @@ type sectionView struct {
 // style, inline SVG charts, no script, and nothing fetched from elsewhere.
 func WriteHTML(w io.Writer, r *Report) error {
 	data := struct {
-		R            *Report
-		Table        compareTable
-		Sections     []sectionView
-		Kubelet      kubeletView
-		KubeletIntro string
-		Sweep        sweepView
-		SweepIntro   string
-		FlowTable    compareTable
-		FlowIntro    string
-	}{R: r, Kubelet: newKubeletView(r.Kubelet), KubeletIntro: kubeletIntro, SweepIntro: sweepIntro, FlowIntro: flowIntro}
+		R                                   *Report
+		Table, FlowTable                    compareTable
+		Sections                            []sectionView
+		Kubelet, Variants                   table
+		Sweep                               table
+		SweepVerdicts                       []string
+		KubeletIntro, SweepIntro, FlowIntro string
+	}{R: r, Kubelet: kubeletView(r.Kubelet), Variants: variantsTable(r.Variants), KubeletIntro: kubeletIntro, SweepIntro: sweepIntro, FlowIntro: flowIntro}
 	if r.Flows != nil {
 		data.FlowTable = newCompareTable(r.Flows, false)
 	}
 	if r.Sweep != nil {
-		data.Sweep = newSweepView(r.Sweep)
+		data.SweepVerdicts, data.Sweep = sweepTable(r.Sweep)
 	}
 	if r.Comparison != nil {
 		data.Table = newCompareTable(r.Comparison, false)
@@ -195,31 +171,21 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		ew.printf("| %s | %s |\n", EscapeMarkdown(m.Label), EscapeMarkdown(m.Value))
 	}
 	if r.Sweep != nil {
-		v := newSweepView(r.Sweep)
+		verdicts, t := sweepTable(r.Sweep)
 		ew.printf("\n### Capacity sweep\n\n%s\n\n", EscapeMarkdown(sweepIntro))
-		for _, vd := range v.Verdicts {
-			ew.printf("- %s\n", EscapeMarkdown(vd))
-		}
-		ew.printf("\n| %s |\n|:---|%s:---|\n", strings.Join(mdEscapeAll(v.Header), " | "), strings.Repeat("---:|", len(v.Header)-2))
-		for _, row := range v.Rows {
-			ew.printf("| %s |\n", strings.Join(mdEscapeAll(row.Cells), " | "))
-		}
+		ew.each("- %s\n", escapeAll(verdicts))
+		ew.printf("\n")
+		t.writeMarkdown(ew)
 	}
-	ew.printf("\n### Variants\n\n| variant | feature gates | repetitions | restarts | complete |\n|:---|:---|---:|---:|:---|\n")
-	for _, v := range r.Variants {
-		ew.printf("| %s | %s | %d | %d | %s |\n", EscapeMarkdown(v.Name), EscapeMarkdown(v.FeatureGates), v.Repetitions, v.Restarts, yesNo(v.Complete))
-	}
+	ew.printf("\n### Variants\n\n")
+	variantsTable(r.Variants).writeMarkdown(ew)
 	if len(r.Highlights) > 0 {
 		ew.printf("\n### Highlights\n\n")
-		for _, h := range r.Highlights {
-			ew.printf("- %s\n", EscapeMarkdown(h))
-		}
+		ew.each("- %s\n", escapeAll(r.Highlights))
 	}
 	if r.Comparison != nil {
 		ew.printf("\n### Key metrics\n\n")
-		for _, c := range r.Coverage {
-			ew.printf("> **warning:** %s\n\n", EscapeMarkdown(c))
-		}
+		ew.each("> **warning:** %s\n\n", escapeAll(r.Coverage))
 		if err := writeComparisonMarkdown(ew, r.Comparison, 0); err != nil {
 			return err
 		}
@@ -231,22 +197,14 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		}
 	}
 	if len(r.Kubelet.Rows) > 0 {
-		v := newKubeletView(r.Kubelet)
 		ew.printf("\n### Requests per restarted node, against the kubelet start pattern\n\n%s\n\n", EscapeMarkdown(kubeletIntro))
-		ew.printf("| %s |\n|:---|%s:---|\n", strings.Join(mdEscapeAll(v.Header), " | "), strings.Repeat("---:|", len(v.Header)-2))
-		for _, row := range v.Rows {
-			ew.printf("| %s |\n", strings.Join(mdEscapeAll(row), " | "))
-		}
+		kubeletView(r.Kubelet).writeMarkdown(ew)
 	}
 	ew.printf("\n### Not modelled\n\n")
-	for _, n := range r.NotModelled {
-		ew.printf("- %s\n", EscapeMarkdown(n))
-	}
+	ew.each("- %s\n", escapeAll(r.NotModelled))
 	if len(r.Warnings) > 0 {
 		ew.printf("\n### Warnings\n\n")
-		for _, wn := range r.Warnings {
-			ew.printf("- %s\n", EscapeMarkdown(wn))
-		}
+		ew.each("- %s\n", escapeAll(r.Warnings))
 	}
 	return ew.err
 }

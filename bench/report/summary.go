@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"text/tabwriter"
 
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/compare"
@@ -48,16 +47,13 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 			return err
 		}
 	}
-	for _, n := range summaryNotes(r) {
-		ew.printf("%s\n", n)
-	}
+	ew.each("%s\n", summaryNotes(r))
 	return ew.err
 }
 
 // writeSummaryTable writes one column per variant repetition and one row
 // per headline figure.
 func writeSummaryTable(w io.Writer, r *result.Result) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	reps := false
 	for _, v := range r.Variants {
 		reps = reps || v.Repetition > 0
@@ -70,15 +66,15 @@ func writeSummaryTable(w io.Writer, r *result.Result) error {
 		}
 		header = append(header, name)
 	}
-	writeRow(tw, header...)
+	rows := [][]string{header}
 	for _, row := range summaryTableRows(r) {
 		cells := []string{row.label}
 		for i := range r.Variants {
 			cells = append(cells, row.cell(&r.Variants[i]))
 		}
-		writeRow(tw, cells...)
+		rows = append(rows, cells)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := writeColumns(w, rows); err != nil {
 		return fmt.Errorf("writing summary: %w", err)
 	}
 	return nil
@@ -150,17 +146,12 @@ func writeSummaryStats(w *errWriter, r *result.Result) error {
 	}
 	if reps {
 		w.printf("\n%s\n", intervalLegend(c))
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		h := headerCells(c)
-		h[0] = ""
+		rows := newCompareTable(c, false).Table.texts()
+		rows[0][0] = ""
 		for gi, g := range c.Groups {
-			h[max(1, 2*gi)] = fmt.Sprintf("%s (n=%d)", g.Name, len(g.Runs)) // the baseline's column, then each group's value column
+			rows[0][max(1, 2*gi)] = fmt.Sprintf("%s (n=%d)", g.Name, len(g.Runs)) // the baseline's column, then each group's value column
 		}
-		writeRow(tw, h...)
-		for _, row := range c.Rows {
-			writeRow(tw, rowCells(c, row)...)
-		}
-		if err := tw.Flush(); err != nil {
+		if err := writeColumns(w, rows); err != nil {
 			return fmt.Errorf("writing summary: %w", err)
 		}
 		for i, n := range c.Notes {
@@ -169,9 +160,7 @@ func writeSummaryStats(w *errWriter, r *result.Result) error {
 	}
 	if hs := compare.Headlines(c); len(hs) > 0 {
 		w.printf("\n")
-		for _, h := range hs {
-			w.printf("%s\n", h)
-		}
+		w.each("%s\n", hs)
 	}
 	return nil
 }

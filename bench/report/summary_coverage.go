@@ -2,11 +2,9 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/measure"
@@ -135,9 +133,3 @@ func fmtRate(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 // fmtSeconds formats seconds as compare.FormatSeconds does, a negative
 // figure as 0s.
 func fmtSeconds(s float64) string { return compare.FormatSeconds(max(s, 0)) }
-
-func writeRow(w io.Writer, cells ...string) {
-	// w is a tabwriter, which only buffers here; a write error surfaces at
-	// its Flush.
-	_, _ = io.WriteString(w, strings.Join(cells, "\t")+"\n")
-}
