@@ -234,6 +234,7 @@ func (f *Fleet) createObjects(ctx context.Context) error {
 	f.progress.Start("creating workloads", len(f.plan.Objects))
 	defer f.progress.Done()
 	// Dependencies (ConfigMaps, Secrets, Services) go in first, as a group.
+	phase := func(o runtime.Object) int { return min(objectOrder(o), 1) }
 	var i int
 	for i < len(f.plan.Objects) {
 		j := i
@@ -323,15 +324,6 @@ func objectKey(obj runtime.Object) string {
 		return fmt.Sprintf("%T/", obj)
 	}
 	return strings.ToLower(reflect.TypeOf(obj).Elem().Name()) + "/" + a.GetName()
-}
-
-func phase(o runtime.Object) int {
-	switch o.(type) {
-	case *corev1.ConfigMap, *corev1.Secret, *corev1.Service:
-		return 0
-	default:
-		return 1
-	}
 }
 
 func (f *Fleet) create(ctx context.Context, obj runtime.Object) error {

@@ -3,6 +3,7 @@ package fleet
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -43,14 +44,7 @@ type Plan struct {
 const RealNodeType = "hollow"
 
 // IsReal reports whether the plan's node name is a real kubelet.
-func (p *Plan) IsReal(name string) bool {
-	for _, n := range p.RealNodes {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
+func (p *Plan) IsReal(name string) bool { return slices.Contains(p.RealNodes, name) }
 
 // allowRealNodes lets a pod spec whose probes are all exec probes run on
 // real kubelet nodes too: the template's nodeSelector type=kwok becomes a
@@ -203,24 +197,28 @@ func (info templateInfo) copies(nodes, total, shareSum int) (copies, replicas, p
 // exist yet would wait for it, and a Service created after its pods delays
 // its slices. It counts the Services and names the standalone pods.
 func (p *Plan) orderObjects() {
-	order := func(o runtime.Object) int {
-		switch o.(type) {
-		case *corev1.ConfigMap, *corev1.Secret:
-			return 0
-		case *corev1.Service:
-			p.Services++
-			return 1
-		default:
-			return 2
-		}
-	}
 	buckets := make([][]runtime.Object, 3)
 	for _, o := range p.Objects {
-		if pod, ok := o.(*corev1.Pod); ok {
-			p.StandalonePods = append(p.StandalonePods, pod.Name)
+		switch o := o.(type) {
+		case *corev1.Pod:
+			p.StandalonePods = append(p.StandalonePods, o.Name)
+		case *corev1.Service:
+			p.Services++
 		}
-		i := order(o)
+		i := objectOrder(o)
 		buckets[i] = append(buckets[i], o)
 	}
 	p.Objects = append(append(buckets[0], buckets[1]...), buckets[2]...)
+}
+
+// objectOrder is where an object goes in a plan: ConfigMaps and Secrets
+// (0), Services (1), then what uses them (2).
+func objectOrder(o runtime.Object) int {
+	switch o.(type) {
+	case *corev1.ConfigMap, *corev1.Secret:
+		return 0
+	case *corev1.Service:
+		return 1
+	}
+	return 2
 }
