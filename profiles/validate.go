@@ -45,16 +45,13 @@ var DefaultWorkloads = []WorkloadShare{
 // release tag ("1.37" becomes "v1.37.2"); an unset one stays unset (the
 // default).
 func SetDefaults(p *Profile) {
-	if p.Kubernetes.Version != "" {
-		if v, err := kubeversion.Parse(p.Kubernetes.Version); err == nil {
-			p.Kubernetes.Version = v.String()
-		}
+	ks := []*Kubernetes{&p.Kubernetes}
+	for _, v := range p.Variants {
+		ks = append(ks, v.Kubernetes)
 	}
-	for i := range p.Variants {
-		if k := p.Variants[i].Kubernetes; k != nil && k.Version != "" {
-			if v, err := kubeversion.Parse(k.Version); err == nil {
-				k.Version = v.String()
-			}
+	for _, k := range ks {
+		if v, err := kubeversion.Parse(ptr.Deref(k, Kubernetes{}).Version); err == nil && k != nil && k.Version != "" {
+			k.Version = v.String()
 		}
 	}
 	f := &p.Fleet
@@ -101,13 +98,7 @@ func setDur(d *metav1.Duration, def time.Duration) { d.Duration = cmp.Or(d.Durat
 
 // Validate returns every problem with a defaulted profile, with field paths.
 func Validate(p *Profile) field.ErrorList {
-	var errs field.ErrorList
-	if p.APIVersion != APIVersion {
-		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), p.APIVersion, []string{APIVersion}))
-	}
-	if p.Kind != Kind {
-		errs = append(errs, field.NotSupported(field.NewPath("kind"), p.Kind, []string{Kind}))
-	}
+	errs := slices.Concat(oneOf(field.NewPath("apiVersion"), p.APIVersion, false, APIVersion), oneOf(field.NewPath("kind"), p.Kind, false, Kind))
 	mp := field.NewPath("metadata", "name")
 	if p.Metadata.Name == "" {
 		errs = append(errs, field.Required(mp, ""))
@@ -116,10 +107,8 @@ func Validate(p *Profile) field.ErrorList {
 			errs = append(errs, field.Invalid(mp, p.Metadata.Name, msg))
 		}
 	}
-	errs = append(errs, validateKubernetes(p)...)
-	errs = append(errs, validateFleet(&p.Fleet, field.NewPath("fleet"))...)
-	errs = append(errs, validateTiming(&p.Timing, field.NewPath("timing"))...)
-	errs = append(errs, validateControlPlane(&p.ControlPlane, field.NewPath("controlPlane"))...)
+	errs = slices.Concat(errs, validateKubernetes(p), validateFleet(&p.Fleet, field.NewPath("fleet")),
+		validateTiming(&p.Timing, field.NewPath("timing")), validateControlPlane(&p.ControlPlane, field.NewPath("controlPlane")))
 	if p.Storm != nil {
 		errs = append(errs, validateStorm(p.Storm, p.Fleet.Nodes, field.NewPath("storm"))...)
 	}
@@ -140,34 +129,48 @@ func Validate(p *Profile) field.ErrorList {
 	if len(p.Variants) > 0 && p.Storm == nil {
 		errs = append(errs, field.Required(field.NewPath("storm"), "variants need a storm"))
 	}
-	if n := p.Repetitions.Count; n < 1 || n > 100 {
-		errs = append(errs, field.Invalid(field.NewPath("repetitions"), n, "must be between 1 and 100"))
-	}
-	switch p.Repetitions.Seeds {
-	case "", SeedsFixed, SeedsVary:
-	default:
-		errs = append(errs, field.NotSupported(field.NewPath("repetitions", "seeds"), truncate(p.Repetitions.Seeds), []string{SeedsFixed, SeedsVary}))
-	}
-	if m := p.Measurements.EndpointSlices; m != nil && (m.Watchers < 0 || m.Watchers > 10000) {
-		errs = append(errs, field.Invalid(field.NewPath("measurements", "endpointSlices", "watchers"), m.Watchers, "must be between 0 and 10000"))
+	errs = slices.Concat(errs, between(field.NewPath("repetitions"), p.Repetitions.Count, 1, 100),
+		oneOf(field.NewPath("repetitions", "seeds"), truncate(p.Repetitions.Seeds), true, SeedsFixed, SeedsVary))
+	if m := p.Measurements.EndpointSlices; m != nil {
+		errs = append(errs, between(field.NewPath("measurements", "endpointSlices", "watchers"), m.Watchers, 0, 10000)...)
 	}
 	if m := p.Measurements.APIServer; m != nil {
 		ap := field.NewPath("measurements", "apiserver")
-		if m.Interval.Duration < 100*time.Millisecond {
-			errs = append(errs, field.Invalid(ap.Child("interval"), m.Interval.Duration.String(), "must be at least 100ms"))
-		}
-		if m.MaxInFlight < 1 || m.MaxInFlight > 16 {
-			errs = append(errs, field.Invalid(ap.Child("maxInFlight"), m.MaxInFlight, "must be between 1 and 16"))
-		}
-		if rs := m.RestoreSettle; rs != nil && rs.Window.Duration != 0 && rs.Window.Duration < 2*time.Second {
-			errs = append(errs, field.Invalid(ap.Child("restoreSettle", "window"), rs.Window.Duration.String(), "must be at least 2s"))
-		}
-		if rs := m.RestoreSettle; rs != nil && rs.Windows != 0 && (rs.Windows < 2 || rs.Windows > 10) {
-			errs = append(errs, field.Invalid(ap.Child("restoreSettle", "windows"), rs.Windows, "must be between 2 and 10"))
+		errs = slices.Concat(errs, invalidIf(m.Interval.Duration < 100*time.Millisecond, ap.Child("interval"), m.Interval.Duration.String(), "must be at least 100ms"),
+			between(ap.Child("maxInFlight"), m.MaxInFlight, 1, 16))
+		if rs := m.RestoreSettle; rs != nil {
+			errs = slices.Concat(errs, invalidIf(rs.Window.Duration != 0 && rs.Window.Duration < 2*time.Second, ap.Child("restoreSettle", "window"), rs.Window.Duration.String(), "must be at least 2s"),
+				invalidIf(rs.Windows != 0 && (rs.Windows < 2 || rs.Windows > 10), ap.Child("restoreSettle", "windows"), rs.Windows, "must be between 2 and 10"))
 		}
 	}
-	errs = append(errs, validateCIGates(p.Gates, field.NewPath("gates"))...)
-	return errs
+	return append(errs, validateCIGates(p.Gates, field.NewPath("gates"))...)
+}
+
+// invalidIf is a field.Invalid of v at p when bad.
+func invalidIf(bad bool, p *field.Path, v any, msg string) field.ErrorList {
+	if !bad {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(p, v, msg)}
+}
+
+// between checks that lo <= v <= hi (NaN passes: a check that refuses it
+// says so).
+func between[T int | float64](p *field.Path, v, lo, hi T) field.ErrorList {
+	return invalidIf(v < lo || v > hi, p, v, fmt.Sprintf("must be between %v and %v", lo, hi))
+}
+
+// notNegative checks that v is 0 or more.
+func notNegative[T int | int64](p *field.Path, v T) field.ErrorList {
+	return invalidIf(v < 0, p, v, "must not be negative")
+}
+
+// oneOf checks that v is one of allowed, or "" when optional.
+func oneOf(p *field.Path, v string, optional bool, allowed ...string) field.ErrorList {
+	if v == "" && optional || slices.Contains(allowed, v) {
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(p, v, allowed)}
 }
 
 // MaxRealKubelets bounds fleet.realKubelets: each one is a kubelet process
@@ -178,29 +181,21 @@ const MaxRealKubelets = 64
 // least one workload of the mix that a real kubelet on a fake runtime can
 // run (exec probes only).
 func validateRealKubelets(f *Fleet, fp *field.Path) field.ErrorList {
-	if b := f.RealKubeletBackend; b != "" && b != RealKubeletHollow && b != RealKubeletContainerd {
-		return field.ErrorList{field.NotSupported(fp.Child("realKubeletBackend"), b, []string{RealKubeletHollow, RealKubeletContainerd})}
-	}
-	if f.RealKubelets == 0 {
-		return nil
+	if errs := oneOf(fp.Child("realKubeletBackend"), f.RealKubeletBackend, true, RealKubeletHollow, RealKubeletContainerd); errs != nil || f.RealKubelets == 0 {
+		return errs
 	}
 	rp := fp.Child("realKubelets")
 	if f.RealKubelets < 0 || f.RealKubelets > MaxRealKubelets || f.RealKubelets > f.Nodes {
 		return field.ErrorList{field.Invalid(rp, f.RealKubelets, fmt.Sprintf("must be between 0 and the fleet's nodes, at most %d", MaxRealKubelets))}
 	}
-	var runnable []string
-	for _, w := range f.Workloads {
+	runnable := slices.ContainsFunc(f.Workloads, func(w WorkloadShare) bool {
 		if w.Share == 0 || !workloads.Exists(w.Template) {
-			continue
+			return false
 		}
-		if ok, err := workloads.RunsOnRealKubelets(w.Template); err == nil && ok {
-			runnable = append(runnable, w.Template)
-		}
-	}
-	if len(runnable) == 0 {
-		return field.ErrorList{field.Invalid(rp, f.RealKubelets, "no workload of fleet.workloads can run on a real kubelet: each has HTTP or TCP probes, which a fake runtime cannot answer (add web-exec or statefulset)")}
-	}
-	return nil
+		ok, err := workloads.RunsOnRealKubelets(w.Template)
+		return err == nil && ok
+	})
+	return invalidIf(!runnable, rp, f.RealKubelets, "no workload of fleet.workloads can run on a real kubelet: each has HTTP or TCP probes, which a fake runtime cannot answer (add web-exec or statefulset)")
 }
 
 // validateSteadyWatches checks fleet.steadyWatches: at least one component,
@@ -215,23 +210,12 @@ func validateSteadyWatches(f *Fleet, fp *field.Path) field.ErrorList {
 	if !sw.Kubelet && !sw.KubeProxy {
 		errs = append(errs, field.Required(sp, "set kubelet, kubeProxy or both, or leave steadyWatches out"))
 	}
-	if f.Nodes > 0 && f.RealKubelets >= f.Nodes {
-		errs = append(errs, field.Invalid(sp, "set", "every node is a real kubelet (fleet.realKubelets), and real kubelets hold their own watches: no KWOK node is left to hold steady watches for"))
-	}
-	return errs
+	return append(errs, invalidIf(f.Nodes > 0 && f.RealKubelets >= f.Nodes, sp, "set", "every node is a real kubelet (fleet.realKubelets), and real kubelets hold their own watches: no KWOK node is left to hold steady watches for")...)
 }
 
 func validateFleet(f *Fleet, fp *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if f.Nodes <= 0 || f.Nodes > maxNodes {
-		errs = append(errs, field.Invalid(fp.Child("nodes"), f.Nodes, fmt.Sprintf("must be between 1 and %d", maxNodes)))
-	}
-	if f.PodsPerNode <= 0 || f.PodsPerNode > maxPodsDense {
-		errs = append(errs, field.Invalid(fp.Child("podsPerNode"), f.PodsPerNode, fmt.Sprintf("must be between 1 and %d", maxPodsDense)))
-	}
-	if f.MaxPodsPerNode < f.PodsPerNode {
-		errs = append(errs, field.Invalid(fp.Child("maxPodsPerNode"), f.MaxPodsPerNode, "must be at least podsPerNode"))
-	}
+	errs := slices.Concat(between(fp.Child("nodes"), f.Nodes, 1, maxNodes), between(fp.Child("podsPerNode"), f.PodsPerNode, 1, maxPodsDense),
+		invalidIf(f.MaxPodsPerNode < f.PodsPerNode, fp.Child("maxPodsPerNode"), f.MaxPodsPerNode, "must be at least podsPerNode"))
 	known := workloads.Names()
 	wp := fp.Child("workloads")
 	seen := map[string]bool{}
@@ -243,15 +227,9 @@ func validateFleet(f *Fleet, fp *field.Path) field.ErrorList {
 			errs = append(errs, field.Duplicate(ip.Child("template"), w.Template))
 		}
 		seen[w.Template] = true
-		if w.Share < 0 {
-			errs = append(errs, field.Invalid(ip.Child("share"), w.Share, "must not be negative"))
-		}
-		if w.Replicas < 1 || w.Replicas > 10000 {
-			errs = append(errs, field.Invalid(ip.Child("replicas"), w.Replicas, "must be between 1 and 10000"))
-		}
+		errs = slices.Concat(errs, notNegative(ip.Child("share"), w.Share), between(ip.Child("replicas"), w.Replicas, 1, 10000))
 	}
-	errs = append(errs, validateRealKubelets(f, fp)...)
-	errs = append(errs, validateSteadyWatches(f, fp)...)
+	errs = slices.Concat(errs, validateRealKubelets(f, fp), validateSteadyWatches(f, fp))
 	for _, q := range []struct{ name, val string }{{"nodeCPU", f.NodeCPU}, {"nodeMemory", f.NodeMemory}} {
 		if qv, err := resource.ParseQuantity(q.val); err != nil {
 			errs = append(errs, field.Invalid(fp.Child(q.name), truncate(q.val), "must be a quantity such as 32, 500m, 256Gi"))
@@ -259,16 +237,11 @@ func validateFleet(f *Fleet, fp *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(fp.Child(q.name), q.val, "must be positive"))
 		}
 	}
-	if f.TolerationSeconds != nil && *f.TolerationSeconds < 0 {
-		errs = append(errs, field.Invalid(fp.Child("tolerationSeconds"), *f.TolerationSeconds, "must not be negative"))
+	if f.TolerationSeconds != nil {
+		errs = append(errs, notNegative(fp.Child("tolerationSeconds"), *f.TolerationSeconds)...)
 	}
-	if f.CreateParallelism < 1 || f.CreateParallelism > 1000 {
-		errs = append(errs, field.Invalid(fp.Child("createParallelism"), f.CreateParallelism, "must be between 1 and 1000"))
-	}
-	if f.QPS < 0 || f.Burst < 0 {
-		errs = append(errs, field.Invalid(fp.Child("qps"), f.QPS, "qps and burst must not be negative"))
-	}
-	return errs
+	return slices.Concat(errs, between(fp.Child("createParallelism"), f.CreateParallelism, 1, 1000),
+		invalidIf(f.QPS < 0 || f.Burst < 0, fp.Child("qps"), f.QPS, "qps and burst must not be negative"))
 }
 
 func validateControlPlane(c *ControlPlane, cp *field.Path) field.ErrorList {
@@ -281,36 +254,18 @@ func validateControlPlane(c *ControlPlane, cp *field.Path) field.ErrorList {
 		{"controllerQPS", c.ControllerQPS}, {"controllerBurst", c.ControllerBurst},
 		{"kwokNodeLeaseParallelism", c.KwokNodeLeaseParallelism}, {"kwokParallelism", c.KwokParallelism},
 	} {
-		if f.v < 0 {
-			errs = append(errs, field.Invalid(cp.Child(f.name), f.v, "must not be negative"))
-		}
+		errs = append(errs, notNegative(cp.Child(f.name), f.v)...)
 	}
-	if c.APF != "" && c.APF != APFRealistic && c.APF != APFExempt {
-		errs = append(errs, field.NotSupported(cp.Child("apf"), c.APF, []string{APFRealistic, APFExempt}))
-	}
-	if c.APIServerMetrics != "" && c.APIServerMetrics != APIServerMetricsLean && c.APIServerMetrics != APIServerMetricsAll {
-		errs = append(errs, field.NotSupported(cp.Child("apiserverMetrics"), c.APIServerMetrics, []string{APIServerMetricsLean, APIServerMetricsAll}))
-	}
-	if le := c.LeaderElectionRenewDeadline; le != nil && le.Duration != 0 && (le.Duration < 5*time.Second || le.Duration > 10*time.Minute) {
-		errs = append(errs, field.Invalid(cp.Child("leaderElectionRenewDeadline"), le.Duration.String(), "must be between 5s and 10m, or 0 for the components' default (10s)"))
-	}
-	if c.CPUs != 0 && !(c.CPUs >= MinControlPlaneCPUs && c.CPUs <= MaxControlPlaneCPUs) {
-		errs = append(errs, field.Invalid(cp.Child("cpus"), c.CPUs, fmt.Sprintf("must be between %g and %d cores, or 0 for no CPU budget", MinControlPlaneCPUs, MaxControlPlaneCPUs)))
-	}
-	if c.SchedulerPercentageOfNodesToScore < 0 || c.SchedulerPercentageOfNodesToScore > 100 {
-		errs = append(errs, field.Invalid(cp.Child("schedulerPercentageOfNodesToScore"), c.SchedulerPercentageOfNodesToScore, "must be between 1 and 100, or 0 for the scheduler's default"))
-	}
-	return errs
+	le := ptr.Deref(c.LeaderElectionRenewDeadline, metav1.Duration{}).Duration
+	return slices.Concat(errs, oneOf(cp.Child("apf"), c.APF, true, APFRealistic, APFExempt),
+		oneOf(cp.Child("apiserverMetrics"), c.APIServerMetrics, true, APIServerMetricsLean, APIServerMetricsAll),
+		invalidIf(le != 0 && (le < 5*time.Second || le > 10*time.Minute), cp.Child("leaderElectionRenewDeadline"), le.String(), "must be between 5s and 10m, or 0 for the components' default (10s)"),
+		invalidIf(c.CPUs != 0 && !(c.CPUs >= MinControlPlaneCPUs && c.CPUs <= MaxControlPlaneCPUs), cp.Child("cpus"), c.CPUs, fmt.Sprintf("must be between %g and %d cores, or 0 for no CPU budget", MinControlPlaneCPUs, MaxControlPlaneCPUs)),
+		invalidIf(c.SchedulerPercentageOfNodesToScore < 0 || c.SchedulerPercentageOfNodesToScore > 100, cp.Child("schedulerPercentageOfNodesToScore"), c.SchedulerPercentageOfNodesToScore, "must be between 1 and 100, or 0 for the scheduler's default"))
 }
 
 func validateTiming(t *Timing, tp *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if t.HeartbeatFactor < 0.1 || t.HeartbeatFactor > 100 {
-		errs = append(errs, field.Invalid(tp.Child("heartbeatFactor"), t.HeartbeatFactor, "must be between 0.1 and 100"))
-	}
-	if t.NodeLeaseDurationSeconds < 1 || t.NodeLeaseDurationSeconds > 3600 {
-		errs = append(errs, field.Invalid(tp.Child("nodeLeaseDurationSeconds"), t.NodeLeaseDurationSeconds, "must be between 1 and 3600"))
-	}
+	errs := slices.Concat(between(tp.Child("heartbeatFactor"), t.HeartbeatFactor, 0.1, 100), between(tp.Child("nodeLeaseDurationSeconds"), t.NodeLeaseDurationSeconds, 1, 3600))
 	for _, d := range []struct {
 		name string
 		v    time.Duration
@@ -319,26 +274,14 @@ func validateTiming(t *Timing, tp *field.Path) field.ErrorList {
 		{"nodeMonitorGracePeriod", t.NodeMonitorGracePeriod.Duration},
 		{"nodeMonitorPeriod", t.NodeMonitorPeriod.Duration},
 	} {
-		if d.v < time.Second || d.v > maxDowntime {
-			errs = append(errs, field.Invalid(tp.Child(d.name), d.v.String(), "must be between 1s and 1h"))
-		}
+		errs = append(errs, invalidIf(d.v < time.Second || d.v > maxDowntime, tp.Child(d.name), d.v.String(), "must be between 1s and 1h")...)
 	}
-	if t.NodeMonitorPeriod.Duration >= t.NodeMonitorGracePeriod.Duration {
-		errs = append(errs, field.Invalid(tp.Child("nodeMonitorPeriod"), t.NodeMonitorPeriod.Duration.String(), "must be shorter than nodeMonitorGracePeriod"))
-	}
-	if t.NodeEvictionRate < 0 || t.NodeEvictionRate > 1000 || math.IsNaN(t.NodeEvictionRate) {
-		errs = append(errs, field.Invalid(tp.Child("nodeEvictionRate"), t.NodeEvictionRate, "must be between 0 (the controller manager's default, 0.1) and 1000 nodes per second"))
-	}
-	return errs
+	return slices.Concat(errs, invalidIf(t.NodeMonitorPeriod.Duration >= t.NodeMonitorGracePeriod.Duration, tp.Child("nodeMonitorPeriod"), t.NodeMonitorPeriod.Duration.String(), "must be shorter than nodeMonitorGracePeriod"),
+		invalidIf(t.NodeEvictionRate < 0 || t.NodeEvictionRate > 1000 || math.IsNaN(t.NodeEvictionRate), tp.Child("nodeEvictionRate"), t.NodeEvictionRate, "must be between 0 (the controller manager's default, 0.1) and 1000 nodes per second"))
 }
 
 func validateStorm(s *Storm, nodes int, sp *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	switch s.Kind {
-	case StormKubelet, StormRuntime, StormReboot:
-	default:
-		errs = append(errs, field.NotSupported(sp.Child("kind"), s.Kind, []string{StormKubelet, StormRuntime, StormReboot}))
-	}
+	errs := oneOf(sp.Child("kind"), s.Kind, false, StormKubelet, StormRuntime, StormReboot)
 	selp := sp.Child("select")
 	switch {
 	case s.Select.Count != 0 && s.Select.Fraction != 0:
@@ -370,27 +313,12 @@ func validateStorm(s *Storm, nodes int, sp *field.Path) field.ErrorList {
 			errs = append(errs, field.Required(wp.Child("interval"), "rolling waves need an interval"))
 		}
 	}
-	if s.Waves.Interval.Duration < 0 || s.Waves.Interval.Duration > maxDowntime {
-		errs = append(errs, field.Invalid(wp.Child("interval"), s.Waves.Interval.Duration.String(), "must be between 0 and 1h"))
-	}
-	if s.Waves.Concurrency < 0 {
-		errs = append(errs, field.Invalid(wp.Child("concurrency"), s.Waves.Concurrency, "must not be negative"))
-	}
-	errs = append(errs, validateDistribution(&s.Downtime, sp.Child("downtime"))...)
-	switch s.RuntimeMode {
-	case "", RuntimeRefused, RuntimeHung:
-		if s.RuntimeMode != "" && s.Kind != StormRuntime {
-			errs = append(errs, field.Invalid(sp.Child("runtimeMode"), s.RuntimeMode, "only for storms of kind runtime"))
-		}
-	default:
-		errs = append(errs, field.NotSupported(sp.Child("runtimeMode"), s.RuntimeMode, []string{RuntimeRefused, RuntimeHung}))
-	}
-	if d := s.InitDuration.Duration; d < 0 || d > maxDowntime {
-		errs = append(errs, field.Invalid(sp.Child("initDuration"), d.String(), "must be between 0 and 1h"))
-	}
-	if s.Planned && s.Kind != StormReboot {
-		errs = append(errs, field.Invalid(sp.Child("planned"), true, "only reboot storms can be planned"))
-	}
+	errs = slices.Concat(errs, invalidIf(s.Waves.Interval.Duration < 0 || s.Waves.Interval.Duration > maxDowntime, wp.Child("interval"), s.Waves.Interval.Duration.String(), "must be between 0 and 1h"),
+		notNegative(wp.Child("concurrency"), s.Waves.Concurrency), validateDistribution(&s.Downtime, sp.Child("downtime")),
+		oneOf(sp.Child("runtimeMode"), s.RuntimeMode, true, RuntimeRefused, RuntimeHung),
+		invalidIf((s.RuntimeMode == RuntimeRefused || s.RuntimeMode == RuntimeHung) && s.Kind != StormRuntime, sp.Child("runtimeMode"), s.RuntimeMode, "only for storms of kind runtime"),
+		invalidIf(s.InitDuration.Duration < 0 || s.InitDuration.Duration > maxDowntime, sp.Child("initDuration"), s.InitDuration.Duration.String(), "must be between 0 and 1h"),
+		invalidIf(s.Planned && s.Kind != StormReboot, sp.Child("planned"), true, "only reboot storms can be planned"))
 	if nc := s.NodeChanges; nc != nil {
 		np := sp.Child("nodeChanges")
 		for k := range nc.SetLabels {
@@ -399,18 +327,14 @@ func validateStorm(s *Storm, nodes int, sp *field.Path) field.ErrorList {
 			}
 		}
 		for i, t := range nc.AddTaints {
-			switch t.Effect {
-			case "NoSchedule", "PreferNoSchedule", "NoExecute":
-			default:
-				errs = append(errs, field.NotSupported(np.Child("addTaints").Index(i).Child("effect"), t.Effect, []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}))
-			}
+			tp := np.Child("addTaints").Index(i)
+			errs = append(errs, oneOf(tp.Child("effect"), t.Effect, false, "NoSchedule", "PreferNoSchedule", "NoExecute")...)
 			if t.Key == "" {
-				errs = append(errs, field.Required(np.Child("addTaints").Index(i).Child("key"), ""))
+				errs = append(errs, field.Required(tp.Child("key"), ""))
 			}
 		}
 	}
-	errs = append(errs, validateGates(s.FeatureGates, sp.Child("featureGates"))...)
-	return errs
+	return append(errs, validateGates(s.FeatureGates, sp.Child("featureGates"))...)
 }
 
 func validateDistribution(d *Distribution, dp *field.Path) field.ErrorList {
