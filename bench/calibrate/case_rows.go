@@ -2,8 +2,9 @@ package calibrate
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,27 +22,19 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 	k := float64(c.o.Nodes)
 	counts, times := c.countRequests(reqs, t0, end)
 	var rows []Row
-	keys := make([]string, 0, len(counts))
-	for key := range counts {
-		if key != slicesKey && key != resourcesOnlyKey && key != cgroupV1Key {
-			keys = append(keys, key)
+	for _, key := range slices.Sorted(maps.Keys(counts)) {
+		if !strings.HasPrefix(key, "\x00") {
+			rows = append(rows, c.countRow(key, counts[key], ""))
 		}
 	}
-	sort.Strings(keys)
-	for _, key := range keys {
-		rows = append(rows, c.countRow(key, counts[key], ""))
-	}
-	if ro, ok := counts[resourcesOnlyKey]; ok {
-		rv, sv := c.perNode(ro)
-		rows = append(rows, Row{Metric: MetricResourcesOnly, Unit: "/restart", Real: sum(rv) / k, Simulated: sum(sv) / k,
-			Agree: true, Informational: true,
-			Note: "the pod cgroup's unlimited memory.limit_in_bytes reported as a limit; a 1.36 kubelet runs on cgroup v1 only with failCgroupV1: false"})
-	}
-	if cg, ok := counts[cgroupV1Key]; ok {
-		rv, sv := c.perNode(cg)
-		rows = append(rows, Row{Metric: MetricCgroupV1Events, Unit: "/restart", Real: sum(rv) / k, Simulated: sum(sv) / k,
-			Agree: true, Informational: true,
-			Note: "a kubelet started on cgroup v1 warns at every start (kubelet_linux.go cgroupVersionCheck); a 1.36 kubelet runs on cgroup v1 only with failCgroupV1: false"})
+	for _, info := range []struct{ key, metric, note string }{
+		{resourcesOnlyKey, MetricResourcesOnly, "the pod cgroup's unlimited memory.limit_in_bytes reported as a limit; a 1.36 kubelet runs on cgroup v1 only with failCgroupV1: false"},
+		{cgroupV1Key, MetricCgroupV1Events, "a kubelet started on cgroup v1 warns at every start (kubelet_linux.go cgroupVersionCheck); a 1.36 kubelet runs on cgroup v1 only with failCgroupV1: false"},
+	} {
+		if byNode, ok := counts[info.key]; ok {
+			rv, sv := c.perNode(byNode)
+			rows = append(rows, Row{Metric: info.metric, Unit: "/restart", Real: sum(rv) / k, Simulated: sum(sv) / k, Agree: true, Informational: true, Note: info.note})
+		}
 	}
 	rows = append(rows, c.countRow(MetricSliceWrites, counts[slicesKey], "by kube-controller-manager, of the node's Service"))
 	rows = append(rows, c.flipRows(t0, end)...)
@@ -53,7 +46,7 @@ func (c *calibration) rows(cs Case, reqs []Request, t0, end time.Time, simCPU fl
 }
 
 // The keys of countRequests' counts that are not a request row of their
-// own.
+// own: each begins with a NUL.
 const slicesKey, resourcesOnlyKey, cgroupV1Key = "\x00slices", "\x00resources-only", "\x00cgroup-v1"
 
 // countRequests counts the case's requests between t0 and end by row key

@@ -120,24 +120,18 @@ func DefaultCases(backend string) []Case {
 func SelectCases(names []string) ([]Case, error) {
 	all := Cases()
 	var out []Case
-	var unknown []string
+	var known, unknown []string
+	for _, c := range all {
+		known = append(known, c.Name)
+	}
 	for _, n := range names {
-		found := false
-		for _, c := range all {
-			if c.Name == n {
-				out = append(out, c)
-				found = true
-			}
-		}
-		if !found {
+		if i := slices.Index(known, n); i >= 0 {
+			out = append(out, all[i])
+		} else {
 			unknown = append(unknown, n)
 		}
 	}
 	if len(unknown) > 0 {
-		var known []string
-		for _, c := range all {
-			known = append(known, c.Name)
-		}
 		return nil, fmt.Errorf("unknown calibration case %s (known: %s)", strings.Join(unknown, ", "), strings.Join(known, ", "))
 	}
 	return out, nil

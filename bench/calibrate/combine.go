@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -278,11 +279,7 @@ func ratioCell(sim float64, r *Row) string {
 }
 
 func refRow(cc CombinedCase, r CombinedRow) *Row {
-	judge := r.Judge
-	if judge == "" {
-		judge = cc.Reference
-	}
-	if judge == BackendContainerd {
+	if cmp.Or(r.Judge, cc.Reference) == BackendContainerd {
 		return r.Containerd
 	}
 	return r.Hollow
@@ -292,12 +289,7 @@ func refRow(cc CombinedCase, r CombinedRow) *Row {
 // test, if it has one.
 func combinedVerdict(cc CombinedCase, r CombinedRow) string {
 	if ref := refRow(cc, r); ref != nil && r.Verdict != "info" {
-		switch {
-		case ref.Test != nil:
-			return r.Verdict + " (" + ref.Test.String() + ")"
-		case ref.Shift != nil:
-			return r.Verdict + " (" + ref.Shift.String() + ")"
-		}
+		return r.Verdict + testNote(*ref)
 	}
 	return r.Verdict
 }
@@ -378,15 +370,8 @@ func WriteCombinedMarkdown(w io.Writer, c *Combined) error {
 func WriteOutsideMarkdown(w io.Writer, c *Combined) error {
 	var b strings.Builder
 	for _, r := range []*Result{c.Hollow, c.Containerd} {
-		tool, model := r.Tool, r.ModelFingerprint
-		if tool == "" {
-			tool = "(commit not recorded)"
-		}
-		if model == "" {
-			model = "not recorded"
-		}
 		fmt.Fprintf(&b, "- %s: stormbench %s, %s, %s, %d real + %d simulated nodes%s, %d pods each; model %.12s; machine %s\n",
-			backendOf(r), tool, r.Start.UTC().Format("2006-01-02"), r.runTime(), r.Nodes, r.Nodes, r.roundsNote(), r.PodsPerNode, model, r.Machine)
+			backendOf(r), cmp.Or(r.Tool, "(commit not recorded)"), r.Start.UTC().Format("2006-01-02"), r.runTime(), r.Nodes, r.Nodes, r.roundsNote(), r.PodsPerNode, cmp.Or(r.ModelFingerprint, "not recorded"), r.Machine)
 	}
 	d := c.Disagreements()
 	fmt.Fprintf(&b, "\n**%d rows outside tolerance of their reference**; %d rows where hollow and containerd disagree.\n", len(d), c.RealSidesDiffer())
@@ -403,11 +388,7 @@ func WriteOutsideMarkdown(w io.Writer, c *Combined) error {
 			if r.Verdict != "DIFFERS" {
 				continue
 			}
-			judge := r.Judge
-			if judge == "" {
-				judge = cc.Reference
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cc.Name, r.Metric, judge, realCell(refRow(cc, r)), fmtSide(r.Simulated, r.SimulatedSpread), combinedVerdict(cc, r))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cc.Name, r.Metric, cmp.Or(r.Judge, cc.Reference), realCell(refRow(cc, r)), fmtSide(r.Simulated, r.SimulatedSpread), combinedVerdict(cc, r))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -26,15 +26,19 @@ func verdict(r Row) string {
 
 // verdictCell is a row's verdict with its two-sample test, if it has one:
 // "ok (KS D 0.12, p 0.81, shift +0.2 s of ±0.3)".
-func verdictCell(r Row) string {
+func verdictCell(r Row) string { return verdict(r) + testNote(r) }
+
+// testNote is a checked row's two-sample test or shift in parentheses,
+// after its verdict; "" without one.
+func testNote(r Row) string {
 	switch {
 	case r.Informational:
 	case r.Test != nil:
-		return verdict(r) + " (" + r.Test.String() + ")"
+		return " (" + r.Test.String() + ")"
 	case r.Shift != nil:
-		return verdict(r) + " (" + r.Shift.String() + ")"
+		return " (" + r.Shift.String() + ")"
 	}
-	return verdict(r)
+	return ""
 }
 
 func fmtNum(v float64) string {
