@@ -527,10 +527,7 @@ func comparePaired(b, g []float64, baseMedian, curMedian float64, opts Options, 
 	d.setShift(sh, baseMedian, curMedian)
 	diffs := make([]float64, n)
 	for i := range n {
-		diffs[i] = g[i] - b[i]
-		if sh.Ratio {
-			diffs[i] = math.Log(g[i]) - math.Log(b[i])
-		}
+		diffs[i] = sh.diff(b[i], g[i])
 	}
 	d.P = SignedRankP(diffs)
 	switch {
@@ -572,22 +569,13 @@ func blockPairs(a, b Group, m Metric) (x, y []float64) {
 // signedRankBlocks is the fewest blocks whose signed-rank test can reach
 // p ≤ alpha (6 at 0.05).
 func signedRankBlocks(alpha float64) int {
-	n := 1
-	for MinSignedRankP(n) > alpha && n < 64 {
-		n++
-	}
-	return n
+	return fewest(1, 64, func(n int) bool { return MinSignedRankP(n) <= alpha })
 }
 
 // pairedBlocks is the fewest blocks for which PairedShift has an interval
 // at the level (6 at 95 %).
 func pairedBlocks(confidence float64) int {
-	for n := 2; n < 64; n++ {
-		if k, _ := signedRankOrder(n, confidence); k > 0 {
-			return n
-		}
-	}
-	return 64
+	return fewest(2, 64, func(n int) bool { k, _ := signedRankOrder(n, confidence); return k > 0 })
 }
 
 // allEqual reports whether every value of both samples is the same.

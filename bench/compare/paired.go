@@ -38,21 +38,16 @@ func PairedShift(base, cur []float64, confidence float64) Shift {
 		return s
 	}
 	base, cur = base[:n], cur[:n]
-	positive := func(x float64) bool { return x > 0 }
-	s.Ratio = allOf(base, positive) && allOf(cur, positive)
+	s.Ratio = allOf(func(x float64) bool { return x > 0 }, base, cur)
 	rel := func(x float64) float64 { return math.Exp(x) - 1 }
 	d := make([]float64, n)
 	for i := range n {
-		if s.Ratio {
-			d[i] = math.Log(cur[i]) - math.Log(base[i])
-		} else {
-			d[i] = cur[i] - base[i]
-		}
+		d[i] = s.diff(base[i], cur[i])
 	}
 	if !s.Ratio {
 		bm := MedianInterval(base, confidence).Median
 		if bm == 0 {
-			if allOf(d, func(x float64) bool { return x == 0 }) {
+			if allOf(func(x float64) bool { return x == 0 }, d) {
 				s.Bounded, s.Confidence = true, 1
 			}
 			return s
@@ -69,9 +64,7 @@ func PairedShift(base, cur []float64, confidence float64) Shift {
 		k, conf, s.Reduced = 1, 1-2*math.Pow(0.5, float64(n)), true
 	}
 	s.Lo, s.Hi, s.Confidence, s.Bounded = rel(w[k-1]), rel(w[len(w)-k]), conf, true
-	if nonNegative := func(x float64) bool { return x >= 0 }; allOf(base, nonNegative) && allOf(cur, nonNegative) {
-		s.Estimate, s.Lo, s.Hi = max(s.Estimate, -1), max(s.Lo, -1), max(s.Hi, -1)
-	}
+	s.clamp(base, cur)
 	return s
 }
 
@@ -117,12 +110,7 @@ func signedRankCDF(n int) []float64 {
 // ties given their average rank and zeros dropped (Wilcoxon's convention).
 // It is 1 when every difference is 0.
 func SignedRankP(d []float64) float64 {
-	var nz []float64
-	for _, x := range d {
-		if x != 0 {
-			nz = append(nz, x)
-		}
-	}
+	nz := slices.DeleteFunc(slices.Clone(d), func(x float64) bool { return x == 0 })
 	n := len(nz)
 	if n == 0 {
 		return 1

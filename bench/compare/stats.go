@@ -63,13 +63,20 @@ func MedianInterval(values []float64, confidence float64) Interval {
 // MedianRuns is the fewest runs whose order statistics bound the median at
 // the confidence level (6 for 95 %).
 func MedianRuns(confidence float64) int {
-	for n := 2; n < 100; n++ {
+	return fewest(2, 100, func(n int) bool {
 		ci := stats.QuantileCI(n, 0.5, confidence)
-		if ci.LoOrder >= 1 && ci.HiOrder <= n {
+		return ci.LoOrder >= 1 && ci.HiOrder <= n
+	})
+}
+
+// fewest is the smallest n in [lo, hi) for which ok holds; hi for none.
+func fewest(lo, hi int, ok func(n int) bool) int {
+	for n := lo; n < hi; n++ {
+		if ok(n) {
 			return n
 		}
 	}
-	return 100
+	return hi
 }
 
 // Shift is the relative change from a baseline sample to another: the
@@ -119,16 +126,11 @@ func RelativeShift(base, cur []float64, confidence float64) Shift {
 	if s.N1 == 0 || s.N2 == 0 {
 		return s
 	}
-	positive := func(x float64) bool { return x > 0 }
-	s.Ratio = allOf(base, positive) && allOf(cur, positive)
+	s.Ratio = allOf(func(x float64) bool { return x > 0 }, base, cur)
 	d := make([]float64, 0, s.N1*s.N2)
 	for _, b := range base {
 		for _, c := range cur {
-			if s.Ratio {
-				d = append(d, math.Log(c)-math.Log(b))
-			} else {
-				d = append(d, c-b)
-			}
+			d = append(d, s.diff(b, c))
 		}
 	}
 	slices.Sort(d)
@@ -152,12 +154,26 @@ func RelativeShift(base, cur []float64, confidence float64) Shift {
 		return s
 	}
 	s.Lo, s.Hi, s.Confidence, s.Bounded = rel(d[k-1]), rel(d[len(d)-k]), conf, true
-	if nonNegative := func(x float64) bool { return x >= 0 }; allOf(base, nonNegative) && allOf(cur, nonNegative) {
-		// A count or a duration falls by at most 100 %; differences
-		// over the baseline median can say more.
+	s.clamp(base, cur)
+	return s
+}
+
+// diff is the change from b to c: their log ratio when the changes are
+// ratios, else their difference.
+func (s Shift) diff(b, c float64) float64 {
+	if s.Ratio {
+		return math.Log(c) - math.Log(b)
+	}
+	return c - b
+}
+
+// clamp holds the change and its bounds at -100 % or more when no value
+// is negative: a count or a duration falls by at most 100 %; differences
+// over the baseline median can say more.
+func (s *Shift) clamp(base, cur []float64) {
+	if allOf(func(x float64) bool { return x >= 0 }, base, cur) {
 		s.Estimate, s.Lo, s.Hi = max(s.Estimate, -1), max(s.Lo, -1), max(s.Hi, -1)
 	}
-	return s
 }
 
 // shiftOrder returns k, the order statistic of the n1·n2 pairwise changes
@@ -179,12 +195,7 @@ func shiftOrder(n1, n2 int, confidence float64) (int, float64) {
 // ShiftRuns is the fewest runs per sample, the same in both, for which
 // RelativeShift has an interval at the level (4 + 4 for 95 %).
 func ShiftRuns(confidence float64) int {
-	for n := 1; n < 100; n++ {
-		if k, _ := shiftOrder(n, n, confidence); k > 0 {
-			return n
-		}
-	}
-	return 100
+	return fewest(1, 100, func(n int) bool { k, _ := shiftOrder(n, n, confidence); return k > 0 })
 }
 
 func medianSorted(xs []float64) float64 {
@@ -195,9 +206,10 @@ func medianSorted(xs []float64) float64 {
 	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
-func allOf(xs []float64, f func(float64) bool) bool {
-	for _, x := range xs {
-		if !f(x) {
+// allOf reports whether f holds for every value of the samples.
+func allOf(f func(float64) bool, samples ...[]float64) bool {
+	for _, xs := range samples {
+		if slices.ContainsFunc(xs, func(x float64) bool { return !f(x) }) {
 			return false
 		}
 	}
