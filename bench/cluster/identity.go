@@ -75,16 +75,11 @@ const (
 	// flowSchemaPrefix starts the name of each schema that only tells a
 	// flow apart: "stormbench-flow-<flow>", and for a component's leader
 	// election "stormbench-flow-<flow>-leader-election".
-	flowSchemaPrefix        = "stormbench-flow-"
-	leaderElectionSuffix    = "-leader-election"
-	suggestedKubeSystemSAs  = "kube-system-service-accounts"
-	suggestedSystemNodes    = "system-nodes"
-	suggestedSystemNodeHigh = "system-node-high"
-	suggestedControllerMgr  = "kube-controller-manager"
-	suggestedScheduler      = "kube-scheduler"
-	priorityLeaderElection  = "leader-election"
-	priorityWorkloadHigh    = "workload-high"
-	priorityGlobalDefault   = "global-default"
+	flowSchemaPrefix       = "stormbench-flow-"
+	leaderElectionSuffix   = "-leader-election"
+	priorityLeaderElection = "leader-election"
+	priorityWorkloadHigh   = "workload-high"
+	priorityGlobalDefault  = "global-default"
 )
 
 // Flows: who sent a request, as FlowOf names them from the flow schema
@@ -147,24 +142,23 @@ var ControllerServiceAccounts = []string{
 // named: stormbench's schemas name theirs, the suggested schemas that hold
 // one sender name it, and everything else is FlowOther.
 func FlowOf(flowSchema string) string {
-	switch flowSchema {
-	case suggestedSystemNodes, suggestedSystemNodeHigh:
-		return FlowKubelet
-	case FlowSchemaKwokHeartbeats, FlowSchemaKwok:
-		return FlowKwok
-	case FlowSchemaObserver, FlowSchemaHarness:
-		return FlowHarness
-	case suggestedControllerMgr:
-		return FlowControllerManager
-	case suggestedScheduler:
-		return FlowScheduler
-	case suggestedKubeSystemSAs:
-		return FlowControllers
+	if f, ok := schemaFlows[flowSchema]; ok {
+		return f
 	}
 	if f, ok := strings.CutPrefix(flowSchema, flowSchemaPrefix); ok && f != "" {
 		return strings.TrimSuffix(f, leaderElectionSuffix)
 	}
 	return FlowOther
+}
+
+// schemaFlows are the flows of stormbench's schemas and of the suggested
+// schemas that hold one sender, by schema.
+var schemaFlows = map[string]string{
+	"system-nodes": FlowKubelet, "system-node-high": FlowKubelet,
+	FlowSchemaKwokHeartbeats: FlowKwok, FlowSchemaKwok: FlowKwok,
+	FlowSchemaObserver: FlowHarness, FlowSchemaHarness: FlowHarness,
+	"kube-controller-manager": FlowControllerManager, "kube-scheduler": FlowScheduler,
+	"kube-system-service-accounts": FlowControllers,
 }
 
 // Flows lists every flow name FlowOf can return, in a fixed order: the
