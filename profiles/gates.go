@@ -154,17 +154,12 @@ func validateCIGates(g *Gates, gp *field.Path) field.ErrorList {
 		name string
 		v    *metav1.Duration
 	}{{"mutatingP99", g.MutatingP99}, {"listP99", g.ListP99}, {"recoveryP99", g.RecoveryP99}} {
-		if d.v == nil {
-			continue
-		}
-		if err := CheckSLO(d.v.Duration); err != nil {
-			errs = append(errs, field.Invalid(gp.Child(d.name), d.v.Duration.String(), "must not be negative (0s turns the gate off)"))
+		if d.v != nil {
+			errs = append(errs, invalidIf(CheckSLO(d.v.Duration) != nil, gp.Child(d.name), d.v.Duration.String(), "must not be negative (0s turns the gate off)")...)
 		}
 	}
 	if v := g.MaxOutageSeconds; v != nil {
-		if err := CheckMaxOutageSeconds(*v); err != nil {
-			errs = append(errs, field.Invalid(gp.Child("maxOutageSeconds"), fmt.Sprint(*v), "must be a finite number of seconds (0 allows no outage, a negative number turns the gate off)"))
-		}
+		errs = append(errs, invalidIf(CheckMaxOutageSeconds(*v) != nil, gp.Child("maxOutageSeconds"), fmt.Sprint(*v), "must be a finite number of seconds (0 allows no outage, a negative number turns the gate off)")...)
 	}
 	return errs
 }
