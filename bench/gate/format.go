@@ -24,20 +24,6 @@ func withIntervals(g *Check, base, cur []float64) {
 	g.Samples = &Samples{Current: compare.MedianInterval(cur, 0.95), Baseline: compare.MedianInterval(base, 0.95)}
 }
 
-// intervalText renders a median's interval and n: " [1.20s…1.40s] n=5",
-// or " n=1"; a range from too few runs for 95 % is shown with its
-// own coverage: " [1.20s…1.40s] (93.8%) n=5".
-func intervalText(iv compare.Interval, unit string) string {
-	s := ""
-	if iv.Bounded && iv.Lo != iv.Hi {
-		s = " [" + compare.FormatInterval(iv.Lo, iv.Hi, unit) + "]"
-		if iv.Reduced {
-			s += " (" + compare.FormatLevel(iv.Confidence) + ")"
-		}
-	}
-	return s + fmt.Sprintf(" n=%d", iv.N)
-}
-
 // gateValue renders a gate's current figure.
 func gateValue(g Check) string {
 	switch {
@@ -48,20 +34,33 @@ func gateValue(g Check) string {
 	case g.Status == Skip || g.NoValue:
 		return "-"
 	}
-	if g.Samples != nil {
-		return compare.FormatValue(g.Value, g.Unit) + intervalText(g.Samples.Current, g.Unit)
-	}
-	return compare.FormatValue(g.Value, g.Unit)
+	return g.figure(g.Value, func(s *Samples) compare.Interval { return s.Current })
 }
 
 func gateBaseline(g Check) string {
 	if g.Baseline == nil {
 		return "-"
 	}
-	if g.Samples != nil {
-		return compare.FormatValue(*g.Baseline, g.Unit) + intervalText(g.Samples.Baseline, g.Unit)
+	return g.figure(*g.Baseline, func(s *Samples) compare.Interval { return s.Baseline })
+}
+
+// figure renders x and, when the gate has samples, the interval and n of
+// the one sample picks: "1.30s [1.20s…1.40s] n=5", or "1.30s n=1"; a range
+// from too few runs for 95 % is shown with its own coverage:
+// "1.30s [1.20s…1.40s] (93.8%) n=5".
+func (g Check) figure(x float64, pick func(*Samples) compare.Interval) string {
+	s := compare.FormatValue(x, g.Unit)
+	if g.Samples == nil {
+		return s
 	}
-	return compare.FormatValue(*g.Baseline, g.Unit)
+	iv := pick(g.Samples)
+	if iv.Bounded && iv.Lo != iv.Hi {
+		s += " [" + compare.FormatInterval(iv.Lo, iv.Hi, g.Unit) + "]"
+		if iv.Reduced {
+			s += " (" + compare.FormatLevel(iv.Confidence) + ")"
+		}
+	}
+	return s + fmt.Sprintf(" n=%d", iv.N)
 }
 
 // WriteText writes one line per gate with its value, threshold, outcome
@@ -80,9 +79,7 @@ func WriteText(w io.Writer, r *Report) error {
 		for _, t := range r.Thresholds {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Threshold, t.Value, t.Source)
 		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+		tw.Flush() // into b: no error
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
@@ -90,9 +87,7 @@ func WriteText(w io.Writer, r *Report) error {
 	for _, g := range r.Results {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s: %s\n", g.Variant, g.Name, gateValue(g), gateBaseline(g), g.Threshold, g.Status, g.Detail)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	tw.Flush()
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", wn)
 	}

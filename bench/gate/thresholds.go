@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -119,12 +120,8 @@ func applyProfileThresholds(o *Options, src map[string]string, profile *Threshol
 	var errs []error
 	g := profile.Gates
 	for _, k := range slices.Sorted(maps.Keys(g.MaxRegression)) {
-		if err := profiles.CheckGateMetric(k); err != nil {
-			errs = append(errs, fmt.Errorf("%s: gates.maxRegression[%s]: %w", profile.Source, k, err))
-			continue
-		}
 		f, err := profiles.ParseRegression(g.MaxRegression[k])
-		if err != nil {
+		if err = cmp.Or(profiles.CheckGateMetric(k), err); err != nil {
 			errs = append(errs, fmt.Errorf("%s: gates.maxRegression[%s]: %w", profile.Source, k, err))
 			continue
 		}
