@@ -112,25 +112,33 @@ measurements:
   recovery: {}
 `
 
-func benchStorm(b *testing.B, kind string, legacy bool) {
+// benchRunner returns the target of the benchmarks and a function that
+// runs the profile yaml on the fleet of run runID and returns its first
+// variant run. The fleet is provisioned by the first run and kept: later
+// Ups find every object and only wait for readiness.
+func benchRunner(b *testing.B, yaml, runID string) (func() *result.VariantRun, *cluster.Target) {
 	target, emb := benchEnv(b)
-	nodes := benchNodes()
-	p := mustProfile(b, fmt.Sprintf(benchProfile, nodes, kind, legacy))
-	runID := fmt.Sprintf("bench-%d", nodes)
+	p := mustProfile(b, yaml)
 	benchRuns.Store(runID, true)
+	return func() *result.VariantRun {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+		defer cancel()
+		res, err := bench.Run(ctx, bench.Options{Profile: p, RunID: runID, Target: target, Embedded: emb, KeepFleet: true})
+		if err != nil {
+			b.Fatalf("run %s: %v", runID, err)
+		}
+		return &res.Variants[0]
+	}, target
+}
+
+func benchStorm(b *testing.B, kind string, legacy bool) {
+	nodes := benchNodes()
+	run, _ := benchRunner(b, fmt.Sprintf(benchProfile, nodes, kind, legacy), fmt.Sprintf("bench-%d", nodes))
 	var requests, writes, flips, cpuMS, ownCPUMS, restarts float64
 	var nodeP99 []float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-		// The fleet is provisioned by the first iteration and kept: later
-		// Ups find every object and only wait for readiness.
-		res, err := bench.Run(ctx, bench.Options{Profile: p, RunID: runID, Target: target, Embedded: emb, KeepFleet: true})
-		cancel()
-		if err != nil {
-			b.Fatalf("storm: %v", err)
-		}
-		v := &res.Variants[0]
+		v := run()
 		restarts += float64(v.Restarts)
 		api := v.Measurement(apiserver.Name)
 		if x, ok := api.Value(apiserver.Requests, result.WindowStorm); ok {

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormbench/stormbench/bench"
 	"github.com/stormbench/stormbench/bench/cluster"
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/kubeversion"
@@ -79,10 +78,8 @@ func BenchmarkStandingCost(b *testing.B) {
 }
 
 func benchStanding(b *testing.B, nodes int) {
-	target, emb := benchEnv(b)
-	p := mustProfile(b, fmt.Sprintf(standingProfile, nodes))
 	runID := fmt.Sprintf("standing-%d", nodes)
-	benchRuns.Store(runID, true)
+	run, target := benchRunner(b, fmt.Sprintf(standingProfile, nodes), runID)
 	b.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
@@ -93,14 +90,7 @@ func benchStanding(b *testing.B, nodes int) {
 	var perK, runs float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-		res, err := bench.Run(ctx, bench.Options{Profile: p, RunID: runID, Target: target, Embedded: emb, KeepFleet: true})
-		cancel()
-		if err != nil {
-			b.Fatalf("run: %v", err)
-		}
-		v := &res.Variants[0]
-		st := v.Measurement(self.Name)
+		st := run().Measurement(self.Name)
 		x, ok := st.Value(self.StandingCPU, result.WindowBaseline)
 		if !ok {
 			b.Fatalf("no %s in the result (warnings: %q)", self.StandingCPU, st.Warnings)
