@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -758,7 +759,7 @@ func (f *fakeAPI) render(name string, cfg Config, down time.Duration, out storm.
 	if cfg.InitDuration > 0 {
 		fmt.Fprintf(&b, ", init %s", cfg.InitDuration)
 	}
-	for _, g := range sortedKeys(cfg.Gates) {
+	for _, g := range slices.Sorted(maps.Keys(cfg.Gates)) {
 		fmt.Fprintf(&b, ", %s=%v", g, cfg.Gates[g])
 	}
 	fmt.Fprintf(&b, "\n# Restart returned: %v\n\n## requests (time from the restart, client, request)\n", err)
@@ -771,7 +772,7 @@ func (f *fakeAPI) render(name string, cfg Config, down time.Duration, out storm.
 	}
 	b.WriteString("\n## counters\n")
 	counters := sim.Counters.Snapshot()
-	for _, k := range sortedKeys(counters) {
+	for _, k := range slices.Sorted(maps.Keys(counters)) {
 		fmt.Fprintf(&b, "%s %d\n", k, counters[k])
 	}
 	return []byte(b.String())
@@ -809,15 +810,6 @@ func outcomeSteps(o storm.Outcome) []outcomeStep {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // typedListWatches lists and watches through a kubeletClient's typed
 // clients, which a fake clientset serves, and PodCertificateRequests
 // through certs (the fake's v1beta1 client: the golden shows the resource,
@@ -833,14 +825,22 @@ func (t typedListWatches) listWatch(resource, namespace string, selector fields.
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = selector.String()
-			obj, err := t.list(ctx, resource, namespace, o)
+			tlw, err := t.typed(resource, namespace)
+			if err != nil {
+				return nil, err
+			}
+			obj, err := tlw.list(ctx, o)
 			time.Sleep(watchLatency)
 			return obj, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = selector.String()
 			o.Watch = true
-			return t.watch(ctx, resource, namespace, o)
+			tlw, err := t.typed(resource, namespace)
+			if err != nil {
+				return nil, err
+			}
+			return tlw.watch(ctx, o)
 		},
 	}
 	lw.ListFunc = func(o metav1.ListOptions) (runtime.Object, error) {
@@ -855,48 +855,39 @@ func (t typedListWatches) listWatch(resource, namespace string, selector fields.
 	return lw
 }
 
-func (t typedListWatches) list(ctx context.Context, resource, ns string, o metav1.ListOptions) (runtime.Object, error) {
-	switch resource {
-	case "pods":
-		return t.c.CoreV1().Pods(ns).List(ctx, o)
-	case "nodes":
-		return t.c.CoreV1().Nodes().List(ctx, o)
-	case "services":
-		return t.c.CoreV1().Services(ns).List(ctx, o)
-	case "secrets":
-		return t.c.CoreV1().Secrets(ns).List(ctx, o)
-	case "configmaps":
-		return t.c.CoreV1().ConfigMaps(ns).List(ctx, o)
-	case "csidrivers":
-		return t.c.StorageV1().CSIDrivers().List(ctx, o)
-	case "runtimeclasses":
-		return t.c.NodeV1().RuntimeClasses().List(ctx, o)
-	case "podcertificaterequests":
-		return t.certs.PodCertificateRequests(ns).List(ctx, o)
-	}
-	return nil, fmt.Errorf("typedListWatches: no list of %s", resource)
+// typedListWatch is the list and watch of one typed client.
+type typedListWatch struct {
+	list  func(context.Context, metav1.ListOptions) (runtime.Object, error)
+	watch func(context.Context, metav1.ListOptions) (watch.Interface, error)
 }
 
-func (t typedListWatches) watch(ctx context.Context, resource, ns string, o metav1.ListOptions) (watch.Interface, error) {
+func typedLW[L runtime.Object](c interface {
+	List(context.Context, metav1.ListOptions) (L, error)
+	Watch(context.Context, metav1.ListOptions) (watch.Interface, error)
+}) typedListWatch {
+	return typedListWatch{func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return c.List(ctx, o) }, c.Watch}
+}
+
+func (t typedListWatches) typed(resource, ns string) (typedListWatch, error) {
 	switch resource {
 	case "pods":
-		return t.c.CoreV1().Pods(ns).Watch(ctx, o)
+		return typedLW(t.c.CoreV1().Pods(ns)), nil
 	case "nodes":
-		return t.c.CoreV1().Nodes().Watch(ctx, o)
+		return typedLW(t.c.CoreV1().Nodes()), nil
 	case "services":
-		return t.c.CoreV1().Services(ns).Watch(ctx, o)
+		return typedLW(t.c.CoreV1().Services(ns)), nil
 	case "secrets":
-		return t.c.CoreV1().Secrets(ns).Watch(ctx, o)
+		return typedLW(t.c.CoreV1().Secrets(ns)), nil
 	case "configmaps":
-		return t.c.CoreV1().ConfigMaps(ns).Watch(ctx, o)
+		return typedLW(t.c.CoreV1().ConfigMaps(ns)), nil
 	case "csidrivers":
-		return t.c.StorageV1().CSIDrivers().Watch(ctx, o)
+		return typedLW(t.c.StorageV1().CSIDrivers()), nil
 	case "runtimeclasses":
-		return t.c.NodeV1().RuntimeClasses().Watch(ctx, o)
+		return typedLW(t.c.NodeV1().RuntimeClasses()), nil
 	case "podcertificaterequests":
-		return t.certs.PodCertificateRequests(ns).Watch(ctx, o)
+		return typedLW(t.certs.PodCertificateRequests(ns)), nil
 	}
-	return nil, fmt.Errorf("typedListWatches: no watch of %s", resource)
+	return typedListWatch{}, fmt.Errorf("typedListWatches: no list-watch of %s", resource)
 }
 
 // delayedWatch delivers each event of a watch watchLatency after it
