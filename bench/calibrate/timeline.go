@@ -2,8 +2,8 @@ package calibrate
 
 import (
 	"context"
-	"errors"
-	"sort"
+	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,36 +25,28 @@ func (c *calibration) watch(ctx context.Context) (stop func(), err error) {
 	f := informers.NewSharedInformerFactoryWithOptions(c.o.Target.Client, 0, informers.WithNamespace(c.ns))
 	nf := informers.NewSharedInformerFactoryWithOptions(c.o.Target.Client, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = fleet.RunLabel + "=" + c.o.RunID }))
-	podInf := f.Core().V1().Pods().Informer()
-	nodeInf := nf.Core().V1().Nodes().Informer()
-	if _, err := podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { c.observePod(o) },
-		UpdateFunc: func(_, o any) { c.observePod(o) },
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := nodeInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { c.observeNode(o) },
-		UpdateFunc: func(_, o any) { c.observeNode(o) },
-	}); err != nil {
-		return nil, err
-	}
 	ch := make(chan struct{})
-	f.Start(ch)
-	nf.Start(ch)
-	for _, ok := range f.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			close(ch)
-			return nil, errors.New("calibration: pod watch did not sync")
+	stop = func() { close(ch); f.Shutdown(); nf.Shutdown() }
+	watches := []struct {
+		what    string
+		f       informers.SharedInformerFactory
+		inf     cache.SharedIndexInformer
+		observe func(any)
+	}{{"pod", f, f.Core().V1().Pods().Informer(), c.observePod}, {"node", nf, nf.Core().V1().Nodes().Informer(), c.observeNode}}
+	for _, w := range watches {
+		if _, err := w.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: w.observe, UpdateFunc: func(_, o any) { w.observe(o) }}); err != nil {
+			stop()
+			return nil, err
+		}
+		w.f.Start(ch)
+	}
+	for _, w := range watches {
+		if !cache.WaitForCacheSync(ctx.Done(), w.inf.HasSynced) {
+			stop()
+			return nil, fmt.Errorf("calibration: %s watch did not sync", w.what)
 		}
 	}
-	for _, ok := range nf.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			close(ch)
-			return nil, errors.New("calibration: node watch did not sync")
-		}
-	}
-	return func() { close(ch); f.Shutdown(); nf.Shutdown() }, nil
+	return stop, nil
 }
 
 // observePod records a scheduled pod's readiness in the tracker.
@@ -100,6 +92,6 @@ func notReadyDurations(flips []recovery.Transition, endOf func(node string) time
 			out = append(out, endOf(node).Sub(down))
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	slices.Sort(out)
 	return out
 }

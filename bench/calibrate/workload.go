@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -205,13 +206,12 @@ func (c *calibration) workload(node string) (deps, workload []runtime.Object) {
 func setProbe(spec *corev1.PodSpec, probe string) {
 	ctr := &spec.Containers[0]
 	var h corev1.ProbeHandler
+	ctr.Command = []string{"serve", strconv.Itoa(httpProbePort), strconv.Itoa(tcpProbePort)}
 	switch probe {
 	case ProbeHTTP:
 		h.HTTPGet = &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(httpProbePort)}
-		ctr.Command = []string{"serve", strconv.Itoa(httpProbePort), strconv.Itoa(tcpProbePort)}
 	case ProbeTCP:
 		h.TCPSocket = &corev1.TCPSocketAction{Port: intstr.FromInt32(tcpProbePort)}
-		ctr.Command = []string{"serve", strconv.Itoa(httpProbePort), strconv.Itoa(tcpProbePort)}
 	default:
 		h.Exec = &corev1.ExecAction{Command: []string{"true"}}
 		ctr.Command = nil
@@ -299,7 +299,7 @@ func (c *calibration) addPodFeatures(node string, spec *corev1.PodSpec) []runtim
 
 // allNodes lists real then simulated nodes.
 func (c *calibration) allNodes() []string {
-	return append(append([]string{}, c.real.nodes...), c.sim.nodes...)
+	return slices.Concat(c.real.nodes, c.sim.nodes)
 }
 
 // scale sets the replicas of the Deployments of nodes.
