@@ -252,12 +252,7 @@ func writeTables[T interface{ Disagreements() []string }](o *calibrateOptions, e
 	if err := errors.Join(write(o.resultPath, writeIndentedJSON), write(o.markdown, markdown), write(o.htmlPath, html)); err != nil {
 		return errors.Join(runErr, err)
 	}
-	var err error
-	if o.output == "json" || o.output == "yaml" {
-		err = printStructured(env.stdout, o.output, doc)
-	} else {
-		err = text(env.stdout, doc)
-	}
+	err := printAs(env.stdout, o.output, doc, func() error { return text(env.stdout, doc) })
 	switch d := doc.Disagreements(); {
 	case err != nil:
 		return err

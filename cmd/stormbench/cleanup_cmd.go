@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -96,15 +95,11 @@ func (o *cleanupOptions) run(ctx context.Context, env *cmdEnv) error {
 		return apiError(ctx, "listing what runs left behind", o.timeout, err)
 	}
 	if o.list {
-		if o.output == "json" || o.output == "yaml" {
-			return printStructured(env.stdout, o.output, runs)
-		}
-		tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "RUN\tNODES\tDOWN NODES\tNAMESPACES")
-		for _, r := range runs {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", r.RunID, r.Nodes, r.DownNodes, r.Namespaces)
-		}
-		return tw.Flush()
+		return printAs(env.stdout, o.output, runs, func() error {
+			return writeTable(env.stdout, "RUN\tNODES\tDOWN NODES\tNAMESPACES", runs, func(r fleet.RunObjects) string {
+				return fmt.Sprintf("%s\t%d\t%d\t%d", r.RunID, r.Nodes, r.DownNodes, r.Namespaces)
+			})
+		})
 	}
 	var targets []string
 	for _, r := range runs {

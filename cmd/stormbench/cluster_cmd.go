@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -161,18 +161,12 @@ func (o *clusterCmdOptions) status(ctx context.Context, env *cmdEnv, e *cluster.
 		return printStructured(env.stdout, o.output, map[string]any{"name": e.Name(), "kubeconfig": e.Kubeconfig(), "harnessKubeconfig": e.ClientKubeconfig(), "apf": e.APFMode(), "components": st})
 	}
 	fmt.Fprintf(env.stdout, "Cluster:    %s\nKubeconfig: %s\nAPF:        %s%s\n\n", e.Name(), e.Kubeconfig(), e.APFMode(), apfNote(e))
-	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "COMPONENT\tPID\tPROCESS\tHEALTH\tVERSION\tLOG")
-	healthy := true
-	for _, c := range st {
-		h := fmtBool(c.Healthy, "ok", "unhealthy: "+c.Error)
-		healthy = healthy && c.Healthy && c.Running
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, c.PID, fmtBool(c.Running, "running", "stopped"), h, c.Version, c.Log)
-	}
-	if err := tw.Flush(); err != nil {
+	if err := writeTable(env.stdout, "COMPONENT\tPID\tPROCESS\tHEALTH\tVERSION\tLOG", st, func(c cluster.ComponentStatus) string {
+		return fmt.Sprintf("%s\t%d\t%s\t%s\t%s\t%s", c.Name, c.PID, fmtBool(c.Running, "running", "stopped"), fmtBool(c.Healthy, "ok", "unhealthy: "+c.Error), c.Version, c.Log)
+	}); err != nil {
 		return err
 	}
-	if !healthy {
+	if slices.ContainsFunc(st, func(c cluster.ComponentStatus) bool { return !c.Healthy || !c.Running }) {
 		return fmt.Errorf("embedded cluster %q is not healthy", e.Name())
 	}
 	return nil

@@ -141,10 +141,7 @@ func (o *compareOptions) run(env *cmdEnv, paths []string, opts compare.Options) 
 	if err != nil {
 		return usageError{err}
 	}
-	if o.format == report.FormatJSON || o.format == "yaml" {
-		return printStructured(env.stdout, o.format, c)
-	}
-	return report.WriteComparison(env.stdout, c, o.format)
+	return printAs(env.stdout, o.format, c, func() error { return report.WriteComparison(env.stdout, c, o.format) })
 }
 
 // printMetrics lists the key metrics: a table, or with -o json|yaml their

@@ -262,12 +262,7 @@ func (o *gateOptions) run(env *cmdEnv, req gate.Request) error {
 	if toStdout(o.junit) {
 		text = env.stderr
 	}
-	if o.output == "json" || o.output == "yaml" {
-		err = printStructured(env.stdout, o.output, rep)
-	} else {
-		err = gate.WriteText(text, rep)
-	}
-	if err != nil {
+	if err := printAs(env.stdout, o.output, rep, func() error { return gate.WriteText(text, rep) }); err != nil {
 		return err
 	}
 	if junit != nil {

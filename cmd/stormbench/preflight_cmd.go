@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -79,20 +78,11 @@ func (o *preflightOptions) run(ctx context.Context, env *cmdEnv) error {
 		// No table: a check that got no answer is not a finding.
 		return apiError(ctx, "running the preflight checks", o.timeout, err)
 	}
-	if o.output == "json" || o.output == "yaml" {
-		if err := printStructured(env.stdout, o.output, checks); err != nil {
-			return err
-		}
-	} else {
+	if err := printAs(env.stdout, o.output, checks, func() error {
 		fmt.Fprintf(env.stdout, "Target: %s (context %q, Kubernetes %s)\n", t.Host, t.Context, t.ServerVersion)
-		tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "CHECK\tSTATUS\tDETAIL")
-		for _, c := range checks {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, c.Status, c.Detail)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+		return writeTable(env.stdout, "CHECK\tSTATUS\tDETAIL", checks, func(c cluster.Check) string { return fmt.Sprintf("%s\t%s\t%s", c.Name, c.Status, c.Detail) })
+	}); err != nil {
+		return err
 	}
 	for _, c := range checks {
 		if c.Status == cluster.CheckFail {

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -87,15 +86,11 @@ func (o *profilesOptions) list(env *cmdEnv) error {
 		}
 		all = append(all, p)
 	}
-	if o.structured() {
-		return printStructured(env.stdout, o.output, all)
-	}
-	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tNODES\tPODS/NODE\tSTORM\tVARIANTS\tDESCRIPTION")
-	for _, p := range all {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\n", p.Metadata.Name, p.Fleet.Nodes, p.Fleet.PodsPerNode, cmp.Or(p.StormKind(), "-"), len(p.ResolvedVariants()), p.Metadata.Description)
-	}
-	return tw.Flush()
+	return printAs(env.stdout, o.output, all, func() error {
+		return writeTable(env.stdout, "NAME\tNODES\tPODS/NODE\tSTORM\tVARIANTS\tDESCRIPTION", all, func(p *profiles.Profile) string {
+			return fmt.Sprintf("%s\t%d\t%d\t%s\t%d\t%s", p.Metadata.Name, p.Fleet.Nodes, p.Fleet.PodsPerNode, cmp.Or(p.StormKind(), "-"), len(p.ResolvedVariants()), p.Metadata.Description)
+		})
+	})
 }
 
 // validate checks each profile and says what is wrong with the invalid
