@@ -38,36 +38,35 @@ func TestFormatValue(t *testing.T) {
 	}
 }
 
-func TestFormatPercent(t *testing.T) {
-	for _, tt := range []struct {
-		f    float64
-		want string
-	}{{-1, "-100%"}, {-0.55, "-55.0%"}, {0.1, "+10.0%"}, {0, "0.0%"}, {0.0001, "0.0%"}, {2.5, "+250%"}, {math.Inf(1), "up from 0"}, {math.Inf(-1), "down from 0"}} {
-		if got := FormatPercent(tt.f); got != tt.want {
-			t.Errorf("FormatPercent(%v) = %q, want %q", tt.f, got, tt.want)
-		}
-	}
-}
-
-// TestFormatChange: a rise to ten times the base or more is a factor, not
-// a percentage of seven digits; anything else is FormatPercent's.
+// TestFormatChange: FormatPercent signs a fraction as a percentage, and
+// FormatChange makes a rise to ten times the base or more a factor, not a
+// percentage of seven digits; anything else is FormatPercent's.
 func TestFormatChange(t *testing.T) {
 	for _, c := range []struct {
-		f    float64
-		want string
+		format func(float64) string
+		f      float64
+		want   string
 	}{
-		{0.123, "+12.3%"},
-		{-1, "-100%"},
-		{8.99, "+899%"},
-		{9, "×10.0"},
-		{12.19, "×13.2"},
-		{113409.44, "×113410"},
-		{math.Inf(1), "up from 0"},
-		{math.Inf(-1), "down from 0"},
-		{math.NaN(), "?"},
+		{FormatPercent, -1, "-100%"},
+		{FormatPercent, -0.55, "-55.0%"},
+		{FormatPercent, 0.1, "+10.0%"},
+		{FormatPercent, 0, "0.0%"},
+		{FormatPercent, 0.0001, "0.0%"},
+		{FormatPercent, 2.5, "+250%"},
+		{FormatPercent, math.Inf(1), "up from 0"},
+		{FormatPercent, math.Inf(-1), "down from 0"},
+		{FormatChange, 0.123, "+12.3%"},
+		{FormatChange, -1, "-100%"},
+		{FormatChange, 8.99, "+899%"},
+		{FormatChange, 9, "×10.0"},
+		{FormatChange, 12.19, "×13.2"},
+		{FormatChange, 113409.44, "×113410"},
+		{FormatChange, math.Inf(1), "up from 0"},
+		{FormatChange, math.Inf(-1), "down from 0"},
+		{FormatChange, math.NaN(), "?"},
 	} {
-		if got := FormatChange(c.f); got != c.want {
-			t.Errorf("FormatChange(%v) = %q, want %q", c.f, got, c.want)
+		if got := c.format(c.f); got != c.want {
+			t.Errorf("format(%v) = %q, want %q", c.f, got, c.want)
 		}
 	}
 }

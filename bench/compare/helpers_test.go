@@ -17,6 +17,4 @@ func readFixture(t *testing.T) *result.Result { return resulttest.Read(t, fixtur
 
 // synthetic builds a result whose variants have one repetition per value,
 // each with the value as its EndpointSlice writes and API requests.
-func synthetic(t *testing.T, id string, variants map[string][]float64, order ...string) *result.Result {
-	return resulttest.Synthetic(t, id, variants, order...)
-}
+var synthetic = resulttest.Synthetic

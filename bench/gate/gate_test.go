@@ -273,18 +273,7 @@ func TestVariantsAndRepetitions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var failed []string
-			for _, g := range rep.FailedGates() {
-				failed = append(failed, g.Variant+"/"+g.Name+": "+g.Detail)
-			}
-			if len(failed) != len(tt.failed) {
-				t.Fatalf("failed gates %q, want %q", failed, tt.failed)
-			}
-			for i, w := range tt.failed {
-				if !strings.Contains(failed[i], w) {
-					t.Errorf("failed gate %q, want %q", failed[i], w)
-				}
-			}
+			checkFailed(t, rep, tt.failed)
 			if rep.OK() != (len(tt.failed) == 0) {
 				t.Errorf("OK() = %t", rep.OK())
 			}
@@ -487,18 +476,7 @@ func TestProfileVariantMissing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var failed []string
-			for _, g := range rep.FailedGates() {
-				failed = append(failed, g.Variant+"/"+g.Name+": "+g.Detail)
-			}
-			if len(failed) != len(tt.failed) {
-				t.Fatalf("failed gates %q, want %q", failed, tt.failed)
-			}
-			for i, w := range tt.failed {
-				if !strings.Contains(failed[i], w) {
-					t.Errorf("failed gate %q, want %q", failed[i], w)
-				}
-			}
+			checkFailed(t, rep, tt.failed)
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stormbench/stormbench/bench/compare/resulttest"
@@ -41,6 +42,22 @@ func setValue(t *testing.T, r *result.Result, variant, measurement, name string,
 
 // synthetic builds a result whose variants have one repetition per value,
 // each with the value as its EndpointSlice writes and API requests.
-func synthetic(t *testing.T, id string, variants map[string][]float64, order ...string) *result.Result {
-	return resulttest.Synthetic(t, id, variants, order...)
+var synthetic = resulttest.Synthetic
+
+// checkFailed checks that the report's failed gates are as many as want,
+// each "variant/name: detail" holding its want, in order.
+func checkFailed(t *testing.T, rep *Report, want []string) {
+	t.Helper()
+	var failed []string
+	for _, g := range rep.FailedGates() {
+		failed = append(failed, g.Variant+"/"+g.Name+": "+g.Detail)
+	}
+	if len(failed) != len(want) {
+		t.Fatalf("failed gates %q, want %q", failed, want)
+	}
+	for i, w := range want {
+		if !strings.Contains(failed[i], w) {
+			t.Errorf("failed gate %q, want %q", failed[i], w)
+		}
+	}
 }

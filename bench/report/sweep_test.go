@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -164,25 +163,17 @@ func TestSweepVerdict(t *testing.T) {
 // to 100 nodes, tuned at every size.
 func sweepResult(t *testing.T) *result.Result {
 	t.Helper()
-	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	r := &result.Result{
-		SchemaVersion: result.SchemaVersion,
-		Complete:      true,
-		Run: result.Run{
-			ID: "sweep", ToolVersion: "test", Start: start, End: start.Add(time.Hour),
-			Fleet:   result.Fleet{Nodes: 400, Pods: 4000, Services: 40},
-			Profile: json.RawMessage(`{"metadata":{"name":"synthetic"},"storm":{"kind":"kubelet"}}`),
-		},
-		Variants: []result.VariantRun{
-			sweepRun("default/wave=50", 0, 0.31, 0, 0, 811),
-			sweepRun("default/wave=100", 0, 0.34, 0, 0, 1439),
-			sweepRun("default/wave=200", 0, 0.96, 1, 0, 1726),
-			sweepRun("default/wave=400", 0, 4.09, 637, 0, 1215),
-			sweepRun("tuned/wave=50", 0, 0.12, 0, 0, 700),
-			sweepRun("tuned/wave=100", 0, 0.2, 0, 0, 1100),
-			sweepRun("tuned/wave=200", 0, 0.45, 0, 0, 1500),
-			sweepRun("tuned/wave=400", 0, nan, 0, 0, 1900),
-		},
+	r := synthetic(t, "sweep", nil)
+	r.Run.Fleet = result.Fleet{Nodes: 400, Pods: 4000, Services: 40}
+	r.Variants = []result.VariantRun{
+		sweepRun("default/wave=50", 0, 0.31, 0, 0, 811),
+		sweepRun("default/wave=100", 0, 0.34, 0, 0, 1439),
+		sweepRun("default/wave=200", 0, 0.96, 1, 0, 1726),
+		sweepRun("default/wave=400", 0, 4.09, 637, 0, 1215),
+		sweepRun("tuned/wave=50", 0, 0.12, 0, 0, 700),
+		sweepRun("tuned/wave=100", 0, 0.2, 0, 0, 1100),
+		sweepRun("tuned/wave=200", 0, 0.45, 0, 0, 1500),
+		sweepRun("tuned/wave=400", 0, nan, 0, 0, 1900),
 	}
 	var buf bytes.Buffer
 	if err := result.Encode(&buf, r); err != nil {
