@@ -2,15 +2,20 @@ package result
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/stormbench/stormbench/bench/kubeversion"
 )
 
 // Bounds of the figures and times a result may hold. A file outside them is
@@ -28,125 +33,273 @@ const (
 	maxErrorLen    = 150
 )
 
-// validateFigures checks what Validate's required-field checks do not: no
-// negative count, no NaN or infinite figure, no end before its start, no
-// duplicate (variant, repetition) run, and no time outside the run. It is
-// part of Validate, so that stormbench neither reads nor writes such a
-// document.
-func validateFigures(r *Result) field.ErrorList {
-	var errs field.ErrorList
+// Validate checks that r has every required field, that its histograms
+// decode, and that its figures and times are possible: no negative count,
+// no NaN or infinite figure, no end before its start, no duplicate
+// (variant, repetition) run, and no time outside the run. It is the one
+// check of every command that reads a result (ReadFile, Decode) and of
+// every write (Encode). Its error names the first problems, each with its
+// field path, in a few hundred characters whatever the input: the missing
+// and malformed fields first, then the impossible figures.
+func Validate(r *Result) error {
+	x := validator{seen: map[runKey]int{}}
+	x.lo, x.hi = runBounds(r)
+	if r.SchemaVersion != SchemaVersion {
+		x.req = append(x.req, field.Invalid(field.NewPath("schemaVersion"), r.SchemaVersion, fmt.Sprintf("this stormbench reads schema version %d", SchemaVersion)))
+	}
 	run := field.NewPath("run")
-	lo, hi := runBounds(r)
+	for _, c := range []struct {
+		name    string
+		missing bool
+	}{{"id", r.Run.ID == ""}, {"toolVersion", r.Run.ToolVersion == ""}, {"start", r.Run.Start.IsZero()}} {
+		if c.missing {
+			x.req = append(x.req, field.Required(run.Child(c.name), ""))
+		}
+	}
+	if r.Complete && r.Run.End.IsZero() {
+		x.req = append(x.req, field.Required(run.Child("end"), "a complete run has an end time"))
+	}
+	if len(r.Run.Profile) > 0 && !json.Valid(r.Run.Profile) {
+		x.req = append(x.req, field.Invalid(run.Child("profile"), "", "not valid JSON"))
+	}
+	if sh := r.Run.Shard; sh != nil && (sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count) {
+		x.req = append(x.req, field.Invalid(run.Child("shard"), sh.String(), "a shard i/n has 0 <= i < n"))
+	}
 	if !r.Run.End.IsZero() && r.Run.End.Before(r.Run.Start) {
-		errs = append(errs, field.Invalid(run.Child("end"), r.Run.End.Format(time.RFC3339), "before run.start"))
+		x.fig = append(x.fig, field.Invalid(run.Child("end"), r.Run.End.Format(time.RFC3339), "before run.start"))
 	}
 	fp := run.Child("fleet")
 	for _, c := range []struct {
 		name string
 		v    int
 	}{{"nodes", r.Run.Fleet.Nodes}, {"pods", r.Run.Fleet.Pods}, {"services", r.Run.Fleet.Services}} {
-		if c.v < 0 {
-			errs = append(errs, field.Invalid(fp.Child(c.name), c.v, "must not be negative"))
-		}
+		x.nonNegativeInt(fp.Child(c.name), c.v)
 	}
-	errs = append(errs, finiteField(run.Child("cluster", "settings", "heartbeatFactor"), r.Run.Cluster.Settings.HeartbeatFactor)...)
-	type runKey struct {
-		variant    string
-		repetition int
+	if h := r.Run.Cluster.Settings.HeartbeatFactor; math.IsNaN(h) || math.IsInf(h, 0) {
+		x.fig = append(x.fig, field.Invalid(run.Child("cluster", "settings", "heartbeatFactor"), fmt.Sprint(h), "must be finite"))
 	}
-	seen := map[runKey]int{}
 	for i := range r.Variants {
-		v := &r.Variants[i]
-		vp := field.NewPath("variants").Index(i)
-		k := runKey{v.Variant, v.Repetition}
-		if j, ok := seen[k]; ok {
-			errs = append(errs, field.Duplicate(vp, fmt.Sprintf("variant %q repetition %d, as variants[%d]", short(v.Variant), v.Repetition, j)))
-		} else {
-			seen[k] = i
-		}
-		if v.Restarts < 0 {
-			errs = append(errs, field.Invalid(vp.Child("restarts"), v.Restarts, "must not be negative"))
-		}
-		errs = append(errs, nonNegative(vp.Child("resetSeconds"), v.ResetSeconds)...)
-		if sw := v.Sweep; sw != nil {
-			if sw.WaveSize < 1 {
-				errs = append(errs, field.Invalid(vp.Child("sweep", "waveSize"), sw.WaveSize, "must be at least 1"))
-			} else if want := SweepVariantName(sw.Variant, sw.WaveSize); v.Variant != want {
-				errs = append(errs, field.Invalid(vp.Child("sweep"), short(v.Variant), fmt.Sprintf("a sweep step's variant is named %q", short(want))))
-			}
-		}
-		for j, w := range v.WaveStarts {
-			errs = append(errs, nonNegative(vp.Child("waveStarts").Index(j), w)...)
-		}
-		errs = append(errs, inRun(vp.Child("start"), v.Start, lo, hi)...)
-		errs = append(errs, inRun(vp.Child("stormStart"), v.StormStart, lo, hi)...)
-		errs = append(errs, inRun(vp.Child("end"), v.End, lo, hi)...)
-		if !v.End.IsZero() && v.End.Before(v.Start) {
-			errs = append(errs, field.Invalid(vp.Child("end"), v.End.Format(time.RFC3339), "before start"))
-		}
-		switch {
-		case v.StormStart.IsZero() && (v.Complete || v.Restarts > 0):
-			// Every storm window, excess and recovery time is counted
-			// from it; only a run stopped before its storm has none.
-			errs = append(errs, field.Required(vp.Child("stormStart"), "a storm that ran (complete, or with restarts) has a start"))
-		case !v.StormStart.IsZero() && v.StormStart.Before(v.Start):
-			errs = append(errs, field.Invalid(vp.Child("stormStart"), v.StormStart.Format(time.RFC3339), "before start"))
-		}
-		for j := range v.Measurements {
-			errs = append(errs, validateMeasurementFigures(vp.Child("measurements").Index(j), &v.Measurements[j], lo, hi)...)
-		}
+		x.variant(i, &r.Variants[i])
 	}
-	return errs
+	if errs := append(x.req, x.fig...); len(errs) > 0 {
+		return validationError(errs)
+	}
+	return nil
 }
 
-func validateMeasurementFigures(p *field.Path, m *Measurement, lo, hi time.Time) field.ErrorList {
-	var errs field.ErrorList
+// validator gathers Validate's problems in one walk of the document: req
+// the missing and malformed fields, fig the impossible figures and times
+// (reported after req), with lo and hi the run's bounds (runBounds).
+type validator struct {
+	req, fig field.ErrorList
+	lo, hi   time.Time
+	seen     map[runKey]int
+}
+
+type runKey struct {
+	variant    string
+	repetition int
+}
+
+func (x *validator) variant(i int, v *VariantRun) {
+	p := field.NewPath("variants").Index(i)
+	if v.Variant == "" {
+		x.req = append(x.req, field.Required(p.Child("variant"), ""))
+	} else if err := checkRunName(v); err != nil {
+		x.req = append(x.req, field.Invalid(p.Child("variant"), short(v.Variant), err.Error()))
+	}
+	if v.Repetition < 0 {
+		x.req = append(x.req, field.Invalid(p.Child("repetition"), v.Repetition, "must be at least 0"))
+	}
+	if v.Start.IsZero() {
+		x.req = append(x.req, field.Required(p.Child("start"), ""))
+	}
+	if v.KubernetesVersion != "" {
+		if _, err := kubeversion.Parse(v.KubernetesVersion); err != nil {
+			x.req = append(x.req, field.Invalid(p.Child("kubernetesVersion"), short(v.KubernetesVersion), err.Error()))
+		}
+	}
+	k := runKey{v.Variant, v.Repetition}
+	if j, ok := x.seen[k]; ok {
+		x.fig = append(x.fig, field.Duplicate(p, fmt.Sprintf("variant %q repetition %d, as variants[%d]", short(v.Variant), v.Repetition, j)))
+	} else {
+		x.seen[k] = i
+	}
+	x.nonNegativeInt(p.Child("restarts"), v.Restarts)
+	x.nonNegative(p.Child("resetSeconds"), v.ResetSeconds)
+	if sw := v.Sweep; sw != nil {
+		if sw.WaveSize < 1 {
+			x.fig = append(x.fig, field.Invalid(p.Child("sweep", "waveSize"), sw.WaveSize, "must be at least 1"))
+		} else if want := SweepVariantName(sw.Variant, sw.WaveSize); v.Variant != want {
+			x.fig = append(x.fig, field.Invalid(p.Child("sweep"), short(v.Variant), fmt.Sprintf("a sweep step's variant is named %q", short(want))))
+		}
+	}
+	for j, w := range v.WaveStarts {
+		x.nonNegative(p.Child("waveStarts").Index(j), w)
+	}
+	x.inRun(p.Child("start"), v.Start)
+	x.inRun(p.Child("stormStart"), v.StormStart)
+	x.inRun(p.Child("end"), v.End)
+	if !v.End.IsZero() && v.End.Before(v.Start) {
+		x.fig = append(x.fig, field.Invalid(p.Child("end"), v.End.Format(time.RFC3339), "before start"))
+	}
+	switch {
+	case v.StormStart.IsZero() && (v.Complete || v.Restarts > 0):
+		// Every storm window, excess and recovery time is counted
+		// from it; only a run stopped before its storm has none.
+		x.fig = append(x.fig, field.Required(p.Child("stormStart"), "a storm that ran (complete, or with restarts) has a start"))
+	case !v.StormStart.IsZero() && v.StormStart.Before(v.Start):
+		x.fig = append(x.fig, field.Invalid(p.Child("stormStart"), v.StormStart.Format(time.RFC3339), "before start"))
+	}
+	names := map[string]bool{}
+	for j := range v.Measurements {
+		m := &v.Measurements[j]
+		mp := p.Child("measurements").Index(j)
+		if m.Name == "" {
+			x.req = append(x.req, field.Required(mp.Child("name"), ""))
+		} else if names[m.Name] {
+			x.req = append(x.req, field.Duplicate(mp.Child("name"), m.Name))
+		}
+		names[m.Name] = true
+		x.measurement(mp, m)
+	}
+}
+
+func (x *validator) measurement(p *field.Path, m *Measurement) {
 	for i, w := range m.Windows {
 		wp := p.Child("windows").Index(i)
-		errs = append(errs, inRun(wp.Child("start"), w.Start, lo, hi)...)
-		errs = append(errs, inRun(wp.Child("end"), w.End, lo, hi)...)
+		if w.Name == "" {
+			x.req = append(x.req, field.Required(wp.Child("name"), ""))
+		}
+		if w.End.Before(w.Start) {
+			x.req = append(x.req, field.Invalid(wp.Child("end"), w.End, "before start"))
+		}
+		x.inRun(wp.Child("start"), w.Start)
+		x.inRun(wp.Child("end"), w.End)
+	}
+	for i, v := range m.Values {
+		vp := p.Child("values").Index(i)
+		x.nameUnit(vp, v.Name, v.Unit)
+		switch {
+		case math.IsNaN(v.Value) || math.IsInf(v.Value, 0):
+			x.req = append(x.req, field.Invalid(vp.Child("value"), v.Value, "must be finite"))
+		case v.Value < 0 && !mayBeNegative(v.Name):
+			x.req = append(x.req, field.Invalid(vp.Child("value"), v.Value, "cannot be negative"))
+		}
 	}
 	for i := range m.Histograms {
-		h := &m.Histograms[i]
-		hp := p.Child("histograms").Index(i)
-		sp := hp.Child("summary")
-		if h.Summary.Count < 0 {
-			errs = append(errs, field.Invalid(sp.Child("count"), h.Summary.Count, "must not be negative"))
-		}
-		s := h.Summary
-		for _, q := range []struct {
-			name string
-			v    float64
-		}{{"min", s.Min}, {"mean", s.Mean}, {"p50", s.P50}, {"p90", s.P90}, {"p99", s.P99}, {"p99.9", s.P999}, {"max", s.Max}} {
-			errs = append(errs, nonNegative(sp.Child(q.name), q.v)...)
-		}
-		errs = append(errs, nonNegative(hp.Child("sum"), h.Sum)...)
-		for j, b := range h.Buckets {
-			errs = append(errs, nonNegative(hp.Child("buckets").Index(j).Child("count"), b.Count)...)
-		}
+		x.histogram(p.Child("histograms").Index(i), &m.Histograms[i])
 	}
 	for i := range m.Series {
-		s := &m.Series[i]
-		sp := p.Child("series").Index(i)
-		errs = append(errs, inRun(sp.Child("start"), s.Start, lo, hi)...)
-		if s.Start.IsZero() || len(s.Points) == 0 {
-			continue
+		x.series(p.Child("series").Index(i), &m.Series[i])
+	}
+}
+
+func (x *validator) series(p *field.Path, s *Series) {
+	x.nameUnit(p, s.Name, s.Unit)
+	if !slices.IsSortedFunc(s.Points, func(a, b Point) int { return cmp.Compare(a.T, b.T) }) {
+		x.req = append(x.req, field.Invalid(p.Child("points"), len(s.Points), "not in time order"))
+	}
+	for j, pt := range s.Points {
+		if math.IsNaN(pt.V) || math.IsInf(pt.V, 0) || math.IsNaN(pt.T) || math.IsInf(pt.T, 0) {
+			x.req = append(x.req, field.Invalid(p.Child("points").Index(j), pt.V, "must be finite"))
+			break
 		}
-		// Points are in time order (Validate), so the first and the last
-		// bound them all.
-		for _, j := range []int{0, len(s.Points) - 1} {
-			t := s.Points[j].T
-			if math.IsNaN(t) || math.IsInf(t, 0) {
-				continue // reported by Validate
-			}
-			at := s.Start.Add(time.Duration(math.Max(math.Min(t, 1e9), -1e9) * float64(time.Second)))
-			if at.Before(lo) || at.After(hi) {
-				errs = append(errs, field.Invalid(sp.Child("points").Index(j), fmt.Sprintf("t=%gs", t),
-					fmt.Sprintf("outside the run: t must be within [%.0f, %.0f] s of the series start", lo.Sub(s.Start).Seconds(), hi.Sub(s.Start).Seconds())))
-			}
+		if pt.V < 0 && !mayBeNegative(s.Name) {
+			x.req = append(x.req, field.Invalid(p.Child("points").Index(j), pt.V, "cannot be negative"))
+			break
 		}
 	}
-	return errs
+	x.inRun(p.Child("start"), s.Start)
+	if s.Start.IsZero() || len(s.Points) == 0 {
+		return
+	}
+	// Points are in time order (checked above), so the first and the last
+	// bound them all.
+	for _, j := range []int{0, len(s.Points) - 1} {
+		t := s.Points[j].T
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			continue // reported above
+		}
+		at := s.Start.Add(time.Duration(math.Max(math.Min(t, 1e9), -1e9) * float64(time.Second)))
+		if at.Before(x.lo) || at.After(x.hi) {
+			x.fig = append(x.fig, field.Invalid(p.Child("points").Index(j), fmt.Sprintf("t=%gs", t),
+				fmt.Sprintf("outside the run: t must be within [%.0f, %.0f] s of the series start", x.lo.Sub(s.Start).Seconds(), x.hi.Sub(s.Start).Seconds())))
+		}
+	}
+}
+
+func (x *validator) histogram(p *field.Path, h *Histogram) {
+	x.nameUnit(p, h.Name, h.Unit)
+	if h.HDR != "" && len(h.Buckets) > 0 {
+		x.req = append(x.req, field.Forbidden(p.Child("buckets"), "a histogram is either hdr or buckets"))
+	}
+	if h.HDRUnit != "" && h.HDRUnit != UnitMicroseconds {
+		x.req = append(x.req, field.NotSupported(p.Child("hdrUnit"), short(h.HDRUnit), []string{UnitMicroseconds}))
+	}
+	if h.HDR != "" {
+		if h.HDRUnit == "" {
+			x.req = append(x.req, field.Required(p.Child("hdrUnit"), "hdr is set"))
+		}
+		d, err := DecodeHDR(h.HDR)
+		if err != nil {
+			x.req = append(x.req, field.Invalid(p.Child("hdr"), "<encoded>", err.Error()))
+		} else if d.TotalCount() != h.Summary.Count {
+			x.req = append(x.req, field.Invalid(p.Child("summary", "count"), h.Summary.Count,
+				fmt.Sprintf("does not match the encoded histogram's count %d", d.TotalCount())))
+		}
+	}
+	prevLE, prevCount := math.Inf(-1), 0.0
+	for i, b := range h.Buckets {
+		bp := p.Child("buckets").Index(i)
+		le, err := strconv.ParseFloat(b.LE, 64)
+		if err != nil {
+			x.req = append(x.req, field.Invalid(bp.Child("le"), b.LE, "not a number"))
+			continue
+		}
+		if le <= prevLE {
+			x.req = append(x.req, field.Invalid(bp.Child("le"), b.LE, "bounds must ascend"))
+		}
+		if b.Count < prevCount {
+			x.req = append(x.req, field.Invalid(bp.Child("count"), b.Count, "cumulative counts must not decrease"))
+		}
+		prevLE, prevCount = le, b.Count
+	}
+	if len(h.Buckets) > 0 && !math.IsInf(prevLE, 1) {
+		x.req = append(x.req, field.Invalid(p.Child("buckets"), len(h.Buckets), "the last bucket must be le=+Inf"))
+	}
+	sp, s := p.Child("summary"), h.Summary
+	x.nonNegativeInt(sp.Child("count"), int(s.Count))
+	for _, q := range []struct {
+		name string
+		v    float64
+	}{{"min", s.Min}, {"mean", s.Mean}, {"p50", s.P50}, {"p90", s.P90}, {"p99", s.P99}, {"p99.9", s.P999}, {"max", s.Max}} {
+		x.nonNegative(sp.Child(q.name), q.v)
+	}
+	x.nonNegative(p.Child("sum"), h.Sum)
+	for j, b := range h.Buckets {
+		x.nonNegative(p.Child("buckets").Index(j).Child("count"), b.Count)
+	}
+}
+
+// mayBeNegative says a figure is a difference that can go below zero: an
+// excess over the baseline, a growth, or a marginal cost. Counts, rates,
+// durations, sizes and ratios cannot.
+func mayBeNegative(name string) bool {
+	n := strings.ToLower(name)
+	// A marginal cost is a storm's cost less the standing rate over its
+	// window: a storm cheaper than the steady fleet's noise is below 0.
+	return strings.Contains(n, "excess") || strings.Contains(n, "growth") || strings.Contains(n, "marginal")
+}
+
+// nameUnit reports a figure's missing name and unit.
+func (x *validator) nameUnit(p *field.Path, name, unit string) {
+	if name == "" {
+		x.req = append(x.req, field.Required(p.Child("name"), ""))
+	}
+	if unit == "" {
+		x.req = append(x.req, field.Required(p.Child("unit"), ""))
+	}
 }
 
 // runBounds is the window every time of r must lie in: the run's start to
@@ -161,28 +314,25 @@ func runBounds(r *Result) (lo, hi time.Time) {
 	return lo.Add(-timeSlack), hi.Add(timeSlack)
 }
 
-func inRun(p *field.Path, t, lo, hi time.Time) field.ErrorList {
-	if t.IsZero() || lo.IsZero() || (!t.Before(lo) && !t.After(hi)) {
-		return nil
+func (x *validator) inRun(p *field.Path, t time.Time) {
+	if !t.IsZero() && !x.lo.IsZero() && (t.Before(x.lo) || t.After(x.hi)) {
+		x.fig = append(x.fig, field.Invalid(p, t.Format(time.RFC3339), "outside the run's start and end"))
 	}
-	return field.ErrorList{field.Invalid(p, t.Format(time.RFC3339), "outside the run's start and end")}
 }
 
-func finiteField(p *field.Path, v float64) field.ErrorList {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return field.ErrorList{field.Invalid(p, fmt.Sprint(v), "must be finite")}
-	}
-	return nil
-}
-
-func nonNegative(p *field.Path, v float64) field.ErrorList {
-	if errs := finiteField(p, v); errs != nil {
-		return errs
-	}
+func (x *validator) nonNegativeInt(p *field.Path, v int) {
 	if v < 0 {
-		return field.ErrorList{field.Invalid(p, fmt.Sprintf("%g", v), "must not be negative")}
+		x.fig = append(x.fig, field.Invalid(p, v, "must not be negative"))
 	}
-	return nil
+}
+
+func (x *validator) nonNegative(p *field.Path, v float64) {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		x.fig = append(x.fig, field.Invalid(p, fmt.Sprint(v), "must be finite"))
+	case v < 0:
+		x.fig = append(x.fig, field.Invalid(p, fmt.Sprintf("%g", v), "must not be negative"))
+	}
 }
 
 // validationError is Validate's error: the first few problems, each cut
