@@ -17,18 +17,7 @@ func TestDecodeMessages(t *testing.T) {
 	if err := result.Encode(&good, layoutFixture()); err != nil {
 		t.Fatal(err)
 	}
-	edit := func(f func(m map[string]any)) string {
-		var m map[string]any
-		if err := json.Unmarshal(good.Bytes(), &m); err != nil {
-			t.Fatal(err)
-		}
-		f(m)
-		b, err := json.Marshal(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	edit := func(f func(m map[string]any)) string { return edited(t, good.Bytes(), f) }
 	variant := func(m map[string]any) map[string]any { return m["variants"].([]any)[0].(map[string]any) }
 	measurement := func(m map[string]any) map[string]any {
 		return variant(m)["measurements"].([]any)[0].(map[string]any)

@@ -196,18 +196,7 @@ func TestDecodeRejects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	edit := func(f func(m map[string]any)) string {
-		var m map[string]any
-		if err := json.Unmarshal(valid, &m); err != nil {
-			t.Fatal(err)
-		}
-		f(m)
-		b, err := json.Marshal(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	edit := func(f func(m map[string]any)) string { return edited(t, valid, f) }
 	variant0 := func(m map[string]any) map[string]any { return m["variants"].([]any)[0].(map[string]any) }
 	tests := []struct {
 		name string

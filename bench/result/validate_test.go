@@ -24,6 +24,21 @@ func doc(t *testing.T) map[string]any {
 	return d
 }
 
+// edited is the JSON document b as f changes it.
+func edited(t *testing.T, b []byte, f func(m map[string]any)) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	f(m)
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
 // at walks d by keys and indexes ("variants", 0, "measurements", 0).
 func at(d any, path ...any) map[string]any {
 	for _, k := range path {
