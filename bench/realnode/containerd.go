@@ -2,7 +2,6 @@ package realnode
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,7 +95,7 @@ func NewContainerd(o Options) (*ContainerdNode, error) {
 		return nil, errors.New("containerd node: name, directory, admin kubeconfig and pod CIDR are required")
 	}
 	n := &ContainerdNode{}
-	if err := n.init("containerd node", o, "ctd.sock", ".ttrpc"); err != nil {
+	if err := n.init(n, "containerd node", o, "ctd.sock", ".ttrpc"); err != nil {
 		return nil, err
 	}
 	o = n.opts
@@ -467,11 +466,6 @@ func (n *ContainerdNode) Stop() error {
 	err := n.stopBoth(func() { n.wantKubelet = false }, 10*time.Second, 10*time.Second)
 	n.killContainers()
 	return errors.Join(err, n.cleanHost())
-}
-
-// Restart carries out one restart of kind (see Node.Restart).
-func (n *ContainerdNode) Restart(ctx context.Context, kind, runtimeMode string, downtime time.Duration, gates map[string]bool) (time.Time, error) {
-	return restart(ctx, n, kind, runtimeMode, downtime, gates)
 }
 
 func init() {

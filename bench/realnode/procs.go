@@ -20,23 +20,25 @@ type procs struct {
 	// what names the node in errors: "real node n1", "containerd node n1".
 	what string
 	opts Options
+	// node is the node these are the processes of, for Restart.
+	node primitives
 
 	mu      sync.Mutex
 	kubelet *proc
 	runtime *proc
 }
 
-// init readies the processes of a node of kind ("real node", "containerd
-// node") in o.Dir, made absolute and created, with its kubeconfig
+// init readies the processes of node, of kind ("real node", "containerd
+// node"), in o.Dir, made absolute and created, with its kubeconfig
 // (writeKubeconfig). sock, the runtime's socket in it, must leave room for
 // suffix in a unix socket path: at most 107 bytes, 100 here.
-func (p *procs) init(kind string, o Options, sock, suffix string) error {
+func (p *procs) init(node primitives, kind string, o Options, sock, suffix string) error {
 	abs, err := filepath.Abs(o.Dir)
 	if err != nil {
 		return err
 	}
 	o.Dir = abs
-	p.what, p.opts = kind+" "+o.Name, o
+	p.what, p.opts, p.node = kind+" "+o.Name, o, node
 	if sock = filepath.Join(abs, sock); len(sock+suffix) > 100 {
 		return fmt.Errorf("%s: socket path %s is too long for a unix socket (%d bytes, at most 100): use a shorter --workdir", p.what, sock, len(sock+suffix))
 	}

@@ -79,7 +79,7 @@ func New(o Options) (*Node, error) {
 		return nil, errors.New("real node: name, directory and admin kubeconfig are required")
 	}
 	n := &Node{bootID: newBootID()}
-	if err := n.init("real node", o, "cri.sock", ""); err != nil {
+	if err := n.init(n, "real node", o, "cri.sock", ""); err != nil {
 		return nil, err
 	}
 	return n, nil
@@ -378,14 +378,6 @@ func ProcUsage(pid int) (Usage, error) {
 	return u, nil
 }
 
-// Restart carries out one restart of kind (profiles.StormKubelet, Runtime
-// or Reboot) with the given downtime; the kubelet starts again with gates.
-// It returns when the processes are started again, with the time the
-// kubelet (for a runtime restart, the runtime) came back.
-func (n *Node) Restart(ctx context.Context, kind, runtimeMode string, downtime time.Duration, gates map[string]bool) (back time.Time, err error) {
-	return restart(ctx, n, kind, runtimeMode, downtime, gates)
-}
-
 // primitives are what a restart does to a real node, hollow or
 // containerd-backed.
 type primitives interface {
@@ -421,7 +413,12 @@ var (
 	_ Runner = (*ContainerdNode)(nil)
 )
 
-func restart(ctx context.Context, n primitives, kind, runtimeMode string, downtime time.Duration, gates map[string]bool) (back time.Time, err error) {
+// Restart carries out one restart of kind (profiles.StormKubelet, Runtime
+// or Reboot) with the given downtime; the kubelet starts again with gates.
+// It returns when the processes are started again, with the time the
+// kubelet (for a runtime restart, the runtime) came back.
+func (p *procs) Restart(ctx context.Context, kind, runtimeMode string, downtime time.Duration, gates map[string]bool) (back time.Time, err error) {
+	n := p.node
 	// A real node's processes run on the real clock: its downtime is
 	// slept, and the time it came back read, on it.
 	clk := clock.RealClock{}
