@@ -188,15 +188,13 @@ func writeFileAtomic(path string, data []byte) (err error) {
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	if _, err = tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return err
+	if _, err = tmp.Write(data); err == nil {
+		err = tmp.Sync()
 	}
-	if err = tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return err
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err = tmp.Close(); err != nil {
+	if err != nil {
 		return err
 	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
