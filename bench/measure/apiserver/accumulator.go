@@ -3,6 +3,7 @@ package apiserver
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/stormbench/stormbench/bench/cluster"
@@ -160,92 +161,66 @@ func (a *apiAccumulator) Close(restarts int) result.Measurement {
 	return out
 }
 
-// windowFigures adds the figures of one window.
+// windowFigures adds the figures of one window: each family's own
+// (famSpec.figure), and the requests' and watchers'.
 func windowFigures(out *result.Measurement, window string, w *windowAcc, add addFunc) {
-	counterFigures(window, w, add)
-	gaugeFigures(window, w, add)
+	for _, series := range []map[seriesKey]float64{w.counters, w.gaugeMax} {
+		for k, v := range series {
+			if f := famSpecs[k.fam]; f.figure != "" {
+				add(f.figure, window, f.unit, v, k.pairs(f.as)...)
+			}
+		}
+	}
+	for flow, v := range flowCounts(w.counters) {
+		add(FlowRequests, window, result.UnitRequests, v, result.LabelFlow, flow)
+	}
+	requestFigures(window, w, add)
+	// Registered watchers, or failing them the WATCH requests running.
+	for _, fam := range []family{famWatchers, famLongRunning} {
+		if v, ok := w.gaugeMax[seriesKey{fam: fam}]; ok {
+			add(WatchersMax, window, result.UnitCount, v)
+			break
+		}
+	}
 	histogramFigures(out, window, w)
 }
 
-// counterFigures adds a window's figures of counters: requests by verb,
-// resource, subresource and code, their rates, and the APF, watch, CPU and
-// EndpointSlice controller counts.
-func counterFigures(window string, w *windowAcc, add addFunc) {
+// requestFigures adds a window's figures of requests: by verb, resource,
+// subresource and code, and their rates.
+func requestFigures(window string, w *windowAcc, add addFunc) {
 	total, throttled := 0.0, 0.0
 	byKey := map[[3]string]float64{}
 	byCode := map[string]float64{}
 	hasRequests := false
-	for flow, v := range flowCounts(w.counters) {
-		add(FlowRequests, window, result.UnitRequests, v, result.LabelFlow, flow)
-	}
 	for k, v := range w.counters {
-		switch k.fam {
-		case famRequests:
-			hasRequests = true
-			total += v
-			byKey[[3]string{k.a, k.b, k.c}] += v
-			byCode[k.d] += v
-			if k.d == "429" {
-				throttled += v
-			}
-		case famFlowDispatched:
-			add(FlowDispatched, window, result.UnitRequests, v, result.LabelPriorityLevel, k.a, result.LabelFlowSchema, k.b)
-		case famFlowRejected:
-			add(FlowRejected, window, result.UnitRequests, v, result.LabelPriorityLevel, k.a, result.LabelFlowSchema, k.b, result.LabelReason, k.c)
-		case famWatchEvents:
-			add(WatchEvents, window, result.UnitEvents, v, result.LabelResource, k.a)
-		case famCPU:
-			add(CPUSeconds, window, result.UnitSeconds, v, result.LabelComponent, k.d)
-		case famSliceChanges:
-			add(SliceControllerChanges, window, result.UnitCount, v, result.LabelOperation, k.a)
+		if k.fam != famRequests {
+			continue
+		}
+		hasRequests = true
+		total += v
+		byKey[[3]string{k.a, k.b, k.c}] += v
+		byCode[k.d] += v
+		if k.d == "429" {
+			throttled += v
 		}
 	}
-	if hasRequests {
-		add(Requests, window, result.UnitRequests, total)
-		add(Throttled, window, result.UnitRequests, throttled)
-		for k, v := range byKey {
-			add(Requests, window, result.UnitRequests, v, result.LabelVerb, k[0], result.LabelResource, k[1], result.LabelSubresource, k[2])
-		}
-		for code, v := range byCode {
-			add(Requests, window, result.UnitRequests, v, result.LabelCode, code)
-		}
-		if secs := w.seconds(); secs > 0 {
-			add(RequestRateMean, window, result.UnitRequestsPerSecond, total/secs)
-		}
-		_, sd := meanStdDev(w.rates, w.rateDur)
-		add(RequestRateStdDev, window, result.UnitRequestsPerSecond, sd)
-		peak := 0.0
-		for _, r := range w.rates {
-			peak = max(peak, r)
-		}
-		add(RequestRatePeak, window, result.UnitRequestsPerSecond, peak)
+	if !hasRequests {
+		return
 	}
-}
-
-// gaugeFigures adds a window's maxima of gauges: requests in flight, APF
-// queues, watchers and RSS.
-func gaugeFigures(window string, w *windowAcc, add addFunc) {
-	watchers, longRunning, hasWatchers, hasLR := 0.0, 0.0, false, false
-	for k, v := range w.gaugeMax {
-		switch k.fam {
-		case famInflight:
-			add(InflightMax, window, result.UnitCount, v, result.LabelRequestKind, k.a)
-		case famFlowInqueue:
-			add(FlowInqueueMax, window, result.UnitCount, v, result.LabelPriorityLevel, k.a, result.LabelFlowSchema, k.b)
-		case famWatchers:
-			watchers, hasWatchers = max(watchers, v), true
-		case famLongRunning:
-			longRunning, hasLR = max(longRunning, v), true
-		case famRSS:
-			add(RSSMax, window, result.UnitBytes, v, result.LabelComponent, k.d)
-		}
+	add(Requests, window, result.UnitRequests, total)
+	add(Throttled, window, result.UnitRequests, throttled)
+	for k, v := range byKey {
+		add(Requests, window, result.UnitRequests, v, result.LabelVerb, k[0], result.LabelResource, k[1], result.LabelSubresource, k[2])
 	}
-	switch {
-	case hasWatchers:
-		add(WatchersMax, window, result.UnitCount, watchers)
-	case hasLR:
-		add(WatchersMax, window, result.UnitCount, longRunning)
+	for code, v := range byCode {
+		add(Requests, window, result.UnitRequests, v, result.LabelCode, code)
 	}
+	if secs := w.seconds(); secs > 0 {
+		add(RequestRateMean, window, result.UnitRequestsPerSecond, total/secs)
+	}
+	_, sd := meanStdDev(w.rates, w.rateDur)
+	add(RequestRateStdDev, window, result.UnitRequestsPerSecond, sd)
+	add(RequestRatePeak, window, result.UnitRequestsPerSecond, slices.Max(append([]float64{0}, w.rates...)))
 }
 
 // histogramFigures adds a window's latency histograms: requests by class,
@@ -253,22 +228,20 @@ func gaugeFigures(window string, w *windowAcc, add addFunc) {
 func histogramFigures(out *result.Measurement, window string, w *windowAcc) {
 	var etcdAll *bucketSample
 	for k, h := range w.hists {
-		switch k.fam {
-		case famRequestDuration:
-			out.Histograms = append(out.Histograms, result.FromBuckets(RequestDuration, window, result.Labels(result.LabelClass, k.a), h.bounds, h.cum, h.sum))
-		case famFlowWait:
-			// Only flows that queued anything: most never do, and an empty
-			// histogram per flow schema and window would bloat the file.
-			if h.count > 0 {
-				out.Histograms = append(out.Histograms, result.FromBuckets(FlowWait, window, result.Labels(result.LabelPriorityLevel, k.a, result.LabelFlowSchema, k.b), h.bounds, h.cum, h.sum))
-			}
-		case famEtcdDuration:
-			out.Histograms = append(out.Histograms, result.FromBuckets(EtcdRequestDuration, window, result.Labels(result.LabelOperation, k.a), h.bounds, h.cum, h.sum))
-			if etcdAll == nil {
-				etcdAll = h.clone()
-			} else if err := etcdAll.add(h); err != nil {
-				w.layoutErr++
-			}
+		// Only flows that queued anything: most never do, and an empty
+		// histogram per flow schema and window would bloat the file.
+		if k.fam == famFlowWait && h.count == 0 {
+			continue
+		}
+		f := famSpecs[k.fam]
+		out.Histograms = append(out.Histograms, result.FromBuckets(f.figure, window, result.Labels(k.pairs(f.as)...), h.bounds, h.cum, h.sum))
+		if k.fam != famEtcdDuration {
+			continue
+		}
+		if etcdAll == nil {
+			etcdAll = h.clone()
+		} else if err := etcdAll.add(h); err != nil {
+			w.layoutErr++
 		}
 	}
 	if etcdAll != nil {
@@ -450,9 +423,8 @@ func newWindowAcc() *windowAcc {
 // compKey tags per-component families with their component, so that CPU and
 // RSS stay per component while request counters sum across API servers.
 func compKey(k seriesKey, comp string) seriesKey {
-	switch k.fam {
-	case famCPU, famRSS:
-		k.d = comp
+	if k.fam == famCPU || k.fam == famRSS {
+		k.a = comp
 	}
 	return k
 }

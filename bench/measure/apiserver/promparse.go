@@ -19,55 +19,77 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stormbench/stormbench/bench/internal/protofield"
+	"github.com/stormbench/stormbench/bench/result"
 )
 
-// family identifies a metric family stormbench reads from /metrics.
+// family identifies a metric family stormbench reads from /metrics: first
+// the counters, then the gauges, then the histograms (addMetric).
 type family uint8
 
 const (
 	famNone family = iota
-	// Counters.
-	famRequests       // apiserver_request_total{verb,resource,subresource,code}
-	famFlowDispatched // apiserver_flowcontrol_dispatched_requests_total{priority_level,flow_schema}
-	famFlowRejected   // apiserver_flowcontrol_rejected_requests_total{priority_level,flow_schema,reason}
-	famWatchEvents    // apiserver_watch_events_total{resource}
-	famCPU            // process_cpu_seconds_total
-	famSliceChanges   // endpoint_slice_controller_changes{operation}
-	// Gauges.
-	famInflight    // apiserver_current_inflight_requests{request_kind}
-	famFlowInqueue // apiserver_flowcontrol_current_inqueue_requests{priority_level,flow_schema}
-	famWatchers    // apiserver_registered_watchers, summed
-	famLongRunning // apiserver_longrunning_requests{verb="WATCH"}, summed
-	famRSS         // process_resident_memory_bytes
-	famStartTime   // process_start_time_seconds
-	// Histograms.
-	famRequestDuration // apiserver_request_duration_seconds by verb class
-	famEtcdDuration    // etcd_request_duration_seconds{operation}
-	famFlowWait        // apiserver_flowcontrol_request_wait_duration_seconds{priority_level,flow_schema}, executed and rejected
+	famRequests
+	famFlowDispatched
+	famFlowRejected
+	famWatchEvents
+	famCPU
+	famSliceChanges
+	famInflight
+	famFlowInqueue
+	famWatchers    // summed
+	famLongRunning // verb="WATCH", summed
+	famRSS
+	famStartTime
+	famRequestDuration // by verb class
+	famEtcdDuration
+	// execute="true" and "false" (rejected after queueing) together: the
+	// time requests of the flow spent in APF's queues.
+	famFlowWait
 )
 
-// families maps the name of every metric family stormbench reads from
-// /metrics to its family. It is the one list of names: the text line filter,
-// the protobuf skip and the decoders all read it. The names are the
-// Kubernetes 1.36 ones; see k8s.io/apiserver/pkg/endpoints/metrics,
-// .../util/flowcontrol/metrics, .../storage/etcd3/metrics and
-// k8s.io/endpointslice/metrics.
-var families = map[string]family{
-	"apiserver_request_total":                             famRequests,
-	"apiserver_flowcontrol_dispatched_requests_total":     famFlowDispatched,
-	"apiserver_flowcontrol_rejected_requests_total":       famFlowRejected,
-	"apiserver_watch_events_total":                        famWatchEvents,
-	"process_cpu_seconds_total":                           famCPU,
-	"endpoint_slice_controller_changes":                   famSliceChanges,
-	"apiserver_current_inflight_requests":                 famInflight,
-	"apiserver_flowcontrol_current_inqueue_requests":      famFlowInqueue,
-	"apiserver_registered_watchers":                       famWatchers,
-	"apiserver_longrunning_requests":                      famLongRunning,
-	"process_resident_memory_bytes":                       famRSS,
-	"process_start_time_seconds":                          famStartTime,
-	"apiserver_request_duration_seconds":                  famRequestDuration,
-	"etcd_request_duration_seconds":                       famEtcdDuration,
-	"apiserver_flowcontrol_request_wait_duration_seconds": famFlowWait,
+// famSpec is one metric family stormbench reads: its name, the labels kept
+// as the series key's a, b, c and d, and the figure a window makes of it (a
+// counter's delta, a gauge's maximum, a histogram's deltas) in unit,
+// labelled by as with the key's values; no figure when the accumulator
+// makes it itself.
+type famSpec struct {
+	name, figure, unit string
+	labels, as         []string
+}
+
+var flowLabels, flowAs = []string{"priority_level", "flow_schema"}, []string{result.LabelPriorityLevel, result.LabelFlowSchema}
+
+// famSpecs is the one list of the families stormbench reads: the text
+// line filter, the protobuf skip, the decoders and the figures all read
+// it. The names are the Kubernetes 1.36 ones; see
+// k8s.io/apiserver/pkg/endpoints/metrics, .../util/flowcontrol/metrics,
+// .../storage/etcd3/metrics and k8s.io/endpointslice/metrics. CPU and RSS
+// are labelled with their component (compKey).
+var famSpecs = [...]famSpec{
+	famRequests:        {name: "apiserver_request_total", labels: []string{"verb", "resource", "subresource", "code"}},
+	famFlowDispatched:  {"apiserver_flowcontrol_dispatched_requests_total", FlowDispatched, result.UnitRequests, flowLabels, flowAs},
+	famFlowRejected:    {"apiserver_flowcontrol_rejected_requests_total", FlowRejected, result.UnitRequests, append(flowLabels, "reason"), append(flowAs, result.LabelReason)},
+	famWatchEvents:     {"apiserver_watch_events_total", WatchEvents, result.UnitEvents, []string{"resource"}, []string{result.LabelResource}},
+	famCPU:             {"process_cpu_seconds_total", CPUSeconds, result.UnitSeconds, nil, []string{result.LabelComponent}},
+	famSliceChanges:    {"endpoint_slice_controller_changes", SliceControllerChanges, result.UnitCount, []string{"operation"}, []string{result.LabelOperation}},
+	famInflight:        {"apiserver_current_inflight_requests", InflightMax, result.UnitCount, []string{"request_kind"}, []string{result.LabelRequestKind}},
+	famFlowInqueue:     {"apiserver_flowcontrol_current_inqueue_requests", FlowInqueueMax, result.UnitCount, flowLabels, flowAs},
+	famWatchers:        {name: "apiserver_registered_watchers"},
+	famLongRunning:     {name: "apiserver_longrunning_requests"},
+	famRSS:             {"process_resident_memory_bytes", RSSMax, result.UnitBytes, nil, []string{result.LabelComponent}},
+	famStartTime:       {name: "process_start_time_seconds"},
+	famRequestDuration: {"apiserver_request_duration_seconds", RequestDuration, "", []string{"verb", "resource"}, []string{result.LabelClass}},
+	famEtcdDuration:    {"etcd_request_duration_seconds", EtcdRequestDuration, "", []string{"operation"}, []string{result.LabelOperation}},
+	famFlowWait:        {"apiserver_flowcontrol_request_wait_duration_seconds", FlowWait, "", flowLabels, flowAs},
+}
+
+// families maps the name of every family of famSpecs to its family.
+var families = map[string]family{}
+
+func init() {
+	for f := famRequests; int(f) < len(famSpecs); f++ {
+		families[famSpecs[f].name] = f
+	}
 }
 
 // seriesKey identifies one aggregated series: a family and up to four label
@@ -75,6 +97,17 @@ var families = map[string]family{
 type seriesKey struct {
 	fam        family
 	a, b, c, d string
+}
+
+// pairs interleaves names with the key's values a, b, c ...: the
+// arguments of result.Labels.
+func (k seriesKey) pairs(names []string) []string {
+	v := [...]string{k.a, k.b, k.c, k.d}
+	out := make([]string, 0, 2*len(names))
+	for i, n := range names {
+		out = append(out, n, v[i])
+	}
+	return out
 }
 
 // bucketSample is one aggregated Prometheus histogram: cumulative counts per
@@ -189,10 +222,10 @@ func (p *metricsParser) decode(body []byte, contentType string, at time.Time) (*
 		hists:    map[seriesKey]*bucketSample{},
 	}
 	var err error
-	switch path, format := decodePath(body, contentType); path {
-	case pathProtoDelimited:
+	switch format := decodeFormat(body, contentType); format.FormatType() {
+	case expfmt.TypeProtoDelim:
 		err = s.addProtoDelimited(body)
-	case pathText:
+	case expfmt.TypeTextPlain:
 		err = p.addText(s, body)
 	default:
 		err = s.addDecoded(expfmt.NewDecoder(bytes.NewReader(body), format))
@@ -206,32 +239,17 @@ func (p *metricsParser) decode(body []byte, contentType string, at time.Time) (*
 	return s, nil
 }
 
-// decoding is the way decode takes through a body.
-type decoding uint8
-
-const (
-	pathDecoder        decoding = iota // expfmt's decoder, for any format
-	pathProtoDelimited                 // the protobuf fast path
-	pathText                           // the text fast path: line filter, then expfmt's text parser
-)
-
-// decodePath chooses the way through a body served with the given
-// Content-Type, and the format expfmt.ResponseFormat reads from it.
-func decodePath(body []byte, contentType string) (decoding, expfmt.Format) {
-	if contentType == "" {
-		if isProtoDelimited(body) {
-			return pathProtoDelimited, expfmt.NewFormat(expfmt.TypeProtoDelim)
-		}
-		return pathText, expfmt.NewFormat(expfmt.TypeTextPlain)
+// decodeFormat is the format of a body served with the given Content-Type,
+// as expfmt.ResponseFormat reads it; without one, the body tells protobuf
+// from text.
+func decodeFormat(body []byte, contentType string) expfmt.Format {
+	switch {
+	case contentType != "":
+		return expfmt.ResponseFormat(http.Header{"Content-Type": {contentType}})
+	case isProtoDelimited(body):
+		return expfmt.NewFormat(expfmt.TypeProtoDelim)
 	}
-	format := expfmt.ResponseFormat(http.Header{"Content-Type": {contentType}})
-	switch format.FormatType() {
-	case expfmt.TypeProtoDelim:
-		return pathProtoDelimited, format
-	case expfmt.TypeTextPlain:
-		return pathText, format
-	}
-	return pathDecoder, format
+	return expfmt.NewFormat(expfmt.TypeTextPlain)
 }
 
 // addProtoDelimited adds the families stormbench reads from a body in the
@@ -346,49 +364,38 @@ func scalar(m *dto.Metric) float64 {
 }
 
 func (s *sample) addMetric(fam family, m *dto.Metric) {
+	var v [4]string
+	for i, l := range famSpecs[fam].labels {
+		v[i] = label(m, l)
+	}
+	k := seriesKey{fam, v[0], v[1], v[2], v[3]}
 	switch fam {
-	case famRequests:
-		addScalar(s.counters, seriesKey{fam: fam, a: label(m, "verb"), b: label(m, "resource"), c: label(m, "subresource"), d: label(m, "code")}, scalar(m))
-	case famFlowDispatched:
-		addScalar(s.counters, seriesKey{fam: fam, a: label(m, "priority_level"), b: label(m, "flow_schema")}, scalar(m))
-	case famFlowRejected:
-		addScalar(s.counters, seriesKey{fam: fam, a: label(m, "priority_level"), b: label(m, "flow_schema"), c: label(m, "reason")}, scalar(m))
 	case famWatchEvents:
-		res := label(m, "resource")
-		if res == "" {
-			res = label(m, "kind") // before Kubernetes 1.30 the label was kind
+		if k.a == "" {
+			k.a = label(m, "kind") // before Kubernetes 1.30 the label was kind
 		}
-		addScalar(s.counters, seriesKey{fam: fam, a: res}, scalar(m))
-	case famCPU:
-		addScalar(s.counters, seriesKey{fam: fam}, scalar(m))
-	case famSliceChanges:
-		addScalar(s.counters, seriesKey{fam: fam, a: label(m, "operation")}, scalar(m))
-	case famInflight:
-		addScalar(s.gauges, seriesKey{fam: fam, a: label(m, "request_kind")}, scalar(m))
-	case famFlowInqueue:
-		addScalar(s.gauges, seriesKey{fam: fam, a: label(m, "priority_level"), b: label(m, "flow_schema")}, scalar(m))
-	case famWatchers, famRSS:
-		addScalar(s.gauges, seriesKey{fam: fam}, scalar(m))
 	case famLongRunning:
-		if label(m, "verb") == "WATCH" {
-			addScalar(s.gauges, seriesKey{fam: fam}, scalar(m))
+		if label(m, "verb") != "WATCH" {
+			return
 		}
 	case famStartTime:
 		s.startTime = scalar(m)
+		return
 	case famRequestDuration:
 		// Non-resource requests (/healthz, /metrics ...) carry no resource
 		// and are not part of the API call latency SLO.
-		class := verbClass(label(m, "verb"))
-		if class == "" || label(m, "resource") == "" {
+		k.a, k.b = verbClass(k.a), ""
+		if k.a == "" || v[1] == "" {
 			return
 		}
-		s.addHist(seriesKey{fam: fam, a: class}, m)
-	case famEtcdDuration:
-		s.addHist(seriesKey{fam: fam, a: label(m, "operation")}, m)
-	case famFlowWait:
-		// execute="true" and "false" (rejected after queueing) together:
-		// the time requests of the flow spent in APF's queues.
-		s.addHist(seriesKey{fam: fam, a: label(m, "priority_level"), b: label(m, "flow_schema")}, m)
+	}
+	switch {
+	case fam >= famRequestDuration:
+		s.addHist(k, m)
+	case fam >= famInflight:
+		addScalar(s.gauges, k, scalar(m))
+	default:
+		addScalar(s.counters, k, scalar(m))
 	}
 }
 

@@ -209,28 +209,30 @@ func TestParseProtoSkipsUnwantedFamilies(t *testing.T) {
 	}
 }
 
-func TestDecodePath(t *testing.T) {
+// TestDecodeFormat: protobuf delimited and text 0.0.4 take the fast paths
+// (decode), every other format expfmt's decoder.
+func TestDecodeFormat(t *testing.T) {
 	text := []byte("# TYPE up gauge\nup 1\n")
 	proto := toProto(t, text)
 	tests := []struct {
 		name        string
 		body        []byte
 		contentType string
-		want        decoding
+		want        expfmt.FormatType
 	}{
-		{"promhttp protobuf", proto, "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited", pathProtoDelimited},
-		{"promhttp text", text, "text/plain; version=0.0.4; charset=utf-8; escaping=underscores", pathText},
-		{"text without version", text, "text/plain; charset=utf-8", pathText},
-		{"no Content-Type, protobuf body", proto, "", pathProtoDelimited},
-		{"no Content-Type, text body", text, "", pathText},
-		{"OpenMetrics", text, "application/openmetrics-text; version=1.0.0; charset=utf-8", pathDecoder},
-		{"text 1.0.0", text, "text/plain; version=1.0.0", pathDecoder},
-		{"protobuf text encoding", text, "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=text", pathDecoder},
-		{"unparsable", text, "text/plain; ;;", pathDecoder},
+		{"promhttp protobuf", proto, "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited", expfmt.TypeProtoDelim},
+		{"promhttp text", text, "text/plain; version=0.0.4; charset=utf-8; escaping=underscores", expfmt.TypeTextPlain},
+		{"text without version", text, "text/plain; charset=utf-8", expfmt.TypeTextPlain},
+		{"no Content-Type, protobuf body", proto, "", expfmt.TypeProtoDelim},
+		{"no Content-Type, text body", text, "", expfmt.TypeTextPlain},
+		{"OpenMetrics", text, "application/openmetrics-text; version=1.0.0; charset=utf-8", expfmt.TypeUnknown},
+		{"text 1.0.0", text, "text/plain; version=1.0.0", expfmt.TypeUnknown},
+		{"protobuf text encoding", text, "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=text", expfmt.TypeUnknown},
+		{"unparsable", text, "text/plain; ;;", expfmt.TypeUnknown},
 	}
 	for _, tt := range tests {
-		if got, _ := decodePath(tt.body, tt.contentType); got != tt.want {
-			t.Errorf("%s: decodePath = %v, want %v", tt.name, got, tt.want)
+		if got := decodeFormat(tt.body, tt.contentType).FormatType(); got != tt.want {
+			t.Errorf("%s: decodeFormat = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }
