@@ -109,18 +109,13 @@ func caseByName(r *Result, name string) *CaseResult {
 // calibration's case list, then any the list no longer has.
 func caseNames(hollow, containerd *Result) []string {
 	var names []string
-	seen := map[string]bool{}
 	for _, c := range Cases() {
 		if caseByName(hollow, c.Name) != nil || caseByName(containerd, c.Name) != nil {
-			names, seen[c.Name] = append(names, c.Name), true
+			names = append(names, c.Name)
 		}
 	}
-	for _, r := range []*Result{hollow, containerd} {
-		for _, c := range r.Cases {
-			if !seen[c.Name] {
-				names, seen[c.Name] = append(names, c.Name), true
-			}
-		}
+	for _, c := range slices.Concat(hollow.Cases, containerd.Cases) {
+		names = appendNew(names, c.Name)
 	}
 	return names
 }

@@ -75,19 +75,18 @@ func fmtSide(v float64, s *Spread) string {
 
 // judgedBy says how the rows were judged, for the tables' legends.
 func judgedBy(cases []CaseResult) string {
+	rules, intervals := false, false
 	for _, c := range cases {
 		for _, r := range c.Rows {
-			if r.Rule != "" {
-				return "In brackets, a figure's interval where it is not a point: for a count or a time to the last request, Student's t 95 % interval of the mean of the n per-restart values (n is the case's restarts); for a quantile of the not-ready periods, the distribution-free 95 % interval between two order statistics of the periods, whose number follows (\"too few\" below 6 periods for the median, 29 for the p90: any value is compatible); for the KS row, the t interval of the periods' mean. A count agrees when the gap between the two sides' intervals, 0 where they overlap, is within the tolerance of the real figure. A timing's tolerance is ±max(10 %, the resolution of the row's two ends, at most the absolute figure given): the time to the last request agrees when the 95 % interval of the Hodges–Lehmann shift of the model's per-restart values from the real ones (the median of their pairwise differences; the tolerance's 10 % of the real median) reaches into it, a quantile when the gap between its intervals is within it, and the not-ready periods as a distribution when a two-sample Kolmogorov–Smirnov test at 5 % cannot tell the real periods from the model's moved by at most the tolerance. The longest period is reported, not checked."
-			}
+			rules = rules || r.Rule != ""
+			intervals = intervals || (r.RealSpread != nil && r.RealSpread.CI95 != nil) || (r.SimulatedSpread != nil && r.SimulatedSpread.CI95 != nil)
 		}
 	}
-	for _, c := range cases {
-		for _, r := range c.Rows {
-			if (r.RealSpread != nil && r.RealSpread.CI95 != nil) || (r.SimulatedSpread != nil && r.SimulatedSpread.CI95 != nil) {
-				return "In brackets, a figure's interval where it is not a point: for a count or a time to the last request, Student's t 95 % interval of the mean of the n per-restart values (n is the case's restarts); for the median not-ready period, the distribution-free 95 % interval between two order statistics of the periods, whose number follows (\"too few\" below 6: any value is compatible); for the longest, the periods' range (a maximum has no confidence interval; \"too few\" below 6 periods too). A row agrees when the gap between the two sides' intervals, 0 where they overlap, is within the tolerance of the real figure."
-			}
-		}
+	switch {
+	case rules:
+		return "In brackets, a figure's interval where it is not a point: for a count or a time to the last request, Student's t 95 % interval of the mean of the n per-restart values (n is the case's restarts); for a quantile of the not-ready periods, the distribution-free 95 % interval between two order statistics of the periods, whose number follows (\"too few\" below 6 periods for the median, 29 for the p90: any value is compatible); for the KS row, the t interval of the periods' mean. A count agrees when the gap between the two sides' intervals, 0 where they overlap, is within the tolerance of the real figure. A timing's tolerance is ±max(10 %, the resolution of the row's two ends, at most the absolute figure given): the time to the last request agrees when the 95 % interval of the Hodges–Lehmann shift of the model's per-restart values from the real ones (the median of their pairwise differences; the tolerance's 10 % of the real median) reaches into it, a quantile when the gap between its intervals is within it, and the not-ready periods as a distribution when a two-sample Kolmogorov–Smirnov test at 5 % cannot tell the real periods from the model's moved by at most the tolerance. The longest period is reported, not checked."
+	case intervals:
+		return "In brackets, a figure's interval where it is not a point: for a count or a time to the last request, Student's t 95 % interval of the mean of the n per-restart values (n is the case's restarts); for the median not-ready period, the distribution-free 95 % interval between two order statistics of the periods, whose number follows (\"too few\" below 6: any value is compatible); for the longest, the periods' range (a maximum has no confidence interval; \"too few\" below 6 periods too). A row agrees when the gap between the two sides' intervals, 0 where they overlap, is within the tolerance of the real figure."
 	}
 	return "Where the per-restart values differ, their range follows in parentheses, and a row is judged by the gap between the two ranges."
 }

@@ -157,10 +157,6 @@ func describeCalibration(f string, data []byte) (entry, error) {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return entry{}, fmt.Errorf("reading %s: %w", f, err)
 	}
-	backend := c.Backend
-	if backend == "" {
-		backend = "hollow"
-	}
 	// The default version's tables name none; another's names it.
 	version := ""
 	if c.KubeVersion != "" && c.KubeVersion != kubeversion.Default.String() {
@@ -171,7 +167,7 @@ func describeCalibration(f string, data []byte) (entry, error) {
 		cases = "1 case"
 	}
 	e := entry{
-		what:      fmt.Sprintf("calibration against real kubelets (%s backend%s), %s", backend, version, cases),
+		what:      fmt.Sprintf("calibration against real kubelets (%s backend%s), %s", cmp.Or(c.Backend, calibrate.BackendHollow), version, cases),
 		profile:   "-",
 		commit:    c.Tool,
 		date:      c.Start.UTC().Format("2006-01-02"),
