@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,11 +49,7 @@ func groupLine(g compare.Group) string {
 		s += ", Kubernetes " + g.KubernetesVersion
 	}
 	if len(g.FeatureGates) > 0 {
-		var gates []string
-		for _, k := range slices.Sorted(maps.Keys(g.FeatureGates)) {
-			gates = append(gates, fmt.Sprintf("%s=%t", k, g.FeatureGates[k]))
-		}
-		s += ", " + strings.Join(gates, ",")
+		s += ", " + strings.Join(gatePairs(g.FeatureGates), ",")
 	}
 	return s
 }

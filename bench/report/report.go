@@ -219,11 +219,16 @@ func gateList(g map[string]bool) string {
 	if len(g) == 0 {
 		return "defaults"
 	}
+	return strings.Join(gatePairs(g), ", ")
+}
+
+// gatePairs are the feature gates as "Name=true", by name.
+func gatePairs(g map[string]bool) []string {
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(g)) {
 		out = append(out, fmt.Sprintf("%s=%t", k, g[k]))
 	}
-	return strings.Join(out, ", ")
+	return out
 }
 
 func runMeta(in compare.Input, prof *profiles.Profile) []MetaItem {

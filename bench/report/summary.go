@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/stormbench/stormbench/bench/cluster"
@@ -333,29 +334,45 @@ func simulationOwn(v *result.VariantRun) string {
 	return cell(cluster.FlowHarness) + " / " + cell(cluster.FlowKwok)
 }
 
-// clientRequests sums clientLatency's requests of one source; ok is false
-// without the measurement.
-func clientRequests(v *result.VariantRun, source string) (n float64, ok bool) {
+// kubeletSent sums the requests the simulated kubelets sent
+// (clientLatency, source=kubelet) of the verbs given, of any verb when
+// none is; seen is false when no such figure was recorded.
+func kubeletSent(v *result.VariantRun, verbs ...string) (n float64, seen bool) {
 	m := v.Measurement(clientlatency.Name)
 	if m == nil {
 		return 0, false
 	}
 	for _, x := range m.Values {
-		if x.Name == clientlatency.Requests && x.Labels[result.LabelSource] == source {
-			n += x.Value
+		if x.Name == clientlatency.Requests && x.Labels[result.LabelSource] == clientlatency.SourceKubelet &&
+			(len(verbs) == 0 || slices.Contains(verbs, x.Labels[result.LabelVerb])) {
+			n, seen = n+x.Value, true
 		}
 	}
-	return n, true
+	return n, seen
 }
 
-// kubeletRequests is what the simulated kubelets sent per restart
-// (clientLatency, source=kubelet): the requests the model stands for.
+// kubeletRequests is what the simulated kubelets sent per restart: the
+// requests the model stands for.
 func kubeletRequests(v *result.VariantRun) string {
-	n, ok := clientRequests(v, clientlatency.SourceKubelet)
-	if !ok || v.Restarts == 0 {
+	n, _ := kubeletSent(v)
+	if v.Measurement(clientlatency.Name) == nil || v.Restarts == 0 {
 		return missing
 	}
 	return fmtRate(n / float64(v.Restarts))
+}
+
+// relists is what the simulated kubelets' informers sent to sync, per
+// restart: LISTs (WatchListClient off: a LIST then a WATCH per informer)
+// and WATCHes (with it on, the watch-list with sendInitialEvents is the
+// only request of an initial sync).
+func relists(v *result.VariantRun) string {
+	list, ok1 := kubeletSent(v, "LIST")
+	watch, ok2 := kubeletSent(v, "WATCH")
+	if !ok1 && !ok2 || v.Restarts == 0 {
+		return missing
+	}
+	n := float64(v.Restarts)
+	return fmtRate(list/n) + " / " + fmtRate(watch/n)
 }
 
 // toolCPU is stormbench's own CPU over kube-apiserver's in the storm

@@ -9,7 +9,6 @@ import (
 	"github.com/stormbench/stormbench/bench/compare"
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/measure/apiserver"
-	"github.com/stormbench/stormbench/bench/measure/clientlatency"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -37,21 +36,18 @@ const LowScrapeCoverage = 0.8
 // returns "" when coverage is fine or was not recorded.
 func LowCoverage(v *result.VariantRun) string {
 	landed, sched, gap, ok := ScrapeCoverage(v)
+	what := fmt.Sprintf("%s of %s scheduled kube-apiserver scrapes landed (%.0f%%", fmtCount(max(landed, 0)), fmtCount(sched), 100*max(min(landed, sched), 0)/sched)
 	if !ok {
 		// A result from before the scrape counters: the request rate's
 		// points against the scrape times its span and typical step imply.
 		landed, sched, gap, ok = seriesCoverage(v)
-		if !ok || landed >= LowScrapeCoverage*sched {
-			return ""
-		}
-		return fmt.Sprintf("%s#%d: low scrape coverage: the API request rate has points at %s of about %s scrape times (%.0f%%, below %.0f%%), longest gap %s; its API figures (requests, rates, peaks, latency) are averages over the gaps or missing",
-			v.Variant, v.Repetition, fmtCount(landed), fmtCount(sched), 100*landed/sched, 100*LowScrapeCoverage, fmtSeconds(gap))
+		what = fmt.Sprintf("the API request rate has points at %s of about %s scrape times (%.0f%%", fmtCount(landed), fmtCount(sched), 100*landed/sched)
 	}
-	if landed >= LowScrapeCoverage*sched {
+	if !ok || landed >= LowScrapeCoverage*sched {
 		return ""
 	}
-	return fmt.Sprintf("%s#%d: low scrape coverage: %s of %s scheduled kube-apiserver scrapes landed (%.0f%%, below %.0f%%), longest gap %s; its API figures (requests, rates, peaks, latency) are averages over the gaps or missing",
-		v.Variant, v.Repetition, fmtCount(max(landed, 0)), fmtCount(sched), 100*max(min(landed, sched), 0)/sched, 100*LowScrapeCoverage, fmtSeconds(gap))
+	return fmt.Sprintf("%s#%d: low scrape coverage: %s, below %.0f%%), longest gap %s; its API figures (requests, rates, peaks, latency) are averages over the gaps or missing",
+		v.Variant, v.Repetition, what, 100*LowScrapeCoverage, fmtSeconds(gap))
 }
 
 // seriesCoverage estimates scrape coverage from the unlabelled API request
@@ -93,37 +89,6 @@ func ScrapeCoverage(v *result.VariantRun) (landed, scheduled, maxGapSeconds floa
 		return 0, 0, 0, false
 	}
 	return n - failed, sched, gap, true
-}
-
-// relists is what the simulated kubelets' informers sent to sync, per
-// restart: LISTs (WatchListClient off: a LIST then a WATCH per informer)
-// and WATCHes (with it on, the watch-list with sendInitialEvents is the
-// only request of an initial sync).
-func relists(v *result.VariantRun) string {
-	m := v.Measurement(clientlatency.Name)
-	if m == nil || v.Restarts == 0 {
-		return missing
-	}
-	var list, watch float64
-	seen := false
-	for _, x := range m.Values {
-		if x.Name != clientlatency.Requests || x.Labels[result.LabelSource] != clientlatency.SourceKubelet {
-			continue
-		}
-		switch x.Labels[result.LabelVerb] {
-		case "LIST":
-			list += x.Value
-			seen = true
-		case "WATCH":
-			watch += x.Value
-			seen = true
-		}
-	}
-	if !seen {
-		return missing
-	}
-	n := float64(v.Restarts)
-	return fmtRate(list/n) + " / " + fmtRate(watch/n)
 }
 
 func fmtCount(x float64) string { return strconv.FormatInt(int64(math.Round(x)), 10) }
