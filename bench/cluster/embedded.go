@@ -324,7 +324,7 @@ func (e *Embedded) failureHint(out []byte) string {
 		}
 	}
 	if len(out) > 0 {
-		fmt.Fprintf(&b, "\n  kwokctl said:\n%s", indent(tail(out, 2000), "    "))
+		fmt.Fprintf(&b, "\n  kwokctl said:\n    %s", strings.ReplaceAll(strings.TrimRight(tail(out, 2000), "\n"), "\n", "\n    "))
 	}
 	return b.String()
 }
@@ -333,14 +333,6 @@ func (e *Embedded) failureHint(out []byte) string {
 // with their logs: for an error about a cluster that stopped working (a
 // fleet that never became Ready). Empty when every component runs.
 func (e *Embedded) Diagnose() string { return e.failureHint(nil) }
-
-func indent(s, pad string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i := range lines {
-		lines[i] = pad + lines[i]
-	}
-	return strings.Join(lines, "\n")
-}
 
 // Down stops every component and deletes the cluster's files. It is safe to
 // call on a cluster that does not exist.

@@ -200,16 +200,11 @@ func (e *Embedded) Status(ctx context.Context) ([]ComponentStatus, error) {
 // buildVersion finds the version in a component's build-info metric
 // (kubernetes_build_info{git_version=...}, etcd_server_version{server_version=...}).
 func buildVersion(metrics []byte) string {
-	for _, line := range strings.Split(string(metrics), "\n") {
+	for line := range strings.Lines(string(metrics)) {
 		for _, key := range []string{"git_version=\"", "server_version=\""} {
-			if strings.HasPrefix(line, "#") {
-				continue
-			}
-			if i := strings.Index(line, key); i >= 0 {
-				rest := line[i+len(key):]
-				if j := strings.IndexByte(rest, '"'); j >= 0 {
-					return rest[:j]
-				}
+			_, rest, found := strings.Cut(line, key)
+			if v, _, closed := strings.Cut(rest, `"`); found && closed && !strings.HasPrefix(line, "#") {
+				return v
 			}
 		}
 	}
