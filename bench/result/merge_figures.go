@@ -87,9 +87,9 @@ type figureGroup[T any] struct {
 // groupFigures groups the shards' figures by name, window and labels, in
 // order of first appearance, keeping the figures of the shards keep selects
 // and, for those figures, the copies of every shard.
-func groupFigures[T any](ms []*Measurement, figures func(*Measurement) []T, key func(*T) valueKey, keep func(int) bool) ([]valueKey, map[valueKey]*figureGroup[T]) {
-	var order []valueKey
-	groups := map[valueKey]*figureGroup[T]{}
+func groupFigures[T any](ms []*Measurement, figures func(*Measurement) []T, key func(*T) figureKey, keep func(int) bool) ([]figureKey, map[figureKey]*figureGroup[T]) {
+	var order []figureKey
+	groups := map[figureKey]*figureGroup[T]{}
 	for i, m := range ms {
 		if m == nil || !keep(i) {
 			continue
@@ -141,7 +141,7 @@ func (g *figureGroup[T]) pick(a Aggregation, s *MergeShards) (x *T, keep, done b
 // mergeFigures merges one kind of figure (figures reads them, key keys
 // them) of every shard by its aggregation: a copy kept as it is (clone), or
 // the shards' copies combined.
-func mergeFigures[T any](rule MergeRule, s *MergeShards, keep func(int) bool, figures func(*Measurement) []T, key func(*T) valueKey,
+func mergeFigures[T any](rule MergeRule, s *MergeShards, keep func(int) bool, figures func(*Measurement) []T, key func(*T) figureKey,
 	clone func(*T) T, combine func(g *figureGroup[T], name string, a Aggregation) (T, error)) ([]T, error) {
 	order, groups := groupFigures(s.Measurements, figures, key, keep)
 	var out []T
@@ -163,8 +163,7 @@ func mergeFigures[T any](rule MergeRule, s *MergeShards, keep func(int) bool, fi
 }
 
 func mergeValues(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Value, error) {
-	return mergeFigures(rule, s, keep, func(m *Measurement) []Value { return m.Values },
-		func(v *Value) valueKey { return keyOf(v.Name, v.Window, v.Labels) },
+	return mergeFigures(rule, s, keep, func(m *Measurement) []Value { return m.Values }, (*Value).key,
 		func(v *Value) Value { cp := *v; cp.Labels = maps.Clone(v.Labels); return cp },
 		func(g *figureGroup[Value], name string, a Aggregation) (Value, error) {
 			// The template is the first copy of the set's own shards.
@@ -187,7 +186,7 @@ func mergeValues(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Value, 
 
 func mergeHistograms(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Histogram, error) {
 	return mergeFigures(rule, s, keep, func(m *Measurement) []Histogram { return m.Histograms },
-		func(h *Histogram) valueKey { return keyOf(h.Name, h.Window, h.Labels) }, (*Histogram).Clone,
+		(*Histogram).key, (*Histogram).Clone,
 		func(g *figureGroup[Histogram], name string, a Aggregation) (Histogram, error) {
 			if a != Sum {
 				return Histogram{}, fmt.Errorf("histogram %s: aggregation %d applies to values only", name, a)
@@ -202,8 +201,7 @@ func mergeHistograms(rule MergeRule, s *MergeShards, keep func(int) bool) ([]His
 }
 
 func mergeSeries(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Series, error) {
-	return mergeFigures(rule, s, keep, func(m *Measurement) []Series { return m.Series },
-		func(x *Series) valueKey { return keyOf(x.Name, "", x.Labels) },
+	return mergeFigures(rule, s, keep, func(m *Measurement) []Series { return m.Series }, (*Series).key,
 		func(x *Series) Series {
 			cp := *x
 			cp.Labels, cp.Points = maps.Clone(x.Labels), slices.Clone(x.Points)
@@ -215,13 +213,6 @@ func mergeSeries(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Series,
 			}
 			return sumSeries(g.copies...), nil
 		})
-}
-
-// valueKey identifies a figure within a measurement.
-type valueKey struct{ name, window, labels string }
-
-func keyOf(name, window string, labels map[string]string) valueKey {
-	return valueKey{name, window, labelString(labels)}
 }
 
 // reference picks the shard whose measurement the cluster-wide figures come

@@ -517,25 +517,20 @@ func LabelsEqual(m map[string]string, kv []string) bool {
 // Sort puts a measurement's figures in a deterministic order (name, window,
 // labels), so that documents diff cleanly and golden files are stable.
 func (m *Measurement) Sort() {
-	slices.SortStableFunc(m.Values, func(a, b Value) int {
-		return compareKeys(a.Name, a.Window, a.Labels, b.Name, b.Window, b.Labels)
-	})
-	slices.SortStableFunc(m.Histograms, func(a, b Histogram) int {
-		return compareKeys(a.Name, a.Window, a.Labels, b.Name, b.Window, b.Labels)
-	})
-	slices.SortStableFunc(m.Series, func(a, b Series) int {
-		return compareKeys(a.Name, "", a.Labels, b.Name, "", b.Labels)
-	})
+	slices.SortStableFunc(m.Values, func(a, b Value) int { return a.key().compare(b.key()) })
+	slices.SortStableFunc(m.Histograms, func(a, b Histogram) int { return a.key().compare(b.key()) })
+	slices.SortStableFunc(m.Series, func(a, b Series) int { return a.key().compare(b.key()) })
 }
 
-func compareKeys(an, aw string, al map[string]string, bn, bw string, bl map[string]string) int {
-	if an != bn {
-		return cmp.Compare(an, bn)
-	}
-	if aw != bw {
-		return cmp.Compare(aw, bw)
-	}
-	return cmp.Compare(labelString(al), labelString(bl))
+// figureKey identifies a figure within a measurement.
+type figureKey struct{ name, window, labels string }
+
+func (v *Value) key() figureKey     { return figureKey{v.Name, v.Window, labelString(v.Labels)} }
+func (h *Histogram) key() figureKey { return figureKey{h.Name, h.Window, labelString(h.Labels)} }
+func (s *Series) key() figureKey    { return figureKey{s.Name, "", labelString(s.Labels)} }
+
+func (a figureKey) compare(b figureKey) int {
+	return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.window, b.window), cmp.Compare(a.labels, b.labels))
 }
 
 // labelString renders labels as {k="v",...} with sorted keys.
