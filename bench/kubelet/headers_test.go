@@ -2,7 +2,6 @@ package kubelet
 
 import (
 	"context"
-	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -38,18 +37,9 @@ func TestKubeletHeadersAsClientGo(t *testing.T) {
 		mu.Lock()
 		got = append(got, seen{r.Method, r.URL.String(), h})
 		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`))
+		writeStatus(w, http.StatusNotFound, "NotFound")
 	}))
-	srv.EnableHTTP2 = true
-	srv.StartTLS()
-	defer srv.Close()
-	base := &rest.Config{
-		Host:            srv.URL,
-		BearerToken:     "token-1",
-		TLSClientConfig: rest.TLSClientConfig{CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})},
-	}
+	base := startTLS(t, srv, "token-1")
 	wrap := func(rt http.RoundTripper) http.RoundTripper { return rt }
 	ctx := context.Background()
 	send := func(c kubeletClient) []seen {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 )
 
@@ -133,26 +131,15 @@ func TestPodStatusRequestsAsTyped(t *testing.T) {
 		mu.Unlock()
 		switch {
 		case strings.Contains(r.URL.Path, "/pods/gone"):
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`))
+			writeStatus(w, http.StatusNotFound, "NotFound")
 		case strings.Contains(r.URL.Path, "/pods/other"):
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusForbidden)
-			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403}`))
+			writeStatus(w, http.StatusForbidden, "Forbidden")
 		default:
 			w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
 			_, _ = w.Write(podBytes)
 		}
 	}))
-	srv.EnableHTTP2 = true
-	srv.StartTLS()
-	defer srv.Close()
-	base := &rest.Config{
-		Host:            srv.URL,
-		BearerToken:     "harness-token",
-		TLSClientConfig: rest.TLSClientConfig{CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})},
-	}
+	base := startTLS(t, srv, "harness-token")
 	s, err := newSession(base, "n1", nil, clock.RealClock{}, sessionOptions{})
 	if err != nil {
 		t.Fatal(err)

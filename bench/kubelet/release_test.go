@@ -2,7 +2,6 @@ package kubelet
 
 import (
 	"context"
-	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -231,16 +230,9 @@ func TestSessionPerVersion(t *testing.T) {
 			_, _ = w.Write([]byte(`{"kind":"PodCertificateRequestList","apiVersion":"` + gv + `","metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"pcr-1","namespace":"ns"},"spec":{"nodeName":"n1"}}]}`))
 			return
 		}
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`))
+		writeStatus(w, http.StatusNotFound, "NotFound")
 	}))
-	srv.EnableHTTP2 = true
-	srv.StartTLS()
-	defer srv.Close()
-	base := &rest.Config{
-		Host:            srv.URL,
-		TLSClientConfig: rest.TLSClientConfig{CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})},
-	}
+	base := startTLS(t, srv, "")
 	ctx := context.Background()
 	for _, v := range kubeversion.Supported() {
 		facts := versionFacts[v]

@@ -2,7 +2,6 @@ package kubelet
 
 import (
 	"context"
-	"encoding/pem"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -51,19 +50,10 @@ func TestSessionOwnConnection(t *testing.T) {
 		protoMu.Lock()
 		protos[r.Proto]++
 		protoMu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`))
+		writeStatus(w, http.StatusNotFound, "NotFound")
 	}))
-	srv.EnableHTTP2 = true
 	srv.Config.ConnState = cc.state
-	srv.StartTLS()
-	defer srv.Close()
-
-	base := &rest.Config{
-		Host:            srv.URL,
-		TLSClientConfig: rest.TLSClientConfig{CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})},
-	}
+	base := startTLS(t, srv, "")
 	ctx := context.Background()
 	var sessions []*session
 	for _, node := range []string{"n1", "n2", "n3"} {
