@@ -181,18 +181,15 @@ func (s *Schedule) Shard(i, n int) []Restart {
 	if n < 1 || i < 0 || i >= n {
 		return nil
 	}
-	byName := make([]int, len(s.Restarts))
-	for k := range byName {
-		byName[k] = k
-	}
-	slices.SortFunc(byName, func(a, b int) int { return cmp.Compare(s.Restarts[a].Node, s.Restarts[b].Node) })
-	mine := make([]bool, len(s.Restarts))
-	for k, idx := range byName {
-		mine[idx] = k%n == i
-	}
-	var out []Restart
+	names := make([]string, len(s.Restarts))
 	for k, r := range s.Restarts {
-		if mine[k] {
+		names[k] = r.Node
+	}
+	slices.Sort(names)
+	var out []Restart
+	for _, r := range s.Restarts {
+		// A node's rank among the names deals it (NewSchedule's names are unique).
+		if rank, _ := slices.BinarySearch(names, r.Node); rank%n == i {
 			out = append(out, r)
 		}
 	}
