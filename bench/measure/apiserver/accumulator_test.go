@@ -85,6 +85,38 @@ type want struct {
 	absent       bool
 }
 
+// accumulate feeds an accumulator with a 3 s baseline and a 1 s interval,
+// closes it and returns its figures and every warning.
+func accumulate(feeds []feed, restarts int) (result.Measurement, []string) {
+	var warnings caveats
+	acc := newAPIAccumulator(measuretest.T0, 3*time.Second, time.Second, &warnings)
+	for _, f := range feeds {
+		if f.s == nil {
+			acc.MarkStormStart(f.mark)
+			continue
+		}
+		acc.Add(f.component, f.s)
+	}
+	out := acc.Close(restarts)
+	return out, append(warnings.close(), out.Warnings...)
+}
+
+// checkWants checks out's figures against wants.
+func checkWants(t *testing.T, out result.Measurement, wants []want) {
+	t.Helper()
+	for _, w := range wants {
+		v, ok := out.Value(w.name, w.window, w.labels...)
+		switch {
+		case w.absent && ok:
+			t.Errorf("%s %s %v = %v, want none", w.name, w.window, w.labels, v)
+		case !w.absent && !ok:
+			t.Errorf("%s %s %v missing, want %v", w.name, w.window, w.labels, w.v)
+		case !w.absent && !measuretest.Approx(v, w.v):
+			t.Errorf("%s %s %v = %v, want %v", w.name, w.window, w.labels, v, w.v)
+		}
+	}
+}
+
 // TestAPIAccumulator feeds the accumulator sequences of samples, without a
 // clock or a scraper, and checks the figures.
 func TestAPIAccumulator(t *testing.T) {
@@ -282,28 +314,8 @@ func TestAPIAccumulator(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var warnings caveats
-			acc := newAPIAccumulator(measuretest.T0, 3*time.Second, time.Second, &warnings)
-			for _, f := range tt.feeds {
-				if f.s == nil {
-					acc.MarkStormStart(f.mark)
-					continue
-				}
-				acc.Add(f.component, f.s)
-			}
-			out := acc.Close(tt.restarts)
-			for _, w := range tt.want {
-				v, ok := out.Value(w.name, w.window, w.labels...)
-				switch {
-				case w.absent && ok:
-					t.Errorf("%s %s %v = %v, want none", w.name, w.window, w.labels, v)
-				case !w.absent && !ok:
-					t.Errorf("%s %s %v missing, want %v", w.name, w.window, w.labels, w.v)
-				case !w.absent && !measuretest.Approx(v, w.v):
-					t.Errorf("%s %s %v = %v, want %v", w.name, w.window, w.labels, v, w.v)
-				}
-			}
-			got := append(warnings.close(), out.Warnings...)
+			out, got := accumulate(tt.feeds, tt.restarts)
+			checkWants(t, out, tt.want)
 			if len(got) != len(tt.warnings) {
 				t.Fatalf("warnings %q, want %d matching %q", got, len(tt.warnings), tt.warnings)
 			}
@@ -325,22 +337,13 @@ func histAt(sec float64, bounds, cum []float64) feed {
 }
 
 func TestAPIAccumulatorHistogramDeltas(t *testing.T) {
-	var warnings caveats
-	acc := newAPIAccumulator(measuretest.T0, 3*time.Second, time.Second, &warnings)
-	for _, f := range []feed{
+	out, _ := accumulate([]feed{
 		histAt(0, []float64{1, math.Inf(1)}, []float64{1, 2}),
 		histAt(1, []float64{1, math.Inf(1)}, []float64{3, 5}),
 		markAt(1.5),
 		histAt(2, []float64{1, math.Inf(1)}, []float64{4, 9}),
 		histAt(3, []float64{1, math.Inf(1)}, []float64{10, 15}),
-	} {
-		if f.s == nil {
-			acc.MarkStormStart(f.mark)
-			continue
-		}
-		acc.Add(f.component, f.s)
-	}
-	out := acc.Close(0)
+	}, 0)
 	for _, tt := range []struct {
 		window string
 		count  int64
@@ -385,10 +388,14 @@ func TestCaveatsBounded(t *testing.T) {
 // relies on); the other series have points only where measured.
 func TestAPISeriesBuild(t *testing.T) {
 	var b apiSeries
-	b.add(point{component: measure.ComponentAPIServer, to: measuretest.At(time.Second), hasReq: true, requests: 3, byResource: map[string]float64{"pods": 3}})
-	b.add(point{component: measure.ComponentEtcd, to: measuretest.At(1500 * time.Millisecond), cpu: 0.25, hasCPU: true})
-	b.add(point{component: measure.ComponentAPIServer, to: measuretest.At(2 * time.Second), hasReq: true, requests: 5, throttled: 1, byResource: map[string]float64{"nodes": 5}})
-	b.add(point{component: measure.ComponentAPIServer, to: measuretest.At(3 * time.Second), hasReq: true})
+	resource := func(r string) seriesID {
+		return seriesID{SeriesRequestRate, result.UnitRequestsPerSecond, result.LabelResource, r}
+	}
+	throttled := seriesID{name: SeriesThrottledRate, unit: result.UnitRequestsPerSecond}
+	b.add(point{to: measuretest.At(time.Second), values: map[seriesID]float64{requestRate: 3, throttled: 0, resource("pods"): 3}})
+	b.add(point{to: measuretest.At(1500 * time.Millisecond), values: map[seriesID]float64{{SeriesCPUCores, result.UnitCores, result.LabelComponent, measure.ComponentEtcd}: 0.25}})
+	b.add(point{to: measuretest.At(2 * time.Second), values: map[seriesID]float64{requestRate: 5, throttled: 1, resource("nodes"): 5}})
+	b.add(point{to: measuretest.At(3 * time.Second), values: map[seriesID]float64{requestRate: 0, throttled: 0}})
 	got := map[string]string{}
 	var order []string
 	for _, s := range b.build(measuretest.T0) {
@@ -411,16 +418,16 @@ func TestAPISeriesBuild(t *testing.T) {
 			t.Errorf("%s points = %s, want %s", k, got[k], w)
 		}
 	}
-	wantOrder := []string{SeriesRequestRate + "map[]", SeriesThrottledRate + "map[]", SeriesRequestRate + "map[resource:nodes]", SeriesRequestRate + "map[resource:pods]", SeriesCPUCores + "map[component:" + measure.ComponentEtcd + "]"}
+	wantOrder := []string{SeriesCPUCores + "map[component:" + measure.ComponentEtcd + "]", SeriesRequestRate + "map[]", SeriesRequestRate + "map[resource:nodes]", SeriesRequestRate + "map[resource:pods]", SeriesThrottledRate + "map[]"}
 	if fmt.Sprint(order) != fmt.Sprint(wantOrder) {
 		t.Errorf("series order %v, want %v", order, wantOrder)
 	}
 }
 
 // flowScrapes are kube-apiserver samples a second apart from t=0, one per
-// element of steps plus the first: each step gives the requests each flow
-// schema dispatched in that second, and apiserver_request_total grows by
-// their sum (GET pods).
+// element of steps plus the first, and the storm start at 3.5 s: each step
+// gives the requests each flow schema dispatched in that second, and
+// apiserver_request_total grows by their sum (GET pods).
 func flowScrapes(steps []map[string]float64) []feed {
 	disp := func(schema string) seriesKey { return seriesKey{fam: famFlowDispatched, a: "some-level", b: schema} }
 	cum := map[seriesKey]float64{getPods: 0}
@@ -437,7 +444,7 @@ func flowScrapes(steps []map[string]float64) []feed {
 		}
 		out = append(out, scrapeAt(float64(i+1), cum, nil))
 	}
-	return out
+	return append(out[:4:4], append([]feed{markAt(3.5)}, out[4:]...)...)
 }
 
 // TestAPIAccumulatorFlows feeds synthetic flows through the accumulator
@@ -470,25 +477,13 @@ func TestAPIAccumulatorFlows(t *testing.T) {
 		{kcmElection: 1, observer: 1},
 		{kcmElection: 1, observer: 1},
 	}
-	feeds := flowScrapes(steps)
-	feeds = append(feeds[:4:4], append([]feed{markAt(3.5)}, feeds[4:]...)...)
-	var warnings caveats
-	acc := newAPIAccumulator(measuretest.T0, 3*time.Second, time.Second, &warnings)
-	for _, f := range feeds {
-		if f.s == nil {
-			acc.MarkStormStart(f.mark)
-			continue
-		}
-		acc.Add(f.component, f.s)
-	}
-	const restarts = 3
-	out := acc.Close(restarts)
+	out, warnings := accumulate(flowScrapes(steps), 3)
 	base, storm := result.WindowBaseline, result.WindowStorm
 	flow := func(f string) []string { return []string{result.LabelFlow, f} }
 	// Storm 184 requests less the baseline's 36 × 2: 112. Per flow, storm
 	// less baseline × 2: kubelet 120, endpointslice-controller 30,
 	// kube-controller-manager 6 − 6, other 4, kwok 10 − 60, harness 14 − 6.
-	for _, w := range []want{
+	checkWants(t, out, []want{
 		{name: FlowRequests, window: base, labels: flow("kwok"), v: 30},
 		{name: FlowRequests, window: base, labels: flow("harness"), v: 3},
 		{name: FlowRequests, window: base, labels: flow("kube-controller-manager"), v: 3},
@@ -516,17 +511,7 @@ func TestAPIAccumulatorFlows(t *testing.T) {
 		// have set it at 54 and found none.
 		{name: BurstThreshold, window: storm, v: 4},
 		{name: BurstSeconds, window: storm, v: 3},
-	} {
-		v, ok := out.Value(w.name, w.window, w.labels...)
-		switch {
-		case w.absent && ok:
-			t.Errorf("%s %s %v = %v, want none", w.name, w.window, w.labels, v)
-		case !w.absent && !ok:
-			t.Errorf("%s %s %v missing, want %v", w.name, w.window, w.labels, w.v)
-		case !w.absent && !measuretest.Approx(v, w.v):
-			t.Errorf("%s %s %v = %v, want %v", w.name, w.window, w.labels, v, w.v)
-		}
-	}
+	})
 	// The split adds up: the flows' excess is the raw excess, and the
 	// flows not the simulation's are the key figure.
 	all, charged := 0.0, 0.0
@@ -541,8 +526,8 @@ func TestAPIAccumulatorFlows(t *testing.T) {
 	if !measuretest.Approx(all, 112.0/3) || !measuretest.Approx(charged, 154.0/3) {
 		t.Errorf("flows add up to %v (want the raw 37.33) and without the simulation to %v (want 51.33)", all, charged)
 	}
-	if got := append(warnings.close(), out.Warnings...); len(got) > 0 {
-		t.Errorf("warnings %q, want none", got)
+	if len(warnings) > 0 {
+		t.Errorf("warnings %q, want none", warnings)
 	}
 }
 
@@ -551,24 +536,13 @@ func TestAPIAccumulatorFlows(t *testing.T) {
 // warning says so.
 func TestAPIAccumulatorFlowsUndistinguished(t *testing.T) {
 	steps := []map[string]float64{{"exempt": 2}, {"exempt": 2}, {"exempt": 2}, {"exempt": 10}, {"exempt": 10}}
-	feeds := flowScrapes(steps)
-	feeds = append(feeds[:4:4], append([]feed{markAt(3.5)}, feeds[4:]...)...)
-	var warnings caveats
-	acc := newAPIAccumulator(measuretest.T0, 3*time.Second, time.Second, &warnings)
-	for _, f := range feeds {
-		if f.s == nil {
-			acc.MarkStormStart(f.mark)
-			continue
-		}
-		acc.Add(f.component, f.s)
-	}
-	out := acc.Close(2)
+	out, warnings := accumulate(flowScrapes(steps), 2)
 	raw, _ := out.Value(RawExcessPerRestart, result.WindowStorm)
 	key, _ := out.Value(ExcessPerRestart, result.WindowStorm)
 	if !measuretest.Approx(raw, 8) || !measuretest.Approx(key, raw) {
 		t.Errorf("excess per restart %v, raw %v; want both 8", key, raw)
 	}
-	if len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "were not told apart") {
-		t.Errorf("warnings %q, want one saying the simulation's requests were not told apart", out.Warnings)
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "were not told apart") {
+		t.Errorf("warnings %q, want one saying the simulation's requests were not told apart", warnings)
 	}
 }

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"slices"
@@ -19,93 +20,69 @@ type apiSeries struct {
 // add records the point of one interval.
 func (b *apiSeries) add(p point) { b.points = append(b.points, p) }
 
+// seriesID names one time series: its name, unit and label, if any.
+type seriesID struct{ name, unit, labelKey, labelValue string }
+
+// point is the compact per-interval record behind the time series: the
+// interval's end and each series' value in it. An interval bore requests
+// if it has a value of requestRate.
+type point struct {
+	to     time.Time
+	values map[seriesID]float64
+}
+
+var requestRate = seriesID{name: SeriesRequestRate, unit: result.UnitRequestsPerSecond}
+
 // build returns the time series of the points added so far, with time
-// measured from start. Every per-resource series gets a point at every
-// request-bearing interval, zero where the point holds none: the result
-// file leaves those zeros out again (result's sparsify), and readers see
-// them restored.
+// measured from start, ordered by name and label. Every per-resource
+// series gets a point at every request-bearing interval, zero where the
+// point holds none: the result file leaves those zeros out again (result's
+// sparsify), and readers see them restored.
 func (b *apiSeries) build(start time.Time) []result.Series {
-	type key struct{ name, k, v string }
-	order := []key{}
-	byKey := map[key]*result.Series{}
-	push := func(name, unit, labelKey, labelValue string, t time.Time, v float64) {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return
-		}
-		k := key{name, labelKey, labelValue}
-		s, ok := byKey[k]
-		if !ok {
-			s = &result.Series{Name: name, Unit: unit, Start: start}
-			if labelKey != "" {
-				s.Labels = result.Labels(labelKey, labelValue)
-			}
-			byKey[k] = s
-			order = append(order, k)
-		}
-		s.Points = append(s.Points, result.Point{T: math.Round(t.Sub(start).Seconds()*1000) / 1000, V: v})
-	}
-	resources := map[string]bool{}
+	resources := map[seriesID]bool{}
 	for _, p := range b.points {
-		for r := range p.byResource {
-			resources[r] = true
-		}
-	}
-	for _, p := range b.points {
-		if p.hasReq {
-			push(SeriesRequestRate, result.UnitRequestsPerSecond, "", "", p.to, p.requests)
-			push(SeriesThrottledRate, result.UnitRequestsPerSecond, "", "", p.to, p.throttled)
-			for _, r := range slices.Sorted(maps.Keys(resources)) {
-				push(SeriesRequestRate, result.UnitRequestsPerSecond, result.LabelResource, r, p.to, p.byResource[r])
+		for id := range p.values {
+			if id.name == SeriesRequestRate && id.labelKey != "" {
+				resources[id] = true
 			}
 		}
-		for _, class := range slices.Sorted(maps.Keys(p.p99)) {
-			push(SeriesRequestP99, result.UnitSeconds, result.LabelClass, class, p.to, p.p99[class])
+	}
+	byID := map[seriesID]*result.Series{}
+	for _, p := range b.points {
+		if _, ok := p.values[requestRate]; ok {
+			for id := range resources {
+				p.values[id] += 0
+			}
 		}
-		for _, kind := range slices.Sorted(maps.Keys(p.inflight)) {
-			push(SeriesInflight, result.UnitCount, result.LabelRequestKind, kind, p.to, p.inflight[kind])
-		}
-		if p.hasWatch {
-			push(SeriesWatchers, result.UnitCount, "", "", p.to, p.watchers)
-		}
-		if p.hasInqueue {
-			push(SeriesFlowInqueue, result.UnitCount, "", "", p.to, p.inqueue)
-		}
-		if p.hasCPU {
-			push(SeriesCPUCores, result.UnitCores, result.LabelComponent, p.component, p.to, p.cpu)
-		}
-		if p.hasRSS {
-			push(SeriesRSS, result.UnitBytes, result.LabelComponent, p.component, p.to, p.rss)
+		for id, v := range p.values {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
+			s, ok := byID[id]
+			if !ok {
+				s = &result.Series{Name: id.name, Unit: id.unit, Start: start}
+				if id.labelKey != "" {
+					s.Labels = result.Labels(id.labelKey, id.labelValue)
+				}
+				byID[id] = s
+			}
+			s.Points = append(s.Points, result.Point{T: math.Round(p.to.Sub(start).Seconds()*1000) / 1000, V: v})
 		}
 	}
-	out := make([]result.Series, 0, len(order))
-	for _, k := range order {
-		out = append(out, *byKey[k])
+	out := make([]result.Series, 0, len(byID))
+	for _, id := range slices.SortedFunc(maps.Keys(byID), func(a, b seriesID) int {
+		return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.labelKey, b.labelKey), cmp.Compare(a.labelValue, b.labelValue))
+	}) {
+		out = append(out, *byID[id])
 	}
 	return out
 }
 
-// point is the compact per-interval record behind the time series.
-type point struct {
-	component  string
-	to         time.Time
-	hasReq     bool
-	requests   float64 // per second
-	throttled  float64 // per second
-	byResource map[string]float64
-	p99        map[string]float64 // by verb class, for classes with samples
-	inflight   map[string]float64
-	watchers   float64
-	hasWatch   bool
-	inqueue    float64
-	hasInqueue bool
-	cpu        float64 // cores
-	hasCPU     bool
-	rss        float64
-	hasRSS     bool
-}
-
 func newPoint(iv *interval, s *sample) point {
-	p := point{component: iv.component, to: iv.to}
+	p := point{to: iv.to, values: map[seriesID]float64{}}
+	add := func(name, unit, labelKey, labelValue string, v float64) {
+		p.values[seriesID{name, unit, labelKey, labelValue}] += v
+	}
 	dt := iv.to.Sub(iv.from).Seconds()
 	if dt <= 0 {
 		return p
@@ -113,53 +90,39 @@ func newPoint(iv *interval, s *sample) point {
 	for k, v := range iv.counters {
 		switch k.fam {
 		case famRequests:
-			p.hasReq = true
-			p.requests += v / dt
+			p.values[requestRate] += v / dt
+			add(SeriesThrottledRate, result.UnitRequestsPerSecond, "", "", 0)
 			if k.d == "429" {
-				p.throttled += v / dt
+				add(SeriesThrottledRate, result.UnitRequestsPerSecond, "", "", v/dt)
 			}
 			if v > 0 {
-				if p.byResource == nil {
-					p.byResource = map[string]float64{}
-				}
-				p.byResource[resourceName(k.b, k.c)] += v / dt
+				add(SeriesRequestRate, result.UnitRequestsPerSecond, result.LabelResource, resourceName(k.b, k.c), v/dt)
 			}
 		case famCPU:
-			p.cpu, p.hasCPU = v/dt, true
+			add(SeriesCPUCores, result.UnitCores, result.LabelComponent, iv.component, v/dt)
 		}
 	}
 	for k, h := range iv.hists {
 		if k.fam == famRequestDuration && h.count > 0 {
-			if p.p99 == nil {
-				p.p99 = map[string]float64{}
-			}
-			p.p99[k.a] = result.BucketQuantile(0.99, h.bounds, h.cum)
+			add(SeriesRequestP99, result.UnitSeconds, result.LabelClass, k.a, result.BucketQuantile(0.99, h.bounds, h.cum))
 		}
 	}
-	watchers, longRunning, hasWatchers, hasLR := 0.0, 0.0, false, false
 	for k, v := range s.gauges {
 		switch k.fam {
 		case famInflight:
-			if p.inflight == nil {
-				p.inflight = map[string]float64{}
-			}
-			p.inflight[k.a] = v
-		case famWatchers:
-			watchers, hasWatchers = v, true
-		case famLongRunning:
-			longRunning, hasLR = v, true
+			add(SeriesInflight, result.UnitCount, result.LabelRequestKind, k.a, v)
 		case famFlowInqueue:
-			p.inqueue += v
-			p.hasInqueue = true
+			add(SeriesFlowInqueue, result.UnitCount, "", "", v)
 		case famRSS:
-			p.rss, p.hasRSS = v, true
+			add(SeriesRSS, result.UnitBytes, result.LabelComponent, iv.component, v)
 		}
 	}
-	switch {
-	case hasWatchers:
-		p.watchers, p.hasWatch = watchers, true
-	case hasLR:
-		p.watchers, p.hasWatch = longRunning, true
+	// Registered watchers, or failing them the WATCH requests running.
+	for _, fam := range []family{famWatchers, famLongRunning} {
+		if v, ok := s.gauges[seriesKey{fam: fam}]; ok {
+			add(SeriesWatchers, result.UnitCount, "", "", v)
+			break
+		}
 	}
 	return p
 }
