@@ -439,42 +439,34 @@ func find[T any](xs []T, match func(*T) bool) *T {
 // exactly the given labels (alternating keys and values), and whether it
 // exists. A nil Measurement has no figures.
 func (m *Measurement) Value(name, window string, labels ...string) (float64, bool) {
-	if m == nil {
-		return 0, false
-	}
-	if v := find(m.Values, func(v *Value) bool { return v.Name == name && v.Window == window && LabelsEqual(v.Labels, labels) }); v != nil {
-		return v.Value, true
-	}
-	return 0, false
+	v := find(m.figures().Values, func(v *Value) bool { return v.Name == name && v.Window == window && LabelsEqual(v.Labels, labels) })
+	return cmp.Or(v, &Value{}).Value, v != nil
 }
 
 // Histogram returns the histogram with the given name, window and exactly
 // the given labels (alternating keys and values), or nil.
 func (m *Measurement) Histogram(name, window string, labels ...string) *Histogram {
-	if m == nil {
-		return nil
-	}
-	return find(m.Histograms, func(h *Histogram) bool { return h.Name == name && h.Window == window && LabelsEqual(h.Labels, labels) })
+	return find(m.figures().Histograms, func(h *Histogram) bool { return h.Name == name && h.Window == window && LabelsEqual(h.Labels, labels) })
 }
 
 // SeriesNamed returns the series with the given name and exactly the given
 // labels (alternating keys and values), or nil.
 func (m *Measurement) SeriesNamed(name string, labels ...string) *Series {
-	if m == nil {
-		return nil
-	}
-	return find(m.Series, func(s *Series) bool { return s.Name == name && LabelsEqual(s.Labels, labels) })
+	return find(m.figures().Series, func(s *Series) bool { return s.Name == name && LabelsEqual(s.Labels, labels) })
 }
 
 // Window returns the window with the given name and whether it exists.
 func (m *Measurement) Window(name string) (Window, bool) {
+	w := find(m.figures().Windows, func(w *Window) bool { return w.Name == name })
+	return *cmp.Or(w, &Window{}), w != nil
+}
+
+// figures is m, or for a nil m a measurement without figures.
+func (m *Measurement) figures() *Measurement {
 	if m == nil {
-		return Window{}, false
+		return &Measurement{}
 	}
-	if w := find(m.Windows, func(w *Window) bool { return w.Name == name }); w != nil {
-		return *w, true
-	}
-	return Window{}, false
+	return m
 }
 
 // Labels builds a label map from alternating keys and values; it returns
