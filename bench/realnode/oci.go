@@ -3,13 +3,16 @@ package realnode
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -82,12 +85,12 @@ func writeImage(path, bin, name, entry string, links []string) error {
 	if err != nil {
 		return err
 	}
-	return writeLayout(path, []layoutFile{
-		{"oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)},
-		{"index.json", index},
-		{blob(config), config},
-		{blob(manifest), manifest},
-		{blob(gz.Bytes()), gz.Bytes()},
+	return writeLayout(path, []tarEntry{
+		{name: "oci-layout", data: []byte(`{"imageLayoutVersion":"1.0.0"}`)},
+		{name: "index.json", data: index},
+		{name: blob(config), data: config},
+		{name: blob(manifest), data: manifest},
+		{name: blob(gz.Bytes()), data: gz.Bytes()},
 	})
 }
 
@@ -98,39 +101,47 @@ var imageMtime = time.Unix(0, 0)
 // imageLayer is the image's one layer, uncompressed: bin, etc and tmp,
 // the executable at entry and links to it.
 func imageLayer(exe []byte, entry string, links []string) ([]byte, error) {
-	var layer bytes.Buffer
-	tw := tar.NewWriter(&layer)
-	for _, d := range []string{"bin/", "etc/", "tmp/"} {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755, ModTime: imageMtime}); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: entry, Mode: 0o755, Size: int64(len(exe)), ModTime: imageMtime}); err != nil {
-		return nil, err
-	}
-	if _, err := tw.Write(exe); err != nil {
-		return nil, err
-	}
+	files := []tarEntry{{name: "bin/"}, {name: "etc/"}, {name: "tmp/"}, {name: entry, mode: 0o755, data: exe}}
 	for _, l := range links {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: l, Linkname: "/" + entry, Mode: 0o777, ModTime: imageMtime}); err != nil {
-			return nil, err
-		}
+		files = append(files, tarEntry{name: l, link: "/" + entry})
 	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	return layer.Bytes(), nil
+	var layer bytes.Buffer
+	err := writeTar(&layer, files)
+	return layer.Bytes(), err
 }
 
-// layoutFile is one file of an OCI image layout.
-type layoutFile struct {
-	name string
-	data []byte
+// tarEntry is one entry of an image's tars: a directory (its name ends in
+// a slash, mode 0755), a symbolic link to link (0777) or a file of data
+// (mode, default 0644).
+type tarEntry struct {
+	name, link string
+	mode       int64
+	data       []byte
+}
+
+// writeTar writes entries to w as a tar, every one dated imageMtime.
+func writeTar(w io.Writer, entries []tarEntry) error {
+	tw := tar.NewWriter(w)
+	for _, e := range entries {
+		h := &tar.Header{Typeflag: tar.TypeReg, Name: e.name, Mode: cmp.Or(e.mode, 0o644), Size: int64(len(e.data)), ModTime: imageMtime}
+		if strings.HasSuffix(e.name, "/") {
+			h.Typeflag, h.Mode = tar.TypeDir, 0o755
+		} else if e.link != "" {
+			h.Typeflag, h.Linkname, h.Mode = tar.TypeSymlink, e.link, 0o777
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if _, err := tw.Write(e.data); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
 }
 
 // writeLayout writes files as an OCI image layout tar at path, replaced
 // atomically.
-func writeLayout(path string, files []layoutFile) error {
+func writeLayout(path string, files []tarEntry) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -139,24 +150,7 @@ func writeLayout(path string, files []layoutFile) error {
 	if err != nil {
 		return err
 	}
-	ow := tar.NewWriter(f)
-	write := func() error {
-		for _, d := range []string{"blobs/", "blobs/sha256/"} {
-			if err := ow.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755, ModTime: imageMtime}); err != nil {
-				return err
-			}
-		}
-		for _, fl := range files {
-			if err := ow.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: fl.name, Mode: 0o644, Size: int64(len(fl.data)), ModTime: imageMtime}); err != nil {
-				return err
-			}
-			if _, err := ow.Write(fl.data); err != nil {
-				return err
-			}
-		}
-		return ow.Close()
-	}
-	if err := write(); err != nil {
+	if err := writeTar(f, append([]tarEntry{{name: "blobs/"}, {name: "blobs/sha256/"}}, files...)); err != nil {
 		f.Close()
 		return err
 	}
