@@ -68,27 +68,21 @@ var _ measure.Measurement = (*Metrics)(nil)
 
 // New validates opts and returns the measurement.
 func New(opts Options) (*Metrics, error) {
-	if opts.Interval == 0 {
-		opts.Interval = time.Second
-	}
-	if opts.Baseline == 0 {
-		opts.Baseline = 10 * time.Second
-	}
-	if opts.Timeout == 0 {
-		opts.Timeout = 10 * time.Second
+	var errs []error
+	for _, d := range []struct {
+		name  string
+		v     *time.Duration
+		deflt time.Duration
+	}{{"interval", &opts.Interval, time.Second}, {"baseline", &opts.Baseline, 10 * time.Second}, {"timeout", &opts.Timeout, 10 * time.Second}} {
+		if *d.v == 0 {
+			*d.v = d.deflt
+		}
+		if *d.v < 0 {
+			errs = append(errs, fmt.Errorf("%s %v must be positive", d.name, *d.v))
+		}
 	}
 	if opts.MaxInFlight == 0 {
 		opts.MaxInFlight = DefaultMaxScrapesInFlight
-	}
-	var errs []error
-	if opts.Interval < 0 {
-		errs = append(errs, fmt.Errorf("interval %v must be positive", opts.Interval))
-	}
-	if opts.Baseline < 0 {
-		errs = append(errs, fmt.Errorf("baseline %v must be positive", opts.Baseline))
-	}
-	if opts.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("timeout %v must be positive", opts.Timeout))
 	}
 	if opts.MaxInFlight < 0 {
 		errs = append(errs, fmt.Errorf("maxInFlight %d must be positive", opts.MaxInFlight))

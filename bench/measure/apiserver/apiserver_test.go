@@ -25,6 +25,15 @@ import (
 	"github.com/stormbench/stormbench/bench/storm"
 )
 
+// fetchBytes adapts a fetch returning its body to MetricsSource.Fetch.
+func fetchBytes(f func(ctx context.Context) ([]byte, string, error)) func(context.Context, *bytes.Buffer) (string, error) {
+	return func(ctx context.Context, body *bytes.Buffer) (string, error) {
+		b, contentType, err := f(ctx)
+		body.Write(b)
+		return contentType, err
+	}
+}
+
 // scriptedSource serves testdata/apiserver/scrape-<n>.prom, n being the
 // fake clock's whole seconds since t0, in the text format or converted to
 // the protobuf delimited format, with the Content-Type promhttp sends; a
@@ -56,7 +65,7 @@ var (
 func scriptedSourceAs(t *testing.T, clk *testingclock.FakeClock, enc encoding) measure.MetricsSource {
 	return measure.MetricsSource{
 		Component: measure.ComponentAPIServer,
-		Fetch: measuretest.FetchBytes(func(context.Context) ([]byte, string, error) {
+		Fetch: fetchBytes(func(context.Context) ([]byte, string, error) {
 			n := int(clk.Now().Sub(measuretest.T0) / time.Second)
 			b, err := os.ReadFile(filepath.Join("testdata", "apiserver", fmt.Sprintf("scrape-%d.prom", n)))
 			if errors.Is(err, os.ErrNotExist) {
@@ -315,7 +324,7 @@ func TestAPIServerOptions(t *testing.T) {
 func TestAPIServerLoop(t *testing.T) {
 	clk := testingclock.NewFakeClock(measuretest.T0)
 	var n atomic.Int32
-	src := measure.MetricsSource{Component: "kwok-controller", Fetch: measuretest.FetchBytes(func(context.Context) ([]byte, string, error) {
+	src := measure.MetricsSource{Component: "kwok-controller", Fetch: fetchBytes(func(context.Context) ([]byte, string, error) {
 		n.Add(1)
 		return []byte("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1\n"), "", nil
 	})}
@@ -342,8 +351,8 @@ func TestAPIServerLoop(t *testing.T) {
 }
 
 func TestAPIServerStartFailsWhenEverySourceFails(t *testing.T) {
-	bad := measure.MetricsSource{Component: "etcd", Fetch: measuretest.FetchBytes(func(context.Context) ([]byte, string, error) { return nil, "", errors.New("refused") })}
-	good := measure.MetricsSource{Component: "kwok-controller", Fetch: measuretest.FetchBytes(func(context.Context) ([]byte, string, error) { return []byte("up 1\n"), "", nil })}
+	bad := measure.MetricsSource{Component: "etcd", Fetch: fetchBytes(func(context.Context) ([]byte, string, error) { return nil, "", errors.New("refused") })}
+	good := measure.MetricsSource{Component: "kwok-controller", Fetch: fetchBytes(func(context.Context) ([]byte, string, error) { return []byte("up 1\n"), "", nil })}
 	m, _ := New(Options{})
 	if err := m.Start(context.Background(), &measure.Env{Clock: testingclock.NewFakeClock(measuretest.T0), Scrapers: []measure.MetricsSource{bad}}); err == nil {
 		t.Error("Start succeeded with every source failing")

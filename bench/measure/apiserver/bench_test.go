@@ -187,7 +187,7 @@ func BenchmarkAPIServerScrape(b *testing.B) {
 	// Alternate two bodies of one process; the second one's counters are
 	// higher, and going back to the first makes every series stale (as an
 	// overlapping scrape may), so both delta paths are costed.
-	src := measure.MetricsSource{Component: measure.ComponentAPIServer, Fetch: measuretest.FetchBytes(func(context.Context) ([]byte, string, error) {
+	src := measure.MetricsSource{Component: measure.ComponentAPIServer, Fetch: fetchBytes(func(context.Context) ([]byte, string, error) {
 		i++
 		return bodies[i%2], "", nil
 	})}

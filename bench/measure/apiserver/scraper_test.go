@@ -51,7 +51,7 @@ func TestScrapeCoverage(t *testing.T) {
 // the next scrape runs as usual.
 func TestScraperTimeout(t *testing.T) {
 	hang := true
-	src := measure.MetricsSource{Component: measure.ComponentEtcd, Fetch: measuretest.FetchBytes(func(ctx context.Context) ([]byte, string, error) {
+	src := measure.MetricsSource{Component: measure.ComponentEtcd, Fetch: fetchBytes(func(ctx context.Context) ([]byte, string, error) {
 		if hang {
 			<-ctx.Done()
 			return nil, "", ctx.Err()

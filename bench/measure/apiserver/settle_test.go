@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/stormbench/stormbench/bench/measure"
-	"github.com/stormbench/stormbench/bench/measure/internal/measuretest"
 	"k8s.io/utils/clock"
 )
 
@@ -101,7 +100,7 @@ func TestWaitSettled(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				clk := clock.RealClock{}
 				start := clk.Now()
-				src := measure.MetricsSource{Component: measure.ComponentAPIServer, Fetch: measuretest.FetchBytes(func(context.Context) ([]byte, string, error) {
+				src := measure.MetricsSource{Component: measure.ComponentAPIServer, Fetch: fetchBytes(func(context.Context) ([]byte, string, error) {
 					// The count at this time: the integral of the scripted rates.
 					el := clk.Since(start)
 					var total float64
@@ -132,7 +131,7 @@ func TestWaitSettled(t *testing.T) {
 // at the timeout, not a settled cluster.
 func TestWaitSettledUnreachable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		src := measure.MetricsSource{Component: measure.ComponentAPIServer, Fetch: measuretest.FetchBytes(func(context.Context) ([]byte, string, error) {
+		src := measure.MetricsSource{Component: measure.ComponentAPIServer, Fetch: fetchBytes(func(context.Context) ([]byte, string, error) {
 			return nil, "", fmt.Errorf("connection refused")
 		})}
 		if got, err := WaitSettled(context.Background(), src, clock.RealClock{}, SettleOptions{Timeout: 20 * time.Second}); err == nil {

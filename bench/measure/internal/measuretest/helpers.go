@@ -1,7 +1,6 @@
 package measuretest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -47,15 +46,6 @@ func Value(t *testing.T, m *result.Measurement, name, window string, labels ...s
 
 // Approx reports whether a and b are equal but for rounding.
 func Approx(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a), math.Abs(b)) }
-
-// FetchBytes adapts a fetch returning its body to MetricsSource.Fetch.
-func FetchBytes(f func(ctx context.Context) ([]byte, string, error)) func(context.Context, *bytes.Buffer) (string, error) {
-	return func(ctx context.Context, body *bytes.Buffer) (string, error) {
-		b, contentType, err := f(ctx)
-		body.Write(b)
-		return contentType, err
-	}
-}
 
 const Ns = "sb-run"
 
