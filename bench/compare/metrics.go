@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -100,9 +101,7 @@ const (
 // (a key metric adds a test to every comparison's multiplicity and a row to
 // every table); compare takes them by ID.
 func SelfCostMetrics() []Metric {
-	standing := source{measurement: self.Name, figure: self.StandingCPU, extract: func(v *result.VariantRun) (float64, bool) {
-		return v.Measurement(self.Name).Value(self.StandingCPU, result.WindowBaseline)
-	}}
+	standing := source{measurement: self.Name, figure: self.StandingCPU, window: result.WindowBaseline}
 	return []Metric{
 		metric(MetricStandingCPU, "stormbench standing CPU per 1,000 nodes", result.UnitCores, standing),
 		metric(MetricMarginalCPUPerRestart, "stormbench marginal CPU per restart", result.UnitSeconds, value(self.Name, self.MarginalCPUPerRestart)),
@@ -150,19 +149,53 @@ func KeyMetrics() []Metric {
 }
 
 func metric(id, label, unit string, s source) Metric {
-	return Metric{ID: id, Label: label, Unit: unit, Extract: s.extract, source: s}
+	return Metric{ID: id, Label: label, Unit: unit, Extract: s.read, source: s}
 }
 
-// source is the storm-window figure a key metric reads: a value or a
-// histogram of a measurement, with exactly the given labels (alternating
-// keys and values) unless every label set is aggregated.
+// source is the figure a key metric reads: a value or a histogram of a
+// measurement in a window (the storm's unless set), with exactly the given
+// labels (alternating keys and values) unless fold aggregates every label
+// set.
 type source struct {
 	measurement, figure string
 	labels              []string
+	window              string
 	// histogram is set when the figure is a histogram, read at quantile.
 	histogram bool
 	quantile  float64
-	extract   func(v *result.VariantRun) (float64, bool)
+	// fold, when set, folds every value of the figure, whatever its
+	// labels, into one.
+	fold func(acc, x float64) float64
+}
+
+// read returns v's figure and whether v measured it.
+func (s source) read(v *result.VariantRun) (float64, bool) {
+	m, window := v.Measurement(s.measurement), cmp.Or(s.window, result.WindowStorm)
+	switch {
+	case s.histogram:
+		h := m.Histogram(s.figure, window, s.labels...)
+		if h == nil || h.Summary.Count == 0 {
+			return 0, false
+		}
+		x, ok := map[float64]float64{50: h.Summary.P50, 90: h.Summary.P90, 99: h.Summary.P99, 100: h.Summary.Max}[s.quantile]
+		return x, ok
+	case s.fold != nil:
+		if m == nil {
+			return 0, false
+		}
+		acc, ok := 0.0, false
+		for _, x := range m.Values {
+			switch {
+			case x.Name != s.figure || x.Window != window:
+			case ok:
+				acc = s.fold(acc, x.Value)
+			default:
+				acc, ok = x.Value, true
+			}
+		}
+		return acc, ok
+	}
+	return m.Value(s.figure, window, s.labels...)
 }
 
 // LookupMetrics returns the key metrics and SelfCostMetrics with the given
@@ -205,20 +238,17 @@ const FlowMetricPrefix = "excess."
 // run that measured flows but none of this one reads 0.
 func FlowMetric(flow string) Metric {
 	s := source{measurement: apiserver.Name, figure: apiserver.ExcessPerRestart, labels: []string{result.LabelFlow, flow}}
-	s.extract = func(v *result.VariantRun) (float64, bool) {
-		m := v.Measurement(apiserver.Name)
-		if x, ok := m.Value(apiserver.ExcessPerRestart, result.WindowStorm, result.LabelFlow, flow); ok {
+	fm := metric(FlowMetricPrefix+flow, "API excess requests per restart: "+flow, result.UnitRequests, s)
+	fm.Extract = func(v *result.VariantRun) (float64, bool) {
+		if x, ok := s.read(v); ok {
 			return x, true
 		}
-		if m == nil {
-			return 0, false
-		}
-		measured := slices.ContainsFunc(m.Values, func(x result.Value) bool {
+		m := v.Measurement(apiserver.Name)
+		return 0, m != nil && slices.ContainsFunc(m.Values, func(x result.Value) bool {
 			return x.Name == apiserver.ExcessPerRestart && x.Window == result.WindowStorm && x.Labels[result.LabelFlow] != ""
 		})
-		return 0, measured
 	}
-	return metric(FlowMetricPrefix+flow, "API excess requests per restart: "+flow, result.UnitRequests, s)
+	return fm
 }
 
 // MetricIDs lists the IDs of the key metrics in display order.
@@ -240,43 +270,19 @@ func quoteAll(s []string) []string {
 
 // value reads a storm-window value.
 func value(measurement, name string, labels ...string) source {
-	return source{measurement: measurement, figure: name, labels: labels, extract: func(v *result.VariantRun) (float64, bool) {
-		return v.Measurement(measurement).Value(name, result.WindowStorm, labels...)
-	}}
+	return source{measurement: measurement, figure: name, labels: labels}
 }
 
 // sumValues adds up every storm-window figure of the name, whatever its
 // labels (for example APF rejections per flow schema).
 func sumValues(measurement, name string) source {
-	return foldValues(measurement, name, func(acc, x float64) float64 { return acc + x })
+	return source{measurement: measurement, figure: name, fold: func(acc, x float64) float64 { return acc + x }}
 }
 
 // maxValues returns the highest storm-window figure of the name across its
 // labels (for example the APF queue peak of the busiest priority level).
 func maxValues(measurement, name string) source {
-	return foldValues(measurement, name, func(acc, x float64) float64 { return max(acc, x) })
-}
-
-// foldValues folds every storm-window figure of the name, whatever its
-// labels, into one; false when there is none.
-func foldValues(measurement, name string, fold func(acc, x float64) float64) source {
-	return source{measurement: measurement, figure: name, extract: func(v *result.VariantRun) (float64, bool) {
-		m := v.Measurement(measurement)
-		if m == nil {
-			return 0, false
-		}
-		acc, ok := 0.0, false
-		for _, x := range m.Values {
-			if x.Name == name && x.Window == result.WindowStorm {
-				if !ok {
-					acc, ok = x.Value, true
-				} else {
-					acc = fold(acc, x.Value)
-				}
-			}
-		}
-		return acc, ok
-	}}
+	return source{measurement: measurement, figure: name, fold: func(acc, x float64) float64 { return max(acc, x) }}
 }
 
 // quantile reads a storm-window histogram's percentile (50, 90, 99, or 100
@@ -285,21 +291,5 @@ func foldValues(measurement, name string, fold func(acc, x float64) float64) sou
 // as apiserver_request_duration_seconds' are interpolated within buckets as
 // histogram_quantile does, when the histogram is built (result.Summary).
 func quantile(measurement, name string, q float64, labels ...string) source {
-	return source{measurement: measurement, figure: name, labels: labels, histogram: true, quantile: q, extract: func(v *result.VariantRun) (float64, bool) {
-		h := v.Measurement(measurement).Histogram(name, result.WindowStorm, labels...)
-		if h == nil || h.Summary.Count == 0 {
-			return 0, false
-		}
-		switch q {
-		case 50:
-			return h.Summary.P50, true
-		case 90:
-			return h.Summary.P90, true
-		case 99:
-			return h.Summary.P99, true
-		case 100:
-			return h.Summary.Max, true
-		}
-		return 0, false
-	}}
+	return source{measurement: measurement, figure: name, labels: labels, histogram: true, quantile: q}
 }
