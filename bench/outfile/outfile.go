@@ -212,13 +212,7 @@ func Check(path string, opts Options) error {
 		return nil
 	}
 	dir := cmp.Or(t.dir, filepath.Dir(t.File))
-	f, err := os.CreateTemp(dir, ".stormbench-check-*")
-	if err != nil {
-		// The probe's own name would only confuse.
-		return fmt.Errorf("cannot write %s: directory %s: %v", path, dir, plain(err))
-	}
-	f.Close()
-	return os.Remove(f.Name())
+	return tryCreate(dir, func(err error) error { return fmt.Errorf("cannot write %s: directory %s: %v", path, dir, err) })
 }
 
 // CheckDir says whether files can be written in dir, before any work is
@@ -247,10 +241,15 @@ func CheckDir(dir string) error {
 		}
 		break
 	}
-	f, err := os.CreateTemp(probe, ".stormbench-check-*")
+	return tryCreate(probe, func(err error) error { return fmt.Errorf("cannot write in %s: %v", probe, err) })
+}
+
+// tryCreate creates a file in dir and removes it; failed words the error of
+// creating it, without the probe's own name, which would only confuse.
+func tryCreate(dir string, failed func(error) error) error {
+	f, err := os.CreateTemp(dir, ".stormbench-check-*")
 	if err != nil {
-		// The probe's own name would only confuse.
-		return fmt.Errorf("cannot write in %s: %v", probe, plain(err))
+		return failed(plain(err))
 	}
 	f.Close()
 	return os.Remove(f.Name())
