@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stormbench/stormbench/bench/compare"
@@ -61,17 +60,7 @@ func TestCompareCommand(t *testing.T) {
 	}{"NaN alpha says what is wanted", []string{"--alpha", "NaN", abFixture}, exitUsage, "--alpha NaN: must be a number between 0 and 1, both excluded"})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(t, append([]string{"compare"}, tt.args...)...)
-			if code != tt.code {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
-			}
-			out := stdout
-			if code != exitOK {
-				out = stderr
-			}
-			if !strings.Contains(out, tt.want) {
-				t.Errorf("output lacks %q:\n%s", tt.want, out)
-			}
+			runCLIWant(t, tt.code, tt.want, append([]string{"compare"}, tt.args...)...)
 		})
 	}
 }

@@ -25,20 +25,8 @@ func TestDryRunChecks(t *testing.T) {
 	if err := os.Mkdir(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	existing := filepath.Join(out, "existing.json")
-	if err := os.WriteFile(existing, []byte("keep me"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(dir, "one.kubeconfig")
-	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: ctx, context: {cluster: c, user: u}}]
-current-context: ctx
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	existing := writeFile(t, filepath.Join(out, "existing.json"), "keep me", 0o644)
+	kubeconfig := writeFile(t, filepath.Join(dir, "one.kubeconfig"), oneContextKubeconfig, 0o600)
 	before := listTree(t, dir)
 	base := []string{"run", "--profile", "quick", "--dry-run", "--run-id", "dry", "--output-dir", out}
 	tests := []struct {

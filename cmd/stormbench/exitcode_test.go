@@ -14,24 +14,9 @@ import (
 // anything starts.
 func TestBadInputExitCodes(t *testing.T) {
 	dir := t.TempDir()
-	malformed := filepath.Join(dir, "malformed.kubeconfig")
-	if err := os.WriteFile(malformed, []byte("garbage"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	empty := filepath.Join(dir, "empty.kubeconfig")
-	if err := os.WriteFile(empty, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	oneContext := filepath.Join(dir, "one.kubeconfig")
-	if err := os.WriteFile(oneContext, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: ctx, context: {cluster: c, user: u}}]
-current-context: ctx
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	malformed := writeFile(t, filepath.Join(dir, "malformed.kubeconfig"), "garbage", 0o600)
+	empty := writeFile(t, filepath.Join(dir, "empty.kubeconfig"), "", 0o600)
+	oneContext := writeFile(t, filepath.Join(dir, "one.kubeconfig"), oneContextKubeconfig, 0o600)
 	// Committed results of two profiles: quick's gate A/B and the A/A
 	// check (profile aa).
 	quick, other := "../../results/baselines/quick.json", "../../results/aa/aa.json"

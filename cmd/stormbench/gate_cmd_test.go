@@ -7,11 +7,11 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
-	"github.com/stormbench/stormbench/bench/measure/apiserver"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -32,49 +32,30 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 // requests up 30 % and returns its path.
 func regressedFixture(t *testing.T, dir string) string {
 	t.Helper()
-	r, err := result.ReadFile(abFixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range r.Variants {
-		if r.Variants[i].Variant != "legacy" {
-			continue
-		}
-		m := r.Variants[i].Measurement(apiserver.Name)
-		for j := range m.Values {
-			if v := &m.Values[j]; v.Name == apiserver.Requests && v.Window == result.WindowStorm && len(v.Labels) == 0 {
-				v.Value *= 1.3
+	return rewriteFixture(t, dir, "regressed.json", func(r *result.Result) {
+		for i := range r.Variants {
+			if r.Variants[i].Variant == "legacy" {
+				scaleStormRequests(&r.Variants[i], 1.3)
 			}
 		}
-	}
-	p := filepath.Join(dir, "regressed.json")
-	if err := result.WriteFile(p, r, result.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	})
 }
 
 // withRecordedGates writes the result at path with its recorded profile's
 // gates set to maxRegression apiserver.requests: pct, and returns the copy.
 func withRecordedGates(t *testing.T, dir, path, pct string) string {
 	t.Helper()
-	r, err := result.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var prof map[string]any
-	if err := json.Unmarshal(r.Run.Profile, &prof); err != nil {
-		t.Fatal(err)
-	}
-	prof["gates"] = map[string]any{"maxRegression": map[string]string{"apiserver.requests": pct}}
-	if r.Run.Profile, err = json.Marshal(prof); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "gated-"+strings.TrimSuffix(pct, "%")+"-"+filepath.Base(path))
-	if err := result.WriteFile(out, r, result.WriteOptions{Force: true}); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return editResult(t, path, filepath.Join(dir, "gated-"+strings.TrimSuffix(pct, "%")+"-"+filepath.Base(path)), func(r *result.Result) {
+		var prof map[string]any
+		if err := json.Unmarshal(r.Run.Profile, &prof); err != nil {
+			t.Fatal(err)
+		}
+		prof["gates"] = map[string]any{"maxRegression": map[string]string{"apiserver.requests": pct}}
+		var err error
+		if r.Run.Profile, err = json.Marshal(prof); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestGateExitCodes(t *testing.T) {
@@ -198,29 +179,16 @@ const committedBaseline = "../../results/baselines/quick.json"
 // at path, its storm API requests multiplied by f, and returns the copy.
 func oneRunScaled(t *testing.T, dir, path string, f float64) string {
 	t.Helper()
-	r, err := result.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var kept []result.VariantRun
-	for _, v := range r.Variants {
-		if v.Repetition != 0 {
-			continue
-		}
-		m := v.Measurement(apiserver.Name)
-		for j := range m.Values {
-			if x := &m.Values[j]; x.Name == apiserver.Requests && x.Window == result.WindowStorm && len(x.Labels) == 0 {
-				x.Value *= f
+	return editResult(t, path, filepath.Join(dir, "one-run-scaled-"+filepath.Base(path)), func(r *result.Result) {
+		var kept []result.VariantRun
+		for _, v := range r.Variants {
+			if v.Repetition == 0 {
+				scaleStormRequests(&v, f)
+				kept = append(kept, v)
 			}
 		}
-		kept = append(kept, v)
-	}
-	r.Variants = kept
-	out := filepath.Join(dir, "one-run-scaled-"+filepath.Base(path))
-	if err := result.WriteFile(out, r, result.WriteOptions{Force: true}); err != nil {
-		t.Fatal(err)
-	}
-	return out
+		r.Variants = kept
+	})
 }
 
 // mkfifo makes a FIFO in dir that nothing reads.
@@ -237,22 +205,9 @@ func mkfifo(t *testing.T, dir string) string {
 // returns the copy.
 func dropVariant(t *testing.T, dir, path, variant string) string {
 	t.Helper()
-	r, err := result.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var kept []result.VariantRun
-	for _, v := range r.Variants {
-		if v.Variant != variant {
-			kept = append(kept, v)
-		}
-	}
-	r.Variants = kept
-	out := filepath.Join(dir, "drop-"+variant+"-"+filepath.Base(path))
-	if err := result.WriteFile(out, r, result.WriteOptions{Force: true}); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return editResult(t, path, filepath.Join(dir, "drop-"+variant+"-"+filepath.Base(path)), func(r *result.Result) {
+		r.Variants = slices.DeleteFunc(r.Variants, func(v result.VariantRun) bool { return v.Variant == variant })
+	})
 }
 
 // writeProfile writes the quick profile with the given gates section.

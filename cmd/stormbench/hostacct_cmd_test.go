@@ -14,16 +14,7 @@ import (
 // rewriteFixture writes the A/B fixture changed by edit into dir/name.
 func rewriteFixture(t *testing.T, dir, name string, edit func(*result.Result)) string {
 	t.Helper()
-	r, err := result.ReadFile(abFixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edit(r)
-	p := filepath.Join(dir, name)
-	if err := result.WriteFile(p, r, result.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return editResult(t, abFixture, filepath.Join(dir, name), edit)
 }
 
 // TestGateHostBound: a current result whose legacy storm was host-bound

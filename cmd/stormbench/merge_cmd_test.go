@@ -92,19 +92,9 @@ func TestMergeCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(t, append([]string{"merge"}, tt.args...)...)
-			if code != tt.code {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
-			}
-			out := stdout
-			if code != exitOK {
-				out = stderr
-			}
-			if !strings.Contains(out, tt.want) {
-				t.Errorf("output lacks %q:\n%s", tt.want, out)
-			}
+			_, stderr := runCLIWant(t, tt.code, tt.want, append([]string{"merge"}, tt.args...)...)
 			// Differences are named key by key, never as Go maps.
-			if code != exitOK && (strings.Contains(stderr, "map[") || len(stderr) > 600) {
+			if tt.code != exitOK && (strings.Contains(stderr, "map[") || len(stderr) > 600) {
 				t.Errorf("message of %d characters in Go's words:\n%s", len(stderr), stderr)
 			}
 		})
@@ -182,16 +172,7 @@ func TestMergeShardSet(t *testing.T) {
 	s0, s1 := writeShardFixtures(t, dir)
 	// write saves a copy of the fixture's shard 0 edited by edit.
 	write := func(name string, edit func(r *result.Result)) string {
-		r, err := result.ReadFile(s0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		edit(r)
-		p := filepath.Join(dir, name)
-		if err := result.WriteFile(p, r, result.WriteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return editResult(t, s0, filepath.Join(dir, name), edit)
 	}
 	again := write("shard-0-again.json", func(r *result.Result) { r.Run.Start = r.Run.Start.Add(time.Nanosecond) })
 	threeWay := write("shard-0-of-3.json", func(r *result.Result) { r.Run.Shard = &result.Shard{Index: 0, Count: 3} })
@@ -217,22 +198,12 @@ func TestMergeShardSet(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(dir, "merged", strconv.Itoa(i)+".json")
-			code, stdout, stderr := runCLI(t, append([]string{"merge", "--output-file", out}, tt.args...)...)
-			if code != tt.code {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
-			}
-			msg := stdout
-			if code != exitOK {
-				msg = stderr
-			}
-			if !strings.Contains(msg, tt.want) {
-				t.Errorf("output lacks %q:\n%s", tt.want, msg)
-			}
+			_, stderr := runCLIWant(t, tt.code, tt.want, append([]string{"merge", "--output-file", out}, tt.args...)...)
 			if len(stderr) > 500 {
 				t.Errorf("message of %d characters: %s", len(stderr), stderr)
 			}
 			r, err := result.ReadFile(out)
-			if code != exitOK {
+			if tt.code != exitOK {
 				if err == nil {
 					t.Errorf("a refused merge wrote %s", out)
 				}

@@ -30,18 +30,7 @@ func TestRunInterleavedRepetitions(t *testing.T) {
 		t.Skip("integration test")
 	}
 	wd := t.TempDir()
-	path := filepath.Join(wd, "reps.json")
-	prof := quickSmall(t, wd)
-	t.Cleanup(func() { runCLI(t, "cluster", "down", "--name", "sb-reps", "--workdir", wd) })
-	code, out, errOut := runCLI(t, "run", "--workdir", wd, "--profile", prof, "--run-id", "reps", "--repetitions", "2", "--result", path)
-	if code != 0 {
-		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
-	}
-	t.Log(out)
-	res, err := result.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, _, res := runEmbedded(t, wd, quickSmall(t, wd), "reps", "--repetitions", "2")
 	if res.Run.Isolation != result.IsolationRestored {
 		t.Errorf("isolation %q, want %q", res.Run.Isolation, result.IsolationRestored)
 	}

@@ -67,6 +67,18 @@ current-context: stall
 // hanging it, if the command has not returned after a minute: a guard
 // against a hang, far above any --timeout given here, not a measure of
 // speed.
+// interruptWhenStalled is a context cancelled, as by Ctrl-C, once a request
+// to s is waiting.
+func (s *stallingServer) interruptWhenStalled(t *testing.T) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		<-s.stalled
+		cancel()
+	}()
+	return ctx
+}
+
 func runCLIContext(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
 	t.Helper()
 	type out struct {
@@ -131,13 +143,8 @@ func TestStalledAPIServer(t *testing.T) {
 // says "interrupted", never that each permission is missing.
 func TestPreflightInterrupted(t *testing.T) {
 	s := newStallingServer(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		// Interrupt once the first permission check is waiting.
-		<-s.stalled
-		cancel()
-	}()
+	// Interrupted once the first permission check is waiting.
+	ctx := s.interruptWhenStalled(t)
 	code, stdout, stderr := runCLIContext(t, ctx, "preflight", "--kubeconfig", s.kubeconfig(t), "--context", "stall", "--workdir", t.TempDir())
 	if code != exitFailed || !strings.Contains(stderr, "interrupted while running the preflight checks") {
 		t.Errorf("exit %d, stderr %q; want %d and interrupted", code, stderr, exitFailed)
@@ -151,12 +158,7 @@ func TestPreflightInterrupted(t *testing.T) {
 // "interrupted".
 func TestCleanupInterrupted(t *testing.T) {
 	s := newStallingServer(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		<-s.stalled
-		cancel()
-	}()
+	ctx := s.interruptWhenStalled(t)
 	code, _, stderr := runCLIContext(t, ctx, "cleanup", "--list", "--kubeconfig", s.kubeconfig(t), "--context", "stall", "--workdir", t.TempDir(), "--yes")
 	if code != exitFailed || !strings.Contains(stderr, "interrupted while listing what runs left behind") {
 		t.Errorf("exit %d, stderr %q; want %d and interrupted", code, stderr, exitFailed)

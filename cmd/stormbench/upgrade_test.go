@@ -47,18 +47,7 @@ func TestRunUpgrade(t *testing.T) {
 		t.Skipf("needs Kubernetes v1.37.2's components: %v", err)
 	}
 	wd := t.TempDir()
-	path := filepath.Join(wd, "up.json")
-	prof := smallProfile(t, wd, "upgrade")
-	t.Cleanup(func() { runCLI(t, "cluster", "down", "--name", "sb-up", "--workdir", wd) })
-	code, out, errOut := runCLI(t, "run", "--workdir", wd, "--profile", prof, "--run-id", "up", "--repetitions", "1", "--result", path)
-	if code != 0 {
-		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
-	}
-	t.Log(out)
-	res, err := result.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, errOut, res := runEmbedded(t, wd, smallProfile(t, wd, "upgrade"), "up", "--repetitions", "1")
 	if res.Run.Isolation != result.IsolationRestored || res.Run.Cluster.KubernetesVersion != "v1.36.3" {
 		t.Errorf("isolation %q, cluster %s; want %q, v1.36.3", res.Run.Isolation, res.Run.Cluster.KubernetesVersion, result.IsolationRestored)
 	}
