@@ -141,15 +141,11 @@ func (n *ContainerdNode) socket() string            { return filepath.Join(n.opt
 func (n *ContainerdNode) imagePath() string         { return filepath.Join(n.opts.Dir, "image.tar") }
 func (n *ContainerdNode) kubeletConfigPath() string { return filepath.Join(n.opts.Dir, "kubelet.yaml") }
 
-// bridge names the node's CNI bridge after a hash of its directory: unique
-// across clusters and runs on one machine, and within the 15 bytes of an
-// interface name.
 // Bridge is the name of the node's CNI bridge: "sb" and a hash of its
 // directory, so that nodes side by side (another test's, another
-// cluster's) have bridges of their own.
-func (n *ContainerdNode) Bridge() string { return n.bridge() }
-
-func (n *ContainerdNode) bridge() string {
+// cluster's) have bridges of their own, within the 15 bytes of an
+// interface name.
+func (n *ContainerdNode) Bridge() string {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(n.opts.Dir))
 	return fmt.Sprintf("sb%08x", h.Sum32())
@@ -220,14 +216,14 @@ func (n *ContainerdNode) cniConfig() string {
     {"type": "loopback"}
   ]
 }
-`, n.bridge(), n.bridge(), n.opts.PodCIDR, filepath.Join(n.opts.Dir, "cni/data"))
+`, n.Bridge(), n.Bridge(), n.opts.PodCIDR, filepath.Join(n.opts.Dir, "cni/data"))
 }
 
-// kubeletConfig is the kubelet's configuration for this machine: cgroup
-// v1 allowed (1.35+ refuses it otherwise), cgroupfs, swap tolerated, its
-// own runtime endpoint, loopback-only ports, a cgroup root of its own and
-// no node-allocatable enforcement (there is one machine for every node).
-// kubeletConfig is the node's KubeletConfiguration. It sets
+// kubeletConfig is the node's KubeletConfiguration for this machine:
+// cgroup v1 allowed (1.35+ refuses it otherwise), cgroupfs, swap
+// tolerated, its own runtime endpoint, loopback-only ports, a cgroup root
+// of its own and no node-allocatable enforcement (there is one machine for
+// every node). It sets
 // nodeStatusUpdateFrequency, so it sets nodeStatusReportFrequency too: left
 // out, the report frequency defaults to the update frequency when that is
 // set explicitly (pkg/kubelet/apis/config/v1beta1/defaults.go), and the

@@ -98,9 +98,9 @@ func (n *ContainerdNode) cleanHost() error {
 	if err := unmountUnder(n.opts.Dir); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := os.Stat("/sys/class/net/" + n.bridge()); err == nil {
-		if out, err := exec.Command(mustLook("ip"), "link", "del", n.bridge()).CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("deleting bridge %s: %w: %s", n.bridge(), err, out))
+	if _, err := os.Stat("/sys/class/net/" + n.Bridge()); err == nil {
+		if out, err := exec.Command(mustLook("ip"), "link", "del", n.Bridge()).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("deleting bridge %s: %w: %s", n.Bridge(), err, out))
 		}
 	}
 	for _, h := range cgroupHierarchies() {
