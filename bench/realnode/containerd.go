@@ -277,7 +277,7 @@ func (n *ContainerdNode) Start(gates map[string]bool) error {
 	if err := n.StartRuntime(false); err != nil {
 		return err
 	}
-	if err := n.importImage(); err != nil {
+	if err := n.ImportImage(n.imagePath()); err != nil {
 		return err
 	}
 	return n.StartKubelet(gates)
@@ -332,9 +332,6 @@ func mustLook(bin string) string {
 	}
 	return bin
 }
-
-// importImage imports the node image into containerd's k8s.io namespace.
-func (n *ContainerdNode) importImage() error { return n.ImportImage(n.imagePath()) }
 
 // ImportImage imports an OCI image layout tarball into the node's
 // containerd (namespace k8s.io, where the CRI finds it), so that pods with
