@@ -106,39 +106,16 @@ func SliceEndpoints(s *discoveryv1.EndpointSlice) (id string, eps []sliceEndpoin
 func (x *EndpointIndex) Apply(id string, eps []sliceEndpoint) []epChange {
 	old := x.slices[id]
 	before := map[epKey]epState{}
-	for _, e := range old {
-		before[e.key] = x.Agg[e.key].state()
-	}
-	for _, e := range eps {
+	for _, e := range slices.Concat(old, eps) {
 		if _, ok := before[e.key]; !ok {
 			before[e.key] = x.Agg[e.key].state()
 		}
 	}
 	for _, e := range old {
-		a := x.Agg[e.key]
-		if e.ready {
-			a.ready--
-		} else {
-			a.notReady--
-		}
-		if a.ready == 0 && a.notReady == 0 {
-			delete(x.Agg, e.key)
-		}
+		x.count(e, -1)
 	}
 	for _, e := range eps {
-		a := x.Agg[e.key]
-		if a == nil {
-			a = &epAgg{}
-			x.Agg[e.key] = a
-		}
-		if e.ready {
-			a.ready++
-		} else {
-			a.notReady++
-		}
-		if e.node != "" {
-			a.node = e.node
-		}
+		x.count(e, 1)
 	}
 	if eps == nil {
 		delete(x.slices, id)
@@ -160,6 +137,22 @@ func (x *EndpointIndex) Apply(id string, eps []sliceEndpoint) []epChange {
 		return strings.Compare(a.Key.ServiceID()+"/"+a.Key.addressType+"/"+a.Key.id, b.Key.ServiceID()+"/"+b.Key.addressType+"/"+b.Key.id)
 	})
 	return changes
+}
+
+// count adds d to the slices listing e as e lists it, and drops an
+// endpoint no slice lists any more.
+func (x *EndpointIndex) count(e sliceEndpoint, d int) {
+	a := Entry(x.Agg, e.key, nil)
+	if e.ready {
+		a.ready += d
+	} else {
+		a.notReady += d
+	}
+	if a.ready == 0 && a.notReady == 0 {
+		delete(x.Agg, e.key)
+	} else if d > 0 && e.node != "" {
+		a.node = e.node
+	}
 }
 
 // Has reports whether the index holds slice id.
