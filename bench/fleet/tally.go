@@ -110,15 +110,15 @@ func (t *readinessTally) setNode(obj any) {
 }
 
 func (t *readinessTally) deleteNode(obj any) {
-	name, ok := deletedName(obj)
+	k, ok := deletedKey(obj)
 	if !ok {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if was, had := t.nodes[name]; had {
-		t.forgetNode(name, was)
-		delete(t.nodes, name)
+	if was, had := t.nodes[k.name]; had {
+		t.forgetNode(k.name, was)
+		delete(t.nodes, k.name)
 	}
 }
 
@@ -251,14 +251,8 @@ func firstNames(set map[string]struct{}, n int) []string {
 	return out
 }
 
-// deletedName is the name of a deleted object, or of the object a tombstone
-// (cache.DeletedFinalStateUnknown) stands for.
-func deletedName(obj any) (string, bool) {
-	k, ok := deletedKey(obj)
-	return k.name, ok
-}
-
-// deletedKey is the namespace and name of a deleted object (deletedName).
+// deletedKey is the namespace and name of a deleted object, or of the
+// object a tombstone (cache.DeletedFinalStateUnknown) stands for.
 func deletedKey(obj any) (podKey, bool) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		ns, name, err := cache.SplitMetaNamespaceKey(d.Key)
