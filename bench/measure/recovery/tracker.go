@@ -44,14 +44,18 @@ func (tl *timeline) observe(at time.Time, ok bool, node, message string) {
 	*tl = append(*tl, transition{at: at, ok: ok, node: node, message: message})
 }
 
-// stateAt returns the state in force at time t, and whether any was seen.
-func (tl timeline) stateAt(t time.Time) (transition, bool) {
-	i := sort.Search(len(tl), func(i int) bool { return tl[i].at.After(t) })
+// lastAt returns the last of xs, in time order, at or before t.
+func lastAt[T any](xs []T, at func(T) time.Time, t time.Time) (T, bool) {
+	i := sort.Search(len(xs), func(i int) bool { return at(xs[i]).After(t) })
 	if i == 0 {
-		return transition{}, false
+		var zero T
+		return zero, false
 	}
-	return tl[i-1], true
+	return xs[i-1], true
 }
+
+func transitionAt(tr transition) time.Time { return tr.at }
+func identity(t time.Time) time.Time       { return t }
 
 // firstAfter returns the first transition to ok at or after t.
 func (tl timeline) firstAfter(t time.Time, ok bool) (transition, bool) {
@@ -265,16 +269,6 @@ func downsOf(outcomes []storm.Outcome) (downs, reported map[string][]time.Time, 
 	return downs, reported, first
 }
 
-// latestDown returns the latest Down time of node at or before t.
-func latestDown(downs map[string][]time.Time, node string, t time.Time) (time.Time, bool) {
-	ts := downs[node]
-	i := sort.Search(len(ts), func(i int) bool { return ts[i].After(t) })
-	if i == 0 {
-		return time.Time{}, false
-	}
-	return ts[i-1], true
-}
-
 // Transition is one observed change of a pod's or a node's readiness, at
 // the time the watch delivered it.
 type Transition struct {
@@ -375,7 +369,7 @@ func (r *Tracker) computeNodes(p *recoveryPass, reported map[string][]time.Time)
 			}
 			before := func(t time.Time) bool { return next.IsZero() || t.Before(next) }
 			notReadyAt := time.Time{}
-			if st, ok := tl.stateAt(t0); ok && !st.ok {
+			if st, ok := lastAt(tl, transitionAt, t0); ok && !st.ok {
 				notReadyAt = t0
 			} else if tr, ok := tl.firstAfter(t0, false); ok && before(tr.at) {
 				notReadyAt = tr.at
@@ -438,7 +432,7 @@ func (r *Tracker) computePods(p *recoveryPass) {
 				if tr.ok || i == 0 {
 					continue // the initial state is not a transition
 				}
-				t0, ok := latestDown(p.downs, tr.node, tr.at)
+				t0, ok := lastAt(p.downs[tr.node], identity, tr.at)
 				if !ok {
 					out.Unattributed[c.kind]++
 					continue
@@ -467,7 +461,7 @@ func (r *Tracker) computeServices(p *recoveryPass) {
 	for _, d := range r.degraded {
 		var t0 time.Time
 		for node := range d.nodes {
-			if t, ok := latestDown(p.downs, node, d.start); ok && (t0.IsZero() || t.Before(t0)) {
+			if t, ok := lastAt(p.downs[node], identity, d.start); ok && (t0.IsZero() || t.Before(t0)) {
 				t0 = t
 			}
 		}
