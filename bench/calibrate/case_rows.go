@@ -229,11 +229,7 @@ func meanSeconds(d []time.Duration) float64 {
 // sorted, for the KS row: their number, range and the t interval of their
 // mean.
 func periodsSpread(sorted []time.Duration) *Spread {
-	secs := make([]float64, len(sorted))
-	for i, d := range sorted {
-		secs[i] = d.Seconds()
-	}
-	s := spreadOf(secs)
+	s := spreadOf(seconds(sorted))
 	if s != nil {
 		s.Of = "periods"
 	}

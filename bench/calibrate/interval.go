@@ -73,28 +73,21 @@ func quantileSpread(sorted []time.Duration, q float64) *Spread {
 	if n == 0 {
 		return nil
 	}
-	secs := make([]float64, n)
-	for i, d := range sorted {
-		secs[i] = d.Seconds()
-	}
+	secs := seconds(sorted)
 	s := rangeOf(secs)
 	s.Of = "periods"
-	if n < 2 {
+	s.CI95 = &Interval{Lo: s.Min, Hi: s.Max, Unbounded: true}
+	switch {
+	case n < 2:
 		// One period bounds no quantile, as two to five bound no median.
-		s.CI95 = &Interval{Lo: s.Min, Hi: s.Max, Unbounded: true}
-		return s
-	}
-	if q >= 1 {
+	case q >= 1:
 		// Below the median's minimum the range says as little.
-		s.CI95 = &Interval{Lo: s.Min, Hi: s.Max, Unbounded: n < minMedianPeriods}
-		return s
+		s.CI95.Unbounded = n < minMedianPeriods
+	default:
+		if l, u, ok := orderStatisticRanks(n, q, 0.95); ok {
+			s.CI95 = &Interval{Lo: round3(secs[l-1]), Hi: round3(secs[u-1])}
+		}
 	}
-	l, u, ok := orderStatisticRanks(n, q, 0.95)
-	if !ok {
-		s.CI95 = &Interval{Lo: s.Min, Hi: s.Max, Unbounded: true}
-		return s
-	}
-	s.CI95 = &Interval{Lo: round3(secs[l-1]), Hi: round3(secs[u-1])}
 	return s
 }
 

@@ -104,9 +104,9 @@ func (t Tolerance) judge(r *Row) {
 		return
 	}
 	tol := t.secondsTolerance(r.Real, r.Span)
+	rv, sv := values(r.RealSpread), values(r.SimulatedSpread)
 	switch r.Rule {
 	case RuleShift:
-		rv, sv := values(r.RealSpread), values(r.SimulatedSpread)
 		tol = t.secondsTolerance(median(rv), r.Span)
 		sh, ok := hodgesLehmann(rv, sv)
 		if !ok {
@@ -117,7 +117,6 @@ func (t Tolerance) judge(r *Row) {
 		sh.Tolerance = round3(tol)
 		r.Shift, r.Agree = &sh, sh.Lo <= tol && sh.Hi >= -tol
 	case RuleKS:
-		rv, sv := values(r.RealSpread), values(r.SimulatedSpread)
 		if len(rv) < 2 || len(sv) < 2 {
 			// Too few periods to test: judged by the flips and the
 			// quantile rows.

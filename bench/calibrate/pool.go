@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"reflect"
@@ -177,10 +178,7 @@ func poolRow(cases []*CaseResult, metric string, realPeriods, simPeriods []float
 	}
 	var realSum, simSum, realN, simN float64
 	for _, c := range cases {
-		r := caseRow(c, metric)
-		if r == nil {
-			r = &Row{}
-		}
+		r := cmp.Or(caseRow(c, metric), &Row{})
 		if metric == MetricKubeletPeakRSS {
 			realSum = math.Max(realSum, r.Real)
 			continue
@@ -227,6 +225,15 @@ func mean(v []float64) float64 {
 		return 0
 	}
 	return sum(v) / float64(len(v))
+}
+
+// seconds is durations in seconds.
+func seconds(d []time.Duration) []float64 {
+	out := make([]float64, len(d))
+	for i, x := range d {
+		out[i] = x.Seconds()
+	}
+	return out
 }
 
 // durations is seconds as sorted durations.

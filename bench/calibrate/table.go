@@ -446,11 +446,7 @@ func quantile(d []time.Duration, q float64) float64 {
 	if len(d) == 0 {
 		return 0
 	}
-	i := int(math.Ceil(q*float64(len(d)))) - 1
-	if i < 0 {
-		i = 0
-	}
-	return d[i].Seconds()
+	return d[max(0, int(math.Ceil(q*float64(len(d))))-1)].Seconds()
 }
 
 // runTime is how long the calibration ran: a pooled result's rounds
