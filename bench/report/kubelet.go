@@ -50,12 +50,9 @@ func buildKubeletTable(groups []compare.Group) (KubeletTable, bool) {
 	counts := make([]map[requestKey]float64, len(groups))
 	seenAny := false
 	for gi, g := range groups {
-		t.Variants = append(t.Variants, g.Name)
-		var restarts int
-		var seen bool
-		counts[gi], restarts, seen = countClientRequests(g)
-		seenAny = seenAny || seen
-		t.Restarts = append(t.Restarts, restarts)
+		c, restarts, seen := countClientRequests(g)
+		counts[gi], seenAny = c, seenAny || seen
+		t.Variants, t.Restarts = append(t.Variants, g.Name), append(t.Restarts, restarts)
 	}
 	if !seenAny {
 		return t, false

@@ -173,13 +173,8 @@ func Build(in compare.Input, opts Options) (*Report, error) {
 			}
 		}
 		// The charts and the kubelet table follow the comparison's column
-		// order, baseline first.
-		ordered := make([]compare.Group, 0, len(groups))
-		for _, cg := range c.Groups {
-			i := slices.IndexFunc(groups, func(g compare.Group) bool { return g.Name == cg.Name })
-			ordered = append(ordered, groups[i])
-		}
-		groups = ordered
+		// order, baseline first: its groups are these, reordered.
+		groups = c.Groups
 	}
 	if t, ok := buildKubeletTable(groups); ok {
 		rep.Kubelet = t
