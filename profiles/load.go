@@ -107,15 +107,16 @@ func Load(ref string) (*Profile, error) {
 // defaults and validates it, returning a *ValidationError listing every
 // problem at once.
 func Parse(source string, data []byte) (*Profile, error) {
+	invalid := func(errs ...*field.Error) (*Profile, error) { return nil, &ValidationError{Source: source, Errs: errs} }
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, &ValidationError{Source: source, Errs: field.ErrorList{field.Required(field.NewPath("apiVersion"), "empty document")}}
+		return invalid(field.Required(field.NewPath("apiVersion"), "empty document"))
 	}
 	if n, err := yamlDocuments(data); err == nil && n > 1 {
-		return nil, &ValidationError{Source: source, Errs: field.ErrorList{documentError("a profile file holds exactly one YAML document (remove the ---)")}}
+		return invalid(documentError("a profile file holds exactly one YAML document (remove the ---)"))
 	}
 	j, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return nil, &ValidationError{Source: source, Errs: field.ErrorList{documentError(decodeMessage(err))}}
+		return invalid(documentError(decodeMessage(err)))
 	}
 	p, err := Decode(source, j)
 	if err != nil {
@@ -123,7 +124,7 @@ func Parse(source string, data []byte) (*Profile, error) {
 	}
 	SetDefaults(p)
 	if errs := Validate(p); len(errs) > 0 {
-		return nil, &ValidationError{Source: source, Errs: errs}
+		return invalid(errs...)
 	}
 	return p, nil
 }

@@ -124,25 +124,25 @@ type Kubernetes struct {
 // kubeversion.Default when it is not set. On a profile that did not
 // validate, an unsupported version gives the default too.
 func (p *Profile) KubeVersion() kubeversion.Version {
-	if p.Kubernetes.Version == "" {
-		return kubeversion.Default
-	}
-	v, err := kubeversion.Parse(p.Kubernetes.Version)
-	if err != nil {
-		return kubeversion.Default
-	}
-	return v
+	return versionOr(p.Kubernetes.Version, kubeversion.Default)
 }
 
 // VariantVersion is the Kubernetes version variant v runs on: its own
 // kubernetes.version, else the profile's.
 func (p *Profile) VariantVersion(v *Variant) kubeversion.Version {
-	if v != nil && v.Kubernetes != nil && v.Kubernetes.Version != "" {
-		if kv, err := kubeversion.Parse(v.Kubernetes.Version); err == nil {
-			return kv
-		}
+	if v != nil && v.Kubernetes != nil {
+		return versionOr(v.Kubernetes.Version, p.KubeVersion())
 	}
 	return p.KubeVersion()
+}
+
+// versionOr is the Kubernetes version s names, or def when s is empty or
+// not a supported version.
+func versionOr(s string, def kubeversion.Version) kubeversion.Version {
+	if v, err := kubeversion.Parse(s); err == nil && s != "" {
+		return v
+	}
+	return def
 }
 
 // ComparesVersions reports whether the profile's variants run on more than

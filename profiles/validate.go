@@ -380,15 +380,10 @@ func validateDistribution(d *Distribution, dp *field.Path) field.ErrorList {
 // kubelet does not have (ChangeContainerStatusOnKubeletRestart false on
 // 1.34, which has no such gate and always resets readiness).
 func validateKubernetes(p *Profile) field.ErrorList {
-	base := kubeversion.Default
-	if p.Kubernetes.Version != "" {
-		v, err := kubeversion.Parse(p.Kubernetes.Version)
-		if err != nil {
-			return field.ErrorList{field.Invalid(field.NewPath("kubernetes", "version"), truncate(p.Kubernetes.Version), err.Error())}
-		}
-		base = v
+	if _, err := kubeversion.Parse(p.Kubernetes.Version); err != nil && p.Kubernetes.Version != "" {
+		return field.ErrorList{field.Invalid(field.NewPath("kubernetes", "version"), truncate(p.Kubernetes.Version), err.Error())}
 	}
-	return validateVersionsAt(p, base)
+	return validateVersionsAt(p, p.KubeVersion())
 }
 
 // validateVersionsAt checks the variants' Kubernetes versions against the
