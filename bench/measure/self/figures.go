@@ -106,17 +106,16 @@ func Merge() result.MergeRule {
 // mergePerRestart recomputes the storm measurement's figures per restart
 // over the merged restarts (mergeRSSGrowth, mergeMarginalCPU).
 func mergePerRestart(s *result.MergeShards, m *result.Measurement) error {
-	if err := mergeRSSGrowth(s, m); err != nil {
-		return err
-	}
-	return mergeMarginalCPU(s, m)
+	mergeRSSGrowth(s, m)
+	mergeMarginalCPU(s, m)
+	return nil
 }
 
 // mergeMarginalCPU sets the marginal CPU per restart as Σ marginal CPU ÷
 // merged restarts. The split holds only when every shard made it: with a
 // shard that had no baseline to take its standing cost from, the sums would
 // leave that process out, so the split figures are dropped, with a note.
-func mergeMarginalCPU(s *result.MergeShards, m *result.Measurement) error {
+func mergeMarginalCPU(s *result.MergeShards, m *result.Measurement) {
 	present, split := 0, 0
 	for _, x := range s.Measurements {
 		if x == nil {
@@ -129,25 +128,24 @@ func mergeMarginalCPU(s *result.MergeShards, m *result.Measurement) error {
 	}
 	switch {
 	case split == 0:
-		return nil
+		return
 	case split < present:
 		m.Values = slices.DeleteFunc(m.Values, func(v result.Value) bool {
 			return v.Name == StandingCPU || v.Name == MarginalCPU || v.Window == result.WindowBaseline && v.Name == CPUSeconds
 		})
 		s.Note("stormbench's CPU is not split into its standing and marginal costs: %d of %d shards had no baseline window to split it by", present-split, present)
-		return nil
+		return
 	case s.Restarts == 0:
-		return nil
+		return
 	}
 	marginal, _ := m.Value(MarginalCPU, result.WindowStorm)
 	m.Values = append(m.Values, result.Value{Name: MarginalCPUPerRestart, Window: result.WindowStorm, Unit: result.UnitSeconds,
 		Value: marginal / float64(s.Restarts)})
-	return nil
 }
 
 // mergeRSSGrowth sets the storm measurement's RSS growth per restart as
 // (Σ peak − Σ start) ÷ merged restarts, if any shard recorded it.
-func mergeRSSGrowth(s *result.MergeShards, m *result.Measurement) error {
+func mergeRSSGrowth(s *result.MergeShards, m *result.Measurement) {
 	peak, okPeak := m.Value(RSSPeak, result.WindowStorm)
 	start, okStart := m.Value(RSSStart, result.WindowStorm)
 	had := false
@@ -157,9 +155,8 @@ func mergeRSSGrowth(s *result.MergeShards, m *result.Measurement) error {
 		}
 	}
 	if !had || !okPeak || !okStart || s.Restarts == 0 {
-		return nil
+		return
 	}
 	m.Values = append(m.Values, result.Value{Name: RSSGrowthPerRestart, Window: result.WindowStorm, Unit: result.UnitBytes,
 		Value: (peak - start) / float64(s.Restarts)})
-	return nil
 }
