@@ -18,12 +18,6 @@ type Samples struct {
 	Baseline compare.Interval `json:"baseline"`
 }
 
-// withIntervals records the medians' intervals of a regression gate's
-// samples, for display.
-func withIntervals(g *Check, base, cur []float64) {
-	g.Samples = &Samples{Current: compare.MedianInterval(cur, 0.95), Baseline: compare.MedianInterval(base, 0.95)}
-}
-
 // gateValue renders a gate's current figure.
 func gateValue(g Check) string {
 	switch {

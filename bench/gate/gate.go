@@ -143,7 +143,7 @@ type Check struct {
 	// medians against the threshold alone.
 	TooFew bool `json:"tooFewRepetitions,omitempty"`
 	// Samples are a regression gate's current and baseline medians with
-	// their intervals and n (see withIntervals); nil for other gates.
+	// their intervals and n, for display; nil for other gates.
 	Samples *Samples `json:"samples,omitempty"`
 }
 
@@ -579,7 +579,7 @@ func regressionGate(base, cur compare.Group, rm regressionMetric) Check {
 	bm := benchmath.AssumeNothing.Summary(bs, 0.95).Center
 	cm := benchmath.AssumeNothing.Summary(cs, 0.95).Center
 	gr.Value, gr.Baseline = cm, &bm
-	withIntervals(&gr, bv, cv)
+	gr.Samples = &Samples{Current: compare.MedianInterval(cv, 0.95), Baseline: compare.MedianInterval(bv, 0.95)}
 	limit := bm * (1 + rm.max)
 	gr.Limit = &limit
 	gr.Threshold = fmt.Sprintf("≤ %s (%s)", compare.FormatPercent(rm.max), compare.FormatValue(limit, rm.Unit))

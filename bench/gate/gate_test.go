@@ -366,7 +366,7 @@ func TestGateIntervalDisplay(t *testing.T) {
 	g := Check{Kind: KindRegression, Unit: "", Value: 30, Status: Pass}
 	base := 10.0
 	g.Baseline = &base
-	withIntervals(&g, []float64{9, 10, 11, 12, 8, 10.5}, []float64{50, 10, 30, 40, 20})
+	g.Samples = &Samples{Current: compare.MedianInterval([]float64{50, 10, 30, 40, 20}, 0.95), Baseline: compare.MedianInterval([]float64{9, 10, 11, 12, 8, 10.5}, 0.95)}
 	if got, want := gateValue(g), "30 [10…50] (93.8%) n=5"; got != want {
 		t.Errorf("value %q, want %q", got, want)
 	}
