@@ -13,7 +13,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/stormbench/stormbench/bench/poll"
 )
@@ -38,7 +37,7 @@ var yes, no = func() *bool { b := true; return &b }(), func() *bool { b := false
 // after each.
 func TestEndpointTally(t *testing.T) {
 	tl := &endpointTally{bySlice: map[podKey]int{}}
-	sim := newInformerSim(cache.ResourceEventHandlerFuncs{AddFunc: tl.set, UpdateFunc: func(_, o any) { tl.set(o) }, DeleteFunc: tl.delete})
+	sim := newInformerSim(handlers(tl.set, tl.delete))
 	rng := rand.New(rand.NewPCG(2, 50))
 	conds := []*bool{yes, yes, no, nil}
 	for step := range 2000 {

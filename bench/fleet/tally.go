@@ -81,9 +81,13 @@ func (t *readinessTally) podHandler() cache.ResourceEventHandler {
 }
 
 // handlers calls set with an added object and an update's new one, del
-// with a deleted one.
-func handlers(set, del func(any)) cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{AddFunc: set, UpdateFunc: func(_, obj any) { set(obj) }, DeleteFunc: del}
+// with the key of a deleted one (deletedKey).
+func handlers(set func(any), del func(podKey)) cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{AddFunc: set, UpdateFunc: func(_, obj any) { set(obj) }, DeleteFunc: func(obj any) {
+		if k, ok := deletedKey(obj); ok {
+			del(k)
+		}
+	}}
 }
 
 func (t *readinessTally) setNode(obj any) {
@@ -109,11 +113,7 @@ func (t *readinessTally) setNode(obj any) {
 	}
 }
 
-func (t *readinessTally) deleteNode(obj any) {
-	k, ok := deletedKey(obj)
-	if !ok {
-		return
-	}
+func (t *readinessTally) deleteNode(k podKey) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if was, had := t.nodes[k.name]; had {
@@ -171,11 +171,7 @@ func (t *readinessTally) setPod(obj any) {
 	t.reasons[reason]++
 }
 
-func (t *readinessTally) deletePod(obj any) {
-	k, ok := deletedKey(obj)
-	if !ok {
-		return
-	}
+func (t *readinessTally) deletePod(k podKey) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	was, had := t.pods[k]

@@ -211,11 +211,7 @@ func (t *endpointTally) set(obj any) {
 	t.bySlice[k] = n
 }
 
-func (t *endpointTally) delete(obj any) {
-	k, ok := deletedKey(obj)
-	if !ok {
-		return
-	}
+func (t *endpointTally) delete(k podKey) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.notReady -= t.bySlice[k]
