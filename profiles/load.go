@@ -183,12 +183,14 @@ func decodeStrict(j []byte, p *Profile) field.ErrorList {
 	if err := dec.Decode(&doc); err != nil {
 		return field.ErrorList{documentError(decodeMessage(err))}
 	}
-	if waves, ok := lookup(doc, "storm", "waves").(map[string]any); ok {
+	top, _ := doc.(map[string]any)
+	storm, _ := top["storm"].(map[string]any)
+	if waves, ok := storm["waves"].(map[string]any); ok {
 		if n, ok := waves["size"].(json.Number); ok {
 			waves["size"] = n.String()
 		}
 	}
-	errs := checkRepetitions(doc)
+	errs := checkRepetitions(top)
 	for range 100 {
 		b, err := json.Marshal(doc)
 		if err != nil {
@@ -229,16 +231,12 @@ type repetitionsMapping struct {
 	Seeds string `json:"seeds"`
 }
 
-// checkRepetitions checks repetitions in the generic document: a count, or
+// checkRepetitions checks repetitions in the generic document m: a count, or
 // a mapping whose members are checked one by one with their paths (an
 // unknown member, a count that is not an integer), each misfit reported
 // and dropped so that the rest decodes. Repetitions decodes itself, so the
 // strict decoder could only say that the whole value is wrong.
-func checkRepetitions(doc any) field.ErrorList {
-	m, ok := doc.(map[string]any)
-	if !ok {
-		return nil
-	}
+func checkRepetitions(m map[string]any) field.ErrorList {
 	wrong := field.ErrorList{field.Invalid(field.NewPath("repetitions"), field.OmitValueType{}, "must be a count such as 5, or a mapping such as {count: 5, seeds: vary}")}
 	switch r := m["repetitions"].(type) {
 	case nil:
@@ -339,18 +337,6 @@ const documentField = "(document)"
 // documentError is an error about the whole profile rather than a field.
 func documentError(detail string) *field.Error {
 	return field.Invalid(field.NewPath(documentField), field.OmitValueType{}, decodeerror.Shorten(detail, 300))
-}
-
-// lookup walks keys through nested mappings.
-func lookup(doc any, keys ...string) any {
-	for _, k := range keys {
-		m, ok := doc.(map[string]any)
-		if !ok {
-			return nil
-		}
-		doc = m[k]
-	}
-	return doc
 }
 
 // drop deletes the value at path from doc (a list without an index in the
