@@ -152,7 +152,8 @@ func (n *node) roundNumbers(key string) error {
 
 // roundScalar rounds the JSON number s to digits significant digits, or
 // with decimals set to digits decimals, and formats it as encoding/json
-// formats a float64. A whole number (no fraction, exponent or point in
+// formats a float64 (the shortest decimal that reads back, with an
+// exponent only below 1e-6 or from 1e21). A whole number (no fraction, exponent or point in
 // its JSON) and anything that is not a number are returned as they are.
 func roundScalar(s []byte, digits int, decimals bool) ([]byte, error) {
 	if len(s) == 0 || !(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')) || !bytes.ContainsAny(s, ".eE") {
@@ -162,7 +163,8 @@ func roundScalar(s []byte, digits int, decimals bool) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding result: number %s: %w", s, err)
 	}
-	return formatFloat(roundFloat(f, digits, decimals)), nil
+	// f is finite (ParseFloat refused what is not), so Marshal cannot fail.
+	return json.Marshal(roundFloat(f, digits, decimals))
 }
 
 // roundFloat rounds f as roundScalar describes; a whole f stays as it is.
@@ -182,24 +184,6 @@ func roundFloat(f float64, digits int, decimals bool) float64 {
 		return f
 	}
 	return r
-}
-
-// formatFloat formats f as encoding/json does: the shortest decimal that
-// reads back as f, with an exponent only below 1e-6 or from 1e21.
-func formatFloat(f float64) []byte {
-	abs, format := math.Abs(f), byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b := strconv.AppendFloat(nil, f, format, -1, 64)
-	if format == 'e' {
-		// clean up e-09 to e-9, as encoding/json does
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
 }
 
 // node is a parsed JSON value: an object (keys in order), an array, or a
