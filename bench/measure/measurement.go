@@ -209,29 +209,23 @@ func (s *Set) Start(ctx context.Context, env *Env) error {
 	s.started = true
 	s.mu.Unlock()
 
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	for _, m := range s.ms {
+	var wg sync.WaitGroup
+	errs := make([]error, len(s.ms))
+	for i, m := range s.ms {
 		wg.Go(func() {
 			if err := m.Start(ctx, env); err != nil {
-				err = fmt.Errorf("starting %s: %w", m.Name(), err)
-				mu.Lock()
-				s.startErrs[m] = err
-				errs = append(errs, err)
-				mu.Unlock()
+				errs[i] = fmt.Errorf("starting %s: %w", m.Name(), err)
 			}
 		})
 	}
 	wg.Wait()
 	now := env.Clock.Now()
-	for _, m := range s.ms {
-		s.mu.Lock()
-		failed := s.startErrs[m] != nil
-		s.mu.Unlock()
-		if b, ok := m.(BaselineStartMarker); ok && !failed {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, m := range s.ms {
+		if errs[i] != nil {
+			s.startErrs[m] = errs[i]
+		} else if b, ok := m.(BaselineStartMarker); ok {
 			b.MarkBaselineStart(now)
 		}
 	}
