@@ -204,15 +204,10 @@ func newHelpCmd() *cobra.Command {
 		Use:   "help [command]",
 		Short: "Help about any command",
 		ValidArgsFunction: func(c *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
-			var names []string
 			if cmd, rest, err := c.Root().Find(args); err == nil && len(rest) == 0 {
-				for _, sub := range cmd.Commands() {
-					if sub.IsAvailableCommand() {
-						names = append(names, sub.Name())
-					}
-				}
+				return subcommands(cmd), cobra.ShellCompDirectiveNoFileComp
 			}
-			return names, cobra.ShellCompDirectiveNoFileComp
+			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			cmd, rest, err := c.Root().Find(args)
@@ -247,13 +242,18 @@ func needsSubcommand(cmd *cobra.Command, args []string) error {
 		}
 		return usagef("unknown command %q for %q%s", args[0], cmd.CommandPath(), hint)
 	}
+	return usagef("%s needs a command: one of %s", cmd.CommandPath(), strings.Join(subcommands(cmd), ", "))
+}
+
+// subcommands names the commands below cmd that help lists.
+func subcommands(cmd *cobra.Command) []string {
 	var names []string
 	for _, c := range cmd.Commands() {
 		if c.IsAvailableCommand() {
 			names = append(names, c.Name())
 		}
 	}
-	return usagef("%s needs a command: one of %s", cmd.CommandPath(), strings.Join(names, ", "))
+	return names
 }
 
 // noArgs is the Args of a command that takes no arguments: bad usage.
