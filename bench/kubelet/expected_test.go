@@ -261,33 +261,26 @@ func requestFor(gv schema.GroupVersion, resource, subresource, verb string) (*ht
 	if subresource != "" {
 		object += "/" + subresource
 	}
-	var method, path string
-	header := http.Header{}
+	route, ok := map[string]struct {
+		method     string
+		collection bool
+	}{
+		"WATCH": {http.MethodGet, true}, "LIST": {http.MethodGet, true}, "GET": {http.MethodGet, false},
+		"POST": {http.MethodPost, subresource == ""}, "PUT": {http.MethodPut, false}, "PATCH": {http.MethodPatch, false},
+		"APPLY": {http.MethodPatch, false}, "DELETE": {http.MethodDelete, false}, "DELETECOLLECTION": {http.MethodDelete, true},
+	}[verb]
+	if !ok {
+		return nil, fmt.Errorf("verb %q is not in the vocabulary of apiserver_request_total (%s)", verb, strings.Join(verbs, ", "))
+	}
+	method, path, header := route.method, object, http.Header{}
+	if route.collection {
+		path = collection
+	}
 	switch verb {
 	case "WATCH":
-		method, path = http.MethodGet, collection+"?watch=true"
-	case "LIST":
-		method, path = http.MethodGet, collection
-	case "GET":
-		method, path = http.MethodGet, object
-	case "POST":
-		method, path = http.MethodPost, collection
-		if subresource != "" {
-			path = object
-		}
-	case "PUT":
-		method, path = http.MethodPut, object
-	case "PATCH":
-		method, path = http.MethodPatch, object
+		path += "?watch=true"
 	case "APPLY":
-		method, path = http.MethodPatch, object
 		header.Set("Content-Type", "application/apply-patch+yaml")
-	case "DELETE":
-		method, path = http.MethodDelete, object
-	case "DELETECOLLECTION":
-		method, path = http.MethodDelete, collection
-	default:
-		return nil, fmt.Errorf("verb %q is not in the vocabulary of apiserver_request_total (%s)", verb, strings.Join(verbs, ", "))
 	}
 	if (verb == "WATCH" || verb == "LIST" || verb == "DELETECOLLECTION") && subresource != "" {
 		return nil, fmt.Errorf("%s of a subresource", verb)
