@@ -148,53 +148,31 @@ const MaxNodes = 16
 // not checked).
 func (o *Options) Validate(memAvailable int64) error {
 	var errs []error
-	if o.Nodes < 1 || o.Nodes > MaxNodes {
-		errs = append(errs, fmt.Errorf("nodes: %d: must be between 1 and %d", o.Nodes, MaxNodes))
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
 	}
-	if o.PodsPerNode < 1 || o.PodsPerNode > 50 {
-		errs = append(errs, fmt.Errorf("pods per node: %d: must be between 1 and 50", o.PodsPerNode))
-	}
-	if o.ProbePeriod < time.Second || o.ProbePeriod > time.Minute {
-		errs = append(errs, fmt.Errorf("probe period: %s: must be between 1s and 1m", o.ProbePeriod))
-	}
-	if o.Stagger < 0 || o.Stagger > MaxStagger {
-		errs = append(errs, fmt.Errorf("stagger: %s: must be between 0 and %s", o.Stagger, MaxStagger))
-	}
-	if len(o.Cases) == 0 {
-		errs = append(errs, errors.New("no calibration case selected"))
-	}
+	check(o.Nodes >= 1 && o.Nodes <= MaxNodes, "nodes: %d: must be between 1 and %d", o.Nodes, MaxNodes)
+	check(o.PodsPerNode >= 1 && o.PodsPerNode <= 50, "pods per node: %d: must be between 1 and 50", o.PodsPerNode)
+	check(o.ProbePeriod >= time.Second && o.ProbePeriod <= time.Minute, "probe period: %s: must be between 1s and 1m", o.ProbePeriod)
+	check(o.Stagger >= 0 && o.Stagger <= MaxStagger, "stagger: %s: must be between 0 and %s", o.Stagger, MaxStagger)
+	check(len(o.Cases) > 0, "no calibration case selected")
 	for _, cs := range o.Cases {
-		if cs.probeOf() != ProbeExec && o.Backend != BackendContainerd {
-			errs = append(errs, fmt.Errorf("case %s: %s probes need --backend %s: a hollow kubelet's pods have no address it can dial", cs.Name, cs.Probe, BackendContainerd))
-		}
-		if cs.ExitContainers > 0 && o.Backend != BackendContainerd {
-			errs = append(errs, fmt.Errorf("case %s kills containers: needs --backend %s: a hollow kubelet's containers are fakes", cs.Name, BackendContainerd))
-		}
-		if cs.ExitContainers > o.PodsPerNode {
-			errs = append(errs, fmt.Errorf("case %s kills the containers of %d pods of each node: needs as many pods per node, not %d", cs.Name, cs.ExitContainers, o.PodsPerNode))
-		}
-		if cs.DeletePods > 0 && cs.DeletePods >= o.PodsPerNode {
-			errs = append(errs, fmt.Errorf("case %s deletes %d pods of each node: needs more than %d pods per node, not %d", cs.Name, cs.DeletePods, cs.DeletePods, o.PodsPerNode))
-		}
+		check(cs.probeOf() == ProbeExec || o.Backend == BackendContainerd, "case %s: %s probes need --backend %s: a hollow kubelet's pods have no address it can dial", cs.Name, cs.Probe, BackendContainerd)
+		check(cs.ExitContainers <= 0 || o.Backend == BackendContainerd, "case %s kills containers: needs --backend %s: a hollow kubelet's containers are fakes", cs.Name, BackendContainerd)
+		check(cs.ExitContainers <= o.PodsPerNode, "case %s kills the containers of %d pods of each node: needs as many pods per node, not %d", cs.Name, cs.ExitContainers, o.PodsPerNode)
+		check(cs.DeletePods <= 0 || cs.DeletePods < o.PodsPerNode, "case %s deletes %d pods of each node: needs more than %d pods per node, not %d", cs.Name, cs.DeletePods, cs.DeletePods, o.PodsPerNode)
 	}
 	for _, f := range o.PodFeatures {
-		if !slices.Contains(PodFeatures(), f) {
-			errs = append(errs, fmt.Errorf("pod feature %q: must be one of %s", f, strings.Join(PodFeatures(), ", ")))
-		}
+		check(slices.Contains(PodFeatures(), f), "pod feature %q: must be one of %s", f, strings.Join(PodFeatures(), ", "))
 	}
-	if o.KubeAPIQPS < 0 || o.KubeAPIQPS > 10000 {
-		errs = append(errs, fmt.Errorf("kube API QPS: %d: must be between 1 and 10000, or 0 for the kubelet default", o.KubeAPIQPS))
-	}
-	if o.KubeAPIBurst < 0 || o.KubeAPIBurst > 10000 {
-		errs = append(errs, fmt.Errorf("kube API burst: %d: must be between 1 and 10000, or 0 for the kubelet default", o.KubeAPIBurst))
-	}
-	if o.Backend != "" && o.Backend != BackendHollow && o.Backend != BackendContainerd {
-		errs = append(errs, fmt.Errorf("backend %q: must be %s or %s", o.Backend, BackendHollow, BackendContainerd))
-	}
-	if need := int64(o.Nodes) * realnode.BytesPerNode; memAvailable > 0 && o.Nodes > 0 && need > memAvailable/2 {
-		errs = append(errs, fmt.Errorf("nodes: %d real kubelets need about %d MiB (%d MiB each); this machine has %d MiB available and keeps half for the control plane",
-			o.Nodes, need>>20, realnode.BytesPerNode>>20, memAvailable>>20))
-	}
+	check(o.KubeAPIQPS >= 0 && o.KubeAPIQPS <= 10000, "kube API QPS: %d: must be between 1 and 10000, or 0 for the kubelet default", o.KubeAPIQPS)
+	check(o.KubeAPIBurst >= 0 && o.KubeAPIBurst <= 10000, "kube API burst: %d: must be between 1 and 10000, or 0 for the kubelet default", o.KubeAPIBurst)
+	check(o.Backend == "" || o.Backend == BackendHollow || o.Backend == BackendContainerd, "backend %q: must be %s or %s", o.Backend, BackendHollow, BackendContainerd)
+	need := int64(o.Nodes) * realnode.BytesPerNode
+	check(memAvailable <= 0 || o.Nodes <= 0 || need <= memAvailable/2, "nodes: %d real kubelets need about %d MiB (%d MiB each); this machine has %d MiB available and keeps half for the control plane",
+		o.Nodes, need>>20, realnode.BytesPerNode>>20, memAvailable>>20)
 	if err := o.Tolerance.validate(); err != nil {
 		errs = append(errs, err)
 	}
