@@ -80,21 +80,22 @@ func (t *readinessTally) podHandler() cache.ResourceEventHandler {
 	return handlers(t.setPod, t.deletePod)
 }
 
-// handlers calls set with an added object and an update's new one, del
-// with the key of a deleted one (deletedKey).
-func handlers(set func(any), del func(podKey)) cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{AddFunc: set, UpdateFunc: func(_, obj any) { set(obj) }, DeleteFunc: func(obj any) {
+// handlers calls set with an added object of type T and an update's new
+// one, del with the key of a deleted one (deletedKey).
+func handlers[T any](set func(T), del func(podKey)) cache.ResourceEventHandlerFuncs {
+	add := func(obj any) {
+		if o, ok := obj.(T); ok {
+			set(o)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, obj any) { add(obj) }, DeleteFunc: func(obj any) {
 		if k, ok := deletedKey(obj); ok {
 			del(k)
 		}
 	}}
 }
 
-func (t *readinessTally) setNode(obj any) {
-	n, ok := obj.(*corev1.Node)
-	if !ok {
-		return
-	}
+func (t *readinessTally) setNode(n *corev1.Node) {
 	ready := NodeReady(n)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -130,11 +131,7 @@ func (t *readinessTally) forgetNode(name string, ready bool) {
 	}
 }
 
-func (t *readinessTally) setPod(obj any) {
-	p, ok := obj.(*corev1.Pod)
-	if !ok {
-		return
-	}
+func (t *readinessTally) setPod(p *corev1.Pod) {
 	k := podKey{p.Namespace, p.Name}
 	var st podState
 	if p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {

@@ -198,11 +198,7 @@ type endpointTally struct {
 	notReady int
 }
 
-func (t *endpointTally) set(obj any) {
-	s, ok := obj.(*discoveryv1.EndpointSlice)
-	if !ok {
-		return
-	}
+func (t *endpointTally) set(s *discoveryv1.EndpointSlice) {
 	n := notReadyEndpoints(s)
 	k := podKey{s.Namespace, s.Name}
 	t.mu.Lock()
