@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/netip"
@@ -163,14 +164,7 @@ func newFakeRuntime(st *runtimeState) *fakeremote.RemoteRuntime {
 	rt.ImageService.SetFakeImageSize(fakeImageSize)
 	rt.ImageService.Lock()
 	for _, img := range st.Images {
-		ref := img.GetSpec().GetImage()
-		if ref == "" && len(img.RepoTags) > 0 {
-			ref = img.RepoTags[0]
-		}
-		if ref == "" {
-			ref = img.Id
-		}
-		rt.ImageService.Images[ref] = img
+		rt.ImageService.Images[cmp.Or(img.GetSpec().GetImage(), imageRepoTag(img), img.Id)] = img
 	}
 	rt.ImageService.Unlock()
 	return rt
