@@ -1,6 +1,7 @@
 package result
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -281,11 +282,10 @@ func MergeHistograms(hs ...*Histogram) (Histogram, error) {
 				return Histogram{}, fmt.Errorf("merging histograms: #%d (%s): %d values out of range", i, h.Name, dropped)
 			}
 		}
-		m, err := FromHDR(first.Name, first.Window, first.Labels, merged)
-		if err != nil {
+		var err error
+		if out, err = FromHDR(first.Name, first.Window, first.Labels, merged); err != nil {
 			return Histogram{}, err
 		}
-		out = m
 	} else {
 		bounds := make([]float64, len(kind.Buckets))
 		for i, b := range kind.Buckets {
@@ -314,8 +314,6 @@ func MergeHistograms(hs ...*Histogram) (Histogram, error) {
 		}
 		out = FromBuckets(first.Name, first.Window, first.Labels, bounds, cum, sum)
 	}
-	if first.Unit != "" {
-		out.Unit = first.Unit
-	}
+	out.Unit = cmp.Or(first.Unit, out.Unit)
 	return out, nil
 }
