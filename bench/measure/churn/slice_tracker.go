@@ -263,11 +263,9 @@ func (t *SliceTracker) Snapshot() Snapshot {
 		Endpoints:   len(t.idx.Agg),
 		NotReady:    t.notReady,
 	}
-	if t.cur == 1 {
-		snap.Storm = copyWindow(t.windows[1])
-	}
 	open := &snap.Baseline
 	if t.cur == 1 {
+		snap.Storm = copyWindow(t.windows[1])
 		open = &snap.Storm
 	}
 	open.End = now
