@@ -53,10 +53,9 @@ func (e *ValidationError) Error() string {
 
 // Names lists the built-in profiles, sorted.
 func Names() []string {
-	entries, _ := fs.ReadDir(builtin, ".")
-	var names []string
-	for _, e := range entries {
-		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+	names, _ := fs.Glob(builtin, "*.yaml")
+	for i, n := range names {
+		names[i] = strings.TrimSuffix(n, ".yaml")
 	}
 	sort.Strings(names)
 	return names

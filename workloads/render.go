@@ -55,15 +55,12 @@ var tmpl = func() *template.Template {
 
 // Names lists the available templates, sorted.
 func Names() []string {
-	entries, _ := fs.ReadDir(files, ".")
-	var out []string
-	for _, e := range entries {
-		if n, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
-			out = append(out, n)
-		}
+	names, _ := fs.Glob(files, "*.yaml")
+	for i, n := range names {
+		names[i] = strings.TrimSuffix(n, ".yaml")
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(names)
+	return names
 }
 
 // Exists reports whether a template of that name exists.
