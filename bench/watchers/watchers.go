@@ -451,15 +451,10 @@ func (p *Population) Gather(context.Context) (result.Measurement, error) {
 	watchers := maps.Clone(p.watchers)
 	p.mu.Unlock()
 	sums := map[string]snapshot{}
-	keys := make([]string, 0, len(p.stats))
-	for k := range p.stats {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	val := func(name, unit string, v int64, labels map[string]string) {
 		m.Values = append(m.Values, result.Value{Name: name, Window: result.WindowStorm, Unit: unit, Value: float64(v), Labels: labels})
 	}
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(p.stats)) {
 		s := p.stats[k]
 		d := s.snapshot().plus(-1, p.atStart[k])
 		labels := map[string]string{result.LabelComponent: s.component, result.LabelResource: s.resource}
