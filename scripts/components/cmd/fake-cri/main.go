@@ -33,6 +33,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
+	"k8s.io/apimachinery/pkg/util/wait"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 )
@@ -188,21 +189,6 @@ func main() {
 	os.Exit(run())
 }
 
-// trimCallLogs trims the server's call logs every callLogTrimInterval
-// until stop is closed.
-func trimCallLogs(srv *criServer, stop <-chan struct{}) {
-	t := time.NewTicker(callLogTrimInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			srv.trimCallLogs()
-		case <-stop:
-			return
-		}
-	}
-}
-
 // stopServer lets in-flight RPCs finish (each persists before it returns),
 // but does not hang on a stuck client.
 func stopServer(gs *grpc.Server) {
@@ -266,7 +252,7 @@ func run() int {
 	go func() { serveErr <- gs.Serve(lis) }()
 
 	stopTrim := make(chan struct{})
-	go trimCallLogs(srv, stopTrim)
+	go wait.Until(srv.trimCallLogs, callLogTrimInterval, stopTrim)
 
 	klog.InfoS("fake-cri serving", "socket", o.socketPath, "state", o.statePath, "podCIDR", o.podCIDR,
 		"sandboxes", info.Sandboxes, "containers", info.Containers, "images", info.Images,
