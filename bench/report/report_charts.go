@@ -302,27 +302,23 @@ func stackRates(byRes map[string]*result.Series, ranked []string, origin time.Ti
 	}
 	// Sorted, so that float sums and thus the SVG are the same every time.
 	names := slices.Sorted(maps.Keys(byRes))
-	hasOther := false
-	for _, r := range names {
-		if !slices.Contains(layers, r) && seriesMax(byRes[r]) > 0 {
-			hasOther = true
-		}
-	}
-	var times []float64
-	for _, r := range names {
-		for _, p := range xy(byRes[r], origin, 1) {
-			times = append(times, math.Round(p.X*1000)/1000)
-		}
-	}
-	slices.Sort(times)
-	times = slices.Compact(times)
-	value := func(s *result.Series) map[float64]float64 {
+	others := slices.DeleteFunc(slices.Clone(names), func(r string) bool { return slices.Contains(layers, r) })
+	// value sums the rates of the series by time, rounded to the
+	// millisecond, series by series.
+	value := func(rs ...string) map[float64]float64 {
 		out := map[float64]float64{}
-		for _, p := range xy(s, origin, 1) {
-			out[math.Round(p.X*1000)/1000] += p.Y
+		for _, r := range rs {
+			one := map[float64]float64{}
+			for _, p := range xy(byRes[r], origin, 1) {
+				one[math.Round(p.X*1000)/1000] += p.Y
+			}
+			for t, x := range one {
+				out[t] += x
+			}
 		}
 		return out
 	}
+	times := slices.Sorted(maps.Keys(value(names...)))
 	cum := make([]float64, len(times))
 	addLayer := func(name string, vals map[float64]float64) {
 		pts := make(plotter.XYs, len(times))
@@ -334,19 +330,10 @@ func stackRates(byRes map[string]*result.Series, ranked []string, origin time.Ti
 		stacked = append(stacked, name)
 	}
 	for _, r := range layers {
-		addLayer(r, value(byRes[r]))
+		addLayer(r, value(r))
 	}
-	if hasOther {
-		other := map[float64]float64{}
-		for _, r := range names {
-			if slices.Contains(layers, r) {
-				continue
-			}
-			for t, x := range value(byRes[r]) {
-				other[t] += x
-			}
-		}
-		addLayer("other", other)
+	if slices.ContainsFunc(others, func(r string) bool { return seriesMax(byRes[r]) > 0 }) {
+		addLayer("other", value(others...))
 	}
 	return stacks, stacked
 }
