@@ -3,6 +3,7 @@ package clustertest
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 
@@ -51,11 +52,7 @@ func (s *Shared) Get(tb testing.TB) *Cluster {
 	defer s.mu.Unlock()
 	if s.c == nil {
 		sharedMu.Lock()
-		known := false
-		for _, o := range sharedAll {
-			known = known || o == s
-		}
-		if !known {
+		if !slices.Contains(sharedAll, s) {
 			sharedAll = append(sharedAll, s)
 		}
 		sharedMu.Unlock()
