@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -67,9 +68,7 @@ func (e *Embedded) Supervise(ctx context.Context, clk clock.Clock, logf func(for
 				exits[name]++
 				retryAt[name] = clk.Now().Add(crashLoopBackOff(exits[name]))
 			}
-			for name, pid := range pids {
-				last[name] = pid
-			}
+			maps.Copy(last, pids)
 		}
 	}()
 	return func() []string {
