@@ -97,27 +97,24 @@ func (t *LeaseTracker) Compute(outcomes []storm.Outcome, from, end time.Time) Le
 		f.Nodes++
 		late := func(gap time.Duration) bool { return s.duration > 0 && gap > s.duration*3/8 }
 		lateNode := false
-		for _, g := range s.gaps {
-			if !g.end.After(from) {
-				continue
-			}
-			f.Renewals++
-			f.MaxGap = max(f.MaxGap, g.gap)
-			if late(g.gap) {
+		count := func(gap time.Duration) {
+			f.MaxGap = max(f.MaxGap, gap)
+			if late(gap) {
 				f.Late++
 				lateNode = true
 			}
-			if s.duration > 0 && g.gap > s.duration {
+			if s.duration > 0 && gap > s.duration {
 				f.Expired++
 			}
 		}
-		if open := end.Sub(s.last); end.After(from) && late(open) {
-			f.Late++
-			lateNode = true
-			f.MaxGap = max(f.MaxGap, open)
-			if open > s.duration {
-				f.Expired++
+		for _, g := range s.gaps {
+			if g.end.After(from) {
+				f.Renewals++
+				count(g.gap)
 			}
+		}
+		if open := end.Sub(s.last); end.After(from) && late(open) {
+			count(open)
 		}
 		if lateNode {
 			f.LateNodes++
