@@ -78,10 +78,10 @@ func buildSections(groups []compare.Group, waves func(*result.VariantRun) []floa
 // order, on common axes so that they compare.
 func apiCharts(groups []compare.Group, waves func(*result.VariantRun) []float64) ([]Chart, error) {
 	resources := topResources(groups)
+	panels := apiPanels(groups, waves)
 	rateMax, p99Max, inflMax := 0.0, 0.0, 0.0
-	for _, g := range groups {
-		v := g.VariantRuns()[0]
-		m := v.Measurement(apiserver.Name)
+	for _, pn := range panels {
+		m := pn.m
 		if s := m.SeriesNamed(apiserver.SeriesRequestRate); s != nil {
 			rateMax = max(rateMax, seriesMax(s))
 		}
@@ -92,7 +92,6 @@ func apiCharts(groups []compare.Group, waves func(*result.VariantRun) []float64)
 			inflMax = max(inflMax, seriesMax(s))
 		}
 	}
-	panels := apiPanels(groups, waves)
 	var charts chartList
 	for _, build := range []func(panel) (Chart, bool, error){
 		func(pn panel) (Chart, bool, error) { return requestRateChart(pn, resources, rateMax) },
