@@ -76,8 +76,7 @@ func BuildPerfData(r *result.Result) ([]PerfFile, error) {
 		fileLabels["kubernetes"] = v
 	}
 	api := PerfData{Version: PerfDataVersion, Labels: fileLabels}
-	rec := PerfData{Version: PerfDataVersion, Labels: fileLabels}
-	met := PerfData{Version: PerfDataVersion, Labels: fileLabels}
+	rec, met := api, api
 	for _, g := range groups {
 		for _, class := range []string{apiserver.ClassMutating, apiserver.ClassGet, apiserver.ClassList} {
 			if err := addPercentiles(&api, g, map[string]string{"Class": class, "Window": result.WindowStorm}, apiserver.Name, apiserver.RequestDuration, result.LabelClass, class); err != nil {
