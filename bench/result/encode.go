@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -435,23 +434,4 @@ func referenceSeries(m *Measurement, s *Series) *Series {
 	return find(m.Series, func(r *Series) bool {
 		return len(r.Labels) == 0 && r.Name == s.Name && r.Unit == s.Unit && r.Start.Equal(s.Start)
 	})
-}
-
-// encodeTo writes r (already validated) in the layout of writeCompact.
-func encodeTo(w io.Writer, r *Result) error {
-	c := *r
-	c.SchemaVersion = SchemaVersion
-	c.Variants = sparsify(r.Variants)
-	b, err := json.Marshal(&c)
-	if err != nil {
-		return fmt.Errorf("encoding result: %w", err)
-	}
-	var buf bytes.Buffer
-	if err := writeCompact(&buf, b); err != nil {
-		return fmt.Errorf("encoding result: %w", err)
-	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("writing result: %w", err)
-	}
-	return nil
 }

@@ -38,7 +38,20 @@ func Encode(w io.Writer, r *Result) error {
 	if err := Validate(r); err != nil {
 		return err
 	}
-	return encodeTo(w, r)
+	c := *r
+	c.Variants = sparsify(r.Variants)
+	b, err := json.Marshal(&c)
+	if err != nil {
+		return fmt.Errorf("encoding result: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := writeCompact(&buf, b); err != nil {
+		return fmt.Errorf("encoding result: %w", err)
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("writing result: %w", err)
+	}
+	return nil
 }
 
 // WriteFile writes r to path by the rules of bench/outfile: a regular file
