@@ -129,16 +129,14 @@ func (o *calibrateOptions) validate(env *cmdEnv, fs *pflag.FlagSet) (*calibrateP
 		return nil, err
 	}
 	comps, err := cluster.FindComponentsFor(o.cluster.binDir, o.cluster.version)
+	if err == nil {
+		err = comps.CheckRealNodes()
+	}
+	if err == nil && o.backend == calibrate.BackendContainerd {
+		err = realnode.CheckContainerdHost(comps)
+	}
 	if err != nil {
 		return nil, usageError{err}
-	}
-	if err := comps.CheckRealNodes(); err != nil {
-		return nil, usageError{err}
-	}
-	if o.backend == calibrate.BackendContainerd {
-		if err := realnode.CheckContainerdHost(comps); err != nil {
-			return nil, usageError{err}
-		}
 	}
 	plan := &calibratePlan{selected: selected, opts: opts, comps: comps}
 	for _, c := range selected {

@@ -100,19 +100,13 @@ func (o *mergeOptions) validate(paths []string) error {
 		if err != nil {
 			return usagef("shard result %s: %v", p, err)
 		}
-		for j := range i {
-			if os.SameFile(infos[j], st) {
-				return usagef("shard result %s given twice (as %s and %s)", p, paths[j], p)
-			}
+		if j := slices.IndexFunc(infos[:i], func(in os.FileInfo) bool { return os.SameFile(in, st) }); j >= 0 {
+			return usagef("shard result %s given twice (as %s and %s)", p, paths[j], p)
 		}
 		infos[i] = st
 	}
-	if st, err := os.Stat(o.out); err == nil {
-		for _, in := range infos {
-			if os.SameFile(in, st) {
-				return usagef("--output-file %s is one of the shard results; choose another file", o.out)
-			}
-		}
+	if st, err := os.Stat(o.out); err == nil && slices.ContainsFunc(infos, func(in os.FileInfo) bool { return os.SameFile(in, st) }) {
+		return usagef("--output-file %s is one of the shard results; choose another file", o.out)
 	}
 	if err := outfile.Check(o.out, outfile.Options{Force: o.force, MakeDirs: true, Stdout: io.Discard}); err != nil {
 		return usagef("--output-file: %v", err)
