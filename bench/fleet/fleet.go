@@ -368,14 +368,17 @@ func (f *Fleet) waitReady(ctx context.Context, timeout time.Duration, start time
 	if err != nil {
 		return err
 	}
-	defer w.close()
+	defer close(w.stop)
 	f.progress.Start("waiting for nodes and pods to be Ready", f.plan.Nodes+f.plan.ExpectedPods)
 	defer f.progress.Done()
 	fixes := newFixQueue(ctx, f.fixer, &f.fixed)
 	defer fixes.wait()
 	wait := poll.Wait{Clock: f.clock, Interval: time.Second, Timeout: timeout, What: "waiting for the fleet to be Ready"}
 	return wait.Until(ctx, func(context.Context) (bool, string, error) {
-		r, stale := w.snapshot(f)
+		// The readiness, and the pods whose readiness looks stale (see
+		// StaleReadinessFixer).
+		var stale []*corev1.Pod
+		r := w.tally.read(f.plan, staleCandidates(f.plan, f.clock.Now(), &stale))
 		f.progress.Set(r.ReadyNodes + r.ReadyPods)
 		if !start.IsZero() && f.timings.NodesReady == 0 && r.ReadyNodes == r.Nodes {
 			f.timings.NodesReady = f.clock.Since(start)

@@ -134,16 +134,6 @@ func (f *Fleet) watchReadiness(ctx context.Context) (*readinessWatch, error) {
 	return w, nil
 }
 
-func (w *readinessWatch) close() { close(w.stop) }
-
-// snapshot reads readiness from the tally, and returns the pods whose
-// readiness looks stale (see StaleReadinessFixer).
-func (w *readinessWatch) snapshot(f *Fleet) (*Readiness, []*corev1.Pod) {
-	var stale []*corev1.Pod
-	r := w.tally.read(f.plan, staleCandidates(f.plan, f.clock.Now(), &stale))
-	return r, stale
-}
-
 // staleNotReady: Running, containers ready, pod not ready for a while: the
 // node-lifecycle controller's MarkPodsNotReady signature.
 func staleNotReady(p *corev1.Pod, now time.Time) bool {
