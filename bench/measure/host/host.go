@@ -88,7 +88,7 @@ func New(o Options) *Host {
 	if o.SelfCPU == nil {
 		o.SelfCPU = self.ProcSelf{}.CPU
 	}
-	return &Host{opts: o}
+	return &Host{opts: o, restarted: map[string]bool{}}
 }
 
 // hostCPUReader reads the host's CPU times from /proc/stat, through one
@@ -281,9 +281,6 @@ func (m *Host) sampleLocked(now time.Time) {
 		case ok:
 			// Started again (kwokctl start, a snapshot restore): what it
 			// used before this sample is not known to be in the interval.
-			if m.restarted == nil {
-				m.restarted = map[string]bool{}
-			}
 			m.restarted[comp] = true
 		}
 	}
