@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 )
@@ -58,10 +59,8 @@ func newIPAllocator(cidr string) (*ipAllocator, error) {
 // broadcast returns the all-ones host address of an IPv4 prefix.
 func broadcast(p netip.Prefix) netip.Addr {
 	a := p.Addr().As4()
-	hostBits := 32 - p.Bits()
-	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
-	v |= (1 << hostBits) - 1
-	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+	binary.BigEndian.PutUint32(a[:], binary.BigEndian.Uint32(a[:])|(1<<(32-p.Bits())-1))
+	return netip.AddrFrom4(a)
 }
 
 // Allocate returns the address of sandboxID, assigning the lowest free one if
