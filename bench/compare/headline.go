@@ -36,7 +36,10 @@ func Headlines(c *Comparison) []string {
 // 0.012)": the p-value as tested and as adjusted for the table
 // (Comparison.Correction), whose verdict it gives. It says when the
 // difference is not significant, and when the runs are too few for an
-// interval or a test. It is empty when either sample is missing.
+// interval or a test. A comparison block by block counts blocks:
+// "legacy-b vs legacy-a: API excess requests per restart +1.2% (93.8% CI
+// -0.1%…+2.4%, n = 5 blocks: too few for a significance test; 6 needed)".
+// It is empty when either sample is missing.
 func Headline(c *Comparison, ri, gi int) string {
 	r := c.Rows[ri]
 	d := r.Cells[gi].Delta
@@ -51,41 +54,31 @@ func Headline(c *Comparison, ri, gi int) string {
 		change = FormatPercent(*d.Change)
 	}
 	head := fmt.Sprintf("%s vs %s: %s %s", c.Groups[gi].Name, c.Baseline, r.Metric.Label, change)
-	n := fmt.Sprintf("n = %d + %d", d.N1, d.N2)
-	level := FormatLevel(c.Confidence)
-	need := ShiftRuns(c.Confidence)
+	var stats string // the interval and n
 	if d.paired {
-		return pairedHeadline(c, d, head)
+		stats = fmt.Sprintf("n = %d blocks", d.N1)
+		if d.Lo != nil {
+			stats = fmt.Sprintf("%s CI %s…%s, %s", FormatLevel(d.Confidence), FormatPercent(*d.Lo), FormatPercent(*d.Hi), stats)
+		}
+		if d.TooFew {
+			return fmt.Sprintf("%s (%s: too few for a significance test; %d needed)", head, stats, signedRankBlocks(c.Alpha))
+		}
+	} else {
+		n := fmt.Sprintf("n = %d + %d", d.N1, d.N2)
+		level := FormatLevel(c.Confidence)
+		need := ShiftRuns(c.Confidence)
+		switch {
+		case d.TooFew || (d.Lo == nil && (d.N1 < need || d.N2 < need)):
+			return fmt.Sprintf("%s (%s: too few runs for an interval or a significance test; %d + %d needed)", head, n, need, need)
+		case d.Lo == nil:
+			return fmt.Sprintf("%s (%s, %s; too few runs for a %s interval)", head, n, PText(d), level)
+		}
+		stats = fmt.Sprintf("%s CI %s…%s, %s", level, FormatPercent(*d.Lo), FormatPercent(*d.Hi), n)
 	}
-	switch {
-	case d.TooFew || (d.Lo == nil && (d.N1 < need || d.N2 < need)):
-		return fmt.Sprintf("%s (%s: too few runs for an interval or a significance test; %d + %d needed)", head, n, need, need)
-	case d.Lo == nil:
-		return fmt.Sprintf("%s (%s, %s; too few runs for a %s interval)", head, n, PText(d), level)
-	}
-	ci := fmt.Sprintf("%s CI %s…%s", level, FormatPercent(*d.Lo), FormatPercent(*d.Hi))
 	if !d.Significant {
-		return fmt.Sprintf("%s (%s, %s): no significant difference (%s)", head, ci, n, PText(d))
+		return fmt.Sprintf("%s (%s): no significant difference (%s)", head, stats, PText(d))
 	}
-	return fmt.Sprintf("%s (%s, %s, %s)", head, ci, n, PText(d))
-}
-
-// pairedHeadline is Headline's sentence for a comparison block by block:
-// "legacy-b vs legacy-a: API excess requests per restart +1.2% (93.8% CI
-// -0.1%…+2.4%, n = 5 blocks: too few for a significance test; 6 needed)".
-func pairedHeadline(c *Comparison, d *Delta, head string) string {
-	n := fmt.Sprintf("n = %d blocks", d.N1)
-	ci := ""
-	if d.Lo != nil {
-		ci = fmt.Sprintf("%s CI %s…%s, ", FormatLevel(d.Confidence), FormatPercent(*d.Lo), FormatPercent(*d.Hi))
-	}
-	switch {
-	case d.TooFew:
-		return fmt.Sprintf("%s (%s%s: too few for a significance test; %d needed)", head, ci, n, signedRankBlocks(c.Alpha))
-	case !d.Significant:
-		return fmt.Sprintf("%s (%s%s): no significant difference (%s)", head, ci, n, PText(d))
-	}
-	return fmt.Sprintf("%s (%s%s, %s)", head, ci, n, PText(d))
+	return fmt.Sprintf("%s (%s, %s)", head, stats, PText(d))
 }
 
 // PText gives a delta's p-value as tested and as adjusted for the table:
