@@ -148,11 +148,7 @@ const MaxNodes = 16
 // not checked).
 func (o *Options) Validate(memAvailable int64) error {
 	var errs []error
-	check := func(ok bool, format string, args ...any) {
-		if !ok {
-			errs = append(errs, fmt.Errorf(format, args...))
-		}
-	}
+	check := func(ok bool, format string, args ...any) { errs = appendUnless(errs, ok, format, args...) }
 	check(o.Nodes >= 1 && o.Nodes <= MaxNodes, "nodes: %d: must be between 1 and %d", o.Nodes, MaxNodes)
 	check(o.PodsPerNode >= 1 && o.PodsPerNode <= 50, "pods per node: %d: must be between 1 and 50", o.PodsPerNode)
 	check(o.ProbePeriod >= time.Second && o.ProbePeriod <= time.Minute, "probe period: %s: must be between 1s and 1m", o.ProbePeriod)
@@ -177,6 +173,14 @@ func (o *Options) Validate(memAvailable int64) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// appendUnless appends the error of format and args to errs unless ok.
+func appendUnless(errs []error, ok bool, format string, args ...any) []error {
+	if ok {
+		return errs
+	}
+	return append(errs, fmt.Errorf(format, args...))
 }
 
 // side is one half of the calibration: real or simulated nodes.

@@ -72,19 +72,10 @@ func referenceFor(kind string) string {
 // calibrations of those backends of one kubelet version; either may lack
 // cases the other has.
 func Combine(hollow, containerd *Result) (*Combined, error) {
-	var errs []error
-	if b := backendOf(hollow); b != BackendHollow {
-		errs = append(errs, fmt.Errorf("the first result is a %s calibration, want hollow", b))
-	}
-	if b := backendOf(containerd); b != BackendContainerd {
-		errs = append(errs, fmt.Errorf("the second result is a %s calibration, want containerd", b))
-	}
-	if hollow.KubeVersion != containerd.KubeVersion {
-		errs = append(errs, fmt.Errorf("kubelet versions differ: hollow %s, containerd %s", hollow.KubeVersion, containerd.KubeVersion))
-	}
-	if hollow.apiLimits() != containerd.apiLimits() {
-		errs = append(errs, fmt.Errorf("kubelet client limits differ: hollow %q, containerd %q", hollow.apiLimits(), containerd.apiLimits()))
-	}
+	errs := appendUnless(nil, backendOf(hollow) == BackendHollow, "the first result is a %s calibration, want hollow", backendOf(hollow))
+	errs = appendUnless(errs, backendOf(containerd) == BackendContainerd, "the second result is a %s calibration, want containerd", backendOf(containerd))
+	errs = appendUnless(errs, hollow.KubeVersion == containerd.KubeVersion, "kubelet versions differ: hollow %s, containerd %s", hollow.KubeVersion, containerd.KubeVersion)
+	errs = appendUnless(errs, hollow.apiLimits() == containerd.apiLimits(), "kubelet client limits differ: hollow %q, containerd %q", hollow.apiLimits(), containerd.apiLimits())
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
