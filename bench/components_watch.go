@@ -8,16 +8,7 @@ import (
 	"github.com/stormbench/stormbench/bench/measure/apiserver"
 )
 
-// The control plane as a run reads it: its components' processes and /metrics, its CPU budget, and the settle after provisioning.
-
-// componentPIDs is the embedded cluster's process ids by component, for
-// the host measurement; nil for an existing cluster.
-func componentPIDs(o Options) func() map[string]int {
-	if o.Embedded == nil {
-		return nil
-	}
-	return o.Embedded.PIDs
-}
+// The control plane as a run reads it: its /metrics, and the settle after provisioning.
 
 // provisionSettle is how the run waits for the API server's request rate to
 // settle after provisioning: two 10 s windows that agree (measure.
@@ -76,13 +67,4 @@ func metricsSources(o Options) []measure.MetricsSource {
 		}
 	}
 	return append(out, measure.APIServerSource(o.Target.Client.CoreV1().RESTClient()))
-}
-
-// cpuBudget is the embedded control plane's CPU budget (controlPlane.cpus);
-// 0 for an existing cluster.
-func cpuBudget(o Options) float64 {
-	if o.Embedded == nil {
-		return 0
-	}
-	return o.Embedded.CPUBudget()
 }

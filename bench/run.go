@@ -163,8 +163,9 @@ func newResult(o Options) (*result.Result, error) {
 	versions := map[string]string{"kube-apiserver": o.Target.ServerVersion}
 	var flags map[string]map[string]string
 	var apf string
+	var cpus float64 // the embedded control plane's CPU budget (controlPlane.cpus)
 	if o.Embedded != nil {
-		apf = o.Embedded.APFMode()
+		apf, cpus = o.Embedded.APFMode(), o.Embedded.CPUBudget()
 		// Only the embedded cluster's flags are known, and they are the
 		// cluster's, which need not be this profile's.
 		flags = map[string]map[string]string{"kube-controller-manager": {"node-eviction-rate": o.Embedded.NodeEvictionRate()}}
@@ -179,7 +180,7 @@ func newResult(o Options) (*result.Result, error) {
 			Cluster: result.Cluster{
 				Embedded:          o.Embedded != nil,
 				KubernetesVersion: p.KubeVersion().String(),
-				ControlPlaneCPUs:  cpuBudget(o),
+				ControlPlaneCPUs:  cpus,
 				Versions:          versions,
 				Settings: result.Settings{
 					NodeMonitorGracePeriod:    result.Duration(time.Duration(float64(p.Timing.NodeMonitorGracePeriod.Duration) * p.Timing.HeartbeatFactor)),
@@ -527,7 +528,7 @@ func newSimulator(o Options, s stormStep, gates map[string]bool, cl *clientlaten
 
 // measurementEnv is what the measurements of one repetition observe.
 func measurementEnv(o Options, f *fleet.Fleet, outcomes *storm.Outcomes) *measure.Env {
-	return &measure.Env{
+	env := &measure.Env{
 		Client:       o.Target.Client,
 		Namespace:    f.Plan().Namespace,
 		NodeSelector: f.RunSelector(),
@@ -535,8 +536,12 @@ func measurementEnv(o Options, f *fleet.Fleet, outcomes *storm.Outcomes) *measur
 		Nodes:        o.Profile.Fleet.Nodes,
 		Outcomes:     outcomes,
 		Scrapers:     metricsSources(o),
-		Processes:    componentPIDs(o),
 	}
+	if o.Embedded != nil {
+		// The host measurement's process ids; none on an existing cluster.
+		env.Processes = o.Embedded.PIDs
+	}
+	return env
 }
 
 // recoveredProgress passes outcomes on to its Report and counts in
