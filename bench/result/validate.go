@@ -400,7 +400,7 @@ func walkNulls(p *field.Path, v any, t reflect.Type, errs *field.ErrorList) {
 		switch t.Kind() {
 		case reflect.Slice, reflect.Map, reflect.Interface:
 		default:
-			*errs = append(*errs, field.Invalid(pathOrRoot(p), "null", "must be a "+kindName(t)))
+			*errs = append(*errs, field.Invalid(cmp.Or(p, field.NewPath("(document)")), "null", "must be a "+kindName(t)))
 		}
 		return
 	}
@@ -437,13 +437,6 @@ func walkNulls(p *field.Path, v any, t reflect.Type, errs *field.ErrorList) {
 			}
 		}
 	}
-}
-
-func pathOrRoot(p *field.Path) *field.Path {
-	if p == nil {
-		return field.NewPath("(document)")
-	}
-	return p
 }
 
 func kindName(t reflect.Type) string {
