@@ -30,7 +30,10 @@ func WriteComparison(w io.Writer, c *compare.Comparison, format string) error {
 	case FormatMarkdown:
 		return writeComparisonMarkdown(w, c, 2)
 	case FormatHTML:
-		return writeComparisonPage(w, c)
+		return comparePage.Execute(w, struct {
+			Title string
+			Table compareTable
+		}{comparisonTitle(c), newCompareTable(c, true)})
 	}
 	return fmt.Errorf("unknown comparison format %q: one of text, markdown, html, json", format)
 }
@@ -408,13 +411,6 @@ func comparisonTitle(c *compare.Comparison) string {
 		return c.Groups[0].Name
 	}
 	return strings.Join(compare.GroupNames(c.Groups[1:]), ", ") + " vs " + c.Baseline
-}
-
-func writeComparisonPage(w io.Writer, c *compare.Comparison) error {
-	return comparePage.Execute(w, struct {
-		Title string
-		Table compareTable
-	}{comparisonTitle(c), newCompareTable(c, true)})
 }
 
 // errWriter remembers the first write error, so that formatting code can
