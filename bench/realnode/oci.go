@@ -44,10 +44,17 @@ func writeImage(path, bin, name, entry string, links []string) error {
 	if err != nil {
 		return fmt.Errorf("image %s: %w", name, err)
 	}
-	layer, err := imageLayer(exe, entry, links)
-	if err != nil {
+	// The image's one layer, uncompressed: bin, etc and tmp, the
+	// executable at entry and links to it.
+	files := []tarEntry{{name: "bin/"}, {name: "etc/"}, {name: "tmp/"}, {name: entry, mode: 0o755, data: exe}}
+	for _, l := range links {
+		files = append(files, tarEntry{name: l, link: "/" + entry})
+	}
+	var lb bytes.Buffer
+	if err := writeTar(&lb, files); err != nil {
 		return err
 	}
+	layer := lb.Bytes()
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	if _, err := zw.Write(layer); err != nil {
@@ -97,18 +104,6 @@ func writeImage(path, bin, name, entry string, links []string) error {
 // imageMtime is every file's modification time in an image: the epoch,
 // so that an image's digests do not depend on when it was built.
 var imageMtime = time.Unix(0, 0)
-
-// imageLayer is the image's one layer, uncompressed: bin, etc and tmp,
-// the executable at entry and links to it.
-func imageLayer(exe []byte, entry string, links []string) ([]byte, error) {
-	files := []tarEntry{{name: "bin/"}, {name: "etc/"}, {name: "tmp/"}, {name: entry, mode: 0o755, data: exe}}
-	for _, l := range links {
-		files = append(files, tarEntry{name: l, link: "/" + entry})
-	}
-	var layer bytes.Buffer
-	err := writeTar(&layer, files)
-	return layer.Bytes(), err
-}
 
 // tarEntry is one entry of an image's tars: a directory (its name ends in
 // a slash, mode 0755), a symbolic link to link (0777) or a file of data
