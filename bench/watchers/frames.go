@@ -117,7 +117,10 @@ func (p *protobufFrames) next() (frame, error) {
 	buf := (*bp)[:n]
 	*bp = buf
 	if _, err := io.ReadFull(p.r, buf); err != nil {
-		return frame{}, fmt.Errorf("reading a watch frame of %d bytes: %w", n, noEOF(err))
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return frame{}, fmt.Errorf("reading a watch frame of %d bytes: %w", n, err)
 	}
 	f, err := parseProtobufEvent(buf)
 	f.size = len(hdr) + n
@@ -278,10 +281,3 @@ func jsonString(b, key []byte) (string, bool) {
 // isExpiredReason is metav1.StatusReasonExpired or StatusReasonGone: the
 // watch's resourceVersion is gone from the watch cache (410).
 func isExpiredReason(r string) bool { return r == "Expired" || r == "Gone" }
-
-func noEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}

@@ -329,7 +329,10 @@ func (p *Population) Start(ctx context.Context, env *measure.Env) error {
 	}
 	w := poll.Wait{Clock: p.clk, Interval: 100 * time.Millisecond, Timeout: openTimeout, What: fmt.Sprintf("steady watches: waiting for %d watches to open", total)}
 	return w.Until(ctx, func(context.Context) (bool, string, error) {
-		open := p.openNow()
+		var open int64
+		for _, s := range p.stats {
+			open += s.open.Load()
+		}
 		return open >= total, fmt.Sprintf("%d open", open), nil
 	})
 }
@@ -347,14 +350,6 @@ func shard(names []string, i, n int) []string {
 		}
 	}
 	return out
-}
-
-func (p *Population) openNow() int64 {
-	var n int64
-	for _, s := range p.stats {
-		n += s.open.Load()
-	}
-	return n
 }
 
 // clientConfig is component's identity on node: the simulated kubelet's
