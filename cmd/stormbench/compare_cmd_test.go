@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -11,16 +10,8 @@ import (
 
 func TestCompareCommand(t *testing.T) {
 	dir := t.TempDir()
-	garbage := filepath.Join(dir, "garbage.json")
-	if err := os.WriteFile(garbage, []byte("not json"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name string
-		args []string
-		code int
-		want string // in stdout, or in stderr for a failure
-	}{
+	garbage := writeFile(t, filepath.Join(dir, "garbage.json"), "not json", 0o644)
+	tests := []cliCase{
 		{"variants of one file", []string{abFixture}, exitOK, "-100% (n=1) ¹"},
 		{"too few repetitions note", []string{abFixture}, exitOK, "too few repetitions"},
 		{"markdown", []string{"-o", "markdown", abFixture}, exitOK, "| EndpointSlice writes | 157 | 0 | -100% (n=1) ¹ |"},
@@ -44,20 +35,10 @@ func TestCompareCommand(t *testing.T) {
 	// Levels out of (0, 1), NaN included, are refused before any file is read.
 	for _, flag := range []string{"--alpha", "--confidence"} {
 		for _, v := range []string{"NaN", "nan", "0", "1", "2", "-1", "+Inf"} {
-			tests = append(tests, struct {
-				name string
-				args []string
-				code int
-				want string
-			}{flag + " " + v, []string{flag, v, abFixture}, exitUsage, flag + " "})
+			tests = append(tests, cliCase{flag + " " + v, []string{flag, v, abFixture}, exitUsage, flag + " "})
 		}
 	}
-	tests = append(tests, struct {
-		name string
-		args []string
-		code int
-		want string
-	}{"NaN alpha says what is wanted", []string{"--alpha", "NaN", abFixture}, exitUsage, "--alpha NaN: must be a number between 0 and 1, both excluded"})
+	tests = append(tests, cliCase{"NaN alpha says what is wanted", []string{"--alpha", "NaN", abFixture}, exitUsage, "--alpha NaN: must be a number between 0 and 1, both excluded"})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			runCLIWant(t, tt.code, tt.want, append([]string{"compare"}, tt.args...)...)

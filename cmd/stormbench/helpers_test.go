@@ -10,6 +10,15 @@ import (
 	"github.com/stormbench/stormbench/bench/result"
 )
 
+// cliCase is a command line and what it must do: exit with code, and say
+// want (in stdout, or in stderr for a failure; see runCLIWant).
+type cliCase struct {
+	name string
+	args []string
+	code int
+	want string
+}
+
 // runCLIWant runs stormbench with args, fails the test unless it exits with
 // code, and checks that what it says (stdout on success, stderr on failure)
 // holds want. It returns both outputs.

@@ -68,12 +68,7 @@ func TestMergeCommand(t *testing.T) {
 	if err := os.WriteFile(existing, []byte("keep me"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name string
-		args []string
-		code int
-		want string // in stdout, or in stderr for a failure
-	}{
+	tests := []cliCase{
 		{"help", []string{"--help"}, exitOK, "as if one process had restarted every node"},
 		{"no output", []string{a, b}, exitUsage, "--output-file MERGED.json"},
 		{"no shards", []string{"--output-file", filepath.Join(dir, "m.json")}, exitUsage, "needs the shard result files"},
