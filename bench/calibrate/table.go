@@ -261,9 +261,7 @@ func DefaultTolerance() Tolerance {
 func (t Tolerance) validate() error {
 	var errs []error
 	for name, v := range map[string]float64{"requests absolute": t.RequestsAbsolute, "requests relative": t.RequestsRelative, "seconds absolute": t.SecondsAbsolute, "seconds relative": t.SecondsRelative} {
-		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			errs = append(errs, fmt.Errorf("tolerance %s: %v: must be a finite number ≥ 0", name, v))
-		}
+		errs = appendUnless(errs, v >= 0 && !math.IsInf(v, 0), "tolerance %s: %v: must be a finite number ≥ 0", name, v) // NaN is not ≥ 0
 	}
 	return errors.Join(errs...)
 }
