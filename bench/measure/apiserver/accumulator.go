@@ -290,7 +290,11 @@ func (a *apiAccumulator) burstFigures(add addFunc, restarts int) (undistinguishe
 	// one quick run); σ is at least a Poisson count's, √(μ·Δt)/Δt, so
 	// that the idle seconds of a storm's tail do not count as burst.
 	mean, sd := meanStdDev(b.chargedRates, b.rateDur)
-	if dt := meanOf(b.rateDur); dt > 0 {
+	sumDt := 0.0 // of as many intervals as rates: some
+	for _, d := range b.rateDur {
+		sumDt += d
+	}
+	if dt := sumDt / float64(len(b.rateDur)); dt > 0 {
 		sd = max(sd, math.Sqrt(mean/dt))
 	}
 	threshold := max(mean+3*sd, 2*mean)
@@ -327,18 +331,17 @@ func (a *apiAccumulator) burstFigures(add addFunc, restarts int) (undistinguishe
 	add(RawExcessRequests, result.WindowStorm, result.UnitRequests, raw)
 	add(ExcessRequests, result.WindowStorm, result.UnitRequests, excess)
 	undistinguished = len(byFlow) > 0 && !simulationSeen
-	n := restarts
-	if n == 0 {
+	if restarts == 0 {
 		return undistinguished
 	}
-	add(ExcessPerRestart, result.WindowStorm, result.UnitRequests, excess/float64(n))
-	add(RawExcessPerRestart, result.WindowStorm, result.UnitRequests, raw/float64(n))
+	add(ExcessPerRestart, result.WindowStorm, result.UnitRequests, excess/float64(restarts))
+	add(RawExcessPerRestart, result.WindowStorm, result.UnitRequests, raw/float64(restarts))
 	for flow, v := range byFlow {
-		add(ExcessPerRestart, result.WindowStorm, result.UnitRequests, v/float64(n), result.LabelFlow, flow)
+		add(ExcessPerRestart, result.WindowStorm, result.UnitRequests, v/float64(restarts), result.LabelFlow, flow)
 	}
 	for k, v := range excessByKey {
 		if v > 0 {
-			add(RawExcessPerRestart, result.WindowStorm, result.UnitRequests, v/float64(n),
+			add(RawExcessPerRestart, result.WindowStorm, result.UnitRequests, v/float64(restarts),
 				result.LabelVerb, k[0], result.LabelResource, k[1], result.LabelSubresource, k[2])
 		}
 	}
@@ -368,18 +371,6 @@ func flowExcess(base, storm map[string]float64, scale float64) map[string]float6
 		out[f] -= v * scale
 	}
 	return out
-}
-
-// meanOf is the mean of xs, 0 for none.
-func meanOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	sum := 0.0
-	for _, x := range xs {
-		sum += x
-	}
-	return sum / float64(len(xs))
 }
 
 // meanStdDev returns the duration-weighted mean and standard deviation of
