@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -419,8 +420,8 @@ func walkNulls(p *field.Path, v any, t reflect.Type, errs *field.ErrorList) {
 				}
 			}
 		case reflect.Map:
-			for k, fv := range x {
-				walkNulls(p.Key(short(k)), fv, t.Elem(), errs)
+			for _, k := range slices.Sorted(maps.Keys(x)) { // errors in one order, not the map's
+				walkNulls(p.Key(short(k)), x[k], t.Elem(), errs)
 			}
 		}
 	case []any:

@@ -69,6 +69,9 @@ func TestValidateOnRead(t *testing.T) {
 			at(d, append(api, "series", 0)...)["points"].([]any)[0] = []any{1, nil}
 		}, want: "variants[0].measurements[0].series[0].points[0][1]: Invalid value: \"null\": must be a number"},
 		{name: "null restarts", change: func(d map[string]any) { at(d, "variants", 0)["restarts"] = nil }, want: "variants[0].restarts"},
+		{name: "null labels, in key order", change: func(d map[string]any) {
+			at(d, append(api, "values", 0)...)["labels"] = map[string]any{"verb": nil, "code": nil, "resource": nil}
+		}, want: `labels[code]: Invalid value: "null": must be a string; variants[0].measurements[0].values[0].labels[resource]: Invalid value: "null": must be a string; variants[0].measurements[0].values[0].labels[verb]:`},
 		{name: "null list is empty", change: func(d map[string]any) { at(d, "variants", 0)["errors"] = nil }},
 		{name: "p99 of -1e308", change: func(d map[string]any) { at(d, append(api, "histograms", 0, "summary")...)["p99"] = -1e308 },
 			want: `variants[0].measurements[0].histograms[0].summary.p99: Invalid value: "-1e+308": must not be negative`},
