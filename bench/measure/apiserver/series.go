@@ -87,19 +87,30 @@ func newPoint(iv *interval, s *sample) point {
 	if dt <= 0 {
 		return p
 	}
+	// The requests' rates are summed apart: a scrape holds thousands of
+	// their series, and a seriesID costs four strings to hash.
+	requests, throttled, hasReq := 0.0, 0.0, false
+	byResource := map[string]float64{}
 	for k, v := range iv.counters {
 		switch k.fam {
 		case famRequests:
-			p.values[requestRate] += v / dt
-			add(SeriesThrottledRate, result.UnitRequestsPerSecond, "", "", 0)
+			hasReq = true
+			requests += v / dt
 			if k.d == "429" {
-				add(SeriesThrottledRate, result.UnitRequestsPerSecond, "", "", v/dt)
+				throttled += v / dt
 			}
 			if v > 0 {
-				add(SeriesRequestRate, result.UnitRequestsPerSecond, result.LabelResource, resourceName(k.b, k.c), v/dt)
+				byResource[resourceName(k.b, k.c)] += v / dt
 			}
 		case famCPU:
 			add(SeriesCPUCores, result.UnitCores, result.LabelComponent, iv.component, v/dt)
+		}
+	}
+	if hasReq {
+		p.values[requestRate] = requests
+		add(SeriesThrottledRate, result.UnitRequestsPerSecond, "", "", throttled)
+		for r, v := range byResource {
+			add(SeriesRequestRate, result.UnitRequestsPerSecond, result.LabelResource, r, v)
 		}
 	}
 	for k, h := range iv.hists {
