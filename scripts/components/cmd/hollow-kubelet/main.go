@@ -19,6 +19,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -320,10 +321,7 @@ func newClients(kubeconfig string, kc *kubeletconfig.KubeletConfiguration) (*cli
 	// A separate client for heartbeats: unthrottled, with a timeout of
 	// min(node status update frequency, lease duration) (run()).
 	heartbeatClientConfig := *clientConfig
-	heartbeatClientConfig.Timeout = kc.NodeStatusUpdateFrequency.Duration
-	if lease := time.Duration(kc.NodeLeaseDurationSeconds) * time.Second; heartbeatClientConfig.Timeout > lease {
-		heartbeatClientConfig.Timeout = lease
-	}
+	heartbeatClientConfig.Timeout = min(kc.NodeStatusUpdateFrequency.Duration, time.Duration(kc.NodeLeaseDurationSeconds)*time.Second)
 	heartbeatClientConfig.QPS = float32(-1)
 	heartbeatClient, err := clientset.NewForConfig(&heartbeatClientConfig)
 	if err != nil {
@@ -521,15 +519,9 @@ func kubeletClientConfig(path string, kc *kubeletconfig.KubeletConfiguration) (*
 // binary named "kubelet".
 func kubeletUserAgent() string {
 	v := version.Get()
-	gitVersion := v.GitVersion
-	if gitVersion == "" {
-		gitVersion = "unknown"
-	}
-	gitVersion = strings.SplitN(gitVersion, "-", 2)[0]
-	commit := v.GitCommit
-	if commit == "" {
-		commit = "unknown"
-	} else if len(commit) > 7 {
+	gitVersion, _, _ := strings.Cut(cmp.Or(v.GitVersion, "unknown"), "-")
+	commit := cmp.Or(v.GitCommit, "unknown")
+	if len(commit) > 7 {
 		commit = commit[:7]
 	}
 	return fmt.Sprintf("%s/%s (%s/%s) kubernetes/%s", userAgentCommand, gitVersion, goruntime.GOOS, goruntime.GOARCH, commit)
