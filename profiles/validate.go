@@ -50,7 +50,10 @@ func SetDefaults(p *Profile) {
 		ks = append(ks, v.Kubernetes)
 	}
 	for _, k := range ks {
-		if v, err := kubeversion.Parse(ptr.Deref(k, Kubernetes{}).Version); err == nil && k != nil && k.Version != "" {
+		if k == nil || k.Version == "" {
+			continue
+		}
+		if v, err := kubeversion.Parse(k.Version); err == nil {
 			k.Version = v.String()
 		}
 	}

@@ -48,25 +48,30 @@ func (b *apiSeries) build(start time.Time) []result.Series {
 		}
 	}
 	byID := map[seriesID]*result.Series{}
+	push := func(id seriesID, t time.Time, v float64) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+		s, ok := byID[id]
+		if !ok {
+			s = &result.Series{Name: id.name, Unit: id.unit, Start: start}
+			if id.labelKey != "" {
+				s.Labels = result.Labels(id.labelKey, id.labelValue)
+			}
+			byID[id] = s
+		}
+		s.Points = append(s.Points, result.Point{T: math.Round(t.Sub(start).Seconds()*1000) / 1000, V: v})
+	}
 	for _, p := range b.points {
+		for id, v := range p.values {
+			push(id, p.to, v)
+		}
 		if _, ok := p.values[requestRate]; ok {
 			for id := range resources {
-				p.values[id] += 0
-			}
-		}
-		for id, v := range p.values {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				continue
-			}
-			s, ok := byID[id]
-			if !ok {
-				s = &result.Series{Name: id.name, Unit: id.unit, Start: start}
-				if id.labelKey != "" {
-					s.Labels = result.Labels(id.labelKey, id.labelValue)
+				if _, ok := p.values[id]; !ok {
+					push(id, p.to, 0)
 				}
-				byID[id] = s
 			}
-			s.Points = append(s.Points, result.Point{T: math.Round(p.to.Sub(start).Seconds()*1000) / 1000, V: v})
 		}
 	}
 	out := make([]result.Series, 0, len(byID))
