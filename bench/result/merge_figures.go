@@ -19,13 +19,8 @@ func mergeMeasurement(name string, rules MergeRules, s *MergeShards) (Measuremen
 		rule = MergeRule{Scope: ClusterWide}
 	}
 	out := Measurement{Name: name}
-	// keep says which shards' figures make up the merged set: every shard's
-	// for a per-shard measurement, the reference shard's for a cluster-wide
-	// one.
-	keep := func(int) bool { return true }
 	if rule.Scope == ClusterWide {
 		ref := s.Reference
-		keep = func(i int) bool { return i == ref }
 		if ref >= 0 {
 			m := s.Measurements[ref]
 			out.Error = m.Error
@@ -54,13 +49,46 @@ func mergeMeasurement(name string, rules MergeRules, s *MergeShards) (Measuremen
 	}
 
 	var err error
-	if out.Values, err = mergeValues(rule, s, keep); err != nil {
+	if out.Values, err = mergeFigures(rule, s, func(m *Measurement) []Value { return m.Values }, (*Value).key,
+		func(v Value) Value { v.Labels = maps.Clone(v.Labels); return v },
+		func(name string, a Aggregation, acc Value, copies []*Value) (Value, error) {
+			acc.Value = copies[0].Value
+			for _, x := range copies[1:] {
+				switch a {
+				case Max:
+					acc.Value = max(acc.Value, x.Value)
+				case Sum:
+					acc.Value += x.Value
+				default:
+					return Value{}, fmt.Errorf("value %s: unknown aggregation %d", name, a)
+				}
+			}
+			return acc, nil
+		}); err != nil {
 		return Measurement{}, err
 	}
-	if out.Histograms, err = mergeHistograms(rule, s, keep); err != nil {
+	if out.Histograms, err = mergeFigures(rule, s, func(m *Measurement) []Histogram { return m.Histograms }, (*Histogram).key, Histogram.Clone,
+		func(name string, a Aggregation, h Histogram, copies []*Histogram) (Histogram, error) {
+			if a != Sum {
+				return Histogram{}, fmt.Errorf("histogram %s: aggregation %d applies to values only", name, a)
+			}
+			if len(copies) == 1 {
+				return h, nil
+			}
+			h, err := MergeHistograms(copies...)
+			h.Labels = maps.Clone(h.Labels)
+			return h, err
+		}); err != nil {
 		return Measurement{}, err
 	}
-	if out.Series, err = mergeSeries(rule, s, keep); err != nil {
+	if out.Series, err = mergeFigures(rule, s, func(m *Measurement) []Series { return m.Series }, (*Series).key,
+		func(x Series) Series { x.Labels, x.Points = maps.Clone(x.Labels), slices.Clone(x.Points); return x },
+		func(name string, a Aggregation, _ Series, copies []*Series) (Series, error) {
+			if a != Sum {
+				return Series{}, fmt.Errorf("series %s: aggregation %d applies to values only", name, a)
+			}
+			return sumSeries(copies...), nil
+		}); err != nil {
 		return Measurement{}, err
 	}
 	if rule.Finish != nil {
@@ -78,141 +106,49 @@ func mergeMeasurement(name string, rules MergeRules, s *MergeShards) (Measuremen
 	return out, nil
 }
 
-// figureGroup is one figure's copies in the shards, in shard order.
-type figureGroup[T any] struct {
-	shards []int
-	copies []*T
-}
-
-// groupFigures groups the shards' figures by name, window and labels, in
-// order of first appearance, keeping the figures of the shards keep selects
-// and, for those figures, the copies of every shard.
-func groupFigures[T any](ms []*Measurement, figures func(*Measurement) []T, key func(*T) figureKey, keep func(int) bool) ([]figureKey, map[figureKey]*figureGroup[T]) {
+// mergeFigures merges one kind of figure (figures reads them, key keys
+// them) of every shard by its aggregation. The merge holds the figures of
+// a per-shard measurement's every shard, or of a cluster-wide one's
+// reference shard; each is dropped (Recompute, LoneShard of several
+// shards), a copy kept as it is (clone; LoneShard, Reference), or the
+// copies of every shard combined (Sum, Max), given a clone of the first
+// copy of the merge's own shards as a template.
+func mergeFigures[T any](rule MergeRule, s *MergeShards, figures func(*Measurement) []T, key func(*T) figureKey,
+	clone func(T) T, combine func(name string, a Aggregation, template T, copies []*T) (T, error)) ([]T, error) {
 	var order []figureKey
-	groups := map[figureKey]*figureGroup[T]{}
-	for i, m := range ms {
-		if m == nil || !keep(i) {
-			continue
-		}
-		fs := figures(m)
-		for j := range fs {
-			if k := key(&fs[j]); groups[k] == nil {
-				groups[k] = &figureGroup[T]{}
-				order = append(order, k)
-			}
-		}
-	}
-	for i, m := range ms {
+	own, ref, copies := map[figureKey]*T{}, map[figureKey]*T{}, map[figureKey][]*T{}
+	for i, m := range s.Measurements {
 		if m == nil {
 			continue
 		}
 		fs := figures(m)
 		for j := range fs {
-			if g := groups[key(&fs[j])]; g != nil {
-				g.shards = append(g.shards, i)
-				g.copies = append(g.copies, &fs[j])
+			k, x := key(&fs[j]), &fs[j]
+			copies[k] = append(copies[k], x)
+			if i == s.Reference && ref[k] == nil {
+				ref[k] = x
+			}
+			if (rule.Scope != ClusterWide || i == s.Reference) && own[k] == nil {
+				own[k] = x
+				order = append(order, k)
 			}
 		}
 	}
-	return order, groups
-}
-
-// pick applies the aggregations that keep one copy as it is or none: done
-// says a is one of them, keep whether x is the copy to keep (the reference
-// shard's, or a lone shard's) rather than nothing.
-func (g *figureGroup[T]) pick(a Aggregation, s *MergeShards) (x *T, keep, done bool) {
-	switch a {
-	case Recompute:
-		return nil, false, true
-	case LoneShard:
-		if s.Present() > 1 {
-			return nil, false, true
-		}
-		return g.copies[0], true, true
-	case Reference:
-		if i := slices.Index(g.shards, s.Reference); i >= 0 {
-			return g.copies[i], true, true
-		}
-		return nil, false, true
-	}
-	return nil, false, false
-}
-
-// mergeFigures merges one kind of figure (figures reads them, key keys
-// them) of every shard by its aggregation: a copy kept as it is (clone), or
-// the shards' copies combined.
-func mergeFigures[T any](rule MergeRule, s *MergeShards, keep func(int) bool, figures func(*Measurement) []T, key func(*T) figureKey,
-	clone func(*T) T, combine func(g *figureGroup[T], name string, a Aggregation) (T, error)) ([]T, error) {
-	order, groups := groupFigures(s.Measurements, figures, key, keep)
 	var out []T
 	for _, k := range order {
-		g := groups[k]
-		a := rule.aggregation(k.name)
-		x, ok, done := g.pick(a, s)
-		if !done {
-			c, err := combine(g, k.name, a)
+		switch a := rule.aggregation(k.name); {
+		case a == Recompute, a == LoneShard && s.Present() > 1, a == Reference && ref[k] == nil:
+		case a == LoneShard, a == Reference:
+			out = append(out, clone(*ref[k]))
+		default:
+			x, err := combine(k.name, a, clone(*own[k]), copies[k])
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, c)
-		} else if ok {
-			out = append(out, clone(x))
+			out = append(out, x)
 		}
 	}
 	return out, nil
-}
-
-func mergeValues(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Value, error) {
-	return mergeFigures(rule, s, keep, func(m *Measurement) []Value { return m.Values }, (*Value).key,
-		func(v *Value) Value { cp := *v; cp.Labels = maps.Clone(v.Labels); return cp },
-		func(g *figureGroup[Value], name string, a Aggregation) (Value, error) {
-			// The template is the first copy of the set's own shards.
-			acc := *g.copies[slices.IndexFunc(g.shards, keep)]
-			acc.Labels = maps.Clone(acc.Labels)
-			acc.Value = g.copies[0].Value
-			for _, x := range g.copies[1:] {
-				switch a {
-				case Max:
-					acc.Value = max(acc.Value, x.Value)
-				case Sum:
-					acc.Value += x.Value
-				default:
-					return Value{}, fmt.Errorf("value %s: unknown aggregation %d", name, a)
-				}
-			}
-			return acc, nil
-		})
-}
-
-func mergeHistograms(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Histogram, error) {
-	return mergeFigures(rule, s, keep, func(m *Measurement) []Histogram { return m.Histograms },
-		(*Histogram).key, (*Histogram).Clone,
-		func(g *figureGroup[Histogram], name string, a Aggregation) (Histogram, error) {
-			if a != Sum {
-				return Histogram{}, fmt.Errorf("histogram %s: aggregation %d applies to values only", name, a)
-			}
-			if len(g.copies) == 1 {
-				return g.copies[0].Clone(), nil
-			}
-			h, err := MergeHistograms(g.copies...)
-			h.Labels = maps.Clone(h.Labels)
-			return h, err
-		})
-}
-
-func mergeSeries(rule MergeRule, s *MergeShards, keep func(int) bool) ([]Series, error) {
-	return mergeFigures(rule, s, keep, func(m *Measurement) []Series { return m.Series }, (*Series).key,
-		func(x *Series) Series {
-			cp := *x
-			cp.Labels, cp.Points = maps.Clone(x.Labels), slices.Clone(x.Points)
-			return cp
-		},
-		func(g *figureGroup[Series], name string, a Aggregation) (Series, error) {
-			if a != Sum {
-				return Series{}, fmt.Errorf("series %s: aggregation %d applies to values only", name, a)
-			}
-			return sumSeries(g.copies...), nil
-		})
 }
 
 // reference picks the shard whose measurement the cluster-wide figures come
