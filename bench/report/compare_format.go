@@ -28,7 +28,7 @@ func WriteComparison(w io.Writer, c *compare.Comparison, format string) error {
 	case FormatText, "":
 		return writeComparisonText(w, c)
 	case FormatMarkdown:
-		return writeComparisonMarkdown(w, c, 2)
+		return WriteComparisonMarkdown(w, c, 2, true)
 	case FormatHTML:
 		return comparePage.Execute(w, struct {
 			Title string
@@ -38,16 +38,11 @@ func WriteComparison(w io.Writer, c *compare.Comparison, format string) error {
 	return fmt.Errorf("unknown comparison format %q: one of text, markdown, html, json", format)
 }
 
-// RunsWord is a number of runs in words: "1 run", "5 runs".
-func RunsWord(n int) string {
-	if n == 1 {
-		return "1 run"
-	}
-	return fmt.Sprintf("%d runs", n)
-}
-
 func groupLine(g compare.Group) string {
-	s := fmt.Sprintf("%s: %s", g.Name, RunsWord(len(g.Runs)))
+	s := g.Name + ": 1 run"
+	if n := len(g.Runs); n != 1 {
+		s = fmt.Sprintf("%s: %d runs", g.Name, n)
+	}
 	if g.KubernetesVersion != "" {
 		s += ", Kubernetes " + g.KubernetesVersion
 	}
@@ -57,27 +52,27 @@ func groupLine(g compare.Group) string {
 	return s
 }
 
-// Superscript is the footnote mark of note n (1-based): ¹ ² ³ ... ¹⁰.
-func Superscript(n int) string {
+// superscript is the footnote mark of note n (1-based): ¹ ² ³ ... ¹⁰.
+func superscript(n int) string {
 	return strings.Map(func(c rune) rune { return []rune("⁰¹²³⁴⁵⁶⁷⁸⁹")[c-'0'] }, strconv.Itoa(n))
 }
 
-// NoteMarks are the footnote marks of notes ns after a figure: a space,
+// noteMarks are the footnote marks of notes ns after a figure: a space,
 // then the marks side by side (" ¹³"); empty for none.
-func NoteMarks(ns []int) string {
+func noteMarks(ns []int) string {
 	if len(ns) == 0 {
 		return ""
 	}
 	s := " "
 	for _, n := range ns {
-		s += Superscript(n)
+		s += superscript(n)
 	}
 	return s
 }
 
-// CellText is a group's median, its interval and its note marks
+// cellText is a group's median, its interval and its note marks
 // ("148 [146…149] ¹"), or "-" when the group has no value.
-func CellText(c compare.Cell, unit string) string {
+func cellText(c compare.Cell, unit string) string {
 	if c.N == 0 {
 		return "-"
 	}
@@ -85,7 +80,7 @@ func CellText(c compare.Cell, unit string) string {
 	if c.CI != "" {
 		s += " " + c.CI
 	}
-	return s + NoteMarks(c.Notes)
+	return s + noteMarks(c.Notes)
 }
 
 // deltaText renders a delta as benchstat does, with the change's
@@ -112,7 +107,7 @@ func deltaText(d *compare.Delta) string {
 	if d.CI != "" {
 		text += " " + d.CI
 	}
-	return text + " " + detail + NoteMarks(d.Notes)
+	return text + " " + detail + noteMarks(d.Notes)
 }
 
 // intervalLegend says what the brackets hold and how the verdicts are
@@ -240,11 +235,13 @@ func writeComparisonText(w io.Writer, c *compare.Comparison) error {
 	return ew.err
 }
 
-// writeComparisonMarkdown writes a GitHub-flavoured markdown table; level is
-// the heading level of its title, 0 for none (inside a report, whose
-// highlights lead with the headlines).
-func writeComparisonMarkdown(w io.Writer, c *compare.Comparison, level int) error {
-	t := newCompareTable(c, level > 0)
+// WriteComparisonMarkdown writes c as a GitHub-flavoured markdown table
+// after its inputs, groups and legend; level is the heading level of its
+// title, 0 for none (inside a report or a document's figure block), and
+// headlines says whether it leads with the headline sentences (a report
+// has them in its highlights).
+func WriteComparisonMarkdown(w io.Writer, c *compare.Comparison, level int, headlines bool) error {
+	t := newCompareTable(c, headlines)
 	ew := &errWriter{w: w}
 	if level > 0 {
 		ew.printf("%s Key metrics: %s vs %s\n\n", strings.Repeat("#", level), strings.Join(compare.GroupNames(c.Groups[1:]), ", "), c.Baseline)
@@ -319,10 +316,10 @@ func newCompareTable(c *compare.Comparison, headlines bool) compareTable {
 	t.Table = table{Class: "compare", Header: cells(h...), align: "|:---|" + strings.Repeat("---:|", len(h)-1)}
 	missing := false
 	for _, r := range c.Rows {
-		row := []cell{{Text: r.Metric.Label, Class: "metric"}, {Text: CellText(r.Cells[0], r.Metric.Unit), Class: "num"}}
+		row := []cell{{Text: r.Metric.Label, Class: "metric"}, {Text: cellText(r.Cells[0], r.Metric.Unit), Class: "num"}}
 		for _, gc := range r.Cells[1:] {
 			d := gc.Delta
-			row = append(row, cell{Text: CellText(gc, r.Metric.Unit), Class: "num"},
+			row = append(row, cell{Text: cellText(gc, r.Metric.Unit), Class: "num"},
 				cell{Text: deltaText(d), Class: "delta " + deltaClass(d), bold: d != nil && d.Significant && d.Text != "~"})
 		}
 		for _, gc := range r.Cells {
@@ -334,7 +331,7 @@ func newCompareTable(c *compare.Comparison, headlines bool) compareTable {
 		t.Notes = append(t.Notes, missingLegend)
 	}
 	for i, n := range c.Notes {
-		t.Notes = append(t.Notes, Superscript(i+1)+" "+n)
+		t.Notes = append(t.Notes, superscript(i+1)+" "+n)
 	}
 	return t
 }

@@ -186,13 +186,13 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if r.Comparison != nil {
 		ew.printf("\n### Key metrics\n\n")
 		ew.each("> **warning:** %s\n\n", escapeAll(r.Coverage))
-		if err := writeComparisonMarkdown(ew, r.Comparison, 0); err != nil {
+		if err := WriteComparisonMarkdown(ew, r.Comparison, 0, false); err != nil {
 			return err
 		}
 	}
 	if r.Flows != nil {
 		ew.printf("\n### API excess requests per restart, by flow\n\n%s\n\n", EscapeMarkdown(flowIntro))
-		if err := writeComparisonMarkdown(ew, r.Flows, 0); err != nil {
+		if err := WriteComparisonMarkdown(ew, r.Flows, 0, false); err != nil {
 			return err
 		}
 	}

@@ -156,7 +156,7 @@ func writeSummaryStats(w *errWriter, r *result.Result) error {
 			return fmt.Errorf("writing summary: %w", err)
 		}
 		for i, n := range c.Notes {
-			w.printf("%s %s\n", Superscript(i+1), n)
+			w.printf("%s %s\n", superscript(i+1), n)
 		}
 	}
 	if hs := compare.Headlines(c); len(hs) > 0 {

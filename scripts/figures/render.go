@@ -88,10 +88,10 @@ func commitOf(r *result.Result) string {
 	return "stormbench " + r.Run.ToolVersion + " (commit not recorded)"
 }
 
-// renderAB is a comparison of a result's variants, as compare makes it:
-// the headline sentences, then a table of the chosen metrics (option
-// metrics=ID,ID; default the key metrics) with each variant's median and
-// its interval, and the change from the baseline with its interval.
+// renderAB is a comparison of a result's variants as `stormbench compare
+// -o markdown` writes it, without its title and with the line naming the
+// result for its list of inputs: the metrics are the option
+// metrics=ID,ID, by default the key metrics.
 func renderAB(doc string, b block, r *result.Result) (string, error) {
 	var opts compare.Options
 	if m := b.Options["metrics"]; m != "" {
@@ -105,82 +105,11 @@ func renderAB(doc string, b block, r *result.Result) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	c.Inputs = nil // the source line names the file
 	var w strings.Builder
-	p, err := compare.RecordedProfile(compare.Input{Name: b.Source, Result: r})
-	if err != nil {
-		return "", err
-	}
-	var ns []string
-	for _, g := range c.Groups {
-		ns = append(ns, fmt.Sprint(len(g.Runs)))
-	}
-	fmt.Fprintf(&w, "Profile `%s` (%s), n = %s storms.  \n", p.Metadata.Name, strings.TrimSuffix(p.Metadata.Description, "."), strings.Join(ns, " + "))
-	w.WriteString(sourceLine(doc, b.Source, r))
-	if hs := compare.Headlines(c); len(hs) > 0 {
-		w.WriteString("\n")
-		for _, h := range hs {
-			fmt.Fprintf(&w, "- **%s**\n", report.EscapeMarkdown(h))
-		}
-	}
-	// The table's cells, escaped: a figure, then each group's median and,
-	// after the baseline's, its change.
-	ci := compare.FormatLevel(c.Confidence) + " CI"
-	if c.Paired {
-		ci = "block by block, CI" // a paired interval's coverage is the blocks' (96.9 % for 6)
-	}
-	rows := [][]string{{"figure"}}
-	for gi, g := range c.Groups {
-		rows[0] = append(rows[0], fmt.Sprintf("%s (%s)", g.Name, report.RunsWord(len(g.Runs))))
-		if gi > 0 {
-			rows[0] = append(rows[0], fmt.Sprintf("change vs %s, %s", c.Baseline, ci))
-		}
-	}
-	for _, row := range c.Rows {
-		cells := []string{row.Metric.Label}
-		for gi, cell := range row.Cells {
-			cells = append(cells, report.CellText(cell, row.Metric.Unit))
-			if gi > 0 {
-				cells = append(cells, deltaText(cell.Delta))
-			}
-		}
-		rows = append(rows, cells)
-	}
-	w.WriteString("\n")
-	for i, cells := range rows {
-		for j := range cells {
-			cells[j] = report.EscapeMarkdown(cells[j])
-		}
-		fmt.Fprintf(&w, "| %s |\n", strings.Join(cells, " | "))
-		if i == 0 {
-			fmt.Fprintf(&w, "|:---|%s\n", strings.Repeat("---:|", len(cells)-1))
-		}
-	}
-	if len(c.Notes) > 0 || len(c.Warnings) > 0 {
-		w.WriteString("\n")
-	}
-	for i, n := range c.Notes {
-		fmt.Fprintf(&w, "%s %s  \n", report.Superscript(i+1), report.EscapeMarkdown(n))
-	}
-	for _, wn := range c.Warnings {
-		fmt.Fprintf(&w, "warning: %s  \n", report.EscapeMarkdown(wn))
-	}
-	return w.String(), nil
-}
-
-// deltaText is a change with its interval ("~" when not significant), and
-// its p-value when it has one.
-func deltaText(d *compare.Delta) string {
-	if d == nil {
-		return "-"
-	}
-	s := d.Text
-	if d.CI != "" {
-		s += " " + d.CI
-	}
-	if !d.TooFew {
-		s += fmt.Sprintf(" (p = %.3f)", d.P)
-	}
-	return s + report.NoteMarks(d.Notes)
+	w.WriteString(sourceLine(doc, b.Source, r) + "\n")
+	err = report.WriteComparisonMarkdown(&w, c, 0, true)
+	return w.String(), err
 }
 
 // renderMachine says where a result was made: the machine, the commit,
