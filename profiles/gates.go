@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormbench/stormbench/bench/result"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -88,10 +87,8 @@ func CheckMaxOutageSeconds(v float64) error {
 	return nil
 }
 
-// CheckGateMetric checks a regression threshold's metric: "*" or a key
-// metric ID, today's or with a figure's former name
-// (result.FigureAliases: "storm.podStatusPatches" still names
-// storm.pod_status_patches).
+// CheckGateMetric checks a regression threshold's metric: "*", a key
+// metric ID or a flow's metric ID.
 func CheckGateMetric(id string) error {
 	if reason := gateMetricReason(id); reason != "" {
 		return fmt.Errorf("unknown metric %q: %s", truncate(id), reason)
@@ -100,7 +97,7 @@ func CheckGateMetric(id string) error {
 }
 
 func gateMetricReason(id string) string {
-	if id == AllGateMetrics || slices.Contains(GateMetricIDs, result.CanonicalMetricID(id)) {
+	if id == AllGateMetrics || slices.Contains(GateMetricIDs, id) {
 		return ""
 	}
 	// A flow's excess per restart (compare.FlowMetric): which flows exist

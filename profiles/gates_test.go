@@ -51,9 +51,9 @@ func TestProfileValidationItems(t *testing.T) {
 			want: []string{`gates.maxRegression[apiserver.p99]: Invalid value: "apiserver.p99": unknown metric`, "--list-metrics"}},
 		{name: "unknown metric lists its few siblings", append: "gates:\n  maxRegression: {storm.flips: 10%}",
 			want: []string{"storm: storm.pod_status_patches, storm.ready_flips_down, storm.stormbench_cpu_seconds"}},
-		// A figure's former name (schema 3, result.FigureAliases) still
-		// names it.
-		{name: "former metric name", append: "gates:\n  maxRegression: {storm.podStatusPatches: 10%}"},
+		// A figure's former name (schema 3) is an unknown metric.
+		{name: "former metric name", append: "gates:\n  maxRegression: {storm.podStatusPatches: 10%}",
+			want: []string{`gates.maxRegression[storm.podStatusPatches]: Invalid value: "storm.podStatusPatches": unknown metric`}},
 		{name: "huge metric name stays short", append: "gates:\n  maxRegression: {" + long + ": 10%}", want: []string{"unknown metric"}},
 		{name: "negative SLO", append: "gates:\n  mutatingP99: -1s", want: []string{`gates.mutatingP99: Invalid value: "-1s": must not be negative`}},
 		{name: "negative list SLO", append: "gates:\n  listP99: -30s", want: []string{"gates.listP99"}},

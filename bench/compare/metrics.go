@@ -200,16 +200,13 @@ func (s source) read(v *result.VariantRun) (float64, bool) {
 
 // LookupMetrics returns the key metrics and SelfCostMetrics with the given
 // IDs, in the given order, or an error naming every unknown ID and listing
-// the known ones.
-// An ID with a figure's former name (result.FigureAliases) names the
-// figure, and "excess.<flow>" a flow's metric (FlowMetric).
+// the known ones. "excess.<flow>" names a flow's metric (FlowMetric).
 func LookupMetrics(ids ...string) ([]Metric, error) {
 	all := append(KeyMetrics(), SelfCostMetrics()...)
 	var out []Metric
 	var unknown []string
 	for _, id := range ids {
-		canon := result.CanonicalMetricID(id)
-		i := slices.IndexFunc(all, func(m Metric) bool { return m.ID == canon })
+		i := slices.IndexFunc(all, func(m Metric) bool { return m.ID == id })
 		if i < 0 {
 			if flow, ok := strings.CutPrefix(id, FlowMetricPrefix); ok && slices.Contains(cluster.Flows(), flow) {
 				out = append(out, FlowMetric(flow))

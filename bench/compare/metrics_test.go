@@ -1,13 +1,13 @@
 package compare
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stormbench/stormbench/bench/kubelet"
 	"github.com/stormbench/stormbench/bench/measure/apiserver"
-	"github.com/stormbench/stormbench/bench/measure/host"
 	"github.com/stormbench/stormbench/bench/measure/registry"
 	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
@@ -63,43 +63,26 @@ func TestKeyMetricsReadKnownFigures(t *testing.T) {
 	}
 }
 
-// TestFigureNames: the figures the storm, host and steadyWatches
-// measurements write are snake_case like every other, each former
-// camelCase name (result.FigureAliases) points at one of them, and a key
-// metric ID with a former name looks up today's metric.
+// TestFigureNames: every figure a measurement's merge rule names, every
+// simulator counter and every steadyWatches figure (merged by its scope's
+// default, so named by no rule) is snake_case, and a former camelCase ID
+// is an unknown metric.
 func TestFigureNames(t *testing.T) {
-	current := map[string][]string{
-		self.Name: {self.CPUSeconds, self.PeakRSS, self.RSSStart, self.RSSPeak,
-			self.RSSGrowthPerRestart, self.PodsLost, self.StaleReadinessFixed, self.Restarts},
-		host.Name: {host.CPUs, host.BusyP50, host.BusyMax, host.BusyMean, host.IOWaitMean,
-			host.StealMean, host.SaturatedSeconds, host.SaturatedFraction, host.CoreSeconds,
-			host.BusyCoreSeconds, host.ProcessCPUSeconds, host.ProcessCPUShare, host.Samples, host.SeriesBusy},
-		watchers.Name: {watchers.FigureWatchers, watchers.FigureOpenAtStormStart, watchers.FigureEvents, watchers.FigureBookmarks,
-			watchers.FigureBytes, watchers.FigureRenewed, watchers.FigureReconnects, watchers.FigureResyncs},
+	figures := map[string][]string{watchers.Name: {watchers.FigureWatchers, watchers.FigureOpenAtStormStart, watchers.FigureEvents,
+		watchers.FigureBookmarks, watchers.FigureBytes, watchers.FigureRenewed, watchers.FigureReconnects, watchers.FigureResyncs}}
+	for m, rule := range registry.MergeRules() {
+		figures[m] = slices.AppendSeq(figures[m], maps.Keys(rule.Figures))
 	}
-	for name := range (&kubelet.Counters{}).Snapshot() {
-		current[self.Name] = append(current[self.Name], name)
-	}
-	for m, names := range current {
+	figures[self.Name] = slices.AppendSeq(figures[self.Name], maps.Keys((&kubelet.Counters{}).Snapshot()))
+	for m, names := range figures {
 		for _, n := range names {
 			if strings.ToLower(n) != n {
 				t.Errorf("%s figure %q is not snake_case", m, n)
 			}
 		}
 	}
-	if len(result.FigureAliases) != len(current) {
-		t.Errorf("aliases for %d measurements, want the %d renamed ones", len(result.FigureAliases), len(current))
-	}
-	for m, aliases := range result.FigureAliases {
-		for from, to := range aliases {
-			if !slices.Contains(current[m], to) {
-				t.Errorf("%s: alias %q → %q: no such figure today", m, from, to)
-			}
-		}
-	}
-	got, err := LookupMetrics("storm.podStatusPatches", "storm.stormbenchCPUSeconds")
-	if err != nil || len(got) != 2 || got[0].ID != MetricPodStatusPatches || got[1].ID != MetricStormCPUSeconds {
-		t.Errorf("LookupMetrics of former names: %+v, %v", got, err)
+	if _, err := LookupMetrics("storm.podStatusPatches"); err == nil || !strings.Contains(err.Error(), `unknown metric "storm.podStatusPatches"`) {
+		t.Errorf("LookupMetrics of a former name: %v, want unknown metric", err)
 	}
 }
 

@@ -174,18 +174,12 @@ func TestResolveThresholds(t *testing.T) {
 		{name: "a flag's metric over the profile's *", profile: prof(profiles.Gates{MaxRegression: map[string]string{"*": "30%"}}),
 			flags: FlagThresholds{MaxRegression: map[string]float64{"apiserver.requests": 0.2}},
 			want:  map[string]string{"maxRegression[apiserver.requests]": "≤ +20.0% (--max-regression)", "maxRegression[*]": "≤ +30.0% (profile p)"}},
-		// One metric named by its ID and its former name in one layer is
-		// refused: one of the two would be dropped without a word.
-		{name: "ID and former name in a profile", profile: prof(profiles.Gates{MaxRegression: map[string]string{"storm.pod_status_patches": "1000%", "storm.podStatusPatches": "30%"}}),
-			err: "profile p: gates.maxRegression names storm.pod_status_patches twice, as storm.podStatusPatches and storm.pod_status_patches"},
-		{name: "ID and former name in the flags", flags: FlagThresholds{MaxRegression: map[string]float64{"storm.ready_flips_down": 10, "storm.readyFlipsDown": 0.3}},
-			err: "--max-regression names storm.ready_flips_down twice, as storm.readyFlipsDown and storm.ready_flips_down"},
-		// A figure's former name (schema 3) names today's metric, from a
+		// A figure's former name (schema 3) is an unknown metric, from a
 		// profile and from the flag.
-		{name: "former metric names", profile: prof(profiles.Gates{MaxRegression: map[string]string{"storm.podStatusPatches": "30%"}}),
-			flags: FlagThresholds{MaxRegression: map[string]float64{"storm.readyFlipsDown": 0.2}},
-			want: map[string]string{"maxRegression[storm.pod_status_patches]": "≤ +30.0% (profile p)",
-				"maxRegression[storm.ready_flips_down]": "≤ +20.0% (--max-regression)"}},
+		{name: "former metric name in a profile", profile: prof(profiles.Gates{MaxRegression: map[string]string{"storm.podStatusPatches": "30%"}}),
+			err: `profile p: gates.maxRegression[storm.podStatusPatches]: unknown metric "storm.podStatusPatches"`},
+		{name: "former metric name flag", flags: FlagThresholds{MaxRegression: map[string]float64{"storm.readyFlipsDown": 0.2}},
+			err: `--max-regression: unknown metric "storm.readyFlipsDown"`},
 		{name: "bare number in a profile", profile: prof(profiles.Gates{MaxRegression: map[string]string{"*": "10"}}), err: "give a percentage with %"},
 		{name: "unknown metric in a profile", profile: prof(profiles.Gates{MaxRegression: map[string]string{"apiserver.p99": "10%"}}), err: `gates.maxRegression[apiserver.p99]: unknown metric "apiserver.p99"`},
 		{name: "negative SLO in a profile", profile: prof(profiles.Gates{MutatingP99: md(-time.Second)}), err: "gates.mutatingP99: -1s: must not be negative"},

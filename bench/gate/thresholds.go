@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,15 +71,7 @@ func ResolveThresholds(profile *ThresholdProfile, flags FlagThresholds) (Options
 	src := map[string]string{
 		thMutating: SourceDefault, thList: SourceDefault, thOutage: SourceDefault, thRecovery: SourceDefault,
 	}
-	var errs []error
-	if profile != nil && profile.Gates != nil {
-		errs = append(errs, checkNamedOnce(profile.Source+": gates.maxRegression", profile.Gates.MaxRegression))
-	}
-	errs = append(errs, checkNamedOnce("--max-regression", flags.MaxRegression))
-	if err := errors.Join(errs...); err != nil {
-		return Options{}, err
-	}
-	errs = applyProfileThresholds(&o, src, profile)
+	errs := applyProfileThresholds(&o, src, profile)
 	errs = append(errs, applyFlagThresholds(&o, src, flags)...)
 	if err := errors.Join(errs...); err != nil {
 		return Options{}, err
@@ -90,25 +81,6 @@ func ResolveThresholds(profile *ThresholdProfile, flags FlagThresholds) (Options
 		o.Repetitions = profile.Repetitions
 	}
 	return o, nil
-}
-
-// checkNamedOnce refuses a layer of regression thresholds that names one
-// metric twice, by its ID and by a former name (result.FigureAliases):
-// one of the two would be dropped without a word.
-func checkNamedOnce[V any](where string, m map[string]V) error {
-	byID := map[string][]string{}
-	for k := range m {
-		id := result.CanonicalMetricID(k)
-		byID[id] = append(byID[id], k)
-	}
-	var errs []error
-	for _, id := range slices.Sorted(maps.Keys(byID)) {
-		if names := byID[id]; len(names) > 1 {
-			slices.Sort(names)
-			errs = append(errs, fmt.Errorf("%s names %s twice, as %s: give it once", where, id, strings.Join(names, " and ")))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // applyProfileThresholds sets the thresholds the profile's gates section
@@ -213,10 +185,8 @@ func durationOf(d *metav1.Duration) *time.Duration {
 	return &d.Duration
 }
 
-// setRegression sets metric k's threshold; a key with a figure's former
-// name (result.FigureAliases) sets the figure's.
+// setRegression sets metric k's threshold.
 func setRegression(o *Options, src map[string]string, k string, f float64, from string) {
-	k = result.CanonicalMetricID(k)
 	if o.MaxRegression == nil {
 		o.MaxRegression = map[string]float64{}
 	}

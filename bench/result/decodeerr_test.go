@@ -31,8 +31,8 @@ func TestDecodeMessages(t *testing.T) {
 		doc  string
 		want []string
 	}{
-		{"not JSON", `{"schemaVersion": 3, "run": {`, []string{"not valid JSON", "ends early"}},
-		{"syntax error", "{\"schemaVersion\": 3,\n \"run\": x}", []string{"not valid JSON at line 2, column"}},
+		{"not JSON", `{"schemaVersion": 4, "run": {`, []string{"not valid JSON", "ends early"}},
+		{"syntax error", "{\"schemaVersion\": 4,\n \"run\": x}", []string{"not valid JSON at line 2, column"}},
 		{"a list", `[1, 2, 3]`, []string{"the document must be an object, got a list of 3 elements"}},
 		{"schema version a string", `{"schemaVersion": "3"}`, []string{"schemaVersion: must be an integer, got the string \"3\""}},
 		{"value a string", edit(func(m map[string]any) { measurement(m)["values"].([]any)[1].(map[string]any)["value"] = "fast" }),

@@ -10,54 +10,6 @@ import (
 	"strconv"
 )
 
-// Schema versions: 1 wrote indented JSON with every point of every series;
-// 2 wrote the compact layout of writeCompact and sparse labelled series
-// (Series.Sparse); 3 records a merge in Run.MergedFrom instead of the flag
-// Cluster.Settings.Flags["stormbench"]["merged-shards"]; 4 names every
-// figure in snake_case (the storm, host and steadyWatches measurements'
-// were camelCase: FigureAliases, renamed on Decode). This stormbench reads
-// all four and writes 4.
-const minSchemaVersion = 1
-
-// The merge marker of schemas 1 and 2: a component flag holding how many
-// shard results were merged.
-const (
-	legacyMergeComponent  = "stormbench"
-	legacyMergeFlagShards = "merged-shards"
-)
-
-// upgradeMergeMarker moves the merge marker of a schema 1 or 2 document
-// from its component flag to Run.MergedFrom, naming the shards "shard 0",
-// "shard 1", ... since the old marker held only their number.
-func upgradeMergeMarker(r *Result, version int) error {
-	if version >= 3 {
-		return nil
-	}
-	flags := r.Run.Cluster.Settings.Flags[legacyMergeComponent]
-	v, ok := flags[legacyMergeFlagShards]
-	if !ok {
-		return nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return fmt.Errorf("run.cluster.settings.flags.%s.%s: Invalid value: %q: not a number of shards", legacyMergeComponent, legacyMergeFlagShards, v)
-	}
-	if len(r.Run.MergedFrom) > 0 {
-		return fmt.Errorf("run.mergedFrom: Invalid value: set in a schema %d document", version)
-	}
-	for i := range n {
-		r.Run.MergedFrom = append(r.Run.MergedFrom, "shard "+strconv.Itoa(i))
-	}
-	delete(flags, legacyMergeFlagShards)
-	if len(flags) == 0 {
-		delete(r.Run.Cluster.Settings.Flags, legacyMergeComponent)
-	}
-	if len(r.Run.Cluster.Settings.Flags) == 0 {
-		r.Run.Cluster.Settings.Flags = nil
-	}
-	return nil
-}
-
 // writeCompact writes the JSON document b (compact, as json.Marshal makes
 // it) in a layout a reviewer can diff, its numbers rounded (see
 // roundNumbers):

@@ -61,22 +61,10 @@ func TestSparseRoundTrip(t *testing.T) {
 	}
 }
 
-// TestReadsSchema1: an indented schema-1 file, as results/ holds them,
-// decodes to schema 2 in memory.
-func TestReadsSchema1(t *testing.T) {
-	r, err := result.ReadFile("../../results/baselines/quick.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.SchemaVersion != result.SchemaVersion || len(r.Variants) == 0 {
-		t.Errorf("schema %d, %d variants", r.SchemaVersion, len(r.Variants))
-	}
-}
-
 // TestSparseWithoutReference: a sparse series whose reference is gone is
 // refused, not read as a series with gaps.
 func TestSparseWithoutReference(t *testing.T) {
-	doc := `{"schemaVersion":2,"complete":false,"run":{"id":"r","toolVersion":"v0","start":"2026-12-01T08:00:00Z","cluster":{"embedded":false,"settings":{"nodeMonitorGracePeriod":"0s","nodeLeaseDuration":"0s","nodeStatusUpdateFrequency":"0s","endpointSliceUpdatesBatchPeriod":"0s"}},"fleet":{"nodes":1,"pods":1,"services":0},"seed":1},
+	doc := `{"schemaVersion":4,"complete":false,"run":{"id":"r","toolVersion":"v0","start":"2026-12-01T08:00:00Z","cluster":{"embedded":false,"settings":{"nodeMonitorGracePeriod":"0s","nodeLeaseDuration":"0s","nodeStatusUpdateFrequency":"0s","endpointSliceUpdatesBatchPeriod":"0s"}},"fleet":{"nodes":1,"pods":1,"services":0},"seed":1},
 "variants":[{"variant":"v","repetition":0,"start":"2026-12-01T08:00:00Z","stormStart":"2026-12-01T08:00:00Z","end":"2026-12-01T08:01:00Z","restarts":0,"complete":true,
 "measurements":[{"name":"apiserver","series":[{"name":"requests_per_second","labels":{"resource":"pods"},"unit":"requests/s","start":"2026-12-01T08:00:00Z","points":[[1,2]],"sparse":true}]}]}]}`
 	if _, err := result.Decode(strings.NewReader(doc)); err == nil || !strings.Contains(err.Error(), `sparse series requests_per_second{resource="pods"} has no unlabelled series`) {

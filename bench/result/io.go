@@ -2,7 +2,6 @@ package result
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,8 +107,8 @@ func Decode(rd io.Reader) (*Result, error) {
 	switch {
 	case probe.SchemaVersion == nil:
 		return nil, errors.New("decoding result: schemaVersion: Required value: not a stormbench result document")
-	case *probe.SchemaVersion < minSchemaVersion || *probe.SchemaVersion > SchemaVersion:
-		return nil, fmt.Errorf("decoding result: schemaVersion: Unsupported value: %d: this stormbench reads schema versions %d to %d", *probe.SchemaVersion, minSchemaVersion, SchemaVersion)
+	case *probe.SchemaVersion != SchemaVersion:
+		return nil, fmt.Errorf("decoding result: schemaVersion: Unsupported value: %d: this stormbench reads schema version %d only", *probe.SchemaVersion, SchemaVersion)
 	}
 	if err := checkNulls(data); err != nil {
 		return nil, err
@@ -120,12 +119,9 @@ func Decode(rd io.Reader) (*Result, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("decoding result: %w", explainDecodeError(data, err))
 	}
-	if err := cmp.Or(densify(&r), upgradeMergeMarker(&r, *probe.SchemaVersion)); err != nil {
+	if err := densify(&r); err != nil {
 		return nil, fmt.Errorf("decoding result: %w", err)
 	}
-	renameFigures(&r, *probe.SchemaVersion)
-	// In memory a result is of the current schema, whatever the file's.
-	r.SchemaVersion = SchemaVersion
 	if err := Validate(&r); err != nil {
 		return nil, err
 	}

@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// SchemaVersion is the version of the result document this package writes.
-// Decode reads it and the versions before it (see encode.go).
+// SchemaVersion is the version of the result document this package writes
+// and the only one Decode reads.
 const SchemaVersion = 4
 
 // Result is one run's result document.
@@ -57,10 +57,7 @@ type Run struct {
 	// types; it includes the profile's CI gates.
 	Profile json.RawMessage `json:"profile,omitempty"`
 	// MergedFrom names the shard results this document was merged from
-	// (see Merge), in merge order; empty for a run's own result. Files of
-	// schema 1 and 2 recorded only their number, as the flag
-	// Cluster.Settings.Flags["stormbench"]["merged-shards"]: Decode turns it
-	// into "shard 0", "shard 1", ...
+	// (see Merge), in merge order; empty for a run's own result.
 	MergedFrom []string `json:"mergedFrom,omitempty"`
 	// Shard is this document's share of a sharded run (run --shard i/n),
 	// which Merge checks to refuse a shard given twice and to report the
@@ -358,9 +355,8 @@ type Series struct {
 	// point is a gap (for example a failed scrape), not a zero.
 	Points []Point `json:"points"`
 	// Sparse says the file leaves out the series' zero points at the
-	// timestamps of its reference, the unlabelled series of the same name
-	// (schema 2). ReadFile and Decode put them back: a series in memory is
-	// never sparse.
+	// timestamps of its reference, the unlabelled series of the same name.
+	// ReadFile and Decode put them back: a series in memory is never sparse.
 	Sparse bool `json:"sparse,omitempty"`
 }
 

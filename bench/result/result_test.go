@@ -206,7 +206,10 @@ func TestDecodeRejects(t *testing.T) {
 		{"not json", "{", []string{"decoding result"}},
 		{"no schemaVersion", `{"complete":true}`, []string{"schemaVersion: Required value"}},
 		{"future schemaVersion", edit(func(m map[string]any) { m["schemaVersion"] = result.SchemaVersion + 1 }),
-			[]string{"schemaVersion: Unsupported value: 5", "reads schema versions 1 to 4"}},
+			[]string{"schemaVersion: Unsupported value: 5", "reads schema version 4 only"}},
+		{"schemaVersion 1", edit(func(m map[string]any) { m["schemaVersion"] = 1 }), []string{"schemaVersion: Unsupported value: 1", "reads schema version 4 only"}},
+		{"schemaVersion 2", edit(func(m map[string]any) { m["schemaVersion"] = 2 }), []string{"schemaVersion: Unsupported value: 2", "reads schema version 4 only"}},
+		{"schemaVersion 3", edit(func(m map[string]any) { m["schemaVersion"] = 3 }), []string{"schemaVersion: Unsupported value: 3", "reads schema version 4 only"}},
 		{"unknown field", edit(func(m map[string]any) { m["colour"] = "blue" }), []string{`colour: unknown field`}},
 		{"missing required fields", edit(func(m map[string]any) {
 			run := m["run"].(map[string]any)
