@@ -215,9 +215,9 @@ func Merge(rules MergeRules, shards ...*Result) (*Result, error) {
 			out.Errors = append(out.Errors, fmt.Sprintf("variant %s repetition %d ran in shard %d but not in every shard (a shard stopped early): left out of the merge", v.Variant, v.Repetition, i))
 		}
 	}
-	if cov := ShardCoverage(shards); !cov.Complete() {
+	if cov, ok := ShardCoverage(shards); !ok {
 		out.Complete = false
-		out.Errors = append(out.Errors, MergeNotePrefix+cov.String())
+		out.Errors = append(out.Errors, MergeNotePrefix+cov)
 	}
 	if out.Complete && out.Run.End.IsZero() {
 		out.Complete = false
@@ -225,38 +225,38 @@ func Merge(rules MergeRules, shards ...*Result) (*Result, error) {
 	return out, nil
 }
 
-// Coverage is which shards of their split a set of shard results holds.
-type Coverage struct {
-	// Count is the number of shards of the split the results record; 0 if
-	// none records one.
-	Count int
-	// Missing are the indexes, below Count, that no result records.
-	Missing []int
-	// Unrecorded are the positions, among the results, of those that
-	// record no shard.
-	Unrecorded []int
-}
-
-// Complete reports whether the results are every shard of their split,
-// each known.
-func (c Coverage) Complete() bool {
-	return c.Count > 0 && len(c.Missing) == 0 && len(c.Unrecorded) == 0
-}
-
-// String says what the results lack, or that they are every shard.
-func (c Coverage) String() string {
-	var parts []string
-	if n := len(c.Missing); n > 0 {
-		parts = append(parts, fmt.Sprintf("%s %s of %d missing", plural(n, "shard", "shards"), joinInts(c.Missing), c.Count))
+// ShardCoverage says which shards of their split the results hold, by
+// their Run.Shard records: "all n shards", or what they lack; ok reports
+// whether they are every shard of the split, each known. It assumes the
+// records are consistent, as Merge checks: one count, each index once.
+func ShardCoverage(shards []*Result) (coverage string, ok bool) {
+	count, have := 0, map[int]bool{}
+	var missing, unrecorded []int
+	for i, s := range shards {
+		if s.Run.Shard == nil {
+			unrecorded = append(unrecorded, i)
+			continue
+		}
+		count = max(count, s.Run.Shard.Count)
+		have[s.Run.Shard.Index] = true
 	}
-	if n := len(c.Unrecorded); n > 0 {
+	for i := range count {
+		if !have[i] {
+			missing = append(missing, i)
+		}
+	}
+	var parts []string
+	if n := len(missing); n > 0 {
+		parts = append(parts, fmt.Sprintf("%s %s of %d missing", plural(n, "shard", "shards"), joinInts(missing), count))
+	}
+	if n := len(unrecorded); n > 0 {
 		parts = append(parts, fmt.Sprintf("%s %s %s no shard (a run without --shard, or a file from before shards were recorded): which %s cannot be checked",
-			plural(n, "the result at position", "the results at positions"), joinInts(c.Unrecorded), plural(n, "records", "record"), plural(n, "shard it is", "shards they are")))
+			plural(n, "the result at position", "the results at positions"), joinInts(unrecorded), plural(n, "records", "record"), plural(n, "shard it is", "shards they are")))
 	}
 	if len(parts) == 0 {
-		return fmt.Sprintf("all %d shards", c.Count)
+		return fmt.Sprintf("all %d shards", count), count > 0
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, "; "), false
 }
 
 func plural(n int, one, many string) string {
@@ -272,28 +272,6 @@ func joinInts(xs []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ", ")
-}
-
-// ShardCoverage returns which shards of their split the results hold, by
-// their Run.Shard records. It assumes the records are consistent, as Merge
-// checks: one count, each index once.
-func ShardCoverage(shards []*Result) Coverage {
-	var c Coverage
-	have := map[int]bool{}
-	for i, s := range shards {
-		if s.Run.Shard == nil {
-			c.Unrecorded = append(c.Unrecorded, i)
-			continue
-		}
-		c.Count = max(c.Count, s.Run.Shard.Count)
-		have[s.Run.Shard.Index] = true
-	}
-	for i := range c.Count {
-		if !have[i] {
-			c.Missing = append(c.Missing, i)
-		}
-	}
-	return c
 }
 
 // checkShardRecords reports shard records that are not of one split, and a

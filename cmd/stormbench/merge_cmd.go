@@ -124,7 +124,7 @@ func (o *mergeOptions) run(env *cmdEnv, paths []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	if cov := result.ShardCoverage(shards); !cov.Complete() && !o.allowIncomplete {
+	if cov, ok := result.ShardCoverage(shards); !ok && !o.allowIncomplete {
 		return usagef("merge of run %s: %s; give every shard's result, or --allow-incomplete to write a merged result marked incomplete", merged.Run.ID, cov)
 	}
 	merged.Run.MergedFrom = slices.Clone(paths)
