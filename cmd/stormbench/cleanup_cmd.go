@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/stormbench/stormbench/bench/fleet"
 )
@@ -112,10 +113,19 @@ func (o *cleanupOptions) run(ctx context.Context, env *cmdEnv) error {
 		return nil
 	}
 	for _, id := range targets {
-		if err := fleet.Delete(ctx, t.Client, id, o.timeout, newProgress(env.stderr)); err != nil {
-			return apiError(ctx, "cleaning up run "+id, o.timeout, err)
+		if err := deleteRun(ctx, env, t.Client, id, o.timeout, "cleaning up run "+id, "Run "+id+" cleaned up."); err != nil {
+			return err
 		}
-		fmt.Fprintf(env.stdout, "Run %s cleaned up.\n", id)
 	}
+	return nil
+}
+
+// deleteRun deletes a run's objects (fleet.Delete) for cleanup and fleet
+// down, then prints done; what names the job in an error.
+func deleteRun(ctx context.Context, env *cmdEnv, client kubernetes.Interface, id string, timeout time.Duration, what, done string) error {
+	if err := fleet.Delete(ctx, client, id, timeout, newProgress(env.stderr)); err != nil {
+		return apiError(ctx, what, timeout, err)
+	}
+	fmt.Fprintln(env.stdout, done)
 	return nil
 }

@@ -136,19 +136,15 @@ func (o *fleetOptions) run(ctx context.Context, env *cmdEnv) error {
 	if err != nil {
 		return apiError(ctx, "connecting", o.timeout, err)
 	}
+	if o.sub == "down" {
+		return deleteRun(ctx, env, t.Client, o.runID, o.timeout, fmt.Sprintf("deleting fleet %q", o.runID), fmt.Sprintf("Fleet %q deleted.", o.runID))
+	}
 	f, err := fleet.New(t.Client, o.runID, p.Fleet, newProgress(env.stderr))
 	if err != nil {
 		return err
 	}
 	f.SetStaleReadinessFixer(kubelet.StaleReadinessFixer(t.Config, nil))
-	if o.sub == "up" {
-		return o.up(ctx, env, f, p)
-	}
-	if err := f.Down(ctx, o.timeout); err != nil {
-		return apiError(ctx, fmt.Sprintf("deleting fleet %q", o.runID), o.timeout, err)
-	}
-	fmt.Fprintf(env.stdout, "Fleet %q deleted.\n", o.runID)
-	return nil
+	return o.up(ctx, env, f, p)
 }
 
 // up provisions the fleet and says how long each part took.
