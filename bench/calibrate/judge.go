@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/aclements/go-moremath/stats"
+	"github.com/stormbench/stormbench/bench/compare"
 )
 
 // How a checked row is judged. A count row, and every row of a file
@@ -22,8 +22,7 @@ const (
 	// by the Hodges–Lehmann shift of the model's values from the real
 	// ones: the median of the n·m differences simulated − real, and its
 	// distribution-free 95 % interval [D(k), D(nm+1−k)], k from the exact
-	// Mann–Whitney U distribution (as bench/compare's RelativeShift, on
-	// differences). The row agrees when that interval reaches into
+	// Mann–Whitney U distribution (bench/compare's AbsoluteShift). The row agrees when that interval reaches into
 	// ±tolerance of the real median. One restart that raced (a real
 	// kubelet whose first node status beat its first PLEG relist sends its
 	// last request 10 s later) moves it by a few differences in n·m, where
@@ -107,15 +106,15 @@ func (t Tolerance) judge(r *Row) {
 	rv, sv := values(r.RealSpread), values(r.SimulatedSpread)
 	switch r.Rule {
 	case RuleShift:
-		tol = t.secondsTolerance(median(rv), r.Span)
-		sh, ok := hodgesLehmann(rv, sv)
-		if !ok {
+		tol = t.secondsTolerance(compare.Median(rv), r.Span)
+		sh := compare.AbsoluteShift(rv, sv, 0.95)
+		if !sh.Bounded {
 			r.Shift = nil
 			r.Agree = t.agreeSpread(r.Unit, r.Real, r.Simulated, r.RealSpread, r.SimulatedSpread)
 			return
 		}
-		sh.Tolerance = round3(tol)
-		r.Shift, r.Agree = &sh, sh.Lo <= tol && sh.Hi >= -tol
+		r.Shift = &ShiftInterval{Estimate: round3(sh.Estimate), Lo: round3(sh.Lo), Hi: round3(sh.Hi), Tolerance: round3(tol)}
+		r.Agree = r.Shift.Lo <= tol && r.Shift.Hi >= -tol
 	case RuleKS:
 		if len(rv) < 2 || len(sv) < 2 {
 			// Too few periods to test: judged by the flips and the
@@ -155,46 +154,6 @@ type ShiftInterval struct {
 // String is the shift in a reader's words: "shift +0.72 s [0.69–0.75] of ±0.19".
 func (sh *ShiftInterval) String() string {
 	return fmt.Sprintf("shift %+.3g s [%.3g, %.3g] of ±%.2g", sh.Estimate, sh.Lo, sh.Hi, sh.Tolerance)
-}
-
-// hodgesLehmann is the Hodges–Lehmann shift of sim from real and its
-// distribution-free 95 % interval; ok is false when the samples are too
-// small for one (4 + 4 values at least).
-func hodgesLehmann(real, sim []float64) (ShiftInterval, bool) {
-	n1, n2 := len(real), len(sim)
-	if n1 == 0 || n2 == 0 {
-		return ShiftInterval{}, false
-	}
-	d := make([]float64, 0, n1*n2)
-	for _, x := range real {
-		for _, y := range sim {
-			d = append(d, y-x)
-		}
-	}
-	slices.Sort(d)
-	// k: the largest with P(U ≤ k−1) ≤ 2.5 % (no ties assumed).
-	u := stats.UDist{N1: n1, N2: n2}
-	k := 0
-	for k < n1*n2/2 && u.CDF(float64(k)) <= 0.025 {
-		k++
-	}
-	if k == 0 {
-		return ShiftInterval{}, false
-	}
-	return ShiftInterval{Estimate: round3(median(d)), Lo: round3(d[k-1]), Hi: round3(d[len(d)-k])}, true
-}
-
-// median is the median of v (0 for none); v is not changed.
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // values is a spread's values, nil without them.

@@ -2,7 +2,6 @@ package calibrate
 
 import (
 	"math"
-	"slices"
 	"testing"
 	"time"
 )
@@ -218,35 +217,6 @@ func TestKS(t *testing.T) {
 	}
 	if ts := ksShifted(a, []float64{1.5, 2.5, 3.5, 4.5, 5.5}, 0.2); ts.D != 0.2 {
 		t.Errorf("within ±0.2 no shift fits: %+v, want D 0.2", ts)
-	}
-}
-
-// TestHodgesLehmann: the shift, its interval's order statistics from the
-// exact U distribution, and too small samples.
-func TestHodgesLehmann(t *testing.T) {
-	// 10 + 10: k = 24 (P(U ≤ 23) = 0.0245 ≤ 2.5 % < P(U ≤ 24)), so the
-	// interval is [D(24), D(77)] of the 100 differences.
-	real := []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
-	sim := make([]float64, 10)
-	for i, v := range real {
-		sim[i] = v + 0.5
-	}
-	sh, ok := hodgesLehmann(real, sim)
-	var d []float64
-	for _, x := range real {
-		for _, y := range sim {
-			d = append(d, y-x)
-		}
-	}
-	slices.Sort(d)
-	if !ok || sh.Estimate != 0.5 || sh.Lo != d[23] || sh.Hi != d[76] {
-		t.Errorf("shift %+v %t, want 0.5 [%v, %v]", sh, ok, d[23], d[76])
-	}
-	if _, ok := hodgesLehmann([]float64{1, 2, 3}, []float64{1, 2, 3}); ok {
-		t.Error("an interval from 3 + 3 values (95 % needs 4 + 4)")
-	}
-	if sh, ok := hodgesLehmann([]float64{1, 1, 1, 1}, []float64{2, 2, 2, 2}); !ok || sh.Lo != 1 || sh.Hi != 1 {
-		t.Errorf("points 1 apart: %+v %t", sh, ok)
 	}
 }
 

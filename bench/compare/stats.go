@@ -127,16 +127,10 @@ func RelativeShift(base, cur []float64, confidence float64) Shift {
 		return s
 	}
 	s.Ratio = allOf(func(x float64) bool { return x > 0 }, base, cur)
-	d := make([]float64, 0, s.N1*s.N2)
-	for _, b := range base {
-		for _, c := range cur {
-			d = append(d, s.diff(b, c))
-		}
-	}
-	slices.Sort(d)
+	d := s.changes(base, cur)
 	rel := func(x float64) float64 { return math.Exp(x) - 1 }
 	if !s.Ratio {
-		bm := MedianInterval(base, confidence).Median
+		bm := Median(base)
 		switch {
 		case bm == 0 && d[0] == 0 && d[len(d)-1] == 0:
 			// Zero before and after: no change, exactly.
@@ -149,13 +143,48 @@ func RelativeShift(base, cur []float64, confidence float64) Shift {
 		rel = func(x float64) float64 { return x / math.Abs(bm) }
 	}
 	s.Estimate = rel(medianSorted(d))
-	k, conf := shiftOrder(s.N1, s.N2, confidence)
-	if k < 1 {
+	if s.bound(d, confidence, rel) {
+		s.clamp(base, cur)
+	}
+	return s
+}
+
+// AbsoluteShift is RelativeShift in the samples' own unit: the
+// Hodges-Lehmann estimate of the change from base to cur, the median of
+// the n1·n2 differences c - b, with its interval [D(k), D(n1·n2+1-k)] at
+// the level, k as in RelativeShift. Nothing is clamped; Ratio is never set.
+func AbsoluteShift(base, cur []float64, confidence float64) Shift {
+	s := Shift{N1: len(base), N2: len(cur)}
+	if s.N1 == 0 || s.N2 == 0 {
 		return s
 	}
-	s.Lo, s.Hi, s.Confidence, s.Bounded = rel(d[k-1]), rel(d[len(d)-k]), conf, true
-	s.clamp(base, cur)
+	d := s.changes(base, cur)
+	s.Estimate = medianSorted(d)
+	s.bound(d, confidence, func(x float64) float64 { return x })
 	return s
+}
+
+// changes are the n1·n2 pairwise changes from base to cur (diff), sorted.
+func (s Shift) changes(base, cur []float64) []float64 {
+	d := make([]float64, 0, len(base)*len(cur))
+	for _, b := range base {
+		for _, c := range cur {
+			d = append(d, s.diff(b, c))
+		}
+	}
+	slices.Sort(d)
+	return d
+}
+
+// bound sets the interval [f(D(k)), f(D(n1·n2+1-k))] of the sorted changes
+// d at the level (shiftOrder), and reports whether the samples reach it.
+func (s *Shift) bound(d []float64, confidence float64, f func(float64) float64) bool {
+	k, conf := shiftOrder(s.N1, s.N2, confidence)
+	if k < 1 {
+		return false
+	}
+	s.Lo, s.Hi, s.Confidence, s.Bounded = f(d[k-1]), f(d[len(d)-k]), conf, true
+	return true
 }
 
 // diff is the change from b to c: their log ratio when the changes are
@@ -196,6 +225,16 @@ func shiftOrder(n1, n2 int, confidence float64) (int, float64) {
 // RelativeShift has an interval at the level (4 + 4 for 95 %).
 func ShiftRuns(confidence float64) int {
 	return fewest(1, 100, func(n int) bool { k, _ := shiftOrder(n, n, confidence); return k > 0 })
+}
+
+// Median is the median of values (0 for none); values is not changed.
+func Median(values []float64) float64 {
+	if len(values) == 0 {
+		return 0
+	}
+	xs := slices.Clone(values)
+	slices.Sort(xs)
+	return medianSorted(xs)
 }
 
 func medianSorted(xs []float64) float64 {

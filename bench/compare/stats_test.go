@@ -3,6 +3,7 @@ package compare
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"golang.org/x/perf/benchmath"
@@ -120,6 +121,34 @@ func TestRelativeShiftByHand(t *testing.T) {
 	}
 	if n := ShiftRuns(0.95); n != 4 {
 		t.Errorf("ShiftRuns(0.95) = %d, want 4", n)
+	}
+}
+
+// TestAbsoluteShiftByHand: the shift, its interval's order statistics
+// from the exact U distribution, and too small samples.
+func TestAbsoluteShiftByHand(t *testing.T) {
+	// 10 + 10: k = 24 (P(U ≤ 23) = 0.0245 ≤ 2.5 % < P(U ≤ 24)), so the
+	// interval is [D(24), D(77)] of the 100 differences.
+	base := []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	cur := make([]float64, 10)
+	for i, v := range base {
+		cur[i] = v + 0.5
+	}
+	var d []float64
+	for _, x := range base {
+		for _, y := range cur {
+			d = append(d, y-x)
+		}
+	}
+	slices.Sort(d)
+	if sh := AbsoluteShift(base, cur, 0.95); !sh.Bounded || sh.Estimate != 0.5 || sh.Lo != d[23] || sh.Hi != d[76] {
+		t.Errorf("shift %+v, want 0.5 [%v, %v]", sh, d[23], d[76])
+	}
+	if sh := AbsoluteShift([]float64{1, 2, 3}, []float64{1, 2, 3}, 0.95); sh.Bounded {
+		t.Error("an interval from 3 + 3 values (95 % needs 4 + 4)")
+	}
+	if sh := AbsoluteShift([]float64{1, 1, 1, 1}, []float64{2, 2, 2, 2}, 0.95); !sh.Bounded || sh.Lo != 1 || sh.Hi != 1 {
+		t.Errorf("points 1 apart: %+v", sh)
 	}
 }
 
