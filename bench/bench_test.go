@@ -19,8 +19,8 @@ import (
 	"github.com/stormbench/stormbench/bench/measure/apiserver"
 	"github.com/stormbench/stormbench/bench/measure/churn"
 	"github.com/stormbench/stormbench/bench/measure/clientlatency"
-	"github.com/stormbench/stormbench/bench/measure/host"
 	"github.com/stormbench/stormbench/bench/measure/recovery"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/profiles"
@@ -149,7 +149,7 @@ func benchStorm(b *testing.B, kind string, legacy bool) {
 		}
 		// All of stormbench's CPU in the storm window (this process: the
 		// simulated kubelets, measurements and scrapes).
-		if x, ok := v.Measurement(host.Name).Value(host.ProcessCPUSeconds, result.WindowStorm, result.LabelComponent, host.ComponentStormbench); ok {
+		if x, ok := v.Measurement(self.Name).Value(self.CPUSeconds, result.WindowStorm); ok {
 			ownCPUMS += x * 1000
 		}
 		es := v.Measurement(churn.Name)

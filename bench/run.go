@@ -528,7 +528,7 @@ func newSimulator(o Options, s stormStep, gates map[string]bool, cl *clientlaten
 
 // measurementEnv is what the measurements of one repetition observe.
 func measurementEnv(o Options, f *fleet.Fleet, outcomes *storm.Outcomes) *measure.Env {
-	env := &measure.Env{
+	return &measure.Env{
 		Client:       o.Target.Client,
 		Namespace:    f.Plan().Namespace,
 		NodeSelector: f.RunSelector(),
@@ -536,12 +536,8 @@ func measurementEnv(o Options, f *fleet.Fleet, outcomes *storm.Outcomes) *measur
 		Nodes:        o.Profile.Fleet.Nodes,
 		Outcomes:     outcomes,
 		Scrapers:     metricsSources(o),
+		Embedded:     o.Embedded != nil,
 	}
-	if o.Embedded != nil {
-		// The host measurement's process ids; none on an existing cluster.
-		env.Processes = o.Embedded.PIDs
-	}
-	return env
 }
 
 // recoveredProgress passes outcomes on to its Report and counts in

@@ -41,11 +41,9 @@ type Env struct {
 	// restart, kept as the restarts end); measurements read the restart
 	// times from them at gather time. It may be nil when no storm ran.
 	Outcomes *storm.Outcomes
-	// Processes returns the process id of each embedded control-plane
-	// component, by name (kube-apiserver, etcd, ...), for the host
-	// measurement's CPU shares; nil for an existing cluster. It is called
-	// at every sample: components may be started again.
-	Processes func() map[string]int
+	// Embedded says the control plane is stormbench's embedded cluster, on
+	// this machine; false for an existing cluster.
+	Embedded bool
 }
 
 func (e *Env) validate() error {

@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/stormbench/stormbench/bench/measure"
+	"github.com/stormbench/stormbench/bench/measure/apiserver"
 	"github.com/stormbench/stormbench/bench/measure/host"
+	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -19,7 +21,7 @@ import (
 // permutation of the variants, every storm after a restore of the fleet
 // saved after provisioning, and the summary shows medians with n = 2 and
 // says the runs are too few for an interval; every storm carries the host
-// figures (the machine's CPU, and that of stormbench and each component).
+// figures (the machine's CPU).
 // It asserts the run's order, isolation and that the host was measured,
 // not what was measured. Run beside TestFleetSnapshotRoundTrip (t.Parallel)
 // the two took 814 s against about 825 s one after the other: their
@@ -110,28 +112,27 @@ func smallProfile(t *testing.T, dir, name string) string {
 
 // checkHostFigures fails the test unless the variant run's storm window has
 // its host figures: the machine's CPUs and samples, its busy CPU time within
-// its capacity, the CPU of stormbench and of the embedded API server, and a
-// hostBound flag that agrees with them.
+// its capacity, and a hostBound flag that agrees with them; and the CPU of
+// stormbench (storm) and of the embedded API server (apiserver).
 func checkHostFigures(t *testing.T, v result.VariantRun) {
 	t.Helper()
-	m := v.Measurement(host.Name)
-	if m == nil {
+	if v.Measurement(host.Name) == nil {
 		t.Errorf("%s#%d: no %q measurement", v.Variant, v.Repetition, host.Name)
 		return
 	}
-	get := func(name, window string, labels ...string) float64 {
-		x, ok := m.Value(name, window, labels...)
+	get := func(meas, name, window string, labels ...string) float64 {
+		x, ok := v.Measurement(meas).Value(name, window, labels...)
 		if !ok {
-			t.Errorf("%s#%d: host figure %s (%s %v) missing", v.Variant, v.Repetition, name, window, labels)
+			t.Errorf("%s#%d: %s figure %s (%s %v) missing", v.Variant, v.Repetition, meas, name, window, labels)
 		}
 		return x
 	}
-	cpus := get(host.CPUs, "")
-	samples := get(host.Samples, result.WindowStorm)
-	capacity := get(host.CoreSeconds, result.WindowStorm)
-	busy := get(host.BusyCoreSeconds, result.WindowStorm)
-	sb := get(host.ProcessCPUSeconds, result.WindowStorm, result.LabelComponent, host.ComponentStormbench)
-	api := get(host.ProcessCPUSeconds, result.WindowStorm, result.LabelComponent, measure.ComponentAPIServer)
+	cpus := get(host.Name, host.CPUs, "")
+	samples := get(host.Name, host.Samples, result.WindowStorm)
+	capacity := get(host.Name, host.CoreSeconds, result.WindowStorm)
+	busy := get(host.Name, host.BusyCoreSeconds, result.WindowStorm)
+	sb := get(self.Name, self.CPUSeconds, result.WindowStorm)
+	api := get(apiserver.Name, apiserver.CPUSeconds, result.WindowStorm, result.LabelComponent, measure.ComponentAPIServer)
 	if cpus < 1 || samples < 1 || capacity <= 0 || busy <= 0 || busy > capacity*1.01 || sb <= 0 || api <= 0 {
 		t.Errorf("%s#%d: host figures cpus %v, samples %v, busy %v of %v core-s, stormbench %v s, kube-apiserver %v s; want each above 0 and busy within capacity",
 			v.Variant, v.Repetition, cpus, samples, busy, capacity, sb, api)

@@ -7,11 +7,10 @@ import (
 	"github.com/stormbench/stormbench/bench/result"
 )
 
-// Name is the machine stormbench runs on: its CPU from
-// /proc/stat, and the CPU of stormbench and of each embedded component,
-// in the baseline and storm windows (Host). It is always on. Against an
-// existing cluster, whose control plane runs elsewhere, it is stormbench's
-// own machine.
+// Name is the machine stormbench runs on: its CPU from /proc/stat, in the
+// baseline and storm windows (Host). It is always on. Against an existing
+// cluster, whose control plane runs elsewhere, it is stormbench's own
+// machine.
 const Name = "host"
 
 // Figures of Name, per window (baseline and storm) unless said.
@@ -41,23 +40,12 @@ const (
 	CoreSeconds = "core_seconds"
 	// BusyCoreSeconds is the CPU time the host spent busy.
 	BusyCoreSeconds = "busy_core_seconds"
-	// ProcessCPUSeconds is the user + system CPU of a process, labelled
-	// result.LabelComponent: ComponentStormbench, and with an embedded
-	// cluster each of its components (kube-apiserver, etcd, ...).
-	ProcessCPUSeconds = "process_cpu_seconds"
-	// ProcessCPUShare is ProcessCPUSeconds over CoreSeconds: the
-	// process's share of the whole machine.
-	ProcessCPUShare = "process_cpu_share"
 	// Samples counts the sampling intervals of the window.
 	Samples = "samples"
 	// SeriesBusy is the busy fraction per sampling interval, from the
 	// measurement's start (a series, without a window).
 	SeriesBusy = "busy"
 )
-
-// ComponentStormbench labels stormbench's own process in
-// ProcessCPUSeconds and ProcessCPUShare.
-const ComponentStormbench = "stormbench"
 
 const (
 	// SaturatedBusy is the busy fraction at or above which an interval
@@ -114,14 +102,12 @@ func hostStormSaturation(v *result.VariantRun) (saturated, window float64, ok bo
 
 // Merge is how result.Merge combines the shards' host measurements.
 // Each shard samples the machine it runs on: the host figures keep the
-// worst shard's (Max; shards on one machine read the same), and the
-// processes' CPU seconds and shares add up (each shard's stormbench is its
-// own process). The busy series is kept for a lone shard only.
+// worst shard's (Max; shards on one machine read the same). The busy series
+// is kept for a lone shard only.
 func Merge() result.MergeRule {
 	return result.MergeRule{Scope: result.PerShard, Figures: measure.Figures(map[result.Aggregation][]string{
 		result.Max: {CPUs, BusyP50, BusyMax, BusyMean, IOWaitMean, StealMean, SaturatedSeconds, SaturatedFraction,
 			CoreSeconds, BusyCoreSeconds, Samples},
-		result.Sum:       {ProcessCPUSeconds, ProcessCPUShare},
 		result.LoneShard: {SeriesBusy},
 	})}
 }

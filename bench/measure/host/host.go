@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/stormbench/stormbench/bench/measure"
-	"github.com/stormbench/stormbench/bench/measure/self"
 	"github.com/stormbench/stormbench/bench/result"
 )
 
@@ -23,16 +21,10 @@ type Options struct {
 	// ReadCPU returns the host's CPU times; default reads /proc/stat
 	// (ReadCPUTimes).
 	ReadCPU func() (CPUTimes, error)
-	// ProcessCPU returns the user + system CPU a process has used so far;
-	// default reads /proc/<pid>/stat.
-	ProcessCPU func(pid int) (time.Duration, error)
-	// SelfCPU returns stormbench's own CPU so far; default ProcSelf.CPU.
-	SelfCPU func() time.Duration
 }
 
 // Host measures the machine stormbench runs on (Name): every
-// interval it reads /proc/stat and the CPU of stormbench and of the
-// processes Env.Processes names, on the injected clock. Samples are taken
+// interval it reads /proc/stat, on the injected clock. Samples are taken
 // at Start, at the storm's start and end (so the windows' edges fall on
 // samples) and every interval between; the cadence restarts at the
 // storm's start. The storm window ends at MarkStormEnd, as SelfCost's.
@@ -49,24 +41,15 @@ type Host struct {
 	last       time.Time
 	prev       CPUTimes
 	havePrev   bool
-	prevProc   map[string]procReading
-	prevSelf   time.Duration
 	baseline   []hostSample
 	storm      []hostSample
 	series     []result.Point
 	cpus       int
 	readErrs   int
 	firstErr   error
-	restarted  map[string]bool
 	stop       chan struct{}
 	mark       chan time.Time
 	done       chan struct{}
-}
-
-// procReading is one process's CPU at a sample.
-type procReading struct {
-	pid int
-	cpu time.Duration
 }
 
 var (
@@ -82,13 +65,7 @@ func New(o Options) *Host {
 	if o.ReadCPU == nil {
 		o.ReadCPU = hostCPUReader()
 	}
-	if o.ProcessCPU == nil {
-		o.ProcessCPU = procCPU
-	}
-	if o.SelfCPU == nil {
-		o.SelfCPU = self.ProcSelf{}.CPU
-	}
-	return &Host{opts: o, restarted: map[string]bool{}}
+	return &Host{opts: o}
 }
 
 // hostCPUReader reads the host's CPU times from /proc/stat, through one
@@ -99,19 +76,6 @@ func hostCPUReader() func() (CPUTimes, error) {
 		return func() (CPUTimes, error) { return CPUTimes{}, err }
 	}
 	return func() (CPUTimes, error) { return ReadCPUTimes(fs) }
-}
-
-// procCPU reads a process's user + system CPU from /proc/<pid>/stat.
-func procCPU(pid int) (time.Duration, error) {
-	p, err := procfs.NewProc(pid)
-	if err != nil {
-		return 0, err
-	}
-	st, err := p.Stat()
-	if err != nil {
-		return 0, err
-	}
-	return time.Duration(st.CPUTime() * float64(time.Second)), nil
 }
 
 // Name implements Measurement.
@@ -202,7 +166,7 @@ func (m *Host) MarkStormEnd(_ context.Context, t time.Time) {
 
 // clipSamples keeps the samples up to end (seconds from the origin): those
 // that began after it are dropped, and the one across it counts up to it,
-// its usage taken as even over it and its processes' CPU in proportion.
+// its usage taken as even over it.
 func clipSamples(samples []hostSample, end float64) []hostSample {
 	var out []hostSample
 	for _, s := range samples {
@@ -211,12 +175,7 @@ func clipSamples(samples []hostSample, end float64) []hostSample {
 			break
 		}
 		if s.end > end {
-			frac := (end - begin) / s.seconds
-			clipped := hostSample{end: end, seconds: end - begin, usage: s.usage, process: make(map[string]float64, len(s.process))}
-			for comp, cpu := range s.process {
-				clipped.process[comp] = cpu * frac
-			}
-			s = clipped
+			s.end, s.seconds = end, end-begin
 		}
 		out = append(out, s)
 	}
@@ -238,8 +197,8 @@ func (m *Host) stopLocked() {
 	m.mu.Lock()
 }
 
-// sampleLocked reads the host and the processes at now and records the
-// interval since the last sample.
+// sampleLocked reads the host at now and records the interval since the
+// last sample.
 func (m *Host) sampleLocked(now time.Time) {
 	if m.havePrev && !now.After(m.last) {
 		return
@@ -253,17 +212,8 @@ func (m *Host) sampleLocked(now time.Time) {
 		return
 	}
 	m.cpus = cur.CPUs
-	procs := map[string]procReading{}
-	if m.env != nil && m.env.Processes != nil {
-		for comp, pid := range m.env.Processes() {
-			if cpu, err := m.opts.ProcessCPU(pid); err == nil {
-				procs[comp] = procReading{pid, cpu}
-			}
-		}
-	}
-	self := m.opts.SelfCPU()
-	prev, had, prevProc, prevSelf, last := m.prev, m.havePrev, m.prevProc, m.prevSelf, m.last
-	m.prev, m.havePrev, m.prevProc, m.prevSelf, m.last = cur, true, procs, self, now
+	prev, had, last := m.prev, m.havePrev, m.last
+	m.prev, m.havePrev, m.last = cur, true, now
 	if !had {
 		return
 	}
@@ -271,19 +221,7 @@ func (m *Host) sampleLocked(now time.Time) {
 	if !ok {
 		return
 	}
-	s := hostSample{end: now.Sub(m.origin).Seconds(), seconds: now.Sub(last).Seconds(), usage: u,
-		process: map[string]float64{ComponentStormbench: max(self-prevSelf, 0).Seconds()}}
-	for comp, r := range procs {
-		p, ok := prevProc[comp]
-		switch {
-		case ok && p.pid == r.pid:
-			s.process[comp] = max(r.cpu-p.cpu, 0).Seconds()
-		case ok:
-			// Started again (kwokctl start, a snapshot restore): what it
-			// used before this sample is not known to be in the interval.
-			m.restarted[comp] = true
-		}
-	}
+	s := hostSample{end: now.Sub(m.origin).Seconds(), seconds: now.Sub(last).Seconds(), usage: u}
 	m.series = append(m.series, result.Point{T: s.end, V: u.Busy})
 	if !m.inStorm {
 		m.baseline = append(m.baseline, s)
@@ -330,10 +268,7 @@ func (m *Host) Gather(context.Context) (result.Measurement, error) {
 	if m.readErrs > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("reading the host's CPU failed %d times (first: %v); those intervals are joined with the next", m.readErrs, m.firstErr))
 	}
-	for _, comp := range slices.Sorted(maps.Keys(m.restarted)) {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%s started again during the measurement: its CPU in the interval it restarted is not counted", comp))
-	}
-	if m.env.Processes == nil {
+	if !m.env.Embedded {
 		out.Warnings = append(out.Warnings, "the control plane is not stormbench's (an existing cluster): the host figures are stormbench's own machine")
 	}
 	out.Sort()
@@ -345,23 +280,19 @@ func (m *Host) Gather(context.Context) (result.Measurement, error) {
 // of a few ticks at a window's edge is noise), or of all when none is.
 func hostWindowValues(window string, samples []hostSample, cpus int, minSample float64) []result.Value {
 	var out []result.Value
-	add := func(name, unit string, v float64, labels ...string) {
-		out = append(out, result.Value{Name: name, Window: window, Unit: unit, Value: v, Labels: result.Labels(labels...)})
+	add := func(name, unit string, v float64) {
+		out = append(out, result.Value{Name: name, Window: window, Unit: unit, Value: v})
 	}
 	add(Samples, result.UnitCount, float64(len(samples)))
 	if len(samples) == 0 {
 		return out
 	}
 	var secs, busy, iowait, steal float64
-	proc := map[string]float64{}
 	for _, s := range samples {
 		secs += s.seconds
 		busy += s.usage.Busy * s.seconds
 		iowait += s.usage.IOWait * s.seconds
 		steal += s.usage.Steal * s.seconds
-		for c, v := range s.process {
-			proc[c] += v
-		}
 	}
 	sat := saturatedSeconds(samples)
 	add(BusyP50, result.UnitRatio, busyPercentile(samples, 50))
@@ -371,16 +302,9 @@ func hostWindowValues(window string, samples []hostSample, cpus int, minSample f
 	add(StealMean, result.UnitRatio, steal/secs)
 	add(SaturatedSeconds, result.UnitSeconds, sat)
 	add(SaturatedFraction, result.UnitRatio, sat/secs)
-	cores := secs * float64(cpus)
 	if cpus > 0 {
-		add(CoreSeconds, result.UnitSeconds, cores)
+		add(CoreSeconds, result.UnitSeconds, secs*float64(cpus))
 		add(BusyCoreSeconds, result.UnitSeconds, busy*float64(cpus))
-	}
-	for _, c := range slices.Sorted(maps.Keys(proc)) {
-		add(ProcessCPUSeconds, result.UnitSeconds, proc[c], result.LabelComponent, c)
-		if cores > 0 {
-			add(ProcessCPUShare, result.UnitRatio, proc[c]/cores, result.LabelComponent, c)
-		}
 	}
 	return out
 }

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -22,11 +21,9 @@ import (
 // and steal 2 % throughout, at 1,000 ticks per CPU-second so that tenths
 // of a second are whole ticks.
 type fakeHost struct {
-	t0    time.Time
-	steps []busyStep
-	// etcdRestart is when etcd's pid changes from 20 to 21.
-	etcdRestart float64
-	failAt      map[int]bool
+	t0     time.Time
+	steps  []busyStep
+	failAt map[int]bool
 
 	mu    sync.Mutex
 	reads int
@@ -76,41 +73,15 @@ func (h *fakeHost) readCPU() (CPUTimes, error) {
 	return CPUTimes{User: user, Idle: idle, IOWait: iowait, Steal: steal, CPUs: 2}, nil
 }
 
-func (h *fakeHost) processes() map[string]int {
-	etcd := 20
-	if h.elapsed() >= h.etcdRestart {
-		etcd = 21
-	}
-	return map[string]int{measure.ComponentAPIServer: 10, measure.ComponentEtcd: etcd}
-}
-
-func (h *fakeHost) processCPU(pid int) (time.Duration, error) {
-	t := h.elapsed()
-	sec := func(s float64) time.Duration { return time.Duration(math.Round(s*1000)) * time.Millisecond }
-	switch pid {
-	case 10:
-		return sec(0.5 * t), nil
-	case 20:
-		return sec(0.1 * t), nil
-	case 21:
-		return sec(0.1 * (t - h.etcdRestart)), nil
-	}
-	return 0, fmt.Errorf("no process %d", pid)
-}
-
-func (h *fakeHost) selfCPU() time.Duration {
-	return time.Duration(math.Round(0.2*h.elapsed()*1000)) * time.Millisecond
-}
-
 // TestHostWindows plays a baseline of 1.5 s at 30 % busy and a storm of
 // 3.2 s, 2 s of it at 95 % and 1.2 s at 50 %, sampled every second with
 // the cadence restarted at the storm's start: baseline (0,1] (1,1.5], storm
 // (1.5,2.5] (2.5,3.5] (3.5,4.5] (4.5,4.7].
 func TestHostWindows(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fh := &fakeHost{t0: time.Now(), steps: []busyStep{{1.5, 0.3}, {3.5, 0.95}, {4.7, 0.5}}, etcdRestart: 3}
-		h := New(Options{ReadCPU: fh.readCPU, ProcessCPU: fh.processCPU, SelfCPU: fh.selfCPU})
-		env := &measure.Env{Clock: clock.RealClock{}, Processes: fh.processes}
+		fh := &fakeHost{t0: time.Now(), steps: []busyStep{{1.5, 0.3}, {3.5, 0.95}, {4.7, 0.5}}}
+		h := New(Options{ReadCPU: fh.readCPU})
+		env := &measure.Env{Clock: clock.RealClock{}, Embedded: true}
 		if err := h.Start(context.Background(), env); err != nil {
 			t.Fatal(err)
 		}
@@ -133,39 +104,33 @@ func TestHostWindows(t *testing.T) {
 		}
 		for _, tc := range []struct {
 			name, window string
-			labels       []string
 			want         float64
 		}{
-			{CPUs, "", nil, 2},
-			{Samples, result.WindowBaseline, nil, 2},
-			{BusyP50, result.WindowBaseline, nil, 0.3},
-			{SaturatedSeconds, result.WindowBaseline, nil, 0},
-			{Samples, result.WindowStorm, nil, 4},
-			{BusyP50, result.WindowStorm, nil, 0.95},
-			{BusyMax, result.WindowStorm, nil, 0.95},
-			{BusyMean, result.WindowStorm, nil, (0.95*2 + 0.5*1.2) / 3.2},
-			{IOWaitMean, result.WindowStorm, nil, 0.05},
-			{StealMean, result.WindowStorm, nil, 0.02},
-			{SaturatedSeconds, result.WindowStorm, nil, 2},
-			{SaturatedFraction, result.WindowStorm, nil, 2 / 3.2},
-			{CoreSeconds, result.WindowStorm, nil, 6.4},
-			{BusyCoreSeconds, result.WindowStorm, nil, 2 * (0.95*2 + 0.5*1.2)},
-			{ProcessCPUSeconds, result.WindowStorm, []string{result.LabelComponent, measure.ComponentAPIServer}, 1.6},
-			{ProcessCPUShare, result.WindowStorm, []string{result.LabelComponent, measure.ComponentAPIServer}, 0.25},
-			{ProcessCPUSeconds, result.WindowStorm, []string{result.LabelComponent, ComponentStormbench}, 0.64},
-			// etcd's interval of its restart (2.5,3.5] is not counted.
-			{ProcessCPUSeconds, result.WindowStorm, []string{result.LabelComponent, measure.ComponentEtcd}, 0.22},
+			{CPUs, "", 2},
+			{Samples, result.WindowBaseline, 2},
+			{BusyP50, result.WindowBaseline, 0.3},
+			{SaturatedSeconds, result.WindowBaseline, 0},
+			{Samples, result.WindowStorm, 4},
+			{BusyP50, result.WindowStorm, 0.95},
+			{BusyMax, result.WindowStorm, 0.95},
+			{BusyMean, result.WindowStorm, (0.95*2 + 0.5*1.2) / 3.2},
+			{IOWaitMean, result.WindowStorm, 0.05},
+			{StealMean, result.WindowStorm, 0.02},
+			{SaturatedSeconds, result.WindowStorm, 2},
+			{SaturatedFraction, result.WindowStorm, 2 / 3.2},
+			{CoreSeconds, result.WindowStorm, 6.4},
+			{BusyCoreSeconds, result.WindowStorm, 2 * (0.95*2 + 0.5*1.2)},
 		} {
-			v, ok := got.Value(tc.name, tc.window, tc.labels...)
+			v, ok := got.Value(tc.name, tc.window)
 			if !ok || math.Abs(v-tc.want) > 1e-6 {
-				t.Errorf("%s %s %v = %v (present %v), want %v", tc.name, tc.window, tc.labels, v, ok, tc.want)
+				t.Errorf("%s %s = %v (present %v), want %v", tc.name, tc.window, v, ok, tc.want)
 			}
 		}
 		if s := got.Series; len(s) != 1 || len(s[0].Points) != 6 || s[0].Points[5].T != 4.7 {
 			t.Errorf("busy series = %+v, want 6 points, the last at 4.7 s", s)
 		}
-		if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "etcd started again") {
-			t.Errorf("warnings = %q, want etcd's restart", got.Warnings)
+		if len(got.Warnings) != 0 {
+			t.Errorf("warnings = %q, want none on an embedded cluster", got.Warnings)
 		}
 		vr := &result.VariantRun{Variant: "legacy", Measurements: []result.Measurement{got}}
 		if !Bound(vr) {
@@ -177,13 +142,12 @@ func TestHostWindows(t *testing.T) {
 	})
 }
 
-// TestHostExistingClusterAndReadErrors: without Processes only stormbench
-// is accounted and the figures say whose machine it is; a failed read joins
-// its interval with the next.
+// TestHostExistingClusterAndReadErrors: on an existing cluster the figures
+// say whose machine it is; a failed read joins its interval with the next.
 func TestHostExistingClusterAndReadErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fh := &fakeHost{t0: time.Now(), steps: []busyStep{{10, 0.5}}, failAt: map[int]bool{3: true}}
-		h := New(Options{ReadCPU: fh.readCPU, ProcessCPU: fh.processCPU, SelfCPU: fh.selfCPU})
+		h := New(Options{ReadCPU: fh.readCPU})
 		if err := h.Start(context.Background(), &measure.Env{Clock: clock.RealClock{}}); err != nil {
 			t.Fatal(err)
 		}
@@ -203,12 +167,6 @@ func TestHostExistingClusterAndReadErrors(t *testing.T) {
 		}
 		if sat, _ := got.Value(SaturatedSeconds, result.WindowStorm); sat != 0 {
 			t.Errorf("saturated = %v, want 0", sat)
-		}
-		if _, ok := got.Value(ProcessCPUSeconds, result.WindowStorm, result.LabelComponent, measure.ComponentAPIServer); ok {
-			t.Error("kube-apiserver accounted without Processes")
-		}
-		if v, _ := got.Value(ProcessCPUSeconds, result.WindowStorm, result.LabelComponent, ComponentStormbench); math.Abs(v-0.2*4.2) > 1e-6 {
-			t.Errorf("stormbench CPU = %v, want %v", v, 0.2*4.2)
 		}
 		want := []string{"reading the host's CPU failed 1 times", "the control plane is not stormbench's"}
 		if len(got.Warnings) != len(want) {
@@ -234,8 +192,8 @@ func TestHostExistingClusterAndReadErrors(t *testing.T) {
 func TestHostWindowMarkedLate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fh := &fakeHost{t0: time.Now(), steps: []busyStep{{1.5, 0.3}, {3.5, 0.95}, {10, 0.5}}}
-		h := New(Options{ReadCPU: fh.readCPU, ProcessCPU: fh.processCPU, SelfCPU: fh.selfCPU})
-		if err := h.Start(context.Background(), &measure.Env{Clock: clock.RealClock{}, Processes: fh.processes}); err != nil {
+		h := New(Options{ReadCPU: fh.readCPU})
+		if err := h.Start(context.Background(), &measure.Env{Clock: clock.RealClock{}, Embedded: true}); err != nil {
 			t.Fatal(err)
 		}
 		defer h.Dispose()
@@ -252,19 +210,17 @@ func TestHostWindowMarkedLate(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, tc := range []struct {
-			name   string
-			labels []string
-			want   float64
+			name string
+			want float64
 		}{
-			{Samples, nil, 3},
-			{SaturatedSeconds, nil, 2},
-			{BusyMean, nil, (0.95*2 + 0.5*0.7) / 2.7},
-			{CoreSeconds, nil, 5.4},
-			{ProcessCPUSeconds, []string{result.LabelComponent, measure.ComponentAPIServer}, 0.25 * 2 * 2.7},
+			{Samples, 3},
+			{SaturatedSeconds, 2},
+			{BusyMean, (0.95*2 + 0.5*0.7) / 2.7},
+			{CoreSeconds, 5.4},
 		} {
-			v, ok := got.Value(tc.name, result.WindowStorm, tc.labels...)
+			v, ok := got.Value(tc.name, result.WindowStorm)
 			if !ok || math.Abs(v-tc.want) > 1e-6 {
-				t.Errorf("%s %v = %v (present %v), want %v", tc.name, tc.labels, v, ok, tc.want)
+				t.Errorf("%s = %v (present %v), want %v", tc.name, v, ok, tc.want)
 			}
 		}
 		if w, _ := got.Window(result.WindowStorm); !w.End.Equal(stormEnd) {

@@ -71,16 +71,12 @@ func Usage(prev, cur CPUTimes) (HostUsage, bool) {
 	}, true
 }
 
-// hostSample is the host's usage over one sampling interval, with the CPU
-// the watched processes used in it.
+// hostSample is the host's usage over one sampling interval.
 type hostSample struct {
 	// end is when the interval ended; seconds is its length.
 	end     float64
 	seconds float64
 	usage   HostUsage
-	// process is the CPU seconds each watched process used in the
-	// interval, by component.
-	process map[string]float64
 }
 
 // SaturatedSeconds is the time of the samples in which the host was at
