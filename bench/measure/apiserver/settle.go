@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -89,26 +88,19 @@ func (s Settle) String() string {
 func WaitSettled(ctx context.Context, src measure.MetricsSource, clk clock.Clock, o SettleOptions) (Settle, error) {
 	o = o.withDefaults()
 	start := clk.Now()
-	parser := newMetricsParser()
-	var body bytes.Buffer
+	// One scrape at a time, fetched and parsed as the measurement's are.
+	sc, b := &scraper{src: src, timeout: o.Interval}, &scrapeBuffers{parser: newMetricsParser()}
 	var j settleJudge
 	var last Settle
 	var lastErr error
 	w := poll.Wait{Clock: clk, Interval: o.Interval, Timeout: o.Timeout, What: "waiting for the API server's request rate to settle"}
 	err := w.Until(ctx, func(ctx context.Context) (bool, string, error) {
-		fctx, cancel := context.WithTimeout(ctx, o.Interval)
-		body.Reset()
-		contentType, err := src.Fetch(fctx, &body)
-		cancel()
+		r := sc.fetch(ctx, b, time.Time{})
 		at := clk.Now()
-		if lastErr = err; err != nil {
-			return false, err.Error(), nil
+		if lastErr = r.err; r.err != nil {
+			return false, r.err.Error(), nil
 		}
-		s, err := parser.decode(body.Bytes(), contentType, at)
-		if lastErr = err; err != nil {
-			return false, err.Error(), nil
-		}
-		rates, ok := j.add(at, requestsWithoutWatch(s), o)
+		rates, ok := j.add(at, requestsWithoutWatch(r.sample), o)
 		if !ok {
 			return false, "too few windows yet", nil
 		}
