@@ -540,16 +540,16 @@ func measurementEnv(o Options, f *fleet.Fleet, outcomes *storm.Outcomes) *measur
 	}
 }
 
-// recoveredProgress passes outcomes on to its Report and counts in
+// recoveredProgress passes outcomes on to its Outcomes and counts in
 // progress those of restarts that took their node down and ended without
 // an error (kubelet back, pods recovered).
 type recoveredProgress struct {
-	storm.Report
+	*storm.Outcomes
 	progress fleet.Progress
 }
 
 func (r recoveredProgress) Add(o storm.Outcome) {
-	r.Report.Add(o)
+	r.Outcomes.Add(o)
 	if o.Restarted() && o.Err == nil {
 		r.progress.Add(1)
 	}
@@ -582,7 +582,7 @@ func (r *repetition) play(ctx context.Context) error {
 	// says: a failed or interrupted restart is not one; a rolling storm of
 	// a big fleet runs for many minutes with nothing else to print.
 	o.Progress.Start(fmt.Sprintf("variant %s: nodes restarted and recovered", s.variant.Name), len(s.restarts))
-	report := recoveredProgress{Report: r.outcomes, progress: o.Progress}
+	report := recoveredProgress{Outcomes: r.outcomes, progress: o.Progress}
 	// One driver for simulated and real nodes; their outcomes go to the
 	// report, whose restarts and failures run counts.
 	// Real kubelets of the version take only the gates they have.
@@ -600,7 +600,6 @@ func (r *repetition) play(ctx context.Context) error {
 		}
 	}
 	vr.End = o.Clock.Now()
-	r.outcomes.Close()
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	set.MarkStormEnd(ectx, vr.End)
 	cancel()

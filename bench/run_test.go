@@ -205,7 +205,7 @@ func TestRecoveredProgress(t *testing.T) {
 	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	outcomes := &storm.Outcomes{}
 	p := &countingProgress{}
-	r := recoveredProgress{Report: outcomes, progress: p}
+	r := recoveredProgress{Outcomes: outcomes, progress: p}
 	r.Add(storm.Outcome{Down: at, PodsRecovered: at.Add(time.Second)})
 	r.Add(storm.Outcome{Down: at, Err: fmt.Errorf("interrupted: %w", context.Canceled)})
 	r.Add(storm.Outcome{Err: fmt.Errorf("getting node: %w", context.Canceled)})

@@ -62,36 +62,19 @@ func (o *Outcome) Failures() []string {
 	return out
 }
 
-// Report receives a storm's outcomes as its restarts end (Add) and is told
-// when the storm is over (Close), as vegeta's Metrics receives its Results.
-type Report interface {
-	Add(Outcome)
-	Close()
-}
-
-// Outcomes is the Report that keeps a storm's outcomes: the measurements
+// Outcomes keeps a storm's outcomes as its restarts end: the measurements
 // read them after the storm (Env.Outcomes), and the run counts its
 // restarts and failures from them. It is safe for concurrent use.
 type Outcomes struct {
-	mu     sync.Mutex
-	list   []Outcome
-	closed bool
+	mu   sync.Mutex
+	list []Outcome
 }
 
-var _ Report = (*Outcomes)(nil)
-
-// Add keeps an outcome. An outcome added after Close is kept all the same
-// (a restart the storm gave up on may still end).
+// Add keeps an outcome, also one of a restart that ends after the storm
+// gave up on it.
 func (s *Outcomes) Add(o Outcome) {
 	s.mu.Lock()
 	s.list = append(s.list, o)
-	s.mu.Unlock()
-}
-
-// Close marks the storm over.
-func (s *Outcomes) Close() {
-	s.mu.Lock()
-	s.closed = true
 	s.mu.Unlock()
 }
 

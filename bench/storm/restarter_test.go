@@ -10,13 +10,6 @@ import (
 	"time"
 )
 
-// Closed reports whether Close was called.
-func (s *Outcomes) Closed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
-
 func TestByNode(t *testing.T) {
 	var got []string
 	record := func(side string, fail bool) Restarter {
@@ -125,16 +118,12 @@ func TestRecorder(t *testing.T) {
 	}
 }
 
-func TestOutcomesClose(t *testing.T) {
+func TestOutcomesAll(t *testing.T) {
 	var s Outcomes
 	s.Add(Outcome{Restart: Restart{Node: "n1"}})
-	if s.Closed() {
-		t.Fatal("closed before Close")
-	}
-	s.Close()
 	s.Add(Outcome{Restart: Restart{Node: "late"}})
-	if all := s.All(); !s.Closed() || len(all) != 2 || all[1].Node != "late" {
-		t.Errorf("closed %v, outcomes %+v", s.Closed(), all)
+	if all := s.All(); len(all) != 2 || all[1].Node != "late" {
+		t.Errorf("outcomes %+v", all)
 	}
 	var none *Outcomes
 	if none.All() != nil {
