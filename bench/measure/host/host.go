@@ -287,16 +287,26 @@ func hostWindowValues(window string, samples []hostSample, cpus int, minSample f
 	if len(samples) == 0 {
 		return out
 	}
-	var secs, busy, iowait, steal float64
+	var secs, busy, iowait, steal, sat, busyMax, longMax float64
+	long := false
 	for _, s := range samples {
 		secs += s.seconds
 		busy += s.usage.Busy * s.seconds
 		iowait += s.usage.IOWait * s.seconds
 		steal += s.usage.Steal * s.seconds
+		if s.usage.Busy >= SaturatedBusy {
+			sat += s.seconds
+		}
+		busyMax = max(busyMax, s.usage.Busy)
+		if s.seconds >= minSample {
+			longMax, long = max(longMax, s.usage.Busy), true
+		}
 	}
-	sat := saturatedSeconds(samples)
+	if long {
+		busyMax = longMax
+	}
 	add(BusyP50, result.UnitRatio, busyPercentile(samples, 50))
-	add(BusyMax, result.UnitRatio, busyMax(samples, minSample))
+	add(BusyMax, result.UnitRatio, busyMax)
 	add(BusyMean, result.UnitRatio, busy/secs)
 	add(IOWaitMean, result.UnitRatio, iowait/secs)
 	add(StealMean, result.UnitRatio, steal/secs)

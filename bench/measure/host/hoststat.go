@@ -79,18 +79,6 @@ type hostSample struct {
 	usage   HostUsage
 }
 
-// SaturatedSeconds is the time of the samples in which the host was at
-// least SaturatedBusy busy.
-func saturatedSeconds(samples []hostSample) float64 {
-	var s float64
-	for _, x := range samples {
-		if x.usage.Busy >= SaturatedBusy {
-			s += x.seconds
-		}
-	}
-	return s
-}
-
 // busyPercentile is the p-th percentile (0-100) of the busy fraction over
 // the samples' time: the smallest busy fraction the host was at or below
 // for p % of it. 0 without samples.
@@ -112,23 +100,6 @@ func busyPercentile(samples []hostSample, p float64) float64 {
 		}
 	}
 	return sorted[len(sorted)-1].usage.Busy
-}
-
-// busyMax is the largest busy fraction of the samples at least minSeconds
-// long, or of all of them when none is.
-func busyMax(samples []hostSample, minSeconds float64) float64 {
-	var m, all float64
-	long := false
-	for _, s := range samples {
-		all = max(all, s.usage.Busy)
-		if s.seconds >= minSeconds {
-			m, long = max(m, s.usage.Busy), true
-		}
-	}
-	if !long {
-		return all
-	}
-	return m
 }
 
 // IsBound is the host-bound rule: a storm window in which the host was

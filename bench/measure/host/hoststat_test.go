@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/procfs"
+
+	"github.com/stormbench/stormbench/bench/result"
 )
 
 // procStat is a /proc/stat of a two-CPU machine (Linux 5.x), trimmed after
@@ -100,9 +102,20 @@ func samplesOf(secs float64, busy ...float64) []hostSample {
 	return out
 }
 
+// windowValue is a figure of hostWindowValues over the samples, those of at
+// least half a second long counting for the maximum.
+func windowValue(samples []hostSample, name string) float64 {
+	for _, v := range hostWindowValues(result.WindowStorm, samples, 2, 0.5) {
+		if v.Name == name {
+			return v.Value
+		}
+	}
+	return math.NaN()
+}
+
 func TestSaturatedSecondsAndPercentiles(t *testing.T) {
 	s := samplesOf(1, 0.5, 0.95, 0.9, 0.89, 1.0)
-	if got := saturatedSeconds(s); got != 3 {
+	if got := windowValue(s, SaturatedSeconds); got != 3 {
 		t.Errorf("saturated seconds = %v, want 3 (0.95, 0.9 and 1.0 are at least 90 %% busy)", got)
 	}
 	if got := busyPercentile(s, 50); got != 0.9 {
@@ -116,15 +129,15 @@ func TestSaturatedSecondsAndPercentiles(t *testing.T) {
 	if got := busyPercentile(w, 50); got != 0.1 {
 		t.Errorf("weighted p50 = %v, want 0.1", got)
 	}
-	if got := saturatedSeconds(w); got != 3 {
+	if got := windowValue(w, SaturatedSeconds); got != 3 {
 		t.Errorf("weighted saturated = %v, want 3", got)
 	}
 	// A 0.05 s sliver at 100 % is not the maximum; without long samples it is.
 	sl := append(samplesOf(1, 0.4, 0.6), hostSample{seconds: 0.05, usage: HostUsage{Busy: 1}})
-	if got := busyMax(sl, 0.5); got != 0.6 {
+	if got := windowValue(sl, BusyMax); got != 0.6 {
 		t.Errorf("max = %v, want 0.6", got)
 	}
-	if got := busyMax(sl[2:], 0.5); got != 1 {
+	if got := windowValue(sl[2:], BusyMax); got != 1 {
 		t.Errorf("max of slivers = %v, want 1", got)
 	}
 	if got := busyPercentile(nil, 50); got != 0 {
