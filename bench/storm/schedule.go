@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
 
 	"github.com/stormbench/stormbench/profiles"
@@ -172,11 +173,11 @@ func NewSchedule(s *profiles.Storm, seed int64, nodes []NodeInfo) (*Schedule, er
 }
 
 // Shard returns shard i of n of the schedule, for runs split over several
-// stormbench processes: the selected nodes are sorted by name and dealt
-// round-robin, so shards differ in size by at most one. Restarts keep their
-// global Offset, Wave and Index, and are returned in start order. The
-// shards of 0..n-1 are disjoint and together hold every restart. An i
-// outside [0, n) returns nil.
+// stormbench processes: the selected nodes are dealt as Deal deals them, so
+// shards differ in size by at most one. Restarts keep their global Offset,
+// Wave and Index, and are returned in start order. The shards of 0..n-1
+// are disjoint and together hold every restart. An i outside [0, n)
+// returns nil.
 func (s *Schedule) Shard(i, n int) []Restart {
 	if n < 1 || i < 0 || i >= n {
 		return nil
@@ -185,12 +186,20 @@ func (s *Schedule) Shard(i, n int) []Restart {
 	for k, r := range s.Restarts {
 		names[k] = r.Node
 	}
-	slices.Sort(names)
-	var out []Restart
-	for _, r := range s.Restarts {
-		// A node's rank among the names deals it (NewSchedule's names are unique).
-		if rank, _ := slices.BinarySearch(names, r.Node); rank%n == i {
-			out = append(out, r)
+	mine := sets.New(Deal(names, i, n)...)
+	return slices.DeleteFunc(slices.Clone(s.Restarts), func(r Restart) bool { return !mine.Has(r.Node) })
+}
+
+// Deal returns the names dealt to shard i of n, sorted: the names are
+// sorted and dealt round-robin. n of 1 or less keeps every name. It is the
+// one split of nodes between the processes of a sharded run: their
+// restarts (Schedule.Shard) and their steady watches.
+func Deal(names []string, i, n int) []string {
+	names = slices.Sorted(slices.Values(names))
+	var out []string
+	for k, name := range names {
+		if n <= 1 || k%n == i {
+			out = append(out, name)
 		}
 	}
 	return out

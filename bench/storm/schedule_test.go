@@ -835,3 +835,18 @@ func BenchmarkNewSchedule(b *testing.B) {
 		}
 	}
 }
+
+func TestDeal(t *testing.T) {
+	names := []string{"n3", "n1", "n2", "n4", "n5"}
+	if got := Deal(slices.Clone(names), 0, 1); !slices.Equal(got, []string{"n1", "n2", "n3", "n4", "n5"}) {
+		t.Errorf("one shard: %v", got)
+	}
+	var all []string
+	for i := range 2 {
+		all = append(all, Deal(slices.Clone(names), i, 2)...)
+	}
+	slices.Sort(all)
+	if !slices.Equal(all, []string{"n1", "n2", "n3", "n4", "n5"}) {
+		t.Errorf("two shards together hold %v", all)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/poll"
 	"github.com/stormbench/stormbench/bench/result"
+	"github.com/stormbench/stormbench/bench/storm"
 	"github.com/stormbench/stormbench/profiles"
 )
 
@@ -97,8 +97,8 @@ type Options struct {
 	// Skip leaves nodes out (real kubelets, which hold their own); optional.
 	Skip func(node string) bool
 	// ShardIndex and ShardCount split the nodes between the processes of a
-	// sharded run: sorted by name, dealt round-robin. ShardCount 0 or 1
-	// holds every node.
+	// sharded run, as storm.Deal deals them; ShardCount 0 or 1 holds every
+	// node.
 	ShardIndex, ShardCount int
 	// Accept is the Accept header of the watches; default protobuf, then
 	// JSON, as the components ask.
@@ -317,7 +317,7 @@ func (p *Population) Start(ctx context.Context, env *measure.Env) error {
 			names = append(names, n.Name)
 		}
 	}
-	names = shard(names, p.opts.ShardIndex, p.opts.ShardCount)
+	names = storm.Deal(names, p.opts.ShardIndex, p.opts.ShardCount)
 	if err := p.listResourceVersions(ctx); err != nil {
 		return err
 	}
@@ -335,21 +335,6 @@ func (p *Population) Start(ctx context.Context, env *measure.Env) error {
 		}
 		return open >= total, fmt.Sprintf("%d open", open), nil
 	})
-}
-
-// shard keeps the names dealt to shard i of n, sorted.
-func shard(names []string, i, n int) []string {
-	sort.Strings(names)
-	if n <= 1 {
-		return names
-	}
-	var out []string
-	for k, name := range names {
-		if k%n == i {
-			out = append(out, name)
-		}
-	}
-	return out
 }
 
 // clientConfig is component's identity on node: the simulated kubelet's

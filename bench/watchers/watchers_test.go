@@ -383,18 +383,3 @@ func TestKubeProxyIdentity(t *testing.T) {
 		t.Errorf("the kubelet impersonates %q", got)
 	}
 }
-
-func TestShard(t *testing.T) {
-	names := []string{"n3", "n1", "n2", "n4", "n5"}
-	if got := shard(slices.Clone(names), 0, 1); !slices.Equal(got, []string{"n1", "n2", "n3", "n4", "n5"}) {
-		t.Errorf("one shard: %v", got)
-	}
-	var all []string
-	for i := range 2 {
-		all = append(all, shard(slices.Clone(names), i, 2)...)
-	}
-	slices.Sort(all)
-	if !slices.Equal(all, []string{"n1", "n2", "n3", "n4", "n5"}) {
-		t.Errorf("two shards together hold %v", all)
-	}
-}
