@@ -25,13 +25,11 @@ func (p *Population) listResourceVersions(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("steady watches: harness HTTP client: %w", err)
 	}
-	seen := map[string]bool{}
 	for _, comp := range p.components {
 		for _, sp := range specsOf(comp, "") {
-			if seen[sp.collection()] {
-				continue
+			if p.latest[sp.collection()].Load() != nil {
+				continue // listed for another component
 			}
-			seen[sp.collection()] = true
 			rv, err := listResourceVersion(ctx, c, p.url, sp)
 			if err != nil {
 				return fmt.Errorf("steady watches: reading the resourceVersion of %s: %w", sp.resource, err)
