@@ -219,9 +219,7 @@ func Merge(rules MergeRules, shards ...*Result) (*Result, error) {
 		out.Complete = false
 		out.Errors = append(out.Errors, MergeNotePrefix+cov)
 	}
-	if out.Complete && out.Run.End.IsZero() {
-		out.Complete = false
-	}
+	out.Complete = out.Complete && !out.Run.End.IsZero()
 	return out, nil
 }
 

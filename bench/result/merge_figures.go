@@ -166,13 +166,8 @@ func (c *MergeShards) reference() int {
 			continue
 		}
 		b := c.Measurements[best]
-		if (m.Error == "") != (b.Error == "") {
-			if m.Error == "" {
-				best = i
-			}
-			continue
-		}
-		if coverEnd(m, c.Variants[i]).After(coverEnd(b, c.Variants[best])) {
+		if m.Error == "" && b.Error != "" ||
+			(m.Error == "") == (b.Error == "") && coverEnd(m, c.Variants[i]).After(coverEnd(b, c.Variants[best])) {
 			best = i
 		}
 	}
