@@ -155,31 +155,20 @@ func (m *Host) MarkStormEnd(_ context.Context, t time.Time) {
 	m.stopLocked()
 	if m.havePrev && !t.After(m.last) {
 		// Marked late (the calibration ends a case's window after it
-		// gathered the case): the samples after t are not the window's.
-		m.storm = clipSamples(m.storm, t.Sub(m.origin).Seconds())
+		// gathered the case): the samples that began after t are dropped,
+		// and the one across it counts up to it, its usage taken as even
+		// over it.
+		end := t.Sub(m.origin).Seconds()
+		m.storm = slices.DeleteFunc(m.storm, func(s hostSample) bool { return s.end-s.seconds >= end })
+		if n := len(m.storm); n > 0 && m.storm[n-1].end > end {
+			last := &m.storm[n-1]
+			last.end, last.seconds = end, end-(last.end-last.seconds)
+		}
 	} else {
 		m.sampleLocked(t)
 	}
 	m.stormEnd = t
 	m.mu.Unlock()
-}
-
-// clipSamples keeps the samples up to end (seconds from the origin): those
-// that began after it are dropped, and the one across it counts up to it,
-// its usage taken as even over it.
-func clipSamples(samples []hostSample, end float64) []hostSample {
-	var out []hostSample
-	for _, s := range samples {
-		begin := s.end - s.seconds
-		if begin >= end {
-			break
-		}
-		if s.end > end {
-			s.end, s.seconds = end, end-begin
-		}
-		out = append(out, s)
-	}
-	return out
 }
 
 // stopLocked stops the sampler and waits for it; m.mu is held and is
