@@ -350,25 +350,19 @@ func (p *Population) clientConfig(component, node string) *rest.Config {
 	return cfg
 }
 
-// httpClient returns an HTTP client for cfg over a connection of its own
+// openWatches is the production opener: component's watches on node, one
+// goroutine each, over one connection of their own
 // (cluster.NodeTransport): each node's kubelet and kube-proxy is a process
 // with its own connection, and a restarted one dials a new one. A base
 // config with a transport or dialer of its own keeps it.
-func (p *Population) httpClient(cfg *rest.Config) (*http.Client, *http.Transport, error) {
-	cfg = rest.CopyConfig(cfg)
-	t, err := cluster.NodeTransport(p.base, cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	c, err := rest.HTTPClientFor(cfg)
-	return c, t, err
-}
-
-// openWatches is the production opener: component's watches on node, one
-// goroutine each, over one connection of their own.
 func (p *Population) openWatches(component, node string, initial bool) func() {
 	ctx, cancel := context.WithCancel(p.ctx)
-	c, t, err := p.httpClient(p.clientConfig(component, node))
+	cfg := p.clientConfig(component, node) // a copy of its own
+	t, err := cluster.NodeTransport(p.base, cfg)
+	var c *http.Client
+	if err == nil {
+		c, err = rest.HTTPClientFor(cfg)
+	}
 	if err != nil {
 		// Only a broken base config gets here, and Start already used it.
 		cancel()
