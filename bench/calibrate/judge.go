@@ -247,19 +247,3 @@ func ksPValue(d float64, n, m int) float64 {
 	}
 	return 1 // λ → 0: no evidence of a difference.
 }
-
-// Rejudge judges every row of r again by r.Tolerance, host-bound slack
-// included: for a table whose rules changed after it was made. Rows keep
-// their figures; only Agree, HostBound, Test and Shift change.
-func (r *Result) Rejudge() {
-	for i := range r.Cases {
-		c := &r.Cases[i]
-		for j := range c.Rows {
-			c.Rows[j].HostBound = false
-			r.Tolerance.judge(&c.Rows[j])
-		}
-		if c.Host != nil && c.Host.Bound {
-			judgeHostBound(c.Rows, r.Tolerance, c.Host)
-		}
-	}
-}

@@ -220,13 +220,20 @@ func TestKS(t *testing.T) {
 	}
 }
 
-// TestRejudge: a table judged by the old rule, judged again.
+// TestRejudge: a table judged by the old rule, judged again (Pool of one
+// round), its figures kept.
 func TestRejudge(t *testing.T) {
 	row := Row{Metric: MetricLastRequest, Unit: "s", Rule: RuleShift, Span: spanLastRequest, Real: 1, Simulated: 1.5,
 		RealSpread: spreadOf([]float64{1, 1, 1, 1}), SimulatedSpread: spreadOf([]float64{1.5, 1.5, 1.5, 1.5}), Agree: true}
 	r := &Result{Tolerance: DefaultTolerance(), Cases: []CaseResult{{Rows: []Row{row, {Metric: MetricKubeletCPU, Unit: "s", Real: 1, Simulated: 9, Informational: true, Agree: true}}}}}
-	r.Rejudge()
-	if d := r.Disagreements(); len(d) != 1 || d[0] != ": "+MetricLastRequest {
+	p, err := Pool(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Disagreements(); len(d) != 1 || d[0] != ": "+MetricLastRequest {
 		t.Errorf("disagreements %q, want the last request alone", d)
+	}
+	if got := p.Cases[0].Rows[0]; p.Rounds != nil || got.Real != 1 || got.Simulated != 1.5 || got.Shift == nil {
+		t.Errorf("rejudged row %+v (rounds %v), want its figures kept and a shift", got, p.Rounds)
 	}
 }

@@ -27,15 +27,17 @@ type Round struct {
 
 // Pool puts calibration rounds of the same set-up into one result: every
 // case's restarts, per-restart values and not-ready periods together, its
-// figures computed again from them and judged again (Rejudge). The rounds
-// must agree on everything but their nodes' restarts: version, backend,
-// nodes and pods, probes, tolerance, model, machine and cases. The host of
-// a pooled case is its busiest round's (the most saturated seconds: the
-// slack a host-bound case's timings are judged with).
+// figures computed again from them and judged again. The rounds must agree
+// on everything but their nodes' restarts: version, backend, nodes and
+// pods, probes, tolerance, model, machine and cases. The host of a pooled
+// case is its busiest round's (the most saturated seconds: the slack a
+// host-bound case's timings are judged with).
+//
+// One round alone keeps its figures and has its rows judged again, in
+// place, by its tolerance, host-bound slack included (calibrate rejudge:
+// for a table whose rules changed after it was made): only Agree,
+// HostBound, Test and Shift change.
 func Pool(rounds ...*Result) (*Result, error) {
-	if len(rounds) < 2 {
-		return nil, fmt.Errorf("pooling takes at least two calibration results, got %d", len(rounds))
-	}
 	first := rounds[0]
 	for i, r := range rounds[1:] {
 		if err := samePool(first, r); err != nil {
@@ -43,30 +45,41 @@ func Pool(rounds ...*Result) (*Result, error) {
 		}
 	}
 	p := *first
-	p.Rounds, p.Errors, p.Complete = nil, nil, true
-	p.RealNodes, p.SimulatedNodes = nil, nil
-	for _, r := range rounds {
-		p.Rounds = append(p.Rounds, roundsOf(r)...)
-		if r.Start.Before(p.Start) {
-			p.Start = r.Start
+	if len(rounds) > 1 {
+		p.Rounds, p.Errors, p.Complete = nil, nil, true
+		p.RealNodes, p.SimulatedNodes = nil, nil
+		for _, r := range rounds {
+			p.Rounds = append(p.Rounds, roundsOf(r)...)
+			if r.Start.Before(p.Start) {
+				p.Start = r.Start
+			}
+			if r.End.After(p.End) {
+				p.End = r.End
+			}
+			p.Complete = p.Complete && r.Complete
+			p.Errors = append(p.Errors, r.Errors...)
+			p.RealNodes = appendNew(p.RealNodes, r.RealNodes...)
+			p.SimulatedNodes = appendNew(p.SimulatedNodes, r.SimulatedNodes...)
 		}
-		if r.End.After(p.End) {
-			p.End = r.End
+		p.Cases = make([]CaseResult, len(first.Cases))
+		for i := range first.Cases {
+			cases := make([]*CaseResult, len(rounds))
+			for j, r := range rounds {
+				cases[j] = &r.Cases[i]
+			}
+			p.Cases[i] = poolCase(cases)
 		}
-		p.Complete = p.Complete && r.Complete
-		p.Errors = append(p.Errors, r.Errors...)
-		p.RealNodes = appendNew(p.RealNodes, r.RealNodes...)
-		p.SimulatedNodes = appendNew(p.SimulatedNodes, r.SimulatedNodes...)
 	}
-	p.Cases = make([]CaseResult, len(first.Cases))
-	for i := range first.Cases {
-		cases := make([]*CaseResult, len(rounds))
-		for j, r := range rounds {
-			cases[j] = &r.Cases[i]
+	for i := range p.Cases {
+		c := &p.Cases[i]
+		for j := range c.Rows {
+			c.Rows[j].HostBound = false
+			p.Tolerance.judge(&c.Rows[j])
 		}
-		p.Cases[i] = poolCase(cases)
+		if c.Host != nil && c.Host.Bound {
+			judgeHostBound(c.Rows, p.Tolerance, c.Host)
+		}
 	}
-	p.Rejudge()
 	return &p, nil
 }
 

@@ -166,7 +166,7 @@ type Spread struct {
 	Of string `json:"of,omitempty"`
 	// Values are the values themselves, per restart in the nodes' order
 	// or the periods sorted, where a rule needs them (RuleShift, RuleKS)
-	// or to judge the row again (Result.Rejudge); absent in files written
+	// or to judge the row again (Pool); absent in files written
 	// before them.
 	Values []float64 `json:"values,omitempty"`
 }

@@ -359,7 +359,7 @@ func modelFingerprint(v kubeversion.Version) (string, error) {
 }
 
 // newCalibrateRejudgeCmd judges a calibration result's rows again by the
-// rules of this stormbench (calibrate.Result.Rejudge), with the file's
+// rules of this stormbench (calibrate.Pool of one round), with the file's
 // tolerance or the one given, and writes it anew.
 func newCalibrateRejudgeCmd(env *cmdEnv) *cobra.Command {
 	var tol calibrate.Tolerance
@@ -388,7 +388,7 @@ input.`,
 		if fs.Changed("tolerance-seconds-relative") {
 			res.Tolerance.SecondsRelative = tol.SecondsRelative
 		}
-		res.Rejudge()
+		res, _ = calibrate.Pool(res) // one round: judged again, never refused
 		return o.report(env, res, nil)
 	})
 	fs = cmd.Flags()
