@@ -63,6 +63,11 @@ func checkRealNodes(o Options) error {
 func (r *realNodes) start(ctx context.Context, names []string) error {
 	p := r.o.Profile
 	first := p.Fleet.Nodes - len(names)
+	add := func(n realnode.Runner) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.nodes[n.Name()] = n
+	}
 	for i, name := range names {
 		idx := first + i
 		opts := realnode.Options{
@@ -77,20 +82,7 @@ func (r *realNodes) start(ctx context.Context, names []string) error {
 			LeaseDurationSeconds:  int(float64(p.Timing.NodeLeaseDurationSeconds) * max(p.Timing.HeartbeatFactor, 1)),
 			StatusUpdateFrequency: time.Duration(float64(p.Timing.NodeStatusUpdateFrequency.Duration) * max(p.Timing.HeartbeatFactor, 1)),
 		}
-		var n realnode.Runner
-		var err error
-		if p.Fleet.RealKubeletBackend == profiles.RealKubeletContainerd {
-			n, err = realnode.NewContainerd(opts)
-		} else {
-			n, err = realnode.New(opts)
-		}
-		if err != nil {
-			return err
-		}
-		r.mu.Lock()
-		r.nodes[name] = n
-		r.mu.Unlock()
-		if err := n.Start(nil); err != nil {
+		if err := realnode.Start(opts, p.Fleet.RealKubeletBackend == profiles.RealKubeletContainerd, add); err != nil {
 			return err
 		}
 	}

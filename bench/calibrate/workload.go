@@ -84,9 +84,20 @@ func (c *calibration) fleetPlan() *fleet.Plan {
 // startReal starts the real kubelets (the fleet's real node starter),
 // waits until every node is Ready, and for the real nodes' first leases.
 func (c *calibration) startReal(ctx context.Context, _ []string) error {
-	dir, err := c.startRealNodes()
-	if err != nil {
-		return err
+	dir := filepath.Join(c.o.Embedded.Dir(), cluster.RealNodesDir)
+	for i, name := range c.real.nodes {
+		opts := realnode.Options{
+			Components: c.o.Embedded.Components(), AdminKubeconfig: c.o.Embedded.Kubeconfig(), Context: c.o.Target.Context,
+			Dir: filepath.Join(dir, name), Name: name, PodCIDR: fleet.PodCIDR(MaxNodes + i),
+			Labels: map[string]string{fleet.RunLabel: c.o.RunID, fleet.TypeLabel: fleet.RealNodeType, RoleLabel: "real"},
+			CPU:    "32", Memory: "256Gi", MaxPods: 110,
+			KubeAPIQPS: c.o.KubeAPIQPS, KubeAPIBurst: c.o.KubeAPIBurst,
+		}
+		// On containerd, the machine's capacity is the node's: CPU and
+		// memory are what cAdvisor reads.
+		if err := realnode.Start(opts, c.o.Backend == BackendContainerd, func(n realnode.Runner) { c.nodes[name] = n }); err != nil {
+			return err
+		}
 	}
 	c.o.Logf("Started %d %s kubelets (logs under %s)", len(c.real.nodes), c.o.Backend, dir)
 	if err := c.waitNodes(ctx, 2*time.Minute); err != nil {
@@ -104,38 +115,6 @@ func (c *calibration) startReal(ctx context.Context, _ []string) error {
 		}
 		return "", nil
 	})
-}
-
-// startRealNodes starts the real kubelets of the calibration's backend
-// and returns the folder of their logs.
-func (c *calibration) startRealNodes() (string, error) {
-	dir := filepath.Join(c.o.Embedded.Dir(), cluster.RealNodesDir)
-	for i, name := range c.real.nodes {
-		opts := realnode.Options{
-			Components: c.o.Embedded.Components(), AdminKubeconfig: c.o.Embedded.Kubeconfig(), Context: c.o.Target.Context,
-			Dir: filepath.Join(dir, name), Name: name, PodCIDR: fleet.PodCIDR(MaxNodes + i),
-			Labels: map[string]string{fleet.RunLabel: c.o.RunID, fleet.TypeLabel: fleet.RealNodeType, RoleLabel: "real"},
-			CPU:    "32", Memory: "256Gi", MaxPods: 110,
-			KubeAPIQPS: c.o.KubeAPIQPS, KubeAPIBurst: c.o.KubeAPIBurst,
-		}
-		var n realnode.Runner
-		var err error
-		if c.o.Backend == BackendContainerd {
-			// The machine's capacity is the node's; CPU and memory are
-			// what cAdvisor reads.
-			n, err = realnode.NewContainerd(opts)
-		} else {
-			n, err = realnode.New(opts)
-		}
-		if err != nil {
-			return "", err
-		}
-		c.nodes[name] = n
-		if err := n.Start(nil); err != nil {
-			return "", err
-		}
-	}
-	return dir, nil
 }
 
 // Bystanders is the number of healthy KWOK nodes a calibration of k real

@@ -413,6 +413,24 @@ var (
 	_ Runner = (*ContainerdNode)(nil)
 )
 
+// Start creates the node of o, on a containerd of its own (NewContainerd)
+// or beside the fake CRI (New), hands it to add, so that the caller stops
+// it whatever happens next, and starts it.
+func Start(o Options, containerd bool, add func(Runner)) error {
+	var n Runner
+	var err error
+	if containerd {
+		n, err = NewContainerd(o)
+	} else {
+		n, err = New(o)
+	}
+	if err != nil {
+		return err
+	}
+	add(n)
+	return n.Start(nil)
+}
+
 // Restart carries out one restart of kind (profiles.StormKubelet, Runtime
 // or Reboot) with the given downtime; the kubelet starts again with gates.
 // It returns when the processes are started again, with the time the
