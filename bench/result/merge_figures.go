@@ -277,12 +277,9 @@ func sumSeries(ss ...*Series) Series {
 	origin = roundMillis(origin)
 	last := roundMillis(end.Sub(out.Start).Seconds())
 	cursor := make([]int, len(ss))
-	for k := 0; ; k++ {
+	// Points until one covers the latest input point.
+	for k := 0; k == 0 || out.Points[k-1].T < last-1e-9; k++ {
 		t := roundMillis(origin + float64(k)*step)
-		if k > 0 && roundMillis(origin+float64(k-1)*step) >= last-1e-9 {
-			// The previous point already covered the latest input point.
-			break
-		}
 		at := out.Start.Add(seconds(t))
 		sum := 0.0
 		for i, s := range ss {
