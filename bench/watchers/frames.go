@@ -218,14 +218,8 @@ func (j *jsonFrames) next() (frame, error) {
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		if err != nil {
-			if len(bytes.TrimSpace(buf)) == 0 && errors.Is(err, io.EOF) {
-				return frame{}, io.EOF
-			}
-			if !errors.Is(err, io.EOF) {
-				return frame{}, err
-			}
-			// A last event without its newline still counts.
+		if err != nil && !errors.Is(err, io.EOF) {
+			return frame{}, err
 		}
 		if len(bytes.TrimSpace(buf)) == 0 {
 			if err != nil {
@@ -233,6 +227,7 @@ func (j *jsonFrames) next() (frame, error) {
 			}
 			continue
 		}
+		// At io.EOF, a last event without its newline still counts.
 		f, perr := parseJSONEvent(buf)
 		f.size = len(buf)
 		return f, perr
