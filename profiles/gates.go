@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormbench/stormbench/bench/result"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -19,27 +20,9 @@ import (
 // threshold of its own.
 const AllGateMetrics = "*"
 
-// GateMetricIDs are the IDs of the key metrics a regression threshold may
-// name, as bench/compare defines them (compare.MetricIDs; a test of
-// bench/gate keeps the two lists equal). They are listed here so that
-// `profiles validate` and `run --dry-run` refuse an unknown one before a
-// run, not after it.
-var GateMetricIDs = []string{
-	"apiserver.requests", "apiserver.requests_per_second_peak", "apiserver.excess_requests_per_restart",
-	"apiserver.burst_seconds", "apiserver.throttled_requests", "apiserver.apf_rejected_requests",
-	"apiserver.apf_inqueue_requests_max", "apiserver.inflight_mutating_max", "apiserver.mutating_p99",
-	"apiserver.list_p99", "apiserver.apiserver_cpu_seconds", "apiserver.etcd_cpu_seconds",
-	"apiserver.kcm_cpu_seconds", "endpointSlices.slice_writes", "endpointSlices.fanout_events_estimate",
-	"endpointSlices.ready_flips", "endpointSlices.not_ready_endpoints_peak", "endpointSlices.not_ready_endpoint_seconds",
-	"endpointSlices.outage_seconds", "recovery.node_ready_p50", "recovery.node_ready_p99",
-	"recovery.pod_ready_p50", "recovery.pod_ready_p99", "recovery.service_ready_p50",
-	"recovery.service_ready_p99", "recovery.fleet_recovered", "storm.pod_status_patches",
-	"storm.ready_flips_down", "storm.stormbench_cpu_seconds",
-}
-
 // flowMetricID is the shape of a flow's metric ID, "excess.<flow>"
 // (excess.kubelet, excess.endpointslice-controller).
-var flowMetricID = regexp.MustCompile(`^excess\.[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+var flowMetricID = regexp.MustCompile("^" + regexp.QuoteMeta(result.FlowMetricPrefix) + "[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
 
 // ParseRegression parses an allowed regression, a percentage written with
 // %, into a fraction: "10%" is 0.10, "0%" allows no increase. It is the one
@@ -97,7 +80,7 @@ func CheckGateMetric(id string) error {
 }
 
 func gateMetricReason(id string) string {
-	if id == AllGateMetrics || slices.Contains(GateMetricIDs, id) {
+	if id == AllGateMetrics || slices.Contains(result.KeyMetricIDs, id) {
 		return ""
 	}
 	// A flow's excess per restart (compare.FlowMetric): which flows exist
@@ -109,7 +92,7 @@ func gateMetricReason(id string) string {
 	msg := "give \"*\" or a key metric ID (`stormbench compare --list-metrics` lists them)"
 	if prefix, _, ok := strings.Cut(id, "."); ok {
 		var same []string
-		for _, k := range GateMetricIDs {
+		for _, k := range result.KeyMetricIDs {
 			if strings.HasPrefix(k, prefix+".") {
 				same = append(same, k)
 			}

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"strings"
 	"testing"
+
+	"github.com/stormbench/stormbench/bench/result"
 )
 
 // TestCompareFixture checks the A/B fixture's headline: readiness kept
@@ -18,7 +20,7 @@ func TestCompareFixture(t *testing.T) {
 	if c.GroupBy != GroupByVariant || c.Baseline != "legacy" || len(c.Groups) != 2 || c.Groups[1].Name != "preserve" {
 		t.Fatalf("groups: by %s, baseline %s, %+v", c.GroupBy, c.Baseline, GroupNames(c.Groups))
 	}
-	row := findRow(t, c, MetricSliceWrites)
+	row := findRow(t, c, result.MetricSliceWrites)
 	if row.Cells[0].Median != 157 || row.Cells[1].Median != 0 {
 		t.Errorf("slice writes legacy %v preserve %v, want 157 and 0", row.Cells[0].Median, row.Cells[1].Median)
 	}
@@ -30,12 +32,12 @@ func TestCompareFixture(t *testing.T) {
 		t.Errorf("note %q does not say too few repetitions", c.Notes[d.Notes[0]-1])
 	}
 	// Identical samples are "~".
-	if d := findRow(t, c, MetricThrottled).Cells[1].Delta; d == nil || d.Text != "~" {
+	if d := findRow(t, c, result.MetricThrottled).Cells[1].Delta; d == nil || d.Text != "~" {
 		t.Errorf("429s delta %+v, want ~", d)
 	}
 	// A metric nobody measured is left out; a variant with no samples is "-".
 	for _, r := range c.Rows {
-		if r.Metric.ID == MetricFlowRejected {
+		if r.Metric.ID == result.MetricFlowRejected {
 			t.Errorf("row %s has no data and should be left out", r.Metric.ID)
 		}
 	}
@@ -76,7 +78,7 @@ func TestCompareSignificance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := findRow(t, c, MetricSliceWrites).Cells[1].Delta
+			d := findRow(t, c, result.MetricSliceWrites).Cells[1].Delta
 			if d == nil {
 				t.Fatal("no delta")
 			}
@@ -140,12 +142,12 @@ func TestCompareJSON(t *testing.T) {
 }
 
 func TestLookupMetrics(t *testing.T) {
-	ms, err := LookupMetrics(MetricReadyFlips, MetricRequests)
-	if err != nil || len(ms) != 2 || ms[0].ID != MetricReadyFlips {
+	ms, err := LookupMetrics(result.MetricReadyFlips, result.MetricRequests)
+	if err != nil || len(ms) != 2 || ms[0].ID != result.MetricReadyFlips {
 		t.Fatalf("LookupMetrics: %v %v", ms, err)
 	}
 	_, err = LookupMetrics("apiserver.p99", "x")
-	if err == nil || !strings.Contains(err.Error(), `"apiserver.p99", "x"`) || !strings.Contains(err.Error(), MetricMutatingP99) {
+	if err == nil || !strings.Contains(err.Error(), `"apiserver.p99", "x"`) || !strings.Contains(err.Error(), result.MetricMutatingP99) {
 		t.Errorf("unknown metrics: %v, want both named and the known ones listed", err)
 	}
 	seen := map[string]bool{}

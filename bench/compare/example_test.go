@@ -15,7 +15,7 @@ func ExampleCompare() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ms, err := compare.LookupMetrics(compare.MetricSliceWrites, compare.MetricReadyFlips)
+	ms, err := compare.LookupMetrics(result.MetricSliceWrites, result.MetricReadyFlips)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package compare
 import (
 	"fmt"
 	"slices"
+
+	"github.com/stormbench/stormbench/bench/result"
 )
 
 // Headlines returns the sentences an A/B leads with: for every group
@@ -17,7 +19,7 @@ func Headlines(c *Comparison) []string {
 	for gi := 1; gi < len(c.Groups); gi++ {
 		// The API cost of a restart, the readiness lost, and how long the
 		// fleet took to recover.
-		for _, id := range []string{MetricExcessPerRestart, MetricNotReadySeconds, MetricFleetRecovered} {
+		for _, id := range []string{result.MetricExcessPerRestart, result.MetricNotReadySeconds, result.MetricFleetRecovered} {
 			ri := slices.IndexFunc(c.Rows, func(r Row) bool { return r.Metric.ID == id })
 			if ri < 0 {
 				continue

@@ -20,7 +20,7 @@ import (
 type Metric struct {
 	// ID is the stable name used by gates (--max-regression ID=10%, a
 	// profile's gates.maxRegression) and in JSON output:
-	// "<measurement>.<figure>" (see the Metric constants).
+	// "<measurement>.<figure>" (see result.KeyMetricIDs).
 	ID string `json:"id"`
 	// Label names the figure for people.
 	Label string `json:"label"`
@@ -34,117 +34,54 @@ type Metric struct {
 	source source
 }
 
-// The IDs of the key metrics, "<measurement>.<name>". When a key metric is
-// one figure as emitted, name is the figure's name; when it is a histogram's
-// percentile or one label value of a figure, name is compare's own, built on
-// the figure's or the label value's name. Measurement, figure and label
-// names are constants of the measurement that emits them
-// (bench/measure/*_figures.go). The IDs are stable: profiles,
-// --max-regression flags, committed baselines and perfdash files name them
-// (the gate's perfdash golden and the resolved quick profile pin them), so
-// renaming a figure renames its key metric.
-const (
-	apiPrefix      = apiserver.Name + "."
-	slicePrefix    = churn.Name + "."
-	recoveryPrefix = recovery.Name + "."
-	stormPrefix    = self.Name + "."
-
-	MetricRequests         = apiPrefix + apiserver.Requests
-	MetricRequestRatePeak  = apiPrefix + apiserver.RequestRatePeak
-	MetricExcessPerRestart = apiPrefix + apiserver.ExcessPerRestart
-	MetricBurstSeconds     = apiPrefix + apiserver.BurstSeconds
-	MetricThrottled        = apiPrefix + apiserver.Throttled
-	// MetricFlowRejected sums the figure over its flow schemas and
-	// priority levels.
-	MetricFlowRejected = apiPrefix + apiserver.FlowRejected
-	// MetricFlowInqueueMax is the figure of the busiest priority level.
-	MetricFlowInqueueMax = apiPrefix + apiserver.FlowInqueueMax
-	// MetricInflightMutatingMax is apiserver.InflightMax of the mutating
-	// requests.
-	MetricInflightMutatingMax = apiPrefix + "inflight_mutating_max"
-	// MetricMutatingP99 and MetricListP99 are the p99 of
-	// apiserver.RequestDuration of a verb class.
-	MetricMutatingP99 = apiPrefix + apiserver.ClassMutating + "_p99"
-	MetricListP99     = apiPrefix + apiserver.ClassList + "_p99"
-	// MetricAPIServerCPUSeconds, MetricEtcdCPUSeconds and
-	// MetricKCMCPUSeconds are apiserver.CPUSeconds of one component.
-	MetricAPIServerCPUSeconds = apiPrefix + "apiserver_" + apiserver.CPUSeconds
-	MetricEtcdCPUSeconds      = apiPrefix + measure.ComponentEtcd + "_" + apiserver.CPUSeconds
-	MetricKCMCPUSeconds       = apiPrefix + "kcm_" + apiserver.CPUSeconds
-
-	MetricSliceWrites     = slicePrefix + churn.SliceWrites
-	MetricFanOutEvents    = slicePrefix + churn.SliceFanOutEvents
-	MetricReadyFlips      = slicePrefix + churn.SliceReadyFlips // ready → not-ready only
-	MetricNotReadyPeak    = slicePrefix + churn.SliceNotReadyPeak
-	MetricNotReadySeconds = slicePrefix + churn.SliceNotReadySeconds
-	MetricOutageSeconds   = slicePrefix + churn.SliceOutageSeconds
-	MetricNodeReadyP50    = recoveryPrefix + recovery.Node + "_p50"
-	MetricNodeReadyP99    = recoveryPrefix + recovery.Node + "_p99"
-	MetricPodReadyP50     = recoveryPrefix + recovery.Pod + "_p50"
-	MetricPodReadyP99     = recoveryPrefix + recovery.Pod + "_p99"
-	MetricServiceReadyP50 = recoveryPrefix + recovery.Service + "_p50"
-	MetricServiceReadyP99 = recoveryPrefix + recovery.Service + "_p99"
-	// MetricFleetRecovered is the maximum of recovery.FleetRecovered.
-	MetricFleetRecovered = recoveryPrefix + recovery.FleetRecovered
-
-	MetricPodStatusPatches = stormPrefix + self.PodStatusPatches
-	MetricReadyFlipsDown   = stormPrefix + self.ReadyFlipsDown
-	MetricStormCPUSeconds  = stormPrefix + self.CPUSeconds
-	// MetricStandingCPU and MetricMarginalCPUPerRestart split
-	// MetricStormCPUSeconds into stormbench's standing cost (baseline
-	// window) and its marginal cost per restart (SelfCostMetrics).
-	MetricStandingCPU           = stormPrefix + self.StandingCPU
-	MetricMarginalCPUPerRestart = stormPrefix + self.MarginalCPUPerRestart
-)
-
 // SelfCostMetrics are stormbench's own CPU split in two: not key metrics
 // (a key metric adds a test to every comparison's multiplicity and a row to
 // every table); compare takes them by ID.
 func SelfCostMetrics() []Metric {
 	standing := source{measurement: self.Name, figure: self.StandingCPU, window: result.WindowBaseline}
 	return []Metric{
-		metric(MetricStandingCPU, "stormbench standing CPU per 1,000 nodes", result.UnitCores, standing),
-		metric(MetricMarginalCPUPerRestart, "stormbench marginal CPU per restart", result.UnitSeconds, value(self.Name, self.MarginalCPUPerRestart)),
+		metric(result.MetricStandingCPU, "stormbench standing CPU per 1,000 nodes", result.UnitCores, standing),
+		metric(result.MetricMarginalCPUPerRestart, "stormbench marginal CPU per restart", result.UnitSeconds, value(self.Name, self.MarginalCPUPerRestart)),
 	}
 }
 
 // KeyMetrics returns the fixed list of figures that compare, gate and the
-// report show, in display order. The definitions of the underlying figures
+// report show, in display order (result.KeyMetricIDs). The definitions of the underlying figures
 // are constants of the measurements that emit them (bench/measure/*_figures.go).
 func KeyMetrics() []Metric {
 	api, slices, rec := apiserver.Name, churn.Name, recovery.Name
 	return []Metric{
-		metric(MetricRequests, "API requests (storm)", result.UnitRequests, value(api, apiserver.Requests)),
-		metric(MetricRequestRatePeak, "API peak request rate", result.UnitRequestsPerSecond, value(api, apiserver.RequestRatePeak)),
+		metric(result.MetricRequests, "API requests (storm)", result.UnitRequests, value(api, apiserver.Requests)),
+		metric(result.MetricRequestRatePeak, "API peak request rate", result.UnitRequestsPerSecond, value(api, apiserver.RequestRatePeak)),
 		// The excess the storm caused: the simulation's own flows (KWOK's,
 		// the harness's) taken out (METRICS.md); FlowMetric splits it.
-		metric(MetricExcessPerRestart, "API excess requests per restart", result.UnitRequests, value(api, apiserver.ExcessPerRestart)),
-		metric(MetricBurstSeconds, "API burst seconds", result.UnitSeconds, value(api, apiserver.BurstSeconds)),
-		metric(MetricThrottled, "API 429 responses", result.UnitRequests, value(api, apiserver.Throttled)),
-		metric(MetricFlowRejected, "APF rejected requests", result.UnitRequests, sumValues(api, apiserver.FlowRejected)),
-		metric(MetricFlowInqueueMax, "APF queued requests peak", result.UnitCount, maxValues(api, apiserver.FlowInqueueMax)),
-		metric(MetricInflightMutatingMax, "API in-flight mutating peak", result.UnitCount, value(api, apiserver.InflightMax, result.LabelRequestKind, apiserver.RequestKindMutating)),
-		metric(MetricMutatingP99, "API p99 mutating (storm)", result.UnitSeconds, quantile(api, apiserver.RequestDuration, 99, result.LabelClass, apiserver.ClassMutating)),
-		metric(MetricListP99, "API p99 LIST (storm)", result.UnitSeconds, quantile(api, apiserver.RequestDuration, 99, result.LabelClass, apiserver.ClassList)),
-		metric(MetricAPIServerCPUSeconds, "kube-apiserver CPU seconds", result.UnitSeconds, value(api, apiserver.CPUSeconds, result.LabelComponent, measure.ComponentAPIServer)),
-		metric(MetricEtcdCPUSeconds, "etcd CPU seconds", result.UnitSeconds, value(api, apiserver.CPUSeconds, result.LabelComponent, measure.ComponentEtcd)),
-		metric(MetricKCMCPUSeconds, "kube-controller-manager CPU seconds", result.UnitSeconds, value(api, apiserver.CPUSeconds, result.LabelComponent, measure.ComponentControllerManager)),
-		metric(MetricSliceWrites, "EndpointSlice writes", result.UnitCount, value(slices, churn.SliceWrites)),
-		metric(MetricFanOutEvents, "EndpointSlice watch fan-out events (est.)", result.UnitEvents, value(slices, churn.SliceFanOutEvents)),
-		metric(MetricReadyFlips, "Endpoint ready→not-ready flips", result.UnitCount, value(slices, churn.SliceReadyFlips, result.LabelDirection, churn.DirectionReadyToNot)),
-		metric(MetricNotReadyPeak, "Not-ready endpoints peak", result.UnitCount, value(slices, churn.SliceNotReadyPeak)),
-		metric(MetricNotReadySeconds, "Not-ready endpoint-seconds", result.UnitEndpointSeconds, value(slices, churn.SliceNotReadySeconds)),
-		metric(MetricOutageSeconds, "Service outage seconds", result.UnitSeconds, value(slices, churn.SliceOutageSeconds)),
-		metric(MetricNodeReadyP50, "Node recovery p50", result.UnitSeconds, quantile(rec, recovery.Node, 50)),
-		metric(MetricNodeReadyP99, "Node recovery p99", result.UnitSeconds, quantile(rec, recovery.Node, 99)),
-		metric(MetricPodReadyP50, "Pod recovery p50", result.UnitSeconds, quantile(rec, recovery.Pod, 50)),
-		metric(MetricPodReadyP99, "Pod recovery p99", result.UnitSeconds, quantile(rec, recovery.Pod, 99)),
-		metric(MetricServiceReadyP50, "Service recovery p50", result.UnitSeconds, quantile(rec, recovery.Service, 50)),
-		metric(MetricServiceReadyP99, "Service recovery p99", result.UnitSeconds, quantile(rec, recovery.Service, 99)),
-		metric(MetricFleetRecovered, "Fleet recovered after", result.UnitSeconds, quantile(rec, recovery.FleetRecovered, 100)),
-		metric(MetricPodStatusPatches, "Pod status patches (simulator)", result.UnitCount, value(self.Name, self.PodStatusPatches)),
-		metric(MetricReadyFlipsDown, "Pod ready flips down (simulator)", result.UnitCount, value(self.Name, self.ReadyFlipsDown)),
-		metric(MetricStormCPUSeconds, "stormbench CPU seconds", result.UnitSeconds, value(self.Name, self.CPUSeconds)),
+		metric(result.MetricExcessPerRestart, "API excess requests per restart", result.UnitRequests, value(api, apiserver.ExcessPerRestart)),
+		metric(result.MetricBurstSeconds, "API burst seconds", result.UnitSeconds, value(api, apiserver.BurstSeconds)),
+		metric(result.MetricThrottled, "API 429 responses", result.UnitRequests, value(api, apiserver.Throttled)),
+		metric(result.MetricFlowRejected, "APF rejected requests", result.UnitRequests, sumValues(api, apiserver.FlowRejected)),
+		metric(result.MetricFlowInqueueMax, "APF queued requests peak", result.UnitCount, maxValues(api, apiserver.FlowInqueueMax)),
+		metric(result.MetricInflightMutatingMax, "API in-flight mutating peak", result.UnitCount, value(api, apiserver.InflightMax, result.LabelRequestKind, apiserver.RequestKindMutating)),
+		metric(result.MetricMutatingP99, "API p99 mutating (storm)", result.UnitSeconds, quantile(api, apiserver.RequestDuration, 99, result.LabelClass, apiserver.ClassMutating)),
+		metric(result.MetricListP99, "API p99 LIST (storm)", result.UnitSeconds, quantile(api, apiserver.RequestDuration, 99, result.LabelClass, apiserver.ClassList)),
+		metric(result.MetricAPIServerCPUSeconds, "kube-apiserver CPU seconds", result.UnitSeconds, value(api, apiserver.CPUSeconds, result.LabelComponent, measure.ComponentAPIServer)),
+		metric(result.MetricEtcdCPUSeconds, "etcd CPU seconds", result.UnitSeconds, value(api, apiserver.CPUSeconds, result.LabelComponent, measure.ComponentEtcd)),
+		metric(result.MetricKCMCPUSeconds, "kube-controller-manager CPU seconds", result.UnitSeconds, value(api, apiserver.CPUSeconds, result.LabelComponent, measure.ComponentControllerManager)),
+		metric(result.MetricSliceWrites, "EndpointSlice writes", result.UnitCount, value(slices, churn.SliceWrites)),
+		metric(result.MetricFanOutEvents, "EndpointSlice watch fan-out events (est.)", result.UnitEvents, value(slices, churn.SliceFanOutEvents)),
+		metric(result.MetricReadyFlips, "Endpoint ready→not-ready flips", result.UnitCount, value(slices, churn.SliceReadyFlips, result.LabelDirection, churn.DirectionReadyToNot)),
+		metric(result.MetricNotReadyPeak, "Not-ready endpoints peak", result.UnitCount, value(slices, churn.SliceNotReadyPeak)),
+		metric(result.MetricNotReadySeconds, "Not-ready endpoint-seconds", result.UnitEndpointSeconds, value(slices, churn.SliceNotReadySeconds)),
+		metric(result.MetricOutageSeconds, "Service outage seconds", result.UnitSeconds, value(slices, churn.SliceOutageSeconds)),
+		metric(result.MetricNodeReadyP50, "Node recovery p50", result.UnitSeconds, quantile(rec, recovery.Node, 50)),
+		metric(result.MetricNodeReadyP99, "Node recovery p99", result.UnitSeconds, quantile(rec, recovery.Node, 99)),
+		metric(result.MetricPodReadyP50, "Pod recovery p50", result.UnitSeconds, quantile(rec, recovery.Pod, 50)),
+		metric(result.MetricPodReadyP99, "Pod recovery p99", result.UnitSeconds, quantile(rec, recovery.Pod, 99)),
+		metric(result.MetricServiceReadyP50, "Service recovery p50", result.UnitSeconds, quantile(rec, recovery.Service, 50)),
+		metric(result.MetricServiceReadyP99, "Service recovery p99", result.UnitSeconds, quantile(rec, recovery.Service, 99)),
+		metric(result.MetricFleetRecovered, "Fleet recovered after", result.UnitSeconds, quantile(rec, recovery.FleetRecovered, 100)),
+		metric(result.MetricPodStatusPatches, "Pod status patches (simulator)", result.UnitCount, value(self.Name, self.PodStatusPatches)),
+		metric(result.MetricReadyFlipsDown, "Pod ready flips down (simulator)", result.UnitCount, value(self.Name, self.ReadyFlipsDown)),
+		metric(result.MetricStormCPUSeconds, "stormbench CPU seconds", result.UnitSeconds, value(self.Name, self.CPUSeconds)),
 	}
 }
 
@@ -208,7 +145,7 @@ func LookupMetrics(ids ...string) ([]Metric, error) {
 	for _, id := range ids {
 		i := slices.IndexFunc(all, func(m Metric) bool { return m.ID == id })
 		if i < 0 {
-			if flow, ok := strings.CutPrefix(id, FlowMetricPrefix); ok && slices.Contains(cluster.Flows(), flow) {
+			if flow, ok := strings.CutPrefix(id, result.FlowMetricPrefix); ok && slices.Contains(cluster.Flows(), flow) {
 				out = append(out, FlowMetric(flow))
 				continue
 			}
@@ -219,14 +156,10 @@ func LookupMetrics(ids ...string) ([]Metric, error) {
 	}
 	if len(unknown) > 0 {
 		return nil, fmt.Errorf("unknown metric %s (known: %s; and %s<flow> for a flow: %s)", strings.Join(quoteAll(unknown), ", "),
-			strings.Join(MetricIDs(), ", "), FlowMetricPrefix, strings.Join(cluster.Flows(), ", "))
+			strings.Join(result.KeyMetricIDs, ", "), result.FlowMetricPrefix, strings.Join(cluster.Flows(), ", "))
 	}
 	return out, nil
 }
-
-// FlowMetricPrefix starts the ID of a flow's metric: "excess.kubelet",
-// "excess.endpointslice-controller".
-const FlowMetricPrefix = "excess."
 
 // FlowMetric is one flow's share of the key excess: the storm's API
 // excess requests per restart sent by the flow (cluster.Flows;
@@ -235,7 +168,7 @@ const FlowMetricPrefix = "excess."
 // run that measured flows but none of this one reads 0.
 func FlowMetric(flow string) Metric {
 	s := source{measurement: apiserver.Name, figure: apiserver.ExcessPerRestart, labels: []string{result.LabelFlow, flow}}
-	fm := metric(FlowMetricPrefix+flow, "API excess requests per restart: "+flow, result.UnitRequests, s)
+	fm := metric(result.FlowMetricPrefix+flow, "API excess requests per restart: "+flow, result.UnitRequests, s)
 	fm.Extract = func(v *result.VariantRun) (float64, bool) {
 		if x, ok := s.read(v); ok {
 			return x, true
@@ -246,15 +179,6 @@ func FlowMetric(flow string) Metric {
 		})
 	}
 	return fm
-}
-
-// MetricIDs lists the IDs of the key metrics in display order.
-func MetricIDs() []string {
-	var ids []string
-	for _, m := range KeyMetrics() {
-		ids = append(ids, m.ID)
-	}
-	return ids
 }
 
 func quoteAll(s []string) []string {

@@ -15,14 +15,18 @@ import (
 )
 
 // TestKeyMetricsReadKnownFigures checks every key metric against the
-// measurements' vocabulary: its ID is under its measurement's name, its
-// figure is one the measurement emits (a figure of its merge rule, or a
-// simulator counter for the storm measurement), and its extractor reads
-// exactly that figure from a run that holds only it.
+// measurements' vocabulary: the key metrics are result.KeyMetricIDs in
+// order, an ID is under its measurement's name (and is
+// "<measurement>.<figure>" for a figure read as emitted), its figure is one
+// the measurement emits (a figure of its merge rule, or a simulator counter
+// for the storm measurement), and its extractor reads exactly that figure
+// from a run that holds only it.
 func TestKeyMetricsReadKnownFigures(t *testing.T) {
 	rules := registry.MergeRules()
 	counters := (&kubelet.Counters{}).Snapshot()
+	var ids []string
 	for _, m := range KeyMetrics() {
+		ids = append(ids, m.ID)
 		s := m.source
 		rule, ok := rules[s.measurement]
 		if !ok {
@@ -31,6 +35,9 @@ func TestKeyMetricsReadKnownFigures(t *testing.T) {
 		}
 		if !strings.HasPrefix(m.ID, s.measurement+".") {
 			t.Errorf("%s: ID not under its measurement %q", m.ID, s.measurement)
+		}
+		if s.labels == nil && s.fold == nil && !s.histogram && m.ID != s.measurement+"."+s.figure {
+			t.Errorf("%s: reads %s.%s as emitted, so that is its ID", m.ID, s.measurement, s.figure)
 		}
 		_, known := rule.Figures[s.figure]
 		if _, counter := counters[s.figure]; s.measurement == self.Name && counter {
@@ -61,6 +68,9 @@ func TestKeyMetricsReadKnownFigures(t *testing.T) {
 			t.Errorf("%s: extracted %v, %v from a run holding only %s/%s %v; want %v", m.ID, got, ok, s.measurement, s.figure, s.labels, x)
 		}
 	}
+	if !slices.Equal(ids, result.KeyMetricIDs) {
+		t.Errorf("key metrics %v, want result.KeyMetricIDs %v", ids, result.KeyMetricIDs)
+	}
 }
 
 // TestFigureNames: every figure a measurement's merge rule names, every
@@ -90,11 +100,11 @@ func TestFigureNames(t *testing.T) {
 // compare and gate; a flow the run did not send reads 0 when the run
 // measured flows, and an unknown flow is refused.
 func TestFlowMetrics(t *testing.T) {
-	ms, err := LookupMetrics("excess.kubelet", MetricExcessPerRestart, "excess.endpointslice-controller")
+	ms, err := LookupMetrics("excess.kubelet", result.MetricExcessPerRestart, "excess.endpointslice-controller")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ms[0].ID != "excess.kubelet" || ms[1].ID != MetricExcessPerRestart || ms[2].ID != "excess.endpointslice-controller" {
+	if ms[0].ID != "excess.kubelet" || ms[1].ID != result.MetricExcessPerRestart || ms[2].ID != "excess.endpointslice-controller" {
 		t.Errorf("looked up %s, %s, %s", ms[0].ID, ms[1].ID, ms[2].ID)
 	}
 	if _, err := LookupMetrics("excess.kubelets"); err == nil || !strings.Contains(err.Error(), "excess.<flow>") {

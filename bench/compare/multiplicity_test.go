@@ -196,7 +196,7 @@ func TestCompareAdjustsOverTheTable(t *testing.T) {
 		"b": {200, 201, 202, 203, 204}, // every run above a's: p = 2/252
 		"c": {100, 102, 104, 101, 103}, // a's values: p = 1
 	}, "a", "b", "c")
-	c, err := Compare([]Input{{Name: "s.json", Result: r}}, Options{Metrics: mustLookup(t, MetricSliceWrites, MetricRequests)})
+	c, err := Compare([]Input{{Name: "s.json", Result: r}}, Options{Metrics: mustLookup(t, result.MetricSliceWrites, result.MetricRequests)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -176,7 +176,7 @@ func blocked(t *testing.T, blocks int, change float64, vary bool) *result.Result
 // widen its interval; the same values from one schedule (seeds: fixed) are
 // compared pooled, as before.
 func TestComparePairedByBlock(t *testing.T) {
-	metrics := mustLookup(t, MetricSliceWrites)
+	metrics := mustLookup(t, result.MetricSliceWrites)
 	cmp := func(r *result.Result) *Delta {
 		c, err := Compare([]Input{{Name: "r.json", Result: r}}, Options{Metrics: metrics})
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stormbench/stormbench/bench/compare/resulttest"
+	"github.com/stormbench/stormbench/bench/result"
 )
 
 func TestMinUTestP(t *testing.T) {
@@ -46,7 +47,7 @@ func TestTooFewFromTheSamples(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := resulttest.Synthetic(t, "r", map[string][]float64{"a": tc.a, "b": tc.b}, "a", "b")
-			c, err := Compare([]Input{{Name: "r.json", Result: r}}, Options{Metrics: mustMetrics(t, MetricSliceWrites)})
+			c, err := Compare([]Input{{Name: "r.json", Result: r}}, Options{Metrics: mustMetrics(t, result.MetricSliceWrites)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,7 +16,7 @@ func ExampleEvaluate() {
 		log.Fatal(err)
 	}
 	opts := gate.DefaultOptions()
-	opts.MaxRegression = map[string]float64{compare.MetricRequests: 0.10}
+	opts.MaxRegression = map[string]float64{result.MetricRequests: 0.10}
 	in := compare.Input{Name: "quick-ab.json", Result: r}
 	rep, err := gate.Evaluate(in, in, opts)
 	if err != nil {

@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormbench/stormbench/bench/compare"
+	"github.com/stormbench/stormbench/bench/result"
 )
 
 // TestRegressionFlowMetric: a threshold on a flow's excess
 // ("excess.<flow>") is gated, beside the key metrics; an unknown flow is
 // refused; a threshold on every metric does not reach the flows.
 func TestRegressionFlowMetric(t *testing.T) {
-	got, err := regressionMetrics(map[string]float64{"excess.kubelet": 0.1, "excess.endpointslice-controller": 0.2, compare.MetricExcessPerRestart: 0.3})
+	got, err := regressionMetrics(map[string]float64{"excess.kubelet": 0.1, "excess.endpointslice-controller": 0.2, result.MetricExcessPerRestart: 0.3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestRegressionFlowMetric(t *testing.T) {
 		}
 		ids[rm.ID] = rm.max
 	}
-	if len(ids) != 3 || ids["excess.kubelet"] != 0.1 || ids["excess.endpointslice-controller"] != 0.2 || ids[compare.MetricExcessPerRestart] != 0.3 {
+	if len(ids) != 3 || ids["excess.kubelet"] != 0.1 || ids["excess.endpointslice-controller"] != 0.2 || ids[result.MetricExcessPerRestart] != 0.3 {
 		t.Errorf("gated %v, want the two flows and the key excess", ids)
 	}
 	if _, err := regressionMetrics(map[string]float64{"excess.kubeletz": 0.1}); err == nil {
@@ -33,7 +33,7 @@ func TestRegressionFlowMetric(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, rm := range all {
-		if strings.HasPrefix(rm.ID, compare.FlowMetricPrefix) {
+		if strings.HasPrefix(rm.ID, result.FlowMetricPrefix) {
 			t.Errorf("every-metric threshold reached flow %s", rm.ID)
 		}
 	}

@@ -406,7 +406,7 @@ func regressionMetrics(m map[string]float64) ([]regressionMetric, error) {
 	// A flow's metric ("excess.<flow>", compare.FlowMetric) is no key
 	// metric: it is gated when named, after them, by ID.
 	for _, fm := range named {
-		if strings.HasPrefix(fm.ID, compare.FlowMetricPrefix) {
+		if strings.HasPrefix(fm.ID, result.FlowMetricPrefix) {
 			out = append(out, regressionMetric{fm, m[fm.ID], true})
 		}
 	}
@@ -447,13 +447,13 @@ func completeGate(r *result.Result, g compare.Group, wantReps int) Check {
 func sloGates(g compare.Group, o Options) []Check {
 	var out []Check
 	if o.MutatingP99 > 0 {
-		out = append(out, latencySLO(g, compare.MetricMutatingP99, "SLO API p99 mutating (storm)", apiserver.ClassMutating, o.MutatingP99))
+		out = append(out, latencySLO(g, result.MetricMutatingP99, "SLO API p99 mutating (storm)", apiserver.ClassMutating, o.MutatingP99))
 	}
 	if o.ListP99 > 0 {
-		out = append(out, latencySLO(g, compare.MetricListP99, "SLO API p99 LIST (storm)", apiserver.ClassList, o.ListP99))
+		out = append(out, latencySLO(g, result.MetricListP99, "SLO API p99 LIST (storm)", apiserver.ClassList, o.ListP99))
 	}
 	if o.MaxOutageSeconds != nil {
-		m, _ := compare.LookupMetrics(compare.MetricOutageSeconds)
+		m, _ := compare.LookupMetrics(result.MetricOutageSeconds)
 		out = append(out, valueSLO(g, m[0], "SLO service outage seconds", *o.MaxOutageSeconds, "no outage recorded"))
 	}
 	if o.RecoveryP99 > 0 {
@@ -470,7 +470,7 @@ func latencySLO(g compare.Group, id, name, class string, limit time.Duration) Ch
 }
 
 func recoverySLO(g compare.Group, limit time.Duration) Check {
-	return histogramSLO(g, compare.MetricNodeReadyP99, "SLO node recovery p99", limit, "no node went not-ready", func(v *result.VariantRun) (*result.Histogram, string) {
+	return histogramSLO(g, result.MetricNodeReadyP99, "SLO node recovery p99", limit, "no node went not-ready", func(v *result.VariantRun) (*result.Histogram, string) {
 		m := v.Measurement(recovery.Name)
 		if u, ok := m.Value(recovery.Unrecovered, result.WindowStorm, result.LabelKind, "node"); ok && u > 0 {
 			return m.Histogram(recovery.Node, result.WindowStorm), compare.FormatNumber(u) + " nodes never recovered"

@@ -52,7 +52,7 @@ func TestEvaluateGates(t *testing.T) {
 	}{
 		{"same result passes", readFixture(t), gateOpts(func(o *Options) { o.MaxRegression = map[string]float64{AllMetrics: 0.10} }), nil},
 		{"regression", regressed(t), gateOpts(func(o *Options) {
-			o.MaxRegression = map[string]float64{AllMetrics: 0.10, compare.MetricRequests: 0.50}
+			o.MaxRegression = map[string]float64{AllMetrics: 0.10, result.MetricRequests: 0.50}
 			o.MaxOutageSeconds = nil
 		}), []string{"legacy/regression EndpointSlice writes", "legacy/regression Service outage seconds"}},
 		{"outage SLO", regressed(t), gateOpts(nil), []string{"legacy/SLO service outage seconds"}},
@@ -118,7 +118,7 @@ func TestRegressionSignificance(t *testing.T) {
 	base := synthetic(t, "b", map[string][]float64{"v": {100, 140, 90, 130, 95, 120}}, "v")
 	noisy := synthetic(t, "c", map[string][]float64{"v": {150, 90, 135, 100, 128, 140}}, "v")
 	shifted := synthetic(t, "d", map[string][]float64{"v": {200, 210, 190, 205, 195, 220}}, "v")
-	opts := Options{MaxRegression: map[string]float64{compare.MetricSliceWrites: 0.05}}
+	opts := Options{MaxRegression: map[string]float64{result.MetricSliceWrites: 0.05}}
 	for _, tt := range []struct {
 		cur  *result.Result
 		want Status
@@ -128,7 +128,7 @@ func TestRegressionSignificance(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := rep.Results[len(rep.Results)-1]
-		if g.Metric != compare.MetricSliceWrites || g.Status != tt.want {
+		if g.Metric != result.MetricSliceWrites || g.Status != tt.want {
 			t.Errorf("%s: %s %s (%s), want %s", tt.cur.Run.ID, g.Metric, g.Status, g.Detail, tt.want)
 		}
 	}
@@ -160,7 +160,7 @@ func TestResolveThresholds(t *testing.T) {
 		{name: "flag 0 turns a gate off", flags: FlagThresholds{ListP99: d(0), MaxOutageSeconds: f(-1)},
 			want: map[string]string{"listP99": "off (--max-list-p99)", "maxOutageSeconds": "off (--max-outage-seconds)"}},
 		{name: "flags over profile", profile: prof(profiles.Gates{MaxRegression: map[string]string{"*": "10%"}, MutatingP99: md(10 * time.Millisecond)}),
-			flags: FlagThresholds{MaxRegression: map[string]float64{"*": 0.5, compare.MetricSliceWrites: 0}, MutatingP99: d(2 * time.Second)},
+			flags: FlagThresholds{MaxRegression: map[string]float64{"*": 0.5, result.MetricSliceWrites: 0}, MutatingP99: d(2 * time.Second)},
 			want: map[string]string{"mutatingP99": "≤ 2s (--max-mutating-p99)", "maxRegression[*]": "≤ +50.0% (--max-regression)",
 				"maxRegression[endpointSlices.slice_writes]": "≤ 0.0% (--max-regression)"}},
 		// Flags come last, threshold by threshold: the flag's * is every
@@ -220,18 +220,10 @@ func TestResolveThresholds(t *testing.T) {
 	}
 }
 
-// TestGateMetricIDsInSync: profiles validates gate metric names against its
-// own list, which must be compare's key metrics.
-func TestGateMetricIDsInSync(t *testing.T) {
-	if got, want := strings.Join(profiles.GateMetricIDs, " "), strings.Join(compare.MetricIDs(), " "); got != want {
-		t.Errorf("profiles.GateMetricIDs:\n%s\nwant compare.MetricIDs():\n%s", got, want)
-	}
-}
-
 // TestVariantsAndRepetitions: a variant on one side only fails, either
 // side, as do repetitions below what each side's profile asked for.
 func TestVariantsAndRepetitions(t *testing.T) {
-	opts := Options{MaxRegression: map[string]float64{compare.MetricSliceWrites: 0.5}}
+	opts := Options{MaxRegression: map[string]float64{result.MetricSliceWrites: 0.5}}
 	withReps := func(r *result.Result, n int) *result.Result {
 		r.Run.Profile = json.RawMessage(fmt.Sprintf(`{"metadata":{"name":"synthetic"},"storm":{"kind":"kubelet"},"repetitions":%d}`, n))
 		return r
@@ -277,9 +269,9 @@ func TestVariantsAndRepetitions(t *testing.T) {
 
 func TestGateGolden(t *testing.T) {
 	opts, err := ResolveThresholds(&ThresholdProfile{Source: "profile quick", Gates: &profiles.Gates{
-		MaxRegression: map[string]string{compare.MetricRequests: "10%", compare.MetricSliceWrites: "10%", compare.MetricReadyFlips: "10%"},
+		MaxRegression: map[string]string{result.MetricRequests: "10%", result.MetricSliceWrites: "10%", result.MetricReadyFlips: "10%"},
 		RecoveryP99:   &metav1.Duration{Duration: 30 * time.Second},
-	}}, FlagThresholds{MaxRegression: map[string]float64{compare.MetricPodReadyP99: 0.10}})
+	}}, FlagThresholds{MaxRegression: map[string]float64{result.MetricPodReadyP99: 0.10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +383,7 @@ func TestGateValueNoValue(t *testing.T) {
 // test with the runs to tell, corrected by Holm over the variant's family,
 // finds it not significant; with too few runs the medians decide.
 func TestRegressionVerdicts(t *testing.T) {
-	one := map[string]float64{compare.MetricSliceWrites: 0.3}
+	one := map[string]float64{result.MetricSliceWrites: 0.3}
 	// all gates three measured metrics of the synthetic result: API
 	// requests, slice writes and outage seconds.
 	all := map[string]float64{AllMetrics: 0.1}
@@ -408,7 +400,7 @@ func TestRegressionVerdicts(t *testing.T) {
 		{"5+5 within the threshold", base5, []float64{110, 111, 112, 113, 114}, one, Pass, false, "+9.8% from 102"},
 		{"5+5 beyond the threshold and significant", base5, []float64{140, 141, 142, 143, 144}, one, Fail, false, "p=0.008, Holm-adjusted over 1 gates 0.008, n=5+5"},
 		{"5+5 beyond the threshold, not significant", []float64{100, 140, 90, 130, 95}, []float64{135, 92, 138, 99, 131}, one, Pass, false, "not significant"},
-		{"4+4 not significant with a family of one", []float64{100, 101, 102, 103}, []float64{99, 150, 150, 100}, map[string]float64{compare.MetricSliceWrites: 0.1}, Pass, false, "not significant"},
+		{"4+4 not significant with a family of one", []float64{100, 101, 102, 103}, []float64{99, 150, 150, 100}, map[string]float64{result.MetricSliceWrites: 0.1}, Pass, false, "not significant"},
 		{"4+4 too few once a family of three is corrected", []float64{100, 101, 102, 103}, []float64{99, 150, 150, 100}, all, Fail, true, "its smallest p, 0.029, times 3 gates (Holm) is above α 0.05"},
 		{"+29% under a 10% threshold, significant", base5, []float64{129, 130, 131, 132, 133}, all, Fail, false, "Holm-adjusted over 3 gates 0.024"},
 	}
@@ -421,7 +413,7 @@ func TestRegressionVerdicts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			i := slices.IndexFunc(rep.Results, func(g Check) bool { return g.Metric == compare.MetricSliceWrites && g.Kind == KindRegression })
+			i := slices.IndexFunc(rep.Results, func(g Check) bool { return g.Metric == result.MetricSliceWrites && g.Kind == KindRegression })
 			if i < 0 {
 				t.Fatalf("no slice-writes regression gate in %+v", rep.Results)
 			}
@@ -464,7 +456,7 @@ func TestProfileVariantMissing(t *testing.T) {
 			opts := Options{} // the synthetic runs have no latency histograms
 			if tt.base != nil {
 				base = compare.Input{Name: "b.json", Result: tt.base}
-				opts.MaxRegression = map[string]float64{compare.MetricSliceWrites: 0.1}
+				opts.MaxRegression = map[string]float64{result.MetricSliceWrites: 0.1}
 			}
 			rep, err := Evaluate(base, compare.Input{Name: "c.json", Result: tt.cur}, opts)
 			if err != nil {

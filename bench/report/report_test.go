@@ -138,7 +138,7 @@ func TestReportBaseline(t *testing.T) {
 	if rep.Comparison.Baseline != "preserve" || rep.Kubelet.Variants[0] != "preserve" {
 		t.Errorf("baseline %s, kubelet columns %v", rep.Comparison.Baseline, rep.Kubelet.Variants)
 	}
-	if d := findRow(t, rep.Comparison, compare.MetricSliceWrites).Cells[1].Delta; d == nil || d.Text != "up from 0" {
+	if d := findRow(t, rep.Comparison, result.MetricSliceWrites).Cells[1].Delta; d == nil || d.Text != "up from 0" {
 		t.Errorf("slice writes legacy vs preserve: %+v, want up from 0", d)
 	}
 	if _, err := Build(compare.Input{Name: "quick-ab.json", Result: readFixture(t)}, Options{Baseline: "nope"}); err == nil {

@@ -123,9 +123,9 @@ func summaryNotes(r *result.Result) []string {
 // summaryStatMetrics are the figures the summary shows with their
 // intervals over the repetitions.
 var summaryStatMetrics = []string{
-	compare.MetricRequests, compare.MetricExcessPerRestart, compare.MetricRequestRatePeak, compare.MetricMutatingP99,
-	compare.MetricSliceWrites, compare.MetricNotReadySeconds, compare.MetricOutageSeconds,
-	compare.MetricNodeReadyP50, compare.MetricPodReadyP99, compare.MetricFleetRecovered,
+	result.MetricRequests, result.MetricExcessPerRestart, result.MetricRequestRatePeak, result.MetricMutatingP99,
+	result.MetricSliceWrites, result.MetricNotReadySeconds, result.MetricOutageSeconds,
+	result.MetricNodeReadyP50, result.MetricPodReadyP99, result.MetricFleetRecovered,
 }
 
 // writeSummaryStats writes, when a variant ran more than once, the
@@ -443,7 +443,7 @@ func p99(h *result.Histogram) string {
 // a scrape during the storm, and the longest p99 queue wait of any flow
 // schema, named: where a storm made API Priority and Fairness queue.
 func apfQueueing(v *result.VariantRun) string {
-	peak, ok := extractor(compare.MetricFlowInqueueMax)(v)
+	peak, ok := extractor(result.MetricFlowInqueueMax)(v)
 	if !ok {
 		return missing
 	}

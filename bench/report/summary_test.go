@@ -339,7 +339,7 @@ func TestToolCPUSplit(t *testing.T) {
 // TestSelfCostMetrics: compare and the figure blocks name the two costs
 // by ID, and read the figures the summary shows.
 func TestSelfCostMetrics(t *testing.T) {
-	ms, err := compare.LookupMetrics(compare.MetricStandingCPU, compare.MetricMarginalCPUPerRestart)
+	ms, err := compare.LookupMetrics(result.MetricStandingCPU, result.MetricMarginalCPUPerRestart)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,12 +104,12 @@ func Sweep(r *result.Result) []SweepSeries {
 // sweepRow judges one wave size on the worst of its runs.
 func sweepRow(size int, runs []*result.VariantRun) SweepRow {
 	p99 := worst(runs, mutatingP99)
-	throttled := worst(runs, extractor(compare.MetricThrottled))
-	outage := worst(runs, extractor(compare.MetricOutageSeconds))
+	throttled := worst(runs, extractor(result.MetricThrottled))
+	outage := worst(runs, extractor(result.MetricOutageSeconds))
 	row := SweepRow{
 		WaveSize: size, Repetitions: len(runs), Complete: true,
 		MutatingP99: p99.value, Throttled: throttled.value, OutageSeconds: outage.value,
-		PeakRate: worst(runs, extractor(compare.MetricRequestRatePeak)).value,
+		PeakRate: worst(runs, extractor(result.MetricRequestRatePeak)).value,
 	}
 	for _, v := range runs {
 		row.Complete = row.Complete && v.Complete

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stormbench/stormbench/bench/compare"
+	"github.com/stormbench/stormbench/bench/result"
 )
 
 func TestCompareCommand(t *testing.T) {
@@ -78,7 +79,7 @@ func TestCompareCommandJSON(t *testing.T) {
 		t.Errorf("correction %q over %d tests, want %s over the table's", c.Correction, c.Tests, compare.CorrectionBH)
 	}
 	for _, r := range c.Rows {
-		if r.Metric.ID == compare.MetricReadyFlips {
+		if r.Metric.ID == result.MetricReadyFlips {
 			if r.Cells[0].Median != 79 || r.Cells[1].Delta == nil || r.Cells[1].Delta.Text != "-100%" || !r.Cells[1].Delta.TooFew {
 				t.Errorf("ready flips: %+v", r.Cells)
 			}

@@ -52,7 +52,7 @@ func main() {
 }
 
 // figureIDs are the figures a trial keeps.
-var figureIDs = []string{compare.MetricFleetRecovered, compare.MetricAPIServerCPUSeconds, compare.MetricStandingCPU, compare.MetricMarginalCPUPerRestart}
+var figureIDs = []string{result.MetricFleetRecovered, result.MetricAPIServerCPUSeconds, result.MetricStandingCPU, result.MetricMarginalCPUPerRestart}
 
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	fs := flag.NewFlagSet("reach", flag.ContinueOnError)
