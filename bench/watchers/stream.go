@@ -21,7 +21,7 @@ import (
 // listResourceVersions reads the current resourceVersion of every watched
 // collection with the harness's identity.
 func (p *Population) listResourceVersions(ctx context.Context) error {
-	c, err := rest.HTTPClientFor(p.base)
+	c, err := rest.HTTPClientFor(p.opts.Base)
 	if err != nil {
 		return fmt.Errorf("steady watches: harness HTTP client: %w", err)
 	}

@@ -157,9 +157,8 @@ type Population struct {
 	// watch one store.
 	latest map[string]*atomic.Pointer[string]
 
-	clk  clock.Clock
-	base *rest.Config
-	url  *url.URL
+	clk clock.Clock
+	url *url.URL
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -298,13 +297,12 @@ func (p *Population) Start(ctx context.Context, env *measure.Env) error {
 		return errors.New("steady watches: no base rest.Config")
 	}
 	p.clk = env.Clock
-	p.base = p.opts.Base
-	u, _, err := rest.DefaultServerUrlFor(p.base)
+	u, _, err := rest.DefaultServerUrlFor(p.opts.Base)
 	if err != nil {
 		return fmt.Errorf("steady watches: API server URL: %w", err)
 	}
 	p.url = u
-	if _, err = rest.TLSConfigFor(p.base); err != nil {
+	if _, err = rest.TLSConfigFor(p.opts.Base); err != nil {
 		return fmt.Errorf("steady watches: TLS configuration: %w", err)
 	}
 	list, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: env.NodeSelector, ResourceVersion: "0"})
@@ -341,9 +339,9 @@ func (p *Population) Start(ctx context.Context, env *measure.Env) error {
 // (system:node:<node>, cluster.KubeletClientConfig), or kube-proxy's.
 func (p *Population) clientConfig(component, node string) *rest.Config {
 	if component == ComponentKubelet {
-		return cluster.KubeletClientConfig(p.base, node, nil)
+		return cluster.KubeletClientConfig(p.opts.Base, node, nil)
 	}
-	cfg := rest.CopyConfig(p.base)
+	cfg := rest.CopyConfig(p.opts.Base)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: kubeProxyUser, Groups: []string{"system:authenticated"}}
 	cfg.UserAgent = "kube-proxy/v1.36.3 (linux/amd64) stormbench"
 	cfg.WrapTransport = nil
@@ -358,7 +356,7 @@ func (p *Population) clientConfig(component, node string) *rest.Config {
 func (p *Population) openWatches(component, node string, initial bool) func() {
 	ctx, cancel := context.WithCancel(p.ctx)
 	cfg := p.clientConfig(component, node) // a copy of its own
-	t, err := cluster.NodeTransport(p.base, cfg)
+	t, err := cluster.NodeTransport(p.opts.Base, cfg)
 	var c *http.Client
 	if err == nil {
 		c, err = rest.HTTPClientFor(cfg)

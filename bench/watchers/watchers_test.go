@@ -375,7 +375,7 @@ func TestGatherWithoutStorm(t *testing.T) {
 
 func TestKubeProxyIdentity(t *testing.T) {
 	p := New(Options{Watches: &profiles.SteadyWatches{Kubelet: true, KubeProxy: true}})
-	p.base = &rest.Config{Host: "https://example"}
+	p.opts.Base = &rest.Config{Host: "https://example"}
 	if got := p.clientConfig(ComponentKubeProxy, "n1").Impersonate.UserName; got != "system:kube-proxy" {
 		t.Errorf("kube-proxy impersonates %q", got)
 	}
