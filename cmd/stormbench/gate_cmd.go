@@ -83,30 +83,20 @@ func (f *regressionFlag) Set(s string) error {
 
 // finiteFloat is a float flag that refuses NaN and Inf, which would make
 // any comparison pass.
-type finiteFloat struct{ v *float64 }
+type finiteFloat float64
 
-func (f finiteFloat) String() string {
-	if f.v == nil {
-		return "0"
-	}
-	return strconv.FormatFloat(*f.v, 'g', -1, 64)
-}
-func (f finiteFloat) Type() string { return "float" }
-func (f finiteFloat) Set(s string) error {
+func (f *finiteFloat) String() string { return strconv.FormatFloat(float64(*f), 'g', -1, 64) }
+func (f *finiteFloat) Type() string   { return "float" }
+func (f *finiteFloat) Set(s string) error {
 	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return fmt.Errorf("%q: must be a finite number", truncateArg(s))
+		if len(s) > 60 {
+			s = s[:60] + "…"
+		}
+		return fmt.Errorf("%q: must be a finite number", s)
 	}
-	*f.v = v
+	*f = finiteFloat(v)
 	return nil
-}
-
-// truncateArg shortens a user's value for an error message.
-func truncateArg(s string) string {
-	if len(s) > 60 {
-		return s[:60] + "…"
-	}
-	return s
 }
 
 // gateOptions are the gate command's flags.
@@ -134,10 +124,10 @@ func (o *gateOptions) addFlags(fs *pflag.FlagSet) {
 	fs.Var(&o.reg, "max-regression", "Allowed increase of a median over the baseline's: \"10%\" for every key metric, or \"METRIC=10%\" for one (repeatable; a metric's own value wins)")
 	fs.DurationVar(&o.mutating, "max-mutating-p99", o.mutating, "SLO on the storm-window p99 of mutating API calls; 0 disables, negative is refused")
 	fs.DurationVar(&o.list, "max-list-p99", o.list, "SLO on the storm-window p99 of LIST calls; 0 disables, negative is refused")
-	fs.Var(finiteFloat{&o.outage}, "max-outage-seconds", "Allowed service-outage seconds (Services with no ready endpoint); default 0, any outage fails; negative disables")
+	fs.Var((*finiteFloat)(&o.outage), "max-outage-seconds", "Allowed service-outage seconds (Services with no ready endpoint); default 0, any outage fails; negative disables")
 	fs.DurationVar(&o.recovery, "max-recovery-p99", 0, "SLO on node recovery p99 (restart to Ready); 0 disables, negative is refused")
 	fs.StringSliceVar(&o.variants, "variant", nil, "Check only these variants of the current result (repeatable or comma-separated; default all)")
-	fs.Var(finiteFloat{&o.alpha}, "alpha", "Significance level below which a regression between samples large enough to tell counts")
+	fs.Var((*finiteFloat)(&o.alpha), "alpha", "Significance level below which a regression between samples large enough to tell counts")
 	fs.StringVarP(&o.output, "output", "o", o.output, "Output format: text, json or yaml")
 	fs.StringVar(&o.junit, "junit", "", "Also write JUnit XML here, one test case per gate (- or /dev/stdout: stdout; an existing file needs --force)")
 	fs.BoolVar(&o.force, "force", false, "Replace an existing --junit file")
