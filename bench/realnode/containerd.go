@@ -123,7 +123,7 @@ func NewContainerd(o Options) (*ContainerdNode, error) {
 	if err := os.WriteFile(filepath.Join(o.Dir, "node.json"), st, 0o600); err != nil {
 		return nil, err
 	}
-	if err := WriteImage(n.imagePath(), o.Components.Path(cluster.BinPause), ImageName); err != nil {
+	if err := WriteImage(n.imagePath(), o.Components.Path(cluster.BinPause), ImageName, "pause", "bin/cat", "bin/true", "bin/serve"); err != nil {
 		return nil, fmt.Errorf("containerd node %s: building the node image: %w", o.Name, err)
 	}
 	return n, nil

@@ -23,23 +23,13 @@ import (
 const ImageName = "registry.k8s.io/pause:3.10"
 
 // WriteImage writes an OCI image layout tarball (what `ctr images import`
-// reads) holding one layer: the multi-call binary bin as /pause, with
-// /bin/cat and /bin/true linked to it, entrypoint /pause and PATH=/bin.
-// There is no registry on these machines; images are built from Go
-// binaries.
-func WriteImage(path, bin, name string) error {
-	return writeImage(path, bin, name, "pause", []string{"bin/cat", "bin/true", "bin/serve"})
-}
-
-// WriteBinaryImage writes an OCI image layout tarball of one static binary
-// bin as /entry, the image's entrypoint, with empty /etc and /tmp: the
-// distroless image scripts/kubernetes/README.md describes, built without a
-// registry or a container engine.
-func WriteBinaryImage(path, bin, name, entry string) error {
-	return writeImage(path, bin, name, entry, nil)
-}
-
-func writeImage(path, bin, name, entry string, links []string) error {
+// reads) holding one layer: the static binary bin as /entry, the image's
+// entrypoint, with links to it, empty /etc and /tmp, and PATH=/bin. There
+// is no registry on these machines; images are built from Go binaries:
+// stormbench's node image (ImageName) is the multi-call pause binary,
+// linked as /bin/cat, /bin/true and /bin/serve; the distroless image
+// scripts/kubernetes/README.md describes is one binary without links.
+func WriteImage(path, bin, name, entry string, links ...string) error {
 	exe, err := os.ReadFile(bin)
 	if err != nil {
 		return fmt.Errorf("image %s: %w", name, err)

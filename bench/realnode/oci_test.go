@@ -22,7 +22,7 @@ func TestWriteImage(t *testing.T) {
 	}
 	a, b := filepath.Join(dir, "a.tar"), filepath.Join(dir, "b.tar")
 	for _, p := range []string{a, b} {
-		if err := writeImage(p, bin, "stormbench.io/pause:1", "bin/pause", []string{"bin/sh"}); err != nil {
+		if err := WriteImage(p, bin, "stormbench.io/pause:1", "bin/pause", "bin/sh"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -64,7 +64,7 @@ func TestKubernetesJobOnRealNodes(t *testing.T) {
 	// Dockerfile builds it.
 	bin := stormbenchBinary(t)
 	image := filepath.Join(dir, "stormbench-image.tar")
-	if err := realnode.WriteBinaryImage(image, bin, jobImage, "stormbench"); err != nil {
+	if err := realnode.WriteImage(image, bin, jobImage, "stormbench"); err != nil {
 		t.Fatal(err)
 	}
 	// The KWOK image: make components builds kwok static, as the
@@ -78,7 +78,7 @@ func TestKubernetesJobOnRealNodes(t *testing.T) {
 		ef.Close()
 	}
 	kwokImage := filepath.Join(dir, "kwok-image.tar")
-	if err := realnode.WriteBinaryImage(kwokImage, comps.Path(cluster.BinKwok), kwokImageName, "kwok"); err != nil {
+	if err := realnode.WriteImage(kwokImage, comps.Path(cluster.BinKwok), kwokImageName, "kwok"); err != nil {
 		t.Fatal(err)
 	}
 
