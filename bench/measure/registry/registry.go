@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"k8s.io/utils/ptr"
+
 	"github.com/stormbench/stormbench/bench/measure"
 	"github.com/stormbench/stormbench/bench/measure/apiserver"
 	"github.com/stormbench/stormbench/bench/measure/churn"
@@ -45,11 +47,7 @@ func Constructors() map[string]measure.Constructor {
 			if cfg.Recovery == nil {
 				return nil, nil
 			}
-			perPod := true
-			if cfg.Recovery.PerPod != nil {
-				perPod = *cfg.Recovery.PerPod
-			}
-			return recovery.New(recovery.Options{PerPod: perPod}), nil
+			return recovery.New(recovery.Options{PerPod: ptr.Deref(cfg.Recovery.PerPod, true)}), nil
 		},
 	}
 }
