@@ -194,7 +194,7 @@ fleet: {nodes: 100, podsPerNode: 10}
 		}
 		time.Sleep(2 * time.Second)
 	}
-	if err := f.Down(ctx, 5*time.Minute); err != nil {
+	if err := fleet.Delete(ctx, client, runID, 5*time.Minute, nil); err != nil {
 		t.Fatalf("fleet down: %v", err)
 	}
 	assertNothingLeft(t, client, runID)

@@ -124,7 +124,7 @@ func Run(ctx context.Context, o Options) (_ *result.Result, err error) {
 		o.Logf("Deleting fleet %q", o.RunID)
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
 		defer cancel()
-		if err := f.Down(dctx, 10*time.Minute); err != nil {
+		if err := fleet.Delete(dctx, o.Target.Client, o.RunID, 10*time.Minute, o.Progress); err != nil {
 			runErr = errors.Join(runErr, fmt.Errorf("deleting fleet: %w (remove it with `stormbench fleet down --run-id %s`)", err, o.RunID))
 		}
 	}

@@ -394,15 +394,10 @@ func (f *Fleet) waitReady(ctx context.Context, timeout time.Duration, start time
 	})
 }
 
-// Down deletes the run's namespace (and so every workload), waits until its
-// pods are gone, then deletes the run's nodes and waits until they are gone.
-// It touches only objects with the run label.
-func (f *Fleet) Down(ctx context.Context, timeout time.Duration) error {
-	return Delete(ctx, f.client, f.plan.RunID, timeout, f.progress)
-}
-
-// Delete removes every object of runID: namespaces and nodes carrying the run
-// label. It waits until they are gone, or says what is left on timeout.
+// Delete removes every object of runID: it deletes the run's namespaces
+// (and so every workload), waits until their pods are gone, then deletes
+// the run's nodes and waits until they are gone, or says what is left on
+// timeout. It touches only objects with the run label.
 func Delete(ctx context.Context, client kubernetes.Interface, runID string, timeout time.Duration, progress Progress) error {
 	progress = cmp.Or[Progress](progress, NopProgress{})
 	ctx, cancel := context.WithTimeout(ctx, timeout)
