@@ -144,15 +144,15 @@ func LookupMetrics(ids ...string) ([]Metric, error) {
 	var unknown []string
 	for _, id := range ids {
 		i := slices.IndexFunc(all, func(m Metric) bool { return m.ID == id })
-		if i < 0 {
-			if flow, ok := strings.CutPrefix(id, result.FlowMetricPrefix); ok && slices.Contains(cluster.Flows(), flow) {
-				out = append(out, FlowMetric(flow))
-				continue
-			}
+		flow, isFlow := strings.CutPrefix(id, result.FlowMetricPrefix)
+		switch {
+		case i >= 0:
+			out = append(out, all[i])
+		case isFlow && slices.Contains(cluster.Flows(), flow):
+			out = append(out, FlowMetric(flow))
+		default:
 			unknown = append(unknown, id)
-			continue
 		}
-		out = append(out, all[i])
 	}
 	if len(unknown) > 0 {
 		return nil, fmt.Errorf("unknown metric %s (known: %s; and %s<flow> for a flow: %s)", strings.Join(quoteAll(unknown), ", "),

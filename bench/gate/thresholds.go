@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,10 +113,8 @@ func applyFlagThresholds(o *Options, src map[string]string, flags FlagThresholds
 		// --max-regression X% is every metric's threshold: it overrides
 		// the profile's, metric by metric, as the profile's own "*" would
 		// not; a metric's own flag still wins over it.
-		for k := range o.MaxRegression {
-			delete(o.MaxRegression, k)
-			delete(src, thRegression+"["+k+"]")
-		}
+		clear(o.MaxRegression)
+		maps.DeleteFunc(src, func(th, _ string) bool { return strings.HasPrefix(th, thRegression+"[") })
 	}
 	for _, k := range slices.Sorted(maps.Keys(flags.MaxRegression)) {
 		if err := profiles.CheckGateMetric(k); err != nil {
