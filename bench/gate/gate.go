@@ -213,6 +213,8 @@ func Evaluate(baseline, current compare.Input, opts Options) (*Report, error) {
 	}
 	rep := &Report{Current: curInfo, Thresholds: opts.Sources}
 	rep.Warnings = compare.InputWarnings(current)
+	var base []compare.Group
+	want := opts.Repetitions
 	if baseline.Result != nil {
 		b, err := compare.Describe(baseline)
 		if err != nil {
@@ -222,22 +224,18 @@ func Evaluate(baseline, current compare.Input, opts Options) (*Report, error) {
 		if !baseline.Result.Complete {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("baseline %s is incomplete", baseline.Name))
 		}
+		base = compare.GroupRuns([]compare.Input{baseline}, compare.GroupByVariant)
+		if want == 0 {
+			p, err := compare.RecordedProfile(baseline)
+			if err != nil {
+				return nil, fmt.Errorf("gating: %w", err)
+			}
+			want = p.Repetitions.Count
+		}
 	}
 	cur, err := selectVariants(current, opts.Variants)
 	if err != nil {
 		return nil, err
-	}
-	var base []compare.Group
-	if baseline.Result != nil {
-		base = compare.GroupRuns([]compare.Input{baseline}, compare.GroupByVariant)
-	}
-	want := opts.Repetitions
-	if want == 0 && baseline.Result != nil {
-		p, err := compare.RecordedProfile(baseline)
-		if err != nil {
-			return nil, fmt.Errorf("gating: %w", err)
-		}
-		want = p.Repetitions.Count
 	}
 	for _, g := range cur {
 		rep.Results = append(rep.Results, completeGate(current.Result, g, own.Repetitions.Count))
