@@ -91,8 +91,8 @@ func BenchmarkReadinessEvent(b *testing.B) {
 		for _, impl := range []string{"store", "tally"} {
 			b.Run(fmt.Sprintf("nodes=%d/impl=%s", n, impl), func(b *testing.B) {
 				pods, nodes := f.rig.pods, f.rig.nodes
-				h := f.rig.tally.podHandler()
-				nh := f.rig.tally.nodeHandler()
+				h := handlers(f.rig.tally.setPod, f.rig.tally.deletePod)
+				nh := handlers(f.rig.tally.setNode, f.rig.tally.deleteNode)
 				b.ReportAllocs()
 				i := 0
 				for b.Loop() {

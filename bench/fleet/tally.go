@@ -70,18 +70,9 @@ func newReadinessTally(plan *Plan) *readinessTally {
 	return t
 }
 
-// nodeHandler and podHandler feed the tally from the informers. An update
-// is counted by its new object alone.
-func (t *readinessTally) nodeHandler() cache.ResourceEventHandler {
-	return handlers(t.setNode, t.deleteNode)
-}
-
-func (t *readinessTally) podHandler() cache.ResourceEventHandler {
-	return handlers(t.setPod, t.deletePod)
-}
-
-// handlers calls set with an added object of type T and an update's new
-// one, del with the key of a deleted one (deletedKey).
+// handlers feed a tally from an informer: they call set with an added
+// object of type T and an update's new one (an update is counted by its
+// new object alone), del with the key of a deleted one (deletedKey).
 func handlers[T any](set func(T), del func(podKey)) cache.ResourceEventHandlerFuncs {
 	add := func(obj any) {
 		if o, ok := obj.(T); ok {

@@ -135,7 +135,7 @@ type tallyRig struct {
 func newTallyRig(t testing.TB, plan *Plan) *tallyRig {
 	tl := newReadinessTally(plan)
 	return &tallyRig{t: t, plan: plan, tally: tl, now: time.Unix(1000, 0),
-		nodes: newInformerSim(tl.nodeHandler()), pods: newInformerSim(tl.podHandler())}
+		nodes: newInformerSim(handlers(tl.setNode, tl.deleteNode)), pods: newInformerSim(handlers(tl.setPod, tl.deletePod))}
 }
 
 // check compares the tally's read with a full recount of the stores.

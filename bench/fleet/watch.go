@@ -113,11 +113,11 @@ func (f *Fleet) watchReadiness(ctx context.Context) (*readinessWatch, error) {
 	pf := informers.NewSharedInformerFactoryWithOptions(f.client, 0, informers.WithTransform(SlimPod), informers.WithNamespace(f.plan.Namespace))
 	w.nodes = nf.Core().V1().Nodes().Informer()
 	w.pods = pf.Core().V1().Pods().Informer()
-	nreg, err := w.nodes.AddEventHandler(w.tally.nodeHandler())
+	nreg, err := w.nodes.AddEventHandler(handlers(w.tally.setNode, w.tally.deleteNode))
 	if err != nil {
 		return nil, fmt.Errorf("watching the fleet's nodes: %w", err)
 	}
-	preg, err := w.pods.AddEventHandler(w.tally.podHandler())
+	preg, err := w.pods.AddEventHandler(handlers(w.tally.setPod, w.tally.deletePod))
 	if err != nil {
 		return nil, fmt.Errorf("watching the fleet's pods: %w", err)
 	}
