@@ -37,11 +37,9 @@ func CheckHostBound(rep *Report, current compare.Input, allow bool) {
 				runs = append(runs, v)
 			}
 		}
-		c, ok := hostGate(name, runs, allow)
-		if !ok {
-			continue
+		if c, ok := hostGate(name, runs, allow); ok {
+			rep.Results = append(rep.Results, c)
 		}
-		rep.Results = append(rep.Results, c)
 	}
 	rep.count()
 }
