@@ -28,12 +28,10 @@ type WriteOptions struct {
 
 // Encode writes r in the current schema (SchemaVersion): compact JSON laid
 // out for diffs, labelled series sparse (see writeCompact and sparsify). It
-// sets r.SchemaVersion if it is zero, and fails on a document Validate
-// rejects, so that stormbench never writes a file it cannot read back.
+// sets r.SchemaVersion, and fails on a document Validate rejects, so that
+// stormbench never writes a file it cannot read back.
 func Encode(w io.Writer, r *Result) error {
-	if r.SchemaVersion == 0 {
-		r.SchemaVersion = SchemaVersion
-	}
+	r.SchemaVersion = SchemaVersion
 	if err := Validate(r); err != nil {
 		return err
 	}

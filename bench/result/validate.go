@@ -45,9 +45,6 @@ const (
 func Validate(r *Result) error {
 	x := validator{seen: map[runKey]int{}}
 	x.lo, x.hi = runBounds(r)
-	if r.SchemaVersion != SchemaVersion {
-		x.req = append(x.req, field.Invalid(field.NewPath("schemaVersion"), r.SchemaVersion, fmt.Sprintf("this stormbench reads schema version %d", SchemaVersion)))
-	}
 	run := field.NewPath("run")
 	for _, c := range []struct {
 		name    string
