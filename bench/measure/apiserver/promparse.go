@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -371,9 +372,7 @@ func (s *sample) addMetric(fam family, m *dto.Metric) {
 	k := seriesKey{fam, v[0], v[1], v[2], v[3]}
 	switch fam {
 	case famWatchEvents:
-		if k.a == "" {
-			k.a = label(m, "kind") // before Kubernetes 1.30 the label was kind
-		}
+		k.a = cmp.Or(k.a, label(m, "kind")) // before Kubernetes 1.30 the label was kind
 	case famLongRunning:
 		if label(m, "verb") != "WATCH" {
 			return

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/stormbench/stormbench/bench/fleet"
 	"github.com/stormbench/stormbench/bench/measure/internal/track"
@@ -358,10 +359,7 @@ func (r *Tracker) computeNodes(p *recoveryPass, reported map[string][]time.Time)
 	var nodeSpans [][2]time.Time
 	for _, node := range slices.Sorted(maps.Keys(p.downs)) {
 		ts := p.downs[node]
-		var tl timeline
-		if n := r.nodes[node]; n != nil {
-			tl = *n
-		}
+		tl := ptr.Deref(r.nodes[node], timeline{})
 		for i, t0 := range ts {
 			next := time.Time{}
 			if i+1 < len(ts) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/utils/ptr"
 )
 
 // epKey identifies one endpoint of one Service across EndpointSlices: the
@@ -91,11 +92,7 @@ func SliceEndpoints(s *discoveryv1.EndpointSlice) (id string, eps []sliceEndpoin
 		} else {
 			k.id = strings.Join(e.Addresses, ",")
 		}
-		se := sliceEndpoint{key: k, ready: e.Conditions.Ready == nil || *e.Conditions.Ready}
-		if e.NodeName != nil {
-			se.node = *e.NodeName
-		}
-		eps = append(eps, se)
+		eps = append(eps, sliceEndpoint{key: k, ready: ptr.Deref(e.Conditions.Ready, true), node: ptr.Deref(e.NodeName, "")})
 	}
 	return id, eps, true
 }
