@@ -228,21 +228,7 @@ func Merge(rules MergeRules, shards ...*Result) (*Result, error) {
 // whether they are every shard of the split, each known. It assumes the
 // records are consistent, as Merge checks: one count, each index once.
 func ShardCoverage(shards []*Result) (coverage string, ok bool) {
-	count, have := 0, map[int]bool{}
-	var missing, unrecorded []int
-	for i, s := range shards {
-		if s.Run.Shard == nil {
-			unrecorded = append(unrecorded, i)
-			continue
-		}
-		count = max(count, s.Run.Shard.Count)
-		have[s.Run.Shard.Index] = true
-	}
-	for i := range count {
-		if !have[i] {
-			missing = append(missing, i)
-		}
-	}
+	count, missing, unrecorded, _ := shardRecords(shards)
 	var parts []string
 	if n := len(missing); n > 0 {
 		parts = append(parts, fmt.Sprintf("%s %s of %d missing", plural(n, "shard", "shards"), joinInts(missing), count))
@@ -272,34 +258,38 @@ func joinInts(xs []int) string {
 	return strings.Join(s, ", ")
 }
 
-// checkShardRecords reports shard records that are not of one split, and a
-// shard given twice.
-func checkShardRecords(shards []*Result) []error {
-	var errs []error
-	first := -1
-	seen := map[int]int{}
+// shardRecords reads the shards' Run.Shard records: the count of their
+// split (the first valid record's), the indexes below it that no shard
+// records, the positions of the shards that record none, and the errors of
+// records that are not of one split or give a shard twice.
+func shardRecords(shards []*Result) (count int, missing, unrecorded []int, errs []error) {
+	first, seen := -1, map[int]int{}
 	for i, s := range shards {
 		sh := s.Run.Shard
-		if sh == nil {
-			continue
-		}
-		if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
+		switch {
+		case sh == nil:
+			unrecorded = append(unrecorded, i)
+		case sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count:
 			errs = append(errs, fmt.Errorf("shard %d: run.shard: Invalid value: %q: want i/n with 0 <= i < n", i, sh.String()))
-			continue
+		case first >= 0 && sh.Count != count:
+			errs = append(errs, fmt.Errorf("shard %d is shard %s, but shard %d is %s: not of one split into %d", i, sh, first, shards[first].Run.Shard, count))
+		default:
+			if first < 0 {
+				first, count = i, sh.Count
+			}
+			if j, ok := seen[sh.Index]; ok {
+				errs = append(errs, fmt.Errorf("shards %d and %d are both shard %s of run %s: the same shard given twice", j, i, sh, s.Run.ID))
+			} else {
+				seen[sh.Index] = i
+			}
 		}
-		if first < 0 {
-			first = i
-		} else if c := shards[first].Run.Shard.Count; sh.Count != c {
-			errs = append(errs, fmt.Errorf("shard %d is shard %s, but shard %d is %s: not of one split into %d", i, sh, first, shards[first].Run.Shard, c))
-			continue
-		}
-		if j, ok := seen[sh.Index]; ok {
-			errs = append(errs, fmt.Errorf("shards %d and %d are both shard %s of run %s: the same shard given twice", j, i, sh, s.Run.ID))
-			continue
-		}
-		seen[sh.Index] = i
 	}
-	return errs
+	for k := range count {
+		if _, ok := seen[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	return count, missing, unrecorded, errs
 }
 
 // MergedShards returns how many shard results r was merged from, or 0 if r
@@ -361,7 +351,8 @@ func checkShards(shards []*Result) (int, []error) {
 			notSame(i, "the resolved profiles differ")
 		}
 	}
-	errs = append(errs, checkShardRecords(shards)...)
+	_, _, _, recordErrs := shardRecords(shards)
+	errs = append(errs, recordErrs...)
 	for i, s := range shards {
 		if n := MergedShards(s); n > 0 {
 			errs = append(errs, fmt.Errorf("shard %d is already merged from %d shards: merge the shard results themselves", i, n))
