@@ -197,7 +197,6 @@ func (info templateInfo) copies(nodes, total, shareSum int) (copies, replicas, p
 // exist yet would wait for it, and a Service created after its pods delays
 // its slices. It counts the Services and names the standalone pods.
 func (p *Plan) orderObjects() {
-	buckets := make([][]runtime.Object, 3)
 	for _, o := range p.Objects {
 		switch o := o.(type) {
 		case *corev1.Pod:
@@ -205,10 +204,8 @@ func (p *Plan) orderObjects() {
 		case *corev1.Service:
 			p.Services++
 		}
-		i := objectOrder(o)
-		buckets[i] = append(buckets[i], o)
 	}
-	p.Objects = append(append(buckets[0], buckets[1]...), buckets[2]...)
+	slices.SortStableFunc(p.Objects, func(a, b runtime.Object) int { return objectOrder(a) - objectOrder(b) })
 }
 
 // objectOrder is where an object goes in a plan: ConfigMaps and Secrets
