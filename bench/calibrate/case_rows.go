@@ -229,7 +229,7 @@ func meanSeconds(d []time.Duration) float64 {
 // sorted, for the KS row: their number, range and the t interval of their
 // mean.
 func periodsSpread(sorted []time.Duration) *Spread {
-	s := spreadOf(seconds(sorted))
+	s := spreadOf(mapped(sorted, time.Duration.Seconds))
 	if s != nil {
 		s.Of = "periods"
 	}

@@ -73,7 +73,7 @@ func quantileSpread(sorted []time.Duration, q float64) *Spread {
 	if n == 0 {
 		return nil
 	}
-	secs := seconds(sorted)
+	secs := mapped(sorted, time.Duration.Seconds)
 	s := rangeOf(secs)
 	s.Of = "periods"
 	s.CI95 = &Interval{Lo: s.Min, Hi: s.Max, Unbounded: true}

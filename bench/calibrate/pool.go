@@ -240,21 +240,9 @@ func mean(v []float64) float64 {
 	return sum(v) / float64(len(v))
 }
 
-// seconds is durations in seconds.
-func seconds(d []time.Duration) []float64 {
-	out := make([]float64, len(d))
-	for i, x := range d {
-		out[i] = x.Seconds()
-	}
-	return out
-}
-
 // durations is seconds as sorted durations.
 func durations(secs []float64) []time.Duration {
-	out := make([]time.Duration, len(secs))
-	for i, s := range secs {
-		out[i] = time.Duration(math.Round(s * float64(time.Second)))
-	}
+	out := mapped(secs, func(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) })
 	slices.Sort(out)
 	return out
 }

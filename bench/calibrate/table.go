@@ -187,16 +187,16 @@ func spreadOf(values []float64) *Spread {
 	s := rangeOf(values)
 	if s != nil {
 		s.CI95 = meanInterval(values)
-		s.Values = roundAll(values)
+		s.Values = mapped(values, round3)
 	}
 	return s
 }
 
-// roundAll is values rounded to the millisecond (round3), in a new slice.
-func roundAll(values []float64) []float64 {
-	out := make([]float64, len(values))
-	for i, v := range values {
-		out[i] = round3(v)
+// mapped is f of each of xs, in a new slice.
+func mapped[T, U any](xs []T, f func(T) U) []U {
+	out := make([]U, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
 	}
 	return out
 }
