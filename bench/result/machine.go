@@ -1,6 +1,7 @@
 package result
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
 	"os"
@@ -95,12 +96,7 @@ func (m *Machine) String() string {
 	if m == nil {
 		return "not recorded"
 	}
-	var parts []string
-	cpu := m.CPUModel
-	if cpu == "" {
-		cpu = "CPU"
-	}
-	parts = append(parts, fmt.Sprintf("%s ×%d", cpu, m.CPUs))
+	parts := []string{fmt.Sprintf("%s ×%d", cmp.Or(m.CPUModel, "CPU"), m.CPUs)}
 	if m.MemoryBytes > 0 {
 		parts = append(parts, fmt.Sprintf("%.1f GiB", float64(m.MemoryBytes)/(1<<30)))
 	}
