@@ -13,11 +13,11 @@
 // also holds the one driver of a storm's restarts ([Restarter], [ByNode])
 // and what a restart returns: its typed [Outcome] (when its node went
 // down and reached each step after, its dropped status syncs, its error),
-// which a [Recorder] builds as the restart goes. The run hands each
-// outcome to a [Report] as its restart ends (Add) and closes it at the
-// storm's end, as vegeta's Metrics receives its Results; [Outcomes] is the
-// one that keeps them, for the measurements to read after the storm and
-// the run to count its restarts ([Restarts]) and failures once.
+// which a [Recorder] builds as the restart goes. The run adds each
+// outcome to [Outcomes] as its restart ends, for the measurements to read
+// after the storm and the run to count its restarts ([Restarts]) and
+// failures once. [Deal] is the one split of nodes between the shards of a
+// sharded run.
 //
 // What a restart does on the API server is bench/kubelet's; which
 // figures a storm yields is bench/measure's.
