@@ -300,17 +300,11 @@ func MergedShards(r *Result) int { return len(r.Run.MergedFrom) }
 // each as "variant#repetition measurement: note" without MergeNotePrefix.
 func MergeNotes(r *Result) []string {
 	var out []string
-	seen := map[string]bool{}
 	for _, v := range r.Variants {
 		for _, m := range v.Measurements {
 			for _, w := range m.Warnings {
 				note, ok := strings.CutPrefix(w, MergeNotePrefix)
-				if !ok {
-					continue
-				}
-				s := fmt.Sprintf("%s#%d %s: %s", v.Variant, v.Repetition, m.Name, note)
-				if !seen[s] {
-					seen[s] = true
+				if s := fmt.Sprintf("%s#%d %s: %s", v.Variant, v.Repetition, m.Name, note); ok && !slices.Contains(out, s) {
 					out = append(out, s)
 				}
 			}
