@@ -255,7 +255,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if o.Backend == "" {
 		o.Backend = BackendHollow
 	}
-	if err := checkHost(o); err != nil {
+	if err := CheckHost(o.Embedded.Components(), o.Backend); err != nil {
 		return nil, err
 	}
 	c, err := newCalibration(o)
@@ -309,18 +309,14 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	return res, nil
 }
 
-// checkHost checks the machine can run the real side of o: the
-// real-node binaries, and containerd for that backend.
-func checkHost(o Options) error {
-	if err := o.Embedded.Components().CheckRealNodes(); err != nil {
+// CheckHost checks the machine can run a calibration's real side on
+// backend: the real-node binaries of comps, and containerd for that
+// backend.
+func CheckHost(comps cluster.Components, backend string) error {
+	if err := comps.CheckRealNodes(); err != nil || backend != BackendContainerd {
 		return err
 	}
-	if o.Backend == BackendContainerd {
-		if err := realnode.CheckContainerdHost(o.Embedded.Components()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return realnode.CheckContainerdHost(comps)
 }
 
 // newCalibration names the nodes of both sides and the bystanders, and

@@ -130,10 +130,7 @@ func (o *calibrateOptions) validate(env *cmdEnv, fs *pflag.FlagSet) (*calibrateP
 	}
 	comps, err := cluster.FindComponentsFor(o.cluster.binDir, o.cluster.version)
 	if err == nil {
-		err = comps.CheckRealNodes()
-	}
-	if err == nil && o.backend == calibrate.BackendContainerd {
-		err = realnode.CheckContainerdHost(comps)
+		err = calibrate.CheckHost(comps, o.backend)
 	}
 	if err != nil {
 		return nil, usageError{err}
