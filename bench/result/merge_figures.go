@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -209,7 +208,7 @@ func unionWindows(ms []*Measurement) []Window {
 // shards that gave it.
 func shardWarnings(ms []*Measurement) []string {
 	var order []string
-	by := map[string][]string{}
+	by := map[string][]int{}
 	for i, m := range ms {
 		if m == nil {
 			continue
@@ -218,18 +217,14 @@ func shardWarnings(ms []*Measurement) []string {
 			if _, ok := by[w]; !ok {
 				order = append(order, w)
 			}
-			if s := strconv.Itoa(i); !slices.Contains(by[w], s) {
-				by[w] = append(by[w], s)
+			if !slices.Contains(by[w], i) {
+				by[w] = append(by[w], i)
 			}
 		}
 	}
 	var out []string
 	for _, w := range order {
-		who := "shard " + by[w][0]
-		if len(by[w]) > 1 {
-			who = "shards " + strings.Join(by[w], ", ")
-		}
-		out = append(out, who+": "+w)
+		out = append(out, plural(len(by[w]), "shard ", "shards ")+joinInts(by[w])+": "+w)
 	}
 	return out
 }
