@@ -490,17 +490,7 @@ func LabelPairs(l map[string]string) []string {
 
 // LabelsEqual reports whether m holds exactly the label pairs kv
 // (alternating keys and values).
-func LabelsEqual(m map[string]string, kv []string) bool {
-	if len(m) != len(kv)/2 {
-		return false
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if v, ok := m[kv[i]]; !ok || v != kv[i+1] {
-			return false
-		}
-	}
-	return true
-}
+func LabelsEqual(m map[string]string, kv []string) bool { return maps.Equal(m, Labels(kv...)) }
 
 // Sort puts a measurement's figures in a deterministic order (name, window,
 // labels), so that documents diff cleanly and golden files are stable.
