@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -86,11 +87,7 @@ func (r *realNodes) start(ctx context.Context, names []string) error {
 			return err
 		}
 	}
-	backend := p.Fleet.RealKubeletBackend
-	if backend == "" {
-		backend = profiles.RealKubeletHollow
-	}
-	r.o.Logf("Started %d real kubelets (%s, kubelet %s, logs under %s)", len(names), backend, r.o.Embedded.KubeVersion(), filepath.Join(r.o.Embedded.Dir(), cluster.RealNodesDir))
+	r.o.Logf("Started %d real kubelets (%s, kubelet %s, logs under %s)", len(names), cmp.Or(p.Fleet.RealKubeletBackend, profiles.RealKubeletHollow), r.o.Embedded.KubeVersion(), filepath.Join(r.o.Embedded.Dir(), cluster.RealNodesDir))
 	// Ready, not only registered: until then the node carries the
 	// not-ready NoSchedule taint, and the scheduler would put every pod
 	// of the mix on the KWOK nodes.

@@ -169,7 +169,7 @@ func (p *procs) cost(extraPart string, extra []int) (map[string]Usage, error) {
 // the runtime in errors; log is where its output is.
 func (p *procs) waitSocket(r *proc, bin, socket, log string, timeout time.Duration) error {
 	w := poll.Wait{Interval: 20 * time.Millisecond, Timeout: timeout, What: fmt.Sprintf("%s: waiting for %s to listen on %s", p.what, bin, socket)}
-	err := w.Until(context.Background(), func(context.Context) (bool, string, error) {
+	return w.Until(context.Background(), func(context.Context) (bool, string, error) {
 		if _, err := os.Stat(socket); err == nil {
 			return true, "", nil
 		}
@@ -178,5 +178,4 @@ func (p *procs) waitSocket(r *proc, bin, socket, log string, timeout time.Durati
 		}
 		return false, "log: " + log, nil
 	})
-	return err
 }
