@@ -436,14 +436,9 @@ func Delete(ctx context.Context, client kubernetes.Interface, runID string, time
 	progress.Start("deleting workloads", len(nss.Items))
 	// Pods go first, while their nodes still exist and KWOK can finish their
 	// deletion; orphans would wait for the pod GC controller instead.
-	if err := waitGone(ctx, "run namespaces", func() (int, error) {
+	if err := waitGone(ctx, "run namespaces", len(nss.Items), progress, func() (runtime.Object, error) {
 		forceReal()
-		l, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: sel})
-		if err != nil {
-			return 0, err
-		}
-		progress.Set(len(nss.Items) - len(l.Items))
-		return len(l.Items), nil
+		return client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: sel})
 	}); err != nil {
 		progress.Done()
 		return err
@@ -460,22 +455,20 @@ func Delete(ctx context.Context, client kubernetes.Interface, runID string, time
 			return fmt.Errorf("deleting run nodes: %w", err)
 		}
 	}
-	return waitGone(ctx, "run nodes", func() (int, error) {
-		l, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
-		if err != nil {
-			return 0, err
-		}
-		progress.Set(len(nodes.Items) - len(l.Items))
-		return len(l.Items), nil
+	return waitGone(ctx, "run nodes", len(nodes.Items), progress, func() (runtime.Object, error) {
+		return client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
 	})
 }
 
-func waitGone(ctx context.Context, what string, count func() (int, error)) error {
+// waitGone polls list until it finds none of the total objects (what)
+// left, setting progress to how many are gone.
+func waitGone(ctx context.Context, what string, total int, progress Progress, list func() (runtime.Object, error)) error {
 	left := -1
 	w := poll.Wait{Interval: time.Second, What: "waiting for " + what + " to be deleted"}
 	return w.Until(ctx, func(context.Context) (bool, string, error) {
-		if n, err := count(); err == nil {
-			left = n
+		if l, err := list(); err == nil {
+			left = meta.LenList(l)
+			progress.Set(total - left)
 		}
 		return left == 0, fmt.Sprintf("%d left", left), nil
 	})
