@@ -52,17 +52,10 @@ func BenchmarkNodeCost(b *testing.B) {
 				Labels: map[string]string{"type": backend},
 			}
 			var n realnode.Runner
-			var err error
-			if backend == "containerd" {
-				n, err = realnode.NewContainerd(opts)
-			} else {
-				n, err = realnode.New(opts)
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = n.Stop() })
-			if err := n.Start(nil); err != nil {
+			if err := realnode.Start(opts, backend == "containerd", func(r realnode.Runner) {
+				n = r
+				b.Cleanup(func() { _ = r.Stop() })
+			}); err != nil {
 				b.Fatal(err)
 			}
 			cs := c.Target.Client
