@@ -280,39 +280,33 @@ func (f *Fleet) existingObjects(ctx context.Context) map[string]bool {
 		k, _, _ := strings.Cut(objectKey(o), "/")
 		kinds[k] = true
 	}
-	ns := f.plan.Namespace
+	ns, core, apps := f.plan.Namespace, f.client.CoreV1(), f.client.AppsV1()
 	opts := metav1.ListOptions{LabelSelector: f.RunSelector(), ResourceVersion: "0"}
-	add := func(kind string, names func() []string) {
-		if kinds[kind] {
-			for _, n := range names() {
-				out[kind+"/"+n] = true
-			}
+	for _, k := range []struct {
+		kind string
+		list func() (runtime.Object, error)
+	}{
+		{"configmap", func() (runtime.Object, error) { return core.ConfigMaps(ns).List(ctx, opts) }},
+		{"secret", func() (runtime.Object, error) { return core.Secrets(ns).List(ctx, opts) }},
+		{"service", func() (runtime.Object, error) { return core.Services(ns).List(ctx, opts) }},
+		{"pod", func() (runtime.Object, error) { return core.Pods(ns).List(ctx, opts) }},
+		{"deployment", func() (runtime.Object, error) { return apps.Deployments(ns).List(ctx, opts) }},
+		{"statefulset", func() (runtime.Object, error) { return apps.StatefulSets(ns).List(ctx, opts) }},
+		{"daemonset", func() (runtime.Object, error) { return apps.DaemonSets(ns).List(ctx, opts) }},
+		{"poddisruptionbudget", func() (runtime.Object, error) { return f.client.PolicyV1().PodDisruptionBudgets(ns).List(ctx, opts) }},
+	} {
+		if !kinds[k.kind] {
+			continue // no LIST for a kind the plan lacks
+		}
+		if l, err := k.list(); err == nil {
+			_ = meta.EachListItem(l, func(o runtime.Object) error {
+				if a, err := meta.Accessor(o); err == nil {
+					out[k.kind+"/"+a.GetName()] = true
+				}
+				return nil
+			})
 		}
 	}
-	names := func(list runtime.Object, err error) []string {
-		if err != nil {
-			return nil
-		}
-		items, err := meta.ExtractList(list)
-		if err != nil {
-			return nil
-		}
-		var out []string
-		for _, it := range items {
-			if a, err := meta.Accessor(it); err == nil {
-				out = append(out, a.GetName())
-			}
-		}
-		return out
-	}
-	add("configmap", func() []string { return names(f.client.CoreV1().ConfigMaps(ns).List(ctx, opts)) })
-	add("secret", func() []string { return names(f.client.CoreV1().Secrets(ns).List(ctx, opts)) })
-	add("service", func() []string { return names(f.client.CoreV1().Services(ns).List(ctx, opts)) })
-	add("pod", func() []string { return names(f.client.CoreV1().Pods(ns).List(ctx, opts)) })
-	add("deployment", func() []string { return names(f.client.AppsV1().Deployments(ns).List(ctx, opts)) })
-	add("statefulset", func() []string { return names(f.client.AppsV1().StatefulSets(ns).List(ctx, opts)) })
-	add("daemonset", func() []string { return names(f.client.AppsV1().DaemonSets(ns).List(ctx, opts)) })
-	add("poddisruptionbudget", func() []string { return names(f.client.PolicyV1().PodDisruptionBudgets(ns).List(ctx, opts)) })
 	return out
 }
 
