@@ -120,10 +120,8 @@ func DefaultCases(backend string) []Case {
 func SelectCases(names []string) ([]Case, error) {
 	all := Cases()
 	var out []Case
-	var known, unknown []string
-	for _, c := range all {
-		known = append(known, c.Name)
-	}
+	var unknown []string
+	known := mapped(all, func(c Case) string { return c.Name })
 	for _, n := range names {
 		if i := slices.Index(known, n); i >= 0 {
 			out = append(out, all[i])

@@ -88,10 +88,8 @@ func Combine(hollow, containerd *Result) (*Combined, error) {
 
 // caseByName returns r's case of that name, nil if it has none.
 func caseByName(r *Result, name string) *CaseResult {
-	for i := range r.Cases {
-		if r.Cases[i].Name == name {
-			return &r.Cases[i]
-		}
+	if i := slices.IndexFunc(r.Cases, func(c CaseResult) bool { return c.Name == name }); i >= 0 {
+		return &r.Cases[i]
 	}
 	return nil
 }

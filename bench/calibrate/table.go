@@ -338,10 +338,8 @@ func (r *Result) Row(caseName, metric string) (Row, bool) {
 
 // caseRow is the case's row of metric, nil when it has none.
 func caseRow(c *CaseResult, metric string) *Row {
-	for i := range c.Rows {
-		if c.Rows[i].Metric == metric {
-			return &c.Rows[i]
-		}
+	if i := slices.IndexFunc(c.Rows, func(r Row) bool { return r.Metric == metric }); i >= 0 {
+		return &c.Rows[i]
 	}
 	return nil
 }

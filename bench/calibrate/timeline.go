@@ -68,18 +68,14 @@ func (c *calibration) observeNode(o any) {
 // end of its node's window, endOf(node).
 func notReadyDurations(flips []recovery.Transition, endOf func(node string) time.Time) []time.Duration {
 	byPod := map[string][]recovery.Transition{}
-	var order []string
 	for _, f := range flips {
-		if _, ok := byPod[f.Object]; !ok {
-			order = append(order, f.Object)
-		}
 		byPod[f.Object] = append(byPod[f.Object], f)
 	}
-	var out []time.Duration
-	for _, pod := range order {
+	var out []time.Duration // sorted at the end: the pods' order does not matter
+	for _, pf := range byPod {
 		var down time.Time
-		node := byPod[pod][0].Node
-		for _, f := range byPod[pod] {
+		node := pf[0].Node
+		for _, f := range pf {
 			switch {
 			case !f.Ready && down.IsZero():
 				down = f.At
