@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -252,9 +253,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if o.Model == nil {
 		return nil, errors.New("calibration needs the model it judges (Options.Model)")
 	}
-	if o.Backend == "" {
-		o.Backend = BackendHollow
-	}
+	o.Backend = cmp.Or(o.Backend, BackendHollow)
 	if err := CheckHost(o.Embedded.Components(), o.Backend); err != nil {
 		return nil, err
 	}

@@ -114,10 +114,7 @@ func caseNames(hollow, containerd *Result) []string {
 // two real backends disagree.
 func combineCase(name string, hollow, containerd *Result) CombinedCase {
 	h, c := caseByName(hollow, name), caseByName(containerd, name)
-	first := h
-	if first == nil {
-		first = c
-	}
+	first := cmp.Or(h, c)
 	cc := CombinedCase{Name: name, Kind: first.Kind, Reference: referenceFor(first.Kind)}
 	ref, other, tol := h, c, hollow.Tolerance
 	if cc.Reference == BackendContainerd {
@@ -205,18 +202,11 @@ func combineRow(m Row, h, c, ref *CaseResult, tol Tolerance, reference string) C
 			row.Simulated, row.SimulatedSpread, row.Verdict, row.Judge = row.Containerd.Simulated, row.Containerd.SimulatedSpread, verdict(*row.Containerd), BackendContainerd
 		}
 	}
-	if row.Judge == "" {
-		row.Judge = reference
-	}
+	row.Judge = cmp.Or(row.Judge, reference)
 	return row
 }
 
-func backendOf(r *Result) string {
-	if r.Backend == "" {
-		return BackendHollow
-	}
-	return r.Backend
-}
+func backendOf(r *Result) string { return cmp.Or(r.Backend, BackendHollow) }
 
 // Disagreements lists "case: metric" of every row whose reference verdict
 // is DIFFERS, and the cases with failed restarts.
