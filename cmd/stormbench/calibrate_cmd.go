@@ -385,7 +385,9 @@ input.`,
 		if fs.Changed("tolerance-seconds-relative") {
 			res.Tolerance.SecondsRelative = tol.SecondsRelative
 		}
-		res, _ = calibrate.Pool(res) // one round: judged again, never refused
+		if res, err = calibrate.Pool(res); err != nil {
+			return err
+		}
 		return o.report(env, res, nil)
 	})
 	fs = cmd.Flags()
