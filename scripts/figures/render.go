@@ -89,9 +89,9 @@ func commitOf(r *result.Result) string {
 }
 
 // renderAB is a comparison of a result's variants as `stormbench compare
-// -o markdown` writes it, without its title and with the line naming the
-// result for its list of inputs: the metrics are the option
-// metrics=ID,ID, by default the key metrics.
+// -o markdown` writes it, without its title, and with the recorded
+// profile's line and the line naming the result for its list of inputs:
+// the metrics are the option metrics=ID,ID, by default the key metrics.
 func renderAB(doc string, b block, r *result.Result) (string, error) {
 	var opts compare.Options
 	if m := b.Options["metrics"]; m != "" {
@@ -105,8 +105,13 @@ func renderAB(doc string, b block, r *result.Result) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	p, err := compare.RecordedProfile(compare.Input{Name: b.Source, Result: r})
+	if err != nil {
+		return "", err
+	}
 	c.Inputs = nil // the source line names the file
 	var w strings.Builder
+	fmt.Fprintf(&w, "Profile `%s` (%s).  \n", p.Metadata.Name, strings.TrimSuffix(p.Metadata.Description, "."))
 	w.WriteString(sourceLine(doc, b.Source, r) + "\n")
 	err = report.WriteComparisonMarkdown(&w, c, 0, true)
 	return w.String(), err
